@@ -1,0 +1,73 @@
+"""Exceptions raised by skframe.
+
+Every error that skframe raises on purpose derives from :class:`SkframeError`.
+Messages name the offending value and say how to fix it; the command-line
+interface prints them as a single line on stderr.
+
+Several classes also derive from the built-in exception a Python user would
+expect (``ValueError`` for bad values, ``LookupError`` for unknown names), so
+``except ValueError`` keeps working in scikit-learn style code.
+"""
+
+__all__ = [
+    "SkframeError",
+    "InvalidParameterError",
+    "InvalidInputError",
+    "MissingValuesError",
+    "DataFormatError",
+    "UnknownComponentError",
+    "PluginError",
+    "DuplicateComponentError",
+    "PersistenceError",
+    "DependencyError",
+    "NotFittedError",
+]
+
+from sklearn.exceptions import NotFittedError as _SkNotFittedError
+
+
+class SkframeError(Exception):
+    """Base class of every error raised on purpose by skframe."""
+
+
+class InvalidParameterError(SkframeError, ValueError):
+    """A parameter has an impossible value (negative bandwidth, p outside (0, 1], ...)."""
+
+
+class InvalidInputError(SkframeError, ValueError):
+    """Input data are unusable: wrong shape, NaN or inf, empty, mismatched lengths."""
+
+
+class MissingValuesError(InvalidInputError):
+    """The data contain missing values and no strategy to handle them was chosen."""
+
+
+class DataFormatError(SkframeError, ValueError):
+    """A data or model file is malformed, truncated or of an unknown format."""
+
+
+class UnknownComponentError(SkframeError, LookupError):
+    """A kernel, sketch, loss, solver or decoder name is not registered."""
+
+    def __str__(self):  # LookupError would otherwise quote the message like a KeyError
+        return str(self.args[0]) if self.args else ""
+
+
+class PluginError(SkframeError):
+    """A plugin is broken or misbehaves."""
+
+
+class DuplicateComponentError(PluginError):
+    """Two plugins register a component under the same name."""
+
+
+class PersistenceError(SkframeError):
+    """A saved model cannot be written or read back (tampered, truncated, newer format, missing plugin)."""
+
+
+class DependencyError(SkframeError, ImportError):
+    """An optional dependency (CuPy, matplotlib, ...) is needed but not installed or usable."""
+
+
+class NotFittedError(SkframeError, _SkNotFittedError):
+    """An estimator is used before ``fit``; also a scikit-learn ``NotFittedError``."""
