@@ -1,0 +1,49 @@
+"""skframe: sketched kernel machines.
+
+Kernel methods with random sketches (Nyström, Gaussian, p-sparsified, ...)
+for scalar, multi-output and structured prediction, assembled from plugins.
+"""
+
+__version__ = "0.1.0"
+
+from .hookspecs import hookimpl
+from .exceptions import SkframeError
+
+__all__ = [
+    "__version__",
+    "hookimpl",
+    "SkframeError",
+    "SketchedKernelRidge",
+    "save",
+    "load",
+    "get_kernel",
+    "get_sketch",
+    "get_loss",
+    "get_solver",
+    "get_decoder",
+]
+
+_LAZY = {
+    "SketchedKernelRidge": ("skframe.models", "SketchedKernelRidge"),
+    "SketchedKernelMachine": ("skframe.models", "SketchedKernelMachine"),
+    "JointQuantileRegressor": ("skframe.models", "JointQuantileRegressor"),
+    "OutputKernelRegressor": ("skframe.models", "OutputKernelRegressor"),
+    "save": ("skframe.persistence", "save"),
+    "load": ("skframe.persistence", "load"),
+    "get_kernel": ("skframe.registry", "get_kernel"),
+    "get_sketch": ("skframe.registry", "get_sketch"),
+    "get_loss": ("skframe.registry", "get_loss"),
+    "get_solver": ("skframe.registry", "get_solver"),
+    "get_decoder": ("skframe.registry", "get_decoder"),
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        mod, attr = _LAZY[name]
+        value = getattr(importlib.import_module(mod), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'skframe' has no attribute {name!r}")
