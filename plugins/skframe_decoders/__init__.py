@@ -1,0 +1,1 @@
+"""Built-in decoders of skframe."""

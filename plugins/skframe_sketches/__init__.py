@@ -1,0 +1,22 @@
+"""Built-in sketches of skframe: sub-sampling, leverage scores, Gaussian, p-SR, p-SG,
+Accumulation, CountSketch and random Fourier features."""
+
+from .sketches import (
+    AccumulationSketch,
+    CountSketch,
+    GaussianSketch,
+    LeverageScoreSketch,
+    PSparsifiedSketch,
+    RandomFourierFeatures,
+    SubSampleSketch,
+)
+
+__all__ = [
+    "AccumulationSketch",
+    "CountSketch",
+    "GaussianSketch",
+    "LeverageScoreSketch",
+    "PSparsifiedSketch",
+    "RandomFourierFeatures",
+    "SubSampleSketch",
+]

@@ -1,0 +1,34 @@
+"""Entry-point module registering the built-in sketches."""
+
+import skframe
+
+from .sketches import (
+    AccumulationSketch,
+    CountSketch,
+    GaussianSketch,
+    LeverageScoreSketch,
+    PSparsifiedSketch,
+    RandomFourierFeatures,
+    SubSampleSketch,
+)
+
+
+def _psr(size=100, **params):
+    return PSparsifiedSketch(size, distribution="rademacher", **params)
+
+
+def _psg(size=100, **params):
+    return PSparsifiedSketch(size, distribution="gaussian", **params)
+
+
+@skframe.hookimpl
+def register_sketches(register):
+    register("subsample", SubSampleSketch)
+    register("nystrom", SubSampleSketch)
+    register("leverage", LeverageScoreSketch)
+    register("gaussian", GaussianSketch)
+    register("psr", _psr)
+    register("psg", _psg)
+    register("accumulation", AccumulationSketch)
+    register("countsketch", CountSketch)
+    register("rff", RandomFourierFeatures)

@@ -1,0 +1,1 @@
+"""Built-in solvers of skframe."""

@@ -1,0 +1,1 @@
+"""Entry-point module registering the built-in solvers."""

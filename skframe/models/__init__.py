@@ -1,0 +1,5 @@
+"""scikit-learn estimators assembled from skframe components."""
+
+from .ridge import SketchedKernelRidge
+
+__all__ = ["SketchedKernelRidge"]

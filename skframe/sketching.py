@@ -1,0 +1,266 @@
+"""The generic sketching machinery: ``R = S_mix @ S_sub`` and the products the models need.
+
+Every sketch in skframe is represented by a :class:`SketchMatrix`: the indices
+of the s' columns of R that are not all zero (``S_sub``, a sub-sampling) and the
+m x s' mixing matrix ``S_mix`` (dense or sparse). Then (seed 002 eq. 14, the
+*decomposition trick*)::
+
+    K R^T   = K[:, idx] @ S_mix^T
+    R K R^T = S_mix @ K[idx, idx] @ S_mix^T = S_mix @ (K R^T)[idx]
+
+so the kernel is only ever evaluated against the s' sampled points, in row
+chunks of bounded memory, and ``R K R^T`` needs no extra kernel evaluation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from .exceptions import InvalidParameterError, PluginError
+from .linalg import default_rtol, eigh_truncated
+from .protocols import kernel_block
+
+__all__ = [
+    "SketchMatrix",
+    "from_entries",
+    "default_chunk_rows",
+    "sketched_gram_products",
+    "kernel_times",
+    "SketchedFeatureMap",
+    "build_feature_map",
+    "draw_sketch",
+]
+
+# Budget for one dense temporary block (float64 entries): 4M entries = 32 MB.
+BLOCK_ENTRIES = 4_000_000
+
+
+def default_chunk_rows(n_cols):
+    """Rows per chunk so that a (rows x n_cols) float64 block stays within the memory budget."""
+    return int(max(1, BLOCK_ENTRIES // max(int(n_cols), 1)))
+
+
+@dataclass
+class SketchMatrix:
+    """A drawn sketch ``R = S_mix @ S_sub`` of shape (m, n).
+
+    Parameters
+    ----------
+    n : int
+        Number of columns of R (training points).
+    indices : ndarray of int, shape (s',)
+        Columns of R that are not all zero, i.e. the points the kernel is evaluated at.
+    mix : ndarray or scipy.sparse matrix, shape (m, s')
+        The mixing matrix ``S_mix``.
+    info : dict
+        Description of the draw (name, parameters), JSON-serialisable.
+    """
+
+    n: int
+    indices: np.ndarray
+    mix: object
+    info: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.indices = np.asarray(self.indices, dtype=np.int64)
+        if self.indices.ndim != 1:
+            raise PluginError("SketchMatrix.indices must be 1-D")
+        if sp.issparse(self.mix):
+            self.mix = sp.csr_matrix(self.mix, dtype=np.float64)
+        else:
+            self.mix = np.asarray(self.mix, dtype=np.float64)
+            if self.mix.ndim != 2:
+                raise PluginError("SketchMatrix.mix must be 2-D")
+        if self.mix.shape[1] != self.indices.shape[0]:
+            raise PluginError(
+                f"sketch mix has {self.mix.shape[1]} columns but {self.indices.shape[0]} indices; they must match"
+            )
+        if self.indices.size and (self.indices.min() < 0 or self.indices.max() >= self.n):
+            raise PluginError(f"sketch indices must lie in [0, {self.n})")
+
+    @property
+    def m(self):
+        """Number of rows of R (the sketch size)."""
+        return int(self.mix.shape[0])
+
+    @property
+    def s_prime(self):
+        """Number of sampled (non-null) columns s'."""
+        return int(self.indices.shape[0])
+
+    @property
+    def nnz(self):
+        """Number of non-zero entries of R."""
+        if sp.issparse(self.mix):
+            return int(self.mix.nnz)
+        return int(np.count_nonzero(self.mix))
+
+    @property
+    def shape(self):
+        return (self.m, self.n)
+
+    def toarray(self):
+        """The dense m x n matrix R (for tests and small problems only)."""
+        R = np.zeros((self.m, self.n))
+        mix = self.mix.toarray() if sp.issparse(self.mix) else self.mix
+        np.add.at(R.T, self.indices, mix.T)
+        return R
+
+    def apply(self, V):
+        """``R @ V`` for V of shape (n, ...) without forming R."""
+        V = np.asarray(V)
+        return self.mix @ V[self.indices]
+
+    def apply_transpose(self, G):
+        """``R.T @ G`` for G of shape (m, ...), returned dense of shape (n, ...)."""
+        G = np.asarray(G, dtype=np.float64)
+        small = self.mix.T @ G
+        out = np.zeros((self.n,) + G.shape[1:])
+        np.add.at(out, self.indices, small)
+        return out
+
+    def summary(self):
+        """JSON-serialisable description: m, n, s', nnz and the draw info."""
+        out = dict(self.info)
+        out.update({"m": self.m, "n": self.n, "s_prime": self.s_prime, "nnz": self.nnz})
+        return out
+
+
+def from_entries(n, m, rows, cols, values, info=None):
+    """Build a :class:`SketchMatrix` from the non-zero entries ``R[rows, cols] = values``.
+
+    Repeated (row, col) pairs are summed; the sampled columns are the distinct ``cols``.
+    """
+    cols = np.asarray(cols, dtype=np.int64)
+    indices, inverse = np.unique(cols, return_inverse=True)
+    mix = sp.coo_matrix((np.asarray(values, dtype=np.float64), (np.asarray(rows, dtype=np.int64), inverse)),
+                        shape=(m, indices.shape[0])).tocsr()
+    mix.sum_duplicates()
+    return SketchMatrix(n=n, indices=indices, mix=mix, info=dict(info or {}))
+
+
+def _times_mixT(block, mix):
+    """``block @ mix.T`` for a dense block and a dense or sparse mix."""
+    if sp.issparse(mix):
+        return np.asarray((mix @ block.T).T)
+    return block @ mix.T
+
+
+def _take_rows(X, idx):
+    return X[idx]
+
+
+def sketched_gram_products(kernel, X, R, *, chunk_rows=None, progress=None):
+    """Compute ``K R^T`` (n x m) and ``R K R^T`` (m x m) evaluating the kernel only on sampled columns.
+
+    Parameters
+    ----------
+    kernel : callable
+        ``kernel(A, B)`` returns the Gram block.
+    X : ndarray or sparse matrix of shape (n, d)
+    R : SketchMatrix
+    chunk_rows : int, optional
+        Rows of X per kernel block; defaults to a 32 MB block budget.
+    progress : callable, optional
+        Called with the number of rows done after each chunk.
+
+    Returns
+    -------
+    KR : ndarray of shape (n, m)
+    RKR : ndarray of shape (m, m), symmetric
+    """
+    n = X.shape[0]
+    if R.n != n:
+        raise InvalidParameterError(f"sketch was drawn for n={R.n} points but X has {n} rows")
+    X_sub = _take_rows(X, R.indices)
+    step = chunk_rows or default_chunk_rows(R.s_prime)
+    KR = np.empty((n, R.m))
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        block = kernel_block(kernel, X[start:stop], X_sub)
+        KR[start:stop] = _times_mixT(block, R.mix)
+        if progress is not None:
+            progress(stop - start)
+    RKR = R.mix @ KR[R.indices]
+    RKR = 0.5 * (RKR + RKR.T)
+    return KR, np.asarray(RKR)
+
+
+def kernel_times(kernel, X, X_ref, W, *, chunk_rows=None):
+    """``k(X, X_ref) @ W`` computed in row chunks (the prediction step of every sketched model)."""
+    n = X.shape[0]
+    W = np.asarray(W, dtype=np.float64)
+    out = np.empty((n,) + W.shape[1:])
+    step = chunk_rows or default_chunk_rows(X_ref.shape[0])
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        out[start:stop] = kernel_block(kernel, X[start:stop], X_ref) @ W
+    return out
+
+
+class SketchedFeatureMap:
+    """The feature map of seed 002 Prop. 1: ``z(x) = D_r^{-1/2} U_r^T R k_x``.
+
+    With ``R K R^T = U D U^T`` (rank r after the relative tolerance), the sketched
+    problem with any loss is linear in ``omega`` in R^r with penalty ``||omega||^2``.
+    ``transform(X) = k(X, X_sub) @ proj`` with ``proj = S_mix^T U_r D_r^{-1/2}`` (s' x r).
+
+    Attributes
+    ----------
+    X_sub : ndarray or sparse matrix of shape (s', d)
+        The sampled training points.
+    proj : ndarray of shape (s', r)
+    eigenvalues : ndarray of shape (r,)
+    """
+
+    def __init__(self, kernel, X_sub, proj, eigenvalues):
+        self.kernel = kernel
+        self.X_sub = X_sub
+        self.proj = proj
+        self.eigenvalues = eigenvalues
+
+    @property
+    def rank(self):
+        return int(self.proj.shape[1])
+
+    def transform(self, X, chunk_rows=None):
+        """Features ``z(x)`` of shape (len(X), r)."""
+        return kernel_times(self.kernel, X, self.X_sub, self.proj, chunk_rows=chunk_rows)
+
+
+def build_feature_map(kernel, X, R, *, rtol=None, chunk_rows=None, progress=None):
+    """Draw-independent part of fitting: the feature map and the training features.
+
+    Returns
+    -------
+    fmap : SketchedFeatureMap
+    Z : ndarray of shape (n, r)
+        ``z(x_i)`` for the training points, equal to ``fmap.transform(X)``.
+    KR : ndarray of shape (n, m)
+        ``K R^T``, returned for callers that need it (e.g. SISOKR).
+    """
+    KR, RKR = sketched_gram_products(kernel, X, R, chunk_rows=chunk_rows, progress=progress)
+    w, U = eigh_truncated(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol)
+    if w.size == 0:
+        raise InvalidParameterError(
+            "the sketched Gram matrix R K R^T is zero; check the kernel parameters (e.g. a huge gamma) or the data"
+        )
+    UD = U / np.sqrt(w)
+    Z = KR @ UD
+    proj = np.asarray(R.mix.T @ UD)
+    return SketchedFeatureMap(kernel, _take_rows(X, R.indices), proj, w), Z, KR
+
+
+def draw_sketch(sketch, n, rng, *, X=None, kernel=None):
+    """Call ``sketch.draw`` and check that a :class:`SketchMatrix` of the right size comes back."""
+    R = sketch.draw(n, rng, X=X, kernel=kernel)
+    if not isinstance(R, SketchMatrix):
+        raise PluginError(
+            f"sketch {type(sketch).__name__}.draw returned {type(R).__name__}; it must return skframe.sketching.SketchMatrix"
+        )
+    if R.n != n:
+        raise PluginError(f"sketch {type(sketch).__name__} drew a sketch for n={R.n}, expected n={n}")
+    return R
