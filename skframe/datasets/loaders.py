@@ -153,8 +153,12 @@ def _parse_number(tok):
 
 def _bad_token(path, lineno, tok, col=None, extra=""):
     where = f" column {col + 1}" if col is not None else ""
+    try:
+        what = "is infinite" if math.isinf(float(tok)) else "is not a number"
+    except ValueError:
+        what = "is not a number"
     return DataFormatError(
-        f"{_name(path)}, line {lineno}{where}: {tok!r} is not a number"
+        f"{_name(path)}, line {lineno}{where}: {tok!r} {what}"
         f"{extra}; fix the value or mark it missing with '?' (then choose --missing zero|mean|drop)"
     )
 
@@ -231,7 +235,7 @@ def _read_csv(path, targets, header):
                 is_header = False
                 for t in toks:
                     try:
-                        _parse_number(t)
+                        float(t) if t not in _MISSING_TOKENS else None
                     except ValueError:
                         is_header = True
                         break
@@ -737,8 +741,9 @@ def load_dataset(path, *, targets=1, fmt=None, missing="error", sparse="auto", h
         values (implicit zeros of sparse rows count as observed), or drop the rows.
         Applies to input and target cells alike.
     sparse : {"auto", True, False}, default="auto"
-        ``"auto"``: sparse ARFF rows and LIBSVM files give a CSR ``X`` when its density
-        is below 0.3, dense formats give an ndarray. ``True``: always CSR. ``False``:
+        ``"auto"``: sparse ARFF rows, LIBSVM files and sparse-stored NPZ give a CSR
+        ``X`` when its density is below 0.3 (else an ndarray); dense formats give an
+        ndarray. ``True``: always CSR. ``False``:
         always a dense ndarray (this can be large: bibtex is 3.7 % dense).
     header : {"auto", True, False}, default="auto"
         CSV only: whether the first row is a header.
