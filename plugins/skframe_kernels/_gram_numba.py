@@ -1,0 +1,225 @@
+"""Compiled Gram-block kernels (numba), private to :mod:`skframe_kernels.kernels`.
+
+Every function here works in place on a preallocated, C-contiguous float64
+output block ``out`` of shape ``(n, m)`` and parallelises over its rows with
+``prange``. Only float64, C-contiguous arrays (and int64 CSR index arrays) are
+ever passed, so each function is compiled once and cached on disk
+(``cache=True``).
+
+The exponential is evaluated by :func:`_exp_nonpositive_inplace`, a
+vectorisable Cody-Waite range reduction plus a degree-12 Taylor polynomial
+(relative error below 1e-15 on ``[-708, 0]``, exact 0 below). numba's
+``math.exp`` calls scalar libm and is about 3x slower than NumPy's SIMD
+``np.exp``; this polynomial vectorises (AVX2/AVX-512) inside the fused loops,
+which is what brings a Gaussian Gram block to the cost of one ``np.exp``
+(see ``benchmarks/bench_gram.py``).
+
+The fast-math flags exclude ``reassoc`` so that LLVM cannot fold the two-step
+range reduction ``(x - k*ln2_hi) - k*ln2_lo`` back into one rounding.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = [
+    "sqeuclidean_exp_direct",
+    "sqeuclidean_exp_from_cross",
+    "l1_exp_direct",
+    "l1_exp_from_overlap",
+    "min_sum_direct",
+    "minmax_from_min",
+    "csr_overlap",
+    "tanimoto_from_cross",
+    "affine_exp",
+]
+
+_FASTMATH = {"nnan", "ninf", "nsz", "contract", "arcp"}
+_TILE = 512  # columns of ``out`` processed together by the direct kernels (stays in L1/L2)
+
+_LN2_HI = 6.93147180369123816490e-01  # ln 2 with trailing zero bits: k * _LN2_HI is exact
+_LN2_LO = 1.90821492927058770002e-10
+_INV_LN2 = 1.44269504088896338700e00
+_UNDERFLOW = -708.0  # exp(x) < 2.3e-308 below: returned as 0
+
+
+@njit(nogil=True, fastmath=_FASTMATH, cache=True, inline="always")
+def _exp_nonpositive_inplace(a):
+    """Replace each ``a[j] <= 0`` of a contiguous 1-D array by ``exp(a[j])``.
+
+    Positive entries (rounding noise) are clamped to 0 (result 1); entries
+    below -708 give exactly 0.
+    """
+    bits = a.view(np.int64)
+    for j in range(a.shape[0]):
+        x = min(a[j], 0.0)
+        under = x < _UNDERFLOW
+        x = 0.0 if under else x
+        kf = math.floor(x * _INV_LN2 + 0.5)
+        r = (x - kf * _LN2_HI) - kf * _LN2_LO  # |r| <= ln(2)/2
+        p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 + r * (
+            1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880 + r * (
+                1.0 / 3628800 + r * (1.0 / 39916800 + r * (1.0 / 479001600))))))))))))
+        a[j] = 0.0 if under else p
+        bits[j] = bits[j] + (np.int64(kf) << 52)  # multiply by 2**kf (kf in [-1022, 0])
+
+
+@njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def sqeuclidean_exp_direct(X, Yt, gamma, out):
+    """``out[i, j] = exp(-gamma * ||X[i] - Yt[:, j]||^2)``, differences summed directly.
+
+    Best for few features (no cancellation, no BLAS call). ``Yt`` is ``Y.T``
+    made C-contiguous, shape ``(d, m)``.
+    """
+    n, d = X.shape
+    m = Yt.shape[1]
+    for i in prange(n):
+        row = out[i]
+        for j0 in range(0, m, _TILE):
+            j1 = min(j0 + _TILE, m)
+            for j in range(j0, j1):
+                row[j] = 0.0
+            for k in range(d):
+                xik = X[i, k]
+                for j in range(j0, j1):
+                    t = xik - Yt[k, j]
+                    row[j] += t * t
+            for j in range(j0, j1):
+                row[j] *= -gamma
+        _exp_nonpositive_inplace(row)
+
+
+@njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def sqeuclidean_exp_from_cross(out, xn, yn, gamma):
+    """Turn ``out = X @ Y.T`` into ``exp(-gamma * max(xn_i + yn_j - 2 out_ij, 0))``."""
+    n, m = out.shape
+    for i in prange(n):
+        row = out[i]
+        xi = xn[i]
+        for j in range(m):
+            row[j] = -gamma * max(xi + yn[j] - 2.0 * row[j], 0.0)
+        _exp_nonpositive_inplace(row)
+
+
+@njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def l1_exp_direct(X, Yt, gamma, out):
+    """``out[i, j] = exp(-gamma * ||X[i] - Yt[:, j]||_1)`` for dense data."""
+    n, d = X.shape
+    m = Yt.shape[1]
+    for i in prange(n):
+        row = out[i]
+        for j0 in range(0, m, _TILE):
+            j1 = min(j0 + _TILE, m)
+            for j in range(j0, j1):
+                row[j] = 0.0
+            for k in range(d):
+                xik = X[i, k]
+                for j in range(j0, j1):
+                    row[j] += abs(xik - Yt[k, j])
+            for j in range(j0, j1):
+                row[j] *= -gamma
+        _exp_nonpositive_inplace(row)
+
+
+@njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def l1_exp_from_overlap(out, ax, ay, gamma):
+    """Turn ``out = sum_k (|x_k| + |y_k| - |x_k - y_k|)`` into ``exp(-gamma * ||x - y||_1)``.
+
+    ``ax`` and ``ay`` are the row sums of absolute values.
+    """
+    n, m = out.shape
+    for i in prange(n):
+        row = out[i]
+        a = ax[i]
+        for j in range(m):
+            row[j] = -gamma * max(a + ay[j] - row[j], 0.0)
+        _exp_nonpositive_inplace(row)
+
+
+@njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def min_sum_direct(X, Yt, out):
+    """``out[i, j] = sum_k min(X[i, k], Yt[k, j])`` for dense data."""
+    n, d = X.shape
+    m = Yt.shape[1]
+    for i in prange(n):
+        row = out[i]
+        for j0 in range(0, m, _TILE):
+            j1 = min(j0 + _TILE, m)
+            for j in range(j0, j1):
+                row[j] = 0.0
+            for k in range(d):
+                xik = X[i, k]
+                for j in range(j0, j1):
+                    row[j] += min(xik, Yt[k, j])
+
+
+@njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def minmax_from_min(out, sx, sy):
+    """Turn ``out = sum min(x, y)`` into ``sum min / sum max`` (``sum max = sx + sy - sum min``); 0/0 gives 1."""
+    n, m = out.shape
+    for i in prange(n):
+        row = out[i]
+        s = sx[i]
+        for j in range(m):
+            den = s + sy[j] - row[j]
+            row[j] = row[j] / den if den > 0.0 else 1.0
+
+
+@njit(parallel=True, cache=True)
+def csr_overlap(xp, xi, xd, yp, yi, yd, mode, out):
+    """Sum over the common non-zero columns of CSR rows ``x_a`` and ``y_b``.
+
+    ``mode == 0``: ``sum |u| + |v| - |u - v|`` (so that ``||x - y||_1 = sum|x| + sum|y| - out``);
+    ``mode == 1``: ``sum min(u, v)``. Column indices must be sorted within rows.
+    """
+    n = xp.shape[0] - 1
+    m = yp.shape[0] - 1
+    for a in prange(n):
+        p0 = xp[a]
+        p1 = xp[a + 1]
+        for b in range(m):
+            p = p0
+            q = yp[b]
+            q1 = yp[b + 1]
+            s = 0.0
+            while p < p1 and q < q1:
+                cp = xi[p]
+                cq = yi[q]
+                if cp == cq:
+                    u = xd[p]
+                    v = yd[q]
+                    if mode == 0:
+                        s += abs(u) + abs(v) - abs(u - v)
+                    else:
+                        s += min(u, v)
+                    p += 1
+                    q += 1
+                elif cp < cq:
+                    p += 1
+                else:
+                    q += 1
+            out[a, b] = s
+
+
+@njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def tanimoto_from_cross(out, xn, yn):
+    """Turn ``out = X @ Y.T`` into ``<x,y> / (||x||^2 + ||y||^2 - <x,y>)``; 0/0 (two zero rows) gives 1."""
+    n, m = out.shape
+    for i in prange(n):
+        row = out[i]
+        s = xn[i]
+        for j in range(m):
+            den = s + yn[j] - row[j]
+            row[j] = row[j] / den if den > 0.0 else 1.0
+
+
+@njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def affine_exp(out, a, b):
+    """``out = exp(a * out + b)`` in place; the argument must be <= 0 (rounding noise is clamped)."""
+    n, m = out.shape
+    for i in prange(n):
+        row = out[i]
+        for j in range(m):
+            row[j] = a * row[j] + b
+        _exp_nonpositive_inplace(row)
