@@ -9,6 +9,64 @@ import numpy as np
 
 # ---------------------------------------------------------------- kernels
 
+
+def naive_gaussian(X, Y, gamma):
+    """``exp(-gamma * ||x - y||^2)`` by explicit differences."""
+    D = ((X[:, None, :] - Y[None, :, :]) ** 2).sum(-1)
+    return np.exp(-gamma * D)
+
+
+def naive_laplacian(X, Y, gamma):
+    """``exp(-gamma * ||x - y||_1)`` by explicit differences."""
+    return np.exp(-gamma * np.abs(X[:, None, :] - Y[None, :, :]).sum(-1))
+
+
+def naive_linear(X, Y):
+    """``<x, y>`` pair by pair."""
+    return np.array([[float(np.dot(x, y)) for y in Y] for x in X])
+
+
+def naive_polynomial(X, Y, gamma, coef0, degree):
+    """``(gamma <x, y> + coef0) ** degree``."""
+    return (gamma * naive_linear(X, Y) + coef0) ** degree
+
+
+def naive_cosine(X, Y):
+    """``<x, y> / (|x| |y|)``; 1 for two zero vectors, 0 for one zero vector."""
+    K = np.empty((len(X), len(Y)))
+    for i, x in enumerate(X):
+        for j, y in enumerate(Y):
+            nx, ny = np.linalg.norm(x), np.linalg.norm(y)
+            K[i, j] = 1.0 if nx == 0 and ny == 0 else (0.0 if nx == 0 or ny == 0 else x @ y / (nx * ny))
+    return K
+
+
+def naive_tanimoto(X, Y):
+    """``<x, y> / (|x|^2 + |y|^2 - <x, y>)``; 1 for two zero vectors."""
+    K = np.empty((len(X), len(Y)))
+    for i, x in enumerate(X):
+        for j, y in enumerate(Y):
+            den = x @ x + y @ y - x @ y
+            K[i, j] = 1.0 if den == 0 else x @ y / den
+    return K
+
+
+def naive_tanimoto_minmax(X, Y):
+    """``sum min(x, y) / sum max(x, y)`` for non-negative vectors; 1 for two zero vectors."""
+    K = np.empty((len(X), len(Y)))
+    for i, x in enumerate(X):
+        for j, y in enumerate(Y):
+            den = np.maximum(x, y).sum()
+            K[i, j] = 1.0 if den == 0 else np.minimum(x, y).sum() / den
+    return K
+
+
+def naive_gaussian_tanimoto(X, Y, gamma, variant="dot"):
+    """``exp(-gamma * (2 - 2 T(x, y)))`` (seed 003 §5 output kernel, gamma = 1/(2 sigma^2))."""
+    T = naive_tanimoto(X, Y) if variant == "dot" else naive_tanimoto_minmax(X, Y)
+    return np.exp(-gamma * (2.0 - 2.0 * T))
+
+
 # ---------------------------------------------------------------- sketches
 
 # ---------------------------------------------------------------- models
