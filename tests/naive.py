@@ -68,8 +68,41 @@ def naive_gaussian_tanimoto(X, Y, gamma, variant="dot"):
 
 
 # ---------------------------------------------------------------- sketches
+def naive_sketched_gram_products(K, R):
+    """``K R^T`` and ``R K R^T`` with the dense sketch R (m x n) and the full Gram matrix K."""
+    return K @ R.T, R @ K @ R.T
+
+
+def naive_truncated_binomial_pmf(m, p):
+    """P(k) for k = 1..m of a Binomial(m, p) conditioned on being >= 1 (non-zeros of a non-null column)."""
+    from math import comb
+
+    pmf = np.array([comb(m, k) * p**k * (1 - p) ** (m - k) for k in range(1, m + 1)])
+    return pmf / (1.0 - (1.0 - p) ** m)
+
 
 # ---------------------------------------------------------------- models
+def naive_krr(K, Y, lam):
+    """Exact kernel ridge: ``alpha = (K + n lam I)^{-1} Y`` (sklearn ``KernelRidge(alpha=n * lam)``)."""
+    n = K.shape[0]
+    return np.linalg.solve(K + n * lam * np.eye(n), Y)
+
+
+def naive_sketched_krr(K, R, Y, lam):
+    """Sketched KRR closed form (seed 002, square loss): ``gamma = (R K^2 R^T + n lam R K R^T)^+ R K Y``.
+
+    The coefficients of the training points are ``alpha = R^T gamma`` and the prediction
+    at test points is ``K_te R^T gamma``.
+    """
+    n = K.shape[0]
+    A = R @ K @ K @ R.T + n * lam * R @ K @ R.T
+    return np.linalg.pinv(A, rcond=1e-12, hermitian=True) @ R @ K @ Y
+
+
+def naive_sketched_krr_predict(K_te, R, gamma):
+    """``f(X_te) = K_te R^T gamma``."""
+    return K_te @ R.T @ gamma
+
 
 # ---------------------------------------------------------------- losses / solvers
 
