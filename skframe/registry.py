@@ -81,6 +81,7 @@ def get_component(kind, spec, **params):
             f"invalid parameters {params} for {kind} {comp.name!r} ({comp.distribution}): {exc}"
         ) from exc
     try:
+        obj._skframe_kind = kind
         obj._skframe_name = comp.name
         obj._skframe_params = dict(params)
     except Exception:  # objects with __slots__ etc.

@@ -87,8 +87,8 @@ class Dataset:
     missing_rows : ndarray of int
         0-based indices, in the file's data-row order, of the rows holding a missing cell.
     missing : str
-        Strategy applied: ``"error"`` (only possible when nothing was missing), ``"zero"``,
-        ``"mean"`` or ``"drop"`` (then ``missing_rows`` were removed from X and Y).
+        Strategy requested: ``"error"`` (then nothing was missing), ``"zero"``, ``"mean"``
+        or ``"drop"`` (then ``missing_rows`` were removed from X and Y).
     """
 
     X: object
@@ -164,18 +164,18 @@ def _bad_token(path, lineno, tok, col=None, extra=""):
 
 
 def _read_lines(path):
-    with open(path, "r", encoding="utf-8", errors="replace") as fh:  # read-only
+    with open(path, "r", encoding="utf-8-sig", errors="replace") as fh:  # read-only
         return fh.read().splitlines()
 
 
 def _check_targets(targets, n_columns, path):
     if isinstance(targets, bool) or not isinstance(targets, (int, np.integer)):
         raise InvalidParameterError(f"targets={targets!r} must be an integer (number of target columns at the end)")
-    if targets < 1 or targets >= n_columns:
+    if targets < 0 or targets >= n_columns:
         raise InvalidParameterError(
             f"targets={targets} is impossible for {_name(path)} with {n_columns} columns; "
             f"choose 1 <= targets <= {n_columns - 1} so that at least one input column remains "
-            "(the last `targets` columns are the targets; CLI: --targets)"
+            "(the last `targets` columns are the targets, 0 for a features-only file; CLI: --targets)"
         )
     return int(targets)
 
@@ -313,7 +313,7 @@ def _arff_value(tok, conv, path, lineno, col):
     return v
 
 
-def _read_arff(path, targets, sparse):
+def _read_arff(path, targets):
     lines = _read_lines(path)
     names, convs = [], []
     data_start = None
@@ -793,7 +793,7 @@ def load_dataset(path, *, targets=1, fmt=None, missing="error", sparse="auto", h
         if fmt == "csv":
             M, n_x, fnames, tnames, linenos = _read_csv(path, targets, header)
         else:
-            M, n_x, fnames, tnames, linenos = _read_arff(path, targets, sparse)
+            M, n_x, fnames, tnames, linenos = _read_arff(path, targets)
         if sp.issparse(M):
             X = M[:, :n_x].tocsr()
             Y = M[:, n_x:].toarray()
@@ -823,7 +823,7 @@ def load_dataset(path, *, targets=1, fmt=None, missing="error", sparse="auto", h
         format=fmt,
         n_missing=n_missing,
         missing_rows=np.asarray(rows, dtype=np.intp),
-        missing=missing if n_missing else ("error" if missing == "error" else missing),
+        missing=missing,
     )
 
 

@@ -1,0 +1,144 @@
+"""Helpers shared by the CLI commands: error mapping, KEY=VALUE parsing, progress, output."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+
+import numpy as np
+import typer
+
+from ..exceptions import InvalidParameterError, SkframeError
+
+__all__ = ["handle_errors", "parse_kv", "parse_float_list", "progress_bar", "to_jsonable", "echo_json", "fail"]
+
+
+def fail(message, code=2):
+    """Print one line on stderr and exit with ``code``."""
+    typer.echo(f"Error: {message}", err=True)
+    raise typer.Exit(code=code)
+
+
+def handle_errors(func):
+    """Map skframe errors (and file errors) to one stderr line and a non-zero exit.
+
+    With ``SKFRAME_DEBUG=1`` the exception propagates with its traceback.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except typer.Exit:
+            raise
+        except (SkframeError, OSError, MemoryError) as exc:
+            if os.environ.get("SKFRAME_DEBUG", "") not in ("", "0"):
+                raise
+            msg = str(exc).replace("\n", " ")
+            if isinstance(exc, OSError) and not isinstance(exc, SkframeError):
+                msg = f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)
+            if isinstance(exc, MemoryError):
+                msg = "out of memory; use a smaller --sketch-size or a sparser sketch"
+            fail(msg)
+
+    return wrapper
+
+
+def _parse_value(text):
+    low = text.strip().lower()
+    if low in ("true", "yes"):
+        return True
+    if low in ("false", "no"):
+        return False
+    if low in ("none", "null"):
+        return None
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    if "," in text:
+        return [_parse_value(t) for t in text.split(",")]
+    return text
+
+
+def parse_kv(items, option):
+    """Parse repeated ``KEY=VALUE`` options into a dict (numbers, booleans and lists recognised)."""
+    out = {}
+    for item in items or []:
+        if "=" not in item:
+            raise InvalidParameterError(f"{option} {item!r} must look like KEY=VALUE, e.g. {option} gamma=0.1")
+        key, value = item.split("=", 1)
+        key = key.strip().replace("-", "_")
+        if not key:
+            raise InvalidParameterError(f"{option} {item!r} has an empty key; use KEY=VALUE")
+        out[key] = _parse_value(value.strip())
+    return out
+
+
+def parse_float_list(text, option):
+    """Parse ``0.1,0.3,0.5`` into a list of floats."""
+    if text is None:
+        return None
+    try:
+        values = [float(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise InvalidParameterError(f"{option} {text!r} must be comma-separated numbers, e.g. 0.1,0.5,0.9") from None
+    if not values:
+        raise InvalidParameterError(f"{option} is empty; give comma-separated numbers, e.g. 0.1,0.5,0.9")
+    return values
+
+
+class progress_bar:
+    """Context manager giving a ``progress(n_rows)`` callable; silent when ``enabled`` is False."""
+
+    def __init__(self, total, description, enabled=True):
+        self.total = int(total)
+        self.description = description
+        self.enabled = enabled and sys.stderr.isatty()
+        self._bar = None
+        self._task = None
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.console import Console
+
+        self._bar = Progress(
+            TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+            TimeElapsedColumn(), console=Console(stderr=True), transient=True,
+        )
+        self._bar.__enter__()
+        self._task = self._bar.add_task(self.description, total=self.total)
+
+        def advance(n=1):
+            self._bar.update(self._task, advance=n)
+
+        return advance
+
+    def __exit__(self, *exc):
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+        return False
+
+
+def to_jsonable(value):
+    """Convert NumPy scalars/arrays (recursively) into plain JSON types."""
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return to_jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
+def echo_json(obj):
+    typer.echo(json.dumps(to_jsonable(obj), indent=None, sort_keys=False))

@@ -1,0 +1,40 @@
+"""``skframe plugins``: what is installed, who provides it, and what is broken."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ._common import echo_json, handle_errors
+
+
+_PLURAL = {"sketch": "sketches", "loss": "losses"}
+
+
+def plugins(
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object with components and broken plugins.")] = False,
+):
+    """List every registered kernel, sketch, loss, solver and decoder, and broken plugins."""
+    from ..plugins import get_plugin_registry
+    from ..registry import list_components
+
+    reg = get_plugin_registry()
+    comps = [c.as_dict() for c in list_components()]
+    broken = [b.as_dict() for b in reg.broken]
+    if json_out:
+        echo_json({"components": comps, "broken": broken})
+        return
+    kind = None
+    for c in comps:
+        if c["kind"] != kind:
+            kind = c["kind"]
+            typer.echo(f"{_PLURAL.get(kind, kind + 's')}:")
+        typer.echo(f"  {c['name']:<20} {c['distribution']} {c['version']}")
+    if broken:
+        typer.echo("broken plugins:")
+        for b in broken:
+            typer.echo(f"  {b['plugin']} ({b['distribution']} {b['version']}): {b['error']}")
+
+
+plugins = handle_errors(plugins)
