@@ -1,1 +1,12 @@
 """Entry-point module registering the built-in solvers."""
+
+import skframe
+
+from .solvers import AdamSolver, ClosedFormSolver, LBFGSSolver
+
+
+@skframe.hookimpl
+def register_solvers(register):
+    register("closed-form", ClosedFormSolver)
+    register("lbfgs", LBFGSSolver)
+    register("adam", AdamSolver)

@@ -1,0 +1,273 @@
+"""Built-in losses (thesis §2.5, App. C.1; seed 002 App. G).
+
+Conventions (fixed project-wide): the objective is
+``(1/n) sum_i l(f(x_i), y_i) + (lam/2) ||f||^2``, the residual is ``r = f(x) - y`` and the
+square loss is ``l = 1/2 ||r||^2`` (so square loss + closed form is kernel ridge with
+``alpha = n * lam``). For vector outputs the robust losses are the norm-based losses of
+thesis App. C.1: they act on ``||r||``. The pinball and hinge losses act column-wise and
+are summed over the outputs.
+
+Every loss declares ``lipschitz`` (``inf`` when unbounded) and ``smooth`` (differentiable
+everywhere, so L-BFGS applies); values and sub-gradients are numba-compiled
+(:mod:`skframe_losses._losses_numba`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from skframe._validation import check_scalar
+from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.protocols import Loss
+
+from . import _losses_numba as _nb
+
+try:  # persistence is optional: losses are rebuilt from their params when saved
+    from skframe.persistence import persistable
+except Exception:  # pragma: no cover - persistence not available
+    def persistable(cls):
+        return cls
+
+__all__ = [
+    "SquareLoss",
+    "HuberLoss",
+    "EpsilonInsensitiveL1Loss",
+    "EpsilonInsensitiveL2Loss",
+    "PinballLoss",
+    "HingeLoss",
+]
+
+
+def _as_pair(F, Y):
+    F = np.ascontiguousarray(F, dtype=np.float64)
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    if F.ndim == 1:
+        F = F[:, None]
+    if Y.ndim == 1:
+        Y = Y[:, None]
+    if F.shape != Y.shape:
+        raise InvalidInputError(f"predictions have shape {F.shape} but targets have shape {Y.shape}; they must match")
+    return F, Y
+
+
+class _BaseLoss(Loss):
+    name = "loss"
+    classification = False
+
+    @property
+    def params(self):
+        return {}
+
+    def objective(self, F, Y):
+        """Mean loss ``(1/n) sum_i l(F_i, Y_i)``."""
+        return float(np.mean(self.value(F, Y)))
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{type(self).__name__}({args})"
+
+
+@persistable
+class SquareLoss(_BaseLoss):
+    """Square loss ``l(f, y) = 1/2 ||f - y||^2`` (smooth, not Lipschitz).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> SquareLoss().value(np.array([[1.0, 1.0]]), np.array([[0.0, 0.0]]))
+    array([1.])
+    """
+
+    name = "square"
+    lipschitz = math.inf
+    smooth = True
+
+    def value(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return _nb.square_value(F, Y)
+
+    def gradient(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return _nb.square_gradient(F, Y)
+
+
+@persistable
+class HuberLoss(_BaseLoss):
+    """κ-Huber loss on the residual norm (thesis eq. 2.127).
+
+    ``l = 1/2 ||r||^2`` if ``||r|| <= kappa`` else ``kappa (||r|| - kappa/2)``; ``kappa``-Lipschitz
+    and continuously differentiable.
+
+    Parameters
+    ----------
+    kappa : float, default=1.0
+        Threshold between the quadratic and the linear regime, > 0.
+    """
+
+    name = "huber"
+    smooth = True
+
+    def __init__(self, kappa=1.0):
+        self.kappa = check_scalar(kappa, "kappa", low=0, low_inclusive=False, fix="kappa must be > 0, e.g. kappa=1")
+
+    @property
+    def lipschitz(self):
+        return float(self.kappa)
+
+    @property
+    def params(self):
+        return {"kappa": self.kappa}
+
+    def value(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return _nb.huber_value(F, Y, float(self.kappa))
+
+    def gradient(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return _nb.huber_gradient(F, Y, float(self.kappa))
+
+
+@persistable
+class EpsilonInsensitiveL1Loss(_BaseLoss):
+    """ε-insensitive ℓ1 loss of ε-SVR: ``l = max(||r|| - epsilon, 0)`` (1-Lipschitz, not smooth).
+
+    Parameters
+    ----------
+    epsilon : float, default=0.1
+        Width of the insensitive tube, >= 0 (0 gives the ℓ2-norm / absolute loss).
+    """
+
+    name = "epsilon-svr"
+    lipschitz = 1.0
+    smooth = False
+
+    def __init__(self, epsilon=0.1):
+        self.epsilon = check_scalar(epsilon, "epsilon", low=0, fix="epsilon must be >= 0, e.g. epsilon=0.1")
+
+    @property
+    def params(self):
+        return {"epsilon": self.epsilon}
+
+    def value(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return _nb.eps_l1_value(F, Y, float(self.epsilon))
+
+    def gradient(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return _nb.eps_l1_gradient(F, Y, float(self.epsilon))
+
+
+@persistable
+class EpsilonInsensitiveL2Loss(_BaseLoss):
+    """ε-insensitive ℓ2 loss: ``l = 1/2 max(||r|| - epsilon, 0)^2`` (smooth, not Lipschitz).
+
+    The factor 1/2 makes ``epsilon=0`` coincide with the square loss.
+
+    Parameters
+    ----------
+    epsilon : float, default=0.1
+        Width of the insensitive tube, >= 0.
+    """
+
+    name = "epsilon-ridge"
+    lipschitz = math.inf
+    smooth = True
+
+    def __init__(self, epsilon=0.1):
+        self.epsilon = check_scalar(epsilon, "epsilon", low=0, fix="epsilon must be >= 0, e.g. epsilon=0.1")
+
+    @property
+    def params(self):
+        return {"epsilon": self.epsilon}
+
+    def value(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return _nb.eps_l2_value(F, Y, float(self.epsilon))
+
+    def gradient(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return _nb.eps_l2_gradient(F, Y, float(self.epsilon))
+
+
+def _check_quantiles(quantiles):
+    try:
+        q = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(f"quantiles={quantiles!r} is not a list of numbers in (0, 1)") from exc
+    if q.ndim != 1 or q.size == 0 or not np.all(np.isfinite(q)) or np.any(q <= 0) or np.any(q >= 1):
+        raise InvalidParameterError(
+            f"quantiles={quantiles!r}: every quantile level must lie strictly between 0 and 1, e.g. 0.1,0.5,0.9"
+        )
+    return q
+
+
+@persistable
+class PinballLoss(_BaseLoss):
+    """Pinball (quantile) loss, column j at level ``tau_j`` (seed 002 App. G).
+
+    ``l(f, y) = sum_j max(tau_j u_j, (tau_j - 1) u_j)`` with ``u = y - f``. Lipschitz with
+    constant ``sqrt(sum_j max(tau_j, 1 - tau_j)^2)``; not smooth.
+
+    Parameters
+    ----------
+    quantiles : float or sequence of float, default=0.5
+        Levels in (0, 1), one per output column (a single level applies to every column).
+    """
+
+    name = "pinball"
+    smooth = False
+
+    def __init__(self, quantiles=0.5):
+        self.quantiles = [float(t) for t in _check_quantiles(quantiles)]
+
+    @property
+    def params(self):
+        return {"quantiles": list(self.quantiles)}
+
+    @property
+    def lipschitz(self):
+        q = np.asarray(self.quantiles)
+        return float(np.sqrt(np.sum(np.maximum(q, 1 - q) ** 2)))
+
+    def _taus(self, d):
+        q = np.asarray(self.quantiles, dtype=np.float64)
+        if q.size == d:
+            return q
+        if q.size == 1:
+            return np.full(d, q[0])
+        raise InvalidInputError(
+            f"the pinball loss has {q.size} quantile levels but the targets have {d} columns; "
+            "give one level per column (or a single level for all)"
+        )
+
+    def value(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return _nb.pinball_value(F, Y, self._taus(F.shape[1]))
+
+    def gradient(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return _nb.pinball_gradient(F, Y, self._taus(F.shape[1]))
+
+
+@persistable
+class HingeLoss(_BaseLoss):
+    """Hinge loss of SVMs, ``l(f, y) = sum_j max(0, 1 - y_j f_j)`` with labels ``y_j`` in {-1, +1}.
+
+    1-Lipschitz per column, not smooth. Used by
+    :class:`skframe.models.SketchedKernelClassifier` (one column per class, one-vs-rest).
+    """
+
+    name = "hinge"
+    lipschitz = 1.0
+    smooth = False
+    classification = True
+
+    def value(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return _nb.hinge_value(F, Y)
+
+    def gradient(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return _nb.hinge_gradient(F, Y)
