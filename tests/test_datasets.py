@@ -167,11 +167,22 @@ def test_empty_file(tmp_path):
             load_dataset(p)
 
 
-@pytest.mark.parametrize("targets", [0, 3, 5, -1, 1.5, True])
+@pytest.mark.parametrize("targets", [3, 5, -1, 1.5, True])
 def test_bad_targets(tmp_path, targets):
     p = _write(tmp_path / "d.csv", "1,2,3\n")
     with pytest.raises(InvalidParameterError, match="targets"):
         load_dataset(p, targets=targets)
+
+
+def test_features_only(tmp_path):
+    ds = load_dataset(_write(tmp_path / "d.csv", "a,b,c\n1,2,3\n"), targets=0)
+    np.testing.assert_array_equal(ds.X, [[1, 2, 3]])
+    assert ds.Y.shape == (1, 0) and ds.target_names == [] and ds.feature_names == ["a", "b", "c"]
+    ds = load_dataset(_write(tmp_path / "s.arff", SPARSE_ARFF), targets=0)
+    assert ds.X.shape == (5, 7) and ds.Y.shape == (5, 0)
+    p = tmp_path / "x.npz"
+    np.savez(p, X=np.ones((2, 3)))
+    assert load_dataset(p, targets=0).Y.shape == (2, 0)
 
 
 def test_nonexistent_and_unknown_extension(tmp_path):

@@ -103,7 +103,7 @@ class Dataset:
 
     @property
     def y(self):
-        """Targets as a 1-D array when there is one target, else the 2-D ``Y``."""
+        """Targets as a 1-D array when there is one target, else the 2-D ``Y`` (possibly ``(n, 0)``)."""
         return self.Y[:, 0] if self.Y.shape[1] == 1 else self.Y
 
     @property
@@ -174,7 +174,7 @@ def _check_targets(targets, n_columns, path):
     if targets < 0 or targets >= n_columns:
         raise InvalidParameterError(
             f"targets={targets} is impossible for {_name(path)} with {n_columns} columns; "
-            f"choose 1 <= targets <= {n_columns - 1} so that at least one input column remains "
+            f"choose 0 <= targets <= {n_columns - 1} so that at least one input column remains "
             "(the last `targets` columns are the targets, 0 for a features-only file; CLI: --targets)"
         )
     return int(targets)
@@ -528,7 +528,7 @@ def _read_libsvm(path):
     return X, Y, feature_names, target_names, np.asarray(linenos)
 
 
-def _read_npz(path):
+def _read_npz(path, targets=1):
     try:
         fh = np.load(path, allow_pickle=False)
     except Exception as exc:  # BadZipFile, OSError, ValueError ...
@@ -568,9 +568,13 @@ def _read_npz(path):
                 except ValueError as exc:
                     raise DataFormatError(f"{_name(path)}: the sparse X arrays are inconsistent ({exc})") from exc
             ykey = "Y" if "Y" in keys else ("y" if "y" in keys else None)
-            if ykey is None:
+            if ykey is None and targets == 0:
+                ykey = "Y"
+                Y = np.zeros((X.shape[0], 0))
+            elif ykey is None:
                 raise DataFormatError(f"{_name(path)} has keys {sorted(keys)} but no targets; store them under 'Y' or 'y'")
-            Y = np.asarray(fh[ykey])
+            else:
+                Y = np.asarray(fh[ykey])
             if Y.dtype == object:
                 raise DataFormatError(f"{_name(path)}: {ykey} is an object array; store numbers")
             Y = Y.astype(np.float64)
@@ -711,7 +715,8 @@ def load_dataset(path, *, targets=1, fmt=None, missing="error", sparse="auto", h
         sparse inputs as CSR arrays ``X_data``, ``X_indices``, ``X_indptr``, ``X_shape``
         (or unprefixed ``data``, ``indices``, ``indptr``, ``shape`` [, ``format``] as
         written by :func:`scipy.sparse.save_npz`). Optional ``feature_names`` and
-        ``target_names`` string arrays. NaN marks missing values. ``targets`` is ignored.
+        ``target_names`` string arrays. NaN marks missing values. ``targets`` is ignored
+        except that ``targets=0`` allows a file without ``Y``.
     ``arff`` (``.arff``, Mulan style)
         ``@attribute`` types numeric / real / integer and nominal ``{...}`` (numeric
         nominal values such as ``{0,1}`` keep their value, other categories are coded
@@ -731,8 +736,9 @@ def load_dataset(path, *, targets=1, fmt=None, missing="error", sparse="auto", h
     path : str or path-like
         File to read (opened read-only; never modified).
     targets : int, default=1
-        Number of target columns at the end of each CSV/ARFF row (``1 <= targets <
-        n_columns``).
+        Number of target columns at the end of each CSV/ARFF row (``0 <= targets <
+        n_columns``); ``0`` reads a features-only file (``Y`` then has shape ``(n, 0)``,
+        e.g. for ``skframe predict``; a NPZ file may then lack ``Y``).
     fmt : {"csv", "npz", "arff", "libsvm", "svmlight"} or None
         Force the format instead of using the extension.
     missing : {"error", "zero", "mean", "drop"}, default="error"
@@ -786,7 +792,7 @@ def load_dataset(path, *, targets=1, fmt=None, missing="error", sparse="auto", h
 
     linenos = None
     if fmt == "npz":
-        X, Y, fnames, tnames = _read_npz(path)
+        X, Y, fnames, tnames = _read_npz(path, targets)
     elif fmt == "libsvm":
         X, Y, fnames, tnames, linenos = _read_libsvm(path)
     else:
