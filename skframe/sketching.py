@@ -133,13 +133,18 @@ class SketchMatrix:
 def from_entries(n, m, rows, cols, values, info=None):
     """Build a :class:`SketchMatrix` from the non-zero entries ``R[rows, cols] = values``.
 
-    Repeated (row, col) pairs are summed; the sampled columns are the distinct ``cols``.
+    Repeated (row, col) pairs are summed; entries that cancel to zero are dropped, and
+    the sampled columns are the distinct ``cols`` that keep a non-zero entry.
     """
     cols = np.asarray(cols, dtype=np.int64)
     indices, inverse = np.unique(cols, return_inverse=True)
     mix = sp.coo_matrix((np.asarray(values, dtype=np.float64), (np.asarray(rows, dtype=np.int64), inverse)),
                         shape=(m, indices.shape[0])).tocsr()
     mix.sum_duplicates()
+    mix.eliminate_zeros()  # e.g. +1 and -1 summed at the same (row, col) by the Accumulation sketch
+    keep = np.bincount(mix.indices, minlength=indices.shape[0]) > 0
+    if not keep.all():
+        indices, mix = indices[keep], mix[:, keep]
     return SketchMatrix(n=n, indices=indices, mix=mix, info=dict(info or {}))
 
 
