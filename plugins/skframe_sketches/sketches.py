@@ -203,7 +203,7 @@ class PSparsifiedSketch(_BaseSketch):
         super().__init__(size)
         if p is not None:
             p = check_scalar(p, "p", low=0, high=1, low_inclusive=False,
-                             fix=f"p={p!r} must be in (0, 1]: the probability that an entry of the sketch is non-zero, e.g. 20/n")
+                             fix="p is the probability that an entry of the sketch is non-zero; use a value in (0, 1] such as 20/n")
         self.p = p
         if distribution not in ("rademacher", "gaussian"):
             raise InvalidParameterError(f"distribution={distribution!r}; use 'rademacher' (p-SR) or 'gaussian' (p-SG)")
