@@ -107,3 +107,38 @@ def naive_sketched_krr_predict(K_te, R, gamma):
 # ---------------------------------------------------------------- losses / solvers
 
 # ---------------------------------------------------------------- structured prediction
+
+
+def naive_iokr_scores(Kx, Kx_te, Ky_c, ky_cc, lam):
+    """IOKR candidate scores (seed 003 §2): ``alpha(x)^T K_Y(Y, C) - k_Y(c, c) / 2``.
+
+    ``alpha(x) = (K_X + n lam I)^{-1} k_x``; ``Ky_c`` is ``K_Y(Y_train, C)`` (n x n_c),
+    ``ky_cc`` the vector ``k_Y(c, c)``.
+    """
+    n = Kx.shape[0]
+    alpha = np.linalg.solve(Kx + n * lam * np.eye(n), Kx_te.T)  # (n, n_te)
+    return alpha.T @ Ky_c - 0.5 * ky_cc[None, :]
+
+
+def naive_sisokr_omega(Kx, Ky, Rx, Ry, lam):
+    """Seed 003 Prop. 1, dense: ``Omega = K~_Y^+ R_Y K_Y K_X R_X^T (R_X K_X^2 R_X^T + n lam K~_X)^+``."""
+    n = Kx.shape[0]
+    Ky_t = Ry @ Ky @ Ry.T
+    Kx_t = Rx @ Kx @ Rx.T
+    A = Rx @ Kx @ Kx @ Rx.T + n * lam * Kx_t
+    return (np.linalg.pinv(Ky_t, rcond=1e-12, hermitian=True) @ Ry @ Ky @ Kx @ Rx.T
+            @ np.linalg.pinv(A, rcond=1e-12, hermitian=True))
+
+
+def naive_sisokr_scores(Kx, Ky, Rx, Ry, lam, Kx_te, Ky_c, ky_cc):
+    """SISOKR scores: ``alpha~(x) = R_Y^T Omega R_X k_x``, score ``alpha~(x)^T K_Y(Y, C) - k_Y(c, c)/2``."""
+    Omega = naive_sisokr_omega(Kx, Ky, Rx, Ry, lam)
+    alpha = Ry.T @ Omega @ Rx @ Kx_te.T  # (n, n_te)
+    return alpha.T @ Ky_c - 0.5 * ky_cc[None, :]
+
+
+def naive_decode_topk(S, k):
+    """Top-k of each row of a full score matrix by (score descending, index ascending)."""
+    idx = np.broadcast_to(np.arange(S.shape[1]), S.shape)
+    order = np.lexsort((idx, -S), axis=-1)[:, :k]
+    return order, np.take_along_axis(S, order, axis=1)

@@ -1,1 +1,11 @@
-"""Entry-point module registering the built-in decoders."""
+"""Entry-point module registering the built-in decoders: ``identity`` and ``candidates``."""
+
+import skframe
+
+from .decoders import CandidateDecoder, IdentityDecoder
+
+
+@skframe.hookimpl
+def register_decoders(register):
+    register("identity", IdentityDecoder)
+    register("candidates", CandidateDecoder)

@@ -1,0 +1,296 @@
+"""Decoders: from surrogate coordinates ``g(x)`` in R^p to outputs.
+
+``IdentityDecoder``
+    Returns the surrogate itself, or ``g(x) @ B`` when basis vectors ``B`` (p x d)
+    are given (a linear output kernel, where ``h(x)`` is a vector of R^d).
+
+``CandidateDecoder``
+    Maximum inner-product search (seed 003 eq. 5, thesis eq. 5.12)::
+
+        score(x, c) = agg_d( g_d(x) . psi_d(c) ) + bias(c),   bias(c) = -k_Y(c, c) / 2
+
+    (``bias`` is zero for a normalised output kernel), over a global candidate set
+    or a per-sample one. The score matrix is never formed: the search runs over
+    blocks of test rows x candidates within a memory budget and keeps a running
+    top-k per row, found by partial selection (``np.argpartition``). Ties are
+    broken by the smallest candidate index, exactly as ``np.argmax`` on the full
+    score matrix would.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skframe.exceptions import InvalidParameterError
+from skframe.protocols import Decoder
+
+__all__ = ["IdentityDecoder", "CandidateDecoder", "ArrayCandidates", "select_topk"]
+
+BLOCK_ENTRIES = 4_000_000
+
+
+class ArrayCandidates:
+    """Candidate source over precomputed embeddings.
+
+    Any object with ``n_candidates`` and ``block(start, stop) -> (embeddings, bias)``
+    is a candidate source; ``embeddings`` is a list with one ``(stop - start, p_d)``
+    array per ensemble member and ``bias`` an array of shape ``(stop - start,)`` or None.
+
+    Parameters
+    ----------
+    embeddings : ndarray of shape (n_c, p) or list of such arrays (one per draw)
+    bias : ndarray of shape (n_c,), optional
+    """
+
+    def __init__(self, embeddings, bias=None):
+        if isinstance(embeddings, np.ndarray):
+            embeddings = [embeddings]
+        self.embeddings = [np.asarray(E) for E in embeddings]
+        n = {E.shape[0] for E in self.embeddings}
+        if len(n) != 1:
+            raise InvalidParameterError(f"candidate embeddings have different numbers of rows {sorted(n)}")
+        self.n_candidates = n.pop()
+        self.bias = None if bias is None else np.asarray(bias, dtype=np.float64).ravel()
+
+    def block(self, start, stop):
+        b = None if self.bias is None else self.bias[start:stop]
+        return [E[start:stop] for E in self.embeddings], b
+
+
+def _as_list(G):
+    if isinstance(G, np.ndarray):
+        return [G]
+    return [np.asarray(g) for g in G]
+
+
+def _scores(G_list, E_list, bias, aggregate):
+    """Aggregated score block ``agg_d(G_d @ E_d^T) + bias``."""
+    if len(G_list) != len(E_list):
+        raise InvalidParameterError(
+            f"{len(G_list)} surrogate predictions but {len(E_list)} candidate embeddings; one per draw is needed"
+        )
+    S = None
+    for g, E in zip(G_list, E_list):
+        block = g @ E.T
+        if S is None:
+            S = block if block.flags.writeable else block.copy()
+        elif aggregate == "max":
+            np.maximum(S, block, out=S)
+        else:
+            S += block
+    if aggregate == "mean" and len(G_list) > 1:
+        S /= len(G_list)
+    if bias is not None:
+        S += bias[None, :]
+    return S
+
+
+def select_topk(scores, index, k):
+    """Top-k of each row by (score descending, index ascending).
+
+    Parameters
+    ----------
+    scores : ndarray of shape (r, c)
+    index : ndarray of shape (r, c) or (c,)
+        Candidate index of each column (used to break ties).
+    k : int
+
+    Returns
+    -------
+    top_index, top_scores : ndarrays of shape (r, min(k, c)), best first.
+    """
+    r, c = scores.shape
+    index = np.broadcast_to(index, scores.shape)
+    kk = min(k, c)
+    if kk == 0:
+        return np.empty((r, 0), dtype=np.int64), np.empty((r, 0))
+    if kk < c:
+        part = np.argpartition(-scores, kk - 1, axis=1)
+        kth = np.take_along_axis(scores, part[:, kk - 1 : kk], axis=1)  # k-th largest value per row
+        keep = scores >= kth
+        counts = keep.sum(axis=1)
+        simple = counts == kk
+        top_s = np.empty((r, kk))
+        top_i = np.empty((r, kk), dtype=np.int64)
+        if simple.any():
+            m = keep[simple]
+            top_s[simple] = scores[simple][m].reshape(-1, kk)
+            top_i[simple] = index[simple][m].reshape(-1, kk)
+        for row in np.flatnonzero(~simple):  # ties at the k-th value: order by (-score, index)
+            order = np.lexsort((index[row], -scores[row]))[:kk]
+            top_s[row] = scores[row, order]
+            top_i[row] = index[row, order]
+    else:
+        top_s = scores.copy()
+        top_i = np.array(index, dtype=np.int64, copy=True)
+    order = np.lexsort((top_i, -top_s), axis=-1)
+    return np.take_along_axis(top_i, order, axis=1), np.take_along_axis(top_s, order, axis=1)
+
+
+class IdentityDecoder(Decoder):
+    """Return the surrogate prediction (mapped through the basis vectors when given).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> IdentityDecoder().decode(np.ones((2, 3))).shape
+    (2, 3)
+    """
+
+    name = "identity"
+
+    def __init__(self):
+        pass
+
+    @property
+    def params(self):
+        return {}
+
+    def decode(self, G, *, basis_vectors=None, **context):
+        """Average the draws' outputs ``g_d(x) @ B_d`` (or ``g_d(x)`` without basis vectors)."""
+        G_list = _as_list(G)
+        if basis_vectors is None:
+            outs = G_list
+        else:
+            B_list = _as_list(basis_vectors)
+            outs = [g @ B for g, B in zip(G_list, B_list)]
+        if len(outs) > 1 and len({o.shape for o in outs}) != 1:
+            raise InvalidParameterError("the draws give outputs of different shapes; pass basis_vectors to decode")
+        return outs[0] if len(outs) == 1 else np.mean(outs, axis=0)
+
+
+class CandidateDecoder(Decoder):
+    """Chunked maximum inner-product search over candidate embeddings.
+
+    Parameters
+    ----------
+    block_entries : int, default 4_000_000
+        Budget (float64 entries) of one score block, rows x candidates (32 MB).
+    chunk_rows : int, optional
+        Test rows per block (default: up to 1024, within the budget).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> G, E = rng.normal(size=(5, 3)), rng.normal(size=(100, 3))
+    >>> idx, s = CandidateDecoder().decode(G, candidates=E, k=2)
+    >>> bool((idx[:, 0] == np.argmax(G @ E.T, axis=1)).all())
+    True
+    """
+
+    name = "candidates"
+
+    def __init__(self, block_entries=BLOCK_ENTRIES, chunk_rows=None):
+        if int(block_entries) < 1:
+            raise InvalidParameterError(f"block_entries={block_entries!r} must be a positive integer")
+        self.block_entries = int(block_entries)
+        self.chunk_rows = None if chunk_rows is None else int(chunk_rows)
+
+    @property
+    def params(self):
+        return {"block_entries": self.block_entries, "chunk_rows": self.chunk_rows}
+
+    @staticmethod
+    def _source(candidates, bias):
+        if hasattr(candidates, "block") and hasattr(candidates, "n_candidates"):
+            return candidates
+        return ArrayCandidates(candidates, bias)
+
+    def decode(self, G, *, candidates, k=1, aggregate="mean", offsets=None, bias=None, **context):
+        """Top-k candidates of each row.
+
+        Parameters
+        ----------
+        G : ndarray of shape (n, p) or list of them (one per ensemble draw)
+        candidates : ndarray (n_c, p), list of ndarrays (one per draw) or candidate source
+            Embeddings ``psi_tilde(c)``; a source computes them block by block.
+        k : int, default 1
+        aggregate : {"mean", "max"}
+            How the draws' scores are combined (thesis eq. 5.19).
+        offsets : ndarray of shape (n + 1,), optional
+            Per-sample candidate sets: row i searches candidates
+            ``offsets[i]:offsets[i+1]`` and its indices are local to that range.
+        bias : ndarray of shape (n_c,), optional
+            Added to the scores (``-k_Y(c, c)/2``) when ``candidates`` is an array.
+
+        Returns
+        -------
+        indices : ndarray of int, shape (n, k)
+            Best first; ``-1`` where a per-sample set has fewer than k candidates.
+        scores : ndarray of shape (n, k)
+            Matching scores; ``-inf`` for the padding.
+        """
+        if aggregate not in ("mean", "max"):
+            raise InvalidParameterError(f"aggregate={aggregate!r}; use 'mean' or 'max'")
+        k = int(k)
+        if k < 1:
+            raise InvalidParameterError(f"k={k} must be >= 1")
+        G_list = _as_list(G)
+        src = self._source(candidates, bias)
+        n = G_list[0].shape[0]
+        if offsets is None:
+            return self._global(G_list, src, 0, src.n_candidates, k, aggregate)
+        offsets = np.asarray(offsets, dtype=np.int64)
+        if offsets.shape != (n + 1,) or offsets[0] != 0 or offsets[-1] != src.n_candidates or np.any(np.diff(offsets) < 0):
+            raise InvalidParameterError(
+                f"offsets must be non-decreasing of length n+1={n + 1}, from 0 to the number of candidates "
+                f"{src.n_candidates}"
+            )
+        return self._per_sample(G_list, src, offsets, k, aggregate)
+
+    def _global(self, G_list, src, start, stop, k, aggregate):
+        n = G_list[0].shape[0]
+        n_c = stop - start
+        rows = self.chunk_rows or max(1, min(n, 1024))
+        cols = max(k, self.block_entries // max(rows, 1))
+        top_i = np.full((n, k), -1, dtype=np.int64)
+        top_s = np.full((n, k), -np.inf)
+        for c0 in range(start, stop, cols):
+            c1 = min(stop, c0 + cols)
+            E_list, b = src.block(c0, c1)
+            idx = np.arange(c0 - start, c1 - start, dtype=np.int64)
+            for r0 in range(0, n, rows):
+                r1 = min(n, r0 + rows)
+                S = _scores([g[r0:r1] for g in G_list], E_list, b, aggregate)
+                if c0 > start:  # merge with the running best (earlier candidates have smaller indices)
+                    S = np.concatenate([top_s[r0:r1], S], axis=1)
+                    I = np.concatenate([top_i[r0:r1], np.broadcast_to(idx, (r1 - r0, idx.shape[0]))], axis=1)
+                else:
+                    I = idx
+                ti, ts = select_topk(S, I, k)
+                top_i[r0:r1, : ti.shape[1]] = ti
+                top_s[r0:r1, : ts.shape[1]] = ts
+        if n_c < k:
+            top_i[:, n_c:] = -1
+            top_s[:, n_c:] = -np.inf
+        return top_i, top_s
+
+    def _per_sample(self, G_list, src, offsets, k, aggregate):
+        n = G_list[0].shape[0]
+        top_i = np.full((n, k), -1, dtype=np.int64)
+        top_s = np.full((n, k), -np.inf)
+        budget = max(1, self.block_entries // 8)
+        i = 0
+        while i < n:
+            lo = offsets[i]
+            if offsets[i + 1] - lo > budget:  # a large set: the chunked global search on its range
+                ti, ts = self._global([g[i : i + 1] for g in G_list], src, lo, offsets[i + 1], k, aggregate)
+                top_i[i], top_s[i] = ti[0], ts[0]
+                i += 1
+                continue
+            j = i + 1
+            while j < n and offsets[j + 1] - lo <= budget:
+                j += 1
+            E_list, b = src.block(lo, offsets[j])
+            for r in range(i, j):
+                a, z = offsets[r] - lo, offsets[r + 1] - lo
+                if z == a:
+                    continue
+                S = _scores([g[r : r + 1] for g in G_list], [E[a:z] for E in E_list],
+                            None if b is None else b[a:z], aggregate)
+                ti, ts = select_topk(S, np.arange(z - a, dtype=np.int64), k)
+                top_i[r, : ti.shape[1]] = ti[0]
+                top_s[r, : ts.shape[1]] = ts[0]
+            i = j
+        return top_i, top_s
