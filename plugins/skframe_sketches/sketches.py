@@ -20,7 +20,7 @@ from skframe.sketching import SketchMatrix, from_entries
 def _check_size(size, n):
     if size > n:
         raise InvalidParameterError(
-            f"sketch size m={size} is larger than the number of training points n={n}; choose m <= n "
+            f"sketch size m={size} is larger than the number of training points n_samples={n}; choose m <= n_samples "
             "(or use --sketch none for the exact model)"
         )
 
