@@ -269,7 +269,7 @@ def test_bad_size(cls, size):
 @pytest.mark.parametrize("name", ["psr", "psg", "gaussian", "countsketch", "subsample"])
 def test_size_larger_than_n(name):
     sk = get_sketch(name, size=11)
-    with pytest.raises(InvalidParameterError, match=r"m=11.*n=10"):
+    with pytest.raises(InvalidParameterError, match=r"m=11.*n_samples=10"):
         sk.draw(10, np.random.default_rng(0))
 
 
