@@ -77,16 +77,18 @@ def sqeuclidean_exp_direct(X, Yt, gamma, out):
     for i in prange(n):
         row = out[i]
         for j0 in range(0, m, _TILE):
-            j1 = min(j0 + _TILE, m)
-            for j in range(j0, j1):
-                row[j] = 0.0
+            w = min(_TILE, m - j0)
+            acc = row[j0 : j0 + w]  # slices indexed from 0: numba drops the wraparound checks and vectorises
+            for j in range(w):
+                acc[j] = 0.0
             for k in range(d):
                 xik = X[i, k]
-                for j in range(j0, j1):
-                    t = xik - Yt[k, j]
-                    row[j] += t * t
-            for j in range(j0, j1):
-                row[j] *= -gamma
+                yk = Yt[k, j0 : j0 + w]
+                for j in range(w):
+                    t = xik - yk[j]
+                    acc[j] += t * t
+            for j in range(w):
+                acc[j] *= -gamma
         _exp_nonpositive_inplace(row)
 
 
@@ -110,15 +112,17 @@ def l1_exp_direct(X, Yt, gamma, out):
     for i in prange(n):
         row = out[i]
         for j0 in range(0, m, _TILE):
-            j1 = min(j0 + _TILE, m)
-            for j in range(j0, j1):
-                row[j] = 0.0
+            w = min(_TILE, m - j0)
+            acc = row[j0 : j0 + w]
+            for j in range(w):
+                acc[j] = 0.0
             for k in range(d):
                 xik = X[i, k]
-                for j in range(j0, j1):
-                    row[j] += abs(xik - Yt[k, j])
-            for j in range(j0, j1):
-                row[j] *= -gamma
+                yk = Yt[k, j0 : j0 + w]
+                for j in range(w):
+                    acc[j] += abs(xik - yk[j])
+            for j in range(w):
+                acc[j] *= -gamma
         _exp_nonpositive_inplace(row)
 
 
@@ -145,13 +149,15 @@ def min_sum_direct(X, Yt, out):
     for i in prange(n):
         row = out[i]
         for j0 in range(0, m, _TILE):
-            j1 = min(j0 + _TILE, m)
-            for j in range(j0, j1):
-                row[j] = 0.0
+            w = min(_TILE, m - j0)
+            acc = row[j0 : j0 + w]
+            for j in range(w):
+                acc[j] = 0.0
             for k in range(d):
                 xik = X[i, k]
-                for j in range(j0, j1):
-                    row[j] += min(xik, Yt[k, j])
+                yk = Yt[k, j0 : j0 + w]
+                for j in range(w):
+                    acc[j] += min(xik, yk[j])
 
 
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)

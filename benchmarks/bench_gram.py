@@ -1,0 +1,117 @@
+"""Benchmark the Gaussian Gram block against the cost of one ``np.exp``.
+
+Target: a Gaussian block of 10 000 x 2 000 (d = 10, float64) within 1.5x of the
+time NumPy takes for ``np.exp`` of 2*10^7 float64 numbers (the same number of
+exponentials, output allocated in both cases). Prints one JSON object: the
+minimum time over several repeats of each variant, the ratio (and the
+median of per-repeat ratios), other kernels
+for context, and the machine (CPU count, versions, numba threading layer).
+
+Run: ``python benchmarks/bench_gram.py [--repeats 7]``. Timings are never
+asserted in the tests.
+"""
+
+import argparse
+import json
+import os
+import platform
+import time
+
+import numba
+import numpy as np
+import scipy
+import scipy.sparse as sp
+
+
+def best_of(fn, repeats):
+    """Minimum wall time of ``repeats`` calls of ``fn``, in seconds."""
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main():
+    """Run the benchmark and print the JSON report."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--n", type=int, default=10_000)
+    parser.add_argument("--m", type=int, default=2_000)
+    parser.add_argument("--d", type=int, default=10)
+    args = parser.parse_args()
+
+    import skframe_kernels.kernels as kmod
+    from skframe_kernels import GaussianKernel, LaplacianKernel, TanimotoKernel
+
+    rng = np.random.default_rng(0)
+    n, m, d, r = args.n, args.m, args.d, args.repeats
+    X = rng.standard_normal((n, d))
+    Y = rng.standard_normal((m, d))
+    a = -np.abs(rng.standard_normal(n * m))
+    gamma = 1.0 / d
+    k = GaussianKernel(gamma=gamma)
+
+    t0 = time.perf_counter()
+    k(X[:10], Y[:10])  # compile or load the numba cache
+    first_call = time.perf_counter() - t0
+
+    res = {"shape": [n, m], "d": d, "repeats": r, "first_call_s": first_call}
+    # np.exp and the kernel are timed alternately so that both see the same machine load
+    out = np.empty_like(a)
+    t_exp, t_exp_out, t_gauss = [], [], []
+    for _ in range(r):
+        t_exp.append(best_of(lambda: np.exp(a), 1))
+        t_exp_out.append(best_of(lambda: np.exp(a, out=out), 1))
+        t_gauss.append(best_of(lambda: k(X, Y), 1))
+    res["numpy_exp_s"] = min(t_exp)
+    res["numpy_exp_out_s"] = min(t_exp_out)
+    res["gaussian_s"] = min(t_gauss)
+    res["ratio_gaussian_over_numpy_exp"] = res["gaussian_s"] / res["numpy_exp_s"]
+    res["median_ratio"] = float(np.median(np.array(t_gauss) / np.array(t_exp)))
+
+    # the BLAS cross-term path (used above DIRECT_MAX_FEATURES features) on the same block
+    saved = kmod.DIRECT_MAX_FEATURES
+    kmod.DIRECT_MAX_FEATURES = 0
+    try:
+        res["gaussian_blas_path_s"] = best_of(lambda: k(X, Y), r)
+    finally:
+        kmod.DIRECT_MAX_FEATURES = saved
+
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    res["sklearn_rbf_kernel_s"] = best_of(lambda: rbf_kernel(X, Y, gamma=gamma), max(3, r // 2))
+    res["numpy_naive_expansion_s"] = best_of(
+        lambda: np.exp(-gamma * np.maximum((X**2).sum(1)[:, None] + (Y**2).sum(1)[None] - 2 * X @ Y.T, 0)),
+        max(3, r // 2),
+    )
+    err = np.max(np.abs(k(X[:500], Y) - rbf_kernel(X[:500], Y, gamma=gamma)))
+    res["max_abs_diff_vs_sklearn"] = float(err)
+
+    # context: other kernels and a sparse block
+    res["laplacian_s"] = best_of(lambda: LaplacianKernel(gamma=gamma)(X, Y), 3)
+    B = (rng.random((n, 1024)) < 0.05).astype(float)
+    Bs, Bm = sp.csr_matrix(B), sp.csr_matrix(B[:m])
+    res["tanimoto_sparse_10000x2000_d1024_density0.05_s"] = best_of(lambda: TanimotoKernel()(Bs, Bm), 3)
+    res["gaussian_sparse_10000x2000_d1024_density0.05_s"] = best_of(lambda: k(Bs, Bm), 3)
+
+    res.update(
+        {
+            "target_ratio": 1.5,
+            "cpu_count": os.cpu_count(),
+            "numba_threads": numba.get_num_threads(),
+            "numba_threading_layer": numba.threading_layer(),
+            "numpy": np.__version__,
+            "numba": numba.__version__,
+            "scipy": scipy.__version__,
+            "python": platform.python_version(),
+            "machine": platform.machine(),
+            "processor": platform.processor() or platform.uname().machine,
+        }
+    )
+    print(json.dumps(res))
+
+
+if __name__ == "__main__":
+    main()
