@@ -106,6 +106,46 @@ def naive_sketched_krr_predict(K_te, R, gamma):
 
 # ---------------------------------------------------------------- losses / solvers
 
+def loss_square(F, Y):
+    """1/2 ||f - y||^2 per row."""
+    return 0.5 * np.sum((F - Y) ** 2, axis=1)
+
+
+def loss_huber(F, Y, kappa):
+    """kappa-Huber on the residual norm (thesis eq. 2.127)."""
+    r = np.linalg.norm(F - Y, axis=1)
+    return np.where(r <= kappa, 0.5 * r**2, kappa * (r - kappa / 2))
+
+
+def loss_eps_l1(F, Y, eps):
+    """max(||f - y|| - eps, 0)."""
+    return np.maximum(np.linalg.norm(F - Y, axis=1) - eps, 0.0)
+
+
+def loss_eps_l2(F, Y, eps):
+    """1/2 max(||f - y|| - eps, 0)^2."""
+    return 0.5 * np.maximum(np.linalg.norm(F - Y, axis=1) - eps, 0.0) ** 2
+
+
+def loss_pinball(F, Y, taus):
+    """sum_j max(tau_j u_j, (tau_j - 1) u_j), u = y - f."""
+    U = Y - F
+    taus = np.asarray(taus, dtype=float)
+    return np.sum(np.maximum(taus * U, (taus - 1) * U), axis=1)
+
+
+def loss_hinge(F, Y):
+    """sum_j max(0, 1 - y_j f_j)."""
+    return np.sum(np.maximum(0.0, 1 - Y * F), axis=1)
+
+
+def feature_map_objective(W, Z, Y, loss_rows, lam, M=None):
+    """(1/n) sum_i l(z_i^T W M, y_i) + (lam/2) tr(W M W^T) with the plain formula."""
+    M = np.eye(Y.shape[1]) if M is None else M
+    F = Z @ W @ M
+    return float(np.mean(loss_rows(F, Y)) + 0.5 * lam * np.trace(W @ M @ W.T))
+
+
 # ---------------------------------------------------------------- structured prediction
 
 
