@@ -8,6 +8,7 @@ All sketches are isometries in expectation: ``E[R^T R] = I_n``.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import gammaln
 
 from skframe._validation import check_scalar
@@ -155,25 +156,37 @@ def _truncated_binomial_sampler(m, p):
 def _distinct_rows(counts, m, rng):
     """For each column c, ``counts[c]`` distinct rows drawn uniformly from range(m).
 
-    Returns (rows, column position) arrays of length ``counts.sum()``. Draws with
-    replacement and redraws the duplicates, which is exact (uniform without
-    replacement) and cheap when counts are small compared with m.
+    Returns (rows, column position) arrays of length ``counts.sum()``, grouped by
+    column. Draws with replacement, then redraws every column that got a repeated
+    row as a fresh uniform subset (``rng.choice(..., replace=False)``). This is
+    exact: a column's rows are uniform given that the first draw was distinct,
+    and uniform in the redraw. Collisions are rare (about c^2 / 2m per column),
+    so the cost is one vectorised pass over the non-zeros.
     """
-    col = np.repeat(np.arange(counts.shape[0]), counts)
+    n_cols = counts.shape[0]
+    col = np.repeat(np.arange(n_cols), counts)
     total = col.shape[0]
     if total and counts.max() > m // 2:  # dense columns: permutation per column is cheaper
         rows = np.concatenate([rng.permutation(m)[:c] for c in counts])
         return rows, col
     rows = rng.integers(0, m, size=total)
-    while total:
-        order = np.lexsort((rows, col))
-        r_s, c_s = rows[order], col[order]
-        dup = np.zeros(total, dtype=bool)
-        dup[1:] = (r_s[1:] == r_s[:-1]) & (c_s[1:] == c_s[:-1])
-        if not dup.any():
-            break
-        bad = order[dup]
-        rows[bad] = rng.integers(0, m, size=bad.shape[0])
+    if total == 0 or counts.max() < 2:
+        return rows, col
+    # k = position of each entry inside its column; entry i collides with i - d (same column) iff
+    # k[i] >= d and rows[i] == rows[i - d]. Entries with k >= d form a suffix of the k-sorted order.
+    starts = np.cumsum(counts) - counts
+    k = np.arange(total) - np.repeat(starts, counts)
+    order = np.argsort(k.astype(np.int16) if counts.max() < 2**15 else k, kind="stable")
+    first = np.searchsorted(k[order], np.arange(1, counts.max()))
+    bad_cols = []
+    for d, lo in enumerate(first, start=1):
+        i = order[lo:]
+        hit = i[rows[i] == rows[i - d]]
+        if hit.size:
+            bad_cols.append(col[hit])
+    if bad_cols:
+        for c in np.unique(np.concatenate(bad_cols)):
+            rows[starts[c] : starts[c] + counts[c]] = rng.choice(m, size=counts[c], replace=False)
     return rows, col
 
 
@@ -233,14 +246,19 @@ class PSparsifiedSketch(_BaseSketch):
         cdf = _truncated_binomial_sampler(m, p)
         counts = np.searchsorted(cdf, rng.random(s_prime), side="right") + 1
         counts = np.minimum(counts, m)
-        rows, pos = _distinct_rows(counts, m, rng)
+        rows, _ = _distinct_rows(counts, m, rng)
         scale = 1.0 / np.sqrt(m * p)
         if self.distribution == "rademacher":
             values = np.where(rng.random(rows.shape[0]) < 0.5, -scale, scale)
         else:
             values = rng.standard_normal(rows.shape[0]) * scale
         info = {"name": self.name, "size": m, "p": p, "distribution": self.distribution}
-        return from_entries(n, m, rows, cols[pos], values, info)
+        # The entries are grouped by column with distinct rows: S_mix is built directly in CSC form
+        # (no sort, no duplicate summing), then stored as CSR.
+        indptr = np.zeros(s_prime + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        mix = sp.csc_matrix((values, rows, indptr), shape=(m, s_prime)).tocsr()
+        return SketchMatrix(n=n, indices=cols, mix=mix, info=info)
 
 
 class AccumulationSketch(_BaseSketch):
