@@ -334,3 +334,21 @@ def test_sketch_matrix_validation():
         SketchMatrix(n=3, indices=[0, 1], mix=np.ones((2, 3)))
     with pytest.raises(PluginError):
         SketchMatrix(n=3, indices=[0, 5], mix=np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("m,c", [(6, 3), (7, 2), (6, 5)])
+def test_distinct_rows_uniform_subsets(m, c):
+    """Rows of a column are a uniform c-subset of range(m) (collision redraws keep the law exact)."""
+    from itertools import combinations
+
+    from skframe_sketches.sketches import _distinct_rows
+
+    cols = 20000
+    rows, col = _distinct_rows(np.full(cols, c), m, np.random.default_rng(0))
+    np.testing.assert_array_equal(col, np.repeat(np.arange(cols), c))
+    sets = np.sort(rows.reshape(cols, c), axis=1)
+    assert np.all(np.diff(sets, axis=1) > 0)
+    subsets = {s: i for i, s in enumerate(combinations(range(m), c))}
+    freq = np.bincount([subsets[tuple(r)] for r in sets.tolist()], minlength=len(subsets)) / cols
+    q = 1 / len(subsets)
+    assert np.all(np.abs(freq - q) <= 5 * np.sqrt(q * (1 - q) / cols)), freq
