@@ -255,7 +255,8 @@ class PinballLoss(_BaseLoss):
 class HingeLoss(_BaseLoss):
     """Hinge loss of SVMs, ``l(f, y) = sum_j max(0, 1 - y_j f_j)`` with labels ``y_j`` in {-1, +1}.
 
-    1-Lipschitz per column, not smooth. Used by
+    ``lipschitz = 1`` for one output column (``sqrt(d)`` in the Euclidean norm for d columns);
+    not smooth. Used by
     :class:`skframe.models.SketchedKernelClassifier` (one column per class, one-vs-rest).
     """
 
