@@ -35,14 +35,14 @@ from sklearn.utils import check_random_state
 
 from .._validation import check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ..linalg import pinv_sym, solve_psd
+from ..linalg import default_rtol, pinv_sym, solve_psd
 from ..output_basis import SketchedOutputBasis, TrainingOutputBasis
 from ..protocols import kernel_block
 from ..registry import component_name, get_decoder
-from ..sketching import draw_sketch, kernel_times
+from ..sketching import draw_sketch, kernel_times, sketched_gram_products
 from ._base import KernelModelMixin, resolve_kernel, resolve_sketch, validate_X
 
-__all__ = ["OutputKernelRegressor", "sisokr_omega"]
+__all__ = ["OutputKernelRegressor", "sisokr_omega", "sketched_input_coef"]
 
 # Cache candidate embeddings of a user-given global set when they take at most this many bytes.
 CACHE_BYTES = 512 * 2**20
@@ -74,6 +74,60 @@ def sisokr_omega(KR_X, RKR_X, RKY, RKR_Y, lam, rtol=None):
     n = KR_X.shape[0]
     A = KR_X.T @ KR_X + n * lam * RKR_X
     return pinv_sym(RKR_Y, rtol) @ (RKY @ KR_X) @ pinv_sym(A, rtol)
+
+
+def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None):
+    """Coefficients on the sampled inputs of the input-sketched ridge map to targets ``T``.
+
+    ``coef = S_mix^T (R K^2 R^T + n lam K~)^+ R K T`` (seed 003 Prop. 1, the
+    right-hand factor of Omega~), so that the prediction is
+    ``k(x, X[R.indices]) @ coef``. ``R K R^T`` and ``K R^T`` come from the
+    decomposition trick; the m x m system is solved by Cholesky, with the
+    truncated-eigendecomposition pseudo-inverse as the fallback when it is
+    singular. This equals the feature-map form ``z(x)^T (Z^T Z + n lam I)^{-1} Z^T T``
+    of seed 002 Prop. 1 without its m x m eigendecomposition.
+
+    Parameters
+    ----------
+    kernel : kernel object
+    X : ndarray or sparse matrix of shape (n, d)
+    R : SketchMatrix (m x n)
+    T : ndarray of shape (n, q)
+    lam : float
+    rtol : float, optional
+
+    Returns
+    -------
+    ndarray of shape (s', q)
+    """
+    n = X.shape[0]
+    KR, RKR = sketched_gram_products(kernel, X, R)
+    M = KR.T @ KR
+    M += (n * lam) * RKR
+    W = _solve_psd_jitter(M, KR.T @ T, rtol)
+    return np.asarray(R.mix.T @ W)
+
+
+def _solve_psd_jitter(M, B, rtol=None):
+    """``M^+ B`` for a PSD ``M``: Cholesky; if singular (e.g. duplicated sampled inputs), Cholesky
+    of ``M + delta I`` with ``delta`` at the rank tolerance (``rtol * max diag``); the truncated
+    eigendecomposition pseudo-inverse as the last resort.
+
+    Exactly-null directions of ``R K R^T`` contribute nothing to predictions
+    (``k(x, .)^T R^T v = <phi(x), sum_i v_i (R phi)_i> = 0`` when ``v^T R K R^T v = 0``),
+    so the tiny ridge only replaces the truncation of those directions.
+    """
+    try:
+        return sla.cho_solve(sla.cho_factor(M, check_finite=False), B, check_finite=False)
+    except (np.linalg.LinAlgError, sla.LinAlgError):
+        pass
+    tol = default_rtol(M.shape[0]) if rtol is None else rtol
+    delta = tol * max(float(np.max(np.diag(M))), np.finfo(float).tiny)
+    try:
+        Mj = M + delta * np.eye(M.shape[0])
+        return sla.cho_solve(sla.cho_factor(Mj, check_finite=False), B, check_finite=False)
+    except (np.linalg.LinAlgError, sla.LinAlgError):
+        return pinv_sym(M, rtol) @ B
 
 
 def _is_linear(kernel):
@@ -323,15 +377,15 @@ class OutputKernelRegressor(KernelModelMixin, BaseEstimator):
             # input model
             if exact_in is not None:
                 draw = _Draw(X, exact_in.solve(T), basis, exact_in.info)
-            else:
+            elif getattr(sx, "feature_map", False):  # explicit feature map (random Fourier features)
                 fmap, Z, info = self._build_representation(X, kx, sx, rng, rtol=self.rtol)
                 A = Z.T @ Z
                 A[np.diag_indices_from(A)] += n * lam
-                W = solve_psd(A, Z.T @ T)
-                if hasattr(fmap, "proj"):
-                    draw = _Draw(fmap.X_sub, fmap.proj @ W, basis, info)
-                else:  # explicit feature map (random Fourier features)
-                    draw = _Draw(None, W, basis, info, fmap=fmap)
+                draw = _Draw(None, solve_psd(A, Z.T @ T), basis, info, fmap=fmap)
+            else:
+                R_X = draw_sketch(sx, n, rng, X=X, kernel=kx)
+                draw = _Draw(X[R_X.indices], sketched_input_coef(kx, X, R_X, T, lam, rtol=self.rtol), basis,
+                             R_X.summary())
             draws.append(draw)
             infos.append({"input": draw.input_info, "output": basis.sketch_info})
         self.draws_ = draws
