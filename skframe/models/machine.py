@@ -360,7 +360,10 @@ class SketchedKernelClassifier(ClassifierMixin, _MachineBase):
         X, y = _wrap_value_error(
             validate_data, self, X, y, reset=True, accept_sparse="csr", dtype=np.float64, ensure_min_samples=1
         )
-        check_classification_targets(y)
+        try:
+            check_classification_targets(y)
+        except ValueError as exc:
+            raise InvalidInputError(f"{exc} (y must hold class labels)") from exc
         classes, codes = np.unique(y, return_inverse=True)
         if classes.size < 2:
             raise InvalidInputError(

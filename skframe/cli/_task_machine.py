@@ -1,0 +1,163 @@
+"""The Lipschitz-loss / iterative-solver / k*M task of ``skframe fit``.
+
+``skframe fit`` dispatches here when the loss is not the square loss, the solver is
+``adam`` or ``lbfgs``, ``--quantiles`` is given or an ``--output-matrix`` is chosen:
+
+* ``--quantiles`` → :class:`skframe.models.JointQuantileRegressor` (pinball loss and the
+  quantile output matrix; ``--output-matrix-param gamma=...`` sets its gamma);
+* ``--loss hinge`` → :class:`skframe.models.SketchedKernelClassifier`;
+* anything else → :class:`skframe.models.SketchedKernelMachine`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..exceptions import InvalidParameterError
+from ..metrics import accuracy, crossing_loss, pinball_loss, regression_report
+from ..models import JointQuantileRegressor, SketchedKernelClassifier, SketchedKernelMachine
+from ..registry import get_loss
+
+NAME = "machine"
+
+
+def _solver_params(opts, solver_name):
+    """Map the generic solver options onto the chosen solver's parameters."""
+    given = {
+        "epochs": opts.epochs,
+        "batch_size": opts.batch_size,
+        "learning_rate": opts.learning_rate,
+        "tol": opts.tol,
+    }
+    given = {k: v for k, v in given.items() if v is not None}
+    if solver_name == "adam":
+        if opts.early_stopping:
+            given["early_stopping"] = True
+            given["validation_fraction"] = opts.validation_fraction
+        return given
+    if opts.early_stopping:
+        raise InvalidParameterError(f"--early-stopping needs --solver adam (the solver is {solver_name!r})")
+    if solver_name == "lbfgs":
+        bad = sorted(set(given) - {"epochs", "tol"})
+        if bad:
+            raise InvalidParameterError(
+                f"--{bad[0].replace('_', '-')} does not apply to solver 'lbfgs' (it takes --epochs as max iterations and --tol)"
+            )
+        out = {}
+        if "epochs" in given:
+            out["max_iter"] = given["epochs"]
+        if "tol" in given:
+            out["tol"] = given["tol"]
+        return out
+    if solver_name == "closed-form" and given:
+        opt = sorted(given)[0].replace("_", "-")
+        raise InvalidParameterError(f"--{opt} does not apply to the closed-form solver; use --solver adam or lbfgs")
+    return given
+
+
+def _loss_name(opts):
+    return (opts.loss or "square").strip().lower()
+
+
+def build_estimator(opts):
+    """Build the estimator the options ask for (see the module docstring)."""
+    from ..models.machine import default_solver_name
+
+    loss_name = _loss_name(opts)
+    common = dict(
+        kernel_params=opts.kernel_params or None,
+        sketch=opts.sketch,
+        sketch_size=opts.sketch_size,
+        sketch_params=opts.sketch_params or None,
+        lam=opts.lam,
+        random_state=opts.seed,
+    )
+    if opts.quantiles:
+        if loss_name not in ("square", "pinball"):
+            raise InvalidParameterError(f"--quantiles fits the pinball loss; it cannot be combined with --loss {opts.loss}")
+        if opts.output_matrix not in (None, "quantile"):
+            raise InvalidParameterError(
+                f"--quantiles uses the quantile output matrix; --output-matrix {opts.output_matrix} is not allowed with it"
+            )
+        om = dict(opts.output_matrix_params or {})
+        gamma = om.pop("gamma", 1.0)
+        if om:
+            raise InvalidParameterError(f"unknown --output-matrix-param {sorted(om)[0]!r} for quantiles; only gamma")
+        solver = opts.solver or "adam"
+        return JointQuantileRegressor(
+            quantiles=list(opts.quantiles),
+            kernel=opts.kernel,
+            gamma_quantile=gamma,
+            solver=solver,
+            solver_params=_solver_params(opts, solver) or None,
+            **common,
+        )
+    loss = get_loss(loss_name, **(opts.loss_params or {}))  # validates name and params early
+    solver = (opts.solver or default_solver_name(loss)).strip().lower()
+    if solver == "lbfgs" and not getattr(loss, "smooth", False):
+        raise InvalidParameterError(f"solver 'lbfgs' needs a smooth loss; {loss_name!r} is not smooth, use --solver adam")
+    if solver == "closed-form" and loss_name != "square":
+        raise InvalidParameterError(f"solver 'closed-form' only handles the square loss, not {loss_name!r}")
+    if getattr(loss, "classification", False):
+        if opts.output_matrix is not None:
+            raise InvalidParameterError("--output-matrix does not apply to --loss hinge (classification)")
+        return SketchedKernelClassifier(
+            opts.kernel,
+            loss=loss_name,
+            loss_params=opts.loss_params or None,
+            solver=solver,
+            solver_params=_solver_params(opts, solver) or None,
+            **common,
+        )
+    return SketchedKernelMachine(
+        opts.kernel,
+        loss=loss_name,
+        loss_params=opts.loss_params or None,
+        solver=solver,
+        solver_params=_solver_params(opts, solver) or None,
+        output_matrix=opts.output_matrix,
+        output_matrix_params=opts.output_matrix_params or None,
+        **common,
+    )
+
+
+def predict(model, X, opts=None):
+    """Predictions: values, class labels, or one column per quantile level (increasing)."""
+    return model.predict(X)
+
+
+def metrics(model, X_test, Y_test, Y_pred, opts=None):
+    """MSE, MAE, R² (+ ARRMSE/RRMSE for several targets); accuracy for hinge; pinball and crossing for quantiles.
+
+    For joint quantile models the regression metrics are those of the level closest to 0.5,
+    and ``crossing`` is ``mean_i sum_j max(0, q_ij - q_i,j+1)`` over levels in increasing
+    order (see :func:`skframe.metrics.crossing_loss`).
+    """
+    if isinstance(model, JointQuantileRegressor):
+        y = np.asarray(Y_test, dtype=np.float64).reshape(-1)
+        q = model.quantiles_
+        j = int(np.argmin(np.abs(q - 0.5)))
+        rep = regression_report(y, Y_pred[:, j])
+        return {
+            "pinball": pinball_loss(y, Y_pred, q),
+            "crossing": crossing_loss(Y_pred, q),
+            "quantiles": q.tolist(),
+            "median_level": float(q[j]),
+            "mse": rep["mse"],
+            "mae": rep["mae"],
+            "r2": rep["r2"],
+            "n_samples": rep["n_samples"],
+        }
+    if isinstance(model, SketchedKernelClassifier):
+        y = np.asarray(Y_test).reshape(-1)
+        out = {"accuracy": accuracy(y, Y_pred), "n_samples": int(y.shape[0]), "classes": model.classes_.tolist()}
+        try:
+            rep = regression_report(y.astype(np.float64), np.asarray(Y_pred, dtype=np.float64))
+            out.update({"mse": rep["mse"], "mae": rep["mae"], "r2": rep["r2"]})
+        except (TypeError, ValueError):  # non-numeric labels
+            pass
+        return out
+    rep = regression_report(Y_test, Y_pred)
+    rep["stop_reason"] = getattr(model, "stop_reason_", None)
+    rep["n_iter"] = getattr(model, "n_iter_", None)
+    return rep

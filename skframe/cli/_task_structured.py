@@ -1,0 +1,157 @@
+"""The structured-prediction task of ``skframe fit`` (IOKR / SIOKR / ISOKR / SISOKR).
+
+Candidate files (``--candidates FILE``)
+---------------------------------------
+``.npy``
+    One 2-D array ``(n_c, d)``: a global candidate set searched for every test row.
+``.npz`` with key ``candidates`` only
+    Same, a global set.
+``.npz`` with keys ``candidates`` (``(N, d)``) and ``offsets`` (``(n_test + 1,)``)
+    Per-sample candidate sets: test row ``i`` searches
+    ``candidates[offsets[i]:offsets[i + 1]]`` (e.g. metabolite identification).
+    ``offsets`` starts at 0, is non-decreasing and ends at ``N``.
+Any other extension is read with :func:`skframe.datasets.load_dataset` with all
+columns as features (CSV, ARFF, LIBSVM), as a global set.
+
+Without ``--candidates`` the distinct training outputs are the candidates.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..exceptions import InvalidInputError, InvalidParameterError
+from ..metrics import example_based_f1, hamming_loss
+from ..models import OutputKernelRegressor
+
+NAME = "structured"
+
+
+def _none(sketch):
+    return None if sketch is None or str(sketch).lower() in ("none", "exact") else sketch
+
+
+def build_estimator(opts):
+    """An :class:`OutputKernelRegressor` from the fit options (``input_*`` fall back to ``kernel``/``sketch``)."""
+    input_kernel = opts.input_kernel or opts.kernel
+    input_kernel_params = opts.input_kernel_params if opts.input_kernel else (opts.kernel_params or {})
+    if opts.input_sketch is not None:
+        input_sketch, size, params = opts.input_sketch, opts.input_sketch_size, opts.input_sketch_params
+    else:
+        input_sketch, size, params = opts.sketch, opts.sketch_size, opts.sketch_params
+    return OutputKernelRegressor(
+        input_kernel,
+        input_kernel_params=dict(input_kernel_params or {}) or None,
+        output_kernel=opts.output_kernel or "gaussian",
+        output_kernel_params=dict(opts.output_kernel_params or {}) or None,
+        input_sketch=_none(input_sketch),
+        input_sketch_size=int(size or opts.sketch_size or 100),
+        input_sketch_params=dict(params or {}) or None,
+        output_sketch=_none(opts.output_sketch),
+        output_sketch_size=int(opts.output_sketch_size or 100),
+        output_sketch_params=dict(opts.output_sketch_params or {}) or None,
+        lam=opts.lam,
+        n_draws=int(opts.n_draws or 1),
+        aggregate=opts.aggregate or "mean",
+        random_state=opts.seed,
+    )
+
+
+def load_candidates(path, n_rows=None):
+    """Read a candidates file (see the module docstring).
+
+    Returns
+    -------
+    ndarray of shape (n_c, d), or a list of ``n_rows`` arrays (per-sample sets).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InvalidParameterError(f"--candidates {path}: no such file")
+    suffix = path.suffix.lower()
+    if suffix == ".npy":
+        C = np.load(path, allow_pickle=False)
+        offsets = None
+    elif suffix == ".npz":
+        with np.load(path, allow_pickle=False) as f:
+            if "candidates" not in f:
+                raise InvalidInputError(f"{path}: an NPZ candidates file needs an array named 'candidates'; found {list(f)}")
+            C = f["candidates"]
+            offsets = f["offsets"] if "offsets" in f else None
+    else:
+        from ..datasets import load_dataset
+
+        ds = load_dataset(str(path), targets=0)
+        C, offsets = ds.X, None
+        if hasattr(C, "toarray"):
+            C = C.toarray()
+    C = np.asarray(C, dtype=np.float64)
+    if C.ndim != 2:
+        raise InvalidInputError(f"{path}: candidates must be a 2-D array (n_candidates, n_outputs); got shape {C.shape}")
+    if offsets is None:
+        return C
+    offsets = np.asarray(offsets, dtype=np.int64).ravel()
+    if offsets[0] != 0 or offsets[-1] != C.shape[0] or np.any(np.diff(offsets) < 0):
+        raise InvalidInputError(f"{path}: 'offsets' must start at 0, be non-decreasing and end at {C.shape[0]}")
+    if n_rows is not None and offsets.shape[0] != n_rows + 1:
+        raise InvalidInputError(
+            f"{path}: 'offsets' describes {offsets.shape[0] - 1} per-sample sets but there are {n_rows} rows to predict"
+        )
+    return [C[a:b] for a, b in zip(offsets[:-1], offsets[1:])]
+
+
+def _candidates(opts, n_rows):
+    if not opts.candidates:
+        return None
+    return load_candidates(opts.candidates, n_rows)
+
+
+def predict(model, X, opts):
+    """Decode the best candidate per row; with ``--top-k`` also keep the K best (``model.topk_``)."""
+    C = _candidates(opts, X.shape[0])
+    Y_pred = model.predict(X, candidates=C)
+    if opts.top_k:
+        idx, scores = model.predict_topk(X, int(opts.top_k), candidates=C)
+        model.topk_ = {"k": int(opts.top_k), "indices": idx, "scores": scores, "candidates": C}
+    return Y_pred.toarray() if hasattr(Y_pred, "toarray") else Y_pred
+
+
+def _true_ranks(Y_test, topk):
+    """1-based rank of the true output among the top-k (k + 1 when absent)."""
+    idx, C = topk["indices"], topk["candidates"]
+    k = topk["k"]
+    ranks = np.full(idx.shape[0], k + 1, dtype=np.int64)
+    for i in range(idx.shape[0]):
+        Ci = C[i] if isinstance(C, list) else C
+        for r, j in enumerate(idx[i]):
+            if j >= 0 and np.array_equal(np.asarray(Ci[j]).ravel(), np.asarray(Y_test[i]).ravel()):
+                ranks[i] = r + 1
+                break
+    return ranks
+
+
+def metrics(model, X_test, Y_test, Y_pred, opts):
+    """Example-based F1 and Hamming loss (binary outputs), surrogate MSE, and top-k hits when asked."""
+    Y_test = np.asarray(Y_test.toarray() if hasattr(Y_test, "toarray") else Y_test, dtype=np.float64)
+    out = {}
+    binary = np.isin(Y_test, (0.0, 1.0)).all() and np.isin(Y_pred, (0.0, 1.0)).all()
+    if binary:
+        out["example_based_f1"] = float(example_based_f1(Y_test, Y_pred))
+        out["hamming_loss"] = float(hamming_loss(Y_test, Y_pred))
+    else:
+        out["mse"] = float(np.mean((Y_test - Y_pred) ** 2))
+    out["surrogate_mse"] = float(model.surrogate_mse(X_test, Y_test))
+    topk = getattr(model, "topk_", None)
+    if topk is not None:
+        if opts.candidates is None:
+            topk = dict(topk, candidates=model.candidates_)
+        ranks = _true_ranks(Y_test, topk)
+        k = topk["k"]
+        out[f"hits_at_{k}"] = float(np.mean(ranks <= k))
+        out["top_k"] = {
+            "k": k,
+            "indices_first_rows": topk["indices"][:5].tolist(),
+            "scores_first_rows": topk["scores"][:5].tolist(),
+        }
+    return out
