@@ -1,0 +1,92 @@
+"""``skframe select``: estimate the input and output sketch sizes m_X and m_Y (slides 004, thesis §5.3).
+
+Approximate leverage scores give the effective dimensions and the size range; the
+SIOKR validation curve (under an optional fit-time budget) picks m_X and the
+Perfect-h curve (under an optional inference-time budget) picks m_Y. The curves are
+printed (or returned as JSON) and written as a PNG with ``--png``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import typer
+
+from ..exceptions import InvalidParameterError
+from ._common import echo_json, handle_errors, parse_kv, to_jsonable
+
+
+def _sizes(text, option):
+    if not text:
+        return None
+    try:
+        out = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError as exc:
+        raise InvalidParameterError(f"{option} {text!r} must be comma-separated integers, e.g. 50,100,200") from exc
+    if not out or min(out) < 1:
+        raise InvalidParameterError(f"{option} {text!r} must list positive sizes")
+    return sorted(set(out))
+
+
+def select(
+    train: Annotated[Path, typer.Argument(help="Training data (CSV, NPZ, ARFF, LIBSVM); a validation part is held out.")],
+    targets: Annotated[int, typer.Option("--targets", help="Number of trailing output columns/attributes.")] = 1,
+    input_kernel: Annotated[str, typer.Option("--input-kernel", help="Input kernel name.")] = "gaussian",
+    input_kernel_param: Annotated[Optional[List[str]], typer.Option("--input-kernel-param", help="Input kernel parameter KEY=VALUE, repeatable.")] = None,
+    output_kernel: Annotated[str, typer.Option("--output-kernel", help="Output kernel name.")] = "gaussian",
+    output_kernel_param: Annotated[Optional[List[str]], typer.Option("--output-kernel-param", help="Output kernel parameter KEY=VALUE, repeatable.")] = None,
+    input_sketch: Annotated[str, typer.Option("--input-sketch", help="Input sketch family for the m_X curve.")] = "subsample",
+    output_sketch: Annotated[str, typer.Option("--output-sketch", help="Output sketch family for the m_Y (Perfect h) curve.")] = "subsample",
+    lam: Annotated[float, typer.Option("--lam", help="Regularisation lambda (also the leverage-score ridge).")] = 1e-5,
+    sizes_x: Annotated[Optional[str], typer.Option("--sizes-x", help="Comma-separated m_X values (default: grid up to 2 d_eff).")] = None,
+    sizes_y: Annotated[Optional[str], typer.Option("--sizes-y", help="Comma-separated m_Y values (default: grid up to 2 d_eff).")] = None,
+    fit_budget: Annotated[Optional[float], typer.Option("--fit-budget", help="Stop the m_X curve once a fit takes longer (seconds).")] = None,
+    inference_budget: Annotated[Optional[float], typer.Option("--inference-budget", help="Stop the m_Y curve once decoding takes longer (seconds).")] = None,
+    val_fraction: Annotated[float, typer.Option("--val-fraction", help="Fraction of the training data held out for validation.")] = 0.2,
+    repeats: Annotated[int, typer.Option("--repeats", help="Sketch draws averaged per size.")] = 1,
+    tol: Annotated[float, typer.Option("--tol", help="Relative tolerance to the best score defining convergence.")] = 1e-3,
+    scale: Annotated[str, typer.Option("--scale", help="Input scaling: standard or none.")] = "none",
+    png: Annotated[Optional[Path], typer.Option("--png", help="Write the curves to this PNG file (needs matplotlib).")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+):
+    """Estimate the sketch sizes m_X and m_Y from leverage scores, SIOKR and Perfect-h curves."""
+    from ..datasets import FeatureScaler, load_dataset
+    from ..registry import get_kernel
+    from ..selection import plot_selection, select_sketch_sizes
+
+    if not 0 < val_fraction < 1:
+        raise InvalidParameterError(f"--val-fraction {val_fraction} must be in (0, 1)")
+    ds = load_dataset(str(train), targets=targets)
+    X = FeatureScaler(scale).fit_transform(ds.X)
+    kx = get_kernel(input_kernel, **parse_kv(input_kernel_param, "--input-kernel-param"))
+    ky = get_kernel(output_kernel, **parse_kv(output_kernel_param, "--output-kernel-param"))
+    res = select_sketch_sizes(
+        X, ds.Y, input_kernel=kx, output_kernel=ky, lam=lam, sizes_x=_sizes(sizes_x, "--sizes-x"),
+        sizes_y=_sizes(sizes_y, "--sizes-y"), input_sketch=input_sketch, output_sketch=output_sketch,
+        val_fraction=val_fraction, fit_budget=fit_budget, inference_budget=inference_budget, n_repeats=repeats,
+        tol=tol, random_state=seed,
+    )
+    report = res.as_dict()
+    if png is not None:
+        report["png"] = str(plot_selection(res, png))
+    if json_out:
+        echo_json(to_jsonable(report))
+        return
+    typer.echo(f"effective dimension  inputs {res.d_eff_x:.1f}   outputs {res.d_eff_y:.1f}")
+    for name, curve in (("m_X  (SIOKR, -surrogate MSE)", res.input_curve), ("m_Y  (Perfect h)", res.output_curve)):
+        typer.echo(f"{name}: stopped: {curve['stopped']}")
+        for m, s, t in zip(curve["sizes"], curve["scores"], curve["seconds"]):
+            typer.echo(f"  {m:>7d}  score {s: .6g}  {t:.3f}s")
+    typer.echo(f"chosen  m_X = {res.m_x}   m_Y = {res.m_y}")
+    if png is not None:
+        typer.echo(f"curves written to {png}")
+
+
+select = handle_errors(select)
+
+
+def register(app):
+    """Add the ``select`` command to a Typer app."""
+    app.command("select")(select)

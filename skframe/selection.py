@@ -1,0 +1,299 @@
+"""Sketch-size selection for output kernel regression (slides 004, thesis §5.3).
+
+Three routines, combined by :func:`select_sketch_sizes`:
+
+:func:`approximate_leverage_scores`
+    Ridge leverage scores ``l_i(lam) = [K (K + n lam I)^{-1}]_ii`` approximated from a
+    uniform Nyström factor of ``n_s`` columns (Alaoui & Mahoney 2015). Their sum is the
+    effective dimension ``d_eff(lam)``, a first estimate of the sketch size needed for
+    the input (``C_X``) or output (``C_Y``) covariance; the sorted scores are the curve.
+:func:`perfect_h_curve`
+    "Perfect h" (thesis eq. 5.20): replace the learned surrogate by the projection of the
+    true output onto the sketched output basis, ``h(y) = P~_Y psi(y)``, decode it against
+    the candidates and score the result on validation outputs, for increasing ``m_Y``
+    until the score stops improving or decoding exceeds an inference time budget.
+:func:`input_size_curve`
+    SIOKR's validation surrogate MSE (output kernel trick) for increasing ``m_X``
+    until it converges or fitting exceeds a training time budget.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from .exceptions import InvalidParameterError
+from .output_basis import SketchedOutputBasis, unique_rows
+from .protocols import kernel_block, kernel_diag
+from .sketching import draw_sketch
+
+__all__ = [
+    "approximate_leverage_scores",
+    "effective_dimension",
+    "perfect_h_curve",
+    "input_size_curve",
+    "select_sketch_sizes",
+    "SelectionResult",
+    "plot_selection",
+]
+
+
+def approximate_leverage_scores(kernel, Z, lam, *, n_samples=None, random_state=None):
+    """Approximate ridge leverage scores of the rows of Z.
+
+    ``l_i ~ F_i (F^T F + n lam I)^{-1} F_i^T + (k(z_i, z_i) - ||F_i||^2) / (n lam)`` with
+    the Nyström factor ``F = K[:, J] K[J, J]^{-1/2}`` of ``n_samples`` uniform columns.
+
+    Parameters
+    ----------
+    kernel : kernel object
+    Z : ndarray or sparse matrix of shape (n, d)
+    lam : float
+    n_samples : int, optional
+        Number of Nyström columns (default ``min(n, max(100, 2 sqrt(n)))``).
+    random_state : int or Generator, optional
+
+    Returns
+    -------
+    ndarray of shape (n,)
+    """
+    if lam <= 0:
+        raise InvalidParameterError(f"lam={lam!r} must be > 0")
+    rng = np.random.default_rng(random_state)
+    n = Z.shape[0]
+    q = int(min(n, n_samples or max(100, int(2 * np.sqrt(n)))))
+    J = np.sort(rng.choice(n, size=q, replace=False))
+    B = kernel_block(kernel, Z, Z[J])
+    W = 0.5 * (B[J] + B[J].T)
+    w, V = np.linalg.eigh(W)
+    keep = w > max(w.max(), 0) * q * np.finfo(float).eps * 10
+    F = B @ (V[:, keep] / np.sqrt(w[keep]))
+    A = F.T @ F
+    A[np.diag_indices_from(A)] += n * lam
+    lev = np.einsum("ij,ij->i", F, np.linalg.solve(A, F.T).T)
+    resid = np.clip(kernel_diag(kernel, Z) - np.einsum("ij,ij->i", F, F), 0, None)
+    return np.clip(lev + resid / (n * lam), 0, 1)
+
+
+def effective_dimension(scores):
+    """``d_eff = sum_i l_i``: the degrees of freedom, a sketch-size estimate."""
+    return float(np.sum(scores))
+
+
+def _f1(Y_true, Y_pred):
+    from .metrics import example_based_f1
+
+    return float(example_based_f1(Y_true, Y_pred))
+
+
+def perfect_h_curve(kernel, Y_train, Y_val, sizes, *, sketch="subsample", sketch_params=None, candidates=None,
+                    n_repeats=1, time_budget=None, tol=1e-3, random_state=None):
+    """Perfect-h validation score as a function of the output sketch size m_Y (thesis eq. 5.20).
+
+    For each ``m_Y``: draw R_Y, build the sketched output basis, decode
+    ``psi~(y_val)`` against ``psi~(c) - k(c, c)/2`` over the candidates, and score the
+    decoded outputs (example-based F1 for binary outputs, else minus the MSE).
+
+    Parameters
+    ----------
+    kernel : kernel object
+    Y_train, Y_val : ndarrays of shape (n, d), (n_val, d)
+    sizes : sequence of int
+        Increasing m_Y values.
+    sketch : str, default "subsample"
+    sketch_params : dict, optional
+    candidates : ndarray, optional
+        Default: distinct training outputs.
+    n_repeats : int
+        Draws averaged per size.
+    time_budget : float, optional
+        Stop once one size's decoding (inference) time exceeds it.
+    tol : float
+        Converged once the score does not improve by more than ``tol`` over the best.
+
+    Returns
+    -------
+    dict with ``sizes``, ``scores``, ``seconds``, ``chosen`` (smallest size within ``tol``
+    of the best score) and ``stopped`` (why the loop ended).
+    """
+    from .registry import get_sketch
+
+    rng = np.random.default_rng(random_state)
+    C = unique_rows(Y_train)[0] if candidates is None else candidates
+    Cd = C.toarray() if hasattr(C, "toarray") else np.asarray(C)
+    Yv = Y_val.toarray() if hasattr(Y_val, "toarray") else np.asarray(Y_val)
+    binary = np.isin(Yv, (0.0, 1.0)).all() and np.isin(Cd, (0.0, 1.0)).all()
+    n = Y_train.shape[0]
+    out = {"sizes": [], "scores": [], "seconds": [], "stopped": "all sizes"}
+    for m in sizes:
+        m = int(m)
+        if m > n:
+            out["stopped"] = f"m_Y={m} > n={n}"
+            break
+        sk = get_sketch(sketch, size=m, **dict(sketch_params or {})) if isinstance(sketch, str) else sketch
+        scores, secs = [], []
+        for _ in range(n_repeats):
+            R = draw_sketch(sk, n, rng, X=Y_train, kernel=kernel)
+            basis, _ = SketchedOutputBasis.fit(kernel, Y_train, R)
+            t0 = time.perf_counter()
+            Ev, Ec = basis.embed(Y_val), basis.embed(C)
+            S = Ev @ Ec.T
+            if not basis.normalized:
+                S -= 0.5 * basis.self_kernel(C)[None, :]
+            pred = Cd[np.argmax(S, axis=1)]
+            secs.append(time.perf_counter() - t0)
+            scores.append(_f1(Yv, pred) if binary else -float(np.mean((Yv - pred) ** 2)))
+        out["sizes"].append(m)
+        out["scores"].append(float(np.mean(scores)))
+        out["seconds"].append(float(np.mean(secs)))
+        if time_budget is not None and np.mean(secs) > time_budget:
+            out["stopped"] = f"inference time {np.mean(secs):.3g}s > budget {time_budget}s"
+            break
+    out["chosen"] = _chosen(out, tol)
+    out["metric"] = "example_based_f1" if binary else "-mse"
+    return out
+
+
+def input_size_curve(X_train, Y_train, X_val, Y_val, sizes, *, input_kernel, output_kernel, lam,
+                     sketch="subsample", sketch_params=None, n_repeats=1, time_budget=None, tol=1e-3,
+                     random_state=None):
+    """SIOKR validation score (minus the surrogate MSE) as a function of m_X (slides 004).
+
+    Stops once a fit exceeds ``time_budget`` seconds. Returns the same dict as
+    :func:`perfect_h_curve` (``scores`` are ``-surrogate MSE``).
+    """
+    from .models import OutputKernelRegressor
+
+    n = X_train.shape[0]
+    seeds = np.random.default_rng(random_state).integers(0, 2**31 - 1, size=(len(sizes), n_repeats))
+    out = {"sizes": [], "scores": [], "seconds": [], "stopped": "all sizes", "metric": "-surrogate_mse"}
+    for i, m in enumerate(sizes):
+        m = int(m)
+        if m > n:
+            out["stopped"] = f"m_X={m} > n={n}"
+            break
+        scores, secs = [], []
+        for r in range(n_repeats):
+            model = OutputKernelRegressor(input_kernel, output_kernel=output_kernel, input_sketch=sketch,
+                                          input_sketch_size=m, input_sketch_params=sketch_params, lam=lam,
+                                          random_state=int(seeds[i, r]))
+            t0 = time.perf_counter()
+            model.fit(X_train, Y_train)
+            secs.append(time.perf_counter() - t0)
+            scores.append(model.score(X_val, Y_val))
+        out["sizes"].append(m)
+        out["scores"].append(float(np.mean(scores)))
+        out["seconds"].append(float(np.mean(secs)))
+        if time_budget is not None and np.mean(secs) > time_budget:
+            out["stopped"] = f"fit time {np.mean(secs):.3g}s > budget {time_budget}s"
+            break
+    out["chosen"] = _chosen(out, tol)
+    return out
+
+
+def _chosen(curve, tol):
+    if not curve["scores"]:
+        return None
+    s = np.asarray(curve["scores"])
+    best = s.max()
+    ok = np.flatnonzero(s >= best - tol * max(abs(best), 1e-12))
+    return int(curve["sizes"][ok[0]])
+
+
+@dataclass
+class SelectionResult:
+    """Outcome of :func:`select_sketch_sizes` (JSON-serialisable with :meth:`as_dict`)."""
+
+    m_x: int | None
+    m_y: int | None
+    d_eff_x: float
+    d_eff_y: float
+    leverage_x: list = field(default_factory=list)
+    leverage_y: list = field(default_factory=list)
+    input_curve: dict = field(default_factory=dict)
+    output_curve: dict = field(default_factory=dict)
+
+    def as_dict(self):
+        return asdict(self)
+
+
+def select_sketch_sizes(X, Y, *, input_kernel, output_kernel, lam, sizes_x=None, sizes_y=None,
+                        input_sketch="subsample", output_sketch="subsample", val_fraction=0.2,
+                        fit_budget=None, inference_budget=None, n_repeats=1, n_leverage=None, tol=1e-3,
+                        random_state=0):
+    """Choose m_X and m_Y: leverage scores for the range, then SIOKR and Perfect-h curves.
+
+    Parameters
+    ----------
+    X, Y : training data (a validation part of ``val_fraction`` is held out)
+    input_kernel, output_kernel : kernel objects (or names)
+    lam : float
+    sizes_x, sizes_y : sequences of int, optional
+        Default: a geometric grid from 10 to ``min(n, 2 d_eff)`` of the corresponding side.
+    fit_budget, inference_budget : float, optional
+        Time budgets (seconds) that stop the m_X and m_Y curves.
+
+    Returns
+    -------
+    SelectionResult
+    """
+    from .registry import get_kernel
+
+    kx = get_kernel(input_kernel) if isinstance(input_kernel, str) else input_kernel
+    ky = get_kernel(output_kernel) if isinstance(output_kernel, str) else output_kernel
+    rng = np.random.default_rng(random_state)
+    n = X.shape[0]
+    perm = rng.permutation(n)
+    n_val = max(1, int(round(val_fraction * n)))
+    va, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+    Xtr, Xva, Ytr, Yva = X[tr], X[va], Y[tr], Y[va]
+    lev_x = approximate_leverage_scores(kx, Xtr, lam, n_samples=n_leverage, random_state=rng)
+    lev_y = approximate_leverage_scores(ky, Ytr, lam, n_samples=n_leverage, random_state=rng)
+    dx, dy = effective_dimension(lev_x), effective_dimension(lev_y)
+
+    def grid(d):
+        hi = int(min(len(tr), max(20, np.ceil(2 * d))))
+        return sorted({int(v) for v in np.geomspace(10, hi, num=8)})
+
+    sizes_x = list(sizes_x) if sizes_x else grid(dx)
+    sizes_y = list(sizes_y) if sizes_y else grid(dy)
+    cx = input_size_curve(Xtr, Ytr, Xva, Yva, sizes_x, input_kernel=kx, output_kernel=ky, lam=lam,
+                          sketch=input_sketch, n_repeats=n_repeats, time_budget=fit_budget, tol=tol,
+                          random_state=rng)
+    cy = perfect_h_curve(ky, Ytr, Yva, sizes_y, sketch=output_sketch, n_repeats=n_repeats,
+                         time_budget=inference_budget, tol=tol, random_state=rng)
+    top = 400
+    return SelectionResult(
+        m_x=cx["chosen"], m_y=cy["chosen"], d_eff_x=dx, d_eff_y=dy,
+        leverage_x=np.sort(lev_x)[::-1][:top].tolist(), leverage_y=np.sort(lev_y)[::-1][:top].tolist(),
+        input_curve=cx, output_curve=cy,
+    )
+
+
+def plot_selection(result, path):
+    """Write the leverage-score and size curves of a :class:`SelectionResult` as a PNG (matplotlib)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - optional dependency
+        raise InvalidParameterError("writing the PNG needs matplotlib: pip install 'skframe[plot]'") from exc
+    fig, ax = plt.subplots(1, 3, figsize=(13, 3.6))
+    ax[0].plot(result.leverage_x, label=f"inputs (d_eff={result.d_eff_x:.1f})")
+    ax[0].plot(result.leverage_y, label=f"outputs (d_eff={result.d_eff_y:.1f})")
+    ax[0].set(title="sorted approximate leverage scores", xlabel="rank", yscale="log")
+    ax[0].legend()
+    for a, curve, name, chosen in ((ax[1], result.input_curve, "m_X (SIOKR)", result.m_x),
+                                   (ax[2], result.output_curve, "m_Y (Perfect h)", result.m_y)):
+        a.plot(curve.get("sizes", []), curve.get("scores", []), "o-")
+        if chosen is not None:
+            a.axvline(chosen, color="r", ls="--", label=f"chosen {chosen}")
+            a.legend()
+        a.set(title=name, xlabel="sketch size", ylabel=curve.get("metric", "score"), xscale="log")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
