@@ -253,18 +253,40 @@ class CandidateDecoder(Decoder):
             for r0 in range(0, n, rows):
                 r1 = min(n, r0 + rows)
                 S = _scores([g[r0:r1] for g in G_list], E_list, b, aggregate)
-                if c0 > start:  # merge with the running best (earlier candidates have smaller indices)
-                    S = np.concatenate([top_s[r0:r1], S], axis=1)
-                    I = np.concatenate([top_i[r0:r1], np.broadcast_to(idx, (r1 - r0, idx.shape[0]))], axis=1)
+                if c0 == start:
+                    ti, ts = select_topk(S, idx, k)
+                    top_i[r0:r1, : ti.shape[1]] = ti
+                    top_s[r0:r1, : ts.shape[1]] = ts
                 else:
-                    I = idx
-                ti, ts = select_topk(S, I, k)
-                top_i[r0:r1, : ti.shape[1]] = ti
-                top_s[r0:r1, : ts.shape[1]] = ts
+                    self._merge(S, idx, top_i, top_s, r0, k)
         if n_c < k:
             top_i[:, n_c:] = -1
             top_s[:, n_c:] = -np.inf
         return top_i, top_s
+
+    @staticmethod
+    def _merge(S, idx, top_i, top_s, r0, k):
+        """Merge a block of later candidates into the running top-k of rows ``r0:r0+len(S)``.
+
+        Only scores strictly above a row's current k-th best can enter (a later
+        candidate loses ties), so the partial selection runs on those entries only.
+        """
+        thr = top_s[r0 : r0 + S.shape[0], k - 1]
+        rr, cc = np.nonzero(S > thr[:, None])
+        if rr.size == 0:
+            return
+        rows_u, starts, counts = np.unique(rr, return_index=True, return_counts=True)
+        width = int(counts.max())
+        pos = np.arange(rr.size) - np.repeat(starts, counts)
+        ri = np.repeat(np.arange(rows_u.shape[0]), counts)
+        Sp = np.full((rows_u.shape[0], width), -np.inf)
+        Ip = np.full((rows_u.shape[0], width), np.iinfo(np.int64).max, dtype=np.int64)
+        Sp[ri, pos] = S[rr, cc]
+        Ip[ri, pos] = idx[cc]
+        rows = r0 + rows_u
+        ti, ts = select_topk(np.concatenate([top_s[rows], Sp], axis=1), np.concatenate([top_i[rows], Ip], axis=1), k)
+        top_i[rows] = ti
+        top_s[rows] = ts
 
     def _per_sample(self, G_list, src, offsets, k, aggregate):
         n = G_list[0].shape[0]
