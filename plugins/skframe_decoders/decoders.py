@@ -63,15 +63,23 @@ def _as_list(G):
     return [np.asarray(g) for g in G]
 
 
-def _scores(G_list, E_list, bias, aggregate):
-    """Aggregated score block ``agg_d(G_d @ E_d^T) + bias``."""
+def _scores(G_list, E_list, bias, aggregate, precision="auto"):
+    """Aggregated score block ``agg_d(G_d @ E_d^T) + bias``.
+
+    ``precision="auto"`` multiplies in float32 when a draw's candidate embeddings are
+    float32 (the queries are cast), else in float64; ``"float64"``/``"float32"`` force it.
+    """
     if len(G_list) != len(E_list):
         raise InvalidParameterError(
             f"{len(G_list)} surrogate predictions but {len(E_list)} candidate embeddings; one per draw is needed"
         )
     S = None
     for g, E in zip(G_list, E_list):
-        block = g @ E.T
+        single = precision == "float32" or (precision == "auto" and E.dtype == np.float32)
+        if single:
+            block = g.astype(np.float32, copy=False) @ E.astype(np.float32, copy=False).T
+        else:
+            block = g @ E.T
         if S is None:
             S = block if block.flags.writeable else block.copy()
         elif aggregate == "max":
@@ -168,6 +176,10 @@ class CandidateDecoder(Decoder):
         Budget (float64 entries) of one score block, rows x candidates (32 MB).
     chunk_rows : int, optional
         Test rows per block (default: up to 1024, within the budget).
+    precision : {"auto", "float64", "float32"}, default "auto"
+        Arithmetic of the score products; ``"auto"`` uses float32 only for
+        candidate embeddings stored as float32 (halves time and memory for
+        very large sets), else float64.
 
     Examples
     --------
@@ -181,7 +193,10 @@ class CandidateDecoder(Decoder):
 
     name = "candidates"
 
-    def __init__(self, block_entries=BLOCK_ENTRIES, chunk_rows=None):
+    def __init__(self, block_entries=BLOCK_ENTRIES, chunk_rows=None, precision="auto"):
+        if precision not in ("auto", "float64", "float32"):
+            raise InvalidParameterError(f"precision={precision!r}; use 'auto', 'float64' or 'float32'")
+        self.precision = precision
         if int(block_entries) < 1:
             raise InvalidParameterError(f"block_entries={block_entries!r} must be a positive integer")
         self.block_entries = int(block_entries)
@@ -189,7 +204,7 @@ class CandidateDecoder(Decoder):
 
     @property
     def params(self):
-        return {"block_entries": self.block_entries, "chunk_rows": self.chunk_rows}
+        return {"block_entries": self.block_entries, "chunk_rows": self.chunk_rows, "precision": self.precision}
 
     @staticmethod
     def _source(candidates, bias):
@@ -252,7 +267,7 @@ class CandidateDecoder(Decoder):
             idx = np.arange(c0 - start, c1 - start, dtype=np.int64)
             for r0 in range(0, n, rows):
                 r1 = min(n, r0 + rows)
-                S = _scores([g[r0:r1] for g in G_list], E_list, b, aggregate)
+                S = _scores([g[r0:r1] for g in G_list], E_list, b, aggregate, self.precision)
                 if c0 == start:
                     ti, ts = select_topk(S, idx, k)
                     top_i[r0:r1, : ti.shape[1]] = ti
@@ -272,9 +287,11 @@ class CandidateDecoder(Decoder):
         candidate loses ties), so the partial selection runs on those entries only.
         """
         thr = top_s[r0 : r0 + S.shape[0], k - 1]
-        rr, cc = np.nonzero(S > thr[:, None])
-        if rr.size == 0:
+        hit = np.flatnonzero(S.max(axis=1) > thr)  # rows with at least one entrant
+        if hit.size == 0:
             return
+        rr, cc = np.nonzero(S[hit] > thr[hit, None])
+        rr = hit[rr]
         rows_u, starts, counts = np.unique(rr, return_index=True, return_counts=True)
         width = int(counts.max())
         pos = np.arange(rr.size) - np.repeat(starts, counts)
@@ -310,7 +327,7 @@ class CandidateDecoder(Decoder):
                 if z == a:
                     continue
                 S = _scores([g[r : r + 1] for g in G_list], [E[a:z] for E in E_list],
-                            None if b is None else b[a:z], aggregate)
+                            None if b is None else b[a:z], aggregate, self.precision)
                 ti, ts = select_topk(S, np.arange(z - a, dtype=np.int64), k)
                 top_i[r, : ti.shape[1]] = ti[0]
                 top_s[r, : ts.shape[1]] = ts[0]
