@@ -181,15 +181,16 @@ class LBFGSSolver(_BaseSolver):
     Parameters
     ----------
     max_iter : int, default=1000
-    tol : float, default=1e-10
-        ``gtol`` and ``ftol`` of scipy's L-BFGS-B.
+    tol : float, default=1e-8
+        ``gtol`` and ``ftol`` of scipy's L-BFGS-B (stop when the relative decrease of the
+        objective or the largest gradient entry falls below it).
     init : {"ridge", "zeros"}, default="ridge"
         Start from the square-loss closed form (same M and lam) or from zero.
     """
 
     name = "lbfgs"
 
-    def __init__(self, max_iter=1000, tol=1e-10, init="ridge"):
+    def __init__(self, max_iter=1000, tol=1e-8, init="ridge"):
         self.max_iter = check_scalar(max_iter, "max_iter", kind=int, low=1)
         self.tol = check_scalar(tol, "tol", low=0)
         if init not in ("ridge", "zeros"):
@@ -211,8 +212,11 @@ class LBFGSSolver(_BaseSolver):
         shape = prob.shape
         V0 = prob.ridge_V() if self.init == "ridge" else np.zeros(shape)
 
+        last = {}
+
         def fun(v):
             val, g = prob.value_and_grad(v.reshape(shape))
+            last["f"] = val
             return val, g.ravel()
 
         hist = [prob.objective(V0)]
@@ -221,7 +225,7 @@ class LBFGSSolver(_BaseSolver):
             V0.ravel(),
             jac=True,
             method="L-BFGS-B",
-            callback=lambda xk: hist.append(prob.objective(xk.reshape(shape))),
+            callback=lambda xk: hist.append(last.get("f", np.nan)),
             options={"maxiter": self.max_iter, "gtol": self.tol, "ftol": self.tol},
         )
         V = res.x.reshape(shape)
