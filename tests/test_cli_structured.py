@@ -1,0 +1,83 @@
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from skframe.cli import app
+from skframe.datasets.loaders import save_dataset
+from tests._structured_helpers import multilabel_data
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def files(tmp_path):
+    X, Y = multilabel_data(n=150, L=6)
+    save_dataset(str(tmp_path / "train.csv"), X[:110], Y[:110])
+    save_dataset(str(tmp_path / "test.csv"), X[110:], Y[110:])
+    return tmp_path, X, Y
+
+
+def _fit(tmp, *extra):
+    args = ["fit", str(tmp / "train.csv"), "--test", str(tmp / "test.csv"), "--targets", "6", "--task", "structured",
+            "--input-kernel", "gaussian", "--input-kernel-param", "gamma=0.1", "--output-kernel", "gaussian",
+            "--output-kernel-param", "gamma=0.5", "--lam", "1e-3", "--json", *extra]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+@pytest.mark.parametrize("sketches", [
+    ("--input-sketch", "none", "--output-sketch", "none"),
+    ("--input-sketch", "subsample", "--input-sketch-size", "50", "--output-sketch", "none"),
+    ("--input-sketch", "none", "--output-sketch", "psg", "--output-sketch-size", "20", "--output-sketch-param", "p=0.2"),
+    ("--input-sketch", "subsample", "--input-sketch-size", "50", "--output-sketch", "psg", "--output-sketch-size", "20"),
+])
+def test_fit_structured_four_models(files, sketches):
+    tmp, _, _ = files
+    rep = _fit(tmp, *sketches)
+    m = rep["metrics"]
+    assert 0 <= m["example_based_f1"] <= 1 and 0 <= m["hamming_loss"] <= 1
+    assert rep["task"] == "structured" and rep["fit_seconds"] >= 0 and rep["predict_seconds"] >= 0
+
+
+def test_fit_structured_candidates_files_topk_and_ensembles(files):
+    tmp, _, Y = files
+    C = np.unique(Y, axis=0)
+    np.save(tmp / "cands.npy", C)
+    rep = _fit(tmp, "--input-sketch", "subsample", "--input-sketch-size", "50", "--candidates",
+               str(tmp / "cands.npy"), "--top-k", "3", "--n-draws", "2", "--aggregate", "max")
+    assert rep["metrics"]["top_k"]["k"] == 3
+    assert 0.5 <= rep["metrics"]["hits_at_3"] <= 1  # the true label sets are among the candidates
+    # per-sample sets: each test row gets its true output plus 4 random others
+    rng = np.random.default_rng(0)
+    Yte = Y[110:]
+    sets = [np.vstack([C[rng.choice(len(C), 4)], y[None, :]]) for y in Yte]
+    offsets = np.concatenate([[0], np.cumsum([len(s) for s in sets])])
+    np.savez(tmp / "per.npz", candidates=np.vstack(sets), offsets=offsets)
+    rep = _fit(tmp, "--candidates", str(tmp / "per.npz"), "--top-k", "5")
+    assert rep["metrics"]["hits_at_5"] == 1.0
+    # a malformed file is one error line, non-zero exit
+    np.savez(tmp / "bad.npz", candidates=np.vstack(sets), offsets=offsets[:-3])
+    result = runner.invoke(app, ["fit", str(tmp / "train.csv"), "--test", str(tmp / "test.csv"), "--targets", "6",
+                                 "--task", "structured", "--candidates", str(tmp / "bad.npz")])
+    assert result.exit_code != 0
+    assert "offsets" in result.output
+
+
+def test_select_command(files):
+    pytest.importorskip("matplotlib")
+    tmp, _, _ = files
+    png = tmp / "curves.png"
+    result = runner.invoke(app, ["select", str(tmp / "train.csv"), "--targets", "6", "--input-kernel-param",
+                                 "gamma=0.1", "--output-kernel-param", "gamma=0.5", "--lam", "1e-3", "--sizes-x",
+                                 "10,20,40", "--sizes-y", "5,10", "--png", str(png), "--json"])
+    assert result.exit_code == 0, result.output
+    rep = json.loads(result.output)
+    assert rep["m_x"] in (10, 20, 40) and rep["m_y"] in (5, 10)
+    assert png.exists()
+    result = runner.invoke(app, ["select", str(tmp / "train.csv"), "--targets", "6", "--sizes-x", "10",
+                                 "--sizes-y", "5"])
+    assert result.exit_code == 0, result.output
+    assert "chosen" in result.output

@@ -1,0 +1,62 @@
+import numpy as np
+import pytest
+
+from skframe.selection import (
+    approximate_leverage_scores,
+    effective_dimension,
+    input_size_curve,
+    perfect_h_curve,
+    plot_selection,
+    select_sketch_sizes,
+)
+from tests._structured_helpers import GaussK, LinK, multilabel_data
+
+
+def test_leverage_scores_exact_when_all_columns_sampled():
+    X, _ = multilabel_data(n=60)
+    k, lam, n = GaussK(0.2), 1e-2, 60
+    K = k(X, X)
+    exact = np.diag(K @ np.linalg.inv(K + n * lam * np.eye(n)))
+    approx = approximate_leverage_scores(k, X, lam, n_samples=n, random_state=0)
+    np.testing.assert_allclose(approx, exact, rtol=1e-6, atol=1e-8)
+    assert effective_dimension(approx) == pytest.approx(exact.sum(), rel=1e-6)
+
+
+def test_leverage_scores_low_rank_effective_dimension():
+    rng = np.random.default_rng(0)
+    Y = rng.normal(size=(200, 3)) @ rng.normal(size=(3, 30))  # rank 3 under the linear kernel
+    lev = approximate_leverage_scores(LinK(), Y, 1e-8, n_samples=40, random_state=0)
+    assert effective_dimension(lev) == pytest.approx(3.0, abs=0.05)
+
+
+def test_perfect_h_reaches_full_score_on_low_rank_outputs():
+    X, Y = multilabel_data(n=150, L=5)
+    Ytr, Yva = Y[:120], Y[120:]
+    curve = perfect_h_curve(LinK(), Ytr, Yva, [1, 2, 5, 10], random_state=0)
+    # with m_Y >= rank(Y) the projection is exact: Perfect h decodes every seen label set
+    seen = {tuple(r) for r in Ytr}
+    if all(tuple(r) in seen for r in Yva):
+        assert curve["scores"][-1] == pytest.approx(1.0)
+    assert curve["chosen"] in curve["sizes"]
+    assert curve["metric"] == "example_based_f1"
+
+
+def test_time_budgets_stop_curves():
+    X, Y = multilabel_data(n=100)
+    c = input_size_curve(X[:80], Y[:80], X[80:], Y[80:], [5, 10, 20, 40], input_kernel=GaussK(0.2),
+                         output_kernel=GaussK(0.3), lam=1e-3, time_budget=0.0, random_state=0)
+    assert c["sizes"] == [5] and "budget" in c["stopped"]
+    c = perfect_h_curve(GaussK(0.3), Y[:80], Y[80:], [5, 10, 20], time_budget=0.0, random_state=0)
+    assert c["sizes"] == [5] and "budget" in c["stopped"]
+
+
+def test_select_and_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    X, Y = multilabel_data(n=120)
+    res = select_sketch_sizes(X, Y, input_kernel=GaussK(0.2), output_kernel=GaussK(0.3), lam=1e-3,
+                              sizes_x=[10, 20, 40], sizes_y=[5, 10, 20], random_state=0)
+    assert res.m_x in (10, 20, 40) and res.m_y in (5, 10, 20)
+    assert res.d_eff_x > 0 and res.d_eff_y > 0
+    path = plot_selection(res, tmp_path / "curves.png")
+    assert (tmp_path / "curves.png").stat().st_size > 1000
+    assert set(res.as_dict()) >= {"m_x", "m_y", "input_curve", "output_curve"}
