@@ -150,4 +150,10 @@ def test_every_option_has_help():
     for cmd in ("fit", "predict", "evaluate", "plugins"):
         res = runner.invoke(app, [cmd, "--help"])
         assert res.exit_code == 0, res.output
-XX
+    import typer.main
+
+    group = typer.main.get_command(app)
+    for name, cmd in group.commands.items():
+        for param in cmd.params:
+            if getattr(param, "param_type_name", "") == "option" and param.name != "help":
+                assert param.help, f"{name} {param.name} has no help"
