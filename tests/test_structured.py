@@ -185,3 +185,15 @@ def test_registered_names_and_errors():
         m.predict(X[:3], candidates=np.ones((4, Y.shape[1] + 1)))
     with pytest.raises(NotFittedError):
         _model().predict(X)
+
+
+def test_duplicated_inputs_singular_system_still_exact():
+    X, Y = multilabel_data(n=50)
+    X = np.vstack([X, X[:10]])
+    Y = np.vstack([Y, Y[:10]])
+    Xte, _ = multilabel_data(n=9, seed=8)
+    n = X.shape[0]
+    exact = _model().fit(X, Y)
+    sk = _model(input_sketch="subsample", input_sketch_size=n).fit(X, Y)
+    np.testing.assert_allclose(sk.decision_function(Xte), exact.decision_function(Xte), rtol=1e-6, atol=1e-8)
+    assert structured._has_duplicate_rows(X) and not structured._has_duplicate_rows(X[:50])

@@ -104,11 +104,22 @@ def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None):
     KR, RKR = sketched_gram_products(kernel, X, R)
     M = KR.T @ KR
     M += (n * lam) * RKR
-    W = _solve_psd_jitter(M, KR.T @ T, rtol)
+    # duplicated sampled inputs make M exactly singular: skip the doomed plain Cholesky
+    W = _solve_psd_jitter(M, KR.T @ T, rtol, singular=_has_duplicate_rows(X[R.indices]))
     return np.asarray(R.mix.T @ W)
 
 
-def _solve_psd_jitter(M, B, rtol=None):
+def _has_duplicate_rows(A):
+    """True when two rows of A (dense or CSR) are identical (two random projections agree)."""
+    if A.shape[0] < 2:
+        return False
+    r = np.random.default_rng(12345).standard_normal((A.shape[1], 2))
+    P = np.asarray(A @ r)
+    _, counts = np.unique(P, axis=0, return_counts=True)
+    return bool((counts > 1).any())
+
+
+def _solve_psd_jitter(M, B, rtol=None, singular=False):
     """``M^+ B`` for a PSD ``M``: Cholesky; if singular (e.g. duplicated sampled inputs), Cholesky
     of ``M + delta I`` with ``delta`` at the rank tolerance (``rtol * max diag``); the truncated
     eigendecomposition pseudo-inverse as the last resort.
@@ -117,10 +128,11 @@ def _solve_psd_jitter(M, B, rtol=None):
     (``k(x, .)^T R^T v = <phi(x), sum_i v_i (R phi)_i> = 0`` when ``v^T R K R^T v = 0``),
     so the tiny ridge only replaces the truncation of those directions.
     """
-    try:
-        return sla.cho_solve(sla.cho_factor(M, check_finite=False), B, check_finite=False)
-    except (np.linalg.LinAlgError, sla.LinAlgError):
-        pass
+    if not singular:
+        try:
+            return sla.cho_solve(sla.cho_factor(M, check_finite=False), B, check_finite=False)
+        except (np.linalg.LinAlgError, sla.LinAlgError):
+            pass
     tol = default_rtol(M.shape[0]) if rtol is None else rtol
     delta = tol * max(float(np.max(np.diag(M))), np.finfo(float).tiny)
     try:
