@@ -141,3 +141,29 @@ def test_unsaveable_component_object(tmp_path, data):
     with pytest.raises(PersistenceError, match="registry"):
         skframe.save(model, tmp_path / "m.skf")
     assert not (tmp_path / "m.skf").exists()
+
+
+def _machine_models():
+    from skframe.models import JointQuantileRegressor, SketchedKernelClassifier, SketchedKernelMachine
+
+    return [
+        ("huber", SketchedKernelMachine(loss="huber", loss_params={"kappa": 0.5}, kernel_params={"gamma": 1.0},
+                                        sketch_size=20, random_state=0)),
+        ("svr-rff", SketchedKernelMachine(loss="epsilon-svr", loss_params={"epsilon": 0.1}, sketch="rff",
+                                          sketch_size=20, random_state=0)),
+        ("exact-huber", SketchedKernelMachine(loss="huber", sketch=None, random_state=0)),
+        ("hinge", SketchedKernelClassifier(sketch_size=20, random_state=0)),
+        ("quantile", JointQuantileRegressor(quantiles=[0.1, 0.5, 0.9], sketch_size=20, random_state=0)),
+    ]
+
+
+@pytest.mark.parametrize("name, model", _machine_models(), ids=[n for n, _ in _machine_models()])
+def test_machine_models_roundtrip(tmp_path, data, name, model):
+    X, y = data
+    target = (y > np.median(y)).astype(int) if name == "hinge" else y
+    model.fit(X, target)
+    path = tmp_path / "m.skf"
+    skframe.save(model, path)
+    loaded = skframe.load(path)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    assert type(loaded) is type(model)

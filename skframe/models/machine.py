@@ -23,6 +23,7 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from .._validation import check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
+from ..persistence import persistable
 from ..output_matrices import build_output_matrix, quantile_matrix
 from ..registry import get_loss, get_solver
 from ..sketching import SketchMatrix, build_feature_map, kernel_times
@@ -139,6 +140,7 @@ _COMMON_PARAMS_DOC = """
 """
 
 
+@persistable
 class SketchedKernelMachine(MultiOutputMixin, RegressorMixin, _MachineBase):
     """Sketched kernel machine for regression with any convex Lipschitz loss.
 
@@ -275,6 +277,7 @@ class SketchedKernelMachine(MultiOutputMixin, RegressorMixin, _MachineBase):
         return F[:, 0] if self._y_1d else F
 
 
+@persistable
 class SketchedKernelClassifier(ClassifierMixin, _MachineBase):
     """Sketched kernel SVM: hinge loss (or any registered loss) on ±1 label codes.
 
@@ -390,6 +393,7 @@ class SketchedKernelClassifier(ClassifierMixin, _MachineBase):
         return self.classes_[np.argmax(F, axis=1)]
 
 
+@persistable
 class JointQuantileRegressor(_MachineBase):
     """Joint quantile regression with the decomposable kernel ``k M`` (seed 002 §2.2, Example 1).
 
