@@ -197,3 +197,12 @@ def test_duplicated_inputs_singular_system_still_exact():
     sk = _model(input_sketch="subsample", input_sketch_size=n).fit(X, Y)
     np.testing.assert_allclose(sk.decision_function(Xte), exact.decision_function(Xte), rtol=1e-6, atol=1e-8)
     assert structured._has_duplicate_rows(X) and not structured._has_duplicate_rows(X[:50])
+
+
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+
+@parametrize_with_checks([OutputKernelRegressor(input_kernel_params={"gamma": 0.1},
+                                                output_kernel_params={"gamma": 0.1}, lam=1e-3)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

@@ -240,6 +240,23 @@ class _ModelCandidates:
         return self
 
 
+class _EmbeddingCache:
+    """Candidate embeddings computed once per fitted model (default set + the last global set)."""
+
+    def __init__(self):
+        self.entries = {}
+
+    def get(self, key):
+        return self.entries.get(key)
+
+    def put(self, key, value):
+        self.entries = {k: v for k, v in self.entries.items() if k == "default"}
+        self.entries[key] = value
+
+    def __len__(self):
+        return len(self.entries)
+
+
 class OutputKernelRegressor(KernelModelMixin, BaseEstimator):
     """Input/output kernel regression with optional input and output sketches (IOKR family).
 
@@ -364,6 +381,10 @@ class OutputKernelRegressor(KernelModelMixin, BaseEstimator):
             raise InvalidParameterError(f"aggregate={self.aggregate!r}; use 'mean' or 'max'")
         if self.rtol is not None:
             check_scalar(self.rtol, "rtol", low=0, high=1)
+        if Y is None:
+            raise InvalidInputError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None; pass the outputs Y"
+            )
         X = validate_X(self, X, reset=True)
         Y = _check_outputs(Y)
         n = X.shape[0]
@@ -412,7 +433,7 @@ class OutputKernelRegressor(KernelModelMixin, BaseEstimator):
             self.candidates_ = unique_rows(Y)[0]
         self.sketch_info_ = infos
         self.n_outputs_ = Y.shape[1]
-        self._cache = {}
+        self._cache = _EmbeddingCache()
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
@@ -456,8 +477,8 @@ class OutputKernelRegressor(KernelModelMixin, BaseEstimator):
 
         With ``n_draws > 1`` the draws' errors are averaged.
         """
-        Y = _check_outputs(Y)
         G_list = self._surrogate(X)
+        Y = _check_outputs(Y)
         if Y.shape[0] != G_list[0].shape[0]:
             raise InvalidInputError(f"X has {G_list[0].shape[0]} rows but Y has {Y.shape[0]}")
         kyy = self.output_basis_.self_kernel(Y)
@@ -467,9 +488,16 @@ class OutputKernelRegressor(KernelModelMixin, BaseEstimator):
             errs.append(np.mean(d.basis.sq_norm(g) - 2.0 * np.einsum("ij,ij->i", g, E) + kyy))
         return float(np.mean(errs))
 
-    def score(self, X, Y):
-        """Negative surrogate MSE in the output RKHS (higher is better), for ``GridSearchCV``."""
-        return -self.surrogate_mse(X, Y)
+    def score(self, X, y):
+        """Negative surrogate MSE in the output RKHS (higher is better), for ``GridSearchCV``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like or sparse matrix of shape (n_samples, n_output_features)
+            True outputs.
+        """
+        return -self.surrogate_mse(X, y)
 
     # ------------------------------------------------------------------ candidates
     def _source(self, C):
@@ -491,8 +519,7 @@ class OutputKernelRegressor(KernelModelMixin, BaseEstimator):
             src = self._cache.get(key)
             if src is None:
                 src = _ModelCandidates(bases, C).materialize()
-                self._cache = {k: v for k, v in self._cache.items() if k == "default"}
-                self._cache[key] = src
+                self._cache.put(key, src)
             return src, C
         return _ModelCandidates(bases, C), C
 
@@ -602,3 +629,11 @@ class OutputKernelRegressor(KernelModelMixin, BaseEstimator):
         if bias is not None:
             S = S + bias[None, :]
         return S + self._offset()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = False
+        return tags
