@@ -206,3 +206,30 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
                                                 output_kernel_params={"gamma": 0.1}, lam=1e-3)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("out_kernel", ["linear", "cosine", "tanimoto", "gaussian-tanimoto", "precomputed"])
+def test_registered_output_kernels(out_kernel):
+    from skframe.registry import get_kernel
+
+    X, Y = multilabel_data(n=70)
+    Y[:, 0] = 1.0  # no empty label set (cosine / Tanimoto of the zero vector)
+    Xte, _ = multilabel_data(n=6, seed=9)
+    if out_kernel == "precomputed":  # outputs are ids into a Gram over training outputs + extra candidates
+        rng = np.random.default_rng(0)
+        C_extra = (rng.random((20, Y.shape[1])) > 0.5).astype(float)
+        allY = np.vstack([Y, C_extra])
+        ky = get_kernel("precomputed", gram=allY @ allY.T)
+        Yfit, C = np.arange(70, dtype=float)[:, None], np.arange(90, dtype=float)[:, None]
+        ky_ref, Yref, Cref = LinK(), Y, allY
+    else:
+        ky = get_kernel(out_kernel)
+        Yfit, C = Y, Y[:30]
+        ky_ref, Yref, Cref = ky, Y, Y[:30]
+    for out_sketch in (None, "subsample"):
+        m = _model(output_kernel=ky, output_sketch=out_sketch, output_sketch_size=70).fit(X, Yfit)
+        S = m.decision_function(Xte, candidates=C)
+        kcc = np.diag(np.asarray(ky_ref(Cref, Cref)))
+        ref = naive.naive_iokr_scores(GaussK(0.2)(X, X), GaussK(0.2)(Xte, X), np.asarray(ky_ref(Yref, Cref)), kcc, 1e-3)
+        np.testing.assert_allclose(S, ref, rtol=1e-6, atol=1e-8)
+        np.testing.assert_array_equal(m.predict(Xte, candidates=C), C[np.argmax(S, axis=1)])
