@@ -90,7 +90,7 @@ def main(argv=None):
             "fit_s": float(np.median(fits)), "predict_s": float(np.median(preds)),
             "paper_f1": paper, "ref_here": {"f1": ref_f1, "fit_s": ref_fit, "predict_s": ref_pred},
             "f1_within_0.3_of_ref": bool(abs(np.mean(f1s) - ref_f1) <= 0.3),
-            "sketch_info": model.sketch_info_[0],
+            "sketch_info": model.sketch_info_,
         }
     out = {
         "benchmark": "bibtex_structured",

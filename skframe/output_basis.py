@@ -33,6 +33,7 @@ import scipy.sparse as sp
 
 from .exceptions import InvalidParameterError
 from .linalg import default_rtol, eigh_truncated
+from .persistence import persistable
 from .protocols import kernel_block, kernel_diag
 from .sketching import kernel_times, sketched_gram_products
 
@@ -105,6 +106,7 @@ class OutputBasis:
         raise NotImplementedError
 
 
+@persistable
 class SketchedOutputBasis(OutputBasis):
     """Orthonormal sketched output basis ``psi_tilde(y) = D^{-1/2} U^T R_Y k_Y^y`` (thesis Prop. 5.5).
 
@@ -174,6 +176,7 @@ class SketchedOutputBasis(OutputBasis):
         return self.proj.T @ Ys
 
 
+@persistable
 class TrainingOutputBasis(OutputBasis):
     """The (non-orthonormal) basis of the distinct training outputs, used without an output sketch.
 

@@ -81,3 +81,13 @@ def test_select_command(files):
                                  "--sizes-y", "5"])
     assert result.exit_code == 0, result.output
     assert "chosen" in result.output
+
+
+def test_fit_structured_human_report_and_model_file(files):
+    tmp, _, _ = files
+    result = runner.invoke(app, ["fit", str(tmp / "train.csv"), "--test", str(tmp / "test.csv"), "--targets", "6",
+                                 "--task", "structured", "--input-sketch", "subsample", "--input-sketch-size", "40",
+                                 "--output-sketch", "psg", "--output-sketch-size", "20",
+                                 "--model-out", str(tmp / "m.skf")])
+    assert result.exit_code == 0, result.output
+    assert "example_based_f1" in result.output and (tmp / "m.skf").exists()

@@ -233,3 +233,19 @@ def test_registered_output_kernels(out_kernel):
         ref = naive.naive_iokr_scores(GaussK(0.2)(X, X), GaussK(0.2)(Xte, X), np.asarray(ky_ref(Yref, Cref)), kcc, 1e-3)
         np.testing.assert_allclose(S, ref, rtol=1e-6, atol=1e-8)
         np.testing.assert_array_equal(m.predict(Xte, candidates=C), C[np.argmax(S, axis=1)])
+
+
+@pytest.mark.parametrize("sketches", [{}, {"input_sketch": "subsample", "input_sketch_size": 30,
+                                           "output_sketch": "psg", "output_sketch_size": 15, "n_draws": 2}])
+def test_save_load_round_trip(tmp_path, sketches):
+    from skframe.persistence import load, save
+
+    X, Y = multilabel_data(n=60)
+    m = OutputKernelRegressor(input_kernel_params={"gamma": 0.2}, output_kernel_params={"gamma": 0.3}, lam=1e-3,
+                              random_state=0, **sketches).fit(X, Y)
+    before = m.decision_function(X[:7])
+    m.predict(X[:3])  # fills the default-candidate cache
+    save(m, tmp_path / "m.skf")
+    m2 = load(tmp_path / "m.skf")
+    np.testing.assert_allclose(m2.decision_function(X[:7]), before, rtol=1e-12)
+    np.testing.assert_array_equal(m2.predict(X[:7]), m.predict(X[:7]))

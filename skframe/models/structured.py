@@ -37,6 +37,7 @@ from .._validation import check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ..linalg import default_rtol, pinv_sym, solve_psd
 from ..output_basis import SketchedOutputBasis, TrainingOutputBasis
+from ..persistence import persistable
 from ..protocols import kernel_block
 from ..registry import component_name, get_decoder
 from ..sketching import draw_sketch, kernel_times, sketched_gram_products
@@ -155,7 +156,7 @@ def _fingerprint(C):
             h.update(np.ascontiguousarray(a).tobytes())
     else:
         h.update(np.ascontiguousarray(C).tobytes())
-    return (C.shape, str(C.dtype), h.hexdigest())
+    return f"{C.shape[0]}x{C.shape[1]}:{C.dtype}:{'sparse' if sp.issparse(C) else 'dense'}:{h.hexdigest()}"
 
 
 def _check_outputs(Y, name="Y"):
@@ -197,6 +198,7 @@ class _ExactInput:
         return self._pinv @ T
 
 
+@persistable
 class _Draw:
     """One ensemble member: an input map to coordinates and its output basis."""
 
@@ -213,6 +215,7 @@ class _Draw:
         return kernel_times(kernel, X, self.X_fit, self.coef)
 
 
+@persistable
 class _ModelCandidates:
     """Candidate source embedding candidates block by block with each draw's basis."""
 
@@ -240,6 +243,7 @@ class _ModelCandidates:
         return self
 
 
+@persistable
 class _EmbeddingCache:
     """Candidate embeddings computed once per fitted model (default set + the last global set)."""
 
@@ -257,6 +261,7 @@ class _EmbeddingCache:
         return len(self.entries)
 
 
+@persistable
 class OutputKernelRegressor(KernelModelMixin, BaseEstimator):
     """Input/output kernel regression with optional input and output sketches (IOKR family).
 
@@ -305,7 +310,9 @@ class OutputKernelRegressor(KernelModelMixin, BaseEstimator):
         The output basis of the first draw.
     candidates_ : ndarray or sparse matrix of shape (q, d)
         Distinct training outputs, the default candidate set.
-    sketch_info_ : list of dict
+    sketch_info_ : dict
+        ``{"input": ..., "output": ..., "n_draws": ...}``: the first draw's sketches.
+    sketch_infos_ : list of dict
         Input and output sketch description of each draw.
     fit_seconds_ : float
 
@@ -431,7 +438,8 @@ class OutputKernelRegressor(KernelModelMixin, BaseEstimator):
             from ..output_basis import unique_rows
 
             self.candidates_ = unique_rows(Y)[0]
-        self.sketch_info_ = infos
+        self.sketch_info_ = {"input": infos[0]["input"], "output": infos[0]["output"], "n_draws": n_draws}
+        self.sketch_infos_ = infos
         self.n_outputs_ = Y.shape[1]
         self._cache = _EmbeddingCache()
         self.fit_seconds_ = time.perf_counter() - t0
