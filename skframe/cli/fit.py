@@ -137,6 +137,19 @@ def _params(model):
     return out
 
 
+def _fmt(value):
+    """Short human form of a report value (details stay in --json)."""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_fmt(v)}" for k, v in value.items() if not isinstance(v, (list, dict)))
+    if isinstance(value, list):
+        if value and all(isinstance(x, (float, int)) for x in value):
+            return " ".join(f"{x:.4g}" for x in value)
+        return f"[{len(value)} items; see --json]"
+    return str(value)
+
+
 def print_report(report):
     """Human-readable summary of a fit report."""
     typer.echo(f"model      {report['model']['class']} ({report['task']})")
@@ -145,18 +158,18 @@ def print_report(report):
                f"features={report['n_features']} targets={report['n_targets']}")
     s = report.get("sketch")
     if s:
-        extra = ", ".join(f"{k}={v}" for k, v in s.items() if k not in ("n",))
-        typer.echo(f"sketch     {extra}")
+        nested = {k: v for k, v in s.items() if isinstance(v, dict)}
+        flat = {k: v for k, v in s.items() if not isinstance(v, dict) and k != "n"}
+        if flat:
+            typer.echo(f"sketch     {_fmt(flat)}")
+        for k, v in nested.items():
+            typer.echo(f"sketch     {k}: {_fmt(v)}")
     typer.echo(f"fit        {report['fit_seconds']:.4f} s")
     typer.echo(f"predict    {report['predict_seconds']:.4f} s")
     typer.echo(f"metrics on the {report['evaluated_on']} set:")
+    width = max([16] + [len(k) + 2 for k in report["metrics"]])
     for k, v in report["metrics"].items():
-        if isinstance(v, float):
-            typer.echo(f"  {k:<16}{v:.6g}")
-        elif isinstance(v, list) and v and all(isinstance(x, (float, int)) for x in v):
-            typer.echo(f"  {k:<16}" + " ".join(f"{x:.4g}" for x in v))
-        else:
-            typer.echo(f"  {k:<16}{v}")
+        typer.echo(f"  {k:<{width}}{_fmt(v)}")
     if report.get("model_path"):
         typer.echo(f"saved      {report['model_path']}")
 

@@ -13,7 +13,7 @@ import typer
 from ..exceptions import DataFormatError, InvalidParameterError
 from ._common import echo_json, handle_errors, to_jsonable
 from ._options import FitOptions
-from .fit import call_predict, task_module
+from .fit import _fmt, call_predict, task_module
 
 
 def _load(model_path):
@@ -107,8 +107,10 @@ def evaluate(
         echo_json(report)
         return
     typer.echo(f"model      {report['model']} ({task}) on {report['n_samples']} samples, {seconds:.4f} s")
-    for k, v in to_jsonable(report["metrics"]).items():
-        typer.echo(f"  {k:<16}{v:.6g}" if isinstance(v, float) else f"  {k:<16}{v}")
+    metrics = to_jsonable(report["metrics"])
+    width = max([16] + [len(k) + 2 for k in metrics])
+    for k, v in metrics.items():
+        typer.echo(f"  {k:<{width}}{_fmt(v)}")
 
 
 predict = handle_errors(predict)
