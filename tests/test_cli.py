@@ -157,3 +157,15 @@ def test_every_option_has_help():
         for param in cmd.params:
             if getattr(param, "param_type_name", "") == "option" and param.name != "help":
                 assert param.help, f"{name} {param.name} has no help"
+
+
+def test_default_dataset_uses_published_hyperparameters_unless_given():
+    rep = json.loads(_fit(["--sketch-size", "20", "--json"]).stdout)
+    assert rep["model"]["params"]["kernel_params"] == {"gamma": 0.1}
+    assert rep["model"]["params"]["lam"] == 1e-7
+    assert rep["data"]["suggested_defaults_used"] == {"kernel_params": {"gamma": 0.1}, "lam": 1e-7}
+    rep = json.loads(_fit(["--sketch-size", "20", "--kernel-param", "gamma=1", "--lam", "0.01", "--json"]).stdout)
+    assert rep["model"]["params"]["kernel_params"] == {"gamma": 1} and rep["model"]["params"]["lam"] == 0.01
+    assert rep["data"]["suggested_defaults_used"] == {}
+    rep = json.loads(_fit(["--kernel", "laplacian", "--sketch-size", "20", "--json"]).stdout)
+    assert rep["model"]["params"]["lam"] == 1e-3 and rep["data"]["suggested_defaults_used"] == {}

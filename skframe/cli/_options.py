@@ -20,7 +20,7 @@ class FitOptions:
     sketch: str = "psr"
     sketch_size: int = 100
     sketch_params: dict = field(default_factory=dict)
-    lam: float = 1e-3
+    lam: Optional[float] = None  # None: the data set's suggestion for the embedded data, else 1e-3
     # losses and solvers
     loss: str = "square"
     loss_params: dict = field(default_factory=dict)

@@ -45,6 +45,25 @@ def call_predict(module, model, X, opts):
     return module.predict(model, X, opts) if len(params) >= 3 else module.predict(model, X)
 
 
+DEFAULT_LAM = 1e-3
+
+
+def _apply_suggestions(opts, suggested):
+    """Fill in the embedded data set's hyper-parameters that the user left unset; return what was used."""
+    used = {}
+    kernel_is_suggested = (opts.input_kernel or opts.kernel) == suggested.get("kernel")
+    if kernel_is_suggested and not opts.kernel_params and not opts.input_kernel_params:
+        opts.kernel_params = dict(suggested.get("kernel_params", {}))
+        used["kernel_params"] = opts.kernel_params
+    if opts.lam is None:
+        if kernel_is_suggested and "lam" in suggested:
+            opts.lam = suggested["lam"]
+            used["lam"] = opts.lam
+        else:
+            opts.lam = DEFAULT_LAM
+    return used
+
+
 def load_data(opts):
     """Return (X_train, Y_train, X_test, Y_test, dataset_info); Y are 2-D."""
     from ..datasets import load_dataset, load_default
@@ -52,7 +71,10 @@ def load_data(opts):
     if opts.train is None:
         ds = load_default(random_state=opts.seed)
         info = {"name": ds.name, "source": "embedded", "description": ds.description}
+        info["suggested_defaults_used"] = _apply_suggestions(opts, ds.suggested)
         return ds.X_train, ds.y_train[:, None], ds.X_test, ds.y_test[:, None], info
+    if opts.lam is None:
+        opts.lam = DEFAULT_LAM
     tr = load_dataset(opts.train, targets=opts.targets, missing=opts.missing)
     info = {"name": Path(opts.train).name, "source": str(opts.train), "n_missing_train": tr.n_missing,
             "missing": opts.missing}
@@ -156,6 +178,10 @@ def print_report(report):
     d = report["data"]
     typer.echo(f"data       {d.get('name')}: n_train={report['n_train']} n_test={report['n_test']} "
                f"features={report['n_features']} targets={report['n_targets']}")
+    if d.get("suggested_defaults_used"):
+        used = d["suggested_defaults_used"]
+        shown = {**used.get("kernel_params", {}), **{k: v for k, v in used.items() if k != "kernel_params"}}
+        typer.echo(f"defaults   {_fmt(shown)} (the data set's published hyper-parameters)")
     s = report.get("sketch")
     if s:
         nested = {k: v for k, v in s.items() if isinstance(v, dict)}
@@ -193,7 +219,7 @@ def fit(
     sketch: Annotated[str, typer.Option("--sketch", help="Sketch name (psr, psg, subsample, gaussian, accumulation, countsketch, leverage, rff) or none for the exact model.")] = "psr",
     sketch_size: Annotated[int, typer.Option("--sketch-size", help="Sketch size m (rows of R).")] = 100,
     sketch_param: Annotated[Optional[List[str]], typer.Option("--sketch-param", help="Sketch parameter KEY=VALUE, repeatable (e.g. p=0.005).")] = None,
-    lam: Annotated[float, typer.Option("--lam", help="Regularisation lambda > 0.")] = 1e-3,
+    lam: Annotated[Optional[float], typer.Option("--lam", help="Regularisation lambda > 0 (default 1e-3; 1e-7 on the embedded data).")] = None,
     loss: Annotated[str, typer.Option("--loss", help="Loss: square, huber, epsilon-svr, epsilon-ridge, pinball, hinge.")] = "square",
     loss_param: Annotated[Optional[List[str]], typer.Option("--loss-param", help="Loss parameter KEY=VALUE, repeatable (e.g. kappa=1, epsilon=0.1).")] = None,
     solver: Annotated[Optional[str], typer.Option("--solver", help="Solver: closed-form, lbfgs or adam (default chosen from the loss).")] = None,

@@ -126,6 +126,7 @@ class TrainTestDataset:
     name: str
     description: str
     params: dict = field(default_factory=dict)
+    suggested: dict = field(default_factory=dict)
 
     @property
     def n_features(self):
@@ -156,8 +157,9 @@ def load_default(random_state=0):
     Returns
     -------
     TrainTestDataset
-        With ``X_train``, ``y_train``, ``X_test``, ``y_test``, ``name="friedman-outliers"``
-        and ``description``.
+        With ``X_train``, ``y_train``, ``X_test``, ``y_test``, ``name="friedman-outliers"``,
+        ``description`` and ``suggested`` (the paper's hyper-parameters for a Gaussian kernel:
+        ``gamma=0.1``, ``lam=1e-7``).
 
     Examples
     --------
@@ -189,4 +191,6 @@ def load_default(random_state=0):
         name="friedman-outliers",
         description=description,
         params=dict(params, train_seed=random_state, test_seed=random_state + 1),
+        # seed 002 §4.1 hyper-parameters (Gaussian kernel), used by `skframe fit` when none are given
+        suggested={"kernel": "gaussian", "kernel_params": {"gamma": 0.1}, "lam": 1e-7},
     )
