@@ -201,7 +201,8 @@ class LBFGSSolver(_BaseSolver):
     def params(self):
         return {"max_iter": self.max_iter, "tol": self.tol, "init": self.init}
 
-    def solve(self, Z, Y, loss, lam, *, M=None, rng=None):
+    def solve(self, Z, Y, loss, lam, *, M=None, rng=None, progress=None):
+        """Minimise the feature-map objective; ``progress(1)`` is called after each iteration."""
         self._reset()
         if not getattr(loss, "smooth", False):
             raise InvalidParameterError(
@@ -220,12 +221,18 @@ class LBFGSSolver(_BaseSolver):
             return val, g.ravel()
 
         hist = [prob.objective(V0)]
+
+        def on_iteration(xk):
+            hist.append(last.get("f", np.nan))
+            if progress is not None:
+                progress(1)
+
         res = sopt.minimize(
             fun,
             V0.ravel(),
             jac=True,
             method="L-BFGS-B",
-            callback=lambda xk: hist.append(last.get("f", np.nan)),
+            callback=on_iteration,
             options={"maxiter": self.max_iter, "gtol": self.tol, "ftol": self.tol},
         )
         V = res.x.reshape(shape)
@@ -320,7 +327,8 @@ class AdamSolver(_BaseSolver):
             return self.learning_rate * (1.0 - epoch / self.epochs)
         return self.learning_rate
 
-    def solve(self, Z, Y, loss, lam, *, M=None, rng=None):
+    def solve(self, Z, Y, loss, lam, *, M=None, rng=None, progress=None):
+        """Run the epochs; ``progress(1)`` is called after each epoch."""
         self._reset()
         lam = self._check_lam(lam)
         rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
@@ -375,6 +383,8 @@ class AdamSolver(_BaseSolver):
                 vhat = m2 / (1 - self.beta2**t)
                 V -= lr * mhat / (np.sqrt(vhat) + self.eps)
             history.append(prob.objective(V))
+            if progress is not None:
+                progress(1)
             score = monitored(V) if self.early_stopping else history[-1]
             if not np.isfinite(score):
                 reason = f"diverged at epoch {epoch + 1} (non-finite objective); lower learning_rate"

@@ -91,33 +91,46 @@ def parse_float_list(text, option):
     return values
 
 
+class _Advance:
+    """Callable handed to ``fit(progress=...)``: ``advance(n)``; ``new_stage(text, total)`` starts a new bar."""
+
+    def __init__(self, bar, task):
+        self._bar = bar
+        self._task = task
+
+    def __call__(self, n=1):
+        self._bar.update(self._task, advance=n)
+
+    def new_stage(self, description, total=None):
+        self._bar.update(self._task, visible=False)
+        self._task = self._bar.add_task(description, total=total)
+
+
 class progress_bar:
-    """Context manager giving a ``progress(n_rows)`` callable; silent when ``enabled`` is False."""
+    """Context manager giving a progress callable on a terminal, or None (no terminal, ``--json``).
+
+    The callable advances the bar by ``n`` rows; its ``new_stage(description, total)``
+    starts a second bar (e.g. solver epochs after the kernel rows).
+    """
 
     def __init__(self, total, description, enabled=True):
         self.total = int(total)
         self.description = description
         self.enabled = enabled and sys.stderr.isatty()
         self._bar = None
-        self._task = None
 
     def __enter__(self):
         if not self.enabled:
             return None
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
         from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         self._bar = Progress(
             TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
             TimeElapsedColumn(), console=Console(stderr=True), transient=True,
         )
         self._bar.__enter__()
-        self._task = self._bar.add_task(self.description, total=self.total)
-
-        def advance(n=1):
-            self._bar.update(self._task, advance=n)
-
-        return advance
+        return _Advance(self._bar, self._bar.add_task(self.description, total=self.total))
 
     def __exit__(self, *exc):
         if self._bar is not None:

@@ -94,7 +94,7 @@ def load_data(opts):
 def fit_model(model, X, Y, opts, description="fitting"):
     """Fit with a progress bar over kernel rows when the estimator supports it."""
     accepts = "progress" in inspect.signature(model.fit).parameters
-    with progress_bar(X.shape[0], description, enabled=not opts.json and accepts) as advance:
+    with progress_bar(X.shape[0], "kernel rows", enabled=not opts.json and accepts) as advance:
         if accepts and advance is not None:
             return model.fit(X, Y, progress=advance)
         return model.fit(X, Y)

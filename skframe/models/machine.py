@@ -60,6 +60,24 @@ def _resolve_solver(solver, solver_params, loss):
     return solver
 
 
+def _run_solver(solver, Z, Y, loss, lam, M, rng, progress):
+    """Call ``solver.solve``, forwarding per-iteration progress when both sides support it.
+
+    A progress object with ``new_stage(description, total)`` (the CLI's progress bar) gets a
+    second stage for the solver's epochs or iterations, advanced once per epoch/iteration by
+    solvers that accept a ``progress`` keyword. A plain callable only counts kernel rows.
+    """
+    import inspect
+
+    new_stage = getattr(progress, "new_stage", None)
+    if new_stage is None or "progress" not in inspect.signature(solver.solve).parameters:
+        return solver.solve(Z, Y, loss, lam, M=M, rng=rng)
+    epochs = getattr(solver, "epochs", None)
+    total = epochs or getattr(solver, "max_iter", None)
+    new_stage(f"{getattr(solver, 'name', 'solver')} {'epochs' if epochs else 'iterations'}", total)
+    return solver.solve(Z, Y, loss, lam, M=M, rng=rng, progress=progress)
+
+
 class _MachineBase(KernelModelMixin, BaseEstimator):
     """Shared fit/predict of the sketched kernel machines."""
 
@@ -87,7 +105,7 @@ class _MachineBase(KernelModelMixin, BaseEstimator):
         else:
             fmap, Z, info = self._build_representation(X, kernel, sketch, rng, progress=progress)
         t_solve = time.perf_counter()
-        W = solver.solve(Z, Y, loss, lam, M=M, rng=solver_rng)
+        W = _run_solver(solver, Z, Y, loss, lam, M, solver_rng, progress)
         WM = W if M is None else W @ M
         if hasattr(fmap, "proj"):  # f(x) = k(x, X_sub) @ proj @ W M
             self.coef_ = fmap.proj @ WM
