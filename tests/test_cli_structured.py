@@ -91,3 +91,31 @@ def test_fit_structured_human_report_and_model_file(files):
                                  "--model-out", str(tmp / "m.skf")])
     assert result.exit_code == 0, result.output
     assert "example_based_f1" in result.output and (tmp / "m.skf").exists()
+
+
+def test_ranking_metrics_match_full_sort():
+    """MRR / mean rank from the CLI task equal a brute-force ranking of the full score matrix."""
+    import numpy as np
+
+    from skframe.cli._task_structured import ranking_metrics
+    from skframe.models import OutputKernelRegressor
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((60, 4))
+    Y = (rng.random((60, 6)) < 0.3).astype(float)
+    model = OutputKernelRegressor("gaussian", input_kernel_params={"gamma": 0.3}, lam=1e-3).fit(X[:40], Y[:40])
+    C = np.unique(Y[:40], axis=0)
+    got = ranking_metrics(model, X[40:], Y[40:], C, chunk_rows=7)
+    S = model.decision_function(X[40:], candidates=C)
+    ranks = []
+    for i in range(20):
+        hit = np.flatnonzero((C == Y[40 + i]).all(axis=1))
+        if hit.size:
+            s_true = S[i, hit[0]]
+            ranks.append(1 + np.sum(S[i] > s_true) + 0.5 * (np.sum(S[i] == s_true) - 1))
+    assert got["n_ranked"] == len(ranks)
+    if ranks:
+        assert got["mrr"] == pytest.approx(np.mean(1 / np.asarray(ranks)))
+        assert got["mean_rank"] == pytest.approx(np.mean(ranks))
+    per = ranking_metrics(model, X[40:], Y[40:], [C] * 20)
+    assert per == pytest.approx(got)

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ..metrics import example_based_f1, hamming_loss
+from ..metrics import example_based_f1, hamming_loss, mean_rank, mean_reciprocal_rank, rank_of_true
 from ..models import OutputKernelRegressor
 
 NAME = "structured"
@@ -131,8 +131,42 @@ def _true_ranks(Y_test, topk):
     return ranks
 
 
+def _row_keys(C):
+    C = np.ascontiguousarray(np.asarray(C.toarray() if hasattr(C, "toarray") else C, dtype=np.float64))
+    return {row.tobytes(): i for i, row in reversed(list(enumerate(C)))}
+
+
+def ranking_metrics(model, X_test, Y_test, candidates, chunk_rows=1000):
+    """Rank of each true output among the candidates (rows whose truth is not a candidate are skipped).
+
+    Returns MRR, mean rank and the number of ranked rows; ties count as the average rank.
+    """
+    Y_test = np.ascontiguousarray(Y_test, dtype=np.float64)
+    per_sample = isinstance(candidates, list)
+    global_keys = None if per_sample else _row_keys(candidates)
+    true_idx = np.full(Y_test.shape[0], -1, dtype=np.int64)
+    for i in range(Y_test.shape[0]):
+        keys = _row_keys(candidates[i]) if per_sample else global_keys
+        true_idx[i] = keys.get(Y_test[i].tobytes(), -1)
+    rows = np.flatnonzero(true_idx >= 0)
+    if rows.size == 0:
+        return {"n_ranked": 0}
+    ranks = []
+    for start in range(0, rows.size, chunk_rows):
+        part = rows[start : start + chunk_rows]
+        if per_sample:
+            S = model.decision_function(X_test[part], candidates=[candidates[i] for i in part])
+            ranks.extend(float(rank_of_true(np.asarray(s)[None, :], [true_idx[i]])[0]) for s, i in zip(S, part))
+        else:
+            S = model.decision_function(X_test[part], candidates=candidates)
+            ranks.extend(rank_of_true(S, true_idx[part]).tolist())
+    ranks = np.asarray(ranks)
+    return {"mrr": float(mean_reciprocal_rank(ranks)), "mean_rank": float(mean_rank(ranks)), "n_ranked": int(rows.size)}
+
+
 def metrics(model, X_test, Y_test, Y_pred, opts):
-    """Example-based F1 and Hamming loss (binary outputs), surrogate MSE, and top-k hits when asked."""
+    """Example-based F1 and Hamming loss (binary outputs), surrogate MSE; with ``--top-k`` also Hits@k,
+    MRR and mean rank of the true output among the candidates."""
     Y_test = np.asarray(Y_test.toarray() if hasattr(Y_test, "toarray") else Y_test, dtype=np.float64)
     out = {}
     binary = np.isin(Y_test, (0.0, 1.0)).all() and np.isin(Y_pred, (0.0, 1.0)).all()
@@ -149,6 +183,7 @@ def metrics(model, X_test, Y_test, Y_pred, opts):
         ranks = _true_ranks(Y_test, topk)
         k = topk["k"]
         out[f"hits_at_{k}"] = float(np.mean(ranks <= k))
+        out.update(ranking_metrics(model, X_test, Y_test, topk["candidates"]))
         out["top_k"] = {
             "k": k,
             "indices_first_rows": topk["indices"][:5].tolist(),
