@@ -58,14 +58,14 @@ def unique_rows(Y):
         ``Y[i] == U[inverse[i]]``.
     """
     dense = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
-    _, first, inverse = np.unique(dense, axis=0, return_index=True, return_inverse=True)
-    inverse = np.asarray(inverse).ravel()
-    # reorder by first appearance so that the result does not depend on lexicographic order
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.shape[0])
-    first = first[order]
-    return Y[first], first, rank[inverse]
+    # + 0.0 maps -0.0 to 0.0, so that byte-equal rows are exactly the equal rows (inputs are finite)
+    rows = np.ascontiguousarray(dense.reshape(dense.shape[0], -1) + 0.0)
+    seen = {}
+    inverse = np.fromiter((seen.setdefault(r.tobytes(), len(seen)) for r in rows), dtype=np.int64,
+                          count=rows.shape[0])
+    first = np.full(len(seen), rows.shape[0], dtype=np.int64)
+    np.minimum.at(first, inverse, np.arange(rows.shape[0]))
+    return Y[first], first, inverse
 
 
 class OutputBasis:

@@ -236,3 +236,50 @@ def test_registry_finds_the_kernels():
     for name, cls in expected.items():
         assert isinstance(get_kernel(name), cls)
     assert isinstance(get_kernel("precomputed", gram=np.eye(2)), PrecomputedKernel)
+
+
+_CROSS_NAMES = ["gaussian", "linear", "polynomial", "cosine", "tanimoto", "gaussian-tanimoto"]  # sparse path via X @ Y.T
+
+
+@pytest.mark.parametrize("name", _CROSS_NAMES)
+@pytest.mark.parametrize("tile", [None, 50, 1])  # one dense tile of Y.T / several / one row of Y per tile
+@pytest.mark.parametrize("densify", [True, False])  # CSR x dense tiles, or scipy's sparse product
+def test_sparse_cross_paths_match_naive(name, tile, densify, rng, monkeypatch):
+    """CSR x dense-tile kernels (both orientations, chunked tiles) and the scipy fallback against naive."""
+    if tile is not None:
+        monkeypatch.setattr(kmod, "DENSE_TILE_ELEMENTS", tile * 40)  # d = 40: `tile` rows of Y per tile
+    monkeypatch.setattr(kmod, "DENSIFY_MIN_DENSITY", 0.0 if densify else 2.0)
+    factory, formula, nonneg = CASES[name]
+    k = factory()
+    big, small = _data(rng, 300, 40, nonneg, density=0.1), _data(rng, 37, 40, nonneg, density=0.3)
+    for X, Y in ((big, small), (small, big)):  # k(X_chunk, X_sub) and k(X_sub, X_chunk)
+        ref = formula(X, Y)
+        for A, B in ((sp.csr_matrix(X), sp.csr_matrix(Y)), (sp.csr_matrix(X), Y), (X, sp.csr_matrix(Y))):
+            K = k(A, B)
+            assert K.shape == ref.shape and K.flags.c_contiguous
+            _close(K, ref)
+    S = sp.csr_matrix(big)
+    _close(k(S), formula(big, big))  # symmetric Gram of a sparse matrix
+
+
+@pytest.mark.parametrize("name", _CROSS_NAMES)
+@pytest.mark.parametrize("max_density", [0.0, 1.0])  # never / always treat a mostly-zero dense X as CSR
+def test_mostly_zero_dense_input_as_csr_matches_naive(name, max_density, rng, monkeypatch):
+    monkeypatch.setattr(kmod, "SPARSIFY_MAX_DENSITY", max_density)
+    factory, formula, nonneg = CASES[name]
+    X, Y = _data(rng, 50, 60, nonneg, density=0.03), _data(rng, 29, 60, nonneg, density=0.5)
+    k = factory()
+    _close(k(X, Y), formula(X, Y))
+    _close(k(X), formula(X, X))
+
+
+def test_sparse_gaussian_with_chunked_tiles_on_skewed_columns(rng, monkeypatch):
+    """Long CSR rows (> 4 non-zeros, the unrolled sweep) and a tile boundary inside the output columns."""
+    monkeypatch.setattr(kmod, "DENSE_TILE_ELEMENTS", 7 * 200)
+    X = rng.standard_normal((90, 200)) * (rng.random((90, 200)) < rng.random(200) * 0.6)
+    Y = rng.standard_normal((1500, 200)) * (rng.random((1500, 200)) < 0.2)  # > 1024 output columns per tile
+    ref = naive.naive_gaussian(X, Y, 0.01)
+    _close(GaussianKernel(gamma=0.01)(sp.csr_matrix(X), sp.csr_matrix(Y)), ref)
+    monkeypatch.setattr(kmod, "DENSE_TILE_ELEMENTS", 1 << 23)
+    _close(GaussianKernel(gamma=0.01)(sp.csr_matrix(X), sp.csr_matrix(Y)), ref)
+    _close(GaussianKernel(gamma=0.01)(sp.csr_matrix(X), Y), ref)

@@ -94,9 +94,9 @@ def test_candidates_global_per_sample_and_cache():
     S = model.decision_function(Xte, candidates=C)
     pred = model.predict(Xte, candidates=C)
     np.testing.assert_array_equal(pred, C[np.argmax(S, axis=1)])
-    assert len(model._cache) == 1  # the global set's embeddings are cached
+    assert len(model._cache) == 2  # the default set's embeddings (from fit) + the global set's
     model.predict(Xte, candidates=C)
-    assert len(model._cache) == 1
+    assert len(model._cache) == 2
     idx, sc = model.predict_topk(Xte, 7, candidates=C)
     ref_i, ref_s = naive.naive_decode_topk(S, 7)
     np.testing.assert_array_equal(idx, ref_i)
@@ -249,3 +249,16 @@ def test_save_load_round_trip(tmp_path, sketches):
     m2 = load(tmp_path / "m.skf")
     np.testing.assert_allclose(m2.decision_function(X[:7]), before, rtol=1e-12)
     np.testing.assert_array_equal(m2.predict(X[:7]), m.predict(X[:7]))
+
+
+@pytest.mark.parametrize("out_sketch", [None, "subsample"])
+def test_default_candidate_embeddings_from_fit_equal_embed(out_sketch):
+    """The default candidates' embeddings cached at fit (Psi rows / the basis Gram) equal embed(candidates_)."""
+    X, Y = multilabel_data(n=80)
+    model = _model(input_sketch="subsample", input_sketch_size=30, output_sketch=out_sketch,
+                   output_sketch_size=25, n_draws=2).fit(X, Y)
+    src = model._cache.get("default")
+    assert src is not None and src.cached is not None
+    for E, d in zip(src.cached, model.draws_):
+        ref = d.basis.embed(model.candidates_)
+        np.testing.assert_allclose(E, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())

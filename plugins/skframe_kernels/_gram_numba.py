@@ -33,10 +33,16 @@ __all__ = [
     "csr_overlap",
     "tanimoto_from_cross",
     "affine_exp",
+    "csr_dense_cross",
+    "csr_dense_sqeuclidean_exp",
+    "dense_csr_cross",
+    "csr_rows_to_dense_t",
 ]
 
 _FASTMATH = {"nnan", "ninf", "nsz", "contract", "arcp"}
 _TILE = 512  # columns of ``out`` processed together by the direct kernels (stays in L1/L2)
+_CSR_ROWS = 8  # CSR rows per parallel task of the sparse x dense kernels
+_CSR_TILE = 1024  # output columns per pass of the sparse x dense kernels (rows of a block share the tile)
 
 _LN2_HI = 6.93147180369123816490e-01  # ln 2 with trailing zero bits: k * _LN2_HI is exact
 _LN2_LO = 1.90821492927058770002e-10
@@ -229,3 +235,94 @@ def affine_exp(out, a, b):
         for j in range(m):
             row[j] = a * row[j] + b
         _exp_nonpositive_inplace(row)
+
+
+@njit(nogil=True, fastmath=_FASTMATH, cache=True, inline="always")
+def _csr_dense_rows(xp, xi, xd, Yt, out, i0, i1, j_off):
+    """``out[i, j_off + j] = sum_p xd[p] * Yt[xi[p], j]`` for the CSR rows ``i0 <= i < i1``.
+
+    Column tiles of ``_CSR_TILE`` outer, rows inner: the rows of one block share the
+    cached tile of ``Yt``, and each non-zero is one contiguous axpy that vectorises.
+    """
+    m = Yt.shape[1]
+    for c0 in range(0, m, _CSR_TILE):
+        w = min(_CSR_TILE, m - c0)
+        for i in range(i0, i1):
+            acc = out[i, j_off + c0 : j_off + c0 + w]
+            for j in range(w):
+                acc[j] = 0.0
+            p = xp[i]
+            p1 = xp[i + 1]
+            while p + 4 <= p1:  # four non-zeros per sweep: a quarter of the loads/stores of acc
+                v0 = xd[p]
+                v1 = xd[p + 1]
+                v2 = xd[p + 2]
+                v3 = xd[p + 3]
+                y0 = Yt[xi[p], c0 : c0 + w]
+                y1 = Yt[xi[p + 1], c0 : c0 + w]
+                y2 = Yt[xi[p + 2], c0 : c0 + w]
+                y3 = Yt[xi[p + 3], c0 : c0 + w]
+                for j in range(w):
+                    acc[j] += (v0 * y0[j] + v1 * y1[j]) + (v2 * y2[j] + v3 * y3[j])
+                p += 4
+            while p < p1:
+                v = xd[p]
+                yk = Yt[xi[p], c0 : c0 + w]
+                for j in range(w):
+                    acc[j] += v * yk[j]
+                p += 1
+
+
+@njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def csr_dense_cross(xp, xi, xd, Yt, out, j_off):
+    """``out[:, j_off : j_off + m] = X @ Yt`` for CSR ``X = (xp, xi, xd)`` and dense ``Yt`` of shape (d, m).
+
+    ``Yt`` is ``Y.T`` (or a tile of it) made C-contiguous; ``out`` is the full C-contiguous block.
+    """
+    n = xp.shape[0] - 1
+    for b in prange((n + _CSR_ROWS - 1) // _CSR_ROWS):
+        i0 = b * _CSR_ROWS
+        _csr_dense_rows(xp, xi, xd, Yt, out, i0, min(n, i0 + _CSR_ROWS), j_off)
+
+
+@njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def csr_dense_sqeuclidean_exp(xp, xi, xd, Yt, xn, yn, gamma, out, j_off):
+    """:func:`csr_dense_cross` fused with ``exp(-gamma * max(xn_i + yn_j - 2 <x_i, y_j>, 0))``.
+
+    ``yn`` holds the squared norms of the ``m`` columns of ``Yt`` (the tile's rows of Y).
+    """
+    n = xp.shape[0] - 1
+    m = Yt.shape[1]
+    for b in prange((n + _CSR_ROWS - 1) // _CSR_ROWS):
+        i0 = b * _CSR_ROWS
+        i1 = min(n, i0 + _CSR_ROWS)
+        _csr_dense_rows(xp, xi, xd, Yt, out, i0, i1, j_off)
+        for i in range(i0, i1):
+            row = out[i, j_off : j_off + m]
+            xi_n = xn[i]
+            for j in range(m):
+                row[j] = -gamma * max(xi_n + yn[j] - 2.0 * row[j], 0.0)
+            _exp_nonpositive_inplace(row)
+
+
+@njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def dense_csr_cross(X, yp, yi, yd, out):
+    """``out = X @ Y.T`` for dense ``X`` (n, d) and CSR ``Y = (yp, yi, yd)``: gathers from the row ``X[i]``."""
+    n = X.shape[0]
+    m = yp.shape[0] - 1
+    for i in prange(n):
+        x = X[i]
+        row = out[i]
+        for j in range(m):
+            s = 0.0
+            for p in range(yp[j], yp[j + 1]):
+                s += yd[p] * x[yi[p]]
+            row[j] = s
+
+
+@njit(nogil=True, cache=True)
+def csr_rows_to_dense_t(yp, yi, yd, j0, j1, out):
+    """Scatter the CSR rows ``j0 <= j < j1`` into the zeroed dense ``out`` of shape (d, j1 - j0), transposed."""
+    for j in range(j0, j1):
+        for p in range(yp[j], yp[j + 1]):
+            out[yi[p], j - j0] += yd[p]

@@ -8,10 +8,12 @@ block of shape ``(len(X), len(Y))``, ``kernel.diag(X)`` its diagonal for
 ``type(kernel)(**kernel.params)`` rebuilds it) and ``kernel.normalized`` says
 whether ``k(x, x) = 1``.
 
-Inputs are 2-D NumPy arrays or ``scipy.sparse`` matrices. Sparse inputs are
-never densified: inner products are sparse products computed in row chunks
-(:data:`GRAM_CHUNK_ELEMENTS` bounds the temporary sparse block) and norms are
-sparse row norms. The element-wise work (distances, exponentials, ratios) runs in
+Inputs are 2-D NumPy arrays or ``scipy.sparse`` matrices. A sparse left operand
+(the large data matrix) is never densified: inner products ``X @ Y.T`` run in a
+compiled CSR x dense kernel against dense tiles of ``Y.T`` (each tile at most
+:data:`DENSE_TILE_ELEMENTS` entries), or, for a very sparse ``Y``, as sparse
+products in row chunks (:data:`GRAM_CHUNK_ELEMENTS` bounds the temporary sparse
+block); norms are sparse row norms. The element-wise work (distances, exponentials, ratios) runs in
 compiled, multi-threaded loops from :mod:`skframe_kernels._gram_numba`; the plain
 formulas they are checked against live in ``tests/naive.py``.
 """
@@ -40,6 +42,9 @@ __all__ = [
     "PrecomputedKernel",
     "GRAM_CHUNK_ELEMENTS",
     "DIRECT_MAX_FEATURES",
+    "DENSE_TILE_ELEMENTS",
+    "DENSIFY_MIN_DENSITY",
+    "SPARSIFY_MAX_DENSITY",
 ]
 
 #: Upper bound on the number of entries of one temporary block (rows of ``X``
@@ -49,6 +54,22 @@ GRAM_CHUNK_ELEMENTS = 1 << 22
 #: Dense inputs with at most this many features get their distances summed
 #: directly in compiled code; above it the cross term goes through BLAS.
 DIRECT_MAX_FEATURES = 32
+
+#: Sparse ``X`` against sparse ``Y``: rows of ``Y`` are densified (transposed) in tiles of at
+#: most this many entries (64 MB), and ``X @ Y.T`` is computed by a compiled CSR x dense
+#: kernel (each non-zero of ``X`` is a contiguous axpy over the tile). ``X`` itself, the
+#: large training matrix, is never densified.
+DENSE_TILE_ELEMENTS = 1 << 23
+
+#: Sparse ``Y`` sparser than this (non-zeros / entries) is not densified: the result is then
+#: mostly zeros and scipy's sparse product, chunked by :data:`GRAM_CHUNK_ELEMENTS`, is cheaper.
+DENSIFY_MIN_DENSITY = 0.002
+
+#: A dense left operand with more than :data:`DIRECT_MAX_FEATURES` features and at most
+#: this fraction of non-zero entries (e.g. label-indicator outputs) is converted to CSR:
+#: the CSR x dense kernel then does ``nnz(X) * len(Y)`` multiply-adds instead of BLAS's
+#: ``len(X) * n_features * len(Y)``.
+SPARSIFY_MAX_DENSITY = 0.05
 
 _TANIMOTO_VARIANTS = ("dot", "minmax")
 
@@ -95,13 +116,70 @@ def _row_chunks(n, m):
         yield slice(i0, min(i0 + step, n))
 
 
+def _csr_arrays(Z):
+    """``(indptr, indices, data)`` of a canonical CSR matrix as int64/int64/float64 arrays."""
+    Z = Z if sp.isspmatrix_csr(Z) or isinstance(Z, sp.csr_array) else Z.tocsr()
+    return (np.asarray(Z.indptr, dtype=np.int64), np.asarray(Z.indices, dtype=np.int64),
+            np.ascontiguousarray(Z.data, dtype=np.float64))
+
+
+def _densify_y(Y):
+    """True when the sparse right operand is dense enough to go through dense tiles of ``Y.T``."""
+    m, d = Y.shape
+    return m * d > 0 and Y.nnz >= DENSIFY_MIN_DENSITY * m * d
+
+
+def _dense_tiles(Y):
+    """Yield ``(j0, Yt)``: ``Yt`` is ``Y[j0 : j0 + w].T`` as a dense C-contiguous (d, w) array.
+
+    A dense ``Y`` gives one tile (its transposed copy); a sparse one is scattered tile by
+    tile, each of at most :data:`DENSE_TILE_ELEMENTS` entries.
+    """
+    m, d = Y.shape
+    if not sp.issparse(Y):
+        yield 0, _transpose_c(Y)
+        return
+    yp, yi, yd = _csr_arrays(Y)
+    step = max(1, int(DENSE_TILE_ELEMENTS) // max(1, d))
+    for j0 in range(0, m, step):
+        j1 = min(m, j0 + step)
+        Yt = np.zeros((d, j1 - j0))
+        _nb.csr_rows_to_dense_t(yp, yi, yd, j0, j1, Yt)
+        yield j0, Yt
+
+
+def _maybe_csr(X):
+    """``X`` as CSR when it is a dense array that is mostly zeros (see :data:`SPARSIFY_MAX_DENSITY`)."""
+    if sp.issparse(X) or X.shape[1] <= DIRECT_MAX_FEATURES or X.size == 0:
+        return X
+    if np.count_nonzero(X) <= SPARSIFY_MAX_DENSITY * X.size:
+        return sp.csr_matrix(X)
+    return X
+
+
 def _cross(X, Y):
-    """Dense ``X @ Y.T`` as a new C-contiguous float64 array, never densifying a sparse input."""
+    """Dense ``X @ Y.T`` as a new C-contiguous float64 array, never densifying a sparse ``X``.
+
+    Dense x dense: one BLAS call. Sparse ``X``: compiled CSR x dense kernel against dense
+    tiles of ``Y.T`` (see :data:`DENSE_TILE_ELEMENTS`). Dense ``X`` with sparse ``Y``: a
+    compiled kernel gathering from the rows of ``X``. Very sparse ``Y`` (below
+    :data:`DENSIFY_MIN_DENSITY`): scipy's sparse product in row chunks.
+    """
     n, m = X.shape[0], Y.shape[0]
+    if not sp.issparse(Y):
+        X = _maybe_csr(X)
     if not sp.issparse(X) and not sp.issparse(Y):
         return np.matmul(X, Y.T)  # one multithreaded BLAS call writing the result directly
     out = np.empty((n, m), dtype=np.float64)
-    YT = Y.T.tocsr() if sp.issparse(Y) else Y.T
+    if not sp.issparse(X):
+        _nb.dense_csr_cross(X, *_csr_arrays(Y), out)
+        return out
+    if not sp.issparse(Y) or _densify_y(Y):
+        xp, xi, xd = _csr_arrays(X)
+        for j0, Yt in _dense_tiles(Y):
+            _nb.csr_dense_cross(xp, xi, xd, Yt, out, j0)
+        return out
+    YT = Y.T.tocsr()
     for rows in _row_chunks(n, m):
         block = X[rows] @ YT
         out[rows] = block.toarray() if sp.issparse(block) else block
@@ -219,7 +297,8 @@ class GaussianKernel(_BaseKernel):
     Dense data with at most :data:`DIRECT_MAX_FEATURES` features: distances are
     summed directly in compiled code fused with the exponential. Otherwise
     ``||x||^2 + ||y||^2 - 2 <x, y>`` with the cross term from BLAS or a sparse
-    product (clamped at 0). Sparse inputs are never densified.
+    product (clamped at 0); for sparse ``X`` the CSR x dense-tile product is fused
+    with the exponential. A sparse ``X`` is never densified.
 
     Examples
     --------
@@ -246,10 +325,19 @@ class GaussianKernel(_BaseKernel):
             out = np.empty((X.shape[0], Y.shape[0]), dtype=np.float64)
             _nb.sqeuclidean_exp_direct(X, _transpose_c(Y), self.gamma, out)
             return out
-        out = _cross(X, Y)
         xn = _sq_row_norms(X)
         yn = xn if symmetric else _sq_row_norms(Y)
-        _nb.sqeuclidean_exp_from_cross(out, xn, yn, self.gamma)
+        if not sp.issparse(Y):
+            X = _maybe_csr(X)
+        if sp.issparse(X) and (not sp.issparse(Y) or _densify_y(Y)):
+            # sparse x dense tiles, fused with the norms and the exponential
+            out = np.empty((X.shape[0], Y.shape[0]), dtype=np.float64)
+            xp, xi, xd = _csr_arrays(X)
+            for j0, Yt in _dense_tiles(Y):
+                _nb.csr_dense_sqeuclidean_exp(xp, xi, xd, Yt, xn, yn[j0 : j0 + Yt.shape[1]], self.gamma, out, j0)
+        else:
+            out = _cross(X, Y)
+            _nb.sqeuclidean_exp_from_cross(out, xn, yn, self.gamma)
         if symmetric:
             np.fill_diagonal(out, 1.0)
         return out

@@ -406,7 +406,13 @@ class OutputKernelRegressor(KernelModelMixin, BaseEstimator):
 
         exact_in = _ExactInput(kx, X, lam) if sx is None else None
         exact_out = TrainingOutputBasis.fit(ky, Y) if sy is None else None
-        draws, infos = [], []
+        if exact_out is not None:
+            C = exact_out[0].Y_unique
+        else:
+            from ..output_basis import unique_rows
+
+            C, first, _ = unique_rows(Y)
+        draws, infos, cand_embeddings = [], [], []
         for _ in range(n_draws):
             # output basis (independent of the input model)
             if exact_out is not None:
@@ -414,6 +420,9 @@ class OutputKernelRegressor(KernelModelMixin, BaseEstimator):
             else:
                 R_Y = draw_sketch(sy, n, rng, X=Y, kernel=ky)
                 basis, T = SketchedOutputBasis.fit(ky, Y, R_Y, rtol=self.rtol)
+            # embeddings of the default candidates (the distinct training outputs), known from the fit:
+            # the dual basis' Gram, or the rows of the training targets Psi = embed(Y)
+            cand_embeddings.append(basis.gram if exact_out is not None else T[first])
             # input model
             if exact_in is not None:
                 draw = _Draw(X, exact_in.solve(T), basis, exact_in.info)
@@ -432,16 +441,14 @@ class OutputKernelRegressor(KernelModelMixin, BaseEstimator):
         self.output_basis_ = draws[0].basis
         self.input_kernel_ = kx
         self.output_kernel_ = ky
-        if exact_out is not None:
-            self.candidates_ = exact_out[0].Y_unique
-        else:
-            from ..output_basis import unique_rows
-
-            self.candidates_ = unique_rows(Y)[0]
+        self.candidates_ = C
         self.sketch_info_ = {"input": infos[0]["input"], "output": infos[0]["output"], "n_draws": n_draws}
         self.sketch_infos_ = infos
         self.n_outputs_ = Y.shape[1]
         self._cache = _EmbeddingCache()
+        basis = self.output_basis_
+        bias = None if basis.normalized else -0.5 * basis.self_kernel(C)
+        self._cache.put("default", _ModelCandidates([d.basis for d in draws], C, cand_embeddings, bias))
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
