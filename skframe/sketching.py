@@ -192,6 +192,16 @@ def _take_rows(X, idx):
     return X[idx]
 
 
+def _diagonal_mix(mix):
+    """The diagonal of ``mix`` when it is a square diagonal matrix (sub-sampling sketches), else None."""
+    if not sp.issparse(mix) or mix.shape[0] != mix.shape[1]:
+        return None
+    m = mix.shape[0]
+    if mix.nnz != m or not np.array_equal(mix.indptr, np.arange(m + 1)) or not np.array_equal(mix.indices, np.arange(m)):
+        return None
+    return np.asarray(mix.data, dtype=np.float64)
+
+
 def sketched_gram_products(kernel, X, R, *, chunk_rows=None, progress=None):
     """Compute ``K R^T`` (n x m) and ``R K R^T`` (m x m) evaluating the kernel only on sampled columns.
 
@@ -215,6 +225,18 @@ def sketched_gram_products(kernel, X, R, *, chunk_rows=None, progress=None):
     if R.n != n:
         raise InvalidParameterError(f"sketch was drawn for n={R.n} points but X has {n} rows")
     X_sub = _take_rows(X, R.indices)
+    diag = _diagonal_mix(R.mix)
+    if diag is not None and chunk_rows is None:
+        # sub-sampling: S_mix is diagonal, so K R^T is the (n x m) output block itself, scaled
+        # column-wise; one kernel call (the kernel tiles internally), no temporary copy
+        KR = kernel_block(kernel, X, X_sub)
+        KR *= diag
+        if progress is not None:
+            progress(n)
+        RKR = KR[R.indices] * diag[:, None]
+        RKR += RKR.T
+        RKR *= 0.5
+        return KR, RKR
     step = chunk_rows or default_chunk_rows(R.s_prime)
     KR = np.empty((n, R.m))
     for start in range(0, n, step):

@@ -121,7 +121,7 @@ def _has_duplicate_rows(A):
 
 
 def _solve_psd_jitter(M, B, rtol=None, singular=False):
-    """``M^+ B`` for a PSD ``M``: Cholesky; if singular (e.g. duplicated sampled inputs), Cholesky
+    """``M^+ B`` for a PSD ``M`` (its diagonal may be modified in place): Cholesky; if singular (e.g. duplicated sampled inputs), Cholesky
     of ``M + delta I`` with ``delta`` at the rank tolerance (``rtol * max diag``); the truncated
     eigendecomposition pseudo-inverse as the last resort.
 
@@ -135,11 +135,13 @@ def _solve_psd_jitter(M, B, rtol=None, singular=False):
         except (np.linalg.LinAlgError, sla.LinAlgError):
             pass
     tol = default_rtol(M.shape[0]) if rtol is None else rtol
-    delta = tol * max(float(np.max(np.diag(M))), np.finfo(float).tiny)
+    diag = np.einsum("ii->i", M)  # a view: the ridge is added in place, no m x m temporaries
+    delta = tol * max(float(diag.max()), np.finfo(float).tiny)
+    diag += delta
     try:
-        Mj = M + delta * np.eye(M.shape[0])
-        return sla.cho_solve(sla.cho_factor(Mj, check_finite=False), B, check_finite=False)
+        return sla.cho_solve(sla.cho_factor(M, check_finite=False), B, check_finite=False)
     except (np.linalg.LinAlgError, sla.LinAlgError):
+        diag -= delta
         return pinv_sym(M, rtol) @ B
 
 
