@@ -33,6 +33,10 @@ def handle_errors(func):
             return func(*args, **kwargs)
         except typer.Exit:
             raise
+        except BrokenPipeError:  # output piped into e.g. `head`: stop quietly
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            raise typer.Exit(code=0)
         except (SkframeError, OSError, MemoryError) as exc:
             if os.environ.get("SKFRAME_DEBUG", "") not in ("", "0"):
                 raise
