@@ -211,7 +211,8 @@ def build_output_matrix(spec, Y, params=None, *, quantiles=None):
         _no_extra(("adjacency", "mu"))
         if "adjacency" not in params:
             raise InvalidParameterError(
-                "output matrix 'graph' needs an adjacency matrix: output_matrix_params={'adjacency': path_or_array, 'mu': 0.5}"
+                "output matrix 'graph' needs an adjacency matrix: output_matrix_params={'adjacency': path_or_array, 'mu': 0.5} "
+                "(CLI: --output-matrix-param adjacency=FILE.csv --output-matrix-param mu=0.5)"
             )
         return check_output_matrix(graph_matrix(params["adjacency"], params.get("mu", 0.5)), d)
     if name == "covariance":

@@ -26,6 +26,9 @@ __all__ = [
 ]
 
 
+_PLURAL = {"sketch": "sketches", "loss": "losses"}
+
+
 def list_components(kind=None):
     """Registered :class:`skframe.plugins.Component` entries, optionally of one kind."""
     reg = get_plugin_registry()
@@ -48,7 +51,8 @@ def _lookup(kind, name):
         if reg.broken:
             broken = " Broken plugins (see `skframe plugins`): " + ", ".join(b.plugin for b in reg.broken) + "."
         raise UnknownComponentError(
-            f"unknown {kind} {name!r}; registered {kind}s: {', '.join(known) or '(none)'}.{hint}{broken}"
+            f"unknown {kind} {name!r}; registered {_PLURAL.get(kind, kind + 's')}: {', '.join(known) or '(none)'}."
+            f"{hint}{broken}"
         )
     return table[key]
 

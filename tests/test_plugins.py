@@ -222,7 +222,7 @@ def test_unknown_names_list_registered_ones():
     with pytest.raises(UnknownComponentError) as ei:
         get_sketch("pssr", size=3)
     msg = str(ei.value)
-    assert msg.startswith("unknown sketch 'pssr'; registered sketchs:")
+    assert msg.startswith("unknown sketch 'pssr'; registered sketches:")
     for name in ("accumulation", "countsketch", "gaussian", "psr", "subsample"):
         assert name in msg
     assert "Did you mean 'psr'?" in msg

@@ -9,15 +9,12 @@ import typer
 from ._common import echo_json, handle_errors
 
 
-_PLURAL = {"sketch": "sketches", "loss": "losses"}
-
-
 def plugins(
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object with components and broken plugins.")] = False,
 ):
     """List every registered kernel, sketch, loss, solver and decoder, and broken plugins."""
     from ..plugins import get_plugin_registry
-    from ..registry import list_components
+    from ..registry import _PLURAL, list_components
 
     reg = get_plugin_registry()
     comps = [c.as_dict() for c in list_components()]
