@@ -246,7 +246,7 @@ def test_non_finite_input(reg_data, bad):
 
 def test_unknown_names(reg_data):
     X, Y, _ = reg_data
-    with pytest.raises(UnknownComponentError, match=r"registered sketchs: .*psr") as ei:
+    with pytest.raises(UnknownComponentError, match=r"registered sketches: .*psr") as ei:
         SketchedKernelRidge(**gaussian_kwargs(0.5), sketch="pSRR").fit(X, Y)
     assert "accumulation" in str(ei.value) and "'pSRR'" in str(ei.value)
     assert isinstance(ei.value, LookupError)
