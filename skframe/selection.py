@@ -89,7 +89,7 @@ def _f1(Y_true, Y_pred):
 
 
 def perfect_h_curve(kernel, Y_train, Y_val, sizes, *, sketch="subsample", sketch_params=None, candidates=None,
-                    n_repeats=1, time_budget=None, tol=1e-3, random_state=None):
+                    n_repeats=1, time_budget=None, tol=1e-3, patience=None, random_state=None):
     """Perfect-h validation score as a function of the output sketch size m_Y (thesis eq. 5.20).
 
     For each ``m_Y``: draw R_Y, build the sketched output basis, decode
@@ -111,7 +111,10 @@ def perfect_h_curve(kernel, Y_train, Y_val, sizes, *, sketch="subsample", sketch
     time_budget : float, optional
         Stop once one size's decoding (inference) time exceeds it.
     tol : float
-        Converged once the score does not improve by more than ``tol`` over the best.
+        Relative tolerance: a size within ``tol`` of the best score is good enough.
+    patience : int, optional
+        Stop (converged) once this many consecutive sizes improved the best score by no
+        more than ``tol`` (relative); None evaluates every size.
 
     Returns
     -------
@@ -151,6 +154,9 @@ def perfect_h_curve(kernel, Y_train, Y_val, sizes, *, sketch="subsample", sketch
         if time_budget is not None and np.mean(secs) > time_budget:
             out["stopped"] = f"inference time {np.mean(secs):.3g}s > budget {time_budget}s"
             break
+        if _converged(out["scores"], tol, patience):
+            out["stopped"] = f"converged: {patience} sizes without a relative gain above tol={tol}"
+            break
     out["chosen"] = _chosen(out, tol)
     out["metric"] = "example_based_f1" if binary else "-mse"
     return out
@@ -158,11 +164,12 @@ def perfect_h_curve(kernel, Y_train, Y_val, sizes, *, sketch="subsample", sketch
 
 def input_size_curve(X_train, Y_train, X_val, Y_val, sizes, *, input_kernel, output_kernel, lam,
                      sketch="subsample", sketch_params=None, n_repeats=1, time_budget=None, tol=1e-3,
-                     random_state=None):
+                     patience=None, random_state=None):
     """SIOKR validation score (minus the surrogate MSE) as a function of m_X (slides 004).
 
-    Stops once a fit exceeds ``time_budget`` seconds. Returns the same dict as
-    :func:`perfect_h_curve` (``scores`` are ``-surrogate MSE``).
+    Stops once a fit exceeds ``time_budget`` seconds, or once converged (see ``patience`` in
+    :func:`perfect_h_curve`). Returns the same dict as :func:`perfect_h_curve` (``scores``
+    are ``-surrogate MSE``).
     """
     from .models import OutputKernelRegressor
 
@@ -189,8 +196,29 @@ def input_size_curve(X_train, Y_train, X_val, Y_val, sizes, *, input_kernel, out
         if time_budget is not None and np.mean(secs) > time_budget:
             out["stopped"] = f"fit time {np.mean(secs):.3g}s > budget {time_budget}s"
             break
+        if _converged(out["scores"], tol, patience):
+            out["stopped"] = f"converged: {patience} sizes without a relative gain above tol={tol}"
+            break
     out["chosen"] = _chosen(out, tol)
     return out
+
+
+def _converged(scores, tol, patience):
+    """True when the last ``patience`` scores did not beat the earlier best by more than ``tol`` (relative)."""
+    if not patience or len(scores) <= patience:
+        return False
+    before = max(scores[:-patience])
+    return max(scores[-patience:]) <= before + tol * max(abs(before), 1e-12)
+
+
+def size_grid(n, start=10, factor=1.5):
+    """Increasing sketch sizes ``start, start*factor, ...`` up to ``n`` (n included)."""
+    sizes, m = [], float(start)
+    while m < n:
+        sizes.append(int(round(m)))
+        m *= factor
+    sizes.append(int(n))
+    return sorted(set(sizes))
 
 
 def _chosen(curve, tol):
@@ -231,7 +259,8 @@ def select_sketch_sizes(X, Y, *, input_kernel, output_kernel, lam, sizes_x=None,
     input_kernel, output_kernel : kernel objects (or names)
     lam : float
     sizes_x, sizes_y : sequences of int, optional
-        Default: a geometric grid from 10 to ``min(n, 2 d_eff)`` of the corresponding side.
+        Default: sizes growing geometrically from 10 (:func:`size_grid`) until the score
+        converges (two sizes without a relative gain above ``tol``) or a budget is reached.
     fit_budget, inference_budget : float, optional
         Time budgets (seconds) that stop the m_X and m_Y curves.
 
@@ -253,17 +282,16 @@ def select_sketch_sizes(X, Y, *, input_kernel, output_kernel, lam, sizes_x=None,
     lev_y = approximate_leverage_scores(ky, Ytr, lam, n_samples=n_leverage, random_state=rng)
     dx, dy = effective_dimension(lev_x), effective_dimension(lev_y)
 
-    def grid(d):
-        hi = int(min(len(tr), max(20, np.ceil(2 * d))))
-        return sorted({int(v) for v in np.geomspace(10, hi, num=8)})
-
-    sizes_x = list(sizes_x) if sizes_x else grid(dx)
-    sizes_y = list(sizes_y) if sizes_y else grid(dy)
+    # slides 004: start small and grow until the score converges or a time budget is reached
+    patience_x = None if sizes_x else 2
+    patience_y = None if sizes_y else 2
+    sizes_x = list(sizes_x) if sizes_x else size_grid(len(tr))
+    sizes_y = list(sizes_y) if sizes_y else size_grid(len(tr))
     cx = input_size_curve(Xtr, Ytr, Xva, Yva, sizes_x, input_kernel=kx, output_kernel=ky, lam=lam,
                           sketch=input_sketch, n_repeats=n_repeats, time_budget=fit_budget, tol=tol,
-                          random_state=rng)
+                          patience=patience_x, random_state=rng)
     cy = perfect_h_curve(ky, Ytr, Yva, sizes_y, sketch=output_sketch, n_repeats=n_repeats,
-                         time_budget=inference_budget, tol=tol, random_state=rng)
+                         time_budget=inference_budget, tol=tol, patience=patience_y, random_state=rng)
     top = 400
     return SelectionResult(
         m_x=cx["chosen"], m_y=cy["chosen"], d_eff_x=dx, d_eff_y=dy,

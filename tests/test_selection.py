@@ -60,3 +60,14 @@ def test_select_and_png(tmp_path):
     path = plot_selection(res, tmp_path / "curves.png")
     assert (tmp_path / "curves.png").stat().st_size > 1000
     assert set(res.as_dict()) >= {"m_x", "m_y", "input_curve", "output_curve"}
+
+
+def test_size_grid_and_convergence_rule():
+    from skframe.selection import _converged, size_grid
+
+    g = size_grid(100)
+    assert g[0] == 10 and g[-1] == 100 and g == sorted(set(g))
+    assert not _converged([1.0, 2.0, 3.0], 1e-3, 2)
+    assert _converged([1.0, 3.0, 3.0, 3.0001], 1e-3, 2)
+    assert not _converged([1.0, 3.0, 3.0, 3.5], 1e-3, 2)
+    assert not _converged([1.0, 3.0, 3.0], 1e-3, None)
