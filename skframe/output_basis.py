@@ -31,11 +31,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .exceptions import InvalidParameterError
-from .linalg import default_rtol, eigh_truncated
 from .persistence import persistable
 from .protocols import kernel_block, kernel_diag
-from .sketching import kernel_times, sketched_gram_products
+from .sketching import build_feature_map, kernel_times
 
 __all__ = ["OutputBasis", "SketchedOutputBasis", "TrainingOutputBasis", "unique_rows", "kernel_is_normalized"]
 
@@ -155,18 +153,11 @@ class SketchedOutputBasis(OutputBasis):
         Psi : ndarray of shape (n, p)
             ``psi_tilde(y_i)`` for the training outputs, ``K_Y R^T U D^{-1/2}``.
         """
-        KR, RKR = sketched_gram_products(kernel, Y, R)
-        w, U = eigh_truncated(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol)
-        if w.size == 0:
-            raise InvalidParameterError(
-                "the sketched output Gram matrix R_Y K_Y R_Y^T is zero; check the output kernel parameters"
-            )
-        UD = U / np.sqrt(w)
-        Psi = KR @ UD
-        proj = np.asarray(R.mix.T @ UD)
+        # psi~ is the sketched feature map of seed 002 Prop. 1 applied to the outputs
+        fmap, Psi, _ = build_feature_map(kernel, Y, R, rtol=rtol)
         info = R.summary()
-        info["rank"] = int(w.shape[0])
-        return cls(kernel, Y[R.indices], proj, w, info), Psi
+        info["rank"] = fmap.rank
+        return cls(kernel, fmap.X_sub, fmap.proj, fmap.eigenvalues, info), Psi
 
     def embed(self, Y, chunk_rows=None):
         return kernel_times(self.kernel, Y, self.Y_sub, self.proj, chunk_rows=chunk_rows)
