@@ -66,7 +66,7 @@ def get_component(kind, spec, **params):
     spec : str or object
         Registered name (case-insensitive) or an already built component.
     **params
-        Passed to the factory. Ignored... never: passing params with an object is an error.
+        Passed to the factory; giving parameters together with an object is an error.
     """
     if kind not in KINDS:
         raise InvalidParameterError(f"unknown component kind {kind!r}; use one of {', '.join(KINDS)}")

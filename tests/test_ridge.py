@@ -14,7 +14,6 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from skframe.exceptions import InvalidInputError, InvalidParameterError, UnknownComponentError
 from skframe.models import SketchedKernelRidge
 from skframe.registry import list_components
-from skframe.sketching import draw_sketch
 from skframe_sketches.sketches import GaussianSketch, PSparsifiedSketch, SubSampleSketch
 
 from .naive import naive_krr, naive_sketched_krr, naive_sketched_krr_predict

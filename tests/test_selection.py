@@ -57,7 +57,7 @@ def test_select_and_png(tmp_path):
                               sizes_x=[10, 20, 40], sizes_y=[5, 10, 20], random_state=0)
     assert res.m_x in (10, 20, 40) and res.m_y in (5, 10, 20)
     assert res.d_eff_x > 0 and res.d_eff_y > 0
-    path = plot_selection(res, tmp_path / "curves.png")
+    plot_selection(res, tmp_path / "curves.png")
     assert (tmp_path / "curves.png").stat().st_size > 1000
     assert set(res.as_dict()) >= {"m_x", "m_y", "input_curve", "output_curve"}
 

@@ -210,8 +210,6 @@ class PSparsifiedSketch(_BaseSketch):
     distribution : {"rademacher", "gaussian"}
     """
 
-    name = "psparsified"
-
     def __init__(self, size=100, p=None, distribution="rademacher"):
         super().__init__(size)
         if p is not None:

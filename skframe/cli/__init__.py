@@ -7,7 +7,6 @@ Domain errors print one line on stderr and exit with status 2; set
 from __future__ import annotations
 
 import os
-import sys
 
 import typer
 

@@ -8,8 +8,6 @@ import time
 from pathlib import Path
 from typing import Annotated, List, Optional
 
-import numpy as np
-import scipy.sparse as sp
 import typer
 
 from ..exceptions import InvalidParameterError

@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 import typer
 
-from ..exceptions import DataFormatError, InvalidParameterError
+from ..exceptions import InvalidParameterError
 from ._common import echo_json, handle_errors, to_jsonable
 from ._options import FitOptions
 from .fit import _fmt, call_predict, task_module
@@ -53,7 +53,6 @@ def _write(out, P):
         for row in rows:
             typer.echo(",".join(repr(float(v)) for v in np.ravel(row)))
         return
-    from ..datasets import save_dataset
 
     suffix = Path(out).suffix.lower()
     if suffix not in (".csv", ".npz"):

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_scalar
