@@ -96,3 +96,17 @@ def test_identity_decoder_and_errors(data):
         get_decoder("candidates").decode(G, candidates=E, aggregate="median")
     with pytest.raises(InvalidParameterError):
         get_decoder("candidates").decode(G, candidates=E, offsets=[0, 1])
+
+
+def test_select_top1_breaks_ties_by_smallest_index():
+    from skframe_decoders.decoders import select_topk
+
+    rng = np.random.default_rng(7)
+    S = rng.integers(0, 3, size=(50, 9)).astype(float)  # many ties
+    index = rng.permutation(9)
+    top_i, top_s = select_topk(S, index, 1)
+    for row in range(50):
+        order = np.lexsort((index, -S[row]))
+        assert top_i[row, 0] == index[order[0]] and top_s[row, 0] == S[row, order[0]]
+    per_row = np.tile(index, (50, 1))
+    np.testing.assert_array_equal(select_topk(S, per_row, 1)[0], top_i)

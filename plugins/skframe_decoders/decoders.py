@@ -112,6 +112,14 @@ def select_topk(scores, index, k):
     kk = min(k, c)
     if kk == 0:
         return np.empty((r, 0), dtype=np.int64), np.empty((r, 0))
+    if kk == 1:  # argmax, ties broken by the smallest candidate index
+        rows = np.arange(r)
+        j = np.argmax(scores, axis=1)
+        best = scores[rows, j]
+        top_i = np.array(index[rows, j], dtype=np.int64)
+        for row in np.flatnonzero((scores == best[:, None]).sum(axis=1) > 1):
+            top_i[row] = index[row][scores[row] == best[row]].min()
+        return top_i[:, None], best[:, None]
     if kk < c:
         part = np.argpartition(-scores, kk - 1, axis=1)
         kth = np.take_along_axis(scores, part[:, kk - 1 : kk], axis=1)  # k-th largest value per row
