@@ -134,7 +134,7 @@ class SketchedOutputBasis(OutputBasis):
         return int(self.proj.shape[1])
 
     @classmethod
-    def fit(cls, kernel, Y, R, *, rtol=None):
+    def fit(cls, kernel, Y, R, *, rtol=None, distinct=None):
         """Eigendecompose ``R K_Y R^T`` and return ``(basis, Psi_train)``.
 
         Parameters
@@ -146,6 +146,9 @@ class SketchedOutputBasis(OutputBasis):
             The output sketch (m_Y x n).
         rtol : float, optional
             Relative eigenvalue tolerance (eigenvalues ``<= rtol * max`` are dropped).
+        distinct : tuple (first, inverse), optional
+            The distinct rows of Y (:func:`unique_rows`): the output kernel is then only
+            evaluated on them, which pays off when label sets repeat.
 
         Returns
         -------
@@ -154,7 +157,7 @@ class SketchedOutputBasis(OutputBasis):
             ``psi_tilde(y_i)`` for the training outputs, ``K_Y R^T U D^{-1/2}``.
         """
         # psi~ is the sketched feature map of seed 002 Prop. 1 applied to the outputs
-        fmap, Psi, _ = build_feature_map(kernel, Y, R, rtol=rtol)
+        fmap, Psi, _ = build_feature_map(kernel, Y, R, rtol=rtol, distinct=distinct)
         info = R.summary()
         info["rank"] = fmap.rank
         return cls(kernel, fmap.X_sub, fmap.proj, fmap.eigenvalues, info), Psi

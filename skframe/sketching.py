@@ -202,7 +202,30 @@ def _diagonal_mix(mix):
     return np.asarray(mix.data, dtype=np.float64)
 
 
-def sketched_gram_products(kernel, X, R, *, chunk_rows=None, progress=None):
+def _kernel_times_mixT(kernel, X_rows, X_sub, R, chunk_rows, progress):
+    """``k(X_rows, X_sub) @ S_mix^T`` (rows x m), chunked over rows."""
+    rows = X_rows.shape[0]
+    diag = _diagonal_mix(R.mix)
+    if diag is not None and chunk_rows is None:
+        # sub-sampling: S_mix is diagonal, so the block is the (rows x m) output itself, scaled
+        # column-wise; one kernel call (the kernel tiles internally), no temporary copy
+        KR = kernel_block(kernel, X_rows, X_sub)
+        KR *= diag
+        if progress is not None:
+            progress(rows)
+        return KR
+    step = chunk_rows or default_chunk_rows(R.s_prime)
+    KR = np.empty((rows, R.m))
+    for start in range(0, rows, step):
+        stop = min(rows, start + step)
+        # a sparse mix is applied by a compiled row-wise gather writing straight into KR's rows
+        _times_mixT(kernel_block(kernel, X_rows[start:stop], X_sub), R.mix, out=KR[start:stop])
+        if progress is not None:
+            progress(stop - start)
+    return KR
+
+
+def sketched_gram_products(kernel, X, R, *, chunk_rows=None, progress=None, distinct=None):
     """Compute ``K R^T`` (n x m) and ``R K R^T`` (m x m) evaluating the kernel only on sampled columns.
 
     Parameters
@@ -215,6 +238,11 @@ def sketched_gram_products(kernel, X, R, *, chunk_rows=None, progress=None):
         Rows of X per kernel block; defaults to a 32 MB block budget.
     progress : callable, optional
         Called with the number of rows done after each chunk.
+    distinct : tuple (first, inverse), optional
+        When X has repeated rows (e.g. multi-label outputs): ``X[first]`` are the distinct
+        rows and ``X[i] == X[first][inverse[i]]`` (see
+        :func:`skframe.output_basis.unique_rows`). The kernel is then evaluated on the
+        distinct rows only and ``K R^T`` is expanded from them.
 
     Returns
     -------
@@ -225,28 +253,19 @@ def sketched_gram_products(kernel, X, R, *, chunk_rows=None, progress=None):
     if R.n != n:
         raise InvalidParameterError(f"sketch was drawn for n={R.n} points but X has {n} rows")
     X_sub = _take_rows(X, R.indices)
-    diag = _diagonal_mix(R.mix)
-    if diag is not None and chunk_rows is None:
-        # sub-sampling: S_mix is diagonal, so K R^T is the (n x m) output block itself, scaled
-        # column-wise; one kernel call (the kernel tiles internally), no temporary copy
-        KR = kernel_block(kernel, X, X_sub)
-        KR *= diag
+    if distinct is not None and len(distinct[0]) < n:
+        first, inverse = (np.asarray(a, dtype=np.int64) for a in distinct)
+        KR = _kernel_times_mixT(kernel, _take_rows(X, first), X_sub, R, chunk_rows, None)[inverse]
         if progress is not None:
             progress(n)
+    else:
+        KR = _kernel_times_mixT(kernel, X, X_sub, R, chunk_rows, progress)
+    diag = _diagonal_mix(R.mix)
+    if diag is not None:
         RKR = KR[R.indices] * diag[:, None]
-        RKR += RKR.T
-        RKR *= 0.5
-        return KR, RKR
-    step = chunk_rows or default_chunk_rows(R.s_prime)
-    KR = np.empty((n, R.m))
-    for start in range(0, n, step):
-        stop = min(n, start + step)
-        # a sparse mix is applied by a compiled row-wise gather writing straight into KR's rows
-        _times_mixT(kernel_block(kernel, X[start:stop], X_sub), R.mix, out=KR[start:stop])
-        if progress is not None:
-            progress(stop - start)
-    # R K R^T = S_mix @ (K R^T)[idx] = ((K R^T)[idx]^T @ S_mix^T)^T; symmetric up to rounding
-    RKR = _times_mixT(np.ascontiguousarray(KR[R.indices].T), R.mix)
+    else:
+        # R K R^T = S_mix @ (K R^T)[idx] = ((K R^T)[idx]^T @ S_mix^T)^T; symmetric up to rounding
+        RKR = _times_mixT(np.ascontiguousarray(KR[R.indices].T), R.mix)
     RKR += RKR.T
     RKR *= 0.5
     return KR, RKR
@@ -295,8 +314,11 @@ class SketchedFeatureMap:
         return kernel_times(self.kernel, X, self.X_sub, self.proj, chunk_rows=chunk_rows)
 
 
-def build_feature_map(kernel, X, R, *, rtol=None, chunk_rows=None, progress=None):
+def build_feature_map(kernel, X, R, *, rtol=None, chunk_rows=None, progress=None, distinct=None):
     """Draw-independent part of fitting: the feature map and the training features.
+
+    ``rtol`` is the relative eigenvalue tolerance for ``R K R^T``; ``chunk_rows``,
+    ``progress`` and ``distinct`` are passed to :func:`sketched_gram_products`.
 
     Returns
     -------
@@ -306,7 +328,7 @@ def build_feature_map(kernel, X, R, *, rtol=None, chunk_rows=None, progress=None
     KR : ndarray of shape (n, m)
         ``K R^T``, returned for callers that need it (e.g. SISOKR).
     """
-    KR, RKR = sketched_gram_products(kernel, X, R, chunk_rows=chunk_rows, progress=progress)
+    KR, RKR = sketched_gram_products(kernel, X, R, chunk_rows=chunk_rows, progress=progress, distinct=distinct)
     w, U = eigh_truncated(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol)
     if w.size == 0:
         raise InvalidParameterError(

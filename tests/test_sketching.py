@@ -179,3 +179,24 @@ def test_diagonal_mix_detected_only_for_subsampling(data):
     for name in ("psr", "gaussian", "accumulation", "countsketch"):
         R = draw_sketch(SKETCHES[name], n, np.random.default_rng(0), X=data, kernel=RBF(0.3))
         assert _diagonal_mix(R.mix) is None
+
+
+@pytest.mark.parametrize("name", sorted(SKETCHES))
+@pytest.mark.parametrize("chunk_rows", [None, 5])
+def test_sketched_gram_products_on_distinct_rows(name, chunk_rows):
+    """Evaluating the kernel on the distinct rows only gives the same products."""
+    from skframe.output_basis import unique_rows
+
+    rng = np.random.default_rng(2)
+    U = rng.normal(size=(12, 3))
+    X = U[rng.integers(0, 12, size=45)]
+    kern = RBF(0.3)
+    R = draw_sketch(SKETCHES[name], 45, np.random.default_rng(5), X=X, kernel=kern)
+    _, first, inverse = unique_rows(X)
+    done = []
+    KR, RKR = sketched_gram_products(kern, X, R, chunk_rows=chunk_rows, distinct=(first, inverse),
+                                     progress=done.append)
+    KR0, RKR0 = naive_sketched_gram_products(kern(X, X), R.toarray())
+    assert_rel_close(KR, KR0)
+    assert_rel_close(RKR, RKR0)
+    assert sum(done) == 45

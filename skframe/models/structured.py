@@ -413,7 +413,7 @@ class OutputKernelRegressor(KernelModelMixin, BaseEstimator):
         else:
             from ..output_basis import unique_rows
 
-            C, first, _ = unique_rows(Y)
+            C, first, inverse = unique_rows(Y)
         draws, infos, cand_embeddings = [], [], []
         for _ in range(n_draws):
             # output basis (independent of the input model)
@@ -421,7 +421,7 @@ class OutputKernelRegressor(KernelModelMixin, BaseEstimator):
                 basis, T = exact_out
             else:
                 R_Y = draw_sketch(sy, n, rng, X=Y, kernel=ky)
-                basis, T = SketchedOutputBasis.fit(ky, Y, R_Y, rtol=self.rtol)
+                basis, T = SketchedOutputBasis.fit(ky, Y, R_Y, rtol=self.rtol, distinct=(first, inverse))
             # embeddings of the default candidates (the distinct training outputs), known from the fit:
             # the dual basis' Gram, or the rows of the training targets Psi = embed(Y)
             cand_embeddings.append(basis.gram if exact_out is not None else T[first])
