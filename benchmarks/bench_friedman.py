@@ -9,7 +9,7 @@ Figure 1(c)-style scatter plots (rel. MSE vs fit time) to benchmarks/out/.
 
     python benchmarks/bench_friedman.py [--n 10000] [--s 100] [--repeats 1] [--losses huber,epsilon-svr]
 
-Targets (issue 3): p-SR p = 50/n with κ-Huber: relative MSE <= 0.05 with fit <= 0.65 s
+Targets: p-SR p = 50/n with κ-Huber: relative MSE <= 0.05 with fit <= 0.65 s
 (the reference code: 0.048 in 3.3 s on the same kind of machine).
 """
 

@@ -16,7 +16,7 @@ full Gram matrix), both solved by Adam with the same settings. Prints ONE JSON o
 
     python benchmarks/bench_quantile.py [--datasets boston,cps1988] [--splits 10] [--s 50] [--epochs 200]
 
-Targets (issue 3): sketched pinball within 10 % of the exact model, fit >= 4x faster.
+Targets: sketched pinball within 10 % of the exact model, fit >= 4x faster.
 """
 
 import argparse
