@@ -148,14 +148,7 @@ def perfect_h_curve(kernel, Y_train, Y_val, sizes, *, sketch="subsample", sketch
             pred = Cd[np.argmax(S, axis=1)]
             secs.append(time.perf_counter() - t0)
             scores.append(_f1(Yv, pred) if binary else -float(np.mean((Yv - pred) ** 2)))
-        out["sizes"].append(m)
-        out["scores"].append(float(np.mean(scores)))
-        out["seconds"].append(float(np.mean(secs)))
-        if time_budget is not None and np.mean(secs) > time_budget:
-            out["stopped"] = f"inference time {np.mean(secs):.3g}s > budget {time_budget}s"
-            break
-        if _converged(out["scores"], tol, patience):
-            out["stopped"] = f"converged: {patience} sizes without a relative gain above tol={tol}"
+        if _record(out, m, scores, secs, "inference", time_budget, tol, patience):
             break
     out["chosen"] = _chosen(out, tol)
     out["metric"] = "example_based_f1" if binary else "-mse"
@@ -190,17 +183,24 @@ def input_size_curve(X_train, Y_train, X_val, Y_val, sizes, *, input_kernel, out
             model.fit(X_train, Y_train)
             secs.append(time.perf_counter() - t0)
             scores.append(model.score(X_val, Y_val))
-        out["sizes"].append(m)
-        out["scores"].append(float(np.mean(scores)))
-        out["seconds"].append(float(np.mean(secs)))
-        if time_budget is not None and np.mean(secs) > time_budget:
-            out["stopped"] = f"fit time {np.mean(secs):.3g}s > budget {time_budget}s"
-            break
-        if _converged(out["scores"], tol, patience):
-            out["stopped"] = f"converged: {patience} sizes without a relative gain above tol={tol}"
+        if _record(out, m, scores, secs, "fit", time_budget, tol, patience):
             break
     out["chosen"] = _chosen(out, tol)
     return out
+
+
+def _record(out, m, scores, secs, what, time_budget, tol, patience):
+    """Append one size's mean score and time to a curve; return True (and say why) when it must stop."""
+    out["sizes"].append(m)
+    out["scores"].append(float(np.mean(scores)))
+    out["seconds"].append(float(np.mean(secs)))
+    if time_budget is not None and out["seconds"][-1] > time_budget:
+        out["stopped"] = f"{what} time {out['seconds'][-1]:.3g}s > budget {time_budget}s"
+        return True
+    if _converged(out["scores"], tol, patience):
+        out["stopped"] = f"converged: {patience} sizes without a relative gain above tol={tol}"
+        return True
+    return False
 
 
 def _converged(scores, tol, patience):
