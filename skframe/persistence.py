@@ -213,8 +213,11 @@ def _read(path):
     except PersistenceError:
         raise
     except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as exc:
+        # numpy's own message for a non-zip file suggests unpickling it: never relay that advice
+        detail = "not a zip archive of arrays" if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
         raise PersistenceError(
-            f"{path!r} is not a readable skframe model file ({type(exc).__name__}: {exc}); it may be truncated or corrupted"
+            f"{path!r} is not a readable skframe model file ({detail}); it may be truncated or corrupted, "
+            "or not written by skframe.save / skframe fit --model-out"
         ) from exc
     try:
         manifest = json.loads(arrays.pop("__manifest__").tobytes().decode("utf-8"))

@@ -169,3 +169,21 @@ def test_default_dataset_uses_published_hyperparameters_unless_given():
     assert rep["data"]["suggested_defaults_used"] == {}
     rep = json.loads(_fit(["--kernel", "laplacian", "--sketch-size", "20", "--json"]).stdout)
     assert rep["model"]["params"]["lam"] == 1e-3 and rep["data"]["suggested_defaults_used"] == {}
+
+
+def test_predict_with_target_columns_suggests_targets(files):
+    model_path = files["dir"] / "model.skf"
+    _fit([files["train"], "--targets", "2", "--sketch-size", "20", "--model-out", str(model_path)])
+    res = runner.invoke(app, ["predict", str(model_path), files["test"]])
+    assert res.exit_code == 2
+    assert "5 feature columns but the model was trained on 3; use --targets 2" in res.stderr
+
+
+def test_non_model_file_message_never_suggests_unpickling(tmp_path, files):
+    import pickle
+
+    bad = tmp_path / "bad.skf"
+    bad.write_bytes(pickle.dumps({"a": 1}))
+    res = runner.invoke(app, ["predict", str(bad), files["feat"]])
+    assert res.exit_code == 2 and "not a readable skframe model file" in res.stderr
+    assert "pickle" not in res.stderr.lower()

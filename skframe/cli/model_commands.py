@@ -23,6 +23,16 @@ def _load(model_path):
     return model, extra
 
 
+def _check_features(est, X, data, targets):
+    expected = getattr(est, "n_features_in_", None)
+    if expected is not None and X.shape[1] != expected:
+        hint = (f"use --targets {targets + X.shape[1] - expected} if its last columns are targets"
+                if X.shape[1] > expected else "check that it is the same kind of data (and --targets)")
+        raise InvalidParameterError(
+            f"{data} has {X.shape[1]} feature columns but the model was trained on {expected}; {hint}"
+        )
+
+
 def _apply_scaler(X, extra):
     sc = extra.get("scaler") if isinstance(extra, dict) else None
     if not sc or sc.get("method", "none") == "none":
@@ -74,6 +84,7 @@ def predict(
     """Predict with a saved model; one row per sample."""
     est, extra = _load(model)
     X, _ = _read(data, targets, missing)
+    _check_features(est, X, data, targets)
     X = _apply_scaler(X, extra)
     task = extra.get("task", "regression") if isinstance(extra, dict) else "regression"
     P = call_predict(task_module(task), est, X, FitOptions(task=task))
@@ -92,6 +103,7 @@ def evaluate(
     if targets < 1:
         raise InvalidParameterError(f"--targets {targets} must be >= 1 to evaluate")
     X, Y = _read(data, targets, missing)
+    _check_features(est, X, data, targets)
     X = _apply_scaler(X, extra)
     task = extra.get("task", "regression") if isinstance(extra, dict) else "regression"
     module = task_module(task)
