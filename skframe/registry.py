@@ -83,6 +83,7 @@ def get_component(kind, spec, **params):
     except TypeError as exc:
         raise InvalidParameterError(
             f"invalid parameters {params} for {kind} {comp.name!r} ({comp.distribution}): {exc}"
+            f"{_accepted_hint(comp.factory, params)}"
         ) from exc
     try:
         obj._skframe_kind = kind
@@ -91,6 +92,25 @@ def get_component(kind, spec, **params):
     except Exception:  # objects with __slots__ etc.
         pass
     return obj
+
+
+def _accepted_hint(factory, params):
+    """'; accepted parameters: ...' (with a did-you-mean) when the factory's signature is readable."""
+    import inspect
+
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return ""
+    names = [n for n, p in sig.parameters.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if not names:
+        return "; it takes no parameters"
+    hint = f"; accepted parameters: {', '.join(names)}"
+    for bad in params:
+        close = difflib.get_close_matches(bad, names, n=1)
+        if bad not in names and close:
+            hint += f" (did you mean {close[0]!r} instead of {bad!r}?)"
+    return hint
 
 
 def get_kernel(spec, **params):

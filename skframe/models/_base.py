@@ -17,12 +17,16 @@ NONE_SKETCH = (None, "none", "exact")
 
 
 def _wrap_value_error(func, *args, **kwargs):
+    """Run a scikit-learn validation and re-raise its ValueError as InvalidInputError with a fix."""
     try:
         return func(*args, **kwargs)
     except InvalidInputError:
         raise
     except ValueError as exc:
-        msg = str(exc)
+        msg = " ".join(str(exc).split())  # one line, as the CLI prints it
+        if "NaN" in msg or "infinity" in msg:
+            msg = msg.split(". ")[0].rstrip(".") + "." + (" Remove or impute the NaN/inf values first (e.g. sklearn.impute.SimpleImputer; "
+                    "the CLI offers --missing zero|mean|drop).")
         raise InvalidInputError(msg) from exc
 
 
