@@ -13,6 +13,8 @@ predict seconds (median over repeats) beside the reference figures.
 
 from __future__ import annotations
 
+import _setup  # noqa: F401  (runtime settings, before NumPy)
+
 import argparse
 import json
 import os

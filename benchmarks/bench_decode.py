@@ -18,6 +18,8 @@ Usage::
 
 from __future__ import annotations
 
+import _setup  # noqa: F401  (runtime settings, before NumPy)
+
 import argparse
 import json
 import os

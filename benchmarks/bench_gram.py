@@ -11,6 +11,7 @@ Run: ``python benchmarks/bench_gram.py [--repeats 7]``. Timings are never
 asserted in the tests.
 """
 
+import _setup  # noqa: F401  (runtime settings, before NumPy)
 import argparse
 import json
 import os

@@ -19,6 +19,7 @@ full Gram matrix), both solved by Adam with the same settings. Prints ONE JSON o
 Targets: sketched pinball within 10 % of the exact model, fit >= 4x faster.
 """
 
+import _setup  # noqa: F401  (runtime settings, before NumPy)
 import argparse
 import json
 import os

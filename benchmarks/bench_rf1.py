@@ -24,6 +24,7 @@ Protocol (matches the authors' run_rf1.py):
     python benchmarks/bench_rf1.py [--data-dir ../shared/data] [--seeds 10] [--repeats 3] [--targets real|int|both]
 """
 
+import _setup  # noqa: F401  (runtime settings, before NumPy)
 import argparse
 import json
 import os

@@ -16,6 +16,7 @@ Prints ONE JSON object.
     python benchmarks/bench_rf1_sketches.py [--data-dir ../shared/data] [--seeds 5]
 """
 
+import _setup  # noqa: F401  (runtime settings, before NumPy)
 import argparse
 import json
 import os

@@ -9,6 +9,7 @@ matrix: 6 GB here).
     python benchmarks/bench_sketch_draw.py [--m 13000] [--n 60000] [--p-times-n 20] [--repeats 15]
 """
 
+import _setup  # noqa: F401  (runtime settings, before NumPy)
 import argparse
 import json
 import os

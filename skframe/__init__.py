@@ -6,8 +6,7 @@ for scalar, multi-output and structured prediction, assembled from plugins.
 
 __version__ = "0.1.0"
 
-from .hookspecs import hookimpl
-from .exceptions import SkframeError
+from .hookspecs import hookimpl  # pluggy only: importing skframe stays light (no NumPy yet)
 
 __all__ = [
     "__version__",
@@ -24,6 +23,7 @@ __all__ = [
 ]
 
 _LAZY = {
+    "SkframeError": ("skframe.exceptions", "SkframeError"),
     "SketchedKernelRidge": ("skframe.models", "SketchedKernelRidge"),
     "SketchedKernelMachine": ("skframe.models", "SketchedKernelMachine"),
     "JointQuantileRegressor": ("skframe.models", "JointQuantileRegressor"),

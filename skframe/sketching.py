@@ -36,8 +36,8 @@ __all__ = [
     "draw_sketch",
 ]
 
-# Budget for one dense temporary block (float64 entries): 4M entries = 32 MB.
-BLOCK_ENTRIES = 4_000_000
+# Budget for one dense temporary block (float64 entries): 8M entries = 64 MB.
+BLOCK_ENTRIES = 8_000_000
 
 
 def default_chunk_rows(n_cols):
@@ -235,7 +235,7 @@ def sketched_gram_products(kernel, X, R, *, chunk_rows=None, progress=None, dist
     X : ndarray or sparse matrix of shape (n, d)
     R : SketchMatrix
     chunk_rows : int, optional
-        Rows of X per kernel block; defaults to a 32 MB block budget.
+        Rows of X per kernel block; defaults to a 64 MB block budget.
     progress : callable, optional
         Called with the number of rows done after each chunk.
     distinct : tuple (first, inverse), optional

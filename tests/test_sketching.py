@@ -127,7 +127,7 @@ def test_kernel_times(chunk_rows, data):
 def test_default_chunk_rows():
     assert default_chunk_rows(1) >= 1
     assert default_chunk_rows(10**9) == 1
-    assert default_chunk_rows(1000) * 1000 <= 4_000_000
+    assert default_chunk_rows(1000) * 1000 <= 8_000_000
 
 
 @pytest.mark.parametrize("name", ["psr", "gaussian", "subsample", "accumulation", "countsketch"])

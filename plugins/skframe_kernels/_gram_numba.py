@@ -41,8 +41,8 @@ __all__ = [
 
 _FASTMATH = {"nnan", "ninf", "nsz", "contract", "arcp"}
 _TILE = 512  # columns of ``out`` processed together by the direct kernels (stays in L1/L2)
-_CSR_ROWS = 8  # CSR rows per parallel task of the sparse x dense kernels
-_CSR_TILE = 1024  # output columns per pass of the sparse x dense kernels (rows of a block share the tile)
+_CSR_ROWS = 1024  # CSR rows per parallel task of the sparse x dense kernels
+_CSR_TILE = 128  # output columns per task of the sparse x dense kernels (the task's rows share the tile)
 
 _LN2_HI = 6.93147180369123816490e-01  # ln 2 with trailing zero bits: k * _LN2_HI is exact
 _LN2_LO = 1.90821492927058770002e-10
@@ -238,39 +238,52 @@ def affine_exp(out, a, b):
 
 
 @njit(nogil=True, fastmath=_FASTMATH, cache=True, inline="always")
-def _csr_dense_rows(xp, xi, xd, Yt, out, i0, i1, j_off):
-    """``out[i, j_off + j] = sum_p xd[p] * Yt[xi[p], j]`` for the CSR rows ``i0 <= i < i1``.
+def _csr_dense_tile(xp, xi, xd, Yt, out, i0, i1, j_off, c0, w):
+    """``out[i, j_off + c0 + j] = sum_p xd[p] * Yt[xi[p], c0 + j]`` for rows ``i0 <= i < i1``, ``j < w``.
 
-    Column tiles of ``_CSR_TILE`` outer, rows inner: the rows of one block share the
-    cached tile of ``Yt``, and each non-zero is one contiguous axpy that vectorises.
+    Each non-zero is one contiguous axpy over the ``w`` columns of the tile, which vectorises;
+    the rows of a task share the same narrow tile of ``Yt`` in cache.
     """
-    m = Yt.shape[1]
-    for c0 in range(0, m, _CSR_TILE):
-        w = min(_CSR_TILE, m - c0)
-        for i in range(i0, i1):
-            acc = out[i, j_off + c0 : j_off + c0 + w]
+    for i in range(i0, i1):
+        acc = out[i, j_off + c0 : j_off + c0 + w]
+        for j in range(w):
+            acc[j] = 0.0
+        p = xp[i]
+        p1 = xp[i + 1]
+        while p + 4 <= p1:  # four non-zeros per sweep: a quarter of the loads/stores of acc
+            v0 = xd[p]
+            v1 = xd[p + 1]
+            v2 = xd[p + 2]
+            v3 = xd[p + 3]
+            y0 = Yt[xi[p], c0 : c0 + w]
+            y1 = Yt[xi[p + 1], c0 : c0 + w]
+            y2 = Yt[xi[p + 2], c0 : c0 + w]
+            y3 = Yt[xi[p + 3], c0 : c0 + w]
             for j in range(w):
-                acc[j] = 0.0
-            p = xp[i]
-            p1 = xp[i + 1]
-            while p + 4 <= p1:  # four non-zeros per sweep: a quarter of the loads/stores of acc
-                v0 = xd[p]
-                v1 = xd[p + 1]
-                v2 = xd[p + 2]
-                v3 = xd[p + 3]
-                y0 = Yt[xi[p], c0 : c0 + w]
-                y1 = Yt[xi[p + 1], c0 : c0 + w]
-                y2 = Yt[xi[p + 2], c0 : c0 + w]
-                y3 = Yt[xi[p + 3], c0 : c0 + w]
-                for j in range(w):
-                    acc[j] += (v0 * y0[j] + v1 * y1[j]) + (v2 * y2[j] + v3 * y3[j])
-                p += 4
-            while p < p1:
-                v = xd[p]
-                yk = Yt[xi[p], c0 : c0 + w]
-                for j in range(w):
-                    acc[j] += v * yk[j]
-                p += 1
+                acc[j] += (v0 * y0[j] + v1 * y1[j]) + (v2 * y2[j] + v3 * y3[j])
+            p += 4
+        while p < p1:
+            v = xd[p]
+            yk = Yt[xi[p], c0 : c0 + w]
+            for j in range(w):
+                acc[j] += v * yk[j]
+            p += 1
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _task_bounds(task, n, m):
+    """Rows [i0, i1) and columns [c0, c0 + w) of one task of the (column tile x row block) grid."""
+    n_blocks = (n + _CSR_ROWS - 1) // _CSR_ROWS
+    t = task // n_blocks
+    b = task - t * n_blocks
+    c0 = t * _CSR_TILE
+    i0 = b * _CSR_ROWS
+    return i0, min(n, i0 + _CSR_ROWS), c0, min(_CSR_TILE, m - c0)
+
+
+@njit(cache=True)
+def _n_tasks(n, m):
+    return ((m + _CSR_TILE - 1) // _CSR_TILE) * ((n + _CSR_ROWS - 1) // _CSR_ROWS)
 
 
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)
@@ -278,11 +291,13 @@ def csr_dense_cross(xp, xi, xd, Yt, out, j_off):
     """``out[:, j_off : j_off + m] = X @ Yt`` for CSR ``X = (xp, xi, xd)`` and dense ``Yt`` of shape (d, m).
 
     ``Yt`` is ``Y.T`` (or a tile of it) made C-contiguous; ``out`` is the full C-contiguous block.
+    Parallel over a grid of (``_CSR_TILE`` columns) x (``_CSR_ROWS`` rows) tasks.
     """
     n = xp.shape[0] - 1
-    for b in prange((n + _CSR_ROWS - 1) // _CSR_ROWS):
-        i0 = b * _CSR_ROWS
-        _csr_dense_rows(xp, xi, xd, Yt, out, i0, min(n, i0 + _CSR_ROWS), j_off)
+    m = Yt.shape[1]
+    for task in prange(_n_tasks(n, m)):
+        i0, i1, c0, w = _task_bounds(task, n, m)
+        _csr_dense_tile(xp, xi, xd, Yt, out, i0, i1, j_off, c0, w)
 
 
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)
@@ -293,15 +308,14 @@ def csr_dense_sqeuclidean_exp(xp, xi, xd, Yt, xn, yn, gamma, out, j_off):
     """
     n = xp.shape[0] - 1
     m = Yt.shape[1]
-    for b in prange((n + _CSR_ROWS - 1) // _CSR_ROWS):
-        i0 = b * _CSR_ROWS
-        i1 = min(n, i0 + _CSR_ROWS)
-        _csr_dense_rows(xp, xi, xd, Yt, out, i0, i1, j_off)
+    for task in prange(_n_tasks(n, m)):
+        i0, i1, c0, w = _task_bounds(task, n, m)
+        _csr_dense_tile(xp, xi, xd, Yt, out, i0, i1, j_off, c0, w)
         for i in range(i0, i1):
-            row = out[i, j_off : j_off + m]
+            row = out[i, j_off + c0 : j_off + c0 + w]
             xi_n = xn[i]
-            for j in range(m):
-                row[j] = -gamma * max(xi_n + yn[j] - 2.0 * row[j], 0.0)
+            for j in range(w):
+                row[j] = -gamma * max(xi_n + yn[c0 + j] - 2.0 * row[j], 0.0)
             _exp_nonpositive_inplace(row)
 
 

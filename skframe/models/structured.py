@@ -103,10 +103,19 @@ def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None):
     """
     n = X.shape[0]
     KR, RKR = sketched_gram_products(kernel, X, R)
-    M = KR.T @ KR
+    B = KR.T @ T
+
+    def full_M():
+        M = KR.T @ KR
+        M += (n * lam) * RKR
+        return M
+
+    # upper triangle of M = KR^T KR + n lam RKR by one BLAS syrk on the Fortran-ordered view KR.T
+    # (no copy, no symmetrisation), then factored in place
+    M = sla.blas.dsyrk(1.0, KR.T, trans=0, lower=0)
     M += (n * lam) * RKR
     # duplicated sampled inputs make M exactly singular: skip the doomed plain Cholesky
-    W = _solve_psd_jitter(M, KR.T @ T, rtol, singular=_has_duplicate_rows(X[R.indices]))
+    W = _solve_psd_jitter(M, B, rtol, singular=_has_duplicate_rows(X[R.indices]), rebuild=full_M)
     return np.asarray(R.mix.T @ W)
 
 
@@ -120,29 +129,47 @@ def _has_duplicate_rows(A):
     return bool((counts > 1).any())
 
 
-def _solve_psd_jitter(M, B, rtol=None, singular=False):
-    """``M^+ B`` for a PSD ``M`` (its diagonal may be modified in place): Cholesky; if singular (e.g. duplicated sampled inputs), Cholesky
+def _cholesky_solve(A, B, overwrite):
+    """``A^{-1} B`` from the upper triangle of A by LAPACK potrf/potrs, or None when A is not positive definite."""
+    from scipy.linalg import lapack
+
+    c, info = lapack.dpotrf(A, lower=0, clean=0, overwrite_a=overwrite)
+    if info != 0:
+        return None
+    x, info = lapack.dpotrs(c, B, lower=0)
+    return x if info == 0 else None
+
+
+def _solve_psd_jitter(M, B, rtol=None, singular=False, rebuild=None):
+    """``M^+ B`` for a PSD ``M``: Cholesky; if singular (e.g. duplicated sampled inputs), Cholesky
     of ``M + delta I`` with ``delta`` at the rank tolerance (``rtol * max diag``); the truncated
     eigendecomposition pseudo-inverse as the last resort.
+
+    Only the upper triangle of ``M`` is read by the Cholesky attempts and its diagonal is
+    modified in place. With ``rebuild`` (a callable returning the full symmetric matrix, used
+    only for the last resort) the jittered factorisation also overwrites ``M``.
 
     Exactly-null directions of ``R K R^T`` contribute nothing to predictions
     (``k(x, .)^T R^T v = <phi(x), sum_i v_i (R phi)_i> = 0`` when ``v^T R K R^T v = 0``),
     so the tiny ridge only replaces the truncation of those directions.
     """
     if not singular:
-        try:
-            return sla.cho_solve(sla.cho_factor(M, check_finite=False), B, check_finite=False)
-        except (np.linalg.LinAlgError, sla.LinAlgError):
-            pass
+        x = _cholesky_solve(M, B, overwrite=False)
+        if x is not None:
+            return x
     tol = default_rtol(M.shape[0]) if rtol is None else rtol
     diag = np.einsum("ii->i", M)  # a view: the ridge is added in place, no m x m temporaries
     delta = tol * max(float(diag.max()), np.finfo(float).tiny)
     diag += delta
-    try:
-        return sla.cho_solve(sla.cho_factor(M, check_finite=False), B, check_finite=False)
-    except (np.linalg.LinAlgError, sla.LinAlgError):
+    x = _cholesky_solve(M, B, overwrite=rebuild is not None)
+    if x is not None:
+        return x
+    if rebuild is not None:
+        M = rebuild()
+    else:
         diag -= delta
-        return pinv_sym(M, rtol) @ B
+        M = np.triu(M) + np.triu(M, 1).T
+    return pinv_sym(M, rtol) @ B
 
 
 def _is_linear(kernel):
