@@ -34,6 +34,7 @@ __all__ = [
     "SketchedFeatureMap",
     "build_feature_map",
     "draw_sketch",
+    "diagonal_of_mix",
 ]
 
 # Budget for one dense temporary block (float64 entries): 8M entries = 64 MB.
@@ -192,7 +193,7 @@ def _take_rows(X, idx):
     return X[idx]
 
 
-def _diagonal_mix(mix):
+def diagonal_of_mix(mix):
     """The diagonal of ``mix`` when it is a square diagonal matrix (sub-sampling sketches), else None."""
     if not sp.issparse(mix) or mix.shape[0] != mix.shape[1]:
         return None
@@ -205,7 +206,7 @@ def _diagonal_mix(mix):
 def _kernel_times_mixT(kernel, X_rows, X_sub, R, chunk_rows, progress):
     """``k(X_rows, X_sub) @ S_mix^T`` (rows x m), chunked over rows."""
     rows = X_rows.shape[0]
-    diag = _diagonal_mix(R.mix)
+    diag = diagonal_of_mix(R.mix)
     if diag is not None and chunk_rows is None:
         # sub-sampling: S_mix is diagonal, so the block is the (rows x m) output itself, scaled
         # column-wise; one kernel call (the kernel tiles internally), no temporary copy
@@ -260,7 +261,7 @@ def sketched_gram_products(kernel, X, R, *, chunk_rows=None, progress=None, dist
             progress(n)
     else:
         KR = _kernel_times_mixT(kernel, X, X_sub, R, chunk_rows, progress)
-    diag = _diagonal_mix(R.mix)
+    diag = diagonal_of_mix(R.mix)
     if diag is not None:
         RKR = KR[R.indices] * diag[:, None]
     else:

@@ -170,15 +170,15 @@ def test_draw_sketch_checks_the_plugin_result():
         draw_sketch(WrongN(), 4, np.random.default_rng(0))
 
 
-def test_diagonal_mix_detected_only_for_subsampling(data):
-    from skframe.sketching import _diagonal_mix
+def testdiagonal_of_mix_detected_only_for_subsampling(data):
+    from skframe.sketching import diagonal_of_mix
 
     n = data.shape[0]
     R = draw_sketch(SubSampleSketch(7), n, np.random.default_rng(0))
-    np.testing.assert_allclose(_diagonal_mix(R.mix), np.full(7, np.sqrt(n / 7)))
+    np.testing.assert_allclose(diagonal_of_mix(R.mix), np.full(7, np.sqrt(n / 7)))
     for name in ("psr", "gaussian", "accumulation", "countsketch"):
         R = draw_sketch(SKETCHES[name], n, np.random.default_rng(0), X=data, kernel=RBF(0.3))
-        assert _diagonal_mix(R.mix) is None
+        assert diagonal_of_mix(R.mix) is None
 
 
 @pytest.mark.parametrize("name", sorted(SKETCHES))

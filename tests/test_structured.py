@@ -262,3 +262,24 @@ def test_default_candidate_embeddings_from_fit_equal_embed(out_sketch):
     for E, d in zip(src.cached, model.draws_):
         ref = d.basis.embed(model.candidates_)
         np.testing.assert_allclose(E, ref, rtol=1e-10, atol=1e-10 * np.abs(ref).max())
+
+
+def test_solve_psd_jitter_paths_agree():
+    """Plain Cholesky, jittered Cholesky (upper triangle only) and the pseudo-inverse fallback."""
+    import scipy.linalg as sla
+
+    from skframe.linalg import pinv_sym
+    from skframe.models.structured import _solve_psd_jitter
+
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((30, 20))
+    B = rng.standard_normal((30, 3))
+    M_full = A @ A.T + 1e-3 * np.eye(30)  # positive definite
+    x = _solve_psd_jitter(np.triu(M_full).copy(order="F"), B)
+    np.testing.assert_allclose(x, np.linalg.solve(M_full, B), rtol=1e-8)
+    S = A @ A.T  # singular (rank 20): the jittered factorisation solves it in the range
+    x = _solve_psd_jitter(np.asfortranarray(np.triu(S)), A @ rng.standard_normal((20, 3)), singular=True)
+    assert np.all(np.isfinite(x))
+    Indef = M_full - 5 * np.eye(30) * np.abs(np.linalg.eigvalsh(M_full)).max()  # no Cholesky succeeds
+    x = _solve_psd_jitter(np.asfortranarray(sla.block_diag(Indef)), B, rebuild=lambda: M_full)
+    np.testing.assert_allclose(x, pinv_sym(M_full) @ B, rtol=1e-8)

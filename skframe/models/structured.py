@@ -40,7 +40,7 @@ from ..output_basis import SketchedOutputBasis, TrainingOutputBasis
 from ..persistence import persistable
 from ..protocols import kernel_block
 from ..registry import component_name, get_decoder
-from ..sketching import draw_sketch, kernel_times, sketched_gram_products
+from ..sketching import diagonal_of_mix, draw_sketch, kernel_times, sketched_gram_products
 from ._base import KernelModelMixin, resolve_kernel, resolve_sketch, validate_X
 
 __all__ = ["OutputKernelRegressor", "sisokr_omega", "sketched_input_coef"]
@@ -102,21 +102,30 @@ def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None):
     ndarray of shape (s', q)
     """
     n = X.shape[0]
-    KR, RKR = sketched_gram_products(kernel, X, R)
+    if diagonal_of_mix(R.mix) is not None:
+        # sub-sampling, S_mix = D diagonal: coef = D (D K^T K D + n lam D K_mm D)^+ D K^T T
+        # = (K^T K + n lam K_mm)^+ K^T T with K = k(X, X_sub): D cancels, skip the scaling passes
+        KR = kernel_block(kernel, X, X[R.indices])
+        G = KR[R.indices]  # K_mm
+        mix_T = None
+    else:
+        KR, G = sketched_gram_products(kernel, X, R)
+        mix_T = R.mix.T
     B = KR.T @ T
 
-    def full_M():
+    def full_M():  # the full symmetric M, rebuilt only for the pseudo-inverse fallback
+        S = KR[R.indices] if mix_T is None else np.asarray(R.mix @ KR[R.indices])
         M = KR.T @ KR
-        M += (n * lam) * RKR
+        M += (0.5 * n * lam) * (S + S.T)
         return M
 
-    # upper triangle of M = KR^T KR + n lam RKR by one BLAS syrk on the Fortran-ordered view KR.T
-    # (no copy, no symmetrisation), then factored in place
-    M = sla.blas.dsyrk(1.0, KR.T, trans=0, lower=0)
-    M += (n * lam) * RKR
+    # upper triangle of M = KR^T KR + n lam G in one BLAS syrk: KR.T is a Fortran-ordered view
+    # (no copy) and G's storage takes the result (G.T is Fortran-ordered and, G being
+    # symmetric up to rounding, the same matrix); then factored in place
+    M = sla.blas.dsyrk(1.0, KR.T, beta=n * lam, c=G.T, trans=0, lower=0, overwrite_c=1)
     # duplicated sampled inputs make M exactly singular: skip the doomed plain Cholesky
     W = _solve_psd_jitter(M, B, rtol, singular=_has_duplicate_rows(X[R.indices]), rebuild=full_M)
-    return np.asarray(R.mix.T @ W)
+    return W if mix_T is None else np.asarray(mix_T @ W)
 
 
 def _has_duplicate_rows(A):
