@@ -9,3 +9,23 @@ in the environment is kept.
 import os
 
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
+
+def versions():
+    """Interpreter, library versions and machine of the run (for the JSON reports)."""
+    import platform
+
+    import numba
+    import numpy
+    import scipy
+    import sklearn
+
+    return {
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        "numba": numba.__version__,
+        "sklearn": sklearn.__version__,
+        "cpu_count": os.cpu_count(),
+        "machine": platform.machine(),
+    }

@@ -13,11 +13,10 @@ Targets: p-SR p = 50/n with κ-Huber: relative MSE <= 0.05 with fit <= 0.65 s
 (the reference code: 0.048 in 3.3 s on the same kind of machine).
 """
 
-import _setup  # noqa: F401  (runtime settings, before NumPy)
+import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -25,20 +24,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 
-import numba  # noqa: E402
 import numpy as np  # noqa: E402
-import scipy  # noqa: E402
-import sklearn  # noqa: E402
 
 from skframe.datasets import load_default, make_friedman_outliers  # noqa: E402
 from skframe.metrics import relative_mse  # noqa: E402
 from skframe.models import SketchedKernelMachine  # noqa: E402
 
 
-def versions():
-    return {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
-            "numba": numba.__version__, "sklearn": sklearn.__version__, "cpu_count": os.cpu_count(),
-            "machine": platform.machine()}
 
 
 def configs(n, s):
@@ -111,7 +103,7 @@ def main(argv=None):
                    "fit_seconds <= 0.65": None if target is None else target["fit_seconds"] <= 0.65,
                    "reference (authors' code, same kind of machine)": "p-SR p=50/n 0.048 in 3.3 s; Nystrom 0.090 in 2.5 s; "
                    "Gaussian 0.051 in 4.6 s; Accumulation m=30 0.046 in 3.3 s"},
-        "versions": versions(),
+        "versions": _setup.versions(),
     }
     if not args.no_plot:
         import matplotlib

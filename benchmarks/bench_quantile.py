@@ -19,11 +19,9 @@ full Gram matrix), both solved by Adam with the same settings. Prints ONE JSON o
 Targets: sketched pinball within 10 % of the exact model, fit >= 4x faster.
 """
 
-import _setup  # noqa: F401  (runtime settings, before NumPy)
+import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 import argparse
 import json
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -31,10 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 
-import numba  # noqa: E402
 import numpy as np  # noqa: E402
-import scipy  # noqa: E402
-import sklearn  # noqa: E402
 from sklearn.datasets import load_diabetes  # noqa: E402
 
 from skframe.metrics import crossing_loss, pinball_loss  # noqa: E402
@@ -43,10 +38,6 @@ from skframe.models import JointQuantileRegressor  # noqa: E402
 QUANTILES = (0.1, 0.3, 0.5, 0.7, 0.9)
 
 
-def versions():
-    return {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
-            "numba": numba.__version__, "sklearn": sklearn.__version__, "cpu_count": os.cpu_count(),
-            "machine": platform.machine()}
 
 
 def load(name):
@@ -138,7 +129,7 @@ def main(argv=None):
         "gamma_quantile": args.gamma_quantile, "solver_params": solver_params,
         "results": {name: run(name, args, solver_params) for name in args.datasets.split(",")},
         "crossing_definition": "mean_i sum_j max(0, q_ij - q_i,j+1), levels increasing",
-        "versions": versions(),
+        "versions": _setup.versions(),
     }
     print(json.dumps(report, indent=1))
 

@@ -24,11 +24,9 @@ Protocol (matches the authors' run_rf1.py):
     python benchmarks/bench_rf1.py [--data-dir ../shared/data] [--seeds 10] [--repeats 3] [--targets real|int|both]
 """
 
-import _setup  # noqa: F401  (runtime settings, before NumPy)
+import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 import argparse
 import json
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -36,10 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 
-import numba  # noqa: E402
 import numpy as np  # noqa: E402
-import scipy  # noqa: E402
-import sklearn  # noqa: E402
 
 from skframe.datasets import load_dataset  # noqa: E402
 from skframe.metrics import arrmse  # noqa: E402
@@ -61,16 +56,6 @@ REFERENCE = {  # SCIENCE.md, "ref-here" (authors' code, this machine kind)
 TARGETS = {"exact": {"arrmse": [0.5745, 0.5765], "fit_s": 1.5}, "psr": {"arrmse_max": 0.590, "fit_s": 0.06}}
 
 
-def versions():
-    return {
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "numba": numba.__version__,
-        "sklearn": sklearn.__version__,
-        "cpu_count": os.cpu_count(),
-        "machine": platform.machine(),
-    }
 
 
 def load(data_dir):
@@ -189,7 +174,7 @@ def main(argv=None):
         "reference_here": REFERENCE,
         "targets_for_acceptance": TARGETS,
         "results": {},
-        "versions": versions(),
+        "versions": _setup.versions(),
     }
     for v in variants:
         Y, Yt = (Y_real, Yt_real) if v == "real" else (np.trunc(Y_real), np.trunc(Yt_real))

@@ -16,11 +16,9 @@ Prints ONE JSON object.
     python benchmarks/bench_rf1_sketches.py [--data-dir ../shared/data] [--seeds 5]
 """
 
-import _setup  # noqa: F401  (runtime settings, before NumPy)
+import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 import argparse
 import json
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -28,10 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 
-import numba  # noqa: E402
 import numpy as np  # noqa: E402
-import scipy  # noqa: E402
-import sklearn  # noqa: E402
 
 from skframe.datasets import load_dataset  # noqa: E402
 from skframe.metrics import arrmse  # noqa: E402
@@ -50,10 +45,6 @@ REFERENCE_S200 = {"psr": 0.5835, "psg": 0.583, "accumulation": 0.5756, "countske
 PAPER_S200 = {"psr": 0.584, "psg": 0.583, "accumulation": 0.592, "countsketch": 0.575, "exact": 0.575}
 
 
-def versions():
-    return {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
-            "numba": numba.__version__, "sklearn": sklearn.__version__, "cpu_count": os.cpu_count(),
-            "machine": platform.machine()}
 
 
 def main(argv=None):
@@ -101,7 +92,7 @@ def main(argv=None):
                       "n_train": n, "n_test": int(Xt.shape[0]), "n_targets": 8, "seeds": args.seeds,
                       "targets": args.targets,
                       "n_missing_train": int(getattr(tr, "n_missing", 0)), "results": results,
-                      "versions": versions()}, indent=1))
+                      "versions": _setup.versions()}, indent=1))
 
 
 if __name__ == "__main__":

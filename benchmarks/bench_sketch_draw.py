@@ -9,11 +9,9 @@ matrix: 6 GB here).
     python benchmarks/bench_sketch_draw.py [--m 13000] [--n 60000] [--p-times-n 20] [--repeats 15]
 """
 
-import _setup  # noqa: F401  (runtime settings, before NumPy)
+import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 import argparse
 import json
-import os
-import platform
 import sys
 import time
 import tracemalloc
@@ -22,24 +20,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 
-import numba  # noqa: E402
 import numpy as np  # noqa: E402
-import scipy  # noqa: E402
-import sklearn  # noqa: E402
 
 from skframe.registry import get_sketch  # noqa: E402
 
 
-def versions():
-    return {
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-        "numba": numba.__version__,
-        "sklearn": sklearn.__version__,
-        "cpu_count": os.cpu_count(),
-        "machine": platform.machine(),
-    }
 
 
 def main(argv=None):
@@ -83,7 +68,7 @@ def main(argv=None):
         "nnz_bytes_20_per_entry": nnz_bytes,
         "peak_over_nnz_bytes": peak / nnz_bytes,
         "dense_bernoulli_bytes_reference": m * n * 8,
-        "versions": versions(),
+        "versions": _setup.versions(),
     }
     print(json.dumps(result))
 
