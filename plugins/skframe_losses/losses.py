@@ -129,8 +129,29 @@ class HuberLoss(_BaseLoss):
         return _nb.huber_gradient(F, Y, float(self.kappa))
 
 
+class _EpsilonInsensitiveLoss(_BaseLoss):
+    """Shared parameter handling of the ε-insensitive losses; ``_kernels`` names their numba value/gradient."""
+
+    _kernels = ()
+
+    def __init__(self, epsilon=0.1):
+        self.epsilon = check_scalar(epsilon, "epsilon", low=0, fix="epsilon must be >= 0, e.g. epsilon=0.1")
+
+    @property
+    def params(self):
+        return {"epsilon": self.epsilon}
+
+    def value(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return getattr(_nb, self._kernels[0])(F, Y, float(self.epsilon))
+
+    def gradient(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return getattr(_nb, self._kernels[1])(F, Y, float(self.epsilon))
+
+
 @persistable
-class EpsilonInsensitiveL1Loss(_BaseLoss):
+class EpsilonInsensitiveL1Loss(_EpsilonInsensitiveLoss):
     """ε-insensitive ℓ1 loss of ε-SVR: ``l = max(||r|| - epsilon, 0)`` (1-Lipschitz, not smooth).
 
     Parameters
@@ -142,25 +163,11 @@ class EpsilonInsensitiveL1Loss(_BaseLoss):
     name = "epsilon-svr"
     lipschitz = 1.0
     smooth = False
-
-    def __init__(self, epsilon=0.1):
-        self.epsilon = check_scalar(epsilon, "epsilon", low=0, fix="epsilon must be >= 0, e.g. epsilon=0.1")
-
-    @property
-    def params(self):
-        return {"epsilon": self.epsilon}
-
-    def value(self, F, Y):
-        F, Y = _as_pair(F, Y)
-        return _nb.eps_l1_value(F, Y, float(self.epsilon))
-
-    def gradient(self, F, Y):
-        F, Y = _as_pair(F, Y)
-        return _nb.eps_l1_gradient(F, Y, float(self.epsilon))
+    _kernels = ("eps_l1_value", "eps_l1_gradient")
 
 
 @persistable
-class EpsilonInsensitiveL2Loss(_BaseLoss):
+class EpsilonInsensitiveL2Loss(_EpsilonInsensitiveLoss):
     """ε-insensitive ℓ2 loss: ``l = 1/2 max(||r|| - epsilon, 0)^2`` (smooth, not Lipschitz).
 
     The factor 1/2 makes ``epsilon=0`` coincide with the square loss.
@@ -174,21 +181,7 @@ class EpsilonInsensitiveL2Loss(_BaseLoss):
     name = "epsilon-ridge"
     lipschitz = math.inf
     smooth = True
-
-    def __init__(self, epsilon=0.1):
-        self.epsilon = check_scalar(epsilon, "epsilon", low=0, fix="epsilon must be >= 0, e.g. epsilon=0.1")
-
-    @property
-    def params(self):
-        return {"epsilon": self.epsilon}
-
-    def value(self, F, Y):
-        F, Y = _as_pair(F, Y)
-        return _nb.eps_l2_value(F, Y, float(self.epsilon))
-
-    def gradient(self, F, Y):
-        F, Y = _as_pair(F, Y)
-        return _nb.eps_l2_gradient(F, Y, float(self.epsilon))
+    _kernels = ("eps_l2_value", "eps_l2_gradient")
 
 
 def _check_quantiles(quantiles):
