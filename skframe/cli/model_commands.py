@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import numpy as np
-import scipy.sparse as sp
 import typer
 
 from ..exceptions import InvalidParameterError
@@ -34,18 +33,18 @@ def _check_features(est, X, data, targets):
 
 
 def _apply_scaler(X, extra):
+    """Scale X with the training statistics saved beside the model (the fit's FeatureScaler)."""
+    from ..datasets import FeatureScaler
+
     sc = extra.get("scaler") if isinstance(extra, dict) else None
     if not sc or sc.get("method", "none") == "none":
         return X
-    mean, scale = np.asarray(sc["mean"]), np.asarray(sc["scale"])
-    if X.shape[1] != scale.shape[0]:
-        raise InvalidParameterError(
-            f"the data have {X.shape[1]} features but the model was trained on {scale.shape[0]}; "
-            "check --targets and the file"
-        )
-    if sp.issparse(X):
-        return sp.csr_matrix(X @ sp.diags(1.0 / scale))
-    return (X - mean) / scale if sc.get("with_mean") else X / scale
+    scaler = FeatureScaler(sc["method"])
+    scaler.mean_ = np.asarray(sc["mean"])
+    scaler.scale_ = np.asarray(sc["scale"])
+    scaler.with_mean_ = bool(sc.get("with_mean"))
+    scaler.n_features_in_ = scaler.scale_.shape[0]
+    return scaler.transform(X)
 
 
 def _read(data, targets, missing):
