@@ -119,3 +119,16 @@ def test_ranking_metrics_match_full_sort():
         assert got["mean_rank"] == pytest.approx(np.mean(ranks))
     per = ranking_metrics(model, X[40:], Y[40:], [C] * 20)
     assert per == pytest.approx(got)
+
+
+def test_input_kernel_params_apply_to_the_default_input_kernel():
+    """--input-kernel-param is honoured when --input-kernel is left at its default (--kernel)."""
+    from skframe.cli._options import FitOptions
+    from skframe.cli._task_structured import build_estimator
+
+    est = build_estimator(FitOptions(task="structured", input_kernel_params={"gamma": 5e-5}, lam=1e-3))
+    assert est.input_kernel == "gaussian" and est.input_kernel_params == {"gamma": 5e-5}
+    est = build_estimator(FitOptions(task="structured", kernel_params={"gamma": 2.0}, lam=1e-3))
+    assert est.input_kernel_params == {"gamma": 2.0}
+    est = build_estimator(FitOptions(task="structured", input_kernel="linear", kernel_params={"gamma": 2.0}, lam=1e-3))
+    assert est.input_kernel == "linear" and est.input_kernel_params is None

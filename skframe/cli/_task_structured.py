@@ -36,7 +36,7 @@ def _none(sketch):
 def build_estimator(opts):
     """An :class:`OutputKernelRegressor` from the fit options (``input_*`` fall back to ``kernel``/``sketch``)."""
     input_kernel = opts.input_kernel or opts.kernel
-    input_kernel_params = opts.input_kernel_params if opts.input_kernel else (opts.kernel_params or {})
+    input_kernel_params = opts.input_kernel_params if (opts.input_kernel_params or opts.input_kernel) else opts.kernel_params
     if opts.input_sketch is not None:
         input_sketch, size, params = opts.input_sketch, opts.input_sketch_size, opts.input_sketch_params
     else:
