@@ -132,3 +132,15 @@ def test_input_kernel_params_apply_to_the_default_input_kernel():
     assert est.input_kernel_params == {"gamma": 2.0}
     est = build_estimator(FitOptions(task="structured", input_kernel="linear", kernel_params={"gamma": 2.0}, lam=1e-3))
     assert est.input_kernel == "linear" and est.input_kernel_params is None
+
+
+def test_input_sketch_size_and_params_apply_to_the_default_input_sketch():
+    from skframe.cli._options import FitOptions
+    from skframe.cli._task_structured import build_estimator
+
+    est = build_estimator(FitOptions(task="structured", input_sketch_size=40, input_sketch_params={"p": 0.1}))
+    assert est.input_sketch == "psr" and est.input_sketch_size == 40 and est.input_sketch_params == {"p": 0.1}
+    est = build_estimator(FitOptions(task="structured", sketch_size=30, sketch_params={"p": 0.2}))
+    assert est.input_sketch_size == 30 and est.input_sketch_params == {"p": 0.2}
+    est = build_estimator(FitOptions(task="structured", input_sketch="subsample", sketch_params={"p": 0.2}))
+    assert est.input_sketch == "subsample" and est.input_sketch_params is None

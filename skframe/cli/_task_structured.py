@@ -37,10 +37,13 @@ def build_estimator(opts):
     """An :class:`OutputKernelRegressor` from the fit options (``input_*`` fall back to ``kernel``/``sketch``)."""
     input_kernel = opts.input_kernel or opts.kernel
     input_kernel_params = opts.input_kernel_params if (opts.input_kernel_params or opts.input_kernel) else opts.kernel_params
-    if opts.input_sketch is not None:
-        input_sketch, size, params = opts.input_sketch, opts.input_sketch_size, opts.input_sketch_params
+    # each input_* option wins when given; otherwise the generic --sketch/--sketch-size/--sketch-param
+    input_sketch = opts.input_sketch if opts.input_sketch is not None else opts.sketch
+    size = opts.input_sketch_size or opts.sketch_size
+    if opts.input_sketch_params or opts.input_sketch is not None:
+        params = opts.input_sketch_params
     else:
-        input_sketch, size, params = opts.sketch, opts.sketch_size, opts.sketch_params
+        params = opts.sketch_params
     return OutputKernelRegressor(
         input_kernel,
         input_kernel_params=dict(input_kernel_params or {}) or None,
