@@ -16,7 +16,19 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-__all__ = ["Kernel", "Sketch", "Loss", "Solver", "Decoder", "kernel_diag", "kernel_block"]
+__all__ = [
+    "Kernel",
+    "Sketch",
+    "Loss",
+    "Solver",
+    "Decoder",
+    "kernel_diag",
+    "kernel_block",
+    "kernel_matvec",
+    "kernel_prepare",
+    "kernel_is_linear",
+    "kernel_backends",
+]
 
 
 class Kernel(ABC):
@@ -39,9 +51,27 @@ class Kernel(ABC):
         used to save models. The default reads ``get_params()`` if present.
     ``normalized``
         True when ``k(x, x) = 1`` for every x (lets decoders skip a term).
+    ``matvec(X, Y, W, options=None)``
+        ``k(X, Y) @ W`` without returning the whole block (large data, GPUs); the
+        default evaluates row blocks within ``options.block_bytes``.
+    ``block_bytes(n_rows, n_cols, itemsize=8)``
+        Bytes one call ``k(X[:n_rows], Y[:n_cols])`` allocates at its peak (the block
+        itself plus temporaries); used to size chunks and refuse impossible budgets.
+    ``is_linear``
+        True when ``k(x, y) = <x, y>`` (lets structured models skip the output basis).
+    ``backends``
+        Array backends the kernel computes on (default ``("numpy",)``).
+    ``spectral_sampler(d, m, rng)``
+        For shift-invariant kernels: ``m`` frequencies of shape ``(m, d)`` drawn from
+        the kernel's spectral measure (random Fourier features); absent otherwise.
+    ``prepare(X)``
+        A kernel bound to training data (e.g. a bandwidth ``gamma="scale"`` set from
+        ``X``); the default returns the kernel itself.
     """
 
     normalized = False
+    is_linear = False
+    backends = ("numpy",)
 
     @abstractmethod
     def __call__(self, X, Y=None):
@@ -55,6 +85,18 @@ class Kernel(ABC):
         """Alias of ``__call__``: the Gram block between ``X`` and ``Y``."""
         return self(X, Y)
 
+    def block_bytes(self, n_rows, n_cols, itemsize=8):
+        """Peak bytes of one Gram block of ``n_rows x n_cols`` (default: the block itself, twice)."""
+        return 2 * int(n_rows) * int(n_cols) * int(itemsize)
+
+    def matvec(self, X, Y, W, options=None):
+        """``k(X, Y) @ W`` computed in row blocks within ``options.block_bytes``."""
+        return _blocked_matvec(self, X, Y, W, options)
+
+    def prepare(self, X):
+        """A kernel bound to training data ``X`` (default: this kernel)."""
+        return self
+
 
 def kernel_diag(kernel, X):
     """``k(x_i, x_i)`` for any kernel object, using ``kernel.diag`` when it exists."""
@@ -64,18 +106,64 @@ def kernel_diag(kernel, X):
     return np.array([float(np.asarray(kernel(X[i : i + 1], X[i : i + 1]))[0, 0]) for i in range(X.shape[0])])
 
 
-def kernel_block(kernel, X, Y):
+def _blocked_matvec(kernel, X, Y, W, options=None):
+    from .collections import chunks, is_collection, n_items
+    from .options import DEFAULT_OPTIONS
+
+    options = options or DEFAULT_OPTIONS
+    W = np.asarray(W)
+    n = n_items(X)
+    n_ref = n_items(Y)
+    dtype = np.result_type(W.dtype, np.float32 if options.dtype == "float32" else np.float64)
+    out = np.empty((n,) + W.shape[1:], dtype=dtype)
+    step = options.rows_per_block(n_ref, np.dtype(dtype).itemsize)
+    for start, stop in chunks(n, step):
+        Xb = X.take(np.arange(start, stop)) if is_collection(X) else X[start:stop]
+        out[start:stop] = kernel_block(kernel, Xb, Y, dtype=dtype) @ W
+    return out
+
+
+def kernel_matvec(kernel, X, Y, W, options=None):
+    """``k(X, Y) @ W`` for any kernel object, through ``kernel.matvec`` when it exists."""
+    mv = getattr(kernel, "matvec", None)
+    if mv is not None:
+        try:
+            return mv(X, Y, W, options=options)
+        except TypeError:  # a third-party matvec without the options keyword
+            return mv(X, Y, W)
+    return _blocked_matvec(kernel, X, Y, W, options)
+
+
+def kernel_prepare(kernel, X):
+    """The kernel bound to training data: ``kernel.prepare(X)`` when it exists, else the kernel."""
+    prep = getattr(kernel, "prepare", None)
+    return kernel if prep is None else prep(X)
+
+
+def kernel_is_linear(kernel):
+    """True when the kernel declares ``is_linear`` (``k(x, y) = <x, y>``)."""
+    return bool(getattr(kernel, "is_linear", False))
+
+
+def kernel_backends(kernel):
+    """Backends the kernel declares (``("numpy",)`` when it says nothing)."""
+    return tuple(getattr(kernel, "backends", ("numpy",)))
+
+
+def kernel_block(kernel, X, Y, dtype=np.float64):
     """Evaluate ``kernel(X, Y)`` and return a dense float64 array of the right shape."""
     K = kernel(X, Y)
     if hasattr(K, "toarray"):
         K = K.toarray()
-    K = np.asarray(K, dtype=np.float64)
-    if K.shape != (X.shape[0], Y.shape[0]):
+    K = np.asarray(K, dtype=dtype)
+    nx = len(X) if not hasattr(X, "shape") else X.shape[0]
+    ny = len(Y) if not hasattr(Y, "shape") else Y.shape[0]
+    if K.shape != (nx, ny):
         from .exceptions import PluginError
 
         raise PluginError(
             f"kernel {type(kernel).__name__} returned a block of shape {K.shape}, expected "
-            f"{(X.shape[0], Y.shape[0])}; a kernel must return shape (len(X), len(Y))"
+            f"{(nx, ny)}; a kernel must return shape (len(X), len(Y))"
         )
     return K
 
@@ -141,19 +229,23 @@ class Loss(ABC):
 
 
 class Solver(ABC):
-    """Turns a feature representation, a loss and a penalty into weights.
+    """Turns a sketched problem, a loss and a penalty into weights.
 
     Required
     --------
-    ``solve(Z, Y, loss, lam, *, M=None, rng=None)``
+    ``solve(problem, loss, lam, *, M=None, rng=None, init=None, progress=None)``
         Minimise ``(1/n) sum_i loss(Z_i W M, Y_i) + (lam/2) tr(W M W^T)`` over
-        ``W`` of shape ``(r, d)`` and return ``W``. ``Z`` has shape ``(n, r)``.
-        ``M`` is the output matrix of a decomposable kernel (identity when None).
+        ``W`` of shape ``(r, d)``, where :class:`skframe.problems.Problem` ``problem``
+        yields the features ``Z`` (n x r) and targets ``Y`` (n x d) in row blocks.
+        ``M`` is the output matrix of a decomposable kernel (identity when None),
+        ``init`` a starting ``W`` (warm starts), ``progress`` an optional callable
+        advanced once per iteration or epoch. Return a
+        :class:`skframe.problems.SolveResult`: the solver keeps no run state on itself.
     """
 
     @abstractmethod
-    def solve(self, Z, Y, loss, lam, *, M=None, rng=None):
-        """Return the weight matrix ``W``."""
+    def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
+        """Return a :class:`skframe.problems.SolveResult`."""
 
 
 class Decoder(ABC):

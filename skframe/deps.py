@@ -1,0 +1,90 @@
+"""Optional dependencies, detected in one place.
+
+Every optional library skframe can use (numba for the compiled CPU engine, CuPy
+for GPUs, Dask for many machines, PyTorch for neural models, RDKit and networkx
+for molecules and graphs) is looked up here, lazily: nothing is imported until a
+feature asks for it, so ``import skframe`` stays light.
+
+Each library can be switched off with an environment variable
+``SKFRAME_DISABLE_<NAME>=1`` (e.g. ``SKFRAME_DISABLE_NUMBA=1`` runs the plain NumPy
+formulas), which is also how the test suite checks the fast paths against the
+plain ones.
+
+Examples
+--------
+>>> from skframe import deps
+>>> deps.available("numpy")
+True
+>>> deps.available("a_library_that_does_not_exist")
+False
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+
+from .exceptions import DependencyError
+
+__all__ = ["EXTRAS", "available", "require", "disabled", "numba_enabled"]
+
+#: optional library -> the ``pip install "skframe[extra]"`` that brings it
+EXTRAS = {
+    "numba": None,  # a core dependency; listed so that it can be disabled like the others
+    "cupy": "gpu",
+    "dask": "dask",
+    "distributed": "dask",
+    "torch": "deep",
+    "rdkit": "chem",
+    "networkx": "graphs",
+    "matplotlib": "plot",
+}
+
+_CACHE = {}
+
+
+def disabled(name):
+    """True when ``SKFRAME_DISABLE_<NAME>`` is set to a true value (1, true, yes)."""
+    value = os.environ.get(f"SKFRAME_DISABLE_{name.upper()}", "")
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def available(name):
+    """True when the library ``name`` can be imported and is not disabled; does not import it."""
+    if disabled(name):
+        return False
+    if name not in _CACHE:
+        try:
+            _CACHE[name] = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            _CACHE[name] = False
+    return _CACHE[name]
+
+
+def require(name, feature=None):
+    """Import and return the optional library ``name`` or raise :class:`DependencyError`.
+
+    Parameters
+    ----------
+    name : str
+        Module name, e.g. ``"cupy"``.
+    feature : str, optional
+        What the user asked for (e.g. ``"backend='cupy'"``), named in the error.
+    """
+    what = f" for {feature}" if feature else ""
+    if disabled(name):
+        raise DependencyError(
+            f"{name} is needed{what} but disabled by SKFRAME_DISABLE_{name.upper()}; unset that variable"
+        )
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        extra = EXTRAS.get(name)
+        fix = f'pip install "skframe[{extra}]"' if extra else f"pip install {name}"
+        raise DependencyError(f"{name} is needed{what} but cannot be imported ({exc}); install it with {fix}") from exc
+
+
+def numba_enabled():
+    """True when the compiled numba engine is used (installed and not disabled)."""
+    return available("numba")

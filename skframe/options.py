@@ -1,0 +1,81 @@
+"""Tuning knobs of the numerical core, passed down as one object instead of module constants."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+__all__ = ["ComputeOptions", "DEFAULT_OPTIONS", "parse_bytes"]
+
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def parse_bytes(value):
+    """Bytes from an int or a string such as ``"2GB"``, ``"512 MiB"`` or ``"1e9"``.
+
+    >>> parse_bytes("2GB")
+    2000000000
+    >>> parse_bytes("64 MiB")
+    67108864
+    """
+    from .exceptions import InvalidParameterError
+
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if value <= 0:
+            raise InvalidParameterError(f"memory size {value!r} must be positive, e.g. '2GB'")
+        return int(value)
+    text = str(value).strip().lower().replace(" ", "")
+    num = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = text[len(num):]
+    try:
+        number = float(num)
+    except ValueError:
+        number = None
+    if number is None or unit not in _UNITS or number <= 0:
+        raise InvalidParameterError(
+            f"memory size {value!r} is not understood; write a positive number with a unit, e.g. '2GB' or '512MiB'"
+        )
+    return int(number * _UNITS[unit])
+
+
+@dataclass(frozen=True)
+class ComputeOptions:
+    """How the core computes: block sizes, tolerances, precision and backend.
+
+    Parameters
+    ----------
+    block_bytes : int
+        Budget for one dense temporary block (a kernel block, a chunk of features).
+    chunk_rows : int or None
+        Rows per chunk; None derives it from ``block_bytes``.
+    rtol : float or None
+        Relative eigenvalue tolerance of sketched Gram matrices (None: size-based default).
+    dtype : {"float64", "float32"}
+        Precision of kernel blocks and sketch products (m x m accumulations stay float64).
+    backend : str
+        Array backend (``"numpy"``; others come from :mod:`skframe.backend`).
+    memory_budget : int or None
+        Total bytes a fit may allocate beyond the data; None means no limit is enforced.
+    """
+
+    block_bytes: int = 64_000_000
+    chunk_rows: int | None = None
+    rtol: float | None = None
+    dtype: str = "float64"
+    backend: str = "numpy"
+    memory_budget: int | None = None
+
+    def rows_per_block(self, n_cols, itemsize=8):
+        """Rows per chunk so that a (rows x n_cols) block stays within ``block_bytes``."""
+        if self.chunk_rows:
+            return int(self.chunk_rows)
+        return int(max(1, self.block_bytes // (max(int(n_cols), 1) * int(itemsize))))
+
+    def replace(self, **changes):
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+
+DEFAULT_OPTIONS = ComputeOptions()

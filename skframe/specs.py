@@ -1,0 +1,42 @@
+"""Component specs: which registered component an estimator uses, and with which parameters.
+
+An estimator stores a :class:`ComponentSpec` for each of its components and saves
+that, so models are saved and rebuilt by name, whether the component was given by
+name or built directly (``GaussianKernel(gamma=1.0)``): the registry knows which
+name each registered factory is registered under.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["ComponentSpec"]
+
+
+@dataclass(frozen=True)
+class ComponentSpec:
+    """(kind, registered name, params) of a component.
+
+    >>> spec = ComponentSpec("kernel", "gaussian", {"gamma": 0.5})
+    >>> ComponentSpec.from_dict(spec.to_dict()) == spec
+    True
+    """
+
+    kind: str
+    name: str
+    params: dict = field(default_factory=dict)
+
+    def build(self):
+        """Build the component through the registry."""
+        from .registry import get_component
+
+        return get_component(self.kind, self.name, **dict(self.params))
+
+    def to_dict(self):
+        """JSON-ready dict."""
+        return {"kind": self.kind, "name": self.name, "params": dict(self.params)}
+
+    @classmethod
+    def from_dict(cls, data):
+        """Inverse of :meth:`to_dict`."""
+        return cls(str(data["kind"]), str(data["name"]), dict(data.get("params") or {}))
