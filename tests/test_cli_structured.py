@@ -48,8 +48,12 @@ def test_fit_structured_candidates_files_topk_and_ensembles(files):
     np.save(tmp / "cands.npy", C)
     rep = _fit(tmp, "--input-sketch", "subsample", "--input-sketch-size", "50", "--candidates",
                str(tmp / "cands.npy"), "--top-k", "3", "--n-draws", "2", "--aggregate", "max")
-    assert rep["metrics"]["top_k"]["k"] == 3
-    assert 0.5 <= rep["metrics"]["hits_at_3"] <= 1  # the true label sets are among the candidates
+    m = rep["metrics"]
+    assert m["top_k"]["k"] == 3
+    assert 0.5 <= m["hits_at_3"] <= 1  # the true label sets are among the candidates
+    # one run reports Hits@1/5/10 (and @K), MRR and mean rank, consistent with each other
+    assert m["hits_at_1"] <= m["hits_at_3"] <= m["hits_at_5"] <= m["hits_at_10"] <= 1
+    assert m["hits_at_1"] <= m["mrr"] <= 1 and m["mean_rank"] >= 1
     # per-sample sets: each test row gets its true output plus 4 random others
     rng = np.random.default_rng(0)
     Yte = Y[110:]
@@ -117,7 +121,9 @@ def test_ranking_metrics_match_full_sort():
     if ranks:
         assert got["mrr"] == pytest.approx(np.mean(1 / np.asarray(ranks)))
         assert got["mean_rank"] == pytest.approx(np.mean(ranks))
+        np.testing.assert_allclose(got["ranks"], ranks)
     per = ranking_metrics(model, X[40:], Y[40:], [C] * 20)
+    np.testing.assert_allclose(per.pop("ranks"), got.pop("ranks"))
     assert per == pytest.approx(got)
 
 

@@ -1,12 +1,18 @@
-"""The ``skframe`` command line: fit, predict, evaluate, plugins (+ commands added by plugins).
+"""The ``skframe`` command line: fit, predict, evaluate, select, plugins (+ commands added by plugins).
 
 Domain errors print one line on stderr and exit with status 2; set
 ``SKFRAME_DEBUG=1`` to see the traceback instead.
+
+Importing this module is light (Typer and the standard library): scikit-learn,
+SciPy, numba and the plugins are imported only when a command runs and needs
+them, so ``skframe --help`` and ``skframe --version`` answer at once.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+from typing import Annotated, Optional
 
 # Before NumPy loads OpenBLAS: idle OpenBLAS threads otherwise spin for ~2^28 cycles after
 # every call and compete with numba's parallel kernels for the cores (measured on 2 cores:
@@ -15,43 +21,73 @@ os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 import typer
 
+from ._common import debug_enabled
 from .fit import fit
 from .model_commands import evaluate, predict
 from .plugins_command import plugins
+from .select import select
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "register_plugin_commands", "CORE_COMMANDS"]
 
 app = typer.Typer(
     name="skframe",
     help="Sketched kernel machines: fit, predict and evaluate kernel models with random sketches.",
-    add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
 app.command("fit")(fit)
 app.command("predict")(predict)
 app.command("evaluate")(evaluate)
+app.command("select")(select)
 app.command("plugins")(plugins)
+CORE_COMMANDS = frozenset({"fit", "predict", "evaluate", "select", "plugins"})
 
 
-def _register_builtin_extras():
+def _print_version(value: bool):
+    if value:
+        from .. import __version__
+
+        typer.echo(f"skframe {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[Optional[bool], typer.Option("--version", callback=_print_version, is_eager=True,
+                                                    help="Print the skframe version and exit.")] = None,
+):
+    """Sketched kernel machines: fit, predict and evaluate kernel models with random sketches."""
+
+
+def _third_party_plugins():
+    """True when a distribution other than skframe declares ``skframe`` entry points (no import)."""
+    from importlib import metadata
+
     try:
-        from . import select as _select
-    except ImportError:
+        eps = metadata.entry_points(group="skframe")
+    except TypeError:  # pragma: no cover - Python < 3.10
+        eps = metadata.entry_points().get("skframe", [])
+    for ep in eps:
+        dist = getattr(ep, "dist", None)
+        if dist is None or (dist.metadata["Name"] or "").lower() != "skframe":
+            return True
+    return False
+
+
+def register_plugin_commands(app):
+    """Let plugins add sub-commands to ``app``; a failing plugin is reported, not fatal.
+
+    Only third-party distributions add commands (the built-in plugins provide none), so
+    nothing is imported when none is installed.
+    """
+    if not _third_party_plugins():
         return
-    register = getattr(_select, "register", None)
-    if register is not None:
-        register(app)
-
-
-def _register_plugin_commands():
-    """Let plugins add sub-commands; a failing plugin is reported, not fatal."""
     from ..plugins import BrokenPlugin, get_plugin_registry
 
     try:
         reg = get_plugin_registry()
     except Exception as exc:  # duplicate names etc.: the core commands must still work
-        if os.environ.get("SKFRAME_DEBUG", "") not in ("", "0"):
+        if debug_enabled():
             raise
         typer.echo(f"Warning: plugins could not be loaded: {exc}", err=True)
         return
@@ -59,16 +95,21 @@ def _register_plugin_commands():
         try:
             impl.function(app=app)
         except Exception as exc:
-            reg.broken.append(BrokenPlugin(src.name, src.distribution, src.version, f"{type(exc).__name__} in register_commands: {exc}"))
+            reg.broken.append(BrokenPlugin(src.name, src.distribution, src.version,
+                                           f"{type(exc).__name__} in register_commands: {exc}"))
 
 
-_register_builtin_extras()
-_register_plugin_commands()
+def _command_name(argv):
+    """The sub-command named on the command line (first word that is not an option), or None."""
+    return next((a for a in argv if not a.startswith("-")), None)
 
 
-def main():
-    """Console-script entry point."""
-    app()
+def main(argv=None):
+    """Console-script entry point; plugin commands are loaded only when a core command is not asked for."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if _command_name(argv) not in CORE_COMMANDS and "--version" not in argv:
+        register_plugin_commands(app)
+    app(args=argv, prog_name="skframe")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,12 +7,15 @@ import json
 import os
 import sys
 
-import numpy as np
 import typer
 
-from ..exceptions import InvalidParameterError, SkframeError
+__all__ = ["handle_errors", "parse_kv", "parse_float_list", "progress_bar", "to_jsonable", "echo_json", "fail",
+           "debug_enabled"]
 
-__all__ = ["handle_errors", "parse_kv", "parse_float_list", "progress_bar", "to_jsonable", "echo_json", "fail"]
+
+def debug_enabled():
+    """True when ``SKFRAME_DEBUG`` asks for tracebacks instead of one-line errors."""
+    return os.environ.get("SKFRAME_DEBUG", "") not in ("", "0")
 
 
 def fail(message, code=2):
@@ -37,8 +40,10 @@ def handle_errors(func):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             raise typer.Exit(code=0)
-        except (SkframeError, OSError, MemoryError) as exc:
-            if os.environ.get("SKFRAME_DEBUG", "") not in ("", "0"):
+        except Exception as exc:
+            from ..exceptions import SkframeError  # imported late: `skframe --help` stays light
+
+            if debug_enabled() or not isinstance(exc, (SkframeError, OSError, MemoryError)):
                 raise
             msg = str(exc).replace("\n", " ")
             if isinstance(exc, OSError) and not isinstance(exc, SkframeError):
@@ -48,6 +53,31 @@ def handle_errors(func):
             fail(msg)
 
     return wrapper
+
+
+def atomic_write(path, write):
+    """Call ``write(tmp)`` on a temporary file beside ``path``, then move it onto ``path``.
+
+    The move is atomic (``os.replace`` within one directory): an exception, Ctrl-C or a full
+    disk during ``write`` leaves the previous ``path`` untouched and removes the temporary file.
+    """
+    import tempfile
+
+    path = os.fspath(path)
+    folder, name = os.path.split(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=folder)
+    os.close(fd)
+    try:
+        write(tmp)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # mkstemp's 0600 would otherwise stick to the result
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    return path
 
 
 def _parse_value(text):
@@ -70,6 +100,8 @@ def _parse_value(text):
 
 def parse_kv(items, option):
     """Parse repeated ``KEY=VALUE`` options into a dict (numbers, booleans and lists recognised)."""
+    from ..exceptions import InvalidParameterError
+
     out = {}
     for item in items or []:
         if "=" not in item:
@@ -84,6 +116,8 @@ def parse_kv(items, option):
 
 def parse_float_list(text, option):
     """Parse ``0.1,0.3,0.5`` into a list of floats."""
+    from ..exceptions import InvalidParameterError
+
     if text is None:
         return None
     try:
@@ -144,6 +178,8 @@ class progress_bar:
 
 def to_jsonable(value):
     """Convert NumPy scalars/arrays (recursively) into plain JSON types."""
+    import numpy as np
+
     if isinstance(value, dict):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

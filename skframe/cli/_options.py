@@ -1,61 +1,163 @@
-"""The parsed options of ``skframe fit``, shared by the task modules."""
+"""The options of ``skframe fit``, declared once.
 
-from __future__ import annotations
+Each field of :class:`FitOptions` that carries a ``typer.Option`` (or ``typer.Argument``)
+in its ``Annotated`` type is a command-line option; :func:`command_signature` turns those
+fields into the signature of the ``fit`` command, so the option's name, type, default,
+help text and help panel are written in exactly one place. Repeatable ``--X-param
+KEY=VALUE`` options are parsed into the matching ``X_params`` dictionary, which is passed
+to the estimator unchanged (e.g. ``--solver-param max_iter=50`` becomes
+``solver_params={"max_iter": 50}``).
 
-from dataclasses import dataclass, field
-from typing import Callable, Optional
+This module imports only Typer and the standard library: ``skframe --help`` must stay fast.
+"""
+
+# No ``from __future__ import annotations``: Typer reads the Annotated types at run time.
+import inspect
+import typing
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Annotated, Callable, List, Optional
+
+import typer
+
+__all__ = ["FitOptions", "command_signature", "PANELS", "TASKS", "SCALES", "MISSING", "FORMATS"]
+
+DATA, KERNEL, SKETCH, SOLVER, STRUCTURED, OUTPUT = (
+    "Data", "Kernel", "Sketch", "Loss and solver", "Structured outputs", "Output")
+PANELS = (DATA, KERNEL, SKETCH, SOLVER, STRUCTURED, OUTPUT)
+TASKS = ("regression", "structured")
+SCALES = ("none", "standard")
+MISSING = ("error", "zero", "mean", "drop")
+FORMATS = ("csv", "npz", "arff", "libsvm")
+
+KV = Optional[List[str]]
+
+
+def _opt(name, help, panel, **kw):
+    return typer.Option(name, help=help, rich_help_panel=panel, **kw)
 
 
 @dataclass
 class FitOptions:
     """Everything ``skframe fit`` was asked to do (see ``skframe fit --help``)."""
 
-    train: Optional[str] = None
-    test: Optional[str] = None
-    targets: int = 1
-    task: str = "regression"
-    # scalar / multi-output models
-    kernel: str = "gaussian"
+    # -- data -------------------------------------------------------------------------
+    train: Annotated[Optional[Path], typer.Argument(
+        help="Training data (CSV, NPZ, ARFF, LIBSVM). Omit it to use the embedded "
+             "Friedman-with-outliers data (drawn with a fixed seed).", show_default=False)] = None
+    test: Annotated[Optional[Path], _opt("--test", "Test data in the same format; metrics are computed on it "
+                                         "(else on the training data).", DATA)] = None
+    targets: Annotated[int, _opt("--targets", "Number of trailing target columns (attributes).", DATA)] = 1
+    format: Annotated[Optional[str], _opt("--format", "File format when the extension does not tell: "
+                                          "csv, npz, arff or libsvm.", DATA)] = None
+    missing: Annotated[str, _opt("--missing", "Missing values: error, zero, mean or drop. "
+                                 "Saved with the model.", DATA)] = "error"
+    scale: Annotated[str, _opt("--scale", "Input scaling: none or standard (training statistics, saved with "
+                               "the model; sparse data stay sparse).", DATA)] = "none"
+    seed: Annotated[int, _opt("--seed", "Seed of the sketch draw and of the solver (never of the embedded "
+                              "data).", DATA)] = 0
+    task: Annotated[str, _opt("--task", "regression (scalar or multi-output, any loss) or structured "
+                              "(IOKR family).", DATA)] = "regression"
+    # -- kernel -----------------------------------------------------------------------
+    kernel: Annotated[str, _opt("--kernel", "Kernel name (see `skframe plugins`).", KERNEL)] = "gaussian"
+    kernel_param: Annotated[KV, _opt("--kernel-param", "Kernel parameter KEY=VALUE, repeatable "
+                                     "(e.g. gamma=0.1).", KERNEL)] = None
+    # -- sketch -----------------------------------------------------------------------
+    sketch: Annotated[str, _opt("--sketch", "psr, psg, subsample, leverage, gaussian, accumulation, "
+                                "countsketch, rff, or none for the exact model.", SKETCH)] = "psr"
+    sketch_size: Annotated[int, _opt("--sketch-size", "Sketch size m (rows of the sketch).", SKETCH)] = 100
+    sketch_param: Annotated[KV, _opt("--sketch-param", "Sketch parameter KEY=VALUE, repeatable "
+                                     "(e.g. p=0.005).", SKETCH)] = None
+    # -- loss and solver --------------------------------------------------------------
+    lam: Annotated[Optional[float], _opt("--lam", "Regularisation lambda > 0 [default: 1e-3; the data set's "
+                                         "own value on the embedded data].", SOLVER, show_default=False)] = None
+    loss: Annotated[str, _opt("--loss", "square, huber, epsilon-svr, epsilon-ridge, pinball or hinge.",
+                              SOLVER)] = "square"
+    loss_param: Annotated[KV, _opt("--loss-param", "Loss parameter KEY=VALUE, repeatable "
+                                   "(e.g. kappa=1, epsilon=0.1).", SOLVER)] = None
+    solver: Annotated[Optional[str], _opt("--solver", "closed-form, lbfgs or adam [default: chosen from the "
+                                          "loss].", SOLVER, show_default=False)] = None
+    solver_param: Annotated[KV, _opt("--solver-param", "Solver parameter KEY=VALUE, repeatable, passed to "
+                                     "the solver as is (e.g. max_iter=200).", SOLVER)] = None
+    epochs: Annotated[Optional[int], _opt("--epochs", "Epochs (adam); max_iter for lbfgs.", SOLVER)] = None
+    batch_size: Annotated[Optional[int], _opt("--batch-size", "Mini-batch size (adam).", SOLVER)] = None
+    learning_rate: Annotated[Optional[float], _opt("--learning-rate", "Step size (adam).", SOLVER)] = None
+    tol: Annotated[Optional[float], _opt("--tol", "Convergence tolerance (adam, lbfgs).", SOLVER)] = None
+    early_stopping: Annotated[bool, _opt("--early-stopping/--no-early-stopping", "Stop when the validation "
+                                         "loss stops improving (adam).", SOLVER)] = False
+    validation_fraction: Annotated[float, _opt("--validation-fraction", "Training fraction held out for "
+                                               "early stopping.", SOLVER)] = 0.1
+    quantiles: Annotated[Optional[str], _opt("--quantiles", "Comma-separated levels for joint quantile "
+                                             "regression, e.g. 0.1,0.5,0.9.", SOLVER)] = None
+    output_matrix: Annotated[Optional[str], _opt("--output-matrix", "Output matrix M of the kernel k*M: "
+                                                 "identity, quantile, graph or covariance.", SOLVER)] = None
+    output_matrix_param: Annotated[KV, _opt("--output-matrix-param", "Output matrix parameter KEY=VALUE "
+                                            "(e.g. mu=0.5, adjacency=FILE).", SOLVER)] = None
+    # -- structured outputs -----------------------------------------------------------
+    input_kernel: Annotated[Optional[str], _opt("--input-kernel", "Input kernel [default: --kernel].",
+                                                STRUCTURED, show_default=False)] = None
+    input_kernel_param: Annotated[KV, _opt("--input-kernel-param", "Input kernel parameter KEY=VALUE.",
+                                           STRUCTURED)] = None
+    output_kernel: Annotated[Optional[str], _opt("--output-kernel", "Output kernel [default: gaussian].",
+                                                 STRUCTURED, show_default=False)] = None
+    output_kernel_param: Annotated[KV, _opt("--output-kernel-param", "Output kernel parameter KEY=VALUE.",
+                                            STRUCTURED)] = None
+    input_sketch: Annotated[Optional[str], _opt("--input-sketch", "Input sketch name or none "
+                                                "[default: --sketch].", STRUCTURED, show_default=False)] = None
+    input_sketch_size: Annotated[Optional[int], _opt("--input-sketch-size", "Input sketch size m_X "
+                                                     "[default: --sketch-size].", STRUCTURED,
+                                                     show_default=False)] = None
+    input_sketch_param: Annotated[KV, _opt("--input-sketch-param", "Input sketch parameter KEY=VALUE.",
+                                           STRUCTURED)] = None
+    output_sketch: Annotated[Optional[str], _opt("--output-sketch", "Output sketch name or none.",
+                                                 STRUCTURED)] = None
+    output_sketch_size: Annotated[Optional[int], _opt("--output-sketch-size", "Output sketch size m_Y "
+                                                      "[default: 100].", STRUCTURED, show_default=False)] = None
+    output_sketch_param: Annotated[KV, _opt("--output-sketch-param", "Output sketch parameter KEY=VALUE.",
+                                            STRUCTURED)] = None
+    candidates: Annotated[Optional[Path], _opt("--candidates", "Candidate outputs file [default: the distinct "
+                                               "training outputs].", STRUCTURED, show_default=False)] = None
+    top_k: Annotated[Optional[int], _opt("--top-k", "Keep the K best candidates; report Hits@1/5/10, MRR and "
+                                         "mean rank.", STRUCTURED)] = None
+    n_draws: Annotated[int, _opt("--n-draws", "Ensemble over this many sketch draws.", STRUCTURED)] = 1
+    aggregate: Annotated[str, _opt("--aggregate", "Ensemble score aggregation: mean or max.",
+                                   STRUCTURED)] = "mean"
+    # -- output -----------------------------------------------------------------------
+    model_out: Annotated[Optional[Path], _opt("--model-out", "Save the fitted model (with its preprocessing) "
+                                              "to this file; no pickle.", OUTPUT)] = None
+    json: Annotated[bool, _opt("--json", "Print one JSON object instead of the summary.", OUTPUT)] = False
+    # -- not options: parsed from the options above, or set by Python callers ---------
     kernel_params: dict = field(default_factory=dict)
-    sketch: str = "psr"
-    sketch_size: int = 100
     sketch_params: dict = field(default_factory=dict)
-    lam: Optional[float] = None  # None: the data set's suggestion for the embedded data, else 1e-3
-    # losses and solvers
-    loss: str = "square"
     loss_params: dict = field(default_factory=dict)
-    solver: Optional[str] = None
-    epochs: Optional[int] = None
-    batch_size: Optional[int] = None
-    learning_rate: Optional[float] = None
-    tol: Optional[float] = None
-    early_stopping: bool = False
-    validation_fraction: float = 0.1
-    quantiles: Optional[list] = None
-    output_matrix: Optional[str] = None
+    solver_params: dict = field(default_factory=dict)
     output_matrix_params: dict = field(default_factory=dict)
-    # structured prediction
-    input_kernel: Optional[str] = None
     input_kernel_params: dict = field(default_factory=dict)
-    output_kernel: Optional[str] = None
     output_kernel_params: dict = field(default_factory=dict)
-    input_sketch: Optional[str] = None
-    input_sketch_size: Optional[int] = None
     input_sketch_params: dict = field(default_factory=dict)
-    output_sketch: Optional[str] = None
-    output_sketch_size: Optional[int] = None
     output_sketch_params: dict = field(default_factory=dict)
-    candidates: Optional[str] = None
-    top_k: Optional[int] = None
-    n_draws: int = 1
-    aggregate: str = "mean"
-    # data handling and output
-    scale: str = "none"
-    missing: str = "error"
-    seed: int = 0
-    model_out: Optional[str] = None
-    json: bool = False
     progress: Optional[Callable] = None
+    train_target_means: Optional[object] = None  # RRMSE/ARRMSE reference (the training means) when known
+    topk: Optional[dict] = None  # the K best candidates found by the structured task's predict
+
+    def __post_init__(self):
+        from ..exceptions import InvalidParameterError
+        from ._common import parse_float_list, parse_kv
+
+        for name in ("train", "test", "candidates", "model_out"):
+            value = getattr(self, name)
+            setattr(self, name, str(value) if value is not None else None)
+        for f in fields(self):  # --X-param KEY=VALUE (repeatable) -> X_params dict
+            if f.name.endswith("_param") and getattr(self, f.name):
+                getattr(self, f.name + "s").update(parse_kv(getattr(self, f.name), "--" + f.name.replace("_", "-")))
+        if isinstance(self.quantiles, str):
+            self.quantiles = parse_float_list(self.quantiles, "--quantiles")
+        self.task = _choice(self.task, TASKS, "--task")
+        self.scale = _choice(self.scale, SCALES, "--scale")
+        self.missing = _choice(self.missing, MISSING, "--missing")
+        self.format = _choice(self.format, FORMATS, "--format")
+        if self.targets < 1:
+            raise InvalidParameterError(f"--targets {self.targets} must be >= 1: the number of trailing target columns")
 
     def uses_machine(self):
         """True when the options ask for a non-square loss, an iterative solver or an output matrix."""
@@ -65,3 +167,29 @@ class FitOptions:
             or bool(self.quantiles)
             or self.output_matrix is not None
         )
+
+
+def _choice(value, allowed, option):
+    if value is None:
+        return None
+    v = str(value).lower()
+    if v not in allowed:
+        from ..exceptions import InvalidParameterError
+
+        raise InvalidParameterError(f"{option} {value!r} is not one of {', '.join(allowed)}")
+    return v
+
+
+def _is_cli(annotation):
+    meta = getattr(annotation, "__metadata__", ())
+    return any(type(m).__name__ in ("OptionInfo", "ArgumentInfo") for m in meta)
+
+
+def command_signature(cls):
+    """The ``inspect.Signature`` of a command whose parameters are ``cls``'s command-line fields."""
+    hints = typing.get_type_hints(cls, include_extras=True)
+    params = [
+        inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=hints[f.name])
+        for f in fields(cls) if _is_cli(hints[f.name])
+    ]
+    return inspect.Signature(params)

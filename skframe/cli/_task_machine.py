@@ -17,12 +17,18 @@ from ..exceptions import InvalidParameterError
 from ..metrics import accuracy, crossing_loss, pinball_loss, regression_report
 from ..models import JointQuantileRegressor, SketchedKernelClassifier, SketchedKernelMachine
 from ..registry import get_loss
+from ._task_regression import training_means
 
 NAME = "machine"
 
 
 def _solver_params(opts, solver_name):
-    """Map the generic solver options onto the chosen solver's parameters."""
+    """The solver's parameters: the shortcut options, then every ``--solver-param`` as given."""
+    return {**_shortcut_params(opts, solver_name), **(opts.solver_params or {})}
+
+
+def _shortcut_params(opts, solver_name):
+    """The shortcut options (--epochs, --tol, ...) as the chosen solver's parameters."""
     given = {
         "epochs": opts.epochs,
         "batch_size": opts.batch_size,
@@ -157,7 +163,7 @@ def metrics(model, X_test, Y_test, Y_pred, opts=None):
         except (TypeError, ValueError):  # non-numeric labels
             pass
         return out
-    rep = regression_report(Y_test, Y_pred)
+    rep = regression_report(Y_test, Y_pred, y_train=training_means(opts))
     rep["stop_reason"] = getattr(model, "stop_reason_", None)
     rep["n_iter"] = getattr(model, "n_iter_", None)
     return rep

@@ -111,27 +111,13 @@ def _candidates(opts, n_rows):
 
 
 def predict(model, X, opts):
-    """Decode the best candidate per row; with ``--top-k`` also keep the K best (``model.topk_``)."""
+    """Decode the best candidate per row; with ``--top-k`` also keep the K best (in ``opts.topk``)."""
     C = _candidates(opts, X.shape[0])
     Y_pred = model.predict(X, candidates=C)
     if opts.top_k:
         idx, scores = model.predict_topk(X, int(opts.top_k), candidates=C)
-        model.topk_ = {"k": int(opts.top_k), "indices": idx, "scores": scores, "candidates": C}
+        opts.topk = {"k": int(opts.top_k), "indices": idx, "scores": scores, "candidates": C}
     return Y_pred.toarray() if hasattr(Y_pred, "toarray") else Y_pred
-
-
-def _true_ranks(Y_test, topk):
-    """1-based rank of the true output among the top-k (k + 1 when absent)."""
-    idx, C = topk["indices"], topk["candidates"]
-    k = topk["k"]
-    ranks = np.full(idx.shape[0], k + 1, dtype=np.int64)
-    for i in range(idx.shape[0]):
-        Ci = C[i] if isinstance(C, list) else C
-        for r, j in enumerate(idx[i]):
-            if j >= 0 and np.array_equal(np.asarray(Ci[j]).ravel(), np.asarray(Y_test[i]).ravel()):
-                ranks[i] = r + 1
-                break
-    return ranks
 
 
 def _row_keys(C):
@@ -142,7 +128,8 @@ def _row_keys(C):
 def ranking_metrics(model, X_test, Y_test, candidates, chunk_rows=1000):
     """Rank of each true output among the candidates (rows whose truth is not a candidate are skipped).
 
-    Returns MRR, mean rank and the number of ranked rows; ties count as the average rank.
+    Returns MRR, mean rank, the number of ranked rows and ``ranks`` (their ranks, an array);
+    ties count as the average rank.
     """
     Y_test = np.ascontiguousarray(Y_test, dtype=np.float64)
     per_sample = isinstance(candidates, list)
@@ -153,7 +140,7 @@ def ranking_metrics(model, X_test, Y_test, candidates, chunk_rows=1000):
         true_idx[i] = keys.get(Y_test[i].tobytes(), -1)
     rows = np.flatnonzero(true_idx >= 0)
     if rows.size == 0:
-        return {"n_ranked": 0}
+        return {"n_ranked": 0, "ranks": np.zeros(0)}
     ranks = []
     for start in range(0, rows.size, chunk_rows):
         part = rows[start : start + chunk_rows]
@@ -164,12 +151,17 @@ def ranking_metrics(model, X_test, Y_test, candidates, chunk_rows=1000):
             S = model.decision_function(X_test[part], candidates=candidates)
             ranks.extend(rank_of_true(S, true_idx[part]).tolist())
     ranks = np.asarray(ranks)
-    return {"mrr": float(mean_reciprocal_rank(ranks)), "mean_rank": float(mean_rank(ranks)), "n_ranked": int(rows.size)}
+    return {"mrr": float(mean_reciprocal_rank(ranks)), "mean_rank": float(mean_rank(ranks)), "n_ranked": int(rows.size),
+            "ranks": ranks}
 
 
 def metrics(model, X_test, Y_test, Y_pred, opts):
-    """Example-based F1 and Hamming loss (binary outputs), surrogate MSE; with ``--top-k`` also Hits@k,
-    MRR and mean rank of the true output among the candidates."""
+    """Example-based F1 and Hamming loss (binary outputs), surrogate MSE; with ``--top-k K`` also
+    Hits@1, @5, @10 and @K, MRR and mean rank of the true output among the candidates.
+
+    Hits@h is the fraction of *all* test rows whose true output ranks h-th or better (a true
+    output that is not a candidate is a miss); MRR and mean rank are over the ranked rows.
+    """
     Y_test = np.asarray(Y_test.toarray() if hasattr(Y_test, "toarray") else Y_test, dtype=np.float64)
     out = {}
     binary = np.isin(Y_test, (0.0, 1.0)).all() and np.isin(Y_pred, (0.0, 1.0)).all()
@@ -179,14 +171,17 @@ def metrics(model, X_test, Y_test, Y_pred, opts):
     else:
         out["mse"] = float(np.mean((Y_test - Y_pred) ** 2))
     out["surrogate_mse"] = float(model.surrogate_mse(X_test, Y_test))
-    topk = getattr(model, "topk_", None)
+    topk = getattr(opts, "topk", None)
     if topk is not None:
         if opts.candidates is None:
             topk = dict(topk, candidates=model.candidates_)
-        ranks = _true_ranks(Y_test, topk)
         k = topk["k"]
-        out[f"hits_at_{k}"] = float(np.mean(ranks <= k))
-        out.update(ranking_metrics(model, X_test, Y_test, topk["candidates"]))
+        ranking = ranking_metrics(model, X_test, Y_test, topk["candidates"])
+        ranks = ranking.pop("ranks")
+        for h in sorted({1, 5, 10, k}):
+            # Hits@h over every test row: a true output that is not a candidate is never a hit
+            out[f"hits_at_{h}"] = float(np.sum(ranks <= h) / Y_test.shape[0])
+        out.update(ranking)
         out["top_k"] = {
             "k": k,
             "indices_first_rows": topk["indices"][:5].tolist(),

@@ -6,22 +6,17 @@ import importlib
 import inspect
 import time
 from pathlib import Path
-from typing import Annotated, List, Optional
 
 import typer
 
-from ..exceptions import InvalidParameterError
-from ._common import echo_json, handle_errors, parse_float_list, parse_kv, progress_bar, to_jsonable
-from ._options import FitOptions
+from ._common import atomic_write, echo_json, handle_errors, progress_bar, to_jsonable
+from ._options import FitOptions, command_signature
 
 TASK_MODULES = {
     "regression": "skframe.cli._task_regression",
     "machine": "skframe.cli._task_machine",
     "structured": "skframe.cli._task_structured",
 }
-SCALES = ("none", "standard")
-MISSING = ("error", "zero", "mean", "drop")
-TASKS = ("regression", "structured")
 
 
 def task_module(name):
@@ -29,6 +24,8 @@ def task_module(name):
     try:
         return importlib.import_module(TASK_MODULES[name])
     except ModuleNotFoundError as exc:  # pragma: no cover - partial installs
+        from ..exceptions import InvalidParameterError
+
         raise InvalidParameterError(f"task {name!r} is not available in this installation ({exc})") from exc
 
 
@@ -44,6 +41,7 @@ def call_predict(module, model, X, opts):
 
 
 DEFAULT_LAM = 1e-3
+EMBEDDED_DATA_SEED = 0
 
 
 def _apply_suggestions(opts, suggested):
@@ -67,21 +65,24 @@ def load_data(opts):
     from ..datasets import load_dataset, load_default
 
     if opts.train is None:
-        ds = load_default(random_state=opts.seed)
-        info = {"name": ds.name, "source": "embedded", "description": ds.description}
+        # The embedded data are always drawn with the same seed; --seed only seeds the model.
+        ds = load_default(random_state=EMBEDDED_DATA_SEED)
+        info = {"name": ds.name, "source": "embedded", "description": ds.description, "seed": EMBEDDED_DATA_SEED}
         info["suggested_defaults_used"] = _apply_suggestions(opts, ds.suggested)
         return ds.X_train, ds.y_train[:, None], ds.X_test, ds.y_test[:, None], info
     if opts.lam is None:
         opts.lam = DEFAULT_LAM
-    tr = load_dataset(opts.train, targets=opts.targets, missing=opts.missing)
+    tr = load_dataset(opts.train, targets=opts.targets, missing=opts.missing, fmt=opts.format)
     info = {"name": Path(opts.train).name, "source": str(opts.train), "n_missing_train": tr.n_missing,
             "missing": opts.missing}
     if opts.test is None:
         return tr.X, tr.Y, None, None, info
-    te = load_dataset(opts.test, targets=opts.targets, missing=opts.missing)
+    te = load_dataset(opts.test, targets=opts.targets, missing=opts.missing, fmt=opts.format)
     info["test"] = str(opts.test)
     info["n_missing_test"] = te.n_missing
     if te.X.shape[1] != tr.X.shape[1]:
+        from ..exceptions import InvalidParameterError
+
         raise InvalidParameterError(
             f"the test file has {te.X.shape[1]} features but the training file has {tr.X.shape[1]}; "
             "check --targets and the files"
@@ -98,6 +99,13 @@ def fit_model(model, X, Y, opts, description="fitting"):
         return model.fit(X, Y)
 
 
+def task_is_numeric(Y):
+    """True when the targets are numbers whose means make sense (not class labels as text)."""
+    import numpy as np
+
+    return np.asarray(Y).dtype.kind in "fiub" if not hasattr(Y, "toarray") else True
+
+
 def _targets_for_fit(Y, task):
     return Y[:, 0] if (Y.shape[1] == 1 and task != "structured") else Y
 
@@ -107,7 +115,10 @@ def run_fit(opts):
     from ..datasets import FeatureScaler
     from ..persistence import save
 
+    import numpy as np
+
     X_tr, Y_tr, X_te, Y_te, data_info = load_data(opts)
+    opts.train_target_means = np.asarray(Y_tr, dtype=np.float64).mean(axis=0) if task_is_numeric(Y_tr) else None
     scaler = FeatureScaler(opts.scale).fit(X_tr)
     X_tr = scaler.transform(X_tr)
     if X_te is not None:
@@ -142,10 +153,14 @@ def run_fit(opts):
         extra = {
             "task": task,
             "targets": int(Y_tr.shape[1]),
+            "missing": opts.missing,
+            "format": opts.format,
+            "train_target_means": opts.train_target_means,
+            "top_k": opts.top_k,
             "scaler": {"mean": scaler.mean_, "scale": scaler.scale_, "with_mean": bool(scaler.with_mean_),
                        "method": opts.scale},
         }
-        save(model, opts.model_out, extra=extra)
+        atomic_write(opts.model_out, lambda tmp: save(model, tmp, extra=extra))
         report["model_path"] = str(opts.model_out)
     return to_jsonable(report)
 
@@ -198,109 +213,15 @@ def print_report(report):
         typer.echo(f"saved      {report['model_path']}")
 
 
-def _choice(value, allowed, option):
-    if value is None:
-        return None
-    v = value.lower()
-    if v not in allowed:
-        raise InvalidParameterError(f"{option} {value!r} is not one of {', '.join(allowed)}")
-    return v
-
-
-def fit(
-    train: Annotated[Optional[Path], typer.Argument(help="Training data (CSV, NPZ, ARFF, LIBSVM). Omit to use the embedded Friedman-with-outliers set.")] = None,
-    test: Annotated[Optional[Path], typer.Option("--test", help="Test data in the same format; metrics are computed on it (else on the training data).")] = None,
-    targets: Annotated[int, typer.Option("--targets", help="Number of trailing target columns/attributes in the data files.")] = 1,
-    task: Annotated[str, typer.Option("--task", help="regression (scalar/multi-output, any loss) or structured (IOKR family).")] = "regression",
-    kernel: Annotated[str, typer.Option("--kernel", help="Kernel name (see `skframe plugins`).")] = "gaussian",
-    kernel_param: Annotated[Optional[List[str]], typer.Option("--kernel-param", help="Kernel parameter KEY=VALUE, repeatable (e.g. gamma=0.1).")] = None,
-    sketch: Annotated[str, typer.Option("--sketch", help="Sketch name (psr, psg, subsample, gaussian, accumulation, countsketch, leverage, rff) or none for the exact model.")] = "psr",
-    sketch_size: Annotated[int, typer.Option("--sketch-size", help="Sketch size m (rows of R).")] = 100,
-    sketch_param: Annotated[Optional[List[str]], typer.Option("--sketch-param", help="Sketch parameter KEY=VALUE, repeatable (e.g. p=0.005).")] = None,
-    lam: Annotated[Optional[float], typer.Option("--lam", help="Regularisation lambda > 0 (default 1e-3; 1e-7 on the embedded data).")] = None,
-    loss: Annotated[str, typer.Option("--loss", help="Loss: square, huber, epsilon-svr, epsilon-ridge, pinball, hinge.")] = "square",
-    loss_param: Annotated[Optional[List[str]], typer.Option("--loss-param", help="Loss parameter KEY=VALUE, repeatable (e.g. kappa=1, epsilon=0.1).")] = None,
-    solver: Annotated[Optional[str], typer.Option("--solver", help="Solver: closed-form, lbfgs or adam (default chosen from the loss).")] = None,
-    epochs: Annotated[Optional[int], typer.Option("--epochs", help="Epochs of the iterative solvers.")] = None,
-    batch_size: Annotated[Optional[int], typer.Option("--batch-size", help="Mini-batch size of the Adam solver.")] = None,
-    learning_rate: Annotated[Optional[float], typer.Option("--learning-rate", help="Step size of the Adam solver.")] = None,
-    tol: Annotated[Optional[float], typer.Option("--tol", help="Convergence tolerance of the iterative solvers.")] = None,
-    early_stopping: Annotated[bool, typer.Option("--early-stopping/--no-early-stopping", help="Stop when the validation loss stops improving.")] = False,
-    validation_fraction: Annotated[float, typer.Option("--validation-fraction", help="Fraction of training data held out for early stopping.")] = 0.1,
-    quantiles: Annotated[Optional[str], typer.Option("--quantiles", help="Comma-separated quantile levels for joint quantile regression, e.g. 0.1,0.5,0.9.")] = None,
-    output_matrix: Annotated[Optional[str], typer.Option("--output-matrix", help="Output matrix M of the decomposable kernel k*M: identity, quantile, graph, covariance.")] = None,
-    output_matrix_param: Annotated[Optional[List[str]], typer.Option("--output-matrix-param", help="Output matrix parameter KEY=VALUE (e.g. mu=0.5, adjacency=FILE, gamma=1).")] = None,
-    input_kernel: Annotated[Optional[str], typer.Option("--input-kernel", help="Structured task: input kernel (default: --kernel).")] = None,
-    input_kernel_param: Annotated[Optional[List[str]], typer.Option("--input-kernel-param", help="Input kernel parameter KEY=VALUE, repeatable.")] = None,
-    output_kernel: Annotated[Optional[str], typer.Option("--output-kernel", help="Structured task: output kernel.")] = None,
-    output_kernel_param: Annotated[Optional[List[str]], typer.Option("--output-kernel-param", help="Output kernel parameter KEY=VALUE, repeatable.")] = None,
-    input_sketch: Annotated[Optional[str], typer.Option("--input-sketch", help="Structured task: input sketch name or none.")] = None,
-    input_sketch_size: Annotated[Optional[int], typer.Option("--input-sketch-size", help="Input sketch size m_X.")] = None,
-    input_sketch_param: Annotated[Optional[List[str]], typer.Option("--input-sketch-param", help="Input sketch parameter KEY=VALUE, repeatable.")] = None,
-    output_sketch: Annotated[Optional[str], typer.Option("--output-sketch", help="Structured task: output sketch name or none.")] = None,
-    output_sketch_size: Annotated[Optional[int], typer.Option("--output-sketch-size", help="Output sketch size m_Y.")] = None,
-    output_sketch_param: Annotated[Optional[List[str]], typer.Option("--output-sketch-param", help="Output sketch parameter KEY=VALUE, repeatable.")] = None,
-    candidates: Annotated[Optional[Path], typer.Option("--candidates", help="Structured task: candidate outputs file (default: distinct training outputs).")] = None,
-    top_k: Annotated[Optional[int], typer.Option("--top-k", help="Structured task: also return the K best candidates with scores.")] = None,
-    n_draws: Annotated[int, typer.Option("--n-draws", help="Structured task: ensemble over this many sketch draws.")] = 1,
-    aggregate: Annotated[str, typer.Option("--aggregate", help="Structured task: ensemble score aggregation, mean or max.")] = "mean",
-    scale: Annotated[str, typer.Option("--scale", help="Input scaling: none or standard (train statistics; sparse data stay sparse).")] = "none",
-    missing: Annotated[str, typer.Option("--missing", help="Missing values: error (default), zero, mean or drop.")] = "error",
-    seed: Annotated[int, typer.Option("--seed", help="Random seed of the sketch draw (and of the default data).")] = 0,
-    model_out: Annotated[Optional[Path], typer.Option("--model-out", help="Save the fitted model to this file (safe format, no pickle).")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object instead of the human summary.")] = False,
-):
+def fit(**options):
     """Fit a sketched kernel model and report metrics, times and the sketch drawn."""
-    opts = FitOptions(
-        train=str(train) if train else None,
-        test=str(test) if test else None,
-        targets=targets,
-        task=_choice(task, TASKS, "--task"),
-        kernel=kernel,
-        kernel_params=parse_kv(kernel_param, "--kernel-param"),
-        sketch=sketch,
-        sketch_size=sketch_size,
-        sketch_params=parse_kv(sketch_param, "--sketch-param"),
-        lam=lam,
-        loss=loss,
-        loss_params=parse_kv(loss_param, "--loss-param"),
-        solver=solver,
-        epochs=epochs,
-        batch_size=batch_size,
-        learning_rate=learning_rate,
-        tol=tol,
-        early_stopping=early_stopping,
-        validation_fraction=validation_fraction,
-        quantiles=parse_float_list(quantiles, "--quantiles"),
-        output_matrix=output_matrix,
-        output_matrix_params=parse_kv(output_matrix_param, "--output-matrix-param"),
-        input_kernel=input_kernel,
-        input_kernel_params=parse_kv(input_kernel_param, "--input-kernel-param"),
-        output_kernel=output_kernel,
-        output_kernel_params=parse_kv(output_kernel_param, "--output-kernel-param"),
-        input_sketch=input_sketch,
-        input_sketch_size=input_sketch_size,
-        input_sketch_params=parse_kv(input_sketch_param, "--input-sketch-param"),
-        output_sketch=output_sketch,
-        output_sketch_size=output_sketch_size,
-        output_sketch_params=parse_kv(output_sketch_param, "--output-sketch-param"),
-        candidates=str(candidates) if candidates else None,
-        top_k=top_k,
-        n_draws=n_draws,
-        aggregate=aggregate,
-        scale=_choice(scale, SCALES, "--scale"),
-        missing=_choice(missing, MISSING, "--missing"),
-        seed=seed,
-        model_out=str(model_out) if model_out else None,
-        json=json_out,
-    )
-    if targets < 1:
-        raise InvalidParameterError(f"--targets {targets} must be >= 1: the number of trailing target columns")
+    opts = FitOptions(**options)
     report = run_fit(opts)
-    if json_out:
+    if opts.json:
         echo_json(report)
     else:
         print_report(report)
 
 
 fit = handle_errors(fit)
+fit.__signature__ = command_signature(FitOptions)

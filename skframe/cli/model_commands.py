@@ -6,12 +6,10 @@ import time
 from pathlib import Path
 from typing import Annotated, Optional
 
-import numpy as np
 import typer
 
-from ..exceptions import InvalidParameterError
-from ._common import echo_json, handle_errors, to_jsonable
-from ._options import FitOptions
+from ._common import atomic_write, echo_json, handle_errors, to_jsonable
+from ._options import FORMATS, MISSING, FitOptions, _choice
 from .fit import _fmt, call_predict, task_module
 
 
@@ -25,6 +23,8 @@ def _load(model_path):
 def _check_features(est, X, data, targets):
     expected = getattr(est, "n_features_in_", None)
     if expected is not None and X.shape[1] != expected:
+        from ..exceptions import InvalidParameterError
+
         hint = (f"use --targets {targets + X.shape[1] - expected} if its last columns are targets"
                 if X.shape[1] > expected else "check that it is the same kind of data (and --targets)")
         raise InvalidParameterError(
@@ -34,6 +34,8 @@ def _check_features(est, X, data, targets):
 
 def _apply_scaler(X, extra):
     """Scale X with the training statistics saved beside the model (the fit's FeatureScaler)."""
+    import numpy as np
+
     from ..datasets import FeatureScaler
 
     sc = extra.get("scaler") if isinstance(extra, dict) else None
@@ -47,15 +49,38 @@ def _apply_scaler(X, extra):
     return scaler.transform(X)
 
 
-def _read(data, targets, missing):
+def _read(data, targets, missing, fmt):
     """Features and targets of a data file; ``targets=0`` reads a features-only CSV/ARFF file."""
     from ..datasets import load_dataset
 
-    ds = load_dataset(str(data), targets=targets, missing=missing)
+    ds = load_dataset(str(data), targets=targets, missing=missing, fmt=fmt)
     return ds.X, (ds.Y if targets else None)
 
 
+def _saved(extra, key, default=None):
+    value = extra.get(key) if isinstance(extra, dict) else None
+    return default if value is None else value
+
+
+def _fit_settings(extra, missing, fmt):
+    """The ``--missing`` policy and ``--format`` of this command, defaulting to those used at fit time."""
+    missing = _choice(missing, MISSING, "--missing") or _saved(extra, "missing", "error")
+    fmt = _choice(fmt, FORMATS, "--format") or _saved(extra, "format")
+    return missing, fmt
+
+
+def _options_for(extra, task):
+    """Fit options carrying what the task modules need at prediction time (training target means)."""
+    import numpy as np
+
+    means = _saved(extra, "train_target_means")
+    return FitOptions(task=task if task == "structured" else "regression", top_k=_saved(extra, "top_k"),
+                      train_target_means=None if means is None else np.asarray(means, dtype=np.float64))
+
+
 def _write(out, P):
+    import numpy as np
+
     P = np.asarray(P)
     if out is None:
         rows = P[:, None] if P.ndim == 1 else P
@@ -65,48 +90,66 @@ def _write(out, P):
 
     suffix = Path(out).suffix.lower()
     if suffix not in (".csv", ".npz"):
+        from ..exceptions import InvalidParameterError
+
         raise InvalidParameterError(f"--out {out}: use a .csv or .npz file name")
-    if suffix == ".npz":
-        np.savez(out, predictions=P)
-    else:
-        mat = P[:, None] if P.ndim == 1 else P
-        np.savetxt(out, mat, delimiter=",", fmt="%.17g")
+
+    def write(tmp):
+        with open(tmp, "wb") as fh:
+            if suffix == ".npz":
+                np.savez(fh, predictions=P)
+            else:
+                np.savetxt(fh, P[:, None] if P.ndim == 1 else P, delimiter=",", fmt="%.17g")
+
+    atomic_write(out, write)
+
+
+MISSING_HELP = "Missing values: error, zero, mean or drop [default: the policy used at fit time]."
+FORMAT_HELP = "File format when the extension does not tell: csv, npz, arff or libsvm [default: as at fit time]."
 
 
 def predict(
     model: Annotated[Path, typer.Argument(help="Model file written by `skframe fit --model-out`.")],
     data: Annotated[Path, typer.Argument(help="Data file (CSV, NPZ, ARFF, LIBSVM).")],
     targets: Annotated[int, typer.Option("--targets", help="Number of trailing target columns in DATA to ignore (0: features only).")] = 0,
-    missing: Annotated[str, typer.Option("--missing", help="Missing values: error, zero, mean or drop.")] = "error",
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write predictions to this .csv or .npz file (default: CSV on stdout).")] = None,
+    missing: Annotated[Optional[str], typer.Option("--missing", help=MISSING_HELP, show_default=False)] = None,
+    fmt: Annotated[Optional[str], typer.Option("--format", help=FORMAT_HELP, show_default=False)] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write predictions to this .csv or .npz file, atomically (default: CSV on stdout).")] = None,
 ):
     """Predict with a saved model; one row per sample."""
     est, extra = _load(model)
-    X, _ = _read(data, targets, missing)
+    missing, fmt = _fit_settings(extra, missing, fmt)
+    X, _ = _read(data, targets, missing, fmt)
     _check_features(est, X, data, targets)
     X = _apply_scaler(X, extra)
-    task = extra.get("task", "regression") if isinstance(extra, dict) else "regression"
-    P = call_predict(task_module(task), est, X, FitOptions(task=task))
+    task = _saved(extra, "task", "regression")
+    P = call_predict(task_module(task), est, X, _options_for(extra, task))
     _write(str(out) if out else None, P)
 
 
 def evaluate(
     model: Annotated[Path, typer.Argument(help="Model file written by `skframe fit --model-out`.")],
     data: Annotated[Path, typer.Argument(help="Labelled data file (CSV, NPZ, ARFF, LIBSVM).")],
-    targets: Annotated[int, typer.Option("--targets", help="Number of trailing target columns in DATA.")] = 1,
-    missing: Annotated[str, typer.Option("--missing", help="Missing values: error, zero, mean or drop.")] = "error",
+    targets: Annotated[Optional[int], typer.Option("--targets", help="Number of trailing target columns in DATA [default: the model's own number of targets].", show_default=False)] = None,
+    missing: Annotated[Optional[str], typer.Option("--missing", help=MISSING_HELP, show_default=False)] = None,
+    fmt: Annotated[Optional[str], typer.Option("--format", help=FORMAT_HELP, show_default=False)] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ):
     """Evaluate a saved model on labelled data and print its metrics."""
     est, extra = _load(model)
+    if targets is None:
+        targets = int(_saved(extra, "targets", 1))
     if targets < 1:
+        from ..exceptions import InvalidParameterError
+
         raise InvalidParameterError(f"--targets {targets} must be >= 1 to evaluate")
-    X, Y = _read(data, targets, missing)
+    missing, fmt = _fit_settings(extra, missing, fmt)
+    X, Y = _read(data, targets, missing, fmt)
     _check_features(est, X, data, targets)
     X = _apply_scaler(X, extra)
-    task = extra.get("task", "regression") if isinstance(extra, dict) else "regression"
+    task = _saved(extra, "task", "regression")
     module = task_module(task)
-    opts = FitOptions(task=task)
+    opts = _options_for(extra, task)
     t0 = time.perf_counter()
     P = call_predict(module, est, X, opts)
     seconds = time.perf_counter() - t0

@@ -1,4 +1,4 @@
-"""``skframe select``: estimate the input and output sketch sizes m_X and m_Y (slides 004, thesis §5.3).
+"""``skframe select``: estimate the input and output sketch sizes m_X and m_Y.
 
 Approximate leverage scores give the effective dimensions and the size range; the
 SIOKR validation curve (under an optional fit-time budget) picks m_X and the
@@ -13,11 +13,12 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from ..exceptions import InvalidParameterError
 from ._common import echo_json, handle_errors, parse_kv, to_jsonable
 
 
 def _sizes(text, option):
+    from ..exceptions import InvalidParameterError
+
     if not text:
         return None
     try:
@@ -53,6 +54,7 @@ def select(
 ):
     """Estimate the sketch sizes m_X and m_Y from leverage scores, SIOKR and Perfect-h curves."""
     from ..datasets import FeatureScaler, load_dataset
+    from ..exceptions import InvalidParameterError
     from ..registry import get_kernel
     from ..selection import plot_selection, select_sketch_sizes
 
