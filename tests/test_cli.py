@@ -187,3 +187,105 @@ def test_non_model_file_message_never_suggests_unpickling(tmp_path, files):
     res = runner.invoke(app, ["predict", str(bad), files["feat"]])
     assert res.exit_code == 2 and "not a readable skframe model file" in res.stderr
     assert "pickle" not in res.stderr.lower()
+
+
+def test_seed_never_changes_the_embedded_data():
+    from skframe.cli._options import FitOptions
+    from skframe.cli.fit import load_data
+
+    a = load_data(FitOptions(seed=0))
+    b = load_data(FitOptions(seed=7))
+    for u, v in zip(a[:4], b[:4]):
+        np.testing.assert_array_equal(u, v)
+
+
+def test_saved_model_remembers_missing_policy_targets_and_scaling(tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(150, 3))
+    Y = np.c_[np.sin(4 * X[:, 0]), X[:, 1] ** 2, X[:, 2]]
+    D = np.c_[X, Y]
+    D[:, :3][rng.random((150, 3)) < 0.05] = np.nan  # missing features only
+    train, test = tmp_path / "train.csv", tmp_path / "test.csv"
+    np.savetxt(train, D[:110], delimiter=",")
+    np.savetxt(test, D[110:], delimiter=",")
+    model_path = tmp_path / "m.skf"
+    rep = json.loads(_fit([str(train), "--test", str(test), "--targets", "3", "--missing", "zero", "--scale",
+                           "standard", "--kernel-param", "gamma=2", "--sketch-size", "20",
+                           "--model-out", str(model_path), "--json"]).stdout)
+    assert rep["metrics"]["rrmse_reference"] == "train"
+    # no --targets, no --missing: the model's own (3 targets, missing=zero)
+    ev = runner.invoke(app, ["evaluate", str(model_path), str(test), "--json"])
+    assert ev.exit_code == 0, ev.output
+    got = json.loads(ev.stdout)["metrics"]
+    assert got["mse"] == pytest.approx(rep["metrics"]["mse"], rel=1e-12)
+    assert got["arrmse"] == pytest.approx(rep["metrics"]["arrmse"], rel=1e-12)
+    assert got["rrmse_reference"] == "train"
+    # an explicit policy still wins
+    ev = runner.invoke(app, ["evaluate", str(model_path), str(test), "--missing", "error"])
+    assert ev.exit_code == 2 and "missing" in ev.stderr
+
+
+def test_rrmse_uses_training_means(files):
+    rep = json.loads(_fit([files["train"], "--test", files["test"], "--targets", "2", "--kernel-param", "gamma=2",
+                           "--sketch", "none", "--lam", "1e-3", "--json"]).stdout)
+    from skframe import SketchedKernelRidge
+
+    X, Y = files["X"], files["Y"]
+    P = SketchedKernelRidge(kernel_params={"gamma": 2}, sketch=None, lam=1e-3).fit(X[:120], Y[:120]).predict(X[120:])
+    ref = Y[:120].mean(axis=0)
+    expected = np.sqrt(((Y[120:] - P) ** 2).sum(axis=0) / ((Y[120:] - ref) ** 2).sum(axis=0))
+    np.testing.assert_allclose(rep["metrics"]["rrmse"], expected, rtol=1e-10)
+    assert rep["metrics"]["rrmse_reference"] == "train"
+
+
+def test_format_option_reads_files_without_a_known_extension(files, tmp_path):
+    odd = tmp_path / "train.data"
+    odd.write_bytes(open(files["train"], "rb").read())
+    res = runner.invoke(app, ["fit", str(odd), "--targets", "2", "--sketch-size", "20"])
+    assert res.exit_code == 2 and "--format" in res.stderr
+    _fit([str(odd), "--targets", "2", "--sketch-size", "20", "--format", "csv"])
+
+
+def test_solver_param_passes_through(files):
+    rep = json.loads(_fit([files["train"], "--targets", "2", "--sketch-size", "20", "--loss", "huber",
+                           "--solver", "lbfgs", "--solver-param", "max_iter=3", "--json"]).stdout)
+    assert rep["model"]["params"]["solver_params"] == {"max_iter": 3}
+
+
+def _fail_midway(path, *args, **kwargs):
+    with open(path, "wb") as fh:
+        fh.write(b"half a file")
+    raise KeyboardInterrupt  # as a Ctrl-C in the middle of writing
+
+
+def test_model_out_is_written_atomically(files, monkeypatch):
+    import skframe.persistence
+
+    model_path = files["dir"] / "model.skf"
+    model_path.write_bytes(b"previous model")
+    monkeypatch.setattr(skframe.persistence, "save", lambda model, path, extra=None: _fail_midway(path))
+    res = runner.invoke(app, ["fit", files["train"], "--targets", "2", "--sketch-size", "20",
+                              "--model-out", str(model_path)])
+    assert res.exit_code != 0  # click reports the interrupt as "Aborted!"
+    assert model_path.read_bytes() == b"previous model"
+    assert sorted(p.name for p in files["dir"].iterdir()) == ["feat.csv", "model.skf", "test.csv", "train.csv"]
+
+
+def test_predict_out_is_written_atomically(files, monkeypatch):
+    model_path, out = files["dir"] / "model.skf", files["dir"] / "pred.csv"
+    _fit([files["train"], "--targets", "2", "--sketch-size", "20", "--model-out", str(model_path)])
+    out.write_text("previous predictions\n")
+
+    def boom(fh, *args, **kwargs):
+        fh.write(b"1,2\n")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(np, "savetxt", boom)
+    res = runner.invoke(app, ["predict", str(model_path), files["feat"], "--out", str(out)])
+    assert res.exit_code == 2 and "No space left" in res.stderr
+    assert out.read_text() == "previous predictions\n"
+    assert not [p for p in files["dir"].iterdir() if p.name.endswith(".part")]
+    monkeypatch.undo()
+    npz = files["dir"] / "pred.npz"
+    assert runner.invoke(app, ["predict", str(model_path), files["feat"], "--out", str(npz)]).exit_code == 0
+    assert np.load(npz)["predictions"].shape == (40, 2)
