@@ -37,6 +37,10 @@ def _opt(name, help, panel, **kw):
     return typer.Option(name, help=help, rich_help_panel=panel, **kw)
 
 
+def _kv(name, help, panel):
+    return typer.Option(name, help=help, rich_help_panel=panel, metavar="KEY=VALUE")
+
+
 @dataclass
 class FitOptions:
     """Everything ``skframe fit`` was asked to do (see ``skframe fit --help``)."""
@@ -60,30 +64,30 @@ class FitOptions:
                               "(IOKR family).", DATA)] = "regression"
     # -- kernel -----------------------------------------------------------------------
     kernel: Annotated[str, _opt("--kernel", "Kernel name (see `skframe plugins`).", KERNEL)] = "gaussian"
-    kernel_param: Annotated[KV, _opt("--kernel-param", "Kernel parameter KEY=VALUE, repeatable "
+    kernel_param: Annotated[KV, _kv("--kernel-param", "Kernel parameter KEY=VALUE, repeatable "
                                      "(e.g. gamma=0.1).", KERNEL)] = None
     # -- sketch -----------------------------------------------------------------------
     sketch: Annotated[str, _opt("--sketch", "psr, psg, subsample, leverage, gaussian, accumulation, "
                                 "countsketch, rff, or none for the exact model.", SKETCH)] = "psr"
     sketch_size: Annotated[int, _opt("--sketch-size", "Sketch size m (rows of the sketch).", SKETCH)] = 100
-    sketch_param: Annotated[KV, _opt("--sketch-param", "Sketch parameter KEY=VALUE, repeatable "
+    sketch_param: Annotated[KV, _kv("--sketch-param", "Sketch parameter KEY=VALUE, repeatable "
                                      "(e.g. p=0.005).", SKETCH)] = None
     # -- loss and solver --------------------------------------------------------------
-    lam: Annotated[Optional[float], _opt("--lam", "Regularisation lambda > 0 [default: 1e-3; the data set's "
-                                         "own value on the embedded data].", SOLVER, show_default=False)] = None
+    lam: Annotated[Optional[float], _opt("--lam", "Regularisation lambda > 0 (default: 1e-3; the data set's "
+                                         "own value on the embedded data).", SOLVER, show_default=False)] = None
     loss: Annotated[str, _opt("--loss", "square, huber, epsilon-svr, epsilon-ridge, pinball or hinge.",
                               SOLVER)] = "square"
-    loss_param: Annotated[KV, _opt("--loss-param", "Loss parameter KEY=VALUE, repeatable "
+    loss_param: Annotated[KV, _kv("--loss-param", "Loss parameter KEY=VALUE, repeatable "
                                    "(e.g. kappa=1, epsilon=0.1).", SOLVER)] = None
-    solver: Annotated[Optional[str], _opt("--solver", "closed-form, lbfgs or adam [default: chosen from the "
-                                          "loss].", SOLVER, show_default=False)] = None
-    solver_param: Annotated[KV, _opt("--solver-param", "Solver parameter KEY=VALUE, repeatable, passed to "
+    solver: Annotated[Optional[str], _opt("--solver", "closed-form, lbfgs or adam (default: chosen from the "
+                                          "loss).", SOLVER, show_default=False)] = None
+    solver_param: Annotated[KV, _kv("--solver-param", "Solver parameter KEY=VALUE, repeatable, passed to "
                                      "the solver as is (e.g. max_iter=200).", SOLVER)] = None
     epochs: Annotated[Optional[int], _opt("--epochs", "Epochs (adam); max_iter for lbfgs.", SOLVER)] = None
     batch_size: Annotated[Optional[int], _opt("--batch-size", "Mini-batch size (adam).", SOLVER)] = None
     learning_rate: Annotated[Optional[float], _opt("--learning-rate", "Step size (adam).", SOLVER)] = None
     tol: Annotated[Optional[float], _opt("--tol", "Convergence tolerance (adam, lbfgs).", SOLVER)] = None
-    early_stopping: Annotated[bool, _opt("--early-stopping/--no-early-stopping", "Stop when the validation "
+    early_stopping: Annotated[bool, _opt("--early-stopping", "Stop when the validation "
                                          "loss stops improving (adam).", SOLVER)] = False
     validation_fraction: Annotated[float, _opt("--validation-fraction", "Training fraction held out for "
                                                "early stopping.", SOLVER)] = 0.1
@@ -91,32 +95,32 @@ class FitOptions:
                                              "regression, e.g. 0.1,0.5,0.9.", SOLVER)] = None
     output_matrix: Annotated[Optional[str], _opt("--output-matrix", "Output matrix M of the kernel k*M: "
                                                  "identity, quantile, graph or covariance.", SOLVER)] = None
-    output_matrix_param: Annotated[KV, _opt("--output-matrix-param", "Output matrix parameter KEY=VALUE "
+    output_matrix_param: Annotated[KV, _kv("--output-matrix-param", "Output matrix parameter KEY=VALUE "
                                             "(e.g. mu=0.5, adjacency=FILE).", SOLVER)] = None
     # -- structured outputs -----------------------------------------------------------
-    input_kernel: Annotated[Optional[str], _opt("--input-kernel", "Input kernel [default: --kernel].",
+    input_kernel: Annotated[Optional[str], _opt("--input-kernel", "Input kernel (default: --kernel).",
                                                 STRUCTURED, show_default=False)] = None
-    input_kernel_param: Annotated[KV, _opt("--input-kernel-param", "Input kernel parameter KEY=VALUE.",
+    input_kernel_param: Annotated[KV, _kv("--input-kernel-param", "Input kernel parameter KEY=VALUE.",
                                            STRUCTURED)] = None
-    output_kernel: Annotated[Optional[str], _opt("--output-kernel", "Output kernel [default: gaussian].",
+    output_kernel: Annotated[Optional[str], _opt("--output-kernel", "Output kernel (default: gaussian).",
                                                  STRUCTURED, show_default=False)] = None
-    output_kernel_param: Annotated[KV, _opt("--output-kernel-param", "Output kernel parameter KEY=VALUE.",
+    output_kernel_param: Annotated[KV, _kv("--output-kernel-param", "Output kernel parameter KEY=VALUE.",
                                             STRUCTURED)] = None
     input_sketch: Annotated[Optional[str], _opt("--input-sketch", "Input sketch name or none "
-                                                "[default: --sketch].", STRUCTURED, show_default=False)] = None
+                                                "(default: --sketch).", STRUCTURED, show_default=False)] = None
     input_sketch_size: Annotated[Optional[int], _opt("--input-sketch-size", "Input sketch size m_X "
-                                                     "[default: --sketch-size].", STRUCTURED,
+                                                     "(default: --sketch-size).", STRUCTURED,
                                                      show_default=False)] = None
-    input_sketch_param: Annotated[KV, _opt("--input-sketch-param", "Input sketch parameter KEY=VALUE.",
+    input_sketch_param: Annotated[KV, _kv("--input-sketch-param", "Input sketch parameter KEY=VALUE.",
                                            STRUCTURED)] = None
     output_sketch: Annotated[Optional[str], _opt("--output-sketch", "Output sketch name or none.",
                                                  STRUCTURED)] = None
     output_sketch_size: Annotated[Optional[int], _opt("--output-sketch-size", "Output sketch size m_Y "
-                                                      "[default: 100].", STRUCTURED, show_default=False)] = None
-    output_sketch_param: Annotated[KV, _opt("--output-sketch-param", "Output sketch parameter KEY=VALUE.",
+                                                      "(default: 100).", STRUCTURED, show_default=False)] = None
+    output_sketch_param: Annotated[KV, _kv("--output-sketch-param", "Output sketch parameter KEY=VALUE.",
                                             STRUCTURED)] = None
-    candidates: Annotated[Optional[Path], _opt("--candidates", "Candidate outputs file [default: the distinct "
-                                               "training outputs].", STRUCTURED, show_default=False)] = None
+    candidates: Annotated[Optional[Path], _opt("--candidates", "Candidate outputs file (default: the distinct "
+                                               "training outputs).", STRUCTURED, show_default=False)] = None
     top_k: Annotated[Optional[int], _opt("--top-k", "Keep the K best candidates; report Hits@1/5/10, MRR and "
                                          "mean rank.", STRUCTURED)] = None
     n_draws: Annotated[int, _opt("--n-draws", "Ensemble over this many sketch draws.", STRUCTURED)] = 1

@@ -104,8 +104,8 @@ def _write(out, P):
     atomic_write(out, write)
 
 
-MISSING_HELP = "Missing values: error, zero, mean or drop [default: the policy used at fit time]."
-FORMAT_HELP = "File format when the extension does not tell: csv, npz, arff or libsvm [default: as at fit time]."
+MISSING_HELP = "Missing values: error, zero, mean or drop (default: the policy used at fit time)."
+FORMAT_HELP = "File format when the extension does not tell: csv, npz, arff or libsvm (default: as at fit time)."
 
 
 def predict(
@@ -130,7 +130,7 @@ def predict(
 def evaluate(
     model: Annotated[Path, typer.Argument(help="Model file written by `skframe fit --model-out`.")],
     data: Annotated[Path, typer.Argument(help="Labelled data file (CSV, NPZ, ARFF, LIBSVM).")],
-    targets: Annotated[Optional[int], typer.Option("--targets", help="Number of trailing target columns in DATA [default: the model's own number of targets].", show_default=False)] = None,
+    targets: Annotated[Optional[int], typer.Option("--targets", help="Number of trailing target columns in DATA (default: the model's own number of targets).", show_default=False)] = None,
     missing: Annotated[Optional[str], typer.Option("--missing", help=MISSING_HELP, show_default=False)] = None,
     fmt: Annotated[Optional[str], typer.Option("--format", help=FORMAT_HELP, show_default=False)] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
