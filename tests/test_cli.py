@@ -289,3 +289,50 @@ def test_predict_out_is_written_atomically(files, monkeypatch):
     npz = files["dir"] / "pred.npz"
     assert runner.invoke(app, ["predict", str(model_path), files["feat"], "--out", str(npz)]).exit_code == 0
     assert np.load(npz)["predictions"].shape == (40, 2)
+
+
+def _readme_block(title):
+    """The shell commands of the first bash block after ``title`` in README.md (continuations joined)."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```bash\n(.*?)```", text[text.index(title):], re.S).group(1)
+    block = block.replace("\\\n", " ")
+    parts = [part for line in block.splitlines() for part in line.split("&&")]
+    return [shlex.split(part, comments=True) for part in parts if part.strip()]
+
+
+def _write_arff(path, X, Y):
+    lines = ["@relation small"] + [f"@attribute x{j} numeric" for j in range(X.shape[1])]
+    lines += [f"@attribute y{j} numeric" for j in range(Y.shape[1])] + ["@data"]
+    for row in np.c_[X, Y]:
+        lines.append(",".join("?" if np.isnan(v) else repr(float(v)) for v in row))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_readme_terminal_commands_run(tmp_path, monkeypatch):
+    """Every command of the README's "At the terminal" block, on small rf1-shaped files."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((520, 6))
+    Y = np.c_[[np.sin(X[:, j % 6]) + 0.1 * rng.standard_normal(520) for j in range(8)]].T
+    X[rng.random(X.shape) < 0.01] = np.nan
+    _write_arff(tmp_path / "TRAIN.arff", X[:300], Y[:300])
+    _write_arff(tmp_path / "TEST.arff", X[300:], Y[300:])
+    np.savetxt(tmp_path / "NEW.csv", np.nan_to_num(X[300:320]), delimiter=",")
+    monkeypatch.chdir(tmp_path)
+    commands = _readme_block("## At the terminal")
+    assert [c[:2] for c in commands] == [["skframe", "fit"], ["skframe", "predict"], ["skframe", "evaluate"],
+                                         ["skframe", "plugins"]]
+    for cmd in commands:
+        res = runner.invoke(app, cmd[1:])
+        assert res.exit_code == 0, (cmd, res.output)
+    assert np.loadtxt(tmp_path / "predictions.csv", delimiter=",").shape == (20, 8)
+
+
+def test_readme_first_command_runs_on_the_embedded_data():
+    (cmd,) = [c for c in _readme_block("# skframe") if c[:1] == ["skframe"]]
+    res = runner.invoke(app, cmd[1:])
+    assert res.exit_code == 0, res.output
+    assert "friedman-outliers" in res.stdout and "relative_mse" in res.stdout
