@@ -22,9 +22,9 @@ import typer
 
 __all__ = ["FitOptions", "command_signature", "PANELS", "TASKS", "SCALES", "MISSING", "FORMATS"]
 
-DATA, KERNEL, SKETCH, SOLVER, STRUCTURED, OUTPUT = (
-    "Data", "Kernel", "Sketch", "Loss and solver", "Structured outputs", "Output")
-PANELS = (DATA, KERNEL, SKETCH, SOLVER, STRUCTURED, OUTPUT)
+DATA, KERNEL, SKETCH, SOLVER, STRUCTURED, COMPUTE, OUTPUT = (
+    "Data", "Kernel", "Sketch", "Loss and solver", "Structured outputs", "Compute", "Output")
+PANELS = (DATA, KERNEL, SKETCH, SOLVER, STRUCTURED, COMPUTE, OUTPUT)  # COMPUTE: block size, backend, ...
 TASKS = ("regression", "structured")
 SCALES = ("none", "standard")
 MISSING = ("error", "zero", "mean", "drop")

@@ -1,5 +1,8 @@
 """``skframe select``: estimate the input and output sketch sizes m_X and m_Y.
 
+The procedure follows El Ahmad et al., *Sketch In, Sketch Out: Accelerating both Learning
+and Inference for Structured Prediction with Kernels*, AISTATS 2024.
+
 Approximate leverage scores give the effective dimensions and the size range; the
 SIOKR validation curve (under an optional fit-time budget) picks m_X and the
 Perfect-h curve (under an optional inference-time budget) picks m_Y. The curves are
@@ -33,6 +36,7 @@ def _sizes(text, option):
 def select(
     train: Annotated[Path, typer.Argument(help="Training data (CSV, NPZ, ARFF, LIBSVM); a validation part is held out.")],
     targets: Annotated[int, typer.Option("--targets", help="Number of trailing output columns/attributes.")] = 1,
+    fmt: Annotated[Optional[str], typer.Option("--format", help="File format when the extension does not tell: csv, npz, arff or libsvm.")] = None,
     input_kernel: Annotated[str, typer.Option("--input-kernel", help="Input kernel name.")] = "gaussian",
     input_kernel_param: Annotated[Optional[List[str]], typer.Option("--input-kernel-param", help="Input kernel parameter KEY=VALUE, repeatable.")] = None,
     output_kernel: Annotated[str, typer.Option("--output-kernel", help="Output kernel name.")] = "gaussian",
@@ -60,7 +64,7 @@ def select(
 
     if not 0 < val_fraction < 1:
         raise InvalidParameterError(f"--val-fraction {val_fraction} must be in (0, 1)")
-    ds = load_dataset(str(train), targets=targets)
+    ds = load_dataset(str(train), targets=targets, fmt=fmt)
     X = FeatureScaler(scale).fit_transform(ds.X)
     kx = get_kernel(input_kernel, **parse_kv(input_kernel_param, "--input-kernel-param"))
     ky = get_kernel(output_kernel, **parse_kv(output_kernel_param, "--output-kernel-param"))
