@@ -163,6 +163,17 @@ class FitOptions:
         if self.targets < 1:
             raise InvalidParameterError(f"--targets {self.targets} must be >= 1: the number of trailing target columns")
 
+    def estimator_params(self, *names):
+        """``{name: value}`` of options named as the estimator's parameters, plus ``random_state``.
+
+        Options are named after the estimator parameters they set, so they pass through
+        unchanged; an empty parameter dictionary becomes None (the estimator's default).
+        """
+        out = {name: getattr(self, name) for name in names}
+        out.update({k: (v or None) for k, v in out.items() if k.endswith("_params")})
+        out["random_state"] = self.seed
+        return out
+
     def uses_machine(self):
         """True when the options ask for a non-square loss, an iterative solver or an output matrix."""
         return (

@@ -17,7 +17,7 @@ from ..exceptions import InvalidParameterError
 from ..metrics import accuracy, crossing_loss, pinball_loss, regression_report
 from ..models import JointQuantileRegressor, SketchedKernelClassifier, SketchedKernelMachine
 from ..registry import get_loss
-from ._task_regression import training_means
+from ._task_regression import SHARED_PARAMS, training_means
 
 NAME = "machine"
 
@@ -70,14 +70,7 @@ def build_estimator(opts):
     from ..models.machine import default_solver_name
 
     loss_name = _loss_name(opts)
-    common = dict(
-        kernel_params=opts.kernel_params or None,
-        sketch=opts.sketch,
-        sketch_size=opts.sketch_size,
-        sketch_params=opts.sketch_params or None,
-        lam=opts.lam,
-        random_state=opts.seed,
-    )
+    common = opts.estimator_params(*SHARED_PARAMS)
     if opts.quantiles:
         if loss_name not in ("square", "pinball"):
             raise InvalidParameterError(f"--quantiles fits the pinball loss; it cannot be combined with --loss {opts.loss}")
@@ -110,7 +103,7 @@ def build_estimator(opts):
         return SketchedKernelClassifier(
             opts.kernel,
             loss=loss_name,
-            loss_params=opts.loss_params or None,
+            loss_params=opts.loss_params or None,  # validated above by get_loss
             solver=solver,
             solver_params=_solver_params(opts, solver) or None,
             **common,

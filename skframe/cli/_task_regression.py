@@ -8,19 +8,12 @@ from ..metrics import regression_report
 from ..models import SketchedKernelRidge
 
 NAME = "regression"
+SHARED_PARAMS = ("kernel_params", "sketch", "sketch_size", "sketch_params", "lam")
 
 
 def build_estimator(opts):
     """A :class:`SketchedKernelRidge` from the fit options."""
-    return SketchedKernelRidge(
-        opts.kernel,
-        kernel_params=opts.kernel_params or None,
-        sketch=opts.sketch,
-        sketch_size=opts.sketch_size,
-        sketch_params=opts.sketch_params or None,
-        lam=opts.lam,
-        random_state=opts.seed,
-    )
+    return SketchedKernelRidge(opts.kernel, **opts.estimator_params(*SHARED_PARAMS))
 
 
 def predict(model, X, opts=None):
