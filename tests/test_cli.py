@@ -336,3 +336,17 @@ def test_readme_first_command_runs_on_the_embedded_data():
     res = runner.invoke(app, cmd[1:])
     assert res.exit_code == 0, res.output
     assert "friedman-outliers" in res.stdout and "relative_mse" in res.stdout
+
+
+def test_predict_never_drops_rows_unless_asked(tmp_path):
+    rng = np.random.default_rng(2)
+    D = np.c_[rng.uniform(size=(80, 3)), rng.uniform(size=80)]
+    D[3, 0] = np.nan
+    np.savetxt(tmp_path / "train.csv", D, delimiter=",")
+    np.savetxt(tmp_path / "feat.csv", D[:10, :3], delimiter=",")
+    model = tmp_path / "m.skf"
+    _fit([str(tmp_path / "train.csv"), "--missing", "drop", "--sketch-size", "10", "--model-out", str(model)])
+    res = runner.invoke(app, ["predict", str(model), str(tmp_path / "feat.csv")])
+    assert res.exit_code == 2 and "missing" in res.stderr
+    res = runner.invoke(app, ["predict", str(model), str(tmp_path / "feat.csv"), "--missing", "drop"])
+    assert res.exit_code == 0 and len(res.stdout.splitlines()) == 9

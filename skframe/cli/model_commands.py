@@ -118,7 +118,10 @@ def predict(
 ):
     """Predict with a saved model; one row per sample."""
     est, extra = _load(model)
+    explicit = missing is not None
     missing, fmt = _fit_settings(extra, missing, fmt)
+    if missing == "drop" and not explicit:
+        missing = "error"  # dropping rows would misalign the predictions with DATA: only on request
     X, _ = _read(data, targets, missing, fmt)
     _check_features(est, X, data, targets)
     X = _apply_scaler(X, extra)
