@@ -116,11 +116,10 @@ def _targets_for_fit(Y, task):
 
 def run_fit(opts):
     """Run ``skframe fit`` from options; returns the JSON-serialisable report."""
-    from ..datasets import FeatureScaler
-    from ..persistence import save
-
     import numpy as np
 
+    from ..datasets import FeatureScaler
+    from ..persistence import save
     from ..plugins import get_plugin_registry
 
     # Discover the plugins (kernels, sketches, ...) once, before anything is timed: like the
