@@ -350,3 +350,32 @@ def test_predict_never_drops_rows_unless_asked(tmp_path):
     assert res.exit_code == 2 and "missing" in res.stderr
     res = runner.invoke(app, ["predict", str(model), str(tmp_path / "feat.csv"), "--missing", "drop"])
     assert res.exit_code == 0 and len(res.stdout.splitlines()) == 9
+
+
+def test_atomic_write_keeps_the_old_file_and_the_usual_permissions(tmp_path):
+    import os
+    import stat
+
+    from skframe.cli._common import atomic_write
+
+    target = tmp_path / "out.txt"
+    target.write_text("old")
+
+    def half(tmp):
+        with open(tmp, "w") as fh:
+            fh.write("new but incomplete")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError):
+        atomic_write(target, half)
+    assert target.read_text() == "old" and os.listdir(tmp_path) == ["out.txt"]
+
+    def full(tmp):
+        with open(tmp, "w") as fh:
+            fh.write("new")
+
+    atomic_write(target, full)
+    assert target.read_text() == "new" and os.listdir(tmp_path) == ["out.txt"]
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask
