@@ -27,6 +27,7 @@ __all__ = [
     "rrmse",
     "arrmse",
     "relative_mse",
+    "check_quantiles",
     "pinball_loss",
     "crossing_loss",
     "accuracy",
@@ -111,15 +112,17 @@ def mse(y_true, y_pred, *, multioutput="uniform_average"):
     Returns
     -------
     float or ndarray of shape (n_outputs,)
-        Same as :func:`sklearn.metrics.mean_squared_error`.
+        Computed by :func:`sklearn.metrics.mean_squared_error` (imported on first use).
 
     Examples
     --------
     >>> mse([1.0, 2.0], [1.0, 4.0])
     2.0
     """
+    from sklearn.metrics import mean_squared_error
+
     a, b = _check_pair(y_true, y_pred)
-    return _reduce(np.mean((a - b) ** 2, axis=0), multioutput)
+    return _reduce(np.asarray(mean_squared_error(a, b, multioutput="raw_values")), multioutput)
 
 
 def mae(y_true, y_pred, *, multioutput="uniform_average"):
@@ -133,15 +136,17 @@ def mae(y_true, y_pred, *, multioutput="uniform_average"):
     Returns
     -------
     float or ndarray of shape (n_outputs,)
-        Same as :func:`sklearn.metrics.mean_absolute_error`.
+        Computed by :func:`sklearn.metrics.mean_absolute_error` (imported on first use).
 
     Examples
     --------
     >>> mae([1.0, 2.0], [1.0, 4.0])
     1.0
     """
+    from sklearn.metrics import mean_absolute_error
+
     a, b = _check_pair(y_true, y_pred)
-    return _reduce(np.mean(np.abs(a - b), axis=0), multioutput)
+    return _reduce(np.asarray(mean_absolute_error(a, b, multioutput="raw_values")), multioutput)
 
 
 def r2(y_true, y_pred, *, multioutput="uniform_average"):
@@ -174,75 +179,100 @@ def r2(y_true, y_pred, *, multioutput="uniform_average"):
     return _reduce(out, multioutput)
 
 
-def rrmse(y_true, y_pred, y_train_mean=None):
+def _reference_means(a, y_true, train_means):
+    if train_means is None:
+        return a.mean(axis=0), "test"
+    ref = np.asarray(train_means, dtype=np.float64).ravel()
+    if ref.size == 1:
+        ref = np.full(a.shape[1], ref[0])
+    if ref.shape != (a.shape[1],) or not np.all(np.isfinite(ref)):
+        raise InvalidInputError(
+            f"train_means has shape {np.shape(train_means)} but y_true has {a.shape[1]} targets "
+            f"(shape {np.shape(y_true)}); give one finite training mean per target, e.g. Y_train.mean(axis=0)"
+        )
+    return ref, "train"
+
+
+def rrmse(y_true, y_pred, y_train_mean=None, *, train_means=None, return_reference=False):
     """Relative root mean squared error per target (multi-target regression).
 
     ``RRMSE_j = sqrt( Σ_i (y_ij - ŷ_ij)² / Σ_i (y_ij - ȳ_j)² )``
 
-    i.e. the RMSE relative to that of the constant predictor ȳ_j. Spyromitros-Xioufis et
-    al. (2016, the rf1/rf2/scm benchmarks used in seed 002 Table 2) take ȳ_j as the mean of
-    the *training* targets: pass it as ``y_train_mean``. By default ȳ_j is the mean of
-    ``y_true`` (the test targets), which gives ``sqrt(1 - R²_j)``. A zero denominator gives
-    0.0 when the prediction is exact and ``inf`` otherwise.
+    i.e. the RMSE relative to that of the constant predictor ȳ_j. In the multi-target
+    regression literature (Spyromitros-Xioufis et al., *Multi-target regression via input
+    space expansion: treating targets as inputs*, Machine Learning 2016, whose rf1/rf2/scm
+    benchmarks the sketched kernel papers reuse) ȳ_j is the mean of the *training* targets:
+    pass it as ``train_means``. Without it ȳ_j is the mean of ``y_true`` (the test targets),
+    which gives ``sqrt(1 - R²_j)``. A zero denominator gives 0.0 when the prediction is exact
+    and ``inf`` otherwise.
 
     Parameters
     ----------
     y_true, y_pred : array-like of shape (n_samples,) or (n_samples, n_targets)
     y_train_mean : array-like of shape (n_targets,) or float, optional
-        Reference means ȳ_j (training target means); default: column means of ``y_true``.
+        Older name of ``train_means`` (positional).
+    train_means : array-like of shape (n_targets,) or float, optional
+        Reference means ȳ_j, normally ``Y_train.mean(axis=0)``.
+    return_reference : bool, default=False
+        Also return which means were used: ``"train"`` or ``"test"``.
 
     Returns
     -------
-    ndarray of shape (n_targets,)
+    rrmse : ndarray of shape (n_targets,)
+    reference : {"train", "test"}
+        Only when ``return_reference=True``.
 
     Examples
     --------
     >>> rrmse([1.0, 3.0], [2.0, 2.0])
     array([1.])
+    >>> rrmse([1.0, 3.0], [2.0, 2.0], train_means=[0.0], return_reference=True)
+    (array([0.4472136]), 'train')
     """
+    if y_train_mean is not None and train_means is not None:
+        raise InvalidParameterError("give the training means once, as train_means= (y_train_mean is its older name)")
     a, b = _check_pair(y_true, y_pred)
-    if y_train_mean is None:
-        ref = a.mean(axis=0)
-    else:
-        ref = np.asarray(y_train_mean, dtype=np.float64).ravel()
-        if ref.size == 1:
-            ref = np.full(a.shape[1], ref[0])
-        if ref.shape != (a.shape[1],) or not np.all(np.isfinite(ref)):
-            raise InvalidInputError(
-                f"y_train_mean has shape {np.shape(y_train_mean)} but y_true has {a.shape[1]} targets "
-                f"(shape {np.shape(y_true)}); give one finite mean per target"
-            )
+    ref, used = _reference_means(a, y_true, train_means if train_means is not None else y_train_mean)
     num = np.sum((a - b) ** 2, axis=0)
     den = np.sum((a - ref) ** 2, axis=0)
-    return np.sqrt(_ratio(num, den))
+    out = np.sqrt(_ratio(num, den))
+    return (out, used) if return_reference else out
 
 
-def arrmse(y_true, y_pred, y_train_mean=None):
+def arrmse(y_true, y_pred, y_train_mean=None, *, train_means=None, return_reference=False):
     """Average relative root mean squared error: the mean over targets of :func:`rrmse`.
 
     Parameters
     ----------
     y_true, y_pred : array-like of shape (n_samples,) or (n_samples, n_targets)
     y_train_mean : array-like of shape (n_targets,), optional
-        See :func:`rrmse` (Spyromitros-Xioufis et al. 2016 use the training means).
+        Older name of ``train_means``.
+    train_means : array-like of shape (n_targets,), optional
+        Training target means (see :func:`rrmse`; Spyromitros-Xioufis et al. 2016 use them).
+    return_reference : bool, default=False
+        Also return ``"train"`` or ``"test"``: which means were used.
 
     Returns
     -------
-    float
+    arrmse : float
+    reference : {"train", "test"}
+        Only when ``return_reference=True``.
 
     Examples
     --------
     >>> arrmse([[1.0, 0.0], [3.0, 2.0]], [[2.0, 1.0], [2.0, 1.0]])
     1.0
     """
-    return float(np.mean(rrmse(y_true, y_pred, y_train_mean)))
+    values, used = rrmse(y_true, y_pred, y_train_mean, train_means=train_means, return_reference=True)
+    value = float(np.mean(values))
+    return (value, used) if return_reference else value
 
 
 def relative_mse(y_true, y_pred, *, multioutput="uniform_average"):
-    """MSE divided by the range of the true values (seed 002 §4.1, Friedman experiment).
+    """MSE divided by the range of the true values (the Friedman robust-regression experiment).
 
     ``relative_mse = mean_i (y_i - ŷ_i)² / (max_i y_i - min_i y_i)`` per output, the
-    "relative MSE" of the robust-regression figures of seed 002 (see SCIENCE.md): note it
+    "relative MSE" of the robust-regression figures of El Ahmad et al., *Fast Kernel Methods for Generic Lipschitz Losses via p-Sparsified Sketches*, TMLR 2023, §4.1: note it
     divides by the range, not by the squared range or the variance. A zero range gives 0.0
     for an exact prediction and ``inf`` otherwise.
 
@@ -269,8 +299,39 @@ def relative_mse(y_true, y_pred, *, multioutput="uniform_average"):
 # --------------------------------------------------------------------------------------
 # quantile regression
 # --------------------------------------------------------------------------------------
-def _check_quantiles(quantiles, n_q):
-    tau = np.asarray(quantiles, dtype=np.float64).ravel()
+def check_quantiles(quantiles, n_quantiles=None):
+    """Validate quantile levels: a 1-D float array of levels in (0, 1).
+
+    Parameters
+    ----------
+    quantiles : float or array-like of float
+        Levels τ_j.
+    n_quantiles : int, optional
+        Number of levels expected (the columns of a quantile prediction matrix).
+
+    Returns
+    -------
+    ndarray of shape (n_quantiles,)
+
+    Raises
+    ------
+    InvalidInputError
+        The number of levels differs from ``n_quantiles``.
+    InvalidParameterError
+        A level is outside (0, 1) or not a finite number.
+
+    Examples
+    --------
+    >>> check_quantiles([0.1, 0.5, 0.9])
+    array([0.1, 0.5, 0.9])
+    """
+    try:
+        tau = np.asarray(quantiles, dtype=np.float64).ravel()
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(f"quantiles={quantiles!r} must be numbers in (0, 1)") from exc
+    n_q = tau.size if n_quantiles is None else n_quantiles
+    if tau.size == 0:
+        raise InvalidParameterError("quantiles is empty; give at least one level in (0, 1)")
     if tau.shape != (n_q,):
         raise InvalidInputError(f"quantiles has {tau.size} levels but Q has {n_q} columns; give one level per column")
     if not np.all((tau > 0) & (tau < 1)):
@@ -282,7 +343,7 @@ def pinball_loss(y, Q, quantiles):
     """Joint pinball (quantile) loss, summed over quantile levels and averaged over samples.
 
     ``L = (1/n) Σ_i Σ_j max(τ_j r_ij, (τ_j - 1) r_ij)`` with ``r_ij = y_i - q_ij``
-    (seed 002 §4.2, Table 1). With one level this equals
+    (El Ahmad et al., *Fast Kernel Methods for Generic Lipschitz Losses via p-Sparsified Sketches*, TMLR 2023, §4.2, Table 1). With one level this equals
     :func:`sklearn.metrics.mean_pinball_loss` with ``alpha=τ``; with several it is the sum
     of the per-level losses.
 
@@ -310,7 +371,7 @@ def pinball_loss(y, Q, quantiles):
     Qa = _as_2d(Q, "Q")
     if Qa.shape[0] != yy.shape[0]:
         raise InvalidInputError(f"y has shape {np.shape(y)} but Q has shape {np.shape(Q)}; the numbers of samples differ")
-    tau = _check_quantiles(quantiles, Qa.shape[1])
+    tau = check_quantiles(quantiles, Qa.shape[1])
     r = yy - Qa
     return float(np.mean(np.sum(np.maximum(tau * r, (tau - 1.0) * r), axis=1)))
 
@@ -323,7 +384,7 @@ def crossing_loss(Q, quantiles=None):
 
     ``C = (1/n) Σ_i Σ_{j<k} max(0, q_ij - q_i,j+1)``
 
-    which is 0 for non-crossing predictions. The reference code of seed 002 summed
+    which is 0 for non-crossing predictions. The reference implementation of that paper summed
     ``max(0, q_{j+1} - q_j)`` instead, which measures the ordinary (non-crossing) spread
     of the quantiles, i.e. the opposite; we do not reproduce that.
 
@@ -346,7 +407,7 @@ def crossing_loss(Q, quantiles=None):
     """
     Qa = _as_2d(Q, "Q")
     if quantiles is not None:
-        tau = _check_quantiles(quantiles, Qa.shape[1])
+        tau = check_quantiles(quantiles, Qa.shape[1])
         if np.unique(tau).size != tau.size:
             raise InvalidParameterError(f"quantiles={tau.tolist()} has repeated levels")
         Qa = Qa[:, np.argsort(tau)]
@@ -395,7 +456,8 @@ def _row_sums(M):
 def accuracy(y_true, y_pred):
     """Fraction of samples predicted exactly (subset accuracy for 2-D label matrices).
 
-    Same as :func:`sklearn.metrics.accuracy_score`.
+    One output: :func:`sklearn.metrics.accuracy_score` (imported on first use); label matrices:
+    the same subset accuracy, computed directly (it accepts any label values per column).
 
     Parameters
     ----------
@@ -423,11 +485,18 @@ def accuracy(y_true, y_pred):
         raise InvalidInputError(f"y_true has shape {np.shape(y_true)} but y_pred has shape {np.shape(y_pred)}")
     if a.shape[0] == 0:
         raise InvalidInputError("y_true is empty; at least one sample is needed")
+    if a.shape[1] == 1:
+        from sklearn.metrics import accuracy_score
+
+        return float(accuracy_score(a.ravel(), b.ravel()))
+    # subset accuracy of label matrices (any values, not only 0/1 indicators)
     return float(np.mean(np.all(a == b, axis=1)))
 
 
 def example_based_f1(Y_true, Y_pred):
-    """Example-based F1 of multi-label predictions (seed 003, Bibtex experiments).
+    """Example-based F1 of multi-label predictions (the Bibtex experiments of El Ahmad et al.,
+    *Sketch In, Sketch Out: Accelerating both Learning and Inference for Structured Prediction
+    with Kernels*, AISTATS 2024).
 
     ``F1 = (1/n) Σ_i 2 |y_i ∩ ŷ_i| / (|y_i| + |ŷ_i|)``, with the convention that a sample
     whose true and predicted label sets are both empty scores 1. Equals
@@ -462,7 +531,7 @@ def example_based_f1(Y_true, Y_pred):
 def hamming_loss(Y_true, Y_pred):
     """Fraction of wrong labels over all samples and labels.
 
-    Same as :func:`sklearn.metrics.hamming_loss` on indicator matrices.
+    Computed by :func:`sklearn.metrics.hamming_loss` (imported on first use).
 
     Parameters
     ----------
@@ -478,12 +547,15 @@ def hamming_loss(Y_true, Y_pred):
     >>> hamming_loss([[1, 0], [0, 1]], [[1, 1], [0, 1]])
     0.25
     """
+    from sklearn.metrics import hamming_loss as _sk_hamming_loss
+
     A, B = _pair_binary(Y_true, Y_pred)
-    if sp.issparse(A) or sp.issparse(B):
-        wrong = abs(sp.csr_matrix(A, dtype=np.float64) - sp.csr_matrix(B, dtype=np.float64)).sum()
+    if A.shape[1] == 1 and not (sp.issparse(A) or sp.issparse(B)):
+        A, B = A.ravel(), B.ravel()
     else:
-        wrong = np.sum(A != B)
-    return float(wrong) / (A.shape[0] * A.shape[1])
+        A = sp.csr_matrix(A, dtype=np.int8) if sp.issparse(A) else np.asarray(A, dtype=np.int8)
+        B = sp.csr_matrix(B, dtype=np.int8) if sp.issparse(B) else np.asarray(B, dtype=np.int8)
+    return float(_sk_hamming_loss(A, B))
 
 
 # --------------------------------------------------------------------------------------
@@ -654,7 +726,7 @@ def regression_report(y_true, y_pred, y_train=None):
                 "the numbers of targets differ"
             )
         ref = t.mean(axis=0)
-    rr = rrmse(a, b, ref)
+    rr = rrmse(a, b, train_means=ref)
     return {
         "r2": _finite_or_none(r2(a, b)),
         "mse": _finite_or_none(mse(a, b)),
