@@ -88,7 +88,7 @@ def main(argv=None):
     print(json.dumps({"benchmark": "rf1 multi-output, SketchedKernelMachine square loss k*I (seed 002 Table 2)",
                       "n_train": n, "n_test": int(Xt.shape[0]), "n_targets": 8, "seeds": args.seeds,
                       "targets": args.targets,
-                      "n_missing_train": int(getattr(tr, "n_missing", 0)), "results": results,
+                      "n_missing_train": int(ds.params["n_missing_train"]), "results": results,
                       "versions": _setup.versions()}, indent=1))
 
 

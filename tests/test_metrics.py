@@ -274,12 +274,15 @@ def test_check_quantiles():
 def test_metrics_imports_scikit_learn_only_inside_functions():
     import ast
     import inspect
+    import pkgutil
 
-    tree = ast.parse(inspect.getsource(M))
-    top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
-    names = [a.name for n in top if isinstance(n, ast.Import) for a in n.names]
-    names += [n.module or "" for n in top if isinstance(n, ast.ImportFrom)]
-    assert not any(nm.startswith("sklearn") for nm in names)
+    modules = [M] + [__import__(f"skframe.metrics.{m.name}", fromlist=["_"]) for m in pkgutil.iter_modules(M.__path__)]
+    for mod in modules:
+        tree = ast.parse(inspect.getsource(mod))
+        top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        names = [a.name for n in top if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module or "" for n in top if isinstance(n, ast.ImportFrom)]
+        assert not any(nm.startswith("sklearn") for nm in names), mod.__name__
 
 
 def test_sparse_and_single_column_label_metrics():
