@@ -214,3 +214,13 @@ def test_readers_never_modify_inputs(csv_file, svm_file):
     list(iter_chunks(svm_file, rows=3, missing="drop"))
     for p, d in digests.items():
         assert hashlib.sha256(p.read_bytes()).hexdigest() == d and os.stat(p).st_mtime_ns == stats[p]
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 7, 64])
+def test_streamed_lines_do_not_depend_on_the_block_size(tmp_path, block):
+    from skframe.io._common import iter_lines
+
+    p = tmp_path / "t.csv"
+    p.write_bytes("\ufeffnamé,b\r\n1,2\n\n3,€\nlast".encode("utf-8"))
+    assert list(iter_lines(p, block=block)) == list(iter_lines(p)) == [
+        (1, "namé,b"), (2, "1,2"), (3, ""), (4, "3,€"), (5, "last")]

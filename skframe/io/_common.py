@@ -148,48 +148,50 @@ def _decode_error(path, data, exc):
     )
 
 
+def _decoded_lines(path, data):
+    try:
+        return data.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise _decode_error(path, data, exc) from None
+
+
 def iter_lines(path, block=1 << 20):
     """Yield ``(lineno, line)`` of a UTF-8 text file, 1-based, without line ends, streaming.
 
     The file is opened read-only. A UTF-8 byte-order mark is skipped; UTF-16, binary data
     and invalid UTF-8 raise :class:`DataFormatError` naming the line.
     """
+    lineno = 0
+    tail = b""
     with open(path, "rb") as fh:
-        first = True
-        lineno = 0
-        tail = b""
-        while True:
-            chunk = fh.read(block)
-            if first:
-                _check_encoding(path, chunk[:4096])
-                if chunk.startswith(b"\xef\xbb\xbf"):
-                    chunk = chunk[3:]
-                first = False
-            if not chunk:
-                break
+        chunk = fh.read(max(block, 4096))  # the encoding checks look at the first 4 KiB
+        _check_encoding(path, chunk[:4096])
+        if chunk.startswith(b"\xef\xbb\xbf"):
+            chunk = chunk[3:]
+        while chunk:
             if b"\x00" in chunk:
                 raise DataFormatError(f"{name_of(path)} contains NUL bytes: it is a binary file, not a text data file")
             data = tail + chunk
-            cut = data.rfind(b"\n")
-            if cut < 0:
-                tail = data
-                continue
-            body, tail = data[: cut + 1], data[cut + 1:]
-            try:
-                text = body.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise _decode_error(path, body, exc) from None
-            for line in text.splitlines():
+            cut = data.rfind(b"\n") + 1
+            tail = data[cut:]
+            for line in _decoded_lines(path, data[:cut]):
                 lineno += 1
                 yield lineno, line
-        if tail:
-            try:
-                text = tail.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise _decode_error(path, tail, exc) from None
-            for line in text.splitlines():
-                lineno += 1
-                yield lineno, line
+            chunk = fh.read(block)
+    for line in _decoded_lines(path, tail):
+        lineno += 1
+        yield lineno, line
+
+
+def parse_row(toks, path, lineno):
+    """Float values of the cells of one row (NaN for missing); DataFormatError naming the column."""
+    vals = []
+    for j, t in enumerate(toks):
+        try:
+            vals.append(parse_number(t))
+        except ValueError:
+            raise bad_token(path, lineno, t, j) from None
+    return vals
 
 
 def check_targets(targets, n_columns, path):

@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..exceptions import DataFormatError
-from ._common import bad_token, check_targets, iter_lines, name_of, parse_number, split_fields, split_quoted, unquote
+from ._common import bad_token, check_targets, iter_lines, name_of, parse_number, parse_row, split_fields, split_quoted, unquote
 
 __all__ = ["read_arff"]
 
@@ -168,12 +168,7 @@ def read_arff(path, targets=1):
                     f"{name_of(path)}, line {lineno}: {len(toks)} values but {n_cols} attributes are declared; fix the row"
                 )
             if all_numeric:
-                vals = []
-                for j, t in enumerate(toks):
-                    try:
-                        vals.append(parse_number(t))
-                    except ValueError:
-                        raise bad_token(path, lineno, t, j) from None
+                vals = parse_row(toks, path, lineno)
             else:
                 vals = [_value(t, convs[j], path, lineno, j) for j, t in enumerate(toks)]
             dense_rows.append(vals)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import DataFormatError, InvalidInputError, InvalidParameterError
-from ._common import bad_token, check_targets, is_number_or_missing, iter_lines, name_of, parse_number, split_fields, unquote
+from ._common import check_targets, is_number_or_missing, iter_lines, name_of, parse_row, split_fields, unquote
 
 __all__ = ["read_csv", "iter_csv", "write_csv"]
 
@@ -61,13 +61,7 @@ def _rows(path, header):
                 f"{name_of(path)}, line {lineno}: {len(toks)} values but {n_cols} expected "
                 f"(from the {'header' if from_header else 'first row'}); fix the row"
             )
-        vals = []
-        for j, t in enumerate(toks):
-            try:
-                vals.append(parse_number(t))
-            except ValueError:
-                raise bad_token(path, lineno, t, j) from None
-        yield "row", vals, lineno
+        yield "row", parse_row(toks, path, lineno), lineno
     if n_cols is None:
         raise DataFormatError(f"{name_of(path)} is empty; a CSV file needs at least one row of numbers")
 
