@@ -224,3 +224,15 @@ def test_streamed_lines_do_not_depend_on_the_block_size(tmp_path, block):
     p.write_bytes("\ufeffnamé,b\r\n1,2\n\n3,€\nlast".encode("utf-8"))
     assert list(iter_lines(p, block=block)) == list(iter_lines(p)) == [
         (1, "namé,b"), (2, "1,2"), (3, ""), (4, "3,€"), (5, "last")]
+
+
+def test_scan_file_matches_whole_read(csv_file, svm_file, tmp_path, rng):
+    from skframe.io import scan_file
+
+    for path, kw in ((csv_file, {"targets": 2}), (svm_file, {})):
+        ds = load_dataset(path, missing="zero", **kw)
+        info = scan_file(path, **kw)
+        assert (info["n_rows"], info["n_features"], info["n_targets"]) == (ds.n_samples, ds.n_features, ds.n_targets)
+    p = tmp_path / "a.npy"
+    np.save(p, rng.normal(size=(9, 5)))
+    assert scan_file(p, targets=2) == {"format": "npy", "n_rows": 9, "n_features": 3, "n_targets": 2}

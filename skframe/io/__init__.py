@@ -2,7 +2,8 @@
 
 - :func:`load_dataset` (also :func:`read_dataset`): CSV, ARFF (dense and sparse Mulan
   rows), LIBSVM/SVMlight, NPZ and memory-mapped NPY files into a :class:`Dataset`.
-- :func:`iter_chunks`: CSV, LIBSVM and NPY files block by block, for data larger than memory.
+- :func:`iter_chunks`: CSV, LIBSVM and NPY files block by block, for data larger than memory;
+  :func:`scan_file` gives their shape in one streaming pass.
 - :func:`save_dataset`: CSV or NPZ, written atomically (:func:`atomic_write`).
 - :mod:`skframe.io.missing`: what ``missing="error"|"zero"|"mean"|"drop"`` does.
 
@@ -13,7 +14,7 @@ read-only.
 
 from ._common import Dataset
 from .atomic import atomic_write
-from .front import FORMATS, iter_chunks, load_dataset, read_dataset, save_dataset
+from .front import FORMATS, iter_chunks, load_dataset, read_dataset, save_dataset, scan_file
 from .missing import MISSING_STRATEGIES
 
 __all__ = [
@@ -25,4 +26,5 @@ __all__ = [
     "load_dataset",
     "read_dataset",
     "save_dataset",
+    "scan_file",
 ]

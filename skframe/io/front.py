@@ -15,7 +15,7 @@ from ._common import Dataset, name_of
 from .atomic import atomic_write
 from .missing import ColumnMeans, check_strategy, handle_missing
 
-__all__ = ["FORMATS", "load_dataset", "read_dataset", "iter_chunks", "save_dataset"]
+__all__ = ["FORMATS", "load_dataset", "read_dataset", "iter_chunks", "scan_file", "save_dataset"]
 
 #: File extensions recognised by :func:`load_dataset` and the format each one means.
 FORMATS = {
@@ -243,6 +243,45 @@ def iter_chunks(path, *, rows=10000, targets=1, fmt=None, missing="error", spars
             yield X, Y
         else:
             yield _final_x(X, sparse), np.ascontiguousarray(Y, dtype=np.float64)
+
+
+def scan_file(path, *, targets=1, fmt=None, header="auto", y_path=None):
+    """Shape of a CSV, LIBSVM or ``.npy`` file without holding it in memory.
+
+    One streaming pass (CSV, LIBSVM; every row is parsed, so a malformed file fails here
+    with the same error as :func:`load_dataset`) or the array header (``.npy``).
+
+    Returns
+    -------
+    dict
+        ``{"format", "n_rows", "n_features", "n_targets"}`` (before any missing-value policy).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "d.csv")
+    >>> _ = open(p, "w").write("a,b,y\\n1,2,3\\n4,5,6\\n")
+    >>> scan_file(p)
+    {'format': 'csv', 'n_rows': 2, 'n_features': 2, 'n_targets': 1}
+    """
+    path = os.fspath(path)
+    fmt = _resolve_format(path, fmt)
+    if fmt not in ("csv", "libsvm", "npy"):
+        raise InvalidParameterError(f"scan_file reads csv, libsvm and npy files, not {fmt!r} ({name_of(path)})")
+    _check_file(path)
+    if fmt == "libsvm":
+        layout = libsvm.scan_libsvm(path)
+        n, d, t = layout.n_rows, layout.n_features, len(layout.target_names)
+    elif fmt == "npy":
+        if y_path is not None:
+            _check_file(os.fspath(y_path))
+        X, Y = npy.open_npy(path, targets, y_path)
+        n, d, t = X.shape[0], X.shape[1], Y.shape[1]
+    else:
+        n = d = t = 0
+        for X, Y, _, _ in csv.iter_csv(path, 4096, targets, header):
+            n, d, t = n + X.shape[0], X.shape[1], Y.shape[1]
+    return {"format": fmt, "n_rows": int(n), "n_features": int(d), "n_targets": int(t)}
 
 
 def save_dataset(path, X, Y, *, fmt=None, feature_names=None, target_names=None):

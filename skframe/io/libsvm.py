@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from ..exceptions import DataFormatError
 from ._common import MAX_INDEX, bad_token, iter_lines, name_of, parse_number
 
-__all__ = ["read_libsvm", "iter_libsvm"]
+__all__ = ["read_libsvm", "iter_libsvm", "scan_libsvm"]
 
 _SYNTAX = "LIBSVM rows read 'label[,label2,...] index:value ...'"
 
@@ -144,9 +144,14 @@ def read_libsvm(path):
     return X, Y, layout.feature_names, layout.target_names, np.asarray([row[0] for row in rows])
 
 
+def scan_libsvm(path):
+    """The file-wide layout (``n_rows``, ``n_features``, ``target_names``, ...) in one streaming pass."""
+    return _Layout(path, _parsed_rows(path))
+
+
 def iter_libsvm(path, rows):
     """Yield ``(X, Y, linenos, row_offset, layout)`` blocks of at most ``rows`` rows."""
-    layout = _Layout(path, _parsed_rows(path))
+    layout = scan_libsvm(path)
     buf, lines, offset = [], [], 0
     for row in _parsed_rows(path):
         buf.append(row)
