@@ -662,9 +662,15 @@ def test_load_bibtex_and_solubility(tmp_path, monkeypatch):
     np.testing.assert_array_equal(s.y_train, [0.5, 1.0])
 
 
-def test_solubility_malformed(tmp_path, monkeypatch):
+@pytest.mark.parametrize("body, match", [
+    ("CCO,abc,train\n", "line 2"),
+    ("CCO,1e400,train\nCC,1,test\n", "line 2: solubility '1e400' is not a finite"),
+    ("CCO,1,validation\n", "train|test"),
+    ("CCO,1,train\n", "both train and test"),
+])
+def test_solubility_malformed(tmp_path, monkeypatch, body, match):
     from skframe.datasets import load_solubility
 
-    _fake_home(tmp_path, monkeypatch, {"molecules/solubility.csv": "smiles,solubility,split\nCCO,abc,train\n"})
-    with pytest.raises(DataFormatError, match="line 2"):
+    _fake_home(tmp_path, monkeypatch, {"molecules/solubility.csv": "smiles,solubility,split\n" + body})
+    with pytest.raises(DataFormatError, match=match):
         load_solubility()

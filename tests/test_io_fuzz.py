@@ -133,3 +133,26 @@ def test_arff_grammar(rows):
     head = "@relation r\n@attribute a numeric\n@attribute b {x,y}\n@attribute t {0,1}\n@data\n"
     _run("arff", (head + "\n".join(rows) + "\n").encode("utf-8"))
 
+
+
+@FUZZ
+@given(data=st.one_of(
+    st.binary(max_size=200),
+    st.lists(st.tuples(st.text(max_size=8), st.sampled_from(["1.5", "x", "1e400", "", "nan"]),
+                       st.sampled_from(["train", "test", "val", ""])), max_size=5).map(
+        lambda rows: ("smiles,solubility,split\n" + "\n".join(",".join(r) for r in rows) + "\n").encode("utf-8")),
+))
+def test_solubility_loader(data):
+    from skframe.datasets import load_solubility
+
+    home = _TMP / f"home{abs(hash(data)) % 10**9}"
+    (home / "molecules").mkdir(parents=True, exist_ok=True)
+    path = home / "molecules" / "solubility.csv"
+    path.write_bytes(data)
+    try:
+        ds = load_solubility(data_home=home, verify=False)
+        assert ds.X_train.shape == ds.y_train.shape and np.all(np.isfinite(ds.y_train))
+    except ALLOWED:
+        pass
+    finally:
+        path.unlink()

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -237,16 +238,22 @@ def load_solubility(*, data_home=None, verify=True):
             for lineno, row in enumerate(rows, start=2):
                 if len(row) != 3 or row[2] not in parts:
                     raise DataFormatError(
-                        f"{path.name}, line {lineno}: {row!r}; expected smiles,solubility,split with split train|test"
+                        f"{path.name}, line {lineno}: {str(row)[:80]}; expected smiles,solubility,split with split train|test"
                     )
                 try:
                     value = float(row[1])
                 except ValueError:
-                    raise DataFormatError(f"{path.name}, line {lineno}: solubility {row[1]!r} is not a number") from None
+                    value = math.nan
+                if not math.isfinite(value):
+                    raise DataFormatError(
+                        f"{path.name}, line {lineno}: solubility {row[1][:40]!r} is not a finite number; download the file again"
+                    )
                 parts[row[2]][0].append(row[0])
                 parts[row[2]][1].append(value)
     except UnicodeDecodeError as exc:
         raise DataFormatError(f"{path.name} is not UTF-8 text ({exc}); download it again") from None
+    except csv.Error as exc:
+        raise DataFormatError(f"{path.name} is not a valid CSV file ({exc}); download it again") from None
     if not parts["train"][0] or not parts["test"][0]:
         raise DataFormatError(f"{path.name} needs both train and test rows")
     (s_tr, y_tr), (s_te, y_te) = parts["train"], parts["test"]
