@@ -236,3 +236,16 @@ def test_scan_file_matches_whole_read(csv_file, svm_file, tmp_path, rng):
     p = tmp_path / "a.npy"
     np.save(p, rng.normal(size=(9, 5)))
     assert scan_file(p, targets=2) == {"format": "npy", "n_rows": 9, "n_features": 3, "n_targets": 2}
+
+
+def test_atomic_write_permissions(tmp_path):
+    p = tmp_path / "new.txt"
+    with atomic_write(p, "w") as fh:
+        fh.write("x")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (os.stat(p).st_mode & 0o777) == (0o666 & ~umask)
+    os.chmod(p, 0o640)
+    with atomic_write(p) as fh:
+        fh.write(b"y")
+    assert (os.stat(p).st_mode & 0o777) == 0o640 and p.read_bytes() == b"y"

@@ -14,6 +14,9 @@ import tempfile
 
 __all__ = ["atomic_write"]
 
+_UMASK = os.umask(0)  # read once (os.umask can only be read by setting it)
+os.umask(_UMASK)
+
 
 @contextlib.contextmanager
 def atomic_write(path, mode="wb"):
@@ -47,10 +50,8 @@ def atomic_write(path, mode="wb"):
         if os.path.exists(path):
             with contextlib.suppress(OSError):
                 os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
+        else:  # the permissions open() would have given a new file
+            os.chmod(tmp, 0o666 & ~_UMASK)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
