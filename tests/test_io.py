@@ -249,3 +249,11 @@ def test_atomic_write_permissions(tmp_path):
     with atomic_write(p) as fh:
         fh.write(b"y")
     assert (os.stat(p).st_mode & 0o777) == 0o640 and p.read_bytes() == b"y"
+
+
+def test_libsvm_chunks_all_have_one_type(tmp_path):
+    p = tmp_path / "mix.svm"
+    p.write_text("1 1:1 2:1 3:1\n0 1:1\n1 2:1 3:1\n0 40:1\n")  # dense first rows, sparse last
+    kinds = {sp.issparse(X) for X, _ in iter_chunks(p, rows=2)}
+    assert kinds == {True}
+    assert {sp.issparse(X) for X, _ in iter_chunks(p, rows=2, sparse=False)} == {False}

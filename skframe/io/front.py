@@ -205,8 +205,11 @@ def iter_chunks(path, *, rows=10000, targets=1, fmt=None, missing="error", spars
     rows : int, default=10000
         Rows per block (the last block may be shorter; with ``missing="drop"`` blocks may be
         shorter and empty blocks are skipped).
-    targets, fmt, missing, sparse, header, y_path
+    targets, fmt, missing, header, y_path
         As in :func:`load_dataset` (``fmt`` in ``csv``, ``libsvm``, ``npy``).
+    sparse : {"auto", True, False}, default="auto"
+        ``"auto"``: LIBSVM blocks are CSR (every block has the same type, whatever its
+        density), CSV and NPY blocks are dense; ``True`` / ``False`` force CSR / dense.
 
     Yields
     ------
@@ -235,6 +238,8 @@ def iter_chunks(path, *, rows=10000, targets=1, fmt=None, missing="error", spars
             mx.update(X)
             my.update(Y)
         means = (mx.means, my.means)
+    if sparse == "auto" and fmt == "libsvm":
+        sparse = True
     for X, Y, lines, offset in _blocks(path, fmt, rows, targets, header, y_path):
         X, Y, _, _ = handle_missing(X, Y, missing, path, lines, row_offset=offset, means=means or (None, None))
         if X.shape[0] == 0:
