@@ -12,6 +12,14 @@ from ._checks import _as_2d, _check_pair, _ratio, _reduce
 __all__ = ["mse", "mae", "r2", "rrmse", "arrmse", "relative_mse", "regression_report"]
 
 
+def _per_output(name, y_true, y_pred, multioutput):
+    """A scikit-learn regression metric per output (scikit-learn is imported on first use)."""
+    import sklearn.metrics
+
+    a, b = _check_pair(y_true, y_pred)
+    return _reduce(np.asarray(getattr(sklearn.metrics, name)(a, b, multioutput="raw_values")), multioutput)
+
+
 def mse(y_true, y_pred, *, multioutput="uniform_average"):
     """Mean squared error, ``mean_i (y_i - ŷ_i)²`` per output.
 
@@ -31,10 +39,7 @@ def mse(y_true, y_pred, *, multioutput="uniform_average"):
     >>> mse([1.0, 2.0], [1.0, 4.0])
     2.0
     """
-    from sklearn.metrics import mean_squared_error
-
-    a, b = _check_pair(y_true, y_pred)
-    return _reduce(np.asarray(mean_squared_error(a, b, multioutput="raw_values")), multioutput)
+    return _per_output("mean_squared_error", y_true, y_pred, multioutput)
 
 
 def mae(y_true, y_pred, *, multioutput="uniform_average"):
@@ -48,17 +53,14 @@ def mae(y_true, y_pred, *, multioutput="uniform_average"):
     Returns
     -------
     float or ndarray of shape (n_outputs,)
-        Computed by :func:`sklearn.metrics.mean_absolute_error` (imported on first use).
+        The value of :func:`sklearn.metrics.mean_absolute_error`.
 
     Examples
     --------
-    >>> mae([1.0, 2.0], [1.0, 4.0])
+    >>> mae([1.0, 2.0], [1.0, 4.0])  # (0 + 2) / 2
     1.0
     """
-    from sklearn.metrics import mean_absolute_error
-
-    a, b = _check_pair(y_true, y_pred)
-    return _reduce(np.asarray(mean_absolute_error(a, b, multioutput="raw_values")), multioutput)
+    return _per_output("mean_absolute_error", y_true, y_pred, multioutput)
 
 
 def r2(y_true, y_pred, *, multioutput="uniform_average"):
