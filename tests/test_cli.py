@@ -284,7 +284,8 @@ def test_predict_out_is_written_atomically(files, monkeypatch):
     res = runner.invoke(app, ["predict", str(model_path), files["feat"], "--out", str(out)])
     assert res.exit_code == 2 and "No space left" in res.stderr
     assert out.read_text() == "previous predictions\n"
-    assert not [p for p in files["dir"].iterdir() if p.name.endswith(".part")]
+    assert sorted(p.name for p in files["dir"].iterdir()) == ["feat.csv", "model.skf", "pred.csv", "test.csv",
+                                                               "train.csv"]
     monkeypatch.undo()
     npz = files["dir"] / "pred.npz"
     assert runner.invoke(app, ["predict", str(model_path), files["feat"], "--out", str(npz)]).exit_code == 0
@@ -352,11 +353,11 @@ def test_predict_never_drops_rows_unless_asked(tmp_path):
     assert res.exit_code == 0 and len(res.stdout.splitlines()) == 9
 
 
-def test_atomic_write_keeps_the_old_file_and_the_usual_permissions(tmp_path):
+def test_replace_via_temp_path_keeps_the_old_file_and_the_permissions(tmp_path):
     import os
     import stat
 
-    from skframe.cli._common import atomic_write
+    from skframe.cli._common import replace_via_temp_path as atomic_write
 
     target = tmp_path / "out.txt"
     target.write_text("old")
@@ -374,8 +375,12 @@ def test_atomic_write_keeps_the_old_file_and_the_usual_permissions(tmp_path):
         with open(tmp, "w") as fh:
             fh.write("new")
 
+    os.chmod(target, 0o640)
     atomic_write(target, full)
     assert target.read_text() == "new" and os.listdir(tmp_path) == ["out.txt"]
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640  # a replaced file keeps its permissions
+    fresh = tmp_path / "fresh.txt"
+    atomic_write(fresh, full)
     mask = os.umask(0)
     os.umask(mask)
-    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~mask
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o666 & ~mask

@@ -10,7 +10,7 @@ import sys
 import typer
 
 __all__ = ["handle_errors", "parse_kv", "parse_float_list", "progress_bar", "to_jsonable", "echo_json", "fail",
-           "debug_enabled"]
+           "debug_enabled", "replace_via_temp_path"]
 
 
 def debug_enabled():
@@ -55,11 +55,14 @@ def handle_errors(func):
     return wrapper
 
 
-def atomic_write(path, write):
-    """Call ``write(tmp)`` on a temporary file beside ``path``, then move it onto ``path``.
+def replace_via_temp_path(path, write):
+    """Call ``write(tmp)`` with a temporary path beside ``path``, then move it onto ``path``.
 
-    The move is atomic (``os.replace`` within one directory): an exception, Ctrl-C or a full
-    disk during ``write`` leaves the previous ``path`` untouched and removes the temporary file.
+    For writers that take a path (``skframe.save``); writers that take a file object use
+    :func:`skframe.io.atomic_write`. The move is atomic (``os.replace`` within one
+    directory): an exception, Ctrl-C or a full disk during ``write`` leaves the previous
+    ``path`` untouched and removes the temporary file. A replaced file keeps its
+    permissions; a new one gets those ``open`` would give it.
     """
     import tempfile
 
@@ -69,9 +72,13 @@ def atomic_write(path, write):
     os.close(fd)
     try:
         write(tmp)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # mkstemp's 0600 would otherwise stick to the result
+        if os.path.exists(path):
+            mode = os.stat(path).st_mode & 0o7777
+        else:
+            mask = os.umask(0)
+            os.umask(mask)
+            mode = 0o666 & ~mask
+        os.chmod(tmp, mode)  # mkstemp's 0600 would otherwise stick to the result
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

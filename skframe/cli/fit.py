@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from ._common import atomic_write, echo_json, handle_errors, progress_bar, to_jsonable
+from ._common import echo_json, handle_errors, progress_bar, replace_via_temp_path, to_jsonable
 from ._options import FitOptions, command_signature
 
 TASK_MODULES = {
@@ -166,7 +166,7 @@ def run_fit(opts):
             "scaler": {"mean": scaler.mean_, "scale": scaler.scale_, "with_mean": bool(scaler.with_mean_),
                        "method": opts.scale},
         }
-        atomic_write(opts.model_out, lambda tmp: save(model, tmp, extra=extra))
+        replace_via_temp_path(opts.model_out, lambda tmp: save(model, tmp, extra=extra))
         report["model_path"] = str(opts.model_out)
     return to_jsonable(report)
 

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ._common import atomic_write, echo_json, handle_errors, to_jsonable
+from ._common import echo_json, handle_errors, to_jsonable
 from ._options import FORMATS, MISSING, FitOptions, _choice
 from .fit import _fmt, call_predict, task_module
 
@@ -94,14 +94,13 @@ def _write(out, P):
 
         raise InvalidParameterError(f"--out {out}: use a .csv or .npz file name")
 
-    def write(tmp):
-        with open(tmp, "wb") as fh:
-            if suffix == ".npz":
-                np.savez(fh, predictions=P)
-            else:
-                np.savetxt(fh, P[:, None] if P.ndim == 1 else P, delimiter=",", fmt="%.17g")
+    from ..io import atomic_write
 
-    atomic_write(out, write)
+    with atomic_write(out, "wb") as fh:  # an interrupted write leaves the previous file intact
+        if suffix == ".npz":
+            np.savez(fh, predictions=P)
+        else:
+            np.savetxt(fh, P[:, None] if P.ndim == 1 else P, delimiter=",", fmt="%.17g")
 
 
 MISSING_HELP = "Missing values: error, zero, mean or drop (default: the policy used at fit time)."
