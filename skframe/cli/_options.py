@@ -48,7 +48,8 @@ class FitOptions:
     # -- data -------------------------------------------------------------------------
     train: Annotated[Optional[Path], typer.Argument(
         help="Training data (CSV, NPZ, ARFF, LIBSVM). Omit it to use the embedded "
-             "Friedman-with-outliers data (drawn with a fixed seed).", show_default=False)] = None
+             "Friedman-with-outliers data (drawn with a fixed seed).", show_default=False,
+        metavar="TRAIN")] = None
     test: Annotated[Optional[Path], _opt("--test", "Test data in the same format; metrics are computed on it "
                                          "(else on the training data).", DATA)] = None
     targets: Annotated[int, _opt("--targets", "Number of trailing target columns (attributes).", DATA)] = 1

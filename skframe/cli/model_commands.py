@@ -108,8 +108,8 @@ FORMAT_HELP = "File format when the extension does not tell: csv, npz, arff or l
 
 
 def predict(
-    model: Annotated[Path, typer.Argument(help="Model file written by `skframe fit --model-out`.")],
-    data: Annotated[Path, typer.Argument(help="Data file (CSV, NPZ, ARFF, LIBSVM).")],
+    model: Annotated[Path, typer.Argument(help="Model file written by `skframe fit --model-out`.", metavar="MODEL")],
+    data: Annotated[Path, typer.Argument(help="Data file (CSV, NPZ, ARFF, LIBSVM).", metavar="DATA")],
     targets: Annotated[int, typer.Option("--targets", help="Number of trailing target columns in DATA to ignore (0: features only).")] = 0,
     missing: Annotated[Optional[str], typer.Option("--missing", help=MISSING_HELP, show_default=False)] = None,
     fmt: Annotated[Optional[str], typer.Option("--format", help=FORMAT_HELP, show_default=False)] = None,
@@ -130,8 +130,8 @@ def predict(
 
 
 def evaluate(
-    model: Annotated[Path, typer.Argument(help="Model file written by `skframe fit --model-out`.")],
-    data: Annotated[Path, typer.Argument(help="Labelled data file (CSV, NPZ, ARFF, LIBSVM).")],
+    model: Annotated[Path, typer.Argument(help="Model file written by `skframe fit --model-out`.", metavar="MODEL")],
+    data: Annotated[Path, typer.Argument(help="Labelled data file (CSV, NPZ, ARFF, LIBSVM).", metavar="DATA")],
     targets: Annotated[Optional[int], typer.Option("--targets", help="Number of trailing target columns in DATA (default: the model's own number of targets).", show_default=False)] = None,
     missing: Annotated[Optional[str], typer.Option("--missing", help=MISSING_HELP, show_default=False)] = None,
     fmt: Annotated[Optional[str], typer.Option("--format", help=FORMAT_HELP, show_default=False)] = None,
