@@ -150,3 +150,24 @@ def test_input_sketch_size_and_params_apply_to_the_default_input_sketch():
     assert est.input_sketch_size == 30 and est.input_sketch_params == {"p": 0.2}
     est = build_estimator(FitOptions(task="structured", input_sketch="subsample", sketch_params={"p": 0.2}))
     assert est.input_sketch == "subsample" and est.input_sketch_params is None
+
+
+@pytest.mark.parametrize("per_sample", [False, True])
+def test_topk_prediction_equals_the_model_prediction(per_sample, monkeypatch):
+    """With --top-k the best candidate is taken from the K best: the same as model.predict."""
+    import skframe.cli._task_structured as task
+    from skframe.cli._options import FitOptions
+    from skframe.models import OutputKernelRegressor
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((50, 4))
+    Y = (rng.random((50, 5)) < 0.4).astype(float)
+    model = OutputKernelRegressor("gaussian", input_kernel_params={"gamma": 0.3}, lam=1e-3).fit(X[:35], Y[:35])
+    C = np.unique(Y, axis=0)
+    cands = [C[rng.choice(len(C), 6, replace=False)] for _ in range(15)] if per_sample else None
+    monkeypatch.setattr(task, "_candidates", lambda opts, n_rows: cands)
+    opts = FitOptions(task="structured", top_k=3)
+    got = task.predict(model, X[35:], opts)
+    expected = model.predict(X[35:], candidates=cands)
+    np.testing.assert_array_equal(got, expected.toarray() if hasattr(expected, "toarray") else expected)
+    assert opts.topk["indices"].shape == (15, 3)

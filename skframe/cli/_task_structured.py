@@ -111,13 +111,32 @@ def _candidates(opts, n_rows):
 
 
 def predict(model, X, opts):
-    """Decode the best candidate per row; with ``--top-k`` also keep the K best (in ``opts.topk``)."""
+    """Decode the best candidate per row; with ``--top-k`` also keep the K best (in ``opts.topk``).
+
+    With ``--top-k`` and the candidate decoder, the best candidate is the first of the K
+    best: the candidates are scored once, not twice.
+    """
     C = _candidates(opts, X.shape[0])
-    Y_pred = model.predict(X, candidates=C)
+    if not opts.top_k or getattr(model, "decoder", "candidates") != "candidates":
+        Y_pred = model.predict(X, candidates=C)
     if opts.top_k:
         idx, scores = model.predict_topk(X, int(opts.top_k), candidates=C)
         opts.topk = {"k": int(opts.top_k), "indices": idx, "scores": scores, "candidates": C}
+        if getattr(model, "decoder", "candidates") == "candidates":
+            Y_pred = _rows_at(model.candidates_ if C is None else C, idx[:, 0])
     return Y_pred.toarray() if hasattr(Y_pred, "toarray") else Y_pred
+
+
+def _rows_at(C, best):
+    """Row ``best[i]`` of the candidate set (of row i's own set for per-sample candidates)."""
+    import scipy.sparse as sp
+
+    if not isinstance(C, list):
+        return C[best]
+    if np.any(best < 0):
+        raise InvalidInputError("a per-sample candidate set is empty; give at least one candidate per row")
+    rows = [c[i : i + 1] for c, i in zip(C, best)]
+    return sp.vstack(rows, format="csr") if any(sp.issparse(r) for r in rows) else np.vstack(rows)
 
 
 def _row_keys(C):
