@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skframe.exceptions import InvalidInputError, InvalidParameterError, UnknownComponentError
+from skframe.exceptions import InvalidInputError, InvalidParameterError, SketchSizeWarning, UnknownComponentError
 from skframe.metrics import crossing_loss, pinball_loss
 from skframe.models import (
     JointQuantileRegressor,
@@ -52,7 +52,8 @@ def test_exact_model_equals_sklearn_kernel_ridge(rng):
 
     X, y = _data(rng, n=120)
     lam = 1e-2
-    a = SketchedKernelMachine(kernel_params={"gamma": 1.0}, sketch=None, loss="square", lam=lam).fit(X, y)
+    a = SketchedKernelMachine(kernel_params={"gamma": 1.0}, sketch=None, loss="square", lam=lam,
+                              fit_intercept=False).fit(X, y)
     b = KernelRidge(alpha=X.shape[0] * lam, kernel="rbf", gamma=1.0).fit(X, y)
     assert a.sketch_info_["name"] == "none"
     np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-6, atol=1e-8)
@@ -176,8 +177,9 @@ def test_errors(rng):
         SketchedKernelMachine(loss="huber", solver="closed-form", sketch_size=10).fit(X, y)
     with pytest.raises(InvalidParameterError, match="lam"):
         SketchedKernelMachine(lam=0.0, sketch_size=10).fit(X, y)
-    with pytest.raises(InvalidInputError, match="n_samples"):
-        SketchedKernelMachine(sketch_size=100).fit(X, y)
+    with pytest.warns(SketchSizeWarning, match="n_samples=50"):
+        m = SketchedKernelMachine(sketch_size=100).fit(X, y)
+    assert m.sketch_info_["m"] == 50 and "clamped" in m.sketch_info_["size_rule"]
     with pytest.raises(InvalidInputError, match="one output"):
         JointQuantileRegressor(sketch_size=10).fit(X, np.column_stack([y, y]))
     with pytest.raises(InvalidParameterError, match="repeated"):

@@ -142,7 +142,7 @@ class JointQuantileRegressor(MachineBase):
 
     def score(self, X, y):
         """Minus the mean joint pinball loss (higher is better), see :func:`skframe.metrics.pinball_loss`."""
-        from ..metrics import pinball_loss
+        from ...metrics import pinball_loss
 
         return -pinball_loss(np.asarray(y, dtype=np.float64).reshape(-1, 1), self.predict(X), self.quantiles_)
 
