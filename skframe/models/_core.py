@@ -39,7 +39,10 @@ from ..exceptions import InvalidParameterError, SketchSizeWarning
 from ..problems import ArrayProblem, SolveResult
 from ..protocols import kernel_block, kernel_prepare
 from ..registry import component_name, component_params, get_component
+from ..persistence import persistable
 from ..specs import ComponentSpec
+
+persistable(ComponentSpec)  # the specs recorded on estimators are saved with them
 
 __all__ = [
     "EXACT_SKETCH_NAMES",
