@@ -12,7 +12,6 @@ import time
 import numpy as np
 
 from ..collections import is_collection, n_items
-from ..constraints import validate_params
 from ..exceptions import InvalidInputError, InvalidParameterError, NotFittedError
 from ._core import (
     build_representation,
@@ -23,7 +22,6 @@ from ._core import (
     predict_expansion,
     resolve_kernel as _core_resolve_kernel,
     resolve_sketch as _core_resolve_sketch,
-    run_solver,
     size_and_resolve_sketch,
     target_offset,
 )

@@ -20,11 +20,13 @@ class SketchedKernelMachine(MultiOutputMixin, RegressorMixin, MachineBase):
     """Sketched kernel machine for regression with any convex Lipschitz loss.
 
     Minimises ``(1/n) sum_i l(f(x_i), y_i) + (lam/2) ||f||^2`` over the sketched
-    vector-valued RKHS of the decomposable kernel ``k M`` (El Ahmad et al., TMLR 2023, eq. 3 and §2.2),
-    through the feature map of its Prop. 1. The losses are the registered ones
+    vector-valued RKHS of the decomposable kernel ``k M`` (El Ahmad et al., "Fast Kernel
+    Methods for Generic Lipschitz Losses via p-Sparsified Sketches", TMLR 2023, eq. 3 and
+    §2.2), through the feature map of its Prop. 1. The losses are the registered ones
     (``"square"``, ``"huber"``, ``"epsilon-svr"``, ``"epsilon-ridge"``, ``"pinball"``);
     for several outputs the robust losses act on the norm of the residual (El Ahmad,
-    PhD thesis, App. C.1). The solver defaults to the closed form for the square loss, L-BFGS for
+    PhD thesis, App. C.1). The solver defaults to the one the loss declares
+    (``loss.default_solver``), else the closed form for the square loss, L-BFGS for
     smooth losses and Adam otherwise.
 
     Parameters
