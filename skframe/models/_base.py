@@ -26,7 +26,17 @@ from ._core import (
     target_offset,
 )
 
-__all__ = ["KernelModelMixin", "validate_X", "validate_XY", "resolve_kernel", "resolve_sketch", "component_spec"]
+__all__ = ["store_params", "KernelModelMixin", "validate_X", "validate_XY", "resolve_kernel", "resolve_sketch", "component_spec"]
+
+
+def store_params(estimator, params):
+    """Store constructor arguments unchanged as attributes (scikit-learn's rule: ``__init__`` only stores).
+
+    Call as ``store_params(self, locals())`` first thing in ``__init__``.
+    """
+    for name, value in params.items():
+        if name != "self" and not name.startswith("__"):
+            setattr(estimator, name, value)
 
 
 def _wrap_value_error(func, *args, **kwargs):

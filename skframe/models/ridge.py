@@ -12,7 +12,7 @@ from ..constraints import HasMethods, Interval, Options, validate_params
 from ..linalg import solve_psd
 from ..persistence import persistable
 from ..problems import SolveResult
-from ._base import KernelModelMixin, check_lam, validate_XY
+from ._base import KernelModelMixin, check_lam, store_params, validate_XY
 
 __all__ = ["SketchedKernelRidge"]
 
@@ -133,15 +133,7 @@ class SketchedKernelRidge(KernelModelMixin, MultiOutputMixin, RegressorMixin, Ba
         rtol=None,
         random_state=None,
     ):
-        self.kernel = kernel
-        self.kernel_params = kernel_params
-        self.sketch = sketch
-        self.sketch_size = sketch_size
-        self.sketch_params = sketch_params
-        self.lam = lam
-        self.fit_intercept = fit_intercept
-        self.rtol = rtol
-        self.random_state = random_state
+        store_params(self, locals())
 
     def fit(self, X, y, progress=None):
         """Fit the model: draw the sketch, build the sketched features, solve.

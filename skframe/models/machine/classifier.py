@@ -10,7 +10,7 @@ from sklearn.base import ClassifierMixin
 from ...collections import is_collection
 from ...constraints import HasMethods
 from ...exceptions import InvalidInputError
-from .._base import _wrap_value_error, validate_X
+from .._base import store_params, _wrap_value_error, validate_X
 from .._core import resolve_loss
 from ._common import COMMON_CONSTRAINTS, COMMON_PARAMS_DOC, MachineBase
 
@@ -77,29 +77,19 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         warm_start=False,
         random_state=None,
     ):
-        self.kernel = kernel
-        self.kernel_params = kernel_params
-        self.sketch = sketch
-        self.sketch_size = sketch_size
-        self.sketch_params = sketch_params
-        self.loss = loss
-        self.loss_params = loss_params
-        self.solver = solver
-        self.solver_params = solver_params
-        self.lam = lam
-        self.warm_start = warm_start
-        self.random_state = random_state
+        store_params(self, locals())
 
     def fit(self, X, y, progress=None):
         """Fit the classifier.
 
         Parameters
         ----------
-        X : array-like, sparse matrix or InputCollection of n_samples inputs
+        X : array-like, sparse matrix or InputCollection
+            The n_samples training inputs.
         y : array-like of shape (n_samples,)
             Class labels (at least two classes).
-        progress : callable, optional
-            Called with a number of rows after each kernel block.
+        progress : callable or progress object, optional
+            Advanced after each kernel block and solver epoch (see :meth:`SketchedKernelRidge.fit`).
 
         Returns
         -------

@@ -9,7 +9,7 @@ import numpy as np
 from ...constraints import Interval
 from ...exceptions import InvalidInputError, InvalidParameterError
 from ...output_matrices import quantile_matrix
-from .._base import validate_XY
+from .._base import store_params, validate_XY
 from .._core import resolve_loss
 from ._common import COMMON_CONSTRAINTS, COMMON_PARAMS_DOC, MachineBase
 
@@ -91,30 +91,19 @@ class JointQuantileRegressor(MachineBase):
         warm_start=False,
         random_state=None,
     ):
-        self.quantiles = quantiles
-        self.kernel = kernel
-        self.kernel_params = kernel_params
-        self.sketch = sketch
-        self.sketch_size = sketch_size
-        self.sketch_params = sketch_params
-        self.lam = lam
-        self.gamma_quantile = gamma_quantile
-        self.solver = solver
-        self.solver_params = solver_params
-        self.fit_intercept = fit_intercept
-        self.warm_start = warm_start
-        self.random_state = random_state
+        store_params(self, locals())
 
     def fit(self, X, y, progress=None):
         """Fit the joint quantile model.
 
         Parameters
         ----------
-        X : array-like, sparse matrix or InputCollection of n_samples inputs
+        X : array-like, sparse matrix or InputCollection
+            The n_samples training inputs.
         y : array-like of shape (n_samples,)
             One real output per sample.
-        progress : callable, optional
-            Called with a number of rows after each kernel block.
+        progress : callable or progress object, optional
+            Advanced after each kernel block and solver epoch (see :meth:`SketchedKernelRidge.fit`).
 
         Returns
         -------

@@ -9,7 +9,7 @@ from sklearn.base import MultiOutputMixin, RegressorMixin
 from ...constraints import HasMethods
 from ...exceptions import InvalidParameterError
 from ...output_matrices import build_output_matrix
-from .._base import validate_XY
+from .._base import store_params, validate_XY
 from .._core import resolve_loss
 from ._common import COMMON_CONSTRAINTS, COMMON_PARAMS_DOC, MachineBase
 
@@ -126,31 +126,18 @@ class SketchedKernelMachine(MultiOutputMixin, RegressorMixin, MachineBase):
         warm_start=False,
         random_state=None,
     ):
-        self.kernel = kernel
-        self.kernel_params = kernel_params
-        self.sketch = sketch
-        self.sketch_size = sketch_size
-        self.sketch_params = sketch_params
-        self.loss = loss
-        self.loss_params = loss_params
-        self.solver = solver
-        self.solver_params = solver_params
-        self.output_matrix = output_matrix
-        self.output_matrix_params = output_matrix_params
-        self.lam = lam
-        self.fit_intercept = fit_intercept
-        self.warm_start = warm_start
-        self.random_state = random_state
+        store_params(self, locals())
 
     def fit(self, X, y, progress=None):
         """Fit the model: draw the sketch, build the sketched features, solve.
 
         Parameters
         ----------
-        X : array-like, sparse matrix or InputCollection of n_samples inputs
+        X : array-like, sparse matrix or InputCollection
+            The n_samples training inputs.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
-        progress : callable, optional
-            Called with a number of rows after each kernel block (progress bars).
+        progress : callable or progress object, optional
+            Advanced after each kernel block and solver epoch (see :meth:`SketchedKernelRidge.fit`).
 
         Returns
         -------
