@@ -102,6 +102,12 @@ def component_spec(kind, obj, given_name=None, given_params=None):
     ``given_name``/``given_params`` are what the user passed; the object's own ``params``
     (after e.g. ``kernel_prepare`` resolved ``gamma="scale"``) take precedence.
     """
+    from .. import registry
+
+    spec_of = getattr(registry, "spec_of", None)  # the registry's reverse map, where it has one
+    found = spec_of(kind, obj) if spec_of is not None else None
+    if found is not None:
+        return found
     name = given_name or component_name(obj)
     if name is None:
         return None
