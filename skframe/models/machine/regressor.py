@@ -169,6 +169,11 @@ class SketchedKernelMachine(MultiOutputMixin, RegressorMixin, MachineBase):
         F = self._decision(X)
         return F[:, 0] if self._y_1d else F
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = self._fixed_small_sketch()
+        return tags
+
 
 SketchedKernelMachine.__doc__ = SketchedKernelMachine.__doc__.replace(
     "    <common parameters>\n", COMMON_PARAMS_DOC.lstrip("\n"))
