@@ -70,7 +70,7 @@ def test_explicit_size_clamped_with_warning(data):
 
 
 @pytest.mark.parametrize("est", [SketchedKernelRidge(), SketchedKernelMachine(), SketchedKernelClassifier(),
-                                 JointQuantileRegressor(solver_params={"epochs": 5})])
+                                 JointQuantileRegressor(solver="adam", solver_params={"epochs": 5})])
 def test_defaults_work_on_tiny_data(est):
     rng = np.random.default_rng(1)
     X = rng.normal(size=(12, 2))
@@ -89,7 +89,7 @@ def test_specs_recorded_for_named_components(data):
     assert m.kernel_spec_ == ComponentSpec("kernel", "gaussian", {"gamma": 0.5})
     assert m.sketch_spec_.name == "psr" and m.sketch_spec_.params["size"] == 20
     assert m.loss_spec_.name == "huber" and m.loss_spec_.params["kappa"] == 0.3
-    assert m.solver_spec_.name == "lbfgs"
+    assert m.solver_spec_.name == _core.default_solver_name(m.loss_)
     r = SketchedKernelRidge(kernel=lambda A, B: rbf_kernel(A, B, gamma=0.5), sketch=None).fit(X, y)
     assert r.kernel_spec_ is None and r.sketch_spec_ is None
 

@@ -48,7 +48,7 @@ def run_solver(solver, problem, loss, lam, *, M=None, rng=None, init=None, progr
     new_stage = getattr(progress, "new_stage", None)
     if progress is not None and _accepts(solver.solve, "progress"):
         if new_stage is not None:
-            epochs = getattr(solver, "epochs", None)
+            epochs = getattr(solver, "epochs", None) or getattr(solver, "max_epochs", None)
             total = epochs or getattr(solver, "max_iter", None)
             new_stage(f"{getattr(solver, 'name', 'solver')} {'epochs' if epochs else 'iterations'}", total)
             kwargs["progress"] = progress

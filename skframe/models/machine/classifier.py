@@ -32,7 +32,9 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
     loss : str or loss object, default="hinge"
         ``"hinge"`` (SVM) or a regression loss on the ±1 codes (e.g. ``"square"``).
     loss_params : dict, optional
-    solver : {"closed-form", "lbfgs", "adam"}, solver object or None, default=None
+    solver : str, solver object or None, default=None
+        A registered solver name (``"closed-form"``, ``"lbfgs"``, ``"adam"``, ...) or
+        object; None takes the loss's default solver.
     solver_params : dict, optional
     lam : float or sequence of float, default=1e-3
         Regularisation strength (a sequence: regularisation path, see

@@ -38,10 +38,13 @@ class JointQuantileRegressor(MachineBase):
     gamma_quantile : float, default=1.0
         The gamma of the quantile output matrix (0: all quantiles share one function
         shape; large: independent quantiles).
-    solver : {"adam"} or solver object, default="adam"
-        The pinball loss is not smooth, so L-BFGS and the closed form do not apply.
+    solver : str, solver object or None, default=None
+        None takes the pinball loss's default solver (``loss.default_solver`` when the
+        loss declares one, else Adam). The pinball loss is not smooth, so L-BFGS and the
+        closed form do not apply.
     solver_params : dict, optional
-        Adam parameters, e.g. ``{"epochs": 200, "learning_rate": 0.05}``.
+        Parameters of the solver, e.g. ``{"epochs": 200, "learning_rate": 0.05}`` with
+        ``solver="adam"``.
     random_state : int, RandomState or None
 
     Attributes
@@ -85,7 +88,7 @@ class JointQuantileRegressor(MachineBase):
         sketch_params=None,
         lam=1e-3,
         gamma_quantile=1.0,
-        solver="adam",
+        solver=None,
         solver_params=None,
         fit_intercept=True,
         warm_start=False,

@@ -37,8 +37,9 @@ class SketchedKernelMachine(MultiOutputMixin, RegressorMixin, MachineBase):
     loss_params : dict, optional
         Parameters of the named loss, e.g. ``{"kappa": 1.0}``, ``{"epsilon": 0.1}``,
         ``{"quantiles": [0.5]}``.
-    solver : {"closed-form", "lbfgs", "adam"}, solver object or None, default=None
-        None picks the default for the loss (see above).
+    solver : str, solver object or None, default=None
+        A registered solver name (``"closed-form"``, ``"lbfgs"``, ``"adam"``, ...) or
+        object; None takes the loss's default solver (see above).
     solver_params : dict, optional
         E.g. ``{"epochs": 50, "batch_size": 128, "learning_rate": 0.01}`` for Adam.
     output_matrix : {"identity", "quantile", "graph", "covariance"}, array or None, default=None
