@@ -15,7 +15,6 @@ from ..collections import is_collection, n_items
 from ..exceptions import InvalidInputError, InvalidParameterError, NotFittedError
 from ._core import (
     build_representation,
-    component_spec,
     is_exact_sketch,
     lam_path,
     make_rngs,
@@ -26,7 +25,7 @@ from ._core import (
     target_offset,
 )
 
-__all__ = ["store_params", "KernelModelMixin", "validate_X", "validate_XY", "resolve_kernel", "resolve_sketch", "component_spec"]
+__all__ = ["store_params", "KernelModelMixin", "validate_X", "validate_XY", "resolve_kernel", "resolve_sketch"]
 
 
 def store_params(estimator, params):
