@@ -43,11 +43,12 @@ def test_is_exact_sketch(sketch, exact):
 
 
 def test_auto_sketch_size_rule():
-    for n in (5, 50, 100, 1000, 4000, 40000):
+    for n in (5, 50, 100, 1000, 4000, 40000, 250000):
         m, rule = _core.auto_sketch_size(n)
-        expected = min(max(int(np.ceil(np.sqrt(n) * np.log(n))), min(n, 100)), min(n, 1000))
+        expected = min(max(int(np.ceil(2 * np.sqrt(n))), min(n, 100)), min(n, 1000))
         assert m == expected and "auto" in rule
     m, rule = _core.auto_sketch_size(10**6, memory_budget=10**8)
+    assert _core.auto_sketch_size(10**6)[0] == 2**30 // (3 * 10**6 * 8)
     assert m == 10**8 // (3 * 10**6 * 8) and "memory budget" in rule
 
 
