@@ -77,7 +77,7 @@ def size_and_resolve_sketch(sketch, sketch_size, sketch_params, n, *, memory_bud
     from ._core import is_exact_sketch, resolve_sketch
 
     if is_exact_sketch(sketch):
-        return None, None, {}
+        return None, None, {"size_rule": "none: exact model"}
     if isinstance(sketch, str):
         fmap = _is_feature_map_name(sketch)
         m, info = choose_sketch_size(sketch_size, n, feature_map=fmap, memory_budget=memory_budget, param=param)
