@@ -384,3 +384,18 @@ def test_replace_via_temp_path_keeps_the_old_file_and_the_permissions(tmp_path):
     mask = os.umask(0)
     os.umask(mask)
     assert stat.S_IMODE(fresh.stat().st_mode) == 0o666 & ~mask
+
+
+def test_model_defaults_pass_through(tmp_path):
+    """Without --sketch-size / --fit-intercept the estimator's own defaults apply (auto size, centring)."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(60, 3))  # fewer rows than the old fixed default m = 100
+    np.savetxt(tmp_path / "small.csv", np.c_[X, np.sin(3 * X[:, 0])], delimiter=",")
+    rep = json.loads(_fit([str(tmp_path / "small.csv"), "--json"]).stdout)
+    params = rep["model"]["params"]
+    assert params["sketch_size"] == "auto" and params["fit_intercept"] is True
+    assert 0 < rep["sketch"]["m"] <= 60
+    rep = json.loads(_fit([str(tmp_path / "small.csv"), "--sketch-size", "20", "--no-fit-intercept", "--json"]).stdout)
+    assert rep["model"]["params"]["sketch_size"] == 20 and rep["model"]["params"]["fit_intercept"] is False
+    res = runner.invoke(app, ["fit", str(tmp_path / "small.csv"), "--sketch-size", "many"])
+    assert res.exit_code == 2 and "--sketch-size 'many'" in res.stderr

@@ -70,10 +70,14 @@ class FitOptions:
     # -- sketch -----------------------------------------------------------------------
     sketch: Annotated[str, _opt("--sketch", "psr, psg, subsample, leverage, gaussian, accumulation, "
                                 "countsketch, rff, or none for the exact model.", SKETCH)] = "psr"
-    sketch_size: Annotated[int, _opt("--sketch-size", "Sketch size m (rows of the sketch).", SKETCH)] = 100
+    sketch_size: Annotated[str, _opt("--sketch-size", "Sketch size m (rows of the sketch), or auto: chosen from "
+                                     "the data.", SKETCH)] = "auto"
     sketch_param: Annotated[KV, _kv("--sketch-param", "Sketch parameter KEY=VALUE, repeatable "
                                      "(e.g. p=0.005).", SKETCH)] = None
     # -- loss and solver --------------------------------------------------------------
+    fit_intercept: Annotated[Optional[bool], _opt("--fit-intercept/--no-fit-intercept", "Centre the targets "
+                                                  "(default: the model's own, yes for regressors).", SOLVER,
+                                                  show_default=False)] = None
     lam: Annotated[Optional[float], _opt("--lam", "Regularisation lambda > 0 (default: 1e-3; the data set's "
                                          "own value on the embedded data).", SOLVER, show_default=False)] = None
     loss: Annotated[str, _opt("--loss", "square, huber, epsilon-svr, epsilon-ridge, pinball or hinge.",
@@ -161,6 +165,7 @@ class FitOptions:
         self.scale = _choice(self.scale, SCALES, "--scale")
         self.missing = _choice(self.missing, MISSING, "--missing")
         self.format = _choice(self.format, FORMATS, "--format")
+        self.sketch_size = _size(self.sketch_size, "--sketch-size")
         if self.targets < 1:
             raise InvalidParameterError(f"--targets {self.targets} must be >= 1: the number of trailing target columns")
 
@@ -172,6 +177,7 @@ class FitOptions:
         """
         out = {name: getattr(self, name) for name in names}
         out.update({k: (v or None) for k, v in out.items() if k.endswith("_params")})
+        out = {k: v for k, v in out.items() if not (k == "fit_intercept" and v is None)}  # None: the model's own
         out["random_state"] = self.seed
         return out
 
@@ -194,6 +200,18 @@ def _choice(value, allowed, option):
 
         raise InvalidParameterError(f"{option} {value!r} is not one of {', '.join(allowed)}")
     return v
+
+
+def _size(value, option):
+    """A sketch size: a positive integer or ``"auto"``."""
+    if isinstance(value, int) or value is None or str(value).lower() == "auto":
+        return value if not isinstance(value, str) else "auto"
+    try:
+        return int(value)
+    except ValueError:
+        from ..exceptions import InvalidParameterError
+
+        raise InvalidParameterError(f"{option} {value!r} must be a positive integer or auto") from None
 
 
 def _is_cli(annotation):

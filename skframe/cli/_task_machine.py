@@ -100,6 +100,8 @@ def build_estimator(opts):
     if getattr(loss, "classification", False):
         if opts.output_matrix is not None:
             raise InvalidParameterError("--output-matrix does not apply to --loss hinge (classification)")
+        if common.pop("fit_intercept", None) is not None:
+            raise InvalidParameterError("--fit-intercept/--no-fit-intercept do not apply to --loss hinge (classification)")
         return SketchedKernelClassifier(
             opts.kernel,
             loss=loss_name,

@@ -8,7 +8,7 @@ from ..metrics import regression_report
 from ..models import SketchedKernelRidge
 
 NAME = "regression"
-SHARED_PARAMS = ("kernel_params", "sketch", "sketch_size", "sketch_params", "lam")
+SHARED_PARAMS = ("kernel_params", "sketch", "sketch_size", "sketch_params", "lam", "fit_intercept")
 
 
 def build_estimator(opts):

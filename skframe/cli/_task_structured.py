@@ -40,6 +40,11 @@ def build_estimator(opts):
     # each input_* option wins when given; otherwise the generic --sketch/--sketch-size/--sketch-param
     input_sketch = opts.input_sketch if opts.input_sketch is not None else opts.sketch
     size = opts.input_sketch_size or opts.sketch_size
+    sizes = {}  # "auto" (or nothing given): the model's own default
+    if size not in (None, "auto"):
+        sizes["input_sketch_size"] = int(size)
+    if opts.output_sketch_size is not None:
+        sizes["output_sketch_size"] = int(opts.output_sketch_size)
     if opts.input_sketch_params or opts.input_sketch is not None:
         params = opts.input_sketch_params
     else:
@@ -50,15 +55,14 @@ def build_estimator(opts):
         output_kernel=opts.output_kernel or "gaussian",
         output_kernel_params=dict(opts.output_kernel_params or {}) or None,
         input_sketch=_none(input_sketch),
-        input_sketch_size=int(size or opts.sketch_size or 100),
         input_sketch_params=dict(params or {}) or None,
         output_sketch=_none(opts.output_sketch),
-        output_sketch_size=int(opts.output_sketch_size or 100),
         output_sketch_params=dict(opts.output_sketch_params or {}) or None,
         lam=opts.lam,
         n_draws=int(opts.n_draws or 1),
         aggregate=opts.aggregate or "mean",
         random_state=opts.seed,
+        **sizes,
     )
 
 
