@@ -21,9 +21,9 @@ __all__ = [
     "PersistenceError",
     "DependencyError",
     "NotFittedError",
+    "SkframeWarning",
+    "PluginCollisionWarning",
 ]
-
-from sklearn.exceptions import NotFittedError as _SkNotFittedError
 
 
 class SkframeError(Exception):
@@ -69,5 +69,30 @@ class DependencyError(SkframeError, ImportError):
     """An optional dependency (CuPy, matplotlib, ...) is needed but not installed or usable."""
 
 
-class NotFittedError(SkframeError, _SkNotFittedError):
-    """An estimator is used before ``fit``; also a scikit-learn ``NotFittedError``."""
+class SkframeWarning(UserWarning):
+    """Base class of skframe's warnings."""
+
+
+class PluginCollisionWarning(SkframeWarning):
+    """Two distributions register the same component name; the later one is disabled."""
+
+
+def _not_fitted_error():
+    # scikit-learn is imported only when this class is first needed, so that importing
+    # skframe.exceptions (the command line does) stays light.
+    from sklearn.exceptions import NotFittedError as _SkNotFittedError
+
+    class NotFittedError(SkframeError, _SkNotFittedError):
+        """An estimator is used before ``fit``; also a scikit-learn ``NotFittedError``."""
+
+    NotFittedError.__module__ = __name__
+    NotFittedError.__qualname__ = "NotFittedError"
+    return NotFittedError
+
+
+def __getattr__(name):
+    if name == "NotFittedError":
+        cls = _not_fitted_error()
+        globals()["NotFittedError"] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
