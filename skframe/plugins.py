@@ -138,6 +138,7 @@ class PluginRegistry:
     broken: list = field(default_factory=list)
     collisions: list = field(default_factory=list)
     state_classes: dict = field(default_factory=dict)
+    by_factory: dict = field(default_factory=dict)
     sources: list = field(default_factory=list)
     manager: pluggy.PluginManager = None
 
@@ -173,6 +174,10 @@ class PluginRegistry:
                 return None  # the whole component is disabled
         comp = Component(key, kind, factory, source.name, source.distribution, source.version, tuple(kept_aliases))
         self.components[kind][key] = comp
+        try:
+            self.by_factory.setdefault(factory, []).append(comp)
+        except TypeError:  # an unhashable callable object: found by name only
+            pass
         for a in kept_aliases:
             self.aliases[kind][a] = key
         return comp
@@ -218,7 +223,7 @@ def _warn_once(message):
     if message in _WARNED:
         return
     _WARNED.add(message)
-    warnings.warn(message, PluginCollisionWarning, stacklevel=4)
+    warnings.warn(message, PluginCollisionWarning, stacklevel=5)  # points at the plugin's register() call
 
 
 def _norm(name):

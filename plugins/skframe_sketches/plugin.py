@@ -23,8 +23,7 @@ def _psg(size=100, **params):
 
 @skframe.hookimpl
 def register_sketches(register):
-    register("subsample", SubSampleSketch)
-    register("nystrom", SubSampleSketch)
+    register("subsample", SubSampleSketch, aliases=("nystrom",))
     register("leverage", LeverageScoreSketch)
     register("gaussian", GaussianSketch)
     register("psr", _psr)
