@@ -205,9 +205,19 @@ def _entry_of(reg, kinds, obj):
     if own_name is not None:
         for k in kinds:
             comp = reg.lookup(k, own_name)
-            if comp is not None and not isinstance(comp.factory, type):
+            if comp is not None and not isinstance(comp.factory, type) and _looks_like(k, obj):
                 return comp  # a function factory (e.g. "psr" building a PSparsifiedSketch) naming its product
     return None
+
+
+# what an object of each kind can do; checked before trusting an object's own ``name``
+_CAPABILITY = {"kernel": "__call__", "sketch": ("draw", "fit_features"), "loss": "value", "solver": "solve",
+               "decoder": "decode", "output_matrix": "matrix"}
+
+
+def _looks_like(kind, obj):
+    need = _CAPABILITY[kind]
+    return any(hasattr(obj, n) for n in ((need,) if isinstance(need, str) else need))
 
 
 def spec_of(kind, obj):

@@ -167,3 +167,294 @@ def test_machine_models_roundtrip(tmp_path, data, name, model):
     loaded = skframe.load(path)
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
     assert type(loaded) is type(model)
+
+
+# --- exact arrays -------------------------------------------------------------------------------------------------
+
+
+def _exact_values():
+    rng = np.random.default_rng(0)
+    F = np.asfortranarray(rng.normal(size=(5, 3)))
+    return {
+        "fortran": F,
+        "c": rng.normal(size=(4, 2)),
+        "strided": rng.normal(size=(6, 4))[::2, 1:],
+        "float32": rng.normal(size=(3, 3)).astype(np.float32),
+        "int32": np.arange(5, dtype=np.int32),
+        "bool": np.array([True, False]),
+        "complex": np.array([1 + 2j, 3.5 - 1e-300j]),
+        "strings": np.array(["a", "bcd"]),
+        "zero_d": np.array(np.pi),
+        "empty": np.zeros((0, 3)),
+        "scalar32": np.float32(0.1),
+        "scalar_int": np.int64(7),
+        "float": 0.1 + 0.2,
+        "nan": float("nan"),
+        "big_int": 2**80,
+        "tuple": (1, "x", None),
+        "shared": [F, F],
+    }
+
+
+def test_arrays_and_scalars_round_trip_exactly(tmp_path):
+    import scipy.sparse as sp
+
+    values = _exact_values()
+    values["csr"] = sp.random(5, 4, density=0.5, format="csr", random_state=0)
+    values["csc_array"] = sp.csc_array(sp.random(4, 6, density=0.5, random_state=1))
+    from skframe.persistence import load_bundle, register_class, save
+
+    class Holder:  # a plain dict cannot be the model: save a declared state class
+        pass
+
+    register_class(Holder, name="tests.Holder")
+    h = Holder()
+    h.__dict__.update(values)
+    save(h, tmp_path / "x.skf")
+    back, _ = load_bundle(tmp_path / "x.skf")
+    for key, value in values.items():
+        got = getattr(back, key)
+        if isinstance(value, np.ndarray):
+            assert got.dtype == value.dtype and got.shape == value.shape, key
+            assert got.flags.f_contiguous == value.flags.f_contiguous or not value.flags.f_contiguous, key
+            assert got.tobytes() == value.tobytes(), key
+        elif isinstance(value, np.generic):
+            assert type(got) is type(value) and got == value, key
+        elif sp.issparse(value):
+            assert type(got) is type(value) and got.format == value.format, key
+            assert (got != value).nnz == 0
+        elif key == "nan":
+            assert np.isnan(got)
+        elif key == "shared":
+            assert got[0] is got[1] and got[0].flags.f_contiguous and not got[0].flags.c_contiguous
+        else:
+            assert got == value and type(got) is type(value), key
+    assert back.fortran.flags.f_contiguous and not back.fortran.flags.c_contiguous  # memory order kept
+    assert back.fortran.flags.writeable
+
+
+# --- safe loading -------------------------------------------------------------------------------------------------
+
+_GIB_DOUBLES = (1 << 30) // 8
+
+
+def _npy(shape, dtype="<f8", fortran=False, data=b""):
+    import io
+
+    buf = io.BytesIO()
+    header = {"descr": dtype, "fortran_order": fortran, "shape": shape}
+    np.lib.format.write_array_header_1_0(buf, header)
+    return buf.getvalue() + data
+
+
+def _patch_declared_size(path, name, size):
+    """Make the zip directory claim that entry ``name`` is ``size`` bytes uncompressed (local and central headers)."""
+    import struct
+
+    raw = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as zf:
+        offset = zf.getinfo(name).header_offset
+    struct.pack_into("<I", raw, offset + 22, size)
+    central = 0
+    while True:
+        central = raw.index(b"PK\x01\x02", central)
+        name_len = struct.unpack_from("<H", raw, central + 28)[0]
+        if raw[central + 46: central + 46 + name_len] == name.encode():
+            struct.pack_into("<I", raw, central + 24, size)
+            break
+        central += 4
+    path.write_bytes(bytes(raw))
+
+
+def _saved(tmp_path, data):
+    X, y = data
+    path = tmp_path / "m.skf"
+    skframe.save(SketchedKernelRidge(sketch_size=10, random_state=0).fit(X, y), path)
+    return path
+
+
+def _replace_entry(path, name, blob, compress=zipfile.ZIP_STORED):
+    with zipfile.ZipFile(path) as zf:
+        entries = {n: zf.read(n) for n in zf.namelist()}
+    entries[name] = blob
+    with zipfile.ZipFile(path, "w") as zf:
+        for n, b in entries.items():
+            zf.writestr(n, b, compress_type=compress if n == name else zipfile.ZIP_STORED)
+
+
+def _refused_without_allocating(path, match):
+    import time
+    import tracemalloc
+
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        with pytest.raises(PersistenceError, match=match):
+            skframe.load(path)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 20, f"loading allocated {peak / 2**20:.0f} MiB before refusing"
+    return time.perf_counter() - start
+
+
+def test_entry_declaring_one_gib_is_refused_before_allocation(tmp_path, data):
+    path = _saved(tmp_path, data)
+    name = "a0.npy"
+    blob = _npy((_GIB_DOUBLES,), data=bytes(1 << 16))  # deflated: a small file whose header declares 1 GiB
+    _replace_entry(path, name, blob, compress=zipfile.ZIP_DEFLATED)
+    _patch_declared_size(path, name, len(_npy((_GIB_DOUBLES,))) + (1 << 30))
+    assert path.stat().st_size < 1 << 20
+    _refused_without_allocating(path, "declares")
+
+
+def test_lying_npy_header_is_refused_before_allocation(tmp_path, data):
+    path = _saved(tmp_path, data)
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("a0.npy")
+    # same entry size as the manifest expects, but the array header claims 1 GiB
+    blob = _npy((_GIB_DOUBLES,))
+    blob += bytes(max(0, info.file_size - len(blob)))
+    _replace_entry(path, "a0.npy", blob)
+    _refused_without_allocating(path, "manifest declares|declares")
+
+
+def test_huge_array_without_manifest_is_refused_before_allocation(tmp_path):
+    path = tmp_path / "bomb.skf"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("x.npy", _npy((_GIB_DOUBLES,), data=bytes(1 << 16)))
+    _patch_declared_size(path, "x.npy", len(_npy((_GIB_DOUBLES,))) + (1 << 30))
+    _refused_without_allocating(path, "no manifest")
+
+
+def test_extra_or_missing_entries_refused(tmp_path, data):
+    path = _saved(tmp_path, data)
+    with zipfile.ZipFile(path, "a") as zf:
+        zf.writestr("intruder.npy", _npy((1,), data=bytes(8)))
+    with pytest.raises(PersistenceError, match="arrays its manifest lists"):
+        skframe.load(path)
+
+
+def test_object_dtype_declaration_refused(tmp_path, data):
+    path = _saved(tmp_path, data)
+    _edit_manifest(path, lambda m: m["arrays"]["a0"].update(dtype="|O"))
+    with pytest.raises(PersistenceError, match="only numeric"):
+        skframe.load(path)
+
+
+def test_max_bytes(tmp_path, data):
+    path = _saved(tmp_path, data)
+    with pytest.raises(PersistenceError, match="max_bytes"):
+        skframe.load(path, max_bytes=100)
+    assert skframe.load(path, max_bytes=10**9) is not None
+
+
+def test_format_1_files_still_load(tmp_path, data):
+    """Files written before array declarations (format 1: checksums of C-order bytes, np.savez) load unchanged."""
+    import hashlib
+
+    X, y = data
+    path = _saved(tmp_path, data)
+    expected = skframe.load(path).predict(X)
+
+    def to_v1(m):
+        m["format_version"] = 1
+        del m["arrays"]
+
+    with np.load(path, allow_pickle=False) as f:
+        arrays = {k: f[k] for k in f.files}
+    manifest = json.loads(arrays.pop("__manifest__").tobytes().decode())
+    to_v1(manifest)
+    manifest["checksums"] = {k: hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest() for k, v in arrays.items()}
+    arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
+    np.savez(path, __manifest__=np.frombuffer(json.dumps(manifest).encode(), dtype=np.uint8), **arrays)
+    np.testing.assert_array_equal(skframe.load(path).predict(X), expected)
+
+
+# --- atomic save --------------------------------------------------------------------------------------------------
+
+
+def test_interrupted_save_keeps_previous_file(tmp_path, data, monkeypatch):
+    X, y = data
+    path = _saved(tmp_path, data)
+    before = path.read_bytes()
+    calls = []
+    real = np.lib.format.write_array
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(np.lib.format, "write_array", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        skframe.save(SketchedKernelRidge(sketch_size=5, random_state=1).fit(X, y), path)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.skf"]  # no temporary file left behind
+
+
+def test_save_into_missing_directory(tmp_path, data):
+    X, y = data
+    with pytest.raises(PersistenceError, match="cannot write"):
+        skframe.save(SketchedKernelRidge(sketch_size=5, random_state=1).fit(X, y), tmp_path / "nope" / "m.skf")
+
+
+# --- components and state classes ---------------------------------------------------------------------------------
+
+
+def test_directly_constructed_component_is_saved_by_name(tmp_path, data):
+    from skframe_kernels import GaussianKernel
+    from skframe_losses.losses import HuberLoss
+
+    from skframe.models import SketchedKernelMachine
+
+    X, y = data
+    model = SketchedKernelMachine(kernel=GaussianKernel(gamma=1.5), loss=HuberLoss(kappa=0.5), sketch_size=15,
+                                  random_state=0).fit(X, y)
+    path = tmp_path / "m.skf"
+    skframe.save(model, path)
+    manifest = json.loads(zipfile.ZipFile(path).read("__manifest__.npy").split(b"\n", 1)[1])
+    text = json.dumps(manifest["model"])
+    assert '"__component__": "kernel", "name": "gaussian"' in text and '"name": "huber"' in text
+    loaded = skframe.load(path)
+    assert isinstance(loaded.kernel, GaussianKernel) and loaded.kernel.params == {"gamma": 1.5}
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_to_state_protocol(tmp_path):
+    from skframe.persistence import load, register_class, save
+
+    class Pair:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+            self.cache = object()  # not saved: to_state chooses what to keep
+
+        def to_state(self):
+            return {"a": self.a, "b": self.b}
+
+        @classmethod
+        def from_state(cls, state):
+            return cls(state["a"], state["b"])
+
+    register_class(Pair, name="tests.Pair")
+    save(Pair(np.arange(3.0), "x"), tmp_path / "p.skf")
+    p = load(tmp_path / "p.skf")
+    assert isinstance(p, Pair) and p.b == "x" and p.a.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_undeclared_class_refused_on_load(tmp_path, data):
+    path = _saved(tmp_path, data)
+    _edit_manifest(path, lambda m: m["model"].update({"__object__": "skframe.linalg:pinv_sym"}))
+    with pytest.raises(PersistenceError, match="refusing"):
+        skframe.load(path)
+
+
+def test_math_modules_do_not_import_persistence():
+    import subprocess
+    import sys
+
+    code = ("import sys, skframe.sketching, skframe.output_basis, skframe.linalg; "
+            "print('skframe.persistence' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False"

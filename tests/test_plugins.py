@@ -186,7 +186,10 @@ def test_collision_keeps_cli_working(make_dist, monkeypatch):
 
     make_dist("skf-dup", DUP_PSR, ep_name="dupplugin")
     reset_plugins()  # importing skframe.cli may have loaded the plugins already
-    result = CliRunner().invoke(app, ["plugins", "--json"])
+    from skframe.exceptions import PluginCollisionWarning
+
+    with pytest.warns(PluginCollisionWarning):
+        result = CliRunner().invoke(app, ["plugins", "--json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout[result.stdout.index("{"):])
     assert any(c["name"] == "psr" for c in out["collisions"])
