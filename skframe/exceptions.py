@@ -58,7 +58,7 @@ class PluginError(SkframeError):
 
 
 class DuplicateComponentError(PluginError):
-    """Two plugins register a component under the same name."""
+    """A plugin registers the same component name twice (across distributions, see :class:`PluginCollisionWarning`)."""
 
 
 class PersistenceError(SkframeError):

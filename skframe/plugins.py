@@ -33,7 +33,7 @@ from importlib import metadata
 import pluggy
 
 from . import hookspecs
-from .exceptions import PluginCollisionWarning, PluginError
+from .exceptions import DuplicateComponentError, PluginCollisionWarning, PluginError
 
 __all__ = [
     "KINDS",
@@ -168,7 +168,7 @@ class PluginRegistry:
                     kept_aliases.append(k)
                 continue
             if other.plugin == source.name and other.distribution == source.distribution:
-                raise PluginError(f"{where} registers the {kind} name {k!r} twice; register each name once (use aliases=...)")
+                raise DuplicateComponentError(f"{where} registers the {kind} name {k!r} twice; register each name once (use aliases=...)")
             self._collide(kind, k, other, source)
             if k == key:
                 return None  # the whole component is disabled

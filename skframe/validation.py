@@ -17,7 +17,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-import scipy.sparse as sp
 
 from .exceptions import InvalidInputError, InvalidParameterError
 
@@ -93,7 +92,9 @@ def as_float_array(X, name="X", *, allow_sparse=True, ensure_2d=True):
     InvalidInputError
         Not numeric, wrong dimension, empty, or containing NaN/inf.
     """
-    if sp.issparse(X):
+    if _is_sparse(X):
+        import scipy.sparse as sp
+
         if not allow_sparse:
             raise InvalidInputError(f"{name} is a sparse matrix but this component needs dense data; call {name}.toarray()")
         X = sp.csr_matrix(X, dtype=np.float64)
@@ -122,6 +123,15 @@ def as_float_array(X, name="X", *, allow_sparse=True, ensure_2d=True):
             "(the CLI offers --missing zero|mean|drop)"
         )
     return X
+
+
+def _is_sparse(X):
+    """A SciPy sparse matrix or array (SciPy is imported only when one is given)."""
+    if not type(X).__module__.startswith("scipy."):
+        return False
+    import scipy.sparse as sp
+
+    return sp.issparse(X)
 
 
 check_data = as_float_array  #: alias of :func:`as_float_array`

@@ -458,3 +458,12 @@ def test_math_modules_do_not_import_persistence():
             "print('skframe.persistence' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"
+
+
+def test_declared_state_classes_resolve():
+    """Every class the persistence table declares can be imported where the table says (guards moves)."""
+    from skframe.persistence import STATE_CLASSES, _class_named, _name_of_class
+
+    for name in STATE_CLASSES:
+        cls = _class_named(name)
+        assert isinstance(cls, type) and _name_of_class(cls) == name

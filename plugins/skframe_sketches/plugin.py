@@ -10,6 +10,7 @@ from .sketches import (
     PSparsifiedSketch,
     RandomFourierFeatures,
     SubSampleSketch,
+    _FourierMap,
 )
 
 
@@ -31,3 +32,9 @@ def register_sketches(register):
     register("accumulation", AccumulationSketch)
     register("countsketch", CountSketch)
     register("rff", RandomFourierFeatures)
+
+
+@skframe.hookimpl
+def register_state_classes(register):
+    # the fitted random-feature map is stored inside saved models
+    register(_FourierMap)
