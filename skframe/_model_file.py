@@ -204,13 +204,9 @@ def _declarations(path, manifest, reader):
 
 
 def read_model_file(path, *, max_bytes=None):
-    """Read and check a model file; return ``(manifest, {key: ndarray})``.
+    """Read and check the file at ``path``; return ``(manifest, {key: ndarray})``.
 
-    Parameters
-    ----------
-    path : str or path-like
-    max_bytes : int, optional
-        Refuse files whose arrays declare more bytes in total.
+    ``max_bytes`` (optional) refuses files whose arrays declare more bytes in total.
     """
     path = os.fspath(path)
     if not os.path.exists(path):

@@ -1,6 +1,7 @@
 """Registry: aliases, component identity (spec_of) without attributes on objects, output matrices as a plugin kind."""
 
 import gc
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -148,42 +149,23 @@ def test_builtin_output_matrices():
         get_output_matrix("nope")
 
 
-PLUGIN_MATRIX = """
-    import numpy as np
-    import skframe
-    from skframe.output_matrices import OutputMatrix
-    from skframe.validation import check_scalar
-
-    class Uniform(OutputMatrix):
-        name = "uniform-coupling"
-
-        def __init__(self, rho=0.5):
-            self.rho = check_scalar(rho, "rho", low=0, high=1)
-
-        @property
-        def params(self):
-            return {"rho": self.rho}
-
-        def matrix(self, d=None, *, Y=None, quantiles=None):
-            return (1 - self.rho) * np.eye(d) + self.rho * np.ones((d, d))
-
-    @skframe.hookimpl
-    def register_output_matrices(register):
-        register("uniform-coupling", Uniform, aliases=("uniform",))
-"""
+# the example distribution's plugin module, loaded as an installed plugin: a kernel with an alias and an output matrix
+EXAMPLE_PLUGIN = Path(__file__).resolve().parents[1] / "examples/skframe-example-plugin/skframe_example_plugin/plugin.py"
 
 
 def test_plugin_output_matrix_in_a_model_and_saved(make_dist, tmp_path):
     from skframe.models import SketchedKernelMachine
     from skframe.output_matrices import build_output_matrix
 
-    make_dist("skf-matrix", PLUGIN_MATRIX)
+    make_dist("skframe-example-plugin", EXAMPLE_PLUGIN.read_text(), ep_name="example")
+    assert spec_of("kernel", get_kernel("rq", alpha=2.0)) == ComponentSpec("kernel", "rational-quadratic",
+                                                                             {"alpha": 2.0, "length_scale": 1.0})
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(40, 2))
     Y = np.c_[np.sin(3 * X[:, 0]), np.cos(3 * X[:, 1])]
-    M = build_output_matrix("uniform", Y, {"rho": 0.25})
+    M = build_output_matrix("uniform-coupling", Y, {"rho": 0.25})
     np.testing.assert_allclose(M, [[1.0, 0.25], [0.25, 1.0]])
-    model = SketchedKernelMachine(loss="huber", output_matrix="uniform", output_matrix_params={"rho": 0.25},
+    model = SketchedKernelMachine(loss="huber", output_matrix="uniform-coupling", output_matrix_params={"rho": 0.25},
                                   sketch_size=10, random_state=0).fit(X, Y)
     np.testing.assert_allclose(model.output_matrix_, M)
     skframe.save(model, tmp_path / "m.skf")
