@@ -106,17 +106,28 @@ def _check_declaration(path, key, decl):
     return dtype, tuple(shape), bool(decl.get("fortran_order", False)), nbytes
 
 
+# deflate cannot compress by more than about 1032:1; a larger claimed ratio is a lie
+_MAX_DEFLATE_RATIO = 1100
+
+
 class _Reader:
-    def __init__(self, path, zf):
+    def __init__(self, path, zf, file_size):
         self.path = path
         self.zf = zf
         self.infos = {}
         for info in zf.infolist():
-            if info.filename in self.infos:
-                raise _corrupt(path, f"entry {info.filename!r} appears twice")
+            name = info.filename
+            if name in self.infos:
+                raise _corrupt(path, f"entry {name!r} appears twice")
             if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
-                raise _corrupt(path, f"entry {info.filename!r} uses an unsupported compression")
-            self.infos[info.filename] = info
+                raise _corrupt(path, f"entry {name!r} uses an unsupported compression")
+            # the sizes the directory claims must be possible for a file of this length
+            stored = info.compress_type == zipfile.ZIP_STORED
+            if info.header_offset + info.compress_size > file_size or (
+                info.file_size != info.compress_size if stored else info.file_size > _MAX_DEFLATE_RATIO * info.compress_size + 1024
+            ):
+                raise _corrupt(path, f"entry {name!r} declares sizes that a {file_size}-byte file cannot hold")
+            self.infos[name] = info
 
     def entry(self, key):
         info = self.infos.get(f"{key}.npy")
@@ -190,7 +201,7 @@ def _declarations(path, manifest, reader):
             raise _corrupt(path, "the manifest does not declare its arrays")
         return {k: (*_check_declaration(path, k, d), d.get("sha256")) for k, d in declared.items()}
     # Format 1 declared only checksums. Its files are written uncompressed, so an entry's size is bounded
-    # by the bytes actually present in the file: refuse compressed entries, whose size could be inflated.
+    # by the bytes actually present in the file (checked by _Reader): refuse compressed entries.
     checksums = manifest.get("checksums")
     if not isinstance(checksums, dict):
         raise _corrupt(path, "the manifest does not list its arrays")
@@ -213,7 +224,7 @@ def read_model_file(path, *, max_bytes=None):
         raise PersistenceError(f"model file {path!r} does not exist; check the path")
     try:
         with open(path, "rb") as fh, zipfile.ZipFile(fh) as zf:
-            reader = _Reader(path, zf)
+            reader = _Reader(path, zf, os.fstat(fh.fileno()).st_size)
             manifest = _read_manifest(path, reader)
             declared = _declarations(path, manifest, reader)
             present = {name[:-4] for name in reader.infos if name.endswith(".npy")} - {MANIFEST}

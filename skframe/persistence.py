@@ -31,7 +31,7 @@ import numpy as np
 from ._model_file import FORMAT_NAME, FORMAT_VERSION, describe_array, prepare_array, read_model_file, write_model_file
 from .exceptions import PersistenceError, UnknownComponentError
 
-__all__ = ["save", "load", "load_bundle", "register_class", "persistable", "FORMAT_VERSION"]
+__all__ = ["save", "load", "load_bundle", "register_class", "persistable", "STATE_CLASSES", "FORMAT_VERSION"]
 
 # Stable name in model files -> "module:qualname" where the class lives. Files name classes by the
 # stable name, so a class can move between modules without breaking saved models.

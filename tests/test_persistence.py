@@ -308,6 +308,13 @@ def test_entry_declaring_one_gib_is_refused_before_allocation(tmp_path, data):
     _refused_without_allocating(path, "declares")
 
 
+def test_entry_larger_than_declared_is_refused_before_reading(tmp_path, data):
+    path = _saved(tmp_path, data)
+    noise = np.random.default_rng(0).bytes(1 << 20)  # incompressible: the zip sizes are honest, the manifest disagrees
+    _replace_entry(path, "a0.npy", _npy(((1 << 20) // 8,), data=noise), compress=zipfile.ZIP_DEFLATED)
+    _refused_without_allocating(path, "manifest declares")
+
+
 def test_lying_npy_header_is_refused_before_allocation(tmp_path, data):
     path = _saved(tmp_path, data)
     with zipfile.ZipFile(path) as zf:
@@ -324,7 +331,7 @@ def test_huge_array_without_manifest_is_refused_before_allocation(tmp_path):
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("x.npy", _npy((_GIB_DOUBLES,), data=bytes(1 << 16)))
     _patch_declared_size(path, "x.npy", len(_npy((_GIB_DOUBLES,))) + (1 << 30))
-    _refused_without_allocating(path, "no manifest")
+    _refused_without_allocating(path, "no manifest|cannot hold")
 
 
 def test_extra_or_missing_entries_refused(tmp_path, data):
@@ -467,3 +474,45 @@ def test_declared_state_classes_resolve():
     for name in STATE_CLASSES:
         cls = _class_named(name)
         assert isinstance(cls, type) and _name_of_class(cls) == name
+
+
+def _arrays_of(obj, path="m", out=None, seen=None):
+    """Every ndarray reachable from ``obj`` through attributes, dicts, lists and tuples, by path."""
+    out = {} if out is None else out
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return out
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        out[path] = obj
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            _arrays_of(v, f"{path}.{k}", out, seen)
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            _arrays_of(v, f"{path}[{i}]", out, seen)
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+        for k, v in vars(obj).items():
+            _arrays_of(v, f"{path}.{k}", out, seen)
+    return out
+
+
+def test_structured_model_arrays_keep_memory_order_and_predictions_are_bit_identical(tmp_path):
+    from skframe.models import OutputKernelRegressor
+    from tests._structured_helpers import multilabel_data
+
+    X, Y = multilabel_data(n=60)
+    m = OutputKernelRegressor(input_kernel_params={"gamma": 0.2}, output_kernel_params={"gamma": 0.3}, lam=1e-3,
+                              random_state=0).fit(X, Y)
+    before = m.decision_function(X[:7])
+    m.predict(X[:3])
+    skframe.save(m, tmp_path / "m.skf")
+    m2 = skframe.load(tmp_path / "m.skf")
+    a, b = _arrays_of(m), _arrays_of(m2)
+    assert any(not v.flags.c_contiguous for v in a.values())  # the fitted coefficients are Fortran-ordered
+    for key, arr in a.items():
+        got = b[key]
+        assert got.dtype == arr.dtype and got.shape == arr.shape, key
+        assert got.flags.f_contiguous == arr.flags.f_contiguous and got.flags.c_contiguous == arr.flags.c_contiguous, key
+        assert got.tobytes(order="A") == arr.tobytes(order="A"), key
+    np.testing.assert_array_equal(m2.decision_function(X[:7]), before)
