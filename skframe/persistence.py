@@ -33,17 +33,18 @@ from .exceptions import PersistenceError, UnknownComponentError
 
 __all__ = ["save", "load", "load_bundle", "register_class", "persistable", "STATE_CLASSES", "FORMAT_VERSION"]
 
-# Stable name in model files -> "module:qualname" where the class lives. Files name classes by the
-# stable name, so a class can move between modules without breaking saved models.
+# Name in model files -> "module:qualname" where the class lives. Files name classes by these names (format 1
+# wrote "module:qualname"; such names are resolved by their qualname when the module is skframe's), so a class can
+# move between modules without breaking saved models: update its location here.
 STATE_CLASSES = {
     "SketchedKernelRidge": "skframe.models.ridge:SketchedKernelRidge",
     "SketchedKernelMachine": "skframe.models.machine:SketchedKernelMachine",
     "SketchedKernelClassifier": "skframe.models.machine:SketchedKernelClassifier",
     "JointQuantileRegressor": "skframe.models.machine:JointQuantileRegressor",
     "OutputKernelRegressor": "skframe.models.structured:OutputKernelRegressor",
-    "OutputKernelRegressor.Draw": "skframe.models.structured:_Draw",
-    "OutputKernelRegressor.ModelCandidates": "skframe.models.structured:_ModelCandidates",
-    "OutputKernelRegressor.EmbeddingCache": "skframe.models.structured:_EmbeddingCache",
+    "_Draw": "skframe.models.structured:_Draw",
+    "_ModelCandidates": "skframe.models.structured:_ModelCandidates",
+    "_EmbeddingCache": "skframe.models.structured:_EmbeddingCache",
     "SketchedFeatureMap": "skframe.sketching:SketchedFeatureMap",
     "SketchedOutputBasis": "skframe.output_basis:SketchedOutputBasis",
     "TrainingOutputBasis": "skframe.output_basis:TrainingOutputBasis",
@@ -96,6 +97,12 @@ def _plugin_classes():
     return get_plugin_registry().state_classes
 
 
+def _registered_classes():
+    from .plugins import get_plugin_registry
+
+    return [f for f in get_plugin_registry().by_factory if isinstance(f, type)]
+
+
 def _name_of_class(cls):
     """The name a state class is saved under, or None when it is not declared."""
     dotted = _dotted(cls)
@@ -110,10 +117,11 @@ def _name_of_class(cls):
 
 
 def _class_named(name):
-    """The state class saved under ``name`` (a stable name or, in older files, "module:qualname")."""
+    """The state class saved under ``name`` (a table name or, in format-1 files, "module:qualname")."""
+    module, _, qualname = name.rpartition(":")
     where = STATE_CLASSES.get(name)
-    if where is None and name in STATE_CLASSES.values():
-        where = name
+    if where is None and (module == "skframe" or module.startswith("skframe.")):
+        where = STATE_CLASSES.get(qualname)
     if where is not None:
         try:
             return _resolve(where)
@@ -122,6 +130,9 @@ def _class_named(name):
     for table in (_EXTRA_CLASSES, _plugin_classes()):
         if name in table:
             return table[name]
+    for factory in _registered_classes():  # format 1 saved components built directly as objects
+        if _dotted(factory) == name:
+            return factory
     raise PersistenceError(
         f"model file names class {name!r}, which is outside skframe and not declared by a plugin or register_class; "
         "refusing to load it"

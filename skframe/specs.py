@@ -26,6 +26,13 @@ class ComponentSpec:
     name: str
     params: dict = field(default_factory=dict)
 
+    @classmethod
+    def of(cls, obj, kind=None):
+        """The spec describing a component object, or None; see :func:`skframe.registry.spec_of`."""
+        from .registry import spec_of
+
+        return spec_of(kind, obj)
+
     def build(self):
         """Build the component through the registry."""
         from .registry import get_component

@@ -516,3 +516,15 @@ def test_structured_model_arrays_keep_memory_order_and_predictions_are_bit_ident
         assert got.flags.f_contiguous == arr.flags.f_contiguous and got.flags.c_contiguous == arr.flags.c_contiguous, key
         assert got.tobytes(order="A") == arr.tobytes(order="A"), key
     np.testing.assert_array_equal(m2.decision_function(X[:7]), before)
+
+
+def test_format_1_class_names_resolve():
+    """Format 1 named classes "module:qualname"; skframe's are found by qualname, components by their class."""
+    from skframe.persistence import _class_named
+    from skframe.sketching import SketchedFeatureMap
+
+    assert _class_named("skframe.sketching:SketchedFeatureMap") is SketchedFeatureMap
+    assert _class_named("skframe.somewhere_else:SketchedFeatureMap") is SketchedFeatureMap  # moved since
+    assert _class_named("skframe_losses.losses:HuberLoss").__name__ == "HuberLoss"  # a registered component class
+    with pytest.raises(PersistenceError, match="refusing"):
+        _class_named("elsewhere:SketchedFeatureMap")

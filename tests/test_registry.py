@@ -180,3 +180,9 @@ def test_output_matrix_front_functions_resolve_through_the_registry():
     np.testing.assert_allclose(quantile_matrix([0.2, 0.4], 0.0), np.ones((2, 2)))
     with pytest.raises(InvalidParameterError, match="d=0"):
         identity_matrix(0)
+
+
+def test_component_spec_of():
+    k = get_kernel("laplacian", gamma=0.5)
+    assert ComponentSpec.of(k) == spec_of("kernel", k) == ComponentSpec("kernel", "laplacian", {"gamma": 0.5})
+    assert ComponentSpec.of(k, kind="sketch") is None
