@@ -143,6 +143,7 @@ class _Encoder:
     def __init__(self):
         self.arrays = {}
         self._by_id = {}  # one entry per array object, so shared arrays stay shared
+        self._alive = []  # the arrays keyed by id, kept alive so that no id is reused during the save
 
     def _array(self, arr):
         if arr.dtype.hasobject:
@@ -152,7 +153,7 @@ class _Encoder:
             key = f"a{len(self.arrays)}"
             self.arrays[key] = prepare_array(arr)
             self._by_id[id(arr)] = key
-            self._by_id[id(self.arrays[key])] = key
+            self._alive.append(arr)
         return key
 
     def encode(self, value, where="model"):
