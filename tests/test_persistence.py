@@ -528,3 +528,25 @@ def test_format_1_class_names_resolve():
     assert _class_named("skframe_losses.losses:HuberLoss").__name__ == "HuberLoss"  # a registered component class
     with pytest.raises(PersistenceError, match="refusing"):
         _class_named("elsewhere:SketchedFeatureMap")
+
+
+def test_damaged_files_give_one_clear_error(tmp_path, data):
+    """Truncations and flipped bytes anywhere in a model file: always PersistenceError, never another exception."""
+    path = _saved(tmp_path, data)
+    raw = path.read_bytes()
+    rng = np.random.default_rng(0)
+    damaged = [raw[:k] for k in np.linspace(0, len(raw) - 1, 25).astype(int)]
+    for pos in rng.integers(0, len(raw), 60):
+        blob = bytearray(raw)
+        blob[pos] ^= int(rng.integers(1, 256))
+        damaged.append(bytes(blob))
+    target = tmp_path / "d.skf"
+    loaded = 0
+    for blob in damaged:
+        target.write_bytes(blob)
+        try:
+            skframe.load(target)
+            loaded += 1  # a flip in a field nobody reads (zip timestamps, padding) is harmless
+        except PersistenceError:
+            pass
+    assert loaded < len(damaged) // 2
