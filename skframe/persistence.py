@@ -33,21 +33,22 @@ from .exceptions import PersistenceError, UnknownComponentError
 
 __all__ = ["save", "load", "load_bundle", "register_class", "persistable", "STATE_CLASSES", "FORMAT_VERSION"]
 
-# Name in model files -> "module:qualname" where the class lives. Files name classes by these names (format 1
-# wrote "module:qualname"; such names are resolved by their qualname when the module is skframe's), so a class can
-# move between modules without breaking saved models: update its location here.
+# Name in model files -> "module:attribute" where skframe finds the class (public paths where there is one).
+# Format 1 named classes "module:qualname"; such names from skframe's modules resolve through their qualname.
+# A class can thus move between modules without breaking saved models: update its location here.
 STATE_CLASSES = {
-    "SketchedKernelRidge": "skframe.models.ridge:SketchedKernelRidge",
-    "SketchedKernelMachine": "skframe.models.machine:SketchedKernelMachine",
-    "SketchedKernelClassifier": "skframe.models.machine:SketchedKernelClassifier",
-    "JointQuantileRegressor": "skframe.models.machine:JointQuantileRegressor",
-    "OutputKernelRegressor": "skframe.models.structured:OutputKernelRegressor",
+    "SketchedKernelRidge": "skframe.models:SketchedKernelRidge",
+    "SketchedKernelMachine": "skframe.models:SketchedKernelMachine",
+    "SketchedKernelClassifier": "skframe.models:SketchedKernelClassifier",
+    "JointQuantileRegressor": "skframe.models:JointQuantileRegressor",
+    "OutputKernelRegressor": "skframe.models:OutputKernelRegressor",
     "_Draw": "skframe.models.structured:_Draw",
     "_ModelCandidates": "skframe.models.structured:_ModelCandidates",
     "_EmbeddingCache": "skframe.models.structured:_EmbeddingCache",
     "SketchedFeatureMap": "skframe.sketching:SketchedFeatureMap",
     "SketchedOutputBasis": "skframe.output_basis:SketchedOutputBasis",
     "TrainingOutputBasis": "skframe.output_basis:TrainingOutputBasis",
+    "ComponentSpec": "skframe.specs:ComponentSpec",
 }
 _EXTRA_CLASSES = {}  # "module:qualname" -> class, from register_class / @persistable
 
@@ -91,6 +92,18 @@ def _resolve(where):
     return obj
 
 
+def _table_class(name):
+    """The class the table lists under ``name``, or None when it cannot be imported (moved, optional part)."""
+    where = STATE_CLASSES.get(name)
+    if where is None:
+        return None
+    try:
+        cls = _resolve(where)
+    except (ImportError, AttributeError):
+        return None
+    return cls if isinstance(cls, type) else None
+
+
 def _plugin_classes():
     from .plugins import get_plugin_registry
 
@@ -105,9 +118,8 @@ def _registered_classes():
 
 def _name_of_class(cls):
     """The name a state class is saved under, or None when it is not declared."""
-    dotted = _dotted(cls)
-    for name, where in STATE_CLASSES.items():
-        if where == dotted:
+    for name in STATE_CLASSES:
+        if _table_class(name) is cls:
             return name
     for table in (_EXTRA_CLASSES, _plugin_classes()):
         for name, known in table.items():
@@ -118,24 +130,21 @@ def _name_of_class(cls):
 
 def _class_named(name):
     """The state class saved under ``name`` (a table name or, in format-1 files, "module:qualname")."""
-    module, _, qualname = name.rpartition(":")
-    where = STATE_CLASSES.get(name)
-    if where is None and (module == "skframe" or module.startswith("skframe.")):
-        where = STATE_CLASSES.get(qualname)
-    if where is not None:
-        try:
-            return _resolve(where)
-        except (ImportError, AttributeError) as exc:
-            raise PersistenceError(f"model file names class {name!r}, which this skframe cannot import: {exc}") from exc
     for table in (_EXTRA_CLASSES, _plugin_classes()):
         if name in table:
             return table[name]
+    module, _, qualname = name.rpartition(":")
+    cls = _table_class(name)
+    if cls is None and (module == "skframe" or module.startswith("skframe.")):
+        cls = _table_class(qualname)
+    if cls is not None:
+        return cls
     for factory in _registered_classes():  # format 1 saved components built directly as objects
         if _dotted(factory) == name:
             return factory
     raise PersistenceError(
-        f"model file names class {name!r}, which is outside skframe and not declared by a plugin or register_class; "
-        "refusing to load it"
+        f"model file names class {name!r}, which is outside skframe and not declared by a plugin or register_class "
+        "(or this skframe cannot import it); refusing to load it"
     )
 
 

@@ -47,3 +47,12 @@ class ComponentSpec:
     def from_dict(cls, data):
         """Inverse of :meth:`to_dict`."""
         return cls(str(data["kind"]), str(data["name"]), dict(data.get("params") or {}))
+
+    def to_state(self):
+        """The state saved in model files (see :mod:`skframe.persistence`)."""
+        return self.to_dict()
+
+    @classmethod
+    def from_state(cls, state):
+        """Inverse of :meth:`to_state`."""
+        return cls.from_dict(state)

@@ -550,3 +550,15 @@ def test_damaged_files_give_one_clear_error(tmp_path, data):
         except PersistenceError:
             pass
     assert loaded < len(damaged) // 2
+
+
+def test_component_spec_inside_a_model_round_trips(tmp_path):
+    from skframe.persistence import load_bundle, save
+    from skframe.specs import ComponentSpec
+
+    spec = ComponentSpec("kernel", "gaussian", {"gamma": np.float32(0.5), "w": np.arange(2)})
+    save(SketchedKernelRidge(), tmp_path / "m.skf", extra={"spec": spec})
+    _, extra = load_bundle(tmp_path / "m.skf")
+    back = extra["spec"]
+    assert isinstance(back, ComponentSpec) and back.name == "gaussian" and type(back.params["gamma"]) is np.float32
+    assert back.params["w"].tolist() == [0, 1]
