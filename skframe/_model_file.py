@@ -180,7 +180,7 @@ def _read_manifest(path, reader):
         raise _corrupt(path, "the manifest is not a byte string")
     try:
         manifest = json.loads(blob.tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise PersistenceError(f"{path!r} has a corrupted manifest; the file was modified or truncated") from exc
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
         raise PersistenceError(f"{path!r} is not an skframe model file")

@@ -25,11 +25,12 @@ What is saved, and how it is rebuilt:
 from __future__ import annotations
 
 import importlib
+import os
 
 import numpy as np
 
 from ._model_file import FORMAT_NAME, FORMAT_VERSION, describe_array, prepare_array, read_model_file, write_model_file
-from .exceptions import PersistenceError, UnknownComponentError
+from .exceptions import PersistenceError, SkframeError, UnknownComponentError
 
 __all__ = ["save", "load", "load_bundle", "register_class", "persistable", "STATE_CLASSES", "FORMAT_VERSION"]
 
@@ -255,9 +256,13 @@ class _Decoder:
         if "__sparse__" in node:
             return self._sparse(node)
         if "__list__" in node:
+            if not isinstance(node["__list__"], list):
+                raise PersistenceError("model file manifest has a malformed list; the file is corrupted")
             items = [self.decode(v) for v in node["__list__"]]
             return tuple(items) if node.get("tuple") else items
         if "__dict__" in node:
+            if not isinstance(node["__dict__"], dict):
+                raise PersistenceError("model file manifest has a malformed dictionary; the file is corrupted")
             return {k: self.decode(v) for k, v in node["__dict__"].items()}
         if "__component__" in node:
             return self._component(node["__component__"], node.get("name"), self.decode(node.get("params")) or {})
@@ -340,7 +345,15 @@ def load_bundle(path, *, max_bytes=None):
     """Load a model file and return ``(model, extra)``; see :func:`save` and :func:`load`."""
     manifest, arrays = read_model_file(path, max_bytes=max_bytes)
     dec = _Decoder(arrays)
-    return dec.decode(manifest.get("model")), dec.decode(manifest.get("extra", {"__dict__": {}}))
+    try:
+        return dec.decode(manifest.get("model")), dec.decode(manifest.get("extra", {"__dict__": {}}))
+    except PersistenceError:
+        raise
+    except (SkframeError, TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError) as exc:
+        raise PersistenceError(
+            f"{os.fspath(path)!r} describes a model this skframe cannot rebuild ({type(exc).__name__}: {exc}); the file "
+            "is corrupted, was tampered with, or was written by an incompatible version"
+        ) from exc
 
 
 def load(path, *, max_bytes=None):

@@ -374,7 +374,10 @@ def test_format_1_files_still_load(tmp_path, data):
     to_v1(manifest)
     manifest["checksums"] = {k: hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest() for k, v in arrays.items()}
     arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
-    np.savez(path, __manifest__=np.frombuffer(json.dumps(manifest).encode(), dtype=np.uint8), **arrays)
+    with open(path, "wb") as fh:  # np.savez would append ".npz" to a path
+        np.savez(fh, __manifest__=np.frombuffer(json.dumps(manifest).encode(), dtype=np.uint8), **arrays)
+    with zipfile.ZipFile(path) as zf:
+        assert "arrays" not in json.loads(zf.read("__manifest__.npy").split(b"\n", 1)[1])
     np.testing.assert_array_equal(skframe.load(path).predict(X), expected)
 
 
@@ -562,3 +565,27 @@ def test_component_spec_inside_a_model_round_trips(tmp_path):
     back = extra["spec"]
     assert isinstance(back, ComponentSpec) and back.name == "gaussian" and type(back.params["gamma"]) is np.float32
     assert back.params["w"].tolist() == [0, 1]
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda m: m.update(model={"__list__": "not a list"}),
+        lambda m: m.update(model={"__dict__": [1, 2]}),
+        lambda m: m.update(model={"__component__": "kernel", "name": "gaussian", "params": {"__dict__": {"gamma": -1}}}),
+        lambda m: m.update(model={"__sparse__": "csr", "shape": [2, 2], "data": "a0", "indices": "a0", "indptr": "a0"}),
+        lambda m: m.update(model="__DEEP__"),
+    ],
+    ids=["list", "dict", "bad-params", "bad-sparse", "deep"],
+)
+def test_malformed_manifest_structure(tmp_path, data, edit):
+    path = _saved(tmp_path, data)
+    _edit_manifest(path, edit)
+    with np.load(path, allow_pickle=False) as f:
+        arrays = {k: f[k] for k in f.files}
+    text = arrays["__manifest__"].tobytes().decode().replace('"__DEEP__"', "[" * 100000 + "]" * 100000)
+    arrays["__manifest__"] = np.frombuffer(text.encode(), dtype=np.uint8)
+    with open(path, "wb") as fh:  # np.savez would append ".npz" to a path
+        np.savez(fh, **arrays)
+    with pytest.raises(PersistenceError):
+        skframe.load(path)
