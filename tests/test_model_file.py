@@ -293,3 +293,31 @@ def test_malformed_manifest_structure(tmp_path, data, edit):
         np.savez(fh, **arrays)
     with pytest.raises(PersistenceError):
         skframe.load(path)
+
+
+def test_fuzzed_model_files(tmp_path_factory):
+    """Hypothesis: random edits, insertions and truncations of a valid file load or give PersistenceError."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+    base = tmp_path_factory.mktemp("fuzz")
+    raw = _saved(base, _regression_data()).read_bytes()
+    target = base / "f.skf"
+
+    @hypothesis.settings(max_examples=60, deadline=None, derandomize=True)
+    @hypothesis.given(
+        edits=st.lists(st.tuples(st.integers(0, len(raw) - 1), st.integers(0, 255)), max_size=4),
+        insert=st.binary(max_size=16),
+        cut=st.integers(0, len(raw)),
+    )
+    def check(edits, insert, cut):
+        blob = bytearray(raw)
+        for pos, value in edits:
+            blob[pos] = value
+        blob[cut:cut] = insert
+        target.write_bytes(bytes(blob))
+        try:
+            skframe.load(target)
+        except PersistenceError:
+            pass
+
+    check()
