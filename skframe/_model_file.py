@@ -1,8 +1,8 @@
 """The model-file container: a zip archive of ``.npy`` entries with a JSON manifest, read defensively.
 
-Writing is atomic (a temporary file in the destination's directory, flushed to
-disk, then :func:`os.replace`), so an interrupted save leaves the previous file
-intact. Reading never trusts the file: the manifest is read and validated first,
+Writing is atomic (:func:`skframe.io.atomic_write`: a temporary file in the
+destination's directory, flushed to disk, then renamed over it), so an interrupted
+save leaves the previous file intact. Reading never trusts the file: the manifest is read and validated first,
 each entry's declared uncompressed size and its ``.npy`` header (dtype, shape,
 memory order) must agree with what the manifest declares, and every array read
 is bounded by that declaration, so a tampered or truncated file is refused before
@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import uuid
 import zipfile
 
 import numpy as np
@@ -61,25 +60,18 @@ def describe_array(arr):
 
 def write_model_file(path, manifest, arrays):
     """Write ``manifest`` (JSON-ready dict) and ``arrays`` ({key: ndarray}) to ``path`` atomically."""
+    from .io.atomic import atomic_write
+
     path = os.fspath(path)
     blob = np.frombuffer(json.dumps(manifest, allow_nan=False).encode("utf-8"), dtype=np.uint8)
-    directory = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{uuid.uuid4().hex[:12]}.tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        with os.fdopen(fd, "wb") as fh:
-            with zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
-                for key, arr in ((MANIFEST, blob), *arrays.items()):
-                    with zf.open(f"{key}.npy", "w", force_zip64=arr.nbytes > (1 << 30)) as out:
-                        np.lib.format.write_array(out, arr, allow_pickle=False)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        # a temporary file renamed over `path` once complete: an interrupted save leaves the previous file
+        with atomic_write(path, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
+            for key, arr in ((MANIFEST, blob), *arrays.items()):
+                with zf.open(f"{key}.npy", "w", force_zip64=arr.nbytes > (1 << 30)) as out:
+                    np.lib.format.write_array(out, arr, allow_pickle=False)
     except OSError as exc:
         raise PersistenceError(f"cannot write model file {path!r}: {exc.strerror or exc}") from exc
-    finally:  # also on KeyboardInterrupt: the previous file at `path` is untouched
-        if os.path.exists(tmp):
-            os.remove(tmp)
     return path
 
 
