@@ -31,7 +31,6 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .persistence import persistable
 from .protocols import kernel_block, kernel_diag
 from .sketching import build_feature_map, kernel_times
 
@@ -104,7 +103,6 @@ class OutputBasis:
         raise NotImplementedError
 
 
-@persistable
 class SketchedOutputBasis(OutputBasis):
     """Orthonormal sketched output basis ``psi_tilde(y) = D^{-1/2} U^T R_Y k_Y^y`` (thesis Prop. 5.5).
 
@@ -170,7 +168,6 @@ class SketchedOutputBasis(OutputBasis):
         return self.proj.T @ Ys
 
 
-@persistable
 class TrainingOutputBasis(OutputBasis):
     """The (non-orthonormal) basis of the distinct training outputs, used without an output sketch.
 

@@ -50,6 +50,7 @@ STATE_CLASSES = {
     "SketchedOutputBasis": "skframe.output_basis:SketchedOutputBasis",
     "TrainingOutputBasis": "skframe.output_basis:TrainingOutputBasis",
     "ComponentSpec": "skframe.specs:ComponentSpec",
+    "FeatureScaler": "skframe.preprocessing:FeatureScaler",
 }
 _EXTRA_CLASSES = {}  # "module:qualname" -> class, from register_class / @persistable
 

@@ -22,7 +22,6 @@ from numba import njit, prange
 
 from .exceptions import InvalidParameterError, PluginError
 from .linalg import default_rtol, eigh_truncated
-from .persistence import persistable
 from .protocols import kernel_block
 
 __all__ = [
@@ -284,7 +283,6 @@ def kernel_times(kernel, X, X_ref, W, *, chunk_rows=None):
     return out
 
 
-@persistable
 class SketchedFeatureMap:
     """The feature map of seed 002 Prop. 1: ``z(x) = D_r^{-1/2} U_r^T R k_x``.
 

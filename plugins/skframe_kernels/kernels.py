@@ -25,9 +25,9 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from skframe._validation import as_float_array, check_same_features, check_scalar
 from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError
 from skframe.protocols import Kernel
+from skframe.validation import as_float_array, check_same_features, check_scalar
 
 from . import _gram_numba as _nb
 

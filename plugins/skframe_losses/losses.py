@@ -18,17 +18,11 @@ import math
 
 import numpy as np
 
-from skframe._validation import check_scalar
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.protocols import Loss
+from skframe.validation import check_scalar
 
 from . import _losses_numba as _nb
-
-try:  # persistence is optional: losses are rebuilt from their params when saved
-    from skframe.persistence import persistable
-except Exception:  # pragma: no cover - persistence not available
-    def persistable(cls):
-        return cls
 
 __all__ = [
     "SquareLoss",
@@ -69,7 +63,6 @@ class _BaseLoss(Loss):
         return f"{type(self).__name__}({args})"
 
 
-@persistable
 class SquareLoss(_BaseLoss):
     """Square loss ``l(f, y) = 1/2 ||f - y||^2`` (smooth, not Lipschitz).
 
@@ -93,7 +86,6 @@ class SquareLoss(_BaseLoss):
         return _nb.square_gradient(F, Y)
 
 
-@persistable
 class HuberLoss(_BaseLoss):
     """κ-Huber loss on the residual norm (thesis eq. 2.127).
 
@@ -150,7 +142,6 @@ class _EpsilonInsensitiveLoss(_BaseLoss):
         return getattr(_nb, self._kernels[1])(F, Y, float(self.epsilon))
 
 
-@persistable
 class EpsilonInsensitiveL1Loss(_EpsilonInsensitiveLoss):
     """ε-insensitive ℓ1 loss of ε-SVR: ``l = max(||r|| - epsilon, 0)`` (1-Lipschitz, not smooth).
 
@@ -166,7 +157,6 @@ class EpsilonInsensitiveL1Loss(_EpsilonInsensitiveLoss):
     _kernels = ("eps_l1_value", "eps_l1_gradient")
 
 
-@persistable
 class EpsilonInsensitiveL2Loss(_EpsilonInsensitiveLoss):
     """ε-insensitive ℓ2 loss: ``l = 1/2 max(||r|| - epsilon, 0)^2`` (smooth, not Lipschitz).
 
@@ -196,7 +186,6 @@ def _check_quantiles(quantiles):
     return q
 
 
-@persistable
 class PinballLoss(_BaseLoss):
     """Pinball (quantile) loss, column j at level ``tau_j`` (seed 002 App. G).
 
@@ -244,7 +233,6 @@ class PinballLoss(_BaseLoss):
         return _nb.pinball_gradient(F, Y, self._taus(F.shape[1]))
 
 
-@persistable
 class HingeLoss(_BaseLoss):
     """Hinge loss of SVMs, ``l(f, y) = sum_j max(0, 1 - y_j f_j)`` with labels ``y_j`` in {-1, +1}.
 

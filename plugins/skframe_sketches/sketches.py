@@ -11,11 +11,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import gammaln
 
-from skframe._validation import check_scalar
 from skframe.exceptions import InvalidParameterError
-from skframe.persistence import persistable
 from skframe.protocols import Sketch, kernel_block, kernel_diag
 from skframe.sketching import SketchMatrix, from_entries
+from skframe.validation import check_scalar
 
 
 def _check_size(size, n):
@@ -305,7 +304,6 @@ class CountSketch(_BaseSketch):
         return from_entries(n, m, rows, np.arange(n), values, {"name": self.name, **self.params})
 
 
-@persistable
 class _FourierMap:
     def __init__(self, W, b):
         self.W = W

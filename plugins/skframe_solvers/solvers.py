@@ -25,10 +25,10 @@ import math
 import numpy as np
 import scipy.optimize as sopt
 
-from skframe._validation import check_scalar
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.linalg import eigh_truncated, solve_psd
 from skframe.protocols import Solver
+from skframe.validation import check_scalar
 
 __all__ = ["FeatureMapProblem", "ClosedFormSolver", "LBFGSSolver", "AdamSolver", "is_square_loss"]
 

@@ -23,7 +23,6 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from .._validation import check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
-from ..persistence import persistable
 from ..output_matrices import build_output_matrix, quantile_matrix
 from ..registry import get_loss, get_solver
 from ..sketching import SketchMatrix, build_feature_map, kernel_times
@@ -158,7 +157,6 @@ _COMMON_PARAMS_DOC = """
 """
 
 
-@persistable
 class SketchedKernelMachine(MultiOutputMixin, RegressorMixin, _MachineBase):
     """Sketched kernel machine for regression with any convex Lipschitz loss.
 
@@ -295,7 +293,6 @@ class SketchedKernelMachine(MultiOutputMixin, RegressorMixin, _MachineBase):
         return F[:, 0] if self._y_1d else F
 
 
-@persistable
 class SketchedKernelClassifier(ClassifierMixin, _MachineBase):
     """Sketched kernel SVM: hinge loss (or any registered loss) on ±1 label codes.
 
@@ -411,7 +408,6 @@ class SketchedKernelClassifier(ClassifierMixin, _MachineBase):
         return self.classes_[np.argmax(F, axis=1)]
 
 
-@persistable
 class JointQuantileRegressor(_MachineBase):
     """Joint quantile regression with the decomposable kernel ``k M`` (seed 002 §2.2, Example 1).
 

@@ -10,7 +10,6 @@ from sklearn.utils import check_random_state
 
 from .._validation import check_scalar
 from ..linalg import solve_psd
-from ..persistence import persistable
 from ..protocols import kernel_block
 from ..sketching import kernel_times
 from ._base import KernelModelMixin, resolve_kernel, resolve_sketch, validate_X, validate_XY
@@ -19,7 +18,6 @@ from sklearn.base import BaseEstimator
 __all__ = ["SketchedKernelRidge"]
 
 
-@persistable
 class SketchedKernelRidge(KernelModelMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
     """Kernel ridge regression with a random sketch of the coefficients.
 

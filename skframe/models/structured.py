@@ -37,7 +37,6 @@ from .._validation import check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ..linalg import default_rtol, pinv_sym, solve_psd
 from ..output_basis import SketchedOutputBasis, TrainingOutputBasis
-from ..persistence import persistable
 from ..protocols import kernel_block
 from ..registry import component_name, get_decoder
 from ..sketching import diagonal_of_mix, draw_sketch, kernel_times, sketched_gram_products
@@ -236,7 +235,6 @@ class _ExactInput:
         return self._pinv @ T
 
 
-@persistable
 class _Draw:
     """One ensemble member: an input map to coordinates and its output basis."""
 
@@ -253,7 +251,6 @@ class _Draw:
         return kernel_times(kernel, X, self.X_fit, self.coef)
 
 
-@persistable
 class _ModelCandidates:
     """Candidate source embedding candidates block by block with each draw's basis."""
 
@@ -281,7 +278,6 @@ class _ModelCandidates:
         return self
 
 
-@persistable
 class _EmbeddingCache:
     """Candidate embeddings computed once per fitted model (default set + the last global set)."""
 
@@ -299,7 +295,6 @@ class _EmbeddingCache:
         return len(self.entries)
 
 
-@persistable
 class OutputKernelRegressor(KernelModelMixin, BaseEstimator):
     """Input/output kernel regression with optional input and output sketches (IOKR family).
 
