@@ -32,9 +32,7 @@ def _manifest(entries):
 
 
 def test_tampered_array_is_detected(tmp_path, data):
-    X, y = data
-    path = tmp_path / "m.skf"
-    skframe.save(SketchedKernelRidge(sketch_size=10, random_state=0).fit(X, y), path)
+    path = _saved(tmp_path, data)
 
     def flip(entries):
         name = next(n for n in entries if n != "__manifest__.npy")
@@ -48,9 +46,7 @@ def test_tampered_array_is_detected(tmp_path, data):
 
 
 def test_truncated_file(tmp_path, data):
-    X, y = data
-    path = tmp_path / "m.skf"
-    skframe.save(SketchedKernelRidge(sketch_size=10, random_state=0).fit(X, y), path)
+    path = _saved(tmp_path, data)
     raw = path.read_bytes()
     path.write_bytes(raw[: len(raw) // 2])
     with pytest.raises(PersistenceError):
@@ -71,9 +67,7 @@ def test_not_a_model_and_missing_file(tmp_path):
 
 
 def test_newer_format_version_refused(tmp_path, data):
-    X, y = data
-    path = tmp_path / "m.skf"
-    skframe.save(SketchedKernelRidge(sketch_size=10, random_state=0).fit(X, y), path)
+    path = _saved(tmp_path, data)
     _edit_manifest(path, lambda m: m.update(format_version=99))
     with pytest.raises(PersistenceError, match="newer"):
         skframe.load(path)

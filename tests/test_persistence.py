@@ -48,9 +48,7 @@ def _edit_manifest(path, edit):
 
 
 def test_missing_plugin_named(tmp_path, data):
-    X, y = data
-    path = tmp_path / "m.skf"
-    skframe.save(SketchedKernelRidge(sketch_size=10, random_state=0).fit(X, y), path)
+    path = _saved(tmp_path, data)
 
     def rename(m):
         state = m["model"]["__object__"] and m["model"]["state"]["__dict__"]
@@ -62,9 +60,7 @@ def test_missing_plugin_named(tmp_path, data):
 
 
 def test_foreign_class_refused(tmp_path, data):
-    X, y = data
-    path = tmp_path / "m.skf"
-    skframe.save(SketchedKernelRidge(sketch_size=10, random_state=0).fit(X, y), path)
+    path = _saved(tmp_path, data)
     _edit_manifest(path, lambda m: m["model"].update({"__object__": "os:system"}))
     with pytest.raises(PersistenceError, match="outside skframe"):
         skframe.load(path)
@@ -175,6 +171,7 @@ def test_arrays_and_scalars_round_trip_exactly(tmp_path):
 
 
 def _saved(tmp_path, data):
+    """A small fitted model saved to ``tmp_path / "m.skf"``."""
     X, y = data
     path = tmp_path / "m.skf"
     skframe.save(SketchedKernelRidge(sketch_size=10, random_state=0).fit(X, y), path)
