@@ -23,6 +23,7 @@ __all__ = [
     "NotFittedError",
     "SkframeWarning",
     "PluginCollisionWarning",
+    "SketchSizeWarning",
 ]
 
 
@@ -96,3 +97,7 @@ def __getattr__(name):
         globals()["NotFittedError"] = cls
         return cls
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class SketchSizeWarning(SkframeWarning):
+    """An explicit sketch size larger than the number of training points was clamped to it."""
