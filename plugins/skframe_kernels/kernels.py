@@ -138,7 +138,8 @@ class GaussianKernel(_Bandwidth, _BaseKernel):
         NeurIPS 2007).
         """
         gamma = self._numeric_gamma("drawing random Fourier features")
-        return rng.standard_normal((int(m), int(d))) * np.sqrt(2.0 * gamma)
+        # drawn as (d, m) and transposed: the same stream as frequencies stored column-wise
+        return rng.standard_normal((int(d), int(m))).T * np.sqrt(2.0 * gamma)
 
     def _gram(self, X, Y, symmetric):
         if not sp.issparse(X) and not sp.issparse(Y) and X.shape[1] <= DIRECT_MAX_FEATURES:
@@ -205,7 +206,7 @@ class LaplacianKernel(_Bandwidth, _BaseKernel):
         (Rahimi and Recht, Random Features for Large-Scale Kernel Machines, NeurIPS 2007).
         """
         gamma = self._numeric_gamma("drawing random Fourier features")
-        return rng.standard_cauchy((int(m), int(d))) * gamma
+        return rng.standard_cauchy((int(d), int(m))).T * gamma
 
     def _gram(self, X, Y, symmetric):
         out = np.empty((X.shape[0], Y.shape[0]), dtype=np.float64)
