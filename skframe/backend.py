@@ -75,6 +75,7 @@ BACKENDS = ("numpy", "cupy")
 ENGINES = ("numpy", "numba", "cupy")
 
 _GPU_CHECKED = {}
+_ENGINE_MODULES = {}  # (module, engine) -> imported engine module or None
 
 
 def _type_root(x):
@@ -223,17 +224,21 @@ def engine_module(module, options=None, engine=None):
         CuPy backend).
     """
     engine = engine or select_engine(options)
+    key = (module, engine)
+    if key in _ENGINE_MODULES:
+        return _ENGINE_MODULES[key]
     if engine not in ENGINES:
         raise InvalidParameterError(f"engine={engine!r} is not known; choose one of {', '.join(ENGINES)}")
-    if engine == "numpy":
-        return None
-    package, _, stem = module.rpartition(".")
-    name = f"{package}._{stem}_{engine}" if package else f"_{stem}_{engine}"
-    if engine == "numba":
-        require("numba", f"the compiled engine of {module}")
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name != name:
-            raise
-        return None
+    found = None
+    if engine != "numpy":
+        package, _, stem = module.rpartition(".")
+        name = f"{package}._{stem}_{engine}" if package else f"_{stem}_{engine}"
+        if engine == "numba":
+            require("numba", f"the compiled engine of {module}")
+        try:
+            found = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+    _ENGINE_MODULES[key] = found
+    return found
