@@ -208,3 +208,38 @@ def naive_scale_gamma_gaussian_tanimoto(X, variant="dot"):
 def naive_rff_features(X, W, b):
     """Random Fourier features ``sqrt(2/m) cos(X @ W.T + b)`` for frequencies W of shape (m, d)."""
     return np.sqrt(2.0 / W.shape[0]) * np.cos(X @ W.T + b)
+
+
+# ---------------------------------------------------------------- a non-array input collection
+from skframe.collections import InputCollection  # noqa: E402
+
+
+class ArrayRows(InputCollection):
+    """A minimal :class:`InputCollection`: the rows of a private array, reachable only through ``take``."""
+
+    def __init__(self, A):
+        self.A = np.asarray(A)
+
+    def __len__(self):
+        return self.A.shape[0]
+
+    def take(self, indices):
+        return ArrayRows(self.A[np.asarray(indices)])
+
+    def to_state(self):
+        return {"A": self.A}
+
+    @classmethod
+    def from_state(cls, state):
+        return cls(state["A"])
+
+
+class ArrayRowsRBF:
+    """Gaussian kernel on :class:`ArrayRows` (plain formula)."""
+
+    def __init__(self, gamma):
+        self.gamma = gamma
+
+    def __call__(self, X, Y=None):
+        Y = X if Y is None else Y
+        return naive_gaussian(X.A, Y.A, self.gamma)

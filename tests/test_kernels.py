@@ -58,16 +58,6 @@ def _data(rng, n, d, nonneg, density=0.4):
     return X
 
 
-@pytest.fixture(params=["numba", "numpy"])
-def engine(request, monkeypatch):
-    """Run a test with the compiled engine and again with the plain NumPy one."""
-    if request.param == "numpy":
-        monkeypatch.setenv("SKFRAME_DISABLE_NUMBA", "1")
-    else:
-        monkeypatch.delenv("SKFRAME_DISABLE_NUMBA", raising=False)
-    return request.param
-
-
 def _close(A, B):
     np.testing.assert_allclose(A, B, rtol=RTOL, atol=RTOL * max(1.0, np.abs(B).max()))
 

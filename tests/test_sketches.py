@@ -10,7 +10,6 @@ import pytest
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import rbf_kernel
 
-from skframe.collections import InputCollection
 from skframe.exceptions import InvalidParameterError
 from skframe.registry import get_sketch
 from skframe.sketching import SketchMatrix, from_entries
@@ -26,7 +25,7 @@ from skframe_sketches.sketches import (
     SubSampleSketch,
 )
 
-from .naive import naive_rff_features, naive_truncated_binomial_pmf
+from .naive import ArrayRows, ArrayRowsRBF, naive_rff_features, naive_truncated_binomial_pmf
 
 
 class RBF:
@@ -304,40 +303,11 @@ def test_psr_psg_signatures_list_p():
             cls(7, q=0.1)
 
 
-class _Rows(InputCollection):
-    """A minimal non-array collection: rows of a private array."""
-
-    def __init__(self, A):
-        self.A = np.asarray(A)
-
-    def __len__(self):
-        return self.A.shape[0]
-
-    def take(self, indices):
-        return _Rows(self.A[np.asarray(indices)])
-
-    def to_state(self):
-        return {"A": self.A}
-
-    @classmethod
-    def from_state(cls, state):
-        return cls(state["A"])
-
-
-class _RowsRBF:
-    def __init__(self, gamma):
-        self.gamma = gamma
-
-    def __call__(self, X, Y=None):
-        Y = X if Y is None else Y
-        return rbf_kernel(X.A, Y.A, gamma=self.gamma)
-
-
 def test_leverage_sketch_accepts_an_input_collection():
     X = np.random.default_rng(0).normal(size=(40, 3))
     sk = LeverageScoreSketch(6, lam=1e-2)
     R_arr = sk.draw(40, np.random.default_rng(3), X=X, kernel=RBF(0.5))
-    R_col = sk.draw(40, np.random.default_rng(3), X=_Rows(X), kernel=_RowsRBF(0.5))
+    R_col = sk.draw(40, np.random.default_rng(3), X=ArrayRows(X), kernel=ArrayRowsRBF(0.5))
     np.testing.assert_array_equal(R_arr.indices, R_col.indices)
     np.testing.assert_allclose(R_arr.toarray(), R_col.toarray(), rtol=1e-12)
 

@@ -56,16 +56,6 @@ def assert_rel_close(actual, expected, rtol=1e-10):
     assert err <= rtol, f"relative error {err:.3e} > {rtol:.0e}"
 
 
-@pytest.fixture(params=["numba", "numpy"])
-def engine(request, monkeypatch):
-    """Run a test with the compiled engine and again with the plain NumPy one."""
-    if request.param == "numpy":
-        monkeypatch.setenv("SKFRAME_DISABLE_NUMBA", "1")
-    else:
-        monkeypatch.delenv("SKFRAME_DISABLE_NUMBA", raising=False)
-    return request.param
-
-
 @pytest.fixture
 def data():
     rng = np.random.default_rng(0)

@@ -8,7 +8,6 @@ import pytest
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import rbf_kernel
 
-from skframe.collections import InputCollection
 from skframe.options import ComputeOptions
 from skframe.sketching import (
     build_feature_map,
@@ -26,7 +25,7 @@ from skframe_sketches.sketches import (
     SubSampleSketch,
 )
 
-from .naive import naive_sketched_gram_products
+from .naive import ArrayRows, ArrayRowsRBF, naive_sketched_gram_products
 
 SKETCHES = {
     "subsample": SubSampleSketch(7),
@@ -132,41 +131,15 @@ def test_kernel_times_mixT_is_one_chunk_of_KR(name, data):
     assert got32.dtype == np.float32 and _rel(got32, KR[:5]) < FLOAT32_RTOL
 
 
-class _Rows(InputCollection):
-    def __init__(self, A):
-        self.A = np.asarray(A)
-
-    def __len__(self):
-        return self.A.shape[0]
-
-    def take(self, indices):
-        return _Rows(self.A[np.asarray(indices)])
-
-    def to_state(self):
-        return {"A": self.A}
-
-    @classmethod
-    def from_state(cls, state):
-        return cls(state["A"])
-
-
-class _RowsRBF:
-    def __init__(self, gamma):
-        self.gamma = gamma
-
-    def __call__(self, X, Y=None):
-        return rbf_kernel(X.A, (X if Y is None else Y).A, gamma=self.gamma)
-
-
 @pytest.mark.parametrize("name", ["psr", "subsample", "gaussian"])
 def test_input_collections_flow_through(name, data):
     R = _draw(name, data)
-    KR, RKR = sketched_gram_products(_RowsRBF(0.3), _Rows(data), R, chunk_rows=4)
+    KR, RKR = sketched_gram_products(ArrayRowsRBF(0.3), ArrayRows(data), R, chunk_rows=4)
     KR0, RKR0 = naive_sketched_gram_products(rbf_kernel(data, gamma=0.3), R.toarray())
     assert _rel(KR, KR0) < 1e-10 and _rel(RKR, RKR0) < 1e-10
-    fmap, Z, _ = build_feature_map(_RowsRBF(0.3), _Rows(data), R)
-    assert isinstance(fmap.X_sub, _Rows)
-    np.testing.assert_allclose(fmap.transform(_Rows(data), chunk_rows=7), Z, rtol=1e-10, atol=1e-12)
+    fmap, Z, _ = build_feature_map(ArrayRowsRBF(0.3), ArrayRows(data), R)
+    assert isinstance(fmap.X_sub, ArrayRows)
+    np.testing.assert_allclose(fmap.transform(ArrayRows(data), chunk_rows=7), Z, rtol=1e-10, atol=1e-12)
 
 
 def test_kernel_times_uses_the_kernel_matvec(data):

@@ -158,12 +158,7 @@ class PSRSketch(PSparsifiedSketch):
 class PSGSketch(PSparsifiedSketch):
     """p-SG sketch: :class:`PSparsifiedSketch` with Gaussian entries (registered as ``"psg"``).
 
-    Parameters
-    ----------
-    size : int, default=100
-        Number of rows m.
-    p : float in (0, 1], optional
-        Probability that an entry is non-zero; default ``min(1, 20 / n)``.
+    Takes the parameters of :class:`PSRSketch` (``size``, ``p``).
     """
 
     def __init__(self, size=100, p=None):
