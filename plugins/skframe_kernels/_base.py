@@ -16,6 +16,7 @@ from skframe.collections import chunks
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.options import DEFAULT_OPTIONS
 from skframe.protocols import Kernel
+from skframe.sketching import rows_within_budget
 
 from ._gram_ops import _as_input, _check_positive
 
@@ -126,13 +127,7 @@ class _BaseKernel(Kernel):
 
     def rows_per_block(self, n_cols, options=None):
         """Rows of ``X`` per block so that :meth:`block_bytes` stays within ``options.block_bytes``."""
-        options = options or DEFAULT_OPTIONS
-        if options.chunk_rows:
-            return int(options.chunk_rows)
-        itemsize = _compute_dtype(options).itemsize
-        one = self.block_bytes(1, n_cols, itemsize)
-        per_row = max(self.block_bytes(2, n_cols, itemsize) - one, 1)
-        return int(max(1, (options.block_bytes - (one - per_row)) // per_row))
+        return rows_within_budget(self, n_cols, options)
 
     def matvec(self, X, Y, W, options=None):
         """``k(X, Y) @ W`` in row blocks of ``X`` within ``options.block_bytes``.
