@@ -137,9 +137,18 @@ def _rows(X, start, stop):
     return X[start:stop]
 
 
+def _kernel_block(kernel, X, Y, dtype):
+    """The block in ``dtype``: computed so by kernels listing it in ``dtypes``, else rounded once."""
+    if dtype != np.float64 and dtype.name in getattr(kernel, "dtypes", ()):
+        K = kernel(X, Y, dtype=dtype)
+        if getattr(K, "dtype", None) == dtype and K.shape == (n_items(X), n_items(Y)):
+            return K
+    return kernel_block(kernel, X, Y, dtype=dtype)
+
+
 def _block_times_mix(kernel, X_rows, X_sub, mix, diag, options, out):
     dtype = compute_dtype(options)
-    block = kernel_block(kernel, X_rows, X_sub, dtype=dtype)
+    block = _kernel_block(kernel, X_rows, X_sub, dtype)
     if diag is not None:  # S_mix diagonal: scale the columns in place
         block *= diag.astype(dtype, copy=False)
         if out is None:

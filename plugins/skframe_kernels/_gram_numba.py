@@ -326,3 +326,66 @@ def csr_rows_to_dense_t(yp, yi, yd, j0, j1, out):
     for j in range(j0, j1):
         for p in range(yp[j], yp[j + 1]):
             out[yi[p], j - j0] += yd[p]
+
+
+# ----------------------------------------------------------------- float32 Gaussian blocks
+
+_LN2_HI32 = np.float32(0.693145751953125)  # ln 2 with trailing zero bits (float32)
+_LN2_LO32 = np.float32(1.428606765330187e-06)
+_INV_LN2_32 = np.float32(1.4426950408889634)
+_UNDERFLOW32 = np.float32(-87.0)  # exp(x) < 1.7e-38 below: returned as 0
+
+
+@njit(nogil=True, fastmath=_FASTMATH, cache=True, inline="always")
+def _exp_nonpositive_inplace32(a):
+    """Float32 version of :func:`_exp_nonpositive_inplace` (degree-7 polynomial, relative error < 2e-7)."""
+    bits = a.view(np.int32)
+    zero = np.float32(0.0)
+    half = np.float32(0.5)
+    for j in range(a.shape[0]):
+        x = min(a[j], zero)
+        under = x < _UNDERFLOW32
+        x = zero if under else x
+        kf = math.floor(x * _INV_LN2_32 + half)
+        k32 = np.float32(kf)
+        r = (x - k32 * _LN2_HI32) - k32 * _LN2_LO32
+        p = np.float32(1.0) + r * (np.float32(1.0) + r * (np.float32(0.5) + r * (np.float32(1.0 / 6) + r * (
+            np.float32(1.0 / 24) + r * (np.float32(1.0 / 120) + r * (np.float32(1.0 / 720) + r * np.float32(1.0 / 5040)))))))
+        a[j] = zero if under else p
+        bits[j] = bits[j] + (np.int32(kf) << 23)
+
+
+@njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def sqeuclidean_exp_direct32(X, Yt, gamma, out):
+    """:func:`sqeuclidean_exp_direct` on float32 ``X``, ``Yt`` and ``out`` (sums in float32)."""
+    n, d = X.shape
+    m = Yt.shape[1]
+    g = np.float32(-gamma)
+    for i in prange(n):
+        row = out[i]
+        for j0 in range(0, m, _TILE):
+            w = min(_TILE, m - j0)
+            acc = row[j0 : j0 + w]
+            for j in range(w):
+                acc[j] = 0.0
+            for k in range(d):
+                xik = X[i, k]
+                yk = Yt[k, j0 : j0 + w]
+                for j in range(w):
+                    t = xik - yk[j]
+                    acc[j] += t * t
+            for j in range(w):
+                acc[j] *= g
+        _exp_nonpositive_inplace32(row)
+
+
+@njit(parallel=True, fastmath=_FASTMATH, cache=True)
+def sqeuclidean_exp_from_cross32(out, xn, yn, gamma):
+    """:func:`sqeuclidean_exp_from_cross` on a float32 ``out`` (norms in float64, rounded once)."""
+    n, m = out.shape
+    for i in prange(n):
+        row = out[i]
+        xi = xn[i]
+        for j in range(m):
+            row[j] = -gamma * max(xi + yn[j] - 2.0 * row[j], 0.0)
+        _exp_nonpositive_inplace32(row)

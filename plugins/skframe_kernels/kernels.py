@@ -163,6 +163,23 @@ class GaussianKernel(_Bandwidth, _BaseKernel):
             np.fill_diagonal(out, 1.0)
         return out
 
+    def _gram32(self, X, Y, symmetric):
+        """Dense data in single precision: differences (few features) or a float32 BLAS cross term."""
+        if sp.issparse(X) or sp.issparse(Y):
+            return super()._gram32(X, Y, symmetric)
+        out = np.empty((X.shape[0], Y.shape[0]), dtype=np.float32)
+        X32 = X.astype(np.float32)
+        if X.shape[1] <= DIRECT_MAX_FEATURES:
+            engine().sqeuclidean_exp_direct32(X32, _transpose_c(Y).astype(np.float32), self.gamma, out)
+        else:
+            xn = _sq_row_norms(X)
+            yn = xn if symmetric else _sq_row_norms(Y)
+            np.matmul(X32, (X32 if symmetric else Y.astype(np.float32)).T, out=out)
+            engine().sqeuclidean_exp_from_cross32(out, xn, yn, self.gamma)
+        if symmetric:
+            np.fill_diagonal(out, 1.0)
+        return out
+
 
 class LaplacianKernel(_Bandwidth, _BaseKernel):
     """Laplacian kernel ``k(x, y) = exp(-gamma * ||x - y||_1)``.
