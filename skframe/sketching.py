@@ -140,7 +140,10 @@ def _rows(X, start, stop):
 def _kernel_block(kernel, X, Y, dtype):
     """The block in ``dtype``: computed so by kernels listing it in ``dtypes``, else rounded once."""
     if dtype != np.float64 and dtype.name in getattr(kernel, "dtypes", ()):
-        K = kernel(X, Y, dtype=dtype)
+        try:
+            K = kernel(X, Y, dtype=dtype)
+        except TypeError:  # e.g. a subclass whose __call__ does not take dtype
+            K = None
         if getattr(K, "dtype", None) == dtype and K.shape == (n_items(X), n_items(Y)):
             return K
     return kernel_block(kernel, X, Y, dtype=dtype)

@@ -183,3 +183,14 @@ def test_float32_exponential_tail():
     bound = 2e-7 * (1.0 + Y[keep, 0] ** 2)
     assert np.all(np.abs(K[keep] - ref[keep]) / ref[keep] <= bound)
     assert GaussianKernel(1.0)(np.zeros((1, 1)), np.array([[20.0]]), dtype=np.float32)[0, 0] == 0.0
+
+
+def test_precomputed_matvec_and_float32(rng):
+    from skframe_kernels import PrecomputedKernel
+
+    Z = rng.standard_normal((8, 3))
+    k = PrecomputedKernel(gram=Z @ Z.T)
+    ids, W = np.arange(8.0)[:, None], rng.standard_normal((3, 2))
+    np.testing.assert_allclose(k.matvec(ids, ids[[1, 4, 6]], W, ComputeOptions(chunk_rows=3)),
+                               (Z @ Z[[1, 4, 6]].T) @ W, rtol=1e-12)
+    assert k(ids, dtype=np.float32).dtype == np.float32

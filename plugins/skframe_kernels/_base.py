@@ -162,7 +162,8 @@ class _BaseKernel(Kernel):
         n = X.shape[0]
         out = np.empty((n,) + W.shape[1:], dtype=np.result_type(W.dtype, dtype))
         for start, stop in chunks(n, kernel.rows_per_block(Y.shape[0], options)):
-            out[start:stop] = kernel(X[start:stop], Y, dtype=dtype) @ W
+            rows = X[start:stop]
+            out[start:stop] = (kernel(rows, Y) if dtype == np.float64 else kernel(rows, Y, dtype=dtype)) @ W
         return out
 
 
