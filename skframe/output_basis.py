@@ -160,7 +160,9 @@ class SketchedOutputBasis(OutputBasis):
         fmap, Psi, _ = build_feature_map(kernel, Y, R, rtol=rtol, distinct=distinct)
         info = R.summary()
         info["rank"] = fmap.rank
-        return cls(kernel, fmap.X_sub, fmap.proj, fmap.eigenvalues, info), Psi
+        # C-contiguous arrays: a saved and reloaded basis embeds bit-identically
+        return cls(kernel, fmap.X_sub, np.ascontiguousarray(fmap.proj), np.ascontiguousarray(fmap.eigenvalues),
+                   info), Psi
 
     def embed(self, Y, chunk_rows=None):
         return kernel_times(self.kernel, Y, self.Y_sub, self.proj, chunk_rows=chunk_rows)

@@ -317,7 +317,8 @@ class CandidateDecoder(Decoder):
         n = G_list[0].shape[0]
         top_i = np.full((n, k), -1, dtype=np.int64)
         top_s = np.full((n, k), -np.inf)
-        budget = max(1, self.block_entries // 8)
+        # candidates per gathered block: block_entries embedding entries (a source may declare its width)
+        budget = max(1, self.block_entries // max(int(getattr(src, "width", 8)), 1))
         i = 0
         while i < n:
             lo = offsets[i]
