@@ -286,3 +286,171 @@ def test_solve_psd_jitter_paths_agree():
     Indef = M_full - 5 * np.eye(30) * np.abs(np.linalg.eigvalsh(M_full)).max()  # no Cholesky succeeds
     x = _solve_psd_jitter(np.asfortranarray(sla.block_diag(Indef)), B, rebuild=lambda: M_full)
     np.testing.assert_allclose(x, pinv_sym(M_full) @ B, rtol=1e-8)
+
+
+def _pool_setup(dtype=np.uint8, out_kernel=None, n_pool=150, n_q=9, k=12, registered=False):
+    X, Y = multilabel_data(n=80)
+    Xte, _ = multilabel_data(n=n_q, seed=11)
+    kw = {"output_kernel": out_kernel} if out_kernel is not None else {}
+    if registered:  # kernels built by name, so that the model can be saved
+        kw = {"input_kernel": "gaussian", "input_kernel_params": {"gamma": 0.2}, "output_kernel": "gaussian",
+              "output_kernel_params": {"gamma": 0.3}}
+    model = _model(input_sketch="subsample", input_sketch_size=30, output_sketch="subsample", output_sketch_size=25,
+                   n_draws=2, **kw).fit(X, Y)
+    rng = np.random.default_rng(3)
+    pool = (rng.random((n_pool, Y.shape[1])) > 0.5).astype(dtype)
+    lists = [rng.choice(n_pool, size=int(s), replace=False) for s in rng.integers(1, k, size=n_q)]
+    return model, Xte, pool, lists
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, bool, np.float64])
+@pytest.mark.parametrize("linear_out", [False, True])
+def test_candidate_pool_equals_brute_force(dtype, linear_out):
+    """Pool decoding = the per-query sets it stands for = brute force over the score of each candidate."""
+    model, Xte, pool, lists = _pool_setup(dtype, LinK() if linear_out else None)
+    cp = structured.CandidatePool(pool, lists)
+    sets = [pool[ix].astype(float) for ix in lists]
+    pred = model.predict(Xte, candidates=cp)
+    assert pred.dtype == pool.dtype
+    S_pool = model.decision_function(Xte, candidates=cp)
+    S_sets = model.decision_function(Xte, candidates=sets)
+    G = model.surrogate_predict(Xte)
+    for i, (ix, s, s2) in enumerate(zip(lists, S_pool, S_sets)):
+        E = [d.basis.embed(pool[ix].astype(float)) for d in model.draws_]
+        ref = np.mean([g[i] @ e.T for g, e in zip(G, E)], axis=0)
+        ref = ref - 0.5 * (LinK().diag(pool[ix]) if linear_out else 1.0)
+        np.testing.assert_allclose(s, ref, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(s, s2, rtol=1e-12, atol=1e-14)
+        np.testing.assert_array_equal(pred[i], pool[ix][np.argmax(s)])
+    idx, sc = model.predict_topk(Xte, 5, candidates=cp)
+    for i, s in enumerate(S_pool):
+        ref_i, ref_s = naive.naive_decode_topk(s[None, :], min(5, s.size))
+        np.testing.assert_array_equal(idx[i, : ref_i.shape[1]], ref_i[0])
+        np.testing.assert_allclose(sc[i, : ref_s.shape[1]], ref_s[0], rtol=1e-12)
+        assert np.all(idx[i, ref_i.shape[1] :] == -1)
+    glob = cp.pool_index(idx)
+    assert np.all((glob == -1) == (idx == -1))
+    assert all(glob[i, j] == lists[i][idx[i, j]] for i in range(len(lists)) for j in range(5) if idx[i, j] >= 0)
+
+
+def test_candidate_pool_embedded_once_and_cached_outside_the_model(monkeypatch, tmp_path):
+    from skframe.models.structured import _candidates
+    from skframe.persistence import load, save
+
+    model, Xte, pool, lists = _pool_setup(registered=True)
+    structured.clear_candidate_cache()
+    calls = []
+    real = _candidates.embed_candidates
+    monkeypatch.setattr(_candidates, "embed_candidates", lambda *a, **k: calls.append(a[1].shape) or real(*a, **k))
+    cp = structured.CandidatePool(pool, lists)
+    p1 = model.predict(Xte, candidates=cp)
+    p2 = model.predict(Xte, candidates=structured.CandidatePool(pool, lists[::-1]))
+    assert calls == [pool.shape]  # one embedding of the whole pool, reused by the second call
+    np.testing.assert_array_equal(p2, model.predict(Xte[::-1], candidates=cp)[::-1])
+    assert not any("cache" in k for k in vars(model))
+    save(model, tmp_path / "m.skf")
+    model2 = load(tmp_path / "m.skf")
+    np.testing.assert_array_equal(model2.predict(Xte, candidates=cp), p1)
+    S1, S2 = model.decision_function(Xte, candidates=cp), model2.decision_function(Xte, candidates=cp)
+    assert all(np.array_equal(a, b) for a, b in zip(S1, S2))
+    pool[0, 0] ^= 1  # a changed pool is embedded again
+    model.predict(Xte, candidates=cp)
+    assert len(calls) == 3  # model2 once, the changed pool once more
+
+
+def test_candidate_cache_is_bounded():
+    from skframe.models.structured._candidates import _EmbeddingCache
+
+    class Owner:
+        pass
+
+    a, b = Owner(), Owner()
+    cache = _EmbeddingCache(max_bytes=100, max_entries=2)
+    cache.put(a, "k1", "v1", 60)
+    cache.put(a, "k2", "v2", 60)  # over the byte bound: the oldest goes
+    assert cache.get(a, "k1") is None and cache.get(a, "k2") == "v2"
+    assert cache.get(b, "k2") is None  # another model never sees it
+    cache.put(a, "big", "v", 101)  # larger than the bound: not kept
+    assert cache.get(a, "big") is None
+    del a
+    cache.put(b, "k3", "v3", 10)  # entries of discarded models are dropped
+    assert len(cache.entries) == 1
+
+
+def test_candidate_pool_errors_and_offsets():
+    from skframe.exceptions import InvalidInputError
+
+    model, Xte, pool, lists = _pool_setup()
+    with pytest.raises(InvalidInputError, match="outside the pool"):
+        structured.CandidatePool(pool, [[0, pool.shape[0]]])
+    with pytest.raises(InvalidInputError, match="queries"):
+        model.predict(Xte, candidates=structured.CandidatePool(pool, lists[:-1]))
+    with pytest.raises(InvalidInputError, match="columns"):
+        model.predict(Xte, candidates=structured.CandidatePool(pool[:, :-1], lists))
+    flat = np.concatenate(lists)
+    offsets = np.concatenate([[0], np.cumsum([len(ix) for ix in lists])])
+    cp = structured.CandidatePool.from_offsets(pool, flat, offsets)
+    np.testing.assert_array_equal(model.predict(Xte, candidates=cp),
+                                  model.predict(Xte, candidates=structured.CandidatePool(pool, lists)))
+    assert np.array_equal(cp.local_index([ix[-1] for ix in lists]), [len(ix) - 1 for ix in lists])
+
+
+def test_candidate_ranking_metrics_against_rank_of_true():
+    from skframe.metrics import hits_at_k, mean_rank, rank_of_true
+
+    model, Xte, pool, lists = _pool_setup(n_q=15, k=30)
+    cp = structured.CandidatePool(pool, lists)
+    rng = np.random.default_rng(0)
+    true = np.array([rng.integers(len(ix)) for ix in lists])
+    true[3] = -1  # truth not among the candidates: not ranked
+    res = structured.candidate_ranking(model, Xte, cp, true)
+    S = model.decision_function(Xte, candidates=cp)
+    ranks = np.array([rank_of_true(S[i][None, :], [true[i]])[0] for i in range(len(S)) if true[i] >= 0])
+    assert res["n_ranked"] == 14
+    assert res["mean_rank"] == pytest.approx(mean_rank(ranks))
+    assert res["mrr"] == pytest.approx(np.mean(1 / ranks))
+    for k in (1, 5, 10):
+        assert res[f"hits@{k}"] == pytest.approx(hits_at_k(ranks, k))
+    sets = [pool[ix] for ix in lists]
+    assert structured.candidate_ranking(model, Xte, sets, true) == res
+    C = pool[:40]
+    t = np.arange(len(Xte)) % 40
+    res_g = structured.candidate_ranking(model, Xte, C, t, ks=(1, 3))
+    ranks_g = rank_of_true(model.decision_function(Xte, candidates=C), t)
+    assert res_g["hits@3"] == pytest.approx(hits_at_k(ranks_g, 3)) and res_g["mean_rank"] == pytest.approx(ranks_g.mean())
+
+
+def test_inputs_as_a_collection():
+    """Inputs are only touched through n_items / take: an InputCollection wrapping an array gives the same model."""
+    from skframe.collections import InputCollection
+
+    class Rows(InputCollection):
+        def __init__(self, A):
+            self.A = np.asarray(A)
+
+        def __len__(self):
+            return self.A.shape[0]
+
+        def take(self, indices):
+            return Rows(self.A[np.asarray(indices)])
+
+        def to_state(self):
+            return {"A": self.A}
+
+        @classmethod
+        def from_state(cls, state):
+            return cls(state["A"])
+
+    class RowsGauss(GaussK):
+        def __call__(self, A, B=None):
+            unwrap = lambda Z: Z.A if isinstance(Z, Rows) else Z  # noqa: E731
+            return super().__call__(unwrap(A), None if B is None else unwrap(B))
+
+    X, Y = multilabel_data(n=60)
+    Xte, _ = multilabel_data(n=7, seed=12)
+    for kw in ({}, {"input_sketch": "subsample", "input_sketch_size": 25, "output_sketch": "subsample",
+                    "output_sketch_size": 20}):
+        ref = _model(input_kernel=RowsGauss(0.2), **kw).fit(X, Y)
+        m = _model(input_kernel=RowsGauss(0.2), **kw).fit(Rows(X), Y)
+        np.testing.assert_allclose(m.decision_function(Rows(Xte)), ref.decision_function(Xte), rtol=1e-12)
+        np.testing.assert_array_equal(m.predict(Rows(Xte)), ref.predict(Xte))

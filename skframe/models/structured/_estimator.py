@@ -187,6 +187,8 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         self._decoder = get_decoder(self.decoder) if isinstance(self.decoder, str) else self.decoder
         rng = np.random.default_rng(check_random_state(self.random_state).randint(0, 2**31 - 1))
 
+        if sx is None:
+            X = _c_order(X)  # kept by every draw
         exact_solve = exact_input_coef(kx, X, lam) if sx is None else None
         exact_out = TrainingOutputBasis.fit(ky, Y) if sy is None else None
         if exact_out is not None:
@@ -223,7 +225,7 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         """One draw's input map to the targets T (all arrays C-contiguous, as a reloaded model has them)."""
         if exact_solve is not None:
             info = {"name": "none", "m": n_items(X), "n": n_items(X), "s_prime": n_items(X)}
-            return _Draw(_c_order(X), exact_solve(T), basis, info)
+            return _Draw(X, exact_solve(T), basis, info)
         if getattr(sx, "feature_map", False):  # explicit feature map (random Fourier features)
             fmap, Z, info = self._build_representation(X, kx, sx, rng, rtol=self.rtol)
             A = Z.T @ Z
