@@ -5,18 +5,26 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from sklearn.base import MultiOutputMixin, RegressorMixin
-from sklearn.utils import check_random_state
+from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 
-from .._validation import check_scalar
+from ..constraints import HasMethods, Interval, Options, validate_params
 from ..linalg import solve_psd
 from ..persistence import persistable
-from ..protocols import kernel_block
-from ..sketching import kernel_times
-from ._base import KernelModelMixin, resolve_kernel, resolve_sketch, validate_X, validate_XY
-from sklearn.base import BaseEstimator
+from ..problems import SolveResult
+from ._base import KernelModelMixin, check_lam, validate_XY
 
 __all__ = ["SketchedKernelRidge"]
+
+
+def _ridge_solve(rep, Y, lam, init, rng):
+    """Square-loss closed form: ``(K + n lam I)^{-1} Y`` (exact) or ``(Z^T Z + n lam I)^{-1} Z^T Y``."""
+    n = Y.shape[0]
+    A, B = (rep.K, Y) if rep.K is not None else rep.problem(Y).gram()
+    diag = np.einsum("ii->i", A)  # a view: the ridge is added in place and removed after (λ paths reuse K)
+    diag += n * lam
+    W = solve_psd(A, B)  # factors a copy
+    diag -= n * lam
+    return SolveResult(W=W, stop_reason="closed form (exact minimiser)", n_iter=1)
 
 
 @persistable
@@ -77,15 +85,30 @@ class SketchedKernelRidge(KernelModelMixin, MultiOutputMixin, RegressorMixin, Ba
     True
     """
 
+    _parameter_constraints = {
+        "kernel": [str, HasMethods("__call__")],
+        "kernel_params": [dict, None],
+        "sketch": [str, HasMethods("draw"), HasMethods("fit_features"), None],
+        "sketch_size": [Interval("int", 1, None), Options("auto"), None],
+        "sketch_params": [dict, None],
+        "lam": [Interval("real", 0, None, closed="neither"), "array-like"],
+        "fit_intercept": ["boolean"],
+        "rtol": [Interval("real", 0, 1), None],
+        "random_state": ["random_state"],
+    }
+    _parameter_hints = {"lam": "e.g. lam=1e-3, or a list of values for a regularisation path",
+                        "sketch_size": "a positive integer m, or 'auto' to choose it from n"}
+
     def __init__(
         self,
         kernel="gaussian",
         *,
         kernel_params=None,
         sketch="psr",
-        sketch_size=100,
+        sketch_size="auto",
         sketch_params=None,
         lam=1e-3,
+        fit_intercept=True,
         rtol=None,
         random_state=None,
     ):
@@ -95,6 +118,7 @@ class SketchedKernelRidge(KernelModelMixin, MultiOutputMixin, RegressorMixin, Ba
         self.sketch_size = sketch_size
         self.sketch_params = sketch_params
         self.lam = lam
+        self.fit_intercept = fit_intercept
         self.rtol = rtol
         self.random_state = random_state
 
@@ -103,7 +127,7 @@ class SketchedKernelRidge(KernelModelMixin, MultiOutputMixin, RegressorMixin, Ba
 
         Parameters
         ----------
-        X : array-like or sparse matrix of shape (n_samples, n_features)
+        X : array-like, sparse matrix or InputCollection of n_samples inputs
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
         progress : callable, optional
             Called with a number of rows after each kernel block (progress bars).
@@ -113,38 +137,12 @@ class SketchedKernelRidge(KernelModelMixin, MultiOutputMixin, RegressorMixin, Ba
         self : SketchedKernelRidge
         """
         t0 = time.perf_counter()
-        lam = check_scalar(self.lam, "lam", low=0, low_inclusive=False, fix="lam must be > 0, e.g. 1e-3")
-        if self.rtol is not None:
-            check_scalar(self.rtol, "rtol", low=0, high=1)
+        validate_params(self)
+        check_lam(self.lam)
         X, Y, one_d = validate_XY(self, X, y)
-        kernel = resolve_kernel(self.kernel, self.kernel_params)
-        sketch = resolve_sketch(self.sketch, self.sketch_size, self.sketch_params)
-        rng = np.random.default_rng(check_random_state(self.random_state).randint(0, 2**31 - 1))
-        n = X.shape[0]
-        fmap, Z, info = self._build_representation(X, kernel, sketch, rng, rtol=self.rtol, progress=progress)
-        if fmap is None:  # exact kernel ridge
-            K = kernel_block(kernel, X, X)
-            K[np.diag_indices_from(K)] += n * lam
-            self.coef_ = solve_psd(K, Y)
-            self.X_fit_ = X
-            self.feature_map_ = None
-        else:
-            A = Z.T @ Z
-            A[np.diag_indices_from(A)] += n * lam
-            W = solve_psd(A, Z.T @ Y)
-            if hasattr(fmap, "proj"):  # f(x) = k(x, X_sub) @ proj @ W
-                self.coef_ = fmap.proj @ W
-                self.X_fit_ = fmap.X_sub
-                self.feature_map_ = None
-            else:  # explicit feature map (random Fourier features)
-                self.coef_ = W
-                self.X_fit_ = None
-                self.feature_map_ = fmap
-        self.kernel_ = kernel
-        self.sketch_info_ = info
+        self._fit_kernel_model(X, Y, solve=_ridge_solve, fit_intercept=self.fit_intercept, exact="gram",
+                               progress=progress, rtol=self.rtol, t0=t0)
         self._y_1d = one_d
-        self.n_outputs_ = Y.shape[1]
-        self.fit_seconds_ = time.perf_counter() - t0
         return self
 
     def predict(self, X):
@@ -154,12 +152,7 @@ class SketchedKernelRidge(KernelModelMixin, MultiOutputMixin, RegressorMixin, Ba
         -------
         ndarray of shape (n_samples,) or (n_samples, n_targets)
         """
-        self._check_fitted()
-        X = validate_X(self, X, reset=False)
-        if self.feature_map_ is not None:
-            F = self.feature_map_.transform(X) @ self.coef_
-        else:
-            F = kernel_times(self.kernel_, X, self.X_fit_, self.coef_)
+        F = self._decision(X)
         return F[:, 0] if self._y_1d else F
 
     def __sklearn_tags__(self):
