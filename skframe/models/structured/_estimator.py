@@ -6,7 +6,6 @@ import time
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 
 from ..._validation import check_scalar
 from ...collections import is_collection, n_items, take
@@ -14,9 +13,11 @@ from ...exceptions import InvalidInputError, InvalidParameterError
 from ...linalg import solve_psd
 from ...output_basis import SketchedOutputBasis, TrainingOutputBasis, unique_rows
 from ...persistence import persistable
+from ...protocols import kernel_block
 from ...registry import get_decoder
 from ...sketching import draw_sketch, kernel_times
-from .._base import KernelModelMixin, resolve_kernel, resolve_sketch, validate_X
+from .._base import KernelModelMixin, validate_X
+from .._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch
 from ._candidates import check_outputs
 from ._decoding import DecodingMixin
 from ._sisokr import _Draw, exact_input_coef, sketched_input_coef
@@ -87,6 +88,9 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         ``{"input": ..., "output": ..., "n_draws": ...}``: the first draw's sketches.
     sketch_infos_ : list of dict
         Input and output sketch description of each draw.
+    component_specs_ : dict
+        ``{"input_kernel", "output_kernel", "input_sketch", "output_sketch"}``: the
+        :class:`skframe.specs.ComponentSpec` (as a dict) of each component given by name, else None.
     fit_seconds_ : float
 
     Examples
@@ -143,11 +147,9 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         self.random_state = random_state
 
     def _inputs(self, X, reset):
-        """Validate array inputs like scikit-learn; collections pass through untouched."""
-        if is_collection(X):
-            if reset and hasattr(self, "n_features_in_"):
-                del self.n_features_in_
-            return X
+        """Validate array inputs like scikit-learn; collections pass through (a refit forgets n_features_in_)."""
+        if reset and is_collection(X) and hasattr(self, "n_features_in_"):
+            del self.n_features_in_
         return validate_X(self, X, reset=reset)
 
     # ------------------------------------------------------------------ fit
@@ -180,16 +182,25 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         n = n_items(X)
         if Y.shape[0] != n:
             raise InvalidInputError(f"X has {n} rows but Y has {Y.shape[0]}; they must match")
-        kx = resolve_kernel(self.input_kernel, self.input_kernel_params)
-        ky = resolve_kernel(self.output_kernel, self.output_kernel_params)
-        sx = resolve_sketch(self.input_sketch, self.input_sketch_size, self.input_sketch_params)
-        sy = resolve_sketch(self.output_sketch, self.output_sketch_size, self.output_sketch_params)
+        # the shared fit core: resolve (+ specs), size, seed
+        kx, kx_spec = resolve_kernel(self.input_kernel, self.input_kernel_params, X)
+        ky, ky_spec = resolve_kernel(self.output_kernel, self.output_kernel_params, Y)
+        sx, sx_spec, size_x = size_and_resolve_sketch(
+            self.input_sketch, self.input_sketch_size, self.input_sketch_params, n, param="input_sketch_size")
+        sy, sy_spec, size_y = size_and_resolve_sketch(
+            self.output_sketch, self.output_sketch_size, self.output_sketch_params, n, param="output_sketch_size")
+        # specs of the components given by name (None for objects the registry does not know), as dicts
+        self.component_specs_ = {k: None if v is None else v.to_dict() for k, v in (
+            ("input_kernel", kx_spec), ("output_kernel", ky_spec), ("input_sketch", sx_spec), ("output_sketch", sy_spec))}
         self._decoder = get_decoder(self.decoder) if isinstance(self.decoder, str) else self.decoder
-        rng = np.random.default_rng(check_random_state(self.random_state).randint(0, 2**31 - 1))
+        rng = make_rngs(self.random_state)[0]
 
+        exact_solve = None
         if sx is None:
             X = _c_order(X)  # kept by every draw
-        exact_solve = exact_input_coef(kx, X, lam) if sx is None else None
+            rep = build_representation(X, kx, None, rng, exact="gram")
+            exact_solve = exact_input_coef(rep.K, lam, rebuild=lambda: kernel_block(kx, X, X))
+            del rep
         exact_out = TrainingOutputBasis.fit(ky, Y) if sy is None else None
         if exact_out is not None:
             C, first, inverse = exact_out[0].Y_unique, None, None
@@ -207,7 +218,7 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
             # the dual basis' Gram, or the rows of the training targets Psi = embed(Y)
             embeddings.append(np.ascontiguousarray(basis.gram if exact_out is not None else T[first]))
             draws.append(self._fit_input(X, T, basis, kx, sx, lam, rng, exact_solve))
-            infos.append({"input": draws[-1].input_info, "output": basis.sketch_info})
+            infos.append({"input": dict(draws[-1].input_info, **size_x), "output": dict(basis.sketch_info, **size_y)})
         self.draws_ = draws
         self.output_basis_ = draws[0].basis
         self.input_kernel_ = kx
@@ -227,10 +238,12 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
             info = {"name": "none", "m": n_items(X), "n": n_items(X), "s_prime": n_items(X)}
             return _Draw(X, exact_solve(T), basis, info)
         if getattr(sx, "feature_map", False):  # explicit feature map (random Fourier features)
-            fmap, Z, info = self._build_representation(X, kx, sx, rng, rtol=self.rtol)
-            A = Z.T @ Z
+            rep = build_representation(X, kx, sx, rng, rtol=self.rtol)
+            A = rep.Z.T @ rep.Z
             A[np.diag_indices_from(A)] += n_items(X) * lam
-            return _Draw(None, np.ascontiguousarray(solve_psd(A, Z.T @ T)), basis, info, fmap=fmap)
+            W = np.ascontiguousarray(solve_psd(A, rep.Z.T @ T))
+            return _Draw(None, W, basis, rep.info, fmap=rep.feature_map)
+        # a sketch: the coefficients on the sampled inputs without the m x m eigendecomposition of the core
         R_X = draw_sketch(sx, n_items(X), rng, X=X, kernel=kx)
         coef = sketched_input_coef(kx, X, R_X, T, lam, rtol=self.rtol)
         return _Draw(_c_order(take(X, R_X.indices)), coef, basis, R_X.summary())

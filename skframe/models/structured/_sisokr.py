@@ -121,18 +121,19 @@ def has_duplicate_rows(A):
     return bool((counts > 1).any())
 
 
-def exact_input_coef(kernel, X, lam):
+def exact_input_coef(K, lam, rebuild):
     """A solver of the exact input model: ``T -> (K_X + n lam I)^{-1} T`` (IOKR, ISOKR).
 
-    The Cholesky factor is computed once and shared by every target (all draws).
+    ``K`` (the n x n Gram matrix, overwritten by its Cholesky factor) is factored once
+    and the factor shared by every target (all draws); when it is not positive
+    definite, ``rebuild()`` recomputes the Gram matrix for the pseudo-inverse.
     """
-    n = n_items(X)
-    K = kernel_block(kernel, X, X)
+    n = K.shape[0]
     K[np.diag_indices_from(K)] += n * lam
     try:
         factor = sla.cho_factor(K, lower=False, check_finite=False, overwrite_a=True)
-    except (np.linalg.LinAlgError, sla.LinAlgError):  # K was overwritten: rebuild it for the pseudo-inverse
-        K = kernel_block(kernel, X, X)
+    except (np.linalg.LinAlgError, sla.LinAlgError):  # K was overwritten
+        K = rebuild()
         K[np.diag_indices_from(K)] += n * lam
         P = pinv_sym(K)
         return lambda T: np.ascontiguousarray(P @ T)
