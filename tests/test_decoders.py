@@ -110,3 +110,26 @@ def test_select_top1_breaks_ties_by_smallest_index():
         assert top_i[row, 0] == index[order[0]] and top_s[row, 0] == S[row, order[0]]
     per_row = np.tile(index, (50, 1))
     np.testing.assert_array_equal(select_topk(S, per_row, 1)[0], top_i)
+
+
+def test_per_sample_blocks_respect_the_source_width(data):
+    """Per-sample blocks hold at most block_entries / width candidates (a wide pool gathers small blocks)."""
+    G, E = data
+    counts = np.full(G.shape[0], 9)
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    E_all = E[: offsets[-1]]
+    sizes = []
+
+    class Wide:
+        n_candidates = E_all.shape[0]
+        width = 50
+
+        def block(self, a, b):
+            sizes.append(b - a)
+            return [E_all[a:b]], None
+
+    idx, _ = get_decoder("candidates", block_entries=1000).decode(G, candidates=Wide(), k=2, offsets=offsets)
+    assert max(sizes) <= 1000 // 50 and sum(sizes) == E_all.shape[0]
+    for i in range(G.shape[0]):
+        s = G[i] @ E_all[offsets[i]:offsets[i + 1]].T
+        np.testing.assert_array_equal(idx[i], naive.naive_decode_topk(s[None, :], 2)[0][0])

@@ -5,7 +5,8 @@
     are given (a linear output kernel, where ``h(x)`` is a vector of R^d).
 
 ``CandidateDecoder``
-    Maximum inner-product search (seed 003 eq. 5, thesis eq. 5.12)::
+    Maximum inner-product search (El Ahmad et al., "Sketch In, Sketch Out", AISTATS 2024, eq. 5;
+    El Ahmad, "Learning Deep Kernel Networks: Application to Efficient and Robust Structured Prediction", PhD thesis, Institut Polytechnique de Paris 2024, eq. 5.12)::
 
         score(x, c) = agg_d( g_d(x) . psi_d(c) ) + bias(c),   bias(c) = -k_Y(c, c) / 2
 
@@ -230,7 +231,7 @@ class CandidateDecoder(Decoder):
             Embeddings ``psi_tilde(c)``; a source computes them block by block.
         k : int, default 1
         aggregate : {"mean", "max"}
-            How the draws' scores are combined (thesis eq. 5.19).
+            How the draws' scores are combined (El Ahmad, PhD thesis 2024, eq. 5.19).
         offsets : ndarray of shape (n + 1,), optional
             Per-sample candidate sets: row i searches candidates
             ``offsets[i]:offsets[i+1]`` and its indices are local to that range.
