@@ -133,3 +133,26 @@ def test_per_sample_blocks_respect_the_source_width(data):
     for i in range(G.shape[0]):
         s = G[i] @ E_all[offsets[i]:offsets[i + 1]].T
         np.testing.assert_array_equal(idx[i], naive.naive_decode_topk(s[None, :], 2)[0][0])
+
+
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+def test_per_sample_uneven_sets_and_precision(data, precision):
+    """One large set among many tiny ones (the padded layout falls back to rows), mean of two draws."""
+    G, E = data
+    counts = np.ones(G.shape[0], dtype=np.int64)
+    counts[5] = 400
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    E_all = E[np.arange(offsets[-1]) % E.shape[0]]
+    E2 = E_all[::-1].copy()
+    dec = get_decoder("candidates", block_entries=10_000, precision=precision)
+    idx, sc = dec.decode([G, G], candidates=[E_all, E2], k=3, offsets=offsets)
+    for i in range(G.shape[0]):
+        a, z = offsets[i], offsets[i + 1]
+        s = 0.5 * (G[i] @ E_all[a:z].T + G[i] @ E2[a:z].T)
+        ref_i, ref_s = naive.naive_decode_topk(s[None, :], 3)
+        kk = ref_i.shape[1]
+        if precision == "float64":
+            np.testing.assert_array_equal(idx[i, :kk], ref_i[0])
+        np.testing.assert_allclose(sc[i, :kk], ref_s[0], rtol=1e-5 if precision == "float32" else 1e-12,
+                                   atol=1e-5 if precision == "float32" else 0)
+        assert (idx[i, kk:] == -1).all()

@@ -332,14 +332,50 @@ class CandidateDecoder(Decoder):
             while j < n and offsets[j + 1] - lo <= budget:
                 j += 1
             E_list, b = src.block(lo, offsets[j])
-            for r in range(i, j):
-                a, z = offsets[r] - lo, offsets[r + 1] - lo
-                if z == a:
-                    continue
-                S = _scores([g[r : r + 1] for g in G_list], [E[a:z] for E in E_list],
-                            None if b is None else b[a:z], aggregate, self.precision)
-                ti, ts = select_topk(S, np.arange(z - a, dtype=np.int64), k)
-                top_i[r, : ti.shape[1]] = ti[0]
-                top_s[r, : ts.shape[1]] = ts[0]
+            self._small_sets(G_list, E_list, b, offsets[i : j + 1] - lo, i, k, aggregate, top_i, top_s)
             i = j
         return top_i, top_s
+
+    def _small_sets(self, G_list, E_list, bias, local_offsets, r0, k, aggregate, top_i, top_s):
+        """Top-k of rows ``r0, r0 + 1, ...`` over their consecutive candidate ranges in one block, vectorised.
+
+        Each candidate is scored against its own row (one gathered row of G per candidate), the
+        scores are laid out in a (rows x longest set) matrix padded with ``-inf`` and the usual
+        top-k selection runs on it; padding never precedes a real candidate (larger index).
+        """
+        counts = np.diff(local_offsets)
+        width = int(counts.max()) if counts.size else 0
+        if width == 0:
+            return
+        if counts.size > 1 and counts.size * width > max(4 * int(counts.sum()), self.block_entries):
+            for r in range(counts.size):  # very uneven sets: padding would dwarf the scores, one row at a time
+                self._small_sets(G_list, [E[local_offsets[r] : local_offsets[r + 1]] for E in E_list],
+                                 None if bias is None else bias[local_offsets[r] : local_offsets[r + 1]],
+                                 local_offsets[r : r + 2] - local_offsets[r], r0 + r, k, aggregate, top_i, top_s)
+            return
+        rows = np.repeat(np.arange(counts.size), counts)
+        pos = np.arange(rows.size) - np.repeat(local_offsets[:-1], counts)
+        s = None
+        for g, E in zip(G_list, E_list):
+            single = self.precision == "float32" or (self.precision == "auto" and E.dtype == np.float32)
+            dt = np.float32 if single else np.float64
+            part = np.einsum("cp,cp->c", E.astype(dt, copy=False), g[r0 + rows].astype(dt, copy=False))
+            part = part.astype(np.float64, copy=False)
+            if s is None:
+                s = part.copy()
+            elif aggregate == "max":
+                np.maximum(s, part, out=s)
+            else:
+                s += part
+        if aggregate == "mean" and len(G_list) > 1:
+            s /= len(G_list)
+        if bias is not None:
+            s += bias
+        P = np.full((counts.size, width), -np.inf)
+        P[rows, pos] = s
+        ti, ts = select_topk(P, np.arange(width, dtype=np.int64), k)
+        pad = ti >= counts[:, None]
+        ti[pad], ts[pad] = -1, -np.inf
+        kk = ti.shape[1]
+        top_i[r0 : r0 + counts.size, :kk] = ti
+        top_s[r0 : r0 + counts.size, :kk] = ts
