@@ -205,8 +205,8 @@ def test_duplicated_inputs_singular_system_still_exact():
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 
-@parametrize_with_checks([OutputKernelRegressor(input_kernel_params={"gamma": 0.1},
-                                                output_kernel_params={"gamma": 0.1}, lam=1e-3)])
+@parametrize_with_checks([OutputKernelRegressor(),
+                          OutputKernelRegressor(input_sketch="subsample", output_sketch="subsample", random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -52,11 +52,15 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
     output_kernel_params : dict, optional
     input_sketch : str, sketch object or None, default=None
         None / ``"none"`` for no input sketch (IOKR, ISOKR).
-    input_sketch_size : int, default=100
+    input_sketch_size : int or "auto", default="auto"
+        ``"auto"``: ``ceil(sqrt(n) log n)`` clamped to ``[min(n, 100), min(n, 1000)]``
+        (:func:`skframe.models._core.auto_sketch_size`); a size above n is clamped to n
+        with a ``SketchSizeWarning``. The rule used is in ``sketch_info_``.
     input_sketch_params : dict, optional
     output_sketch : str, sketch object or None, default=None
         None / ``"none"`` for no output sketch (IOKR, SIOKR).
-    output_sketch_size : int, default=100
+    output_sketch_size : int or "auto", default="auto"
+        As ``input_sketch_size``, for the output sketch.
     output_sketch_params : dict, optional
         E.g. ``{"p": 0.0041}`` for p-SG.
     lam : float, default=1e-5
@@ -117,10 +121,10 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         output_kernel="gaussian",
         output_kernel_params=None,
         input_sketch=None,
-        input_sketch_size=100,
+        input_sketch_size="auto",
         input_sketch_params=None,
         output_sketch=None,
-        output_sketch_size=100,
+        output_sketch_size="auto",
         output_sketch_params=None,
         lam=1e-5,
         decoder="candidates",
