@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from .collections import n_items, take
 from .exceptions import InvalidParameterError
 from .output_basis import SketchedOutputBasis, unique_rows
 from .protocols import kernel_block, kernel_diag
@@ -54,7 +55,7 @@ def approximate_leverage_scores(kernel, Z, lam, *, n_samples=None, random_state=
     Parameters
     ----------
     kernel : kernel object
-    Z : ndarray or sparse matrix of shape (n, d)
+    Z : ndarray, sparse matrix or InputCollection of n items
     lam : float
     n_samples : int, optional
         Number of Nyström columns (default ``min(n, max(100, 2 sqrt(n)))``).
@@ -67,10 +68,10 @@ def approximate_leverage_scores(kernel, Z, lam, *, n_samples=None, random_state=
     if lam <= 0:
         raise InvalidParameterError(f"lam={lam!r} must be > 0")
     rng = np.random.default_rng(random_state)
-    n = Z.shape[0]
+    n = n_items(Z)
     q = int(min(n, n_samples or max(100, int(2 * np.sqrt(n)))))
     J = np.sort(rng.choice(n, size=q, replace=False))
-    B = kernel_block(kernel, Z, Z[J])
+    B = kernel_block(kernel, Z, take(Z, J))
     W = 0.5 * (B[J] + B[J].T)
     w, V = np.linalg.eigh(W)
     keep = w > max(w.max(), 0) * q * np.finfo(float).eps * 10
@@ -171,7 +172,7 @@ def input_size_curve(X_train, Y_train, X_val, Y_val, sizes, *, input_kernel, out
     """
     from .models import OutputKernelRegressor
 
-    n = X_train.shape[0]
+    n = n_items(X_train)
     seeds = np.random.default_rng(random_state).integers(0, 2**31 - 1, size=(len(sizes), n_repeats))
     out = {"sizes": [], "scores": [], "seconds": [], "stopped": "all sizes", "metric": "-surrogate_mse"}
     for i, m in enumerate(sizes):
@@ -290,11 +291,11 @@ def select_sketch_sizes(X, Y, *, input_kernel, output_kernel, lam, sizes_x=None,
     kx = get_kernel(input_kernel) if isinstance(input_kernel, str) else input_kernel
     ky = get_kernel(output_kernel) if isinstance(output_kernel, str) else output_kernel
     rng = np.random.default_rng(random_state)
-    n = X.shape[0]
+    n = n_items(X)
     perm = rng.permutation(n)
     n_val = max(1, int(round(val_fraction * n)))
     va, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
-    Xtr, Xva, Ytr, Yva = X[tr], X[va], Y[tr], Y[va]
+    Xtr, Xva, Ytr, Yva = take(X, tr), take(X, va), Y[tr], Y[va]
     lev_x = approximate_leverage_scores(kx, Xtr, lam, n_samples=n_leverage, random_state=rng)
     lev_y = approximate_leverage_scores(ky, Ytr, lam, n_samples=n_leverage, random_state=rng)
     dx, dy = effective_dimension(lev_x), effective_dimension(lev_y)

@@ -15,6 +15,7 @@ bool fingerprints); they are converted to float64 block by block while embedded.
 
 from __future__ import annotations
 
+import threading
 import weakref
 import zlib
 from collections import OrderedDict
@@ -174,24 +175,28 @@ class _EmbeddingCache:
         self.max_bytes = max_bytes
         self.max_entries = max_entries
         self.entries = OrderedDict()
+        self._lock = threading.Lock()  # predictions may run in several threads
 
     def get(self, owner, key):
-        entry = self.entries.get((id(owner), key))
-        if entry is None or entry[0]() is not owner:
-            return None
-        self.entries.move_to_end((id(owner), key))
-        return entry[1]
+        with self._lock:
+            entry = self.entries.get((id(owner), key))
+            if entry is None or entry[0]() is not owner:
+                return None
+            self.entries.move_to_end((id(owner), key))
+            return entry[1]
 
     def put(self, owner, key, value, nbytes):
         if nbytes > self.max_bytes:
             return
-        self.entries = OrderedDict((k, e) for k, e in self.entries.items() if e[0]() is not None)
-        self.entries[(id(owner), key)] = (weakref.ref(owner), value, nbytes)
-        while len(self.entries) > self.max_entries or sum(e[2] for e in self.entries.values()) > self.max_bytes:
-            self.entries.popitem(last=False)
+        with self._lock:
+            self.entries = OrderedDict((k, e) for k, e in self.entries.items() if e[0]() is not None)
+            self.entries[(id(owner), key)] = (weakref.ref(owner), value, nbytes)
+            while len(self.entries) > self.max_entries or sum(e[2] for e in self.entries.values()) > self.max_bytes:
+                self.entries.popitem(last=False)
 
     def clear(self):
-        self.entries.clear()
+        with self._lock:
+            self.entries.clear()
 
 
 _CACHE = _EmbeddingCache()
