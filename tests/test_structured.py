@@ -395,8 +395,13 @@ def test_candidate_pool_errors_and_offsets():
     assert np.array_equal(cp.local_index([ix[-1] for ix in lists]), [len(ix) - 1 for ix in lists])
 
 
-def test_candidate_ranking_metrics_against_rank_of_true():
+@pytest.mark.parametrize("block", [None, 50])
+def test_candidate_ranking_metrics_against_rank_of_true(monkeypatch, block):
     from skframe.metrics import hits_at_k, mean_rank, rank_of_true
+    from skframe.models.structured import _ranking
+
+    if block:  # several passes over the queries
+        monkeypatch.setattr(_ranking, "BLOCK_ENTRIES", block)
 
     model, Xte, pool, lists = _pool_setup(n_q=15, k=30)
     cp = structured.CandidatePool(pool, lists)

@@ -69,9 +69,11 @@ def candidate_ranking(model, X, candidates, true_index, *, ks=(1, 5, 10), ties="
     if np.any(true_index[rows] >= sizes[rows]):
         raise InvalidInputError("true_index points past the end of a row's candidate set")
     ranks = np.empty(rows.size)
+    ends = np.cumsum(sizes[rows])  # scores up to and including each ranked row
     start = 0
     while start < rows.size:  # blocks of rows holding about BLOCK_ENTRIES scores
-        stop = start + max(1, int(np.searchsorted(np.cumsum(sizes[rows[start:]]), BLOCK_ENTRIES)))
+        before = ends[start - 1] if start else 0
+        stop = max(start + 1, int(np.searchsorted(ends, before + BLOCK_ENTRIES, side="right")))
         part = rows[start:stop]
         if isinstance(candidates, CandidatePool):
             sub = candidates.subset(part)
