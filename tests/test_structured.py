@@ -459,3 +459,20 @@ def test_inputs_as_a_collection():
         m = _model(input_kernel=RowsGauss(0.2), **kw).fit(Rows(X), Y)
         np.testing.assert_allclose(m.decision_function(Rows(Xte)), ref.decision_function(Xte), rtol=1e-12)
         np.testing.assert_array_equal(m.predict(Rows(Xte)), ref.predict(Xte))
+
+
+def test_solve_psd_plain_paths():
+    """Without jitter: Cholesky, else the pseudo-inverse of the full matrix (1-D right-hand sides too)."""
+    from skframe.linalg import pinv_sym, solve_psd
+
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((12, 5))
+    P = A @ A.T + np.eye(12)
+    b = rng.standard_normal(12)
+    np.testing.assert_allclose(solve_psd(P, b), np.linalg.solve(P, b), rtol=1e-10)
+    S = A @ A.T  # rank 5
+    B = S @ rng.standard_normal((12, 2))
+    np.testing.assert_allclose(solve_psd(S, B), pinv_sym(S) @ B, rtol=1e-8, atol=1e-10)
+    S_before = S.copy()
+    solve_psd(S, B)
+    np.testing.assert_array_equal(S, S_before)  # not modified without jitter/overwrite
