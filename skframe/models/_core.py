@@ -22,24 +22,28 @@ approximation transformers):
 6. **solve** a :class:`skframe.problems.Problem` (:func:`run_solver`, which also calls
    solvers written to the earlier ``solve(Z, Y, loss, lam)`` contract).
 
-Prediction is :func:`predict_expansion` (kernel expansion or feature map).
+Prediction is :func:`predict_expansion` (kernel expansion or feature map). Steps 4
+and 6 live in :mod:`skframe.models._sizes` and :mod:`skframe.models._solve` and are
+re-exported here: import every step from this module.
 """
 
 from __future__ import annotations
 
-import inspect
-import math
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..collections import n_items, take
-from ..exceptions import InvalidParameterError, SketchSizeWarning
-from ..problems import ArrayProblem, SolveResult
+from ..exceptions import InvalidParameterError
+from ..problems import ArrayProblem
 from ..protocols import kernel_block, kernel_prepare
 from ..registry import component_name, component_params, get_component
+from ..persistence import persistable
 from ..specs import ComponentSpec
+from ._sizes import auto_sketch_size, choose_sketch_size, size_and_resolve_sketch
+from ._solve import lam_path, run_solver, solver_contract, target_offset
+
+persistable(ComponentSpec)  # the specs recorded on estimators are saved with them
 
 __all__ = [
     "EXACT_SKETCH_NAMES",
@@ -65,11 +69,6 @@ __all__ = [
 
 EXACT_SKETCH_NAMES = ("none", "exact")
 """Sketch names meaning "no sketch": the exact kernel model."""
-
-AUTO_MIN_SIZE = 100
-AUTO_MAX_SIZE = 1000
-AUTO_MEMORY_BYTES = 1 << 30  # default budget of the auto rule when ComputeOptions.memory_budget is None
-
 
 # ----------------------------------------------------------------------------- names and seeds
 def is_exact_sketch(sketch):
@@ -103,6 +102,12 @@ def component_spec(kind, obj, given_name=None, given_params=None):
     ``given_name``/``given_params`` are what the user passed; the object's own ``params``
     (after e.g. ``kernel_prepare`` resolved ``gamma="scale"``) take precedence.
     """
+    from .. import registry
+
+    spec_of = getattr(registry, "spec_of", None)  # the registry's reverse map, where it has one
+    found = spec_of(kind, obj) if spec_of is not None else None
+    if found is not None:
+        return found
     name = given_name or component_name(obj)
     if name is None:
         return None
@@ -192,97 +197,6 @@ def resolve_solver(solver, solver_params, loss):
     if not hasattr(obj, "solve"):
         raise InvalidParameterError(f"solver={solver!r} has no solve(problem, loss, lam) method; it is not a solver")
     return obj, spec
-
-
-# ----------------------------------------------------------------------------- sketch size
-def auto_sketch_size(n, *, memory_budget=None, itemsize=8):
-    """The ``"auto"`` sketch size for n training points, and the rule that gave it.
-
-    ``m = ceil(sqrt(n) log n)`` clamped to ``[min(n, 100), min(n, 1000)]``, the order
-    under which uniform Nyström sub-sampling keeps the statistical accuracy of the
-    exact estimator (Rudi, Camoriano and Rosasco, "Less is More: Nyström Computational
-    Regularization", NeurIPS 2015; El Ahmad et al., "Fast Kernel Methods for Generic
-    Lipschitz Losses via p-Sparsified Sketches", TMLR 2023, use the same order), then
-    capped so that the n x m blocks of the fit (about three of them) stay within
-    ``memory_budget`` bytes (1 GiB when None).
-
-    >>> auto_sketch_size(50)[0], auto_sketch_size(4000)[0], auto_sketch_size(10**6)[0]
-    (50, 525, 44)
-    """
-    n = int(n)
-    budget = AUTO_MEMORY_BYTES if memory_budget is None else int(memory_budget)
-    rule = math.ceil(math.sqrt(n) * math.log(max(n, 2)))
-    m = min(max(rule, min(n, AUTO_MIN_SIZE)), min(n, AUTO_MAX_SIZE))
-    cap = max(1, budget // (3 * max(n, 1) * itemsize))
-    text = f"auto: ceil(sqrt(n) log n) in [min(n, {AUTO_MIN_SIZE}), min(n, {AUTO_MAX_SIZE})]"
-    if cap < m:
-        m = cap
-        text += f", capped by the memory budget ({budget} bytes)"
-    return max(1, int(m)), text
-
-
-def choose_sketch_size(sketch_size, n, *, feature_map=False, memory_budget=None, param="sketch_size"):
-    """The integer sketch size m and ``{"size_rule": ...}`` for ``sketch_info_``.
-
-    ``"auto"`` (or None) applies :func:`auto_sketch_size`; an explicit size larger than
-    ``n`` is clamped to ``n`` with a :class:`SketchSizeWarning` (not for explicit feature
-    maps such as random Fourier features, whose number of features may exceed n).
-    """
-    if sketch_size is None or (isinstance(sketch_size, str) and sketch_size.strip().lower() == "auto"):
-        m, rule = auto_sketch_size(n, memory_budget=memory_budget)
-        return m, {"size_rule": rule}
-    m = int(sketch_size)
-    if m > n and not feature_map:
-        warnings.warn(
-            f"{param}={m} is larger than n_samples={n}; using {param}={n} (set {param}='auto' or a size <= "
-            "n_samples to silence this warning)",
-            SketchSizeWarning,
-            stacklevel=3,
-        )
-        return n, {"size_rule": f"given ({m}), clamped to n_samples={n}"}
-    return m, {"size_rule": "given"}
-
-
-def size_and_resolve_sketch(sketch, sketch_size, sketch_params, n, *, memory_budget=None, param="sketch_size"):
-    """Steps 2 and 4 for a sketch: ``(sketch or None, spec or None, {"size_rule": ...})``.
-
-    A named sketch gets the size from :func:`choose_sketch_size`; a sketch object keeps
-    its own size, except that a size above n is clamped (on a copy) with a warning.
-    """
-    if is_exact_sketch(sketch):
-        return None, None, {}
-    if isinstance(sketch, str):
-        fmap = _is_feature_map_name(sketch)
-        m, info = choose_sketch_size(sketch_size, n, feature_map=fmap, memory_budget=memory_budget, param=param)
-        obj, spec = resolve_sketch(sketch, m, sketch_params)
-        return obj, spec, info
-    obj, spec = resolve_sketch(sketch, None, sketch_params)
-    return _clamp_sketch_object(obj, spec, n, param)
-
-
-def _is_feature_map_name(name):
-    """True when the registered sketch ``name`` is an explicit feature map (its class says so)."""
-    from ..plugins import get_plugin_registry
-
-    comp = get_plugin_registry().components["sketch"].get(name.strip().lower())
-    return bool(getattr(getattr(comp, "factory", None), "feature_map", False))
-
-
-def _clamp_sketch_object(sketch, spec, n, param):
-    """A sketch object whose ``size`` exceeds n: a copy of size n (the user's object is not modified)."""
-    size = getattr(sketch, "size", None)
-    if not isinstance(size, (int, np.integer)) or size <= n or getattr(sketch, "feature_map", False):
-        return sketch, spec, {"size_rule": "given"}
-    m, info = choose_sketch_size(int(size), n, param=param)
-    if spec is not None:
-        spec = ComponentSpec(spec.kind, spec.name, dict(spec.params, size=m))
-        return spec.build(), spec, info
-    import copy
-
-    clone = copy.copy(sketch)
-    clone.size = m
-    return clone, spec, info
-
 
 # ----------------------------------------------------------------------------- representation
 @dataclass
@@ -397,91 +311,3 @@ def sample_rows(X, indices):
     """Rows/items ``indices`` of an array, sparse matrix or input collection."""
     return take(X, np.asarray(indices))
 
-
-# ----------------------------------------------------------------------------- solving
-def solver_contract(solver):
-    """``"problem"`` for ``solve(problem, loss, lam, ...)``, ``"arrays"`` for the earlier ``solve(Z, Y, loss, lam, ...)``."""
-    try:
-        params = list(inspect.signature(solver.solve).parameters.values())
-    except (TypeError, ValueError):
-        return "problem"
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if positional and positional[0].name == "problem":
-        return "problem"
-    required = [p for p in positional if p.default is p.empty]
-    return "arrays" if len(required) >= 4 else "problem"
-
-
-def _accepts(func, name):
-    try:
-        params = inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
-
-
-def run_solver(solver, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
-    """Call ``solver.solve`` under either contract and return a :class:`SolveResult`.
-
-    Solvers written to the earlier contract ``solve(Z, Y, loss, lam, *, M=None, rng=None)``
-    returning W get the problem's in-memory arrays; their ``history_``/``stop_reason_``/
-    ``n_iter_`` attributes, when present, fill the result. A progress object with
-    ``new_stage(description, total)`` (the CLI's progress bar) gets a stage for the
-    solver's epochs or iterations; it is forwarded only to solvers that take ``progress``.
-    """
-    kwargs = {"M": M, "rng": rng}
-    if init is not None and _accepts(solver.solve, "init"):
-        kwargs["init"] = init
-    new_stage = getattr(progress, "new_stage", None)
-    if progress is not None and _accepts(solver.solve, "progress"):
-        if new_stage is not None:
-            epochs = getattr(solver, "epochs", None)
-            total = epochs or getattr(solver, "max_iter", None)
-            new_stage(f"{getattr(solver, 'name', 'solver')} {'epochs' if epochs else 'iterations'}", total)
-            kwargs["progress"] = progress
-    if solver_contract(solver) == "problem":
-        out = solver.solve(problem, loss, lam, **kwargs)
-        if isinstance(out, SolveResult):
-            return out
-        return SolveResult(W=np.asarray(out))
-    Z, Y = problem.features()
-    W = solver.solve(Z, Y, loss, lam, **kwargs)
-    return SolveResult(
-        W=np.asarray(W),
-        history=list(getattr(solver, "history_", []) or []),
-        stop_reason=getattr(solver, "stop_reason_", None),
-        n_iter=int(getattr(solver, "n_iter_", 0) or 0),
-    )
-
-
-def target_offset(Y, loss=None, fit_intercept=True):
-    """The intercept subtracted from the targets before solving and added back at prediction.
-
-    Zeros when ``fit_intercept`` is False. Otherwise the constant that best fits the
-    targets under the loss, by capability: the per-level sample quantiles for a loss
-    with ``quantiles`` (pinball), the column medians for a loss with a finite Lipschitz
-    constant (Huber, epsilon-insensitive: robust to outliers), the column means otherwise
-    (square loss, as scikit-learn's linear models).
-
-    Returns
-    -------
-    ndarray of shape (d,)
-    """
-    Y = np.asarray(Y, dtype=np.float64)
-    d = Y.shape[1]
-    if not fit_intercept:
-        return np.zeros(d)
-    levels = getattr(loss, "quantiles", None)
-    if levels is not None and len(levels) == d:
-        return np.array([np.quantile(Y[:, j], float(t)) for j, t in enumerate(levels)])
-    lip = getattr(loss, "lipschitz", math.inf)
-    if loss is not None and np.isfinite(float(lip)):
-        return np.median(Y, axis=0)
-    return Y.mean(axis=0)
-
-
-def lam_path(lam):
-    """The regularisation values to fit, in order: ``[lam]`` or the given sequence."""
-    if isinstance(lam, (list, tuple, np.ndarray)):
-        return [float(v) for v in np.asarray(lam, dtype=float).ravel()]
-    return [float(lam)]

@@ -10,7 +10,7 @@ from sklearn.base import ClassifierMixin
 from ...collections import is_collection
 from ...constraints import HasMethods
 from ...exceptions import InvalidInputError
-from .._base import _wrap_value_error, validate_X
+from .._base import store_params, _wrap_value_error, validate_X
 from .._core import resolve_loss
 from ._common import COMMON_CONSTRAINTS, COMMON_PARAMS_DOC, MachineBase
 
@@ -23,7 +23,8 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
     Binary problems fit one column with labels -1 (``classes_[0]``) and +1
     (``classes_[1]``); with more classes one column per class, one-vs-rest (the hinge
     loss is summed over the columns, so the columns are independent with ``M = I``).
-    The default solver for the hinge loss is Adam (it is not smooth).
+    The default solver is the one the loss declares (``loss.default_solver``), else Adam
+    for a non-smooth loss such as the hinge.
 
     Parameters
     ----------
@@ -31,7 +32,9 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
     loss : str or loss object, default="hinge"
         ``"hinge"`` (SVM) or a regression loss on the ±1 codes (e.g. ``"square"``).
     loss_params : dict, optional
-    solver : {"closed-form", "lbfgs", "adam"}, solver object or None, default=None
+    solver : str, solver object or None, default=None
+        A registered solver name (``"closed-form"``, ``"lbfgs"``, ``"adam"``, ...) or
+        object; None takes the loss's default solver.
     solver_params : dict, optional
     lam : float or sequence of float, default=1e-3
         Regularisation strength (a sequence: regularisation path, see
@@ -76,29 +79,19 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         warm_start=False,
         random_state=None,
     ):
-        self.kernel = kernel
-        self.kernel_params = kernel_params
-        self.sketch = sketch
-        self.sketch_size = sketch_size
-        self.sketch_params = sketch_params
-        self.loss = loss
-        self.loss_params = loss_params
-        self.solver = solver
-        self.solver_params = solver_params
-        self.lam = lam
-        self.warm_start = warm_start
-        self.random_state = random_state
+        store_params(self, locals())
 
     def fit(self, X, y, progress=None):
         """Fit the classifier.
 
         Parameters
         ----------
-        X : array-like, sparse matrix or InputCollection of n_samples inputs
+        X : array-like, sparse matrix or InputCollection
+            The n_samples training inputs.
         y : array-like of shape (n_samples,)
             Class labels (at least two classes).
-        progress : callable, optional
-            Called with a number of rows after each kernel block.
+        progress : callable or progress object, optional
+            Advanced after each kernel block and solver epoch (see :meth:`SketchedKernelRidge.fit`).
 
         Returns
         -------

@@ -9,7 +9,7 @@ import numpy as np
 from ...constraints import Interval
 from ...exceptions import InvalidInputError, InvalidParameterError
 from ...output_matrices import quantile_matrix
-from .._base import validate_XY
+from .._base import store_params, validate_XY
 from .._core import resolve_loss
 from ._common import COMMON_CONSTRAINTS, COMMON_PARAMS_DOC, MachineBase
 
@@ -38,10 +38,13 @@ class JointQuantileRegressor(MachineBase):
     gamma_quantile : float, default=1.0
         The gamma of the quantile output matrix (0: all quantiles share one function
         shape; large: independent quantiles).
-    solver : {"adam"} or solver object, default="adam"
-        The pinball loss is not smooth, so L-BFGS and the closed form do not apply.
+    solver : str, solver object or None, default=None
+        None takes the pinball loss's default solver (``loss.default_solver`` when the
+        loss declares one, else Adam). The pinball loss is not smooth, so L-BFGS and the
+        closed form do not apply.
     solver_params : dict, optional
-        Adam parameters, e.g. ``{"epochs": 200, "learning_rate": 0.05}``.
+        Parameters of the solver, e.g. ``{"epochs": 200, "learning_rate": 0.05}`` with
+        ``solver="adam"``.
     random_state : int, RandomState or None
 
     Attributes
@@ -85,36 +88,25 @@ class JointQuantileRegressor(MachineBase):
         sketch_params=None,
         lam=1e-3,
         gamma_quantile=1.0,
-        solver="adam",
+        solver=None,
         solver_params=None,
         fit_intercept=True,
         warm_start=False,
         random_state=None,
     ):
-        self.quantiles = quantiles
-        self.kernel = kernel
-        self.kernel_params = kernel_params
-        self.sketch = sketch
-        self.sketch_size = sketch_size
-        self.sketch_params = sketch_params
-        self.lam = lam
-        self.gamma_quantile = gamma_quantile
-        self.solver = solver
-        self.solver_params = solver_params
-        self.fit_intercept = fit_intercept
-        self.warm_start = warm_start
-        self.random_state = random_state
+        store_params(self, locals())
 
     def fit(self, X, y, progress=None):
         """Fit the joint quantile model.
 
         Parameters
         ----------
-        X : array-like, sparse matrix or InputCollection of n_samples inputs
+        X : array-like, sparse matrix or InputCollection
+            The n_samples training inputs.
         y : array-like of shape (n_samples,)
             One real output per sample.
-        progress : callable, optional
-            Called with a number of rows after each kernel block.
+        progress : callable or progress object, optional
+            Advanced after each kernel block and solver epoch (see :meth:`SketchedKernelRidge.fit`).
 
         Returns
         -------
@@ -142,7 +134,7 @@ class JointQuantileRegressor(MachineBase):
 
     def score(self, X, y):
         """Minus the mean joint pinball loss (higher is better), see :func:`skframe.metrics.pinball_loss`."""
-        from ..metrics import pinball_loss
+        from ...metrics import pinball_loss
 
         return -pinball_loss(np.asarray(y, dtype=np.float64).reshape(-1, 1), self.predict(X), self.quantiles_)
 

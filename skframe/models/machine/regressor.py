@@ -9,7 +9,7 @@ from sklearn.base import MultiOutputMixin, RegressorMixin
 from ...constraints import HasMethods
 from ...exceptions import InvalidParameterError
 from ...output_matrices import build_output_matrix
-from .._base import validate_XY
+from .._base import store_params, validate_XY
 from .._core import resolve_loss
 from ._common import COMMON_CONSTRAINTS, COMMON_PARAMS_DOC, MachineBase
 
@@ -20,11 +20,13 @@ class SketchedKernelMachine(MultiOutputMixin, RegressorMixin, MachineBase):
     """Sketched kernel machine for regression with any convex Lipschitz loss.
 
     Minimises ``(1/n) sum_i l(f(x_i), y_i) + (lam/2) ||f||^2`` over the sketched
-    vector-valued RKHS of the decomposable kernel ``k M`` (El Ahmad et al., TMLR 2023, eq. 3 and §2.2),
-    through the feature map of its Prop. 1. The losses are the registered ones
+    vector-valued RKHS of the decomposable kernel ``k M`` (El Ahmad et al., "Fast Kernel
+    Methods for Generic Lipschitz Losses via p-Sparsified Sketches", TMLR 2023, eq. 3 and
+    §2.2), through the feature map of its Prop. 1. The losses are the registered ones
     (``"square"``, ``"huber"``, ``"epsilon-svr"``, ``"epsilon-ridge"``, ``"pinball"``);
     for several outputs the robust losses act on the norm of the residual (El Ahmad,
-    PhD thesis, App. C.1). The solver defaults to the closed form for the square loss, L-BFGS for
+    PhD thesis, App. C.1). The solver defaults to the one the loss declares
+    (``loss.default_solver``), else the closed form for the square loss, L-BFGS for
     smooth losses and Adam otherwise.
 
     Parameters
@@ -35,8 +37,9 @@ class SketchedKernelMachine(MultiOutputMixin, RegressorMixin, MachineBase):
     loss_params : dict, optional
         Parameters of the named loss, e.g. ``{"kappa": 1.0}``, ``{"epsilon": 0.1}``,
         ``{"quantiles": [0.5]}``.
-    solver : {"closed-form", "lbfgs", "adam"}, solver object or None, default=None
-        None picks the default for the loss (see above).
+    solver : str, solver object or None, default=None
+        A registered solver name (``"closed-form"``, ``"lbfgs"``, ``"adam"``, ...) or
+        object; None takes the loss's default solver (see above).
     solver_params : dict, optional
         E.g. ``{"epochs": 50, "batch_size": 128, "learning_rate": 0.01}`` for Adam.
     output_matrix : {"identity", "quantile", "graph", "covariance"}, array or None, default=None
@@ -124,31 +127,18 @@ class SketchedKernelMachine(MultiOutputMixin, RegressorMixin, MachineBase):
         warm_start=False,
         random_state=None,
     ):
-        self.kernel = kernel
-        self.kernel_params = kernel_params
-        self.sketch = sketch
-        self.sketch_size = sketch_size
-        self.sketch_params = sketch_params
-        self.loss = loss
-        self.loss_params = loss_params
-        self.solver = solver
-        self.solver_params = solver_params
-        self.output_matrix = output_matrix
-        self.output_matrix_params = output_matrix_params
-        self.lam = lam
-        self.fit_intercept = fit_intercept
-        self.warm_start = warm_start
-        self.random_state = random_state
+        store_params(self, locals())
 
     def fit(self, X, y, progress=None):
         """Fit the model: draw the sketch, build the sketched features, solve.
 
         Parameters
         ----------
-        X : array-like, sparse matrix or InputCollection of n_samples inputs
+        X : array-like, sparse matrix or InputCollection
+            The n_samples training inputs.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
-        progress : callable, optional
-            Called with a number of rows after each kernel block (progress bars).
+        progress : callable or progress object, optional
+            Advanced after each kernel block and solver epoch (see :meth:`SketchedKernelRidge.fit`).
 
         Returns
         -------
@@ -179,6 +169,11 @@ class SketchedKernelMachine(MultiOutputMixin, RegressorMixin, MachineBase):
         """
         F = self._decision(X)
         return F[:, 0] if self._y_1d else F
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = self._fixed_small_sketch()
+        return tags
 
 
 SketchedKernelMachine.__doc__ = SketchedKernelMachine.__doc__.replace(
