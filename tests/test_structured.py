@@ -343,9 +343,12 @@ def test_candidate_pool_embedded_once_and_cached_outside_the_model(monkeypatch, 
     real = _candidates.embed_candidates
     monkeypatch.setattr(_candidates, "embed_candidates", lambda *a, **k: calls.append(a[1].shape) or real(*a, **k))
     cp = structured.CandidatePool(pool, lists)
+    state = {k: (id(v), type(v)) for k, v in vars(model).items()}
     p1 = model.predict(Xte, candidates=cp)
     p2 = model.predict(Xte, candidates=structured.CandidatePool(pool, lists[::-1]))
-    assert calls == [pool.shape]  # one embedding of the whole pool, reused by the second call
+    model.predict_topk(Xte, 3, candidates=pool[:50])
+    assert {k: (id(v), type(v)) for k, v in vars(model).items()} == state  # predicting writes nothing into the model
+    assert calls == [pool.shape, (50, pool.shape[1])]  # one embedding of the pool, reused by the second call
     np.testing.assert_array_equal(p2, model.predict(Xte[::-1], candidates=cp)[::-1])
     assert not any("cache" in k for k in vars(model))
     save(model, tmp_path / "m.skf")
@@ -355,7 +358,7 @@ def test_candidate_pool_embedded_once_and_cached_outside_the_model(monkeypatch, 
     assert all(np.array_equal(a, b) for a, b in zip(S1, S2))
     pool[0, 0] ^= 1  # a changed pool is embedded again
     model.predict(Xte, candidates=cp)
-    assert len(calls) == 3  # model2 once, the changed pool once more
+    assert len(calls) == 4  # + pool[:50]; model2 once; the changed pool once more
 
 
 def test_candidate_cache_is_bounded():
