@@ -479,3 +479,20 @@ def test_solve_psd_plain_paths():
     S_before = S.copy()
     solve_psd(S, B)
     np.testing.assert_array_equal(S, S_before)  # not modified without jitter/overwrite
+
+
+def test_fit_core_specs_auto_sizes_and_clamping():
+    """Components resolved by the shared core: specs recorded, 'auto' sizes reported, sizes above n clamped."""
+    from skframe.exceptions import SketchSizeWarning
+
+    X, Y = multilabel_data(n=60)
+    m = OutputKernelRegressor(input_kernel_params={"gamma": 0.2}, output_kernel_params={"gamma": 0.3},
+                              input_sketch="subsample", output_sketch="subsample", random_state=0).fit(X, Y)
+    assert m.input_kernel_spec_.name == "gaussian" and m.input_kernel_spec_.params["gamma"] == 0.2
+    assert m.output_sketch_spec_.name == "subsample"
+    assert m.sketch_info_["input"]["size_rule"].startswith("auto") and m.sketch_info_["input"]["m"] == 60
+    with pytest.warns(SketchSizeWarning, match="input_sketch_size"):
+        big = _model(input_sketch="subsample", input_sketch_size=500).fit(X, Y)
+    assert big.sketch_info_["input"]["m"] == 60
+    exact = _model().fit(X, Y)
+    assert exact.input_sketch_spec_ is None and exact.input_kernel_spec_ is None  # test kernels are not registered

@@ -92,9 +92,9 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         ``{"input": ..., "output": ..., "n_draws": ...}``: the first draw's sketches.
     sketch_infos_ : list of dict
         Input and output sketch description of each draw.
-    component_specs_ : dict
-        ``{"input_kernel", "output_kernel", "input_sketch", "output_sketch"}``: the
-        :class:`skframe.specs.ComponentSpec` (as a dict) of each component given by name, else None.
+    input_kernel_spec_, output_kernel_spec_, input_sketch_spec_, output_sketch_spec_ : ComponentSpec or None
+        The :class:`skframe.specs.ComponentSpec` of each component known to the registry
+        (None for an unregistered object or no sketch).
     fit_seconds_ : float
 
     Examples
@@ -187,15 +187,12 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         if Y.shape[0] != n:
             raise InvalidInputError(f"X has {n} rows but Y has {Y.shape[0]}; they must match")
         # the shared fit core: resolve (+ specs), size, seed
-        kx, kx_spec = resolve_kernel(self.input_kernel, self.input_kernel_params, X)
-        ky, ky_spec = resolve_kernel(self.output_kernel, self.output_kernel_params, Y)
-        sx, sx_spec, size_x = size_and_resolve_sketch(
+        kx, self.input_kernel_spec_ = resolve_kernel(self.input_kernel, self.input_kernel_params, X)
+        ky, self.output_kernel_spec_ = resolve_kernel(self.output_kernel, self.output_kernel_params, Y)
+        sx, self.input_sketch_spec_, size_x = size_and_resolve_sketch(
             self.input_sketch, self.input_sketch_size, self.input_sketch_params, n, param="input_sketch_size")
-        sy, sy_spec, size_y = size_and_resolve_sketch(
+        sy, self.output_sketch_spec_, size_y = size_and_resolve_sketch(
             self.output_sketch, self.output_sketch_size, self.output_sketch_params, n, param="output_sketch_size")
-        # specs of the components given by name (None for objects the registry does not know), as dicts
-        self.component_specs_ = {k: None if v is None else v.to_dict() for k, v in (
-            ("input_kernel", kx_spec), ("output_kernel", ky_spec), ("input_sketch", sx_spec), ("output_sketch", sy_spec))}
         self._decoder = get_decoder(self.decoder) if isinstance(self.decoder, str) else self.decoder
         rng = make_rngs(self.random_state)[0]
 
