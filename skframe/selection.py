@@ -1,6 +1,7 @@
 """Sketch-size selection for output kernel regression.
 
-Follows El Ahmad, "Learning Deep Kernel Networks: Application to Efficient and Robust Structured Prediction", PhD thesis, Institut Polytechnique de Paris 2024, §5.3.
+Follows El Ahmad, "Learning Deep Kernel Networks: Application to Efficient and Robust
+Structured Prediction", PhD thesis, Institut Polytechnique de Paris 2024, §5.3.
 
 Three routines, combined by :func:`select_sketch_sizes`:
 

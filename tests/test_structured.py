@@ -425,7 +425,8 @@ def test_candidate_ranking_metrics_against_rank_of_true(monkeypatch, block):
     t = np.arange(len(Xte)) % 40
     res_g = structured.candidate_ranking(model, Xte, C, t, ks=(1, 3))
     ranks_g = rank_of_true(model.decision_function(Xte, candidates=C), t)
-    assert res_g["hits@3"] == pytest.approx(hits_at_k(ranks_g, 3)) and res_g["mean_rank"] == pytest.approx(ranks_g.mean())
+    assert res_g["hits@3"] == pytest.approx(hits_at_k(ranks_g, 3))
+    assert res_g["mean_rank"] == pytest.approx(ranks_g.mean())
 
 
 def test_inputs_as_a_collection():

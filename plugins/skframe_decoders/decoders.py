@@ -6,7 +6,8 @@
 
 ``CandidateDecoder``
     Maximum inner-product search (El Ahmad et al., "Sketch In, Sketch Out", AISTATS 2024, eq. 5;
-    El Ahmad, "Learning Deep Kernel Networks: Application to Efficient and Robust Structured Prediction", PhD thesis, Institut Polytechnique de Paris 2024, eq. 5.12)::
+    El Ahmad, "Learning Deep Kernel Networks: Application to Efficient and Robust
+    Structured Prediction", PhD thesis, Institut Polytechnique de Paris 2024, eq. 5.12)::
 
         score(x, c) = agg_d( g_d(x) . psi_d(c) ) + bias(c),   bias(c) = -k_Y(c, c) / 2
 
@@ -256,7 +257,8 @@ class CandidateDecoder(Decoder):
         if offsets is None:
             return self._global(G_list, src, 0, src.n_candidates, k, aggregate)
         offsets = np.asarray(offsets, dtype=np.int64)
-        if offsets.shape != (n + 1,) or offsets[0] != 0 or offsets[-1] != src.n_candidates or np.any(np.diff(offsets) < 0):
+        bad_ends = offsets.shape != (n + 1,) or offsets[0] != 0 or offsets[-1] != src.n_candidates
+        if bad_ends or np.any(np.diff(offsets) < 0):
             raise InvalidParameterError(
                 f"offsets must be non-decreasing of length n+1={n + 1}, from 0 to the number of candidates "
                 f"{src.n_candidates}"

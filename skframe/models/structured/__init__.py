@@ -35,9 +35,11 @@ from ._ranking import candidate_ranking
 from ._sisokr import has_duplicate_rows, sisokr_omega, sketched_input_coef
 
 # classes saved model files and pickles name as skframe.models.structured.<name>
-from ._candidates import _LegacyCandidates as _ModelCandidates  # noqa: E402,F401
-from ._candidates import _LegacyEmbeddingCache as _EmbeddingCache  # noqa: E402,F401
-from ._sisokr import _Draw  # noqa: E402,F401
+from ._candidates import _LegacyCandidates as _ModelCandidates  # noqa: E402
+from ._candidates import _LegacyEmbeddingCache as _EmbeddingCache  # noqa: E402
+from ._sisokr import _Draw  # noqa: E402
+
+_SAVED_NAMES = (_Draw, _ModelCandidates, _EmbeddingCache)
 
 __all__ = [
     "OutputKernelRegressor",

@@ -70,7 +70,8 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         ``g(x)``, mapped to R^d for a linear output kernel).
     n_draws : int, default=1
         Ensemble size: independent sketch draws whose scores are aggregated
-        (El Ahmad, "Learning Deep Kernel Networks: Application to Efficient and Robust Structured Prediction", PhD thesis, Institut Polytechnique de Paris 2024, eq. 5.19).
+        (El Ahmad, "Learning Deep Kernel Networks: Application to Efficient and Robust
+        Structured Prediction", PhD thesis, Institut Polytechnique de Paris 2024, eq. 5.19).
     aggregate : {"mean", "max"}, default="mean"
     rtol : float, optional
         Relative eigenvalue tolerance of the pseudo-inverses.
