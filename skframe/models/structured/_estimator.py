@@ -20,7 +20,7 @@ from .._base import KernelModelMixin, validate_X
 from .._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch
 from ._candidates import check_outputs
 from ._decoding import DecodingMixin
-from ._sisokr import _Draw, exact_input_coef, sketched_input_coef
+from ._sisokr import _Draw, sketched_input_coef
 
 __all__ = ["OutputKernelRegressor"]
 
@@ -197,18 +197,14 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         self._decoder = get_decoder(self.decoder) if isinstance(self.decoder, str) else self.decoder
         rng = make_rngs(self.random_state)[0]
 
-        exact_solve = None
         if sx is None:
             X = _c_order(X)  # kept by every draw
-            rep = build_representation(X, kx, None, rng, exact="gram")
-            exact_solve = exact_input_coef(rep.K, lam, rebuild=lambda: kernel_block(kx, X, X))
-            del rep
         exact_out = TrainingOutputBasis.fit(ky, Y) if sy is None else None
         if exact_out is not None:
             C, first, inverse = exact_out[0].Y_unique, None, None
         else:
             C, first, inverse = unique_rows(Y)
-        draws, infos, embeddings = [], [], []
+        draws, embeddings, outputs = [], [], []
         for _ in range(n_draws):
             # output basis (independent of the input model)
             if exact_out is not None:
@@ -219,8 +215,12 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
             # embeddings of the default candidates (the distinct training outputs), known from the fit:
             # the dual basis' Gram, or the rows of the training targets Psi = embed(Y)
             embeddings.append(np.ascontiguousarray(basis.gram if exact_out is not None else T[first]))
-            draws.append(self._fit_input(X, T, basis, kx, sx, lam, rng, exact_solve))
-            infos.append({"input": dict(draws[-1].input_info, **size_x), "output": dict(basis.sketch_info, **size_y)})
+            outputs.append((basis, T))
+            if sx is not None:
+                draws.append(self._fit_input(X, T, basis, kx, sx, lam, rng))
+        if sx is None:  # the exact input model: one factorisation for the targets of every draw
+            draws = self._fit_exact_input(X, outputs, kx, lam, rng)
+        infos = [{"input": dict(d.input_info, **size_x), "output": dict(d.basis.sketch_info, **size_y)} for d in draws]
         self.draws_ = draws
         self.output_basis_ = draws[0].basis
         self.input_kernel_ = kx
@@ -234,11 +234,29 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
-    def _fit_input(self, X, T, basis, kx, sx, lam, rng, exact_solve):
-        """One draw's input map to the targets T (all arrays C-contiguous, as a reloaded model has them)."""
-        if exact_solve is not None:
-            info = {"name": "none", "m": n_items(X), "n": n_items(X), "s_prime": n_items(X)}
-            return _Draw(X, exact_solve(T), basis, info)
+    @staticmethod
+    def _fit_exact_input(X, outputs, kx, lam, rng):
+        """IOKR / ISOKR input side: ``(K_X + n lam I)^{-1} [T_1 ... T_D]`` for the targets of all draws."""
+        rep = build_representation(X, kx, None, rng, exact="gram")
+        K, n = rep.K, n_items(X)
+        K[np.diag_indices_from(K)] += n * lam
+
+        def rebuild():  # K + n lam I again, for the pseudo-inverse fallback (K holds the failed factor)
+            G = kernel_block(kx, X, X)
+            G[np.diag_indices_from(G)] += n * lam
+            return G
+
+        # K.T: Fortran-ordered, so LAPACK factors it in place (no n x n copy); the same matrix, K being symmetric
+        B = outputs[0][1] if len(outputs) == 1 else np.hstack([T for _, T in outputs])
+        W = solve_psd(K.T, B, overwrite_a=True, rebuild=rebuild)
+        del K, rep, B
+        info = {"name": "none", "m": n, "n": n, "s_prime": n}
+        cuts = np.cumsum([T.shape[1] for _, T in outputs])[:-1]
+        return [_Draw(X, np.ascontiguousarray(w), basis, dict(info))
+                for w, (basis, _) in zip(np.split(W, cuts, axis=1), outputs)]
+
+    def _fit_input(self, X, T, basis, kx, sx, lam, rng):
+        """One draw's input-sketched map to the targets T (arrays C-contiguous, as a reloaded model has them)."""
         if getattr(sx, "feature_map", False):  # explicit feature map (random Fourier features)
             rep = build_representation(X, kx, sx, rng, rtol=self.rtol)
             A = rep.Z.T @ rep.Z

@@ -24,7 +24,7 @@ from ...persistence import persistable
 from ...protocols import kernel_block
 from ...sketching import diagonal_of_mix, kernel_times, sketched_gram_products
 
-__all__ = ["sisokr_omega", "sketched_input_coef", "exact_input_coef"]
+__all__ = ["sisokr_omega", "sketched_input_coef", "has_duplicate_rows"]
 
 
 def sisokr_omega(KR_X, RKR_X, RKY, RKR_Y, lam, rtol=None):
@@ -119,25 +119,6 @@ def has_duplicate_rows(A):
     P = np.asarray(A @ r)
     _, counts = np.unique(P, axis=0, return_counts=True)
     return bool((counts > 1).any())
-
-
-def exact_input_coef(K, lam, rebuild):
-    """A solver of the exact input model: ``T -> (K_X + n lam I)^{-1} T`` (IOKR, ISOKR).
-
-    ``K`` (the n x n Gram matrix, overwritten by its Cholesky factor) is factored once
-    and the factor shared by every target (all draws); when it is not positive
-    definite, ``rebuild()`` recomputes the Gram matrix for the pseudo-inverse.
-    """
-    n = K.shape[0]
-    K[np.diag_indices_from(K)] += n * lam
-    try:
-        factor = sla.cho_factor(K, lower=False, check_finite=False, overwrite_a=True)
-    except (np.linalg.LinAlgError, sla.LinAlgError):  # K was overwritten
-        K = rebuild()
-        K[np.diag_indices_from(K)] += n * lam
-        P = pinv_sym(K)
-        return lambda T: np.ascontiguousarray(P @ T)
-    return lambda T: np.ascontiguousarray(sla.cho_solve(factor, T, check_finite=False))
 
 
 @persistable
