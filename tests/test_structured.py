@@ -497,3 +497,29 @@ def test_fit_core_specs_auto_sizes_and_clamping():
     assert big.sketch_info_["input"]["m"] == 60
     exact = _model().fit(X, Y)
     assert exact.input_sketch_spec_ is None and exact.input_kernel_spec_ is None  # test kernels are not registered
+
+
+def test_exact_input_indefinite_gram_falls_back_to_pseudo_inverse():
+    """A Gram matrix that is not positive definite: the truncated pseudo-inverse of K + n lam I, rebuilt."""
+    from skframe.linalg import pinv_sym
+
+    rng = np.random.default_rng(0)
+    n = 30
+    A = rng.standard_normal((n, 4))
+    M = A @ A.T - 0.5 * np.eye(n)  # indefinite, symmetric
+
+    class IndexK:
+        normalized = True
+
+        def __call__(self, P, Q=None):
+            Q = P if Q is None else Q
+            return M[np.ix_(P[:, 0].astype(int), Q[:, 0].astype(int))].copy()
+
+    X = np.arange(n, dtype=float)[:, None]
+    _, Y = multilabel_data(n=n)
+    lam = 1e-4
+    m = _model(input_kernel=IndexK(), lam=lam).fit(X, Y)
+    T = np.zeros((n, m.candidates_.shape[0]))
+    T[np.arange(n), m.output_basis_.inverse] = 1.0
+    coef = pinv_sym(M + n * lam * np.eye(n)) @ T
+    np.testing.assert_allclose(m.draws_[0].coef, coef, rtol=1e-8, atol=1e-10)
