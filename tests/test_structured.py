@@ -523,3 +523,24 @@ def test_exact_input_indefinite_gram_falls_back_to_pseudo_inverse():
     T[np.arange(n), m.output_basis_.inverse] = 1.0
     coef = pinv_sym(M + n * lam * np.eye(n)) @ T
     np.testing.assert_allclose(m.draws_[0].coef, coef, rtol=1e-8, atol=1e-10)
+
+
+def test_true_candidate_index_by_exact_equality():
+    _, Y = multilabel_data(n=40)
+    rng = np.random.default_rng(4)
+    pool = (rng.random((60, Y.shape[1])) > 0.5).astype(np.uint8)
+    pool[7] = Y[0]
+    pool[9] = Y[0]  # a duplicate: the first position in the list counts
+    lists = [np.array([3, 9, 7]), np.array([1, 2])] + [rng.choice(60, 5, replace=False) for _ in range(3)]
+    Yq = Y[:5].copy()
+    Yq[1] = pool[2]
+    t = structured.true_candidate_index(Yq, structured.CandidatePool(pool, lists))
+    assert t[0] == 1 and t[1] == 1
+    for i in range(2, 5):
+        ref = [j for j, r in enumerate(lists[i]) if np.array_equal(pool[r], Yq[i])]
+        assert t[i] == (ref[0] if ref else -1)
+    sets = [pool[ix] for ix in lists]
+    np.testing.assert_array_equal(structured.true_candidate_index(Yq, sets), t)
+    g = structured.true_candidate_index(sp.csr_matrix(Yq), pool)  # a global set, sparse truth, -0.0 == 0.0
+    assert g[0] == 7 and g[1] == 2
+    assert structured.true_candidate_index(-0.0 * Yq[1:2] + Yq[1:2], pool)[0] == 2

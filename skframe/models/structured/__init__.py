@@ -31,7 +31,7 @@ rank) and ``_estimator`` (fit).
 
 from ._candidates import CandidatePool, candidate_cache_info, clear_candidate_cache
 from ._estimator import OutputKernelRegressor
-from ._ranking import candidate_ranking
+from ._ranking import candidate_ranking, true_candidate_index
 from ._sisokr import has_duplicate_rows, sisokr_omega, sketched_input_coef
 
 # classes saved model files and pickles name as skframe.models.structured.<name>
@@ -45,6 +45,7 @@ __all__ = [
     "OutputKernelRegressor",
     "CandidatePool",
     "candidate_ranking",
+    "true_candidate_index",
     "clear_candidate_cache",
     "candidate_cache_info",
     "sisokr_omega",

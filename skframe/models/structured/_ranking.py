@@ -3,16 +3,66 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ...collections import n_items, take
 from ...exceptions import InvalidInputError, InvalidParameterError
 from ...metrics import hits_at_k, mean_rank, mean_reciprocal_rank
+from ...options import DEFAULT_OPTIONS
 from ._candidates import CandidatePool
 
-__all__ = ["candidate_ranking"]
+__all__ = ["candidate_ranking", "true_candidate_index"]
 
 # score entries per pass over the queries (32 MB of float64)
 BLOCK_ENTRIES = 4_000_000
+
+
+def _dense_rows(A):
+    """Rows as a float64 array with -0.0 mapped to 0.0 (so that equal rows have equal bytes)."""
+    A = A.toarray() if sp.issparse(A) else np.asarray(A)
+    if A.ndim == 1:
+        A = A[None, :]
+    return np.ascontiguousarray(A, dtype=np.float64) + 0.0
+
+
+def true_candidate_index(Y_true, candidates):
+    """Position of each true output in its row's candidate set, ``-1`` where it is not a candidate.
+
+    The ``true_index`` argument of :func:`candidate_ranking`, found by exact equality of
+    the output vectors (whatever their dtypes: a uint8 candidate equals the float 1.0/0.0
+    row). With duplicated candidates, the first position counts.
+
+    Parameters
+    ----------
+    Y_true : array or sparse matrix of shape (n, d)
+    candidates : array of shape (n_c, d), list of n arrays or CandidatePool
+        A global set (e.g. ``model.candidates_``), one set per row, or a pool.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+    """
+    Y = _dense_rows(Y_true)
+    out = np.full(Y.shape[0], -1, dtype=np.int64)
+    if isinstance(candidates, (list, tuple, CandidatePool)):
+        if len(candidates) != Y.shape[0]:
+            raise InvalidInputError(f"{len(candidates)} candidate sets for {Y.shape[0]} true outputs; give one per row")
+        for i in range(Y.shape[0]):  # one small comparison per row, in the candidates' own dtype
+            C = candidates.rows(i) if isinstance(candidates, CandidatePool) else candidates[i]
+            C = C.toarray() if sp.issparse(C) else np.asarray(C)
+            hit = np.flatnonzero((C == Y[i]).all(axis=1)) if C.shape[0] else []
+            if len(hit):
+                out[i] = hit[0]
+        return out
+    first = {}
+    step = DEFAULT_OPTIONS.rows_per_block(Y.shape[1])
+    for start in range(0, candidates.shape[0], step):  # float64 rows one block at a time
+        block = _dense_rows(candidates[start : start + step])
+        for j, row in enumerate(block):
+            first.setdefault(row.tobytes(), start + j)
+    for i, row in enumerate(Y):
+        out[i] = first.get(row.tobytes(), -1)
+    return out
 
 
 def _ranks(scores, true_index, ties):
