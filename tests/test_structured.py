@@ -544,3 +544,23 @@ def test_true_candidate_index_by_exact_equality():
     g = structured.true_candidate_index(sp.csr_matrix(Yq), pool)  # a global set, sparse truth, -0.0 == 0.0
     assert g[0] == 7 and g[1] == 2
     assert structured.true_candidate_index(-0.0 * Yq[1:2] + Yq[1:2], pool)[0] == 2
+
+
+def test_pools_and_sets_larger_than_the_cache(monkeypatch):
+    """Over the cache bound: a global set is streamed, a pool embeds only the rows its queries use; same results."""
+    from skframe.models.structured import _candidates
+
+    model, Xte, pool, lists = _pool_setup(n_q=6)
+    cp = structured.CandidatePool(pool, lists)
+    ref_pool, ref_glob = model.predict_topk(Xte, 4, candidates=cp), model.predict_topk(Xte, 4, candidates=pool)
+    structured.clear_candidate_cache()
+    monkeypatch.setattr(_candidates._CACHE, "max_bytes", 100)
+    embedded = []
+    real = _candidates.embed_candidates
+    monkeypatch.setattr(_candidates, "embed_candidates", lambda b, C, *a: embedded.append(C.shape[0]) or real(b, C, *a))
+    for got, ref in ((model.predict_topk(Xte, 4, candidates=cp), ref_pool),
+                     (model.predict_topk(Xte, 4, candidates=pool), ref_glob)):
+        np.testing.assert_array_equal(got[0], ref[0])
+        np.testing.assert_allclose(got[1], ref[1], rtol=1e-12)
+    assert embedded[0] == np.unique(np.concatenate(lists)).size  # only the rows in use
+    assert structured.candidate_cache_info()["entries"] == 0

@@ -213,6 +213,31 @@ def candidate_cache_info():
     return {"entries": len(live), "bytes": int(sum(e[2] for e in live)), "max_bytes": _CACHE.max_bytes}
 
 
+def _embedding_bytes(bases, n_rows):
+    return int(n_rows) * sum(b.n_components for b in bases) * 8
+
+
+def array_source(owner, bases, C):
+    """The source of a global candidate array: embedded once and cached when it fits the cache, else streamed."""
+    if _embedding_bytes(bases, C.shape[0]) > _CACHE.max_bytes:
+        return StreamedCandidates(bases, C)  # never held whole: embedded block by block while decoding
+    return EmbeddedCandidates(*cached_embeddings(owner, bases, C))
+
+
+def pool_source(owner, bases, pool, indices):
+    """The source of a pool's gathered candidates ``pool[indices]``.
+
+    The whole pool is embedded once and cached when its embeddings fit the cache; a
+    larger pool has only the rows the queries use embedded, for this call.
+    """
+    if _embedding_bytes(bases, pool.shape[0]) <= _CACHE.max_bytes:
+        E, bias = cached_embeddings(owner, bases, pool)
+        return EmbeddedCandidates(E, bias, index=indices)
+    used, where = np.unique(indices, return_inverse=True)
+    E, bias = embed_candidates(bases, pool[used])
+    return EmbeddedCandidates(E, bias, index=where.astype(np.int64).ravel())
+
+
 def cached_embeddings(owner, bases, C):
     """``(embeddings, bias)`` of all rows of C, from the cache or computed once (and cached when small enough)."""
     key = fingerprint(C)

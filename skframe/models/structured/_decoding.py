@@ -12,8 +12,10 @@ from ._candidates import (
     CandidatePool,
     EmbeddedCandidates,
     StreamedCandidates,
+    array_source,
     cached_embeddings,
     check_candidate_rows,
+    pool_source,
 )
 
 
@@ -49,8 +51,7 @@ class DecodingMixin:
                 raise InvalidInputError(f"a CandidatePool of {len(candidates)} queries for {n_rows} rows of X; "
                                         "give one index list per row")
             pool = check_candidate_rows(candidates.pool, self.n_outputs_, "the candidate pool")
-            E, b = cached_embeddings(owner, bases, pool)
-            return EmbeddedCandidates(E, b, index=candidates.indices), candidates.offsets, candidates
+            return pool_source(owner, bases, pool, candidates.indices), candidates.offsets, candidates
         if isinstance(candidates, (list, tuple)):
             if len(candidates) != n_rows:
                 raise InvalidInputError(
@@ -64,8 +65,7 @@ class DecodingMixin:
                 C = np.vstack(sets) if sets else np.empty((0, self.n_outputs_))
             return StreamedCandidates(bases, C), offsets, sets
         C = check_candidate_rows(candidates, self.n_outputs_)
-        E, b = cached_embeddings(owner, bases, C)
-        return EmbeddedCandidates(E, b), None, C
+        return array_source(owner, bases, C), None, C
 
     def _decode(self, X, k, candidates):
         G_list = self._surrogate(X)
