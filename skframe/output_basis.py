@@ -107,7 +107,10 @@ class OutputBasis:
 
 @persistable
 class SketchedOutputBasis(OutputBasis):
-    """Orthonormal sketched output basis ``psi_tilde(y) = D^{-1/2} U^T R_Y k_Y^y`` (El Ahmad, PhD thesis 2024, Prop. 5.5).
+    """Orthonormal sketched output basis ``psi_tilde(y) = D^{-1/2} U^T R_Y k_Y^y``.
+
+    El Ahmad, "Learning Deep Kernel Networks: Application to Efficient and Robust Structured
+    Prediction", PhD thesis, Institut Polytechnique de Paris 2024, Prop. 5.5.
 
     Build it with :meth:`fit`.
 

@@ -97,7 +97,7 @@ def _f1(Y_true, Y_pred):
 
 def perfect_h_curve(kernel, Y_train, Y_val, sizes, *, sketch="subsample", sketch_params=None, candidates=None,
                     n_repeats=1, time_budget=None, tol=1e-3, patience=None, random_state=None):
-    """Perfect-h validation score as a function of the output sketch size m_Y (El Ahmad, PhD thesis 2024, eq. 5.20).
+    """Perfect-h validation score as a function of the output sketch size m_Y (PhD thesis cited above, eq. 5.20).
 
     For each ``m_Y``: draw R_Y, build the sketched output basis, decode
     ``psi~(y_val)`` against ``psi~(c) - k(c, c)/2`` over the candidates, and score the
