@@ -65,11 +65,13 @@ def _as_list(G):
     return [np.asarray(g) for g in G]
 
 
-def _scores(G_list, E_list, bias, aggregate, precision="auto"):
+def _scores(G_list, E_list, bias, aggregate, precision="auto", rows=None):
     """Aggregated score block ``agg_d(G_d @ E_d^T) + bias``.
 
-    ``precision="auto"`` multiplies in float32 when a draw's candidate embeddings are
-    float32 (the queries are cast), else in float64; ``"float64"``/``"float32"`` force it.
+    With ``rows`` (one row of G per candidate) the scores are the vector of row-wise
+    products ``G_d[rows[c]] . E_d[c]`` instead. ``precision="auto"`` multiplies in
+    float32 when a draw's candidate embeddings are float32 (the queries are cast), else
+    in float64; ``"float64"``/``"float32"`` force it.
     """
     if len(G_list) != len(E_list):
         raise InvalidParameterError(
@@ -78,10 +80,9 @@ def _scores(G_list, E_list, bias, aggregate, precision="auto"):
     S = None
     for g, E in zip(G_list, E_list):
         single = precision == "float32" or (precision == "auto" and E.dtype == np.float32)
-        if single:
-            block = g.astype(np.float32, copy=False) @ E.astype(np.float32, copy=False).T
-        else:
-            block = g @ E.T
+        dt = np.float32 if single else np.float64
+        g, E = g.astype(dt, copy=False), E.astype(dt, copy=False)
+        block = g @ E.T if rows is None else np.einsum("cp,cp->c", E, g[rows])
         if S is None:
             S = block if block.flags.writeable else block.copy()
         elif aggregate == "max":
@@ -91,7 +92,7 @@ def _scores(G_list, E_list, bias, aggregate, precision="auto"):
     if aggregate == "mean" and len(G_list) > 1:
         S /= len(G_list)
     if bias is not None:
-        S += bias[None, :]
+        S += bias
     return S
 
 
@@ -357,22 +358,7 @@ class CandidateDecoder(Decoder):
             return
         rows = np.repeat(np.arange(counts.size), counts)
         pos = np.arange(rows.size) - np.repeat(local_offsets[:-1], counts)
-        s = None
-        for g, E in zip(G_list, E_list):
-            single = self.precision == "float32" or (self.precision == "auto" and E.dtype == np.float32)
-            dt = np.float32 if single else np.float64
-            part = np.einsum("cp,cp->c", E.astype(dt, copy=False), g[r0 + rows].astype(dt, copy=False))
-            part = part.astype(np.float64, copy=False)
-            if s is None:
-                s = part.copy()
-            elif aggregate == "max":
-                np.maximum(s, part, out=s)
-            else:
-                s += part
-        if aggregate == "mean" and len(G_list) > 1:
-            s /= len(G_list)
-        if bias is not None:
-            s += bias
+        s = _scores(G_list, E_list, bias, aggregate, self.precision, rows=r0 + rows)
         P = np.full((counts.size, width), -np.inf)
         P[rows, pos] = s
         ti, ts = select_topk(P, np.arange(width, dtype=np.int64), k)
