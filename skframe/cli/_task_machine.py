@@ -49,6 +49,14 @@ def _solver_params(opts, solver_name):
         if "tol" in given:
             out["tol"] = given["tol"]
         return out
+    if solver_name == "dual-cd":
+        bad = sorted(set(given) - {"epochs", "tol"})
+        if bad:
+            raise InvalidParameterError(
+                f"--{bad[0].replace('_', '-')} does not apply to solver 'dual-cd' (it takes --epochs as max epochs and --tol "
+                "as the relative duality gap)"
+            )
+        return {{"epochs": "max_epochs"}.get(k, k): v for k, v in given.items()}
     if solver_name == "closed-form" and given:
         opt = sorted(given)[0].replace("_", "-")
         raise InvalidParameterError(f"--{opt} does not apply to the closed-form solver; use --solver adam or lbfgs")
@@ -83,7 +91,7 @@ def build_estimator(opts):
         gamma = om.pop("gamma", 1.0)
         if om:
             raise InvalidParameterError(f"unknown --output-matrix-param {sorted(om)[0]!r} for quantiles; only gamma")
-        solver = opts.solver or "adam"
+        solver = (opts.solver or default_solver_name(get_loss("pinball", quantiles=list(opts.quantiles)))).strip().lower()
         return JointQuantileRegressor(
             quantiles=list(opts.quantiles),
             kernel=opts.kernel,

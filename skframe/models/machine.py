@@ -33,7 +33,9 @@ __all__ = ["SketchedKernelMachine", "SketchedKernelClassifier", "JointQuantileRe
 
 
 def default_solver_name(loss):
-    """Default solver for a loss: closed form for square, L-BFGS for smooth losses, Adam otherwise."""
+    """Default solver for a loss: its ``default_solver``, else closed form / L-BFGS (smooth) / Adam."""
+    if getattr(loss, "default_solver", None):
+        return loss.default_solver
     if getattr(loss, "name", None) == "square":
         return "closed-form"
     if getattr(loss, "smooth", False):
@@ -69,13 +71,20 @@ def _run_solver(solver, Z, Y, loss, lam, M, rng, progress):
     """
     import inspect
 
+    from ..problems import SolveResult, as_problem
+
+    params = inspect.signature(solver.solve).parameters
+    if "problem" not in params:  # old contract solve(Z, Y, loss, lam, *, M, rng) -> W
+        W = solver.solve(Z, Y, loss, lam, M=M, rng=rng)
+        return SolveResult(W=W, history=list(getattr(solver, "history_", []) or []),
+                           stop_reason=getattr(solver, "stop_reason_", None), n_iter=int(getattr(solver, "n_iter_", 0) or 0))
     new_stage = getattr(progress, "new_stage", None)
-    if new_stage is None or "progress" not in inspect.signature(solver.solve).parameters:
-        return solver.solve(Z, Y, loss, lam, M=M, rng=rng)
-    epochs = getattr(solver, "epochs", None)
+    if new_stage is None:
+        return solver.solve(as_problem(Z, Y), loss, lam, M=M, rng=rng)
+    epochs = getattr(solver, "epochs", None) or getattr(solver, "max_epochs", None)
     total = epochs or getattr(solver, "max_iter", None)
     new_stage(f"{getattr(solver, 'name', 'solver')} {'epochs' if epochs else 'iterations'}", total)
-    return solver.solve(Z, Y, loss, lam, M=M, rng=rng, progress=progress)
+    return solver.solve(as_problem(Z, Y), loss, lam, M=M, rng=rng, progress=progress)
 
 
 class _MachineBase(KernelModelMixin, BaseEstimator):
@@ -105,7 +114,8 @@ class _MachineBase(KernelModelMixin, BaseEstimator):
         else:
             fmap, Z, info = self._build_representation(X, kernel, sketch, rng, progress=progress)
         t_solve = time.perf_counter()
-        W = _run_solver(solver, Z, Y, loss, lam, M, solver_rng, progress)
+        result = _run_solver(solver, Z, Y, loss, lam, M, solver_rng, progress)
+        W = result.W
         WM = W if M is None else W @ M
         if hasattr(fmap, "proj"):  # f(x) = k(x, X_sub) @ proj @ W M
             self.coef_ = fmap.proj @ WM
@@ -121,9 +131,10 @@ class _MachineBase(KernelModelMixin, BaseEstimator):
         self.loss_ = loss
         self.solver_ = solver
         self.sketch_info_ = info
-        self.history_ = list(getattr(solver, "history_", []) or [])
-        self.stop_reason_ = getattr(solver, "stop_reason_", None)
-        self.n_iter_ = int(getattr(solver, "n_iter_", 0) or 0)
+        self.history_ = list(result.history)
+        self.stop_reason_ = result.stop_reason
+        self.n_iter_ = int(result.n_iter)
+        self.solve_info_ = dict(result.info)
         self.n_outputs_ = Y.shape[1]
         self.solve_seconds_ = time.perf_counter() - t_solve
         self.fit_seconds_ = time.perf_counter() - t0
@@ -469,7 +480,7 @@ class JointQuantileRegressor(_MachineBase):
         sketch_params=None,
         lam=1e-3,
         gamma_quantile=1.0,
-        solver="adam",
+        solver=None,
         solver_params=None,
         random_state=None,
     ):
