@@ -199,7 +199,7 @@ class DualCDSolver(BaseSolver):
         else:
             mu = float(np.max(np.sqrt(np.sum(C * C, axis=1)))) ** 2 if fp.C.size else 1.0  # largest eigenvalue of M
         V = np.ascontiguousarray(primal_V(fp, A))
-        history, gaps = [], []
+        history, gaps, duals = [], [], []
         P = D = gap = np.nan
         order = np.arange(n, dtype=np.int64)
         epoch = 0
@@ -220,11 +220,13 @@ class DualCDSolver(BaseSolver):
             gap = relative_gap(P, D)
             history.append(P)
             gaps.append(gap)
+            duals.append(D)
             if gap <= self.tol:
                 converged = True
                 break
         info = {"primal": float(P), "dual": float(D), "gap": float(P - D), "relative_gap": float(gap),
-                "epochs": int(epoch), "gap_history": [float(g) for g in gaps]}
+                "epochs": int(epoch), "gap_history": [float(g) for g in gaps],
+                "dual_history": [float(x) for x in duals]}
         if converged:
             reason = f"converged: relative duality gap {gap:.2e} <= tol={self.tol} after {epoch} epochs"
         else:
