@@ -2,7 +2,7 @@
 
 import skframe
 
-from .solvers import AdamSolver, ClosedFormSolver, DualCDSolver, LBFGSSolver
+from .solvers import ADMMSolver, AdamSolver, ClosedFormSolver, DualCDSolver, LBFGSSolver
 
 
 @skframe.hookimpl
@@ -11,3 +11,4 @@ def register_solvers(register):
     register("lbfgs", LBFGSSolver)
     register("adam", AdamSolver)
     register("dual-cd", DualCDSolver)
+    register("admm", ADMMSolver)

@@ -1,14 +1,16 @@
 """Built-in solvers of the sketched feature-map problem (one module per solver).
 
 This module keeps the historical import path: every solver lives in its own module
-(:mod:`.closed_form`, :mod:`.lbfgs`, :mod:`.adam`, :mod:`.dual_cd`) and the shared problem
+(:mod:`.closed_form`, :mod:`.lbfgs`, :mod:`.adam`, :mod:`.dual_cd`, :mod:`.admm`) and the shared problem
 in :mod:`._problem`.
 """
 
 from ._problem import FeatureMapProblem, is_square_loss
 from .adam import AdamSolver
+from .admm import ADMMSolver
 from .closed_form import ClosedFormSolver
 from .dual_cd import DualCDSolver
 from .lbfgs import LBFGSSolver
 
-__all__ = ["FeatureMapProblem", "ClosedFormSolver", "LBFGSSolver", "AdamSolver", "DualCDSolver", "is_square_loss"]
+__all__ = ["FeatureMapProblem", "ClosedFormSolver", "LBFGSSolver", "AdamSolver", "DualCDSolver", "ADMMSolver",
+           "is_square_loss"]
