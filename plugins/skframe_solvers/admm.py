@@ -61,7 +61,7 @@ class ADMMSolver(BaseSolver):
     ----------
     tol : float, default=1e-4
         Stop when the relative duality gap ``(P - D) / max(|P|, |D|)`` is <= tol.
-    max_iter : int, default=2000
+    max_iter : int, default=5000
         Cap on the iterations (each costs two products with Z); reaching it raises
         :class:`sklearn.exceptions.ConvergenceWarning` with the gap reached.
     rho : float, default=0.1
@@ -77,7 +77,7 @@ class ADMMSolver(BaseSolver):
 
     name = "admm"
 
-    def __init__(self, tol=1e-4, max_iter=2000, rho=0.1, adaptive=True, check_every=10, init="ridge"):
+    def __init__(self, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, check_every=10, init="ridge"):
         self.tol = check_scalar(tol, "tol", low=0, low_inclusive=False, fix="tol must be > 0, e.g. 1e-4")
         self.max_iter = check_scalar(max_iter, "max_iter", kind=int, low=1)
         self.rho = check_scalar(rho, "rho", low=0, low_inclusive=False, fix="rho must be > 0, e.g. 0.1")

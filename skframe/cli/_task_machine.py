@@ -49,14 +49,15 @@ def _solver_params(opts, solver_name):
         if "tol" in given:
             out["tol"] = given["tol"]
         return out
-    if solver_name == "dual-cd":
+    if solver_name in ("dual-cd", "admm"):
         bad = sorted(set(given) - {"epochs", "tol"})
         if bad:
             raise InvalidParameterError(
-                f"--{bad[0].replace('_', '-')} does not apply to solver 'dual-cd' (it takes --epochs as max epochs and --tol "
-                "as the relative duality gap)"
+                f"--{bad[0].replace('_', '-')} does not apply to solver {solver_name!r} (it takes --epochs as the "
+                "iteration cap and --tol as the relative duality gap)"
             )
-        return {{"epochs": "max_epochs"}.get(k, k): v for k, v in given.items()}
+        cap = "max_epochs" if solver_name == "dual-cd" else "max_iter"
+        return {{"epochs": cap}.get(k, k): v for k, v in given.items()}
     if solver_name == "closed-form" and given:
         opt = sorted(given)[0].replace("_", "-")
         raise InvalidParameterError(f"--{opt} does not apply to the closed-form solver; use --solver adam or lbfgs")
