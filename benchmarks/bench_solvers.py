@@ -82,7 +82,8 @@ def run(args):
             reached = None
             if gaps:
                 hits = [i + 1 for i, g in enumerate(gaps) if g <= args.gap]
-                reached = hits[0] if hits else None
+                step = sp.get("check_every", 10) if solver == "admm" else 1
+                reached = hits[0] * step if hits else None
             elif info.get("relative_gap") is not None and info["relative_gap"] <= args.gap:
                 reached = model.n_iter_
             metric, err = _error(loss, model, Xte, yte, median)
