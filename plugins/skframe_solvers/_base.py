@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from skframe._validation import check_scalar
-from skframe.exceptions import InvalidParameterError
+from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.problems import SolveResult
 from skframe.protocols import Solver
 
 from ._duality import gap_report
 from ._problem import FeatureMapProblem
 
-__all__ = ["BaseSolver", "check_init"]
+__all__ = ["BaseSolver", "DualSolverMixin", "check_init"]
 
 
 def check_init(init):
@@ -63,3 +65,44 @@ class BaseSolver(Solver):
                 info.update(rep)
         return SolveResult(W=fp.to_W(V), history=[float(h) for h in history], stop_reason=stop_reason,
                            n_iter=int(n_iter), info=info)
+
+
+class DualSolverMixin:
+    """Checks and reporting shared by the solvers that stop on the duality gap (dual-cd, admm)."""
+
+    #: what the solver does per sample, for the in-memory error message
+    needs_memory_because = "needs the features in memory"
+
+    def _dual_problem(self, problem, loss, lam, M):
+        """FeatureMapProblem and ``loss.dual``; clear errors for a loss without dual or a streamed problem."""
+        dual = getattr(loss, "dual", None)
+        if dual is None or getattr(dual, "structure", None) not in ("norm", "separable"):
+            raise InvalidParameterError(
+                f"solver {self.name!r} needs the loss's Fenchel dual (a 'dual' capability), which "
+                f"{getattr(loss, 'name', type(loss).__name__)!r} does not declare; use solver='lbfgs' or 'adam'"
+            )
+        fp = self._problem(problem, loss, lam, M)
+        if not fp.in_memory:
+            raise InvalidInputError(
+                f"solver {self.name!r} {self.needs_memory_because}, but this problem streams them "
+                "(problem.features() is None); use solver='adam' (mini-batches) or 'lbfgs' (full passes) for "
+                "streamed data"
+            )
+        return fp, dual
+
+    def _gap_result(self, fp, V, trace, count, unit, cap, cap_name, extra=None):
+        """SolveResult from the per-check ``trace`` [(P, D, relative gap)]; warns when the cap was hit."""
+        P, D, gap = trace[-1] if trace else (float("nan"),) * 3
+        converged = bool(trace) and gap <= self.tol
+        info = {"primal": float(P), "dual": float(D), "gap": float(P - D), "relative_gap": float(gap),
+                unit: int(count), "gap_history": [float(t[2]) for t in trace],
+                "dual_history": [float(t[1]) for t in trace], **(extra or {})}
+        if converged:
+            reason = f"converged: relative duality gap {gap:.2e} <= tol={self.tol} after {count} {unit}"
+        else:
+            reason = (f"reached the maximum number of {unit} ({cap}) with relative duality gap {gap:.2e} > "
+                      f"tol={self.tol}; raise {cap_name}")
+            from sklearn.exceptions import ConvergenceWarning
+
+            warnings.warn(f"{self.name} {reason}", ConvergenceWarning, stacklevel=3)
+        return self._result(fp, V, [t[0] for t in trace], reason, count, info, certificate=False)

@@ -23,14 +23,11 @@ It stops on the same certified relative duality gap as ``dual-cd`` (dual point
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from skframe._validation import check_scalar
-from skframe.exceptions import InvalidInputError, InvalidParameterError
 
-from ._base import BaseSolver, check_init
+from ._base import BaseSolver, DualSolverMixin, check_init
 from ._duality import dual_objective, relative_gap
 
 __all__ = ["ADMMSolver"]
@@ -54,7 +51,7 @@ def loss_prox(dual, V_pred, Y, c, lower=None, upper=None):
     return np.clip(soft / (dual.quad + inv), lower, upper)
 
 
-class ADMMSolver(BaseSolver):
+class ADMMSolver(DualSolverMixin, BaseSolver):
     """ADMM with a closed-form loss proximal step and a duality-gap stop (see the module docstring).
 
     Parameters
@@ -76,6 +73,7 @@ class ADMMSolver(BaseSolver):
     """
 
     name = "admm"
+    needs_memory_because = "keeps one prediction per sample and needs the features in memory"
 
     def __init__(self, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, check_every=10, init="ridge"):
         self.tol = check_scalar(tol, "tol", low=0, low_inclusive=False, fix="tol must be > 0, e.g. 1e-4")
@@ -92,18 +90,7 @@ class ADMMSolver(BaseSolver):
 
     def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
         """Iterate until the relative duality gap is <= tol; ``progress(1)`` after each iteration."""
-        dual = getattr(loss, "dual", None)
-        if dual is None or getattr(dual, "structure", None) not in ("norm", "separable"):
-            raise InvalidParameterError(
-                f"solver 'admm' needs the loss's Fenchel dual (a 'dual' capability), which "
-                f"{getattr(loss, 'name', type(loss).__name__)!r} does not declare; use solver='lbfgs' or 'adam'"
-            )
-        fp = self._problem(problem, loss, lam, M)
-        if not fp.in_memory:
-            raise InvalidInputError(
-                "solver 'admm' keeps one prediction per sample and needs the features in memory, but this problem "
-                "streams them; use solver='adam' or 'lbfgs' for streamed data"
-            )
+        fp, dual = self._dual_problem(problem, loss, lam, M)
         Z, Y, C, n, lam = fp.Z, fp.Y, fp.C, fp.n, fp.lam
         lower = upper = None
         if dual.structure == "separable":
@@ -115,10 +102,8 @@ class ADMMSolver(BaseSolver):
         F = fp.predict(V, Z)
         U = np.zeros_like(F)
         rho = self.rho
-        history, gaps = [], []
-        P = D = gap = np.nan
+        trace = []
         it = 0
-        converged = False
         for it in range(1, self.max_iter + 1):
             # V-update: lam V + rho/n Z^T Z V C C^T = rho/n Z^T (F - U) C^T, column j in Z^T Z's eigenbasis
             B = E.T @ (Z.T @ ((F - U) @ C.T)) * (rho / n)
@@ -141,20 +126,7 @@ class ADMMSolver(BaseSolver):
                 continue
             D, _ = dual_objective(fp, -rho * U)
             P = fp.objective(V)
-            gap = relative_gap(P, D)
-            history.append(P)
-            gaps.append(gap)
-            if gap <= self.tol:
-                converged = True
+            trace.append((P, D, relative_gap(P, D)))
+            if trace[-1][2] <= self.tol:
                 break
-        info = {"primal": float(P), "dual": float(D), "gap": float(P - D), "relative_gap": float(gap),
-                "iterations": int(it), "rho": float(rho), "gap_history": [float(g) for g in gaps]}
-        if converged:
-            reason = f"converged: relative duality gap {gap:.2e} <= tol={self.tol} after {it} iterations"
-        else:
-            reason = (f"reached the maximum number of iterations ({self.max_iter}) with relative duality gap "
-                      f"{gap:.2e} > tol={self.tol}; raise max_iter")
-            from sklearn.exceptions import ConvergenceWarning
-
-            warnings.warn(f"admm {reason}", ConvergenceWarning, stacklevel=2)
-        return self._result(fp, V, history, reason, it, info, certificate=False)
+        return self._gap_result(fp, V, trace, it, "iterations", self.max_iter, "max_iter", {"rho": float(rho)})

@@ -37,15 +37,13 @@ distance to the optimum.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from skframe import deps
 from skframe._validation import check_scalar
-from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.exceptions import InvalidParameterError
 
-from ._base import BaseSolver, check_init
+from ._base import BaseSolver, DualSolverMixin, check_init
 from ._duality import dual_from_primal, dual_objective, primal_V, relative_gap
 
 __all__ = ["DualCDSolver"]
@@ -98,7 +96,7 @@ def _epoch_functions(engine):
     return nb.norm_epoch, nb.separable_epoch
 
 
-class DualCDSolver(BaseSolver):
+class DualCDSolver(DualSolverMixin, BaseSolver):
     """Dual coordinate ascent on the sketched features, stopped on the duality gap.
 
     Solves ``(1/n) sum_i l(z_i^T W M, y_i) + (lam/2) tr(W M W^T)`` to a certified relative
@@ -140,6 +138,7 @@ class DualCDSolver(BaseSolver):
     """
 
     name = "dual-cd"
+    needs_memory_because = "visits single samples in random order and needs the features in memory"
 
     def __init__(self, tol=1e-4, max_epochs=1000, init="ridge", check_every=1, shuffle=True, engine="auto"):
         self.tol = check_scalar(tol, "tol", low=0, low_inclusive=False, fix="tol must be > 0, e.g. 1e-4")
@@ -164,25 +163,9 @@ class DualCDSolver(BaseSolver):
             deps.require("numba", "the compiled dual-cd epochs (engine='numba')")
         return self.engine
 
-    def _checked(self, problem, loss, lam, M):
-        dual = getattr(loss, "dual", None)
-        if dual is None or getattr(dual, "structure", None) not in ("norm", "separable"):
-            raise InvalidParameterError(
-                f"solver 'dual-cd' needs the loss's Fenchel dual (a 'dual' capability), which "
-                f"{getattr(loss, 'name', type(loss).__name__)!r} does not declare; use solver='lbfgs' or 'adam'"
-            )
-        fp = self._problem(problem, loss, lam, M)
-        if not fp.in_memory:
-            raise InvalidInputError(
-                "solver 'dual-cd' visits single samples in random order and needs the features in memory, but "
-                "this problem streams them (problem.features() is None); use solver='adam' (mini-batches) or "
-                "'lbfgs' (full passes) for streamed data"
-            )
-        return fp, dual
-
     def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
         """Run epochs until the relative duality gap is <= tol; ``progress(1)`` after each epoch."""
-        fp, dual = self._checked(problem, loss, lam, M)
+        fp, dual = self._dual_problem(problem, loss, lam, M)
         rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         norm_epoch, separable_epoch = _epoch_functions(self._engine())
         n = fp.n
@@ -199,11 +182,9 @@ class DualCDSolver(BaseSolver):
         else:
             mu = float(np.max(np.sqrt(np.sum(C * C, axis=1)))) ** 2 if fp.C.size else 1.0  # largest eigenvalue of M
         V = np.ascontiguousarray(primal_V(fp, A))
-        history, gaps, duals = [], [], []
-        P = D = gap = np.nan
+        trace = []
         order = np.arange(n, dtype=np.int64)
         epoch = 0
-        converged = False
         for epoch in range(1, self.max_epochs + 1):
             perm = rng.permutation(n).astype(np.int64) if self.shuffle else order
             if dual.structure == "separable":
@@ -217,22 +198,7 @@ class DualCDSolver(BaseSolver):
             D, V_A = dual_objective(fp, A)
             V = np.ascontiguousarray(V_A)  # resynchronise (no drift of the running sum)
             P = fp.objective(V)
-            gap = relative_gap(P, D)
-            history.append(P)
-            gaps.append(gap)
-            duals.append(D)
-            if gap <= self.tol:
-                converged = True
+            trace.append((P, D, relative_gap(P, D)))
+            if trace[-1][2] <= self.tol:
                 break
-        info = {"primal": float(P), "dual": float(D), "gap": float(P - D), "relative_gap": float(gap),
-                "epochs": int(epoch), "gap_history": [float(g) for g in gaps],
-                "dual_history": [float(x) for x in duals]}
-        if converged:
-            reason = f"converged: relative duality gap {gap:.2e} <= tol={self.tol} after {epoch} epochs"
-        else:
-            reason = (f"reached the maximum number of epochs ({self.max_epochs}) with relative duality gap "
-                      f"{gap:.2e} > tol={self.tol}; raise max_epochs or lam")
-            from sklearn.exceptions import ConvergenceWarning
-
-            warnings.warn(f"dual-cd {reason}", ConvergenceWarning, stacklevel=2)
-        return self._result(fp, V, history, reason, epoch, info, certificate=False)
+        return self._gap_result(fp, V, trace, epoch, "epochs", self.max_epochs, "max_epochs or lam")
