@@ -10,8 +10,9 @@ Learning via the Alternating Direction Method of Multipliers", 2011) splits the 
 
 and alternates (scaled multipliers U, penalty rho / n):
 
-* V-update: ``(lam I + rho' Z^T Z) v_j s_j ... `` — a ridge system solved in the eigenbasis
-  of ``Z^T Z`` (computed once, so changing rho costs nothing);
+* V-update: ``lam V + (rho/n) Z^T Z V C C^T = (rho/n) Z^T (F - U) C^T``, a ridge system solved
+  in the eigenbasis of ``Z^T Z`` (``C C^T`` is diagonal; computed once, so changing rho costs
+  nothing);
 * F-update: the proximal operator of each sample's loss, in closed form from the loss's
   Fenchel dual (``loss.dual``, :mod:`skframe_losses.duals`); it also gives the dual point
   ``alpha_i = -grad l(f_i, y_i)``, always inside the dual domain;
