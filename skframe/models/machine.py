@@ -178,8 +178,8 @@ class SketchedKernelMachine(MultiOutputMixin, RegressorMixin, _MachineBase):
     through the feature map of seed 002 Prop. 1. The losses are the registered ones
     (``"square"``, ``"huber"``, ``"epsilon-svr"``, ``"epsilon-ridge"``, ``"pinball"``);
     for several outputs the robust losses act on the norm of the residual (thesis
-    App. C.1). The solver defaults to the closed form for the square loss, L-BFGS for
-    smooth losses and Adam otherwise.
+    App. C.1). The solver defaults to the loss's ``default_solver``: the closed form for the
+    square loss, ``admm`` (stopped on a relative duality gap of 1e-4) otherwise.
 
     Parameters
     ----------
@@ -189,7 +189,7 @@ class SketchedKernelMachine(MultiOutputMixin, RegressorMixin, _MachineBase):
     loss_params : dict, optional
         Parameters of the named loss, e.g. ``{"kappa": 1.0}``, ``{"epsilon": 0.1}``,
         ``{"quantiles": [0.5]}``.
-    solver : {"closed-form", "lbfgs", "adam"}, solver object or None, default=None
+    solver : {"closed-form", "admm", "dual-cd", "lbfgs", "adam"}, solver object or None, default=None
         None picks the default for the loss (see above).
     solver_params : dict, optional
         E.g. ``{"epochs": 50, "batch_size": 128, "learning_rate": 0.01}`` for Adam.
@@ -216,6 +216,8 @@ class SketchedKernelMachine(MultiOutputMixin, RegressorMixin, _MachineBase):
         Objective after each solver iteration / epoch.
     stop_reason_ : str
     n_iter_ : int
+    solve_info_ : dict
+        The solver's report: primal and dual objectives and the duality gap when available.
     sketch_info_ : dict
     loss_, solver_, kernel_ : component objects
     fit_seconds_ : float
@@ -313,7 +315,7 @@ class SketchedKernelClassifier(ClassifierMixin, _MachineBase):
     Binary problems fit one column with labels -1 (``classes_[0]``) and +1
     (``classes_[1]``); with more classes one column per class, one-vs-rest (the hinge
     loss is summed over the columns, so the columns are independent with ``M = I``).
-    The default solver for the hinge loss is Adam (it is not smooth).
+    The default solver is the loss's ``default_solver`` (``admm`` for the hinge loss).
 
     Parameters
     ----------
@@ -441,10 +443,11 @@ class JointQuantileRegressor(_MachineBase):
     gamma_quantile : float, default=1.0
         The gamma of the quantile output matrix (0: all quantiles share one function
         shape; large: independent quantiles).
-    solver : {"adam"} or solver object, default="adam"
+    solver : {"admm", "dual-cd", "adam"}, solver object or None, default=None
+        None: the pinball loss's ``default_solver`` (``admm``, stopped on the duality gap).
         The pinball loss is not smooth, so L-BFGS and the closed form do not apply.
     solver_params : dict, optional
-        Adam parameters, e.g. ``{"epochs": 200, "learning_rate": 0.05}``.
+        E.g. ``{"tol": 1e-6}``, or Adam's ``{"epochs": 200, "learning_rate": 0.05}``.
     random_state : int, RandomState or None
 
     Attributes
