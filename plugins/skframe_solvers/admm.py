@@ -65,7 +65,9 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
     rho : float, default=0.1
         Initial penalty (times 1/n), i.e. the step ``1/rho`` of the loss's proximal operator.
     adaptive : bool, default=True
-        Rebalance rho when the primal and dual residuals differ by more than 10x.
+        Rebalance rho when the primal and dual residuals differ by more than 10x, during the
+        first ``adapt_until`` iterations (then rho stays fixed, as ADMM's convergence needs).
+    adapt_until : int, default=500
     check_every : int, default=10
         Iterations between two duality-gap evaluations.
     init : {"ridge", "zeros"}, default="ridge"
@@ -76,17 +78,19 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
     name = "admm"
     needs_memory_because = "keeps one prediction per sample and needs the features in memory"
 
-    def __init__(self, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, check_every=10, init="ridge"):
+    def __init__(self, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, adapt_until=500, check_every=10,
+                 init="ridge"):
         self.tol = check_scalar(tol, "tol", low=0, low_inclusive=False, fix="tol must be > 0, e.g. 1e-4")
         self.max_iter = check_scalar(max_iter, "max_iter", kind=int, low=1)
         self.rho = check_scalar(rho, "rho", low=0, low_inclusive=False, fix="rho must be > 0, e.g. 0.1")
         self.adaptive = bool(adaptive)
+        self.adapt_until = check_scalar(adapt_until, "adapt_until", kind=int, low=0)
         self.check_every = check_scalar(check_every, "check_every", kind=int, low=1)
         self.init = check_init(init)
 
     @property
     def params(self):
-        keys = ("tol", "max_iter", "rho", "adaptive", "check_every", "init")
+        keys = ("tol", "max_iter", "rho", "adaptive", "adapt_until", "check_every", "init")
         return {k: getattr(self, k) for k in keys}
 
     def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
@@ -116,7 +120,7 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
             U += ZV - F
             if progress is not None:
                 progress(1)
-            if self.adaptive and it % 5 == 0:
+            if self.adaptive and it % 5 == 0 and it <= self.adapt_until:
                 r_norm = np.linalg.norm(ZV - F)
                 s_norm = rho * np.linalg.norm(F - F_old)
                 if r_norm > 10 * s_norm:
