@@ -73,24 +73,29 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
     init : {"ridge", "zeros"}, default="ridge"
         Start from the square-loss closed form or from zero; an ``init`` array given to
         ``solve`` (warm start) takes precedence.
+    relaxation : float in (0, 2), default=1.6
+        Over-relaxation of the splitting (``Z V C`` replaced by ``a Z V C + (1 - a) F``; 1 is plain
+        ADMM, 1.5 to 1.8 usually saves a third of the iterations).
     """
 
     name = "admm"
     needs_memory_because = "keeps one prediction per sample and needs the features in memory"
 
     def __init__(self, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, adapt_until=500, check_every=10,
-                 init="ridge"):
+                 init="ridge", relaxation=1.6):
         self.tol = check_scalar(tol, "tol", low=0, low_inclusive=False, fix="tol must be > 0, e.g. 1e-4")
         self.max_iter = check_scalar(max_iter, "max_iter", kind=int, low=1)
         self.rho = check_scalar(rho, "rho", low=0, low_inclusive=False, fix="rho must be > 0, e.g. 0.1")
         self.adaptive = bool(adaptive)
         self.adapt_until = check_scalar(adapt_until, "adapt_until", kind=int, low=0)
+        self.relaxation = check_scalar(relaxation, "relaxation", low=0, high=2, low_inclusive=False,
+                                       high_inclusive=False, fix="relaxation must lie in (0, 2), e.g. 1.6")
         self.check_every = check_scalar(check_every, "check_every", kind=int, low=1)
         self.init = check_init(init)
 
     @property
     def params(self):
-        keys = ("tol", "max_iter", "rho", "adaptive", "adapt_until", "check_every", "init")
+        keys = ("tol", "max_iter", "rho", "adaptive", "adapt_until", "check_every", "init", "relaxation")
         return {k: getattr(self, k) for k in keys}
 
     def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
@@ -114,10 +119,11 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
             B = E.T @ (Z.T @ ((F - U) @ C.T)) * (rho / n)
             V = E @ (B / (lam + (rho / n) * np.outer(sig, s)))
             ZV = fp.predict(V, Z)
-            A = loss_prox(dual, ZV + U, Y, rho, lower, upper)
+            ZR = self.relaxation * ZV + (1.0 - self.relaxation) * F  # over-relaxation (1: plain ADMM)
+            A = loss_prox(dual, ZR + U, Y, rho, lower, upper)
             F_old = F
-            F = ZV + U + A / rho
-            U += ZV - F
+            F = ZR + U + A / rho
+            U += ZR - F
             if progress is not None:
                 progress(1)
             if self.adaptive and it % 5 == 0 and it <= self.adapt_until:
