@@ -127,7 +127,7 @@ def run(name, args, solver_params):
             model, seconds, warned = _fit_model(sketch, Xtr, y[tr] / ys, gamma, lam, args, split, solver_params)
             not_converged[label] += int(warned)
             Q = model.predict(Xte) * ys
-            info = getattr(model, "solve_info_", {}) or {}
+            info = getattr(model, "solver_info_", {}) or {}
             for k, v in (("pinball", pinball_loss(y[te], Q, QUANTILES)), ("crossing", crossing_loss(Q, QUANTILES)),
                          ("fit_seconds", seconds), ("relative_gap", info.get("relative_gap", np.nan)),
                          ("epochs", model.n_iter_), ("gamma", gamma), ("lam", lam)):

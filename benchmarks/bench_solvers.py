@@ -77,7 +77,7 @@ def run(args):
                 t0 = time.perf_counter()
                 model.fit(Xtr, y)
                 fit_seconds = time.perf_counter() - t0
-            info = getattr(model, "solve_info_", {}) or {}
+            info = getattr(model, "solver_info_", {}) or {}
             gaps = info.get("gap_history")
             reached = None
             if gaps:

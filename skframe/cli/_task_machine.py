@@ -137,7 +137,7 @@ def predict(model, X, opts=None):
 
 def _duality_gap(model):
     """Primal and dual objectives and the gap reported by the solver (None when it gives none)."""
-    info = getattr(model, "solve_info_", None) or {}
+    info = getattr(model, "solver_info_", None) or {}
     return {k: info[k] for k in ("primal", "dual", "gap", "relative_gap") if k in info} or None
 
 
