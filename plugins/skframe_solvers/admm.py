@@ -110,8 +110,11 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
         s = fp.sqrt_s**2  # C C^T = diag(s)
         V = self._start(fp, init, self.init)
         F = fp.predict(V, Z)
-        U = np.zeros_like(F)
         rho = self.rho
+        if init is None:
+            U = np.zeros_like(F)
+        else:  # a warm start also carries its multipliers, alpha = -grad l(F)
+            U = -dual.project(-loss.gradient(F, Y), Y) / rho
         trace = []
         it = 0
         for it in range(1, self.max_iter + 1):
