@@ -74,13 +74,14 @@ def test_unprepared_scale_kernel_uses_its_first_argument(cls, rng):
 
 
 def test_prepare_keeps_registry_identity_and_json_params(rng):
-    from skframe.registry import get_kernel
+    from skframe.registry import get_kernel, spec_of
 
     X = rng.standard_normal((10, 3))
     k = get_kernel("rbf")
     p = kernel_prepare(k, X)
-    assert p._skframe_name == "rbf" and isinstance(p.params["gamma"], float)
-    assert p._skframe_params["gamma"] == p.gamma
+    spec = spec_of("kernel", p)  # the registry knows the prepared copy by its class ("rbf" is an alias of "gaussian")
+    assert spec.name == "gaussian" and isinstance(p.params["gamma"], float)
+    assert spec.params["gamma"] == p.gamma
     rebuilt = GaussianKernel(**json.loads(json.dumps(p.params)))
     assert rebuilt == p and rebuilt != k
 

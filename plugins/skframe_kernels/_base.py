@@ -222,8 +222,6 @@ class _Bandwidth:
             return self
         prepared = copy.copy(self)
         prepared.gamma = float(self._scale_gamma(self._check(X, "X")))
-        if isinstance(getattr(prepared, "_skframe_params", None), dict):
-            prepared._skframe_params = {**prepared._skframe_params, "gamma": prepared.gamma}
         return prepared
 
     def _numeric_gamma(self, what):

@@ -34,7 +34,7 @@ def is_square_loss(loss):
     """True when ``loss`` is the square loss ``1/2 ||f - y||^2`` (it declares ``closed_form = True``)."""
     if getattr(loss, "closed_form", None) is not None:
         return bool(loss.closed_form)
-    return getattr(loss, "name", None) == "square" or getattr(loss, "_skframe_name", None) == "square"
+    return getattr(loss, "name", None) == "square"
 
 
 def _as_2d(Y):
