@@ -11,9 +11,8 @@ from skframe.graphs import GraphBatch, StringBatch, read_jsonl
 from skframe_graphs.kernels import (CoreWLKernel, EdgeHistogramKernel, NGramKernel, NSPDKernel, ShortestPathKernel,
                                     VertexHistogramKernel, WLSubtreeKernel)
 
-from . import naive_graphs as naive
-
 nx = pytest.importorskip("networkx")
+from . import naive_graphs as naive  # noqa: E402  (needs networkx)
 FIXTURE = Path(__file__).parent / "data" / "graph_kernels_grakel.json"
 
 
@@ -155,3 +154,20 @@ def test_smiles_round_trip():
     assert G.to_smiles() == canonical_smiles(smiles)
     with pytest.raises(InvalidInputError, match="cannot be parsed"):
         GraphBatch.from_smiles(["C1CC"])
+
+
+def test_molecule_metrics():
+    pytest.importorskip("rdkit")
+    from skframe.graphs.metrics import exact_match, fingerprint_tanimoto, graph_edit_distance, topk_exact_match
+
+    assert exact_match(["OCC", "c1ccccc1"], ["CCO", "C1=CC=CC=C1"]) == 1.0
+    G = GraphBatch.from_smiles(["CCO", "CCCO", "c1ccccc1"])
+    assert exact_match(G, G.take([0, 2, 2])) == pytest.approx(2 / 3)
+    mean, limited = graph_edit_distance(G.take([0]), G.take([1]), timeout=5.0)
+    assert mean == 2.0 and limited == 0  # one carbon and one bond inserted
+    assert fingerprint_tanimoto(["CCO"], ["CCO"]) == 1.0
+    assert topk_exact_match([["CCC", "OCC"], ["CC"]], ["CCO", "CCO"]) == 0.5
+    from skframe.graphs.chem import morgan_fingerprints
+
+    F = morgan_fingerprints(["CCO", "c1ccccc1"], radius=2, n_bits=1024)
+    assert F.shape == (2, 1024) and F.dtype == np.uint8 and F.nnz > 0
