@@ -20,7 +20,7 @@ def load_molecules(n):
     from skframe.datasets import load_solubility
 
     data = load_solubility()
-    smiles = list(data["smiles"] if isinstance(data, dict) else data.smiles)
+    smiles = list(data.X_train) + list(data.X_test)
     from skframe.graphs.chem import canonical_smiles
 
     return [s for s, c in zip(smiles, canonical_smiles(smiles)) if c is not None][:n]

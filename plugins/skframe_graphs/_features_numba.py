@@ -30,6 +30,18 @@ def mix(h, x):
     return np.int64(z >> np.uint64(1))
 
 
+@njit(cache=True, inline="always")
+def _sort_prefix(buf, k):
+    """Sort ``buf[:k]`` in place (insertion sort: the lists here are short)."""
+    for i in range(1, k):
+        x = buf[i]
+        j = i - 1
+        while j >= 0 and buf[j] > x:
+            buf[j + 1] = buf[j]
+            j -= 1
+        buf[j + 1] = x
+
+
 @njit(cache=True)
 def _local_adjacency(n, edges, elab):
     """CSR adjacency (ptr, neighbours, edge codes) of one graph with local node ids."""
@@ -92,10 +104,10 @@ def _wl_codes(n, ptr, nbr, start_labels, keep, h, tag, raw, pos):
                 if keep[nbr[q]]:
                     buf[k] = cur[nbr[q]]
                     k += 1
-            nb = np.sort(buf[:k])
+            _sort_prefix(buf, k)
             c = mix(cur[v], k)
             for j in range(k):
-                c = mix(c, nb[j])
+                c = mix(c, buf[j])
             new[v] = c
         for v in range(n):
             cur[v] = new[v]
@@ -191,10 +203,10 @@ def graph_features(kind, node_ptr, node_code, edge_ptr, edges, edge_code, out_pt
                                 if D[v, j] >= 0 and D[v, j] <= rho:
                                     buf[k] = mix(D[i, j], labels[j])
                                     k += 1
-                            srt = np.sort(buf[:k])
+                            _sort_prefix(buf, k)
                             c = mix(labels[i], D[v, i])
                             for q in range(k):
-                                c = mix(c, srt[q])
+                                c = mix(c, buf[q])
                             inv[i] = c
                         k = 0
                         for i in range(n):
@@ -246,15 +258,19 @@ def ngram_features(codes, ptr, n, out_ptr, raw):
 @njit(parallel=True, cache=True)
 def sparse_gram(ap, ac, av, bp, bc, bv, n_cols, out):
     """``out = A @ B.T`` for CSR count matrices A, B with a dense output: each row of A is
-    scattered into a dense vector once, then dotted with every row of B."""
+    scattered into a dense work vector, dotted with every row of B, then cleared again."""
     na = ap.shape[0] - 1
     nb = bp.shape[0] - 1
-    for i in prange(na):
+    n_chunks = min(na, 64)
+    for c in prange(n_chunks):
         w = np.zeros(n_cols)
-        for q in range(ap[i], ap[i + 1]):
-            w[ac[q]] = av[q]
-        for j in range(nb):
-            s = 0.0
-            for q in range(bp[j], bp[j + 1]):
-                s += w[bc[q]] * bv[q]
-            out[i, j] = s
+        for i in range(c, na, n_chunks):
+            for q in range(ap[i], ap[i + 1]):
+                w[ac[q]] = av[q]
+            for j in range(nb):
+                s = 0.0
+                for q in range(bp[j], bp[j + 1]):
+                    s += w[bc[q]] * bv[q]
+                out[i, j] = s
+            for q in range(ap[i], ap[i + 1]):
+                w[ac[q]] = 0.0
