@@ -274,3 +274,29 @@ def sparse_gram(ap, ac, av, bp, bc, bv, n_cols, out):
                 out[i, j] = s
             for q in range(ap[i], ap[i + 1]):
                 w[ac[q]] = 0.0
+
+
+@njit(parallel=True, cache=True)
+def rare_gram(ap, ac, av, skip, cp, ci, cv, out):
+    """``out += A[:, rare] @ B[:, rare].T`` through the columns of B (``cp``, ``ci``, ``cv``: CSC of B).
+
+    Columns flagged in ``skip`` (the frequent ones, done by a dense product) are left out, so the
+    cost is the number of matching (row of A, row of B) pairs on rare codes.
+    """
+    na = ap.shape[0] - 1
+    for i in prange(na):
+        for q in range(ap[i], ap[i + 1]):
+            c = ac[q]
+            if skip[c]:
+                continue
+            a = av[q]
+            for t in range(cp[c], cp[c + 1]):
+                out[i, ci[t]] += a * cv[t]
+
+
+@njit(parallel=True, cache=True)
+def sort_segments(ptr, values):
+    """Sort ``values[ptr[g]:ptr[g+1]]`` in place for every g."""
+    for g in prange(ptr.shape[0] - 1):
+        seg = values[ptr[g]:ptr[g + 1]]
+        seg[:] = np.sort(seg)

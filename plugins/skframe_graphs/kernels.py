@@ -37,6 +37,9 @@ __all__ = ["GraphKernel", "VertexHistogramKernel", "EdgeHistogramKernel", "Short
            "WLSubtreeKernel", "NSPDKernel", "CoreWLKernel", "NGramKernel"]
 
 
+_DENSE_BYTES = 64_000_000
+
+
 class _Features:
     """Count features of a batch: CSR rows as (ptr, codes, values), codes sorted within each row."""
 
@@ -49,29 +52,30 @@ class _Features:
         return out
 
 
+_BLOCK_SHIFT = 56  # NSPD: the (radius, distance) block id lives in the top bits of a code
+
+
 def _compress(out_ptr, raw, blk=None):
-    """Per-row unique codes and counts from the padded layout (padding = -1)."""
+    """Per-row unique codes and counts from the padded layout (padding = -1).
+
+    With ``blk``, each code is tagged with its block id in its top bits; returns the block ids too.
+    """
+    if blk is not None:
+        low = raw & np.int64((1 << _BLOCK_SHIFT) - 1)
+        raw = np.where(raw >= 0, (blk.astype(np.int64) << _BLOCK_SHIFT) | low, -1)
+    _nb.sort_segments(out_ptr, raw)
     rows = np.repeat(np.arange(out_ptr.size - 1), np.diff(out_ptr))
     keep = raw >= 0
     rows, raw = rows[keep], raw[keep]
-    blk = None if blk is None else blk[keep]
-    if blk is not None:  # a code lives in its block: fold the block id into it
-        raw = _fold_blocks(raw, blk)
-    order = np.lexsort((raw, rows))
-    rows, raw = rows[order], raw[order]
-    bk = None if blk is None else blk[order]
     first = np.ones(raw.size, bool)
     first[1:] = (raw[1:] != raw[:-1]) | (rows[1:] != rows[:-1])
     starts = np.flatnonzero(first)
     counts = np.diff(np.append(starts, raw.size)).astype(np.float64)
-    urows = rows[starts]
     ptr = np.zeros(out_ptr.size, np.int64)
-    np.add.at(ptr, urows + 1, 1)
-    return _Features(np.cumsum(ptr), raw[starts], counts), (None if bk is None else bk[starts])
-
-
-def _fold_blocks(raw, blk):
-    return (raw ^ (blk.astype(np.int64) * np.int64(0x2545F4914F6CDD1D))) & np.int64(0x7FFFFFFFFFFFFFFF)
+    np.add.at(ptr, rows[starts] + 1, 1)
+    codes = raw[starts]
+    blocks = None if blk is None else codes >> _BLOCK_SHIFT
+    return _Features(np.cumsum(ptr), codes, counts), blocks
 
 
 class GraphKernel(Kernel):
@@ -161,13 +165,40 @@ class GraphKernel(Kernel):
 
 
 def _gram(fx, fy):
+    """``Phi_x Phi_y^T``: frequent codes by a dense BLAS product, rare codes through an inverted index."""
     codes = np.concatenate([fx.codes, fy.codes])
     uniq, inv = np.unique(codes, return_inverse=True)
-    cols_x, cols_y = inv[: fx.codes.size], inv[fx.codes.size:]
-    out = np.empty((fx.ptr.size - 1, fy.ptr.size - 1))
-    _nb.sparse_gram(fx.ptr, cols_x.astype(np.int64), fx.values, fy.ptr, cols_y.astype(np.int64), fy.values,
-                    uniq.size, out)
+    cols_x, cols_y = inv[: fx.codes.size].astype(np.int64), inv[fx.codes.size:].astype(np.int64)
+    na, nb = fx.ptr.size - 1, fy.ptr.size - 1
+    freq = np.bincount(cols_x, minlength=uniq.size) * np.bincount(cols_y, minlength=uniq.size)
+    # a code shared by very many pairs is cheaper as a dense column of a BLAS product (na * nb
+    # flops at BLAS speed) than through the index (one scattered update per matching pair)
+    budget = max(1, _DENSE_BYTES // (8 * (na + nb)))
+    order = np.argsort(-freq, kind="stable")
+    dense = order[: min(budget, int(np.count_nonzero(freq > na * nb / 16)))]
+    is_dense = np.zeros(uniq.size, np.bool_)
+    is_dense[dense] = True
+    out = np.zeros((na, nb))
+    if dense.size:
+        pos = np.full(uniq.size, -1, np.int64)
+        pos[dense] = np.arange(dense.size)
+        Ad = _dense_part(fx, cols_x, pos, dense.size)
+        Bd = Ad if fy is fx else _dense_part(fy, cols_y, pos, dense.size)
+        out += Ad @ Bd.T
+    rows_y = np.repeat(np.arange(nb, dtype=np.int64), np.diff(fy.ptr))
+    by_col = np.argsort(cols_y, kind="stable")
+    cp = np.zeros(uniq.size + 1, np.int64)
+    np.add.at(cp, cols_y + 1, 1)
+    _nb.rare_gram(fx.ptr, cols_x, fx.values, is_dense, np.cumsum(cp), rows_y[by_col], fy.values[by_col], out)
     return out
+
+
+def _dense_part(f, cols, pos, width):
+    D = np.zeros((f.ptr.size - 1, width))
+    rows = np.repeat(np.arange(f.ptr.size - 1), np.diff(f.ptr))
+    keep = pos[cols] >= 0
+    D[rows[keep], pos[cols[keep]]] = f.values[keep]
+    return D
 
 
 def _check_int(value, name, low):
@@ -247,6 +278,8 @@ class NSPDKernel(GraphKernel):
         super().__init__(normalize)
         self.r = _check_int(r, "r", 0)
         self.d = _check_int(d, "d", 0)
+        if (self.r + 1) * (self.d + 1) > 127:
+            raise InvalidParameterError(f"nspd with r={r}, d={d} has too many blocks; keep (r + 1) * (d + 1) <= 127")
 
     @property
     def params(self):
