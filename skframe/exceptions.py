@@ -21,6 +21,7 @@ __all__ = [
     "PersistenceError",
     "DependencyError",
     "NotFittedError",
+    "SketchSizeWarning",
 ]
 
 from sklearn.exceptions import NotFittedError as _SkNotFittedError
@@ -71,3 +72,7 @@ class DependencyError(SkframeError, ImportError):
 
 class NotFittedError(SkframeError, _SkNotFittedError):
     """An estimator is used before ``fit``; also a scikit-learn ``NotFittedError``."""
+
+
+class SketchSizeWarning(UserWarning):
+    """An explicit sketch size larger than the number of training points was clamped to it."""
