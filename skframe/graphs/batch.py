@@ -190,6 +190,14 @@ class GraphBatch(InputCollection):
         return cls(state["node_ptr"], state["node_labels"], state["edge_ptr"], state["edges"], state["edge_labels"],
                    state["node_vocab"], state["edge_vocab"])
 
+    def item_keys(self):
+        """One hashable key per graph: equal keys for graphs stored identically (labels and edges in order)."""
+        out = []
+        for g in range(len(self)):
+            labels, edges, elabels = self.graph(g)
+            out.append((tuple(labels), tuple(edges), tuple(elabels)))
+        return out
+
     # ------------------------------------------------------------------ codes for kernels
     def node_codes(self):
         """Stable 63-bit code of every node label (int64, one per node of the batch)."""

@@ -51,6 +51,10 @@ class StringBatch(InputCollection):
         return [self.codes[self.ptr[i]:self.ptr[i + 1]].astype(np.uint32).tobytes().decode("utf-32-le")
                 for i in range(len(self))]
 
+    def item_keys(self):
+        """One hashable key per string (the string itself)."""
+        return self.tolist()
+
     def to_state(self):
         return {"codes": self.codes, "ptr": self.ptr}
 
