@@ -29,100 +29,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from ._engines import _NUMPY, NumpyEngine, _mix_diagonal, _np_dtype, get_engine
 from .collections import chunks
 from .exceptions import InvalidInputError, InvalidParameterError
 from .linalg import default_rtol, eigh_truncated, solve_psd
 from .memory import plan_stream
 from .options import DEFAULT_OPTIONS
 from .protocols import kernel_block
+from .stream_io import _is_sliceable, gather_rows, iter_predict, iter_rows, predict_chunks
 
 __all__ = ["StreamSums", "NumpyEngine", "chunk_sums", "accumulate", "iter_rows", "sketch_gram", "ridge_from_sums",
            "StreamedRidge", "fit_sketched_ridge", "block_shift", "iter_predict", "predict_chunks", "gather_rows", "get_engine"]
-
-
-def _np_dtype(dtype):
-    return np.float32 if str(dtype) == "float32" else np.float64
-
-
-def _mix_diagonal(mix):
-    from .sketching import diagonal_of_mix
-
-    return diagonal_of_mix(mix)
-
-
-class NumpyEngine:
-    """Chunk products on the CPU: compiled kernel blocks, BLAS ``syrk``/``gemm``.
-
-    An engine turns one chunk into its contributions; :mod:`skframe._cupy` provides the
-    same methods on a GPU. Accumulators returned by an engine live in its namespace ``xp``.
-    """
-
-    name = "numpy"
-    xp = np
-
-    def asarray(self, A, dtype=np.float64):
-        if sp.issparse(A):
-            return A
-        return np.ascontiguousarray(A, dtype=dtype)
-
-    def to_numpy(self, A):
-        return A
-
-    def block(self, kernel, X, Y, dtype):
-        """``k(X, Y)`` as a dense array of ``dtype``."""
-        return kernel_block(kernel, X, Y, dtype=dtype)
-
-    def prepare_mix(self, mix, dtype):
-        """``S_mix^T`` ready for :meth:`times_mix_t`: None for a diagonal mix (applied at the end)."""
-        if _mix_diagonal(mix) is not None:
-            return None
-        if sp.issparse(mix):
-            return sp.csr_matrix(mix.T, dtype=dtype)
-        return np.asarray(mix.T, dtype=dtype)
-
-    def times_mix_t(self, block, mix_t):
-        """``block @ S_mix^T``."""
-        if mix_t is None:
-            return block
-        if not sp.issparse(mix_t):
-            return block @ mix_t
-        if block.dtype == np.float64:  # compiled row-wise gather of the sketching module
-            from .sketching import _times_mixT
-
-            return _times_mixT(block, mix_t.T.tocsr())
-        return np.asarray(mix_t.T @ block.T).T  # sparse @ dense, float32 kept
-
-    def syrk_add(self, C, B):
-        """``C += B^T B`` on the upper triangle (C float64, Fortran order); B float32 or float64."""
-        from scipy.linalg import blas
-
-        if B.flags.c_contiguous:  # B^T is Fortran-ordered: C += A A^T with A = B^T, no copy
-            A, trans = B.T, 0
-        else:
-            A, trans = np.asfortranarray(B), 1
-        if A.dtype == np.float64:
-            blas.dsyrk(1.0, A, beta=1.0, c=C, trans=trans, lower=0, overwrite_c=1)
-        else:  # float32 chunk product, added to the float64 accumulator
-            C += blas.ssyrk(1.0, A, trans=trans, lower=0)
-        return C
-
-    def zeros(self, shape, order="C"):
-        return np.zeros(shape, order=order)
-
-
-_NUMPY = NumpyEngine()
-
-
-def get_engine(options=None):
-    """The engine of ``options.backend``: NumPy, or CuPy (imported only then)."""
-    backend = str(getattr(options or DEFAULT_OPTIONS, "backend", "numpy") or "numpy").lower()
-    if backend == "numpy":
-        return _NUMPY
-    if backend == "cupy":
-        from ._cupy import CupyEngine
-
-        return CupyEngine()
-    raise InvalidParameterError(f"backend={backend!r} is not known; use 'numpy' or 'cupy'")
 
 
 @dataclass
@@ -254,59 +171,6 @@ def block_shift(kernel, X_sub, mix, dtype="float64", *, engine=None, rows=256):
     return B.mean(axis=0).astype(dt)
 
 
-def _is_sliceable(X):
-    return hasattr(X, "shape") and hasattr(X, "__getitem__") and len(getattr(X, "shape", ())) >= 1
-
-
-def iter_rows(X, Y=None, chunk_rows=None):
-    """Yield ``(start, X_chunk, Y_chunk)`` from arrays, memory maps or an iterable of chunks.
-
-    ``X`` is an array, ``np.memmap`` or sparse matrix (sliced by ``chunk_rows``), a
-    callable returning a fresh iterable (re-readable sources such as chunked file
-    readers), or an iterable whose items are X chunks (``Y`` then an array sliced
-    alongside) or ``(X_chunk, Y_chunk)`` pairs (``Y`` None). ``Y`` may be None when
-    only X is read (prediction).
-    """
-    if callable(X) and not _is_sliceable(X):
-        X = X()
-    if _is_sliceable(X):
-        n = X.shape[0]
-        if Y is not None and Y.shape[0] != n:
-            raise InvalidInputError(f"X has {n} rows but y has {Y.shape[0]}; they must have the same length")
-        for start, stop in chunks(n, chunk_rows or n or 1):
-            yield start, X[start:stop], (None if Y is None else Y[start:stop])
-        return
-    start = 0
-    for item in X:
-        if isinstance(item, tuple):
-            Xc, Yc = item
-        else:
-            Xc = item
-            Yc = None if Y is None else Y[start:start + item.shape[0]]
-        yield start, Xc, Yc
-        start += Xc.shape[0]
-
-
-def gather_rows(X, indices, chunk_rows=None):
-    """Rows ``X[indices]`` of an array, memory map or chunk iterable, in the order of ``indices``."""
-    indices = np.asarray(indices, dtype=np.int64)
-    if _is_sliceable(X) and not (callable(X) and not hasattr(X, "shape")):
-        return X[indices] if sp.issparse(X) else np.ascontiguousarray(X[indices], dtype=np.float64)
-    order = np.argsort(indices, kind="stable")
-    parts, pos = [], 0
-    for start, Xc, _ in iter_rows(X, None, chunk_rows):
-        stop = start + Xc.shape[0]
-        hi = np.searchsorted(indices[order], stop)
-        if hi > pos:
-            parts.append(np.asarray(Xc[indices[order[pos:hi]] - start], dtype=np.float64))
-        pos = hi
-    if pos < indices.size:
-        raise InvalidInputError(f"the input has fewer rows than the sketch needs (index {indices.max()})")
-    out = np.empty((indices.size,) + parts[0].shape[1:]) if parts else np.empty((0, 0))
-    out[order] = np.concatenate(parts) if parts else out
-    return out
-
-
 def accumulate(kernel, X, Y, X_sub, mix, *, options=None, chunk_rows=None, progress=None):
     """The reduce over chunks: :class:`StreamSums` of ``(X, Y)`` in float64 (NumPy).
 
@@ -354,8 +218,21 @@ def sketch_gram(kernel, X_sub, mix, *, chunk_rows=None):
     return G
 
 
-def ridge_from_sums(sums, RKR, mix, lam, *, rtol=None):
+def _eigh_desc(A, rtol, xp):
+    """Eigenpairs above ``rtol * max`` in descending order, on the CPU (LAPACK) or the device of ``xp``."""
+    if xp is np:
+        return eigh_truncated(A, rtol)
+    w, U = xp.linalg.eigh(xp.asarray(A))
+    w, U = w[::-1], U[:, ::-1]
+    keep = w > rtol * max(float(w[0]), 0.0) if w.size else w > 0
+    return w[keep], U[:, keep]
+
+
+def ridge_from_sums(sums, RKR, mix, lam, *, rtol=None, xp=np):
     """Sketched kernel ridge weights from accumulated sums.
+
+    The m x m eigendecomposition and solve run with the namespace ``xp`` (NumPy/LAPACK, or
+    CuPy on the GPU of ``backend="cupy"``); the results are NumPy arrays.
 
     Returns
     -------
@@ -366,16 +243,18 @@ def ridge_from_sums(sums, RKR, mix, lam, *, rtol=None):
     eigenvalues : ndarray (r,)
     """
     C, b, _ = sums.products()
-    w, U = eigh_truncated(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol)
+    w, U = _eigh_desc(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol, xp)
     if w.size == 0:
         raise InvalidParameterError(
             "the sketched Gram matrix R K R^T is zero; check the kernel parameters (e.g. a huge gamma) or the data"
         )
-    UD = U / np.sqrt(w)
-    A = UD.T @ C @ UD
+    UD = U / xp.sqrt(w)
+    A = UD.T @ xp.asarray(C) @ UD
     A = 0.5 * (A + A.T)
-    A[np.diag_indices_from(A)] += sums.n * float(lam)
-    W = solve_psd(A, UD.T @ b)
+    A[xp.arange(A.shape[0]), xp.arange(A.shape[0])] += sums.n * float(lam)
+    rhs = UD.T @ xp.asarray(b)
+    W = solve_psd(A, rhs) if xp is np else xp.linalg.solve(A, rhs)
+    UD, W, w = (np.asarray(a) if xp is np else a.get() for a in (UD, W, w))
     proj = np.asarray(mix.T @ UD)
     return proj @ W, proj, w
 
@@ -429,39 +308,10 @@ def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=N
     if sums.n != R.n:
         raise InvalidInputError(f"the sketch was drawn for n={R.n} rows but the data have {sums.n}")
     RKR = sketch_gram(kernel, X_sub, R.mix)
-    coef, proj, w = ridge_from_sums(sums, RKR, R.mix, lam, rtol=rtol)
+    engine = get_engine(options)
+    coef, proj, w = ridge_from_sums(sums, RKR, R.mix, lam, rtol=rtol, xp=engine.xp)
     info = {"chunk_rows": plan.chunk_rows, "planned_peak_bytes": plan.peak_bytes, "dtype": str(options.dtype),
-            "backend": get_engine(options).name, "rank": int(w.size)}
+            "backend": engine.name, "rank": int(w.size)}
     return StreamedRidge(coef, X_sub, proj, w, sums.n, info)
 
 
-def iter_predict(kernel, X, X_ref, coef, *, options=None, chunk_rows=None):
-    """Yield ``(start, k(X_chunk, X_ref) @ coef)`` chunk by chunk (X as in :func:`iter_rows`)."""
-    options = options or DEFAULT_OPTIONS
-    engine = get_engine(options)
-    dt = _np_dtype(options.dtype)
-    coef = np.asarray(coef, dtype=np.float64)
-    if chunk_rows is None:
-        chunk_rows = plan_stream(X.shape[0] if _is_sliceable(X) else 10**9, coef.shape[0], X_ref.shape[0],
-                                 X_ref.shape[1], coef.shape[-1] if coef.ndim > 1 else 1, options,
-                                 kernel=kernel).chunk_rows
-    Xr = engine.asarray(X_ref)
-    W = engine.asarray(coef, dt)
-    for start, Xc, _ in iter_rows(X, None, chunk_rows):
-        F = engine.block(kernel, engine.asarray(Xc), Xr, dt) @ W
-        yield start, np.asarray(engine.to_numpy(F), dtype=np.float64)
-
-
-def predict_chunks(kernel, X, X_ref, coef, *, options=None, chunk_rows=None, out=None):
-    """``k(X, X_ref) @ coef`` computed chunk by chunk into ``out`` (e.g. an ``np.memmap``) or a new array."""
-    n = X.shape[0] if _is_sliceable(X) else None
-    coef = np.asarray(coef)
-    parts = []
-    for start, F in iter_predict(kernel, X, X_ref, coef, options=options, chunk_rows=chunk_rows):
-        if out is None and n is not None:
-            out = np.empty((n,) + coef.shape[1:])
-        if out is not None:
-            out[start:start + F.shape[0]] = F
-        else:
-            parts.append(F)
-    return out if out is not None else np.concatenate(parts)
