@@ -1,7 +1,7 @@
 """Chunk engines of the streamed accumulation: how one chunk becomes its products.
 
 :class:`NumpyEngine` runs on the CPU (compiled kernel blocks, BLAS ``syrk``/``gemm``);
-:mod:`skframe._cupy` provides the same methods on a GPU. :func:`get_engine` chooses one
+:mod:`skframe._streaming_cupy` provides the same methods on a GPU. :func:`get_engine` chooses one
 from ``options.backend``, the only place where the backend is looked at.
 """
 
@@ -30,7 +30,7 @@ def _mix_diagonal(mix):
 class NumpyEngine:
     """Chunk products on the CPU: compiled kernel blocks, BLAS ``syrk``/``gemm``.
 
-    An engine turns one chunk into its contributions; :mod:`skframe._cupy` provides the
+    An engine turns one chunk into its contributions; :mod:`skframe._streaming_cupy` provides the
     same methods on a GPU. Accumulators returned by an engine live in its namespace ``xp``.
     """
 
@@ -96,7 +96,7 @@ def get_engine(options=None):
     if backend == "numpy":
         return _NUMPY
     if backend == "cupy":
-        from ._cupy import CupyEngine
+        from ._streaming_cupy import CupyEngine
 
         return CupyEngine()
     raise InvalidParameterError(f"backend={backend!r} is not known; use 'numpy' or 'cupy'")

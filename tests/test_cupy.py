@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from skframe import deps
-from skframe._cupy import ArrayEngine, DEVICE_FORMULAS, device_kernel_name
+from skframe._streaming_cupy import ArrayEngine, DEVICE_FORMULAS, device_kernel_name
 from skframe.exceptions import DependencyError, InvalidParameterError
 from skframe.options import ComputeOptions
 from skframe.registry import get_kernel, get_sketch
