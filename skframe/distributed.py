@@ -105,7 +105,7 @@ def _aligned(X, Y):
     return X.rechunk({1: -1}), Y.rechunk({0: X.chunks[0], 1: -1})
 
 
-def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, retries=3):
+def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, retries=3, keep_sums=False):
     """Sketched kernel ridge regression on dask arrays; same numbers as :func:`skframe.streaming.fit_sketched_ridge`.
 
     Parameters
@@ -121,6 +121,8 @@ def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, re
     rtol : float, optional
     retries : int
         Times a failed partition is retried by the distributed scheduler.
+    keep_sums : bool
+        Also return the sums and ``U D^{-1/2}`` in ``info`` (see :func:`skframe.streaming.fit_sketched_ridge`).
     """
     dask = _dask()
     options = options or DEFAULT_OPTIONS
@@ -140,9 +142,11 @@ def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, re
     if sums.n != n:
         raise DistributedError(f"the partitions summed to {sums.n} rows instead of {n}; no model was produced")
     RKR = sketch_gram(kernel, X_sub, R.mix)
-    coef, proj, w = ridge_from_sums(sums, RKR, R.mix, lam, rtol=rtol)
+    coef, proj, w, UD = ridge_from_sums(sums, RKR, R.mix, lam, rtol=rtol, return_ud=True)
     info = {"chunk_rows": plan.chunk_rows, "planned_peak_bytes": plan.peak_bytes, "dtype": str(options.dtype),
             "backend": "dask", "partitions": len(parts), "rank": int(w.size)}
+    if keep_sums:
+        info.update(sums=sums, UD=UD)
     return StreamedRidge(coef, X_sub, proj, w, n, info)
 
 

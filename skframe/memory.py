@@ -129,8 +129,9 @@ def plan_stream(n, m, s_prime, n_features, n_outputs, options=None, *, kernel=No
     n_features, n_outputs : int
         Columns of X and of Y.
     options : ComputeOptions, optional
-        ``memory_budget`` (None: no limit, the chunk follows ``block_bytes``), ``chunk_rows``
-        (forced chunk size) and ``dtype``.
+        ``block_bytes`` (the size of one kernel block, which sets the chunk), ``memory_budget``
+        (None: no limit; else chunks shrink to fit it), ``chunk_rows`` (forced chunk size)
+        and ``dtype``.
     kernel : kernel object, optional
         Its ``block_bytes(n_rows, n_cols, itemsize)`` estimate, when given, sizes the blocks.
 
@@ -153,11 +154,11 @@ def plan_stream(n, m, s_prime, n_features, n_outputs, options=None, *, kernel=No
     budget = budget_of(options)
     if options.chunk_rows:
         rows = int(options.chunk_rows)
-    elif budget is None:
-        rows = options.rows_per_block(max(s_prime, m), 8)
-    else:
-        rows = (budget - fixed) // per_row
-    rows = int(max(1, min(rows, MAX_CHUNK_ROWS if not options.chunk_rows else rows, max(int(n), 1))))
+    else:  # blocks of about block_bytes: larger ones bring no speed; a tight budget makes them smaller
+        rows = min(options.rows_per_block(max(s_prime, m), 8), MAX_CHUNK_ROWS)
+        if budget is not None:
+            rows = min(rows, (budget - fixed) // per_row)
+    rows = int(max(1, min(rows, max(int(n), 1))))
     plan = StreamPlan(rows, int(fixed), int(per_row))
     if budget is not None:
         need = fixed + min(MIN_CHUNK_ROWS, max(int(n), 1)) * per_row

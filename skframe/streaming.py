@@ -228,7 +228,7 @@ def _eigh_desc(A, rtol, xp):
     return w[keep], U[:, keep]
 
 
-def ridge_from_sums(sums, RKR, mix, lam, *, rtol=None, xp=np):
+def ridge_from_sums(sums, RKR, mix, lam, *, rtol=None, xp=np, return_ud=False):
     """Sketched kernel ridge weights from accumulated sums.
 
     The m x m eigendecomposition and solve run with the namespace ``xp`` (NumPy/LAPACK, or
@@ -241,6 +241,8 @@ def ridge_from_sums(sums, RKR, mix, lam, *, rtol=None, xp=np):
     proj : ndarray (s', r)
         ``S_mix^T U D^{-1/2}``: features ``z(x) = k(x, X_sub) @ proj``.
     eigenvalues : ndarray (r,)
+    UD : ndarray (m, r)
+        ``U D^{-1/2}``, only with ``return_ud=True``.
     """
     C, b, _ = sums.products()
     w, U = _eigh_desc(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol, xp)
@@ -256,7 +258,7 @@ def ridge_from_sums(sums, RKR, mix, lam, *, rtol=None, xp=np):
     W = solve_psd(A, rhs) if xp is np else xp.linalg.solve(A, rhs)
     UD, W, w = (np.asarray(a) if xp is np else a.get() for a in (UD, W, w))
     proj = np.asarray(mix.T @ UD)
-    return proj @ W, proj, w
+    return (proj @ W, proj, w, UD) if return_ud else (proj @ W, proj, w)
 
 
 @dataclass
@@ -271,7 +273,8 @@ class StreamedRidge:
     info: dict = field(default_factory=dict)
 
 
-def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=None, progress=None):
+def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=None, progress=None,
+                       keep_sums=False):
     """Sketched kernel ridge regression by one streamed pass over ``(X, Y)``.
 
     Parameters
@@ -289,6 +292,9 @@ def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=N
         ``X[R.indices]``; read from X when omitted.
     progress : callable, optional
         Called with the number of rows after each chunk.
+    keep_sums : bool
+        Also return the :class:`StreamSums` and ``U D^{-1/2}`` in ``info["sums"]`` and ``info["UD"]``
+        (other targets and λ values can then be solved for without another pass).
 
     Returns
     -------
@@ -298,7 +304,7 @@ def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=N
     if type(X).__module__.split(".")[0] == "dask":
         from .distributed import fit_sketched_ridge_dask
 
-        return fit_sketched_ridge_dask(kernel, X, Y, R, lam, options=options, rtol=rtol)
+        return fit_sketched_ridge_dask(kernel, X, Y, R, lam, options=options, rtol=rtol, keep_sums=keep_sums)
     n_features = X_sub.shape[1] if X_sub is not None else (X.shape[1] if _is_sliceable(X) else 1)
     d = 1 if Y is None or getattr(Y, "ndim", 1) == 1 else Y.shape[1]
     plan = plan_stream(R.n, R.m, R.s_prime, n_features, d, options, kernel=kernel)
@@ -309,9 +315,11 @@ def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=N
         raise InvalidInputError(f"the sketch was drawn for n={R.n} rows but the data have {sums.n}")
     RKR = sketch_gram(kernel, X_sub, R.mix)
     engine = get_engine(options)
-    coef, proj, w = ridge_from_sums(sums, RKR, R.mix, lam, rtol=rtol, xp=engine.xp)
+    coef, proj, w, UD = ridge_from_sums(sums, RKR, R.mix, lam, rtol=rtol, xp=engine.xp, return_ud=True)
     info = {"chunk_rows": plan.chunk_rows, "planned_peak_bytes": plan.peak_bytes, "dtype": str(options.dtype),
             "backend": engine.name, "rank": int(w.size)}
+    if keep_sums:
+        info.update(sums=sums, UD=UD)
     return StreamedRidge(coef, X_sub, proj, w, sums.n, info)
 
 

@@ -12,11 +12,11 @@ from skframe.streaming import fit_sketched_ridge
 
 
 def test_chunks_grow_with_the_budget_and_stay_within_it():
-    small = plan_stream(10**6, 1000, 1000, 10, 1, ComputeOptions(memory_budget="200MB"))
+    small = plan_stream(10**6, 1000, 1000, 10, 1, ComputeOptions(memory_budget="100MB"))
     large = plan_stream(10**6, 1000, 1000, 10, 1, ComputeOptions(memory_budget="2GB"))
     assert small.chunk_rows < large.chunk_rows
-    assert small.peak_bytes <= 200e6 and large.peak_bytes <= 2e9
-    f32 = plan_stream(10**6, 1000, 1000, 10, 1, ComputeOptions(memory_budget="200MB", dtype="float32"))
+    assert small.peak_bytes <= 100e6 and large.peak_bytes <= 0.5e9  # blocks stay near block_bytes
+    f32 = plan_stream(10**6, 1000, 1000, 10, 1, ComputeOptions(memory_budget="100MB", dtype="float32"))
     assert f32.chunk_rows > small.chunk_rows
 
 

@@ -179,3 +179,38 @@ def test_streamed_iterative_loss_equals_in_memory():
     r2 = lbfgs_solve(dense, loss, LAM, max_iter=50)
     np.testing.assert_allclose(r1.W, r2.W, rtol=1e-8, atol=1e-10)
     assert r1.info["n_passes"] >= r1.n_iter
+
+
+# ------------------------------------------------------------------ model representation
+
+
+@pytest.mark.parametrize("sketch", ["subsample", "psr"])
+def test_streamed_representation_gives_in_memory_problem(sketch):
+    """Square loss from the sums for shifted (centred) targets, and feature blocks for iterative losses."""
+    from skframe.sketching import build_feature_map
+    from skframe.stream_fit import options_from, streamed_representation, streaming_requested
+
+    X, Y = _data(900)
+    kernel = resolve_kernel("gaussian", {"gamma": GAMMA})
+    sk = resolve_sketch(sketch, M, None)
+    opts = ComputeOptions(memory_budget="1GB", chunk_rows=200)
+    assert streaming_requested(X, sk, opts) and not streaming_requested(X, sk, ComputeOptions())
+    assert not streaming_requested(X, None, opts)
+    rep = streamed_representation(X, Y, kernel, sk, np.random.default_rng(5), opts)
+    R = draw_sketch(sk, len(X), np.random.default_rng(5), X=X, kernel=kernel)
+    _, Z, _ = build_feature_map(kernel, X, R)
+    for Yt in (Y, Y - Y.mean(axis=0), Y[:, ::-1].copy()):  # raw, centred, unrelated (one more pass)
+        A, B = rep.problem(Yt).gram()
+        Wm = np.linalg.solve(Z.T @ Z + len(X) * LAM * np.eye(Z.shape[1]), Z.T @ Yt)
+        W = np.linalg.solve(A + len(X) * LAM * np.eye(A.shape[0]), B)
+        np.testing.assert_allclose(rep.expansion(W)["coef_"], rep.proj @ Wm, rtol=1e-7,
+                                   atol=1e-9 * np.abs(rep.proj @ Wm).max())
+    problem = rep.problem(Y)
+    np.testing.assert_allclose(np.vstack([b for _, b, _ in problem.blocks()]), Z, rtol=1e-8, atol=1e-10)
+    assert rep.info["representation"] == "in-memory" and rep.info["rank"] == Z.shape[1]
+
+    class Est:
+        memory_budget, dtype, backend = "2GB", "float32", None
+
+    o = options_from(Est())
+    assert o.memory_budget == 2 * 10**9 and o.dtype == "float32" and o.backend == "numpy"
