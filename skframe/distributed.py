@@ -27,7 +27,9 @@ from .exceptions import DistributedError, InvalidInputError
 from .memory import plan_stream
 from .options import DEFAULT_OPTIONS
 from .problems import Problem
-from .streaming import StreamedRidge, _np_dtype, block_shift, chunk_sums, get_engine, ridge_from_sums, sketch_gram
+from .linalg import default_rtol, eigh_truncated
+from .streaming import (StreamedRidge, _np_dtype, block_shift, chunk_sums, get_engine, product_precision,
+                        ridge_from_sums, sketch_gram)
 
 __all__ = ["is_dask_array", "fit_sketched_ridge_dask", "DaskFeatureProblem", "partition_sums", "tree_reduce"]
 
@@ -41,7 +43,7 @@ def _dask():
     return require("dask", "dask-array inputs (fitting on a Dask cluster)")
 
 
-def partition_sums(kernel, X_part, Y_part, X_sub, mix, dtype, shift, chunk_rows):
+def partition_sums(kernel, X_part, Y_part, X_sub, mix, dtype, shift, chunk_rows, products=None):
     """One partition's :class:`~skframe.streaming.StreamSums`, computed in row chunks (runs on a worker)."""
     engine = get_engine(None)
     mix_t = engine.prepare_mix(mix, _np_dtype(dtype))
@@ -49,7 +51,7 @@ def partition_sums(kernel, X_part, Y_part, X_sub, mix, dtype, shift, chunk_rows)
     for start in range(0, max(X_part.shape[0], 1), max(int(chunk_rows), 1)):
         stop = start + int(chunk_rows)
         part = chunk_sums(kernel, X_part[start:stop], Y_part[start:stop], X_sub, mix, dtype=dtype, engine=engine,
-                          mix_t=mix_t, shift=shift)
+                          mix_t=mix_t, shift=shift, products=products)
         total = part if total is None else total + part
     return total
 
@@ -133,18 +135,20 @@ def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, re
     plan = plan_stream(max(X.chunks[0]), R.m, R.s_prime, X.shape[1], Y.shape[1], options, kernel=kernel)
     X_sub = np.ascontiguousarray(_compute(X[np.sort(R.indices)], retries), dtype=np.float64)
     X_sub = X_sub[np.argsort(np.argsort(R.indices))]  # back to the order of R.indices
-    shift = block_shift(kernel, X_sub, R.mix, options.dtype)
+    RKR = sketch_gram(kernel, X_sub, R.mix)
+    products = product_precision(eigh_truncated(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol)[0],
+                                 options.dtype)
+    shift = block_shift(kernel, X_sub, R.mix, products)
     ship = [dask.delayed(v, pure=True) for v in (kernel, X_sub, R.mix, shift)]
     parts = [dask.delayed(partition_sums, pure=True)(ship[0], xp, yp, ship[1], ship[2], options.dtype, ship[3],
-                                                      plan.chunk_rows)
+                                                      plan.chunk_rows, products)
              for xp, yp in zip(X.to_delayed().ravel(), Y.to_delayed().ravel())]
     sums = _compute(tree_reduce(parts), retries).to_numpy()
     if sums.n != n:
         raise DistributedError(f"the partitions summed to {sums.n} rows instead of {n}; no model was produced")
-    RKR = sketch_gram(kernel, X_sub, R.mix)
     coef, proj, w, UD = ridge_from_sums(sums, RKR, R.mix, lam, rtol=rtol, return_ud=True)
     info = {"chunk_rows": plan.chunk_rows, "planned_peak_bytes": plan.peak_bytes, "dtype": str(options.dtype),
-            "backend": "dask", "partitions": len(parts), "rank": int(w.size)}
+            "products": products, "backend": "dask", "partitions": len(parts), "rank": int(w.size)}
     if keep_sums:
         info.update(sums=sums, UD=UD)
     return StreamedRidge(coef, X_sub, proj, w, n, info)
@@ -152,11 +156,10 @@ def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, re
 
 def _partition_loss(kernel, X_part, Y_part, X_sub, proj, W, loss, dtype):
     """``(sum_i l(z_i^T W, y_i), Z^T G)`` of one partition (runs on a worker)."""
-    dt = _np_dtype(dtype)
-    Z = get_engine(None).block(kernel, np.ascontiguousarray(X_part, dtype=np.float64), X_sub, dt) @ proj.astype(dt)
-    F = np.asarray(Z @ W.astype(dt), dtype=np.float64)
-    G = np.asarray(loss.gradient(F, Y_part), dtype=dt)
-    return float(np.sum(loss.value(F, Y_part))), np.asarray(Z.T @ G, dtype=np.float64)
+    K = get_engine(None).block(kernel, np.ascontiguousarray(X_part, dtype=np.float64), X_sub, _np_dtype(dtype))
+    Z = K.astype(np.float64) @ proj  # float32 blocks, float64 products (as the single-machine problem)
+    F = Z @ W
+    return float(np.sum(loss.value(F, Y_part))), Z.T @ np.asarray(loss.gradient(F, Y_part), dtype=np.float64)
 
 
 def _add_pairs(a, b):

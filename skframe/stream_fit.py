@@ -97,7 +97,7 @@ class SumsProblem(Problem):
                 from .stream_problems import make_feature_problem
 
                 self._features, how = make_feature_problem(rep.kernel, rep.X, self.Y, rep.X_basis, rep.proj,
-                                                           rep.options)
+                                                           rep.options, products=rep.info.get("products"))
             rep.info["representation"] = how
         return self._features
 

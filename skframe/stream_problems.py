@@ -28,7 +28,11 @@ __all__ = ["feature_projection", "StreamedFeatureProblem", "make_feature_problem
 
 
 def feature_projection(kernel, X_sub, mix, *, rtol=None):
-    """``proj = S_mix^T U D^{-1/2}`` (s' x r) and the kept eigenvalues of ``R K R^T``."""
+    """``proj = S_mix^T U D^{-1/2}`` (s' x r) and the kept eigenvalues of ``R K R^T``.
+
+    The eigenvalues decide the product precision of float32 features
+    (:func:`skframe.streaming.product_precision`).
+    """
     RKR = sketch_gram(kernel, X_sub, mix)
     w, U = eigh_truncated(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol)
     if w.size == 0:
@@ -50,12 +54,15 @@ class StreamedFeatureProblem(Problem):
     X_sub : ndarray (s', n_features)
     proj : ndarray (s', r)
     options : ComputeOptions, optional
-        ``dtype`` of the feature blocks, ``backend`` and the memory budget sizing the chunks.
+        ``dtype`` of the kernel blocks, ``backend`` and the memory budget sizing the chunks.
+    products : {"float64", "float32"}, optional
+        Precision of ``block @ proj`` (default ``options.dtype``); float64 for an ill-conditioned
+        ``R K R^T`` (see :func:`skframe.streaming.product_precision`).
     """
 
     in_memory = False
 
-    def __init__(self, kernel, X, Y, X_sub, proj, options=None):
+    def __init__(self, kernel, X, Y, X_sub, proj, options=None, products=None):
         self.kernel, self.X, self.X_sub = kernel, X, X_sub
         self.Y = np.asarray(Y, dtype=np.float64)
         if self.Y.ndim == 1:
@@ -66,8 +73,9 @@ class StreamedFeatureProblem(Problem):
                                       kernel=kernel).chunk_rows
         self._engine = get_engine(self.options)
         self._dtype = _np_dtype(self.options.dtype)
+        self._products = _np_dtype(products or self.options.dtype)
         self._Xs = self._engine.asarray(X_sub)
-        self._P = self._engine.asarray(self.proj, self._dtype)
+        self._P = self._engine.asarray(self.proj, self._products)
 
     @property
     def n(self):
@@ -84,7 +92,8 @@ class StreamedFeatureProblem(Problem):
     def blocks(self, chunk_rows=None):
         engine = self._engine
         for start, Xc, Yc in iter_rows(self.X, self.Y, chunk_rows or self.chunk_rows):
-            Z = engine.block(self.kernel, engine.asarray(Xc), self._Xs, self._dtype) @ self._P
+            K = engine.block(self.kernel, engine.asarray(Xc), self._Xs, self._dtype)
+            Z = (K if K.dtype == self._products else K.astype(self._products)) @ self._P
             yield start, np.asarray(engine.to_numpy(Z)), Yc
 
     def gram(self):
@@ -99,8 +108,11 @@ class StreamedFeatureProblem(Problem):
         return A + np.triu(A, 1).T, B
 
 
-def make_feature_problem(kernel, X, Y, X_sub, proj, options=None):
+def make_feature_problem(kernel, X, Y, X_sub, proj, options=None, *, products=None):
     """The problem of an iterative loss within the budget, and how its features are held.
+
+    Kept features are stored in ``options.dtype``; ``products`` is passed to
+    :class:`StreamedFeatureProblem`.
 
     Returns
     -------
@@ -108,7 +120,7 @@ def make_feature_problem(kernel, X, Y, X_sub, proj, options=None):
     representation : {"in-memory", "streamed"}
     """
     options = options or DEFAULT_OPTIONS
-    streamed = StreamedFeatureProblem(kernel, X, Y, X_sub, proj, options)
+    streamed = StreamedFeatureProblem(kernel, X, Y, X_sub, proj, options, products=products)
     plan = plan_stream(streamed.n, streamed.r, X_sub.shape[0], X_sub.shape[1], streamed.d, options, kernel=kernel)
     if choose_representation(streamed.n, streamed.r, options, reserved=plan.peak_bytes) == "streamed":
         return streamed, "streamed"
@@ -134,9 +146,10 @@ def value_and_grad(problem, loss, W, lam, *, chunk_rows=None):
     else:
         total, G = 0.0, np.zeros_like(W)
         for _, Z, Y in problem.blocks(chunk_rows):
-            F = np.asarray(Z @ W.astype(Z.dtype), dtype=np.float64)
+            Z = np.asarray(Z, dtype=np.float64)  # float32 features: products summed in float64
+            F = Z @ W
             total += float(np.sum(loss.value(F, Y)))
-            G += np.asarray(Z.T @ np.asarray(loss.gradient(F, Y), dtype=Z.dtype), dtype=np.float64)
+            G += Z.T @ np.asarray(loss.gradient(F, Y), dtype=np.float64)
     n = problem.n
     return total / n + 0.5 * lam * float(np.sum(W * W)), G / n + lam * W
 

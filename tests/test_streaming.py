@@ -111,6 +111,28 @@ def test_float32_within_tolerance(sketch):
     assert abs(mse32 - mse64) <= 1e-3 * mse64
 
 
+def test_product_precision_follows_conditioning():
+    from skframe.streaming import product_precision
+
+    assert product_precision([1.0, 0.5], "float64") == "float64"
+    assert product_precision([1.0, 1e-3], "float32") == "float32"
+    assert product_precision([1.0, 1e-6], "float32") == "float64"
+    X, Y = _data(600)
+    kernel = resolve_kernel("gaussian", {"gamma": 20.0})  # narrow kernel, few points: well conditioned
+    R = draw_sketch(resolve_sketch("subsample", 8, None), len(X), np.random.default_rng(0))
+    res = fit_sketched_ridge(kernel, X, Y, R, LAM, options=ComputeOptions(dtype="float32"))
+    assert res.info["products"] == "float32"
+    ref = fit_sketched_ridge(kernel, X, Y, R, LAM)
+    np.testing.assert_allclose(res.coef, ref.coef, rtol=1e-4, atol=1e-5 * np.abs(ref.coef).max())
+    wide = resolve_kernel("gaussian", {"gamma": 0.5})  # m = 40 on 4 features: kappa ~ 5e6, products in float64
+    R = draw_sketch(resolve_sketch("subsample", 40, None), len(X), np.random.default_rng(0))
+    res = fit_sketched_ridge(wide, X, Y, R, LAM, options=ComputeOptions(dtype="float32"))
+    assert res.info["products"] == "float64"
+    ref = fit_sketched_ridge(wide, X, Y, R, LAM)
+    pred, pred_ref = naive_gaussian(X, res.X_sub, 0.5) @ res.coef, naive_gaussian(X, ref.X_sub, 0.5) @ ref.coef
+    assert np.max(np.abs(pred - pred_ref)) <= 1e-4 * np.max(np.abs(pred_ref))
+
+
 def test_wrong_lengths_are_refused():
     X, Y = _data(200)
     _, kernel, R = _reference(X, Y, "subsample")
