@@ -5,7 +5,7 @@ gamma = 1 / (2 sigma^2), candidates = distinct training label sets, example-base
 
 Usage::
 
-    python benchmarks/bench_bibtex.py [--data ../shared/data] [--models IOKR,SISOKR] [--repeats 1]
+    python benchmarks/bench_bibtex.py [--data DIR] [--models IOKR,SISOKR] [--repeats 1]
 
 Prints one JSON document with machine info, and per model F1, Hamming loss, fit and
 predict seconds (median over repeats) beside the reference figures.
@@ -13,7 +13,7 @@ predict seconds (median over repeats) beside the reference figures.
 
 from __future__ import annotations
 
-import _setup  # noqa: F401  (runtime settings, before NumPy)
+import _setup  # runtime settings and the data directory, before NumPy
 
 import argparse
 import json
@@ -28,8 +28,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 
-from skframe.datasets import load_dataset  # noqa: E402
-from skframe.datasets.loaders import FeatureScaler  # noqa: E402
+from skframe.datasets import load_bibtex  # noqa: E402
+from skframe.preprocessing import FeatureScaler  # noqa: E402
 from skframe.metrics import example_based_f1, hamming_loss  # noqa: E402
 from skframe.models import OutputKernelRegressor  # noqa: E402
 
@@ -60,17 +60,15 @@ def build(name, n, seed):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=str(ROOT / ".." / "shared" / "data"))
+    ap.add_argument("--data", default=None, help="data directory holding bibtex/ (default: $SKFRAME_DATA)")
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    data = Path(args.data) / "bibtex"
-    tr = load_dataset(str(data / "bibtex-train.arff"), targets=159)
-    te = load_dataset(str(data / "bibtex-test.arff"), targets=159)
-    scaler = FeatureScaler("standard").fit(tr.X)
-    Xtr, Xte = scaler.transform(tr.X), scaler.transform(te.X)
-    Ytr, Yte = np.asarray(tr.Y), np.asarray(te.Y)
+    ds = _setup.load_or_exit(load_bibtex, data_home=args.data)
+    scaler = FeatureScaler("standard").fit(ds.X_train)
+    Xtr, Xte = scaler.transform(ds.X_train), scaler.transform(ds.X_test)
+    Ytr, Yte = np.asarray(ds.y_train), np.asarray(ds.y_test)
     n = Xtr.shape[0]
     results = {}
     for name in args.models.split(","):

@@ -21,7 +21,7 @@ Protocol (matches the authors' run_rf1.py):
   reproduces the reference ARRMSE 0.5755. ``--targets real`` (default) uses the values in
   the file. Both are reported unless ``--targets`` is given.
 
-    python benchmarks/bench_rf1.py [--data-dir ../shared/data] [--seeds 10] [--repeats 3] [--targets real|int|both]
+    python benchmarks/bench_rf1.py [--data-dir DIR] [--seeds 10] [--repeats 3] [--targets real|int|both]
 """
 
 import _setup  # runtime settings, before NumPy; _setup.versions() for the report
@@ -36,7 +36,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 
 import numpy as np  # noqa: E402
 
-from skframe.datasets import load_dataset  # noqa: E402
+from skframe.datasets import load_rf1  # noqa: E402
 from skframe.metrics import arrmse  # noqa: E402
 from skframe.models import SketchedKernelRidge  # noqa: E402
 
@@ -59,14 +59,13 @@ TARGETS = {"exact": {"arrmse": [0.5745, 0.5765], "fit_s": 1.5}, "psr": {"arrmse_
 
 
 def load(data_dir):
-    d = Path(data_dir) / "rf1"
-    tr = load_dataset(d / "rf1-train.arff", targets=8, missing="zero")
-    te = load_dataset(d / "rf1-test.arff", targets=8, missing="zero")
-    X, Xt = np.asarray(tr.X, dtype=float), np.asarray(te.X, dtype=float)
+    ds = _setup.load_or_exit(load_rf1, missing="zero", data_home=data_dir)
+    X, Xt = np.asarray(ds.X_train, dtype=float), np.asarray(ds.X_test, dtype=float)
     mu, sd = X.mean(0), X.std(0)
     sd[sd == 0] = 1.0
-    info = {"n_missing_train": int(tr.n_missing), "n_missing_test": int(te.n_missing), "missing": "zero"}
-    return (X - mu) / sd, np.asarray(tr.Y, float), (Xt - mu) / sd, np.asarray(te.Y, float), info
+    info = {"n_missing_train": int(ds.params["n_missing_train"]), "n_missing_test": int(ds.params["n_missing_test"]),
+            "missing": "zero"}
+    return (X - mu) / sd, np.asarray(ds.y_train, float), (Xt - mu) / sd, np.asarray(ds.y_test, float), info
 
 
 def scores(Y, Yt, P):
@@ -154,7 +153,7 @@ def profile_psr(X, Y, m, repeats=5):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
+    ap.add_argument("--data-dir", default=None, help="data directory holding rf1/ (default: $SKFRAME_DATA)")
     ap.add_argument("--seeds", type=int, default=10, help="sketch draws per sketched model")
     ap.add_argument("--repeats", type=int, default=3, help="timed fits of the exact model")
     ap.add_argument("--m", type=int, default=200, help="sketch size s")

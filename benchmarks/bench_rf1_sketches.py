@@ -13,7 +13,7 @@ reference code scaled R K R^T by p/m instead of 1/(m p), so its λ corresponds t
 ``lam = L p^2`` here. ARRMSE uses the training target means (reference convention).
 Prints ONE JSON object.
 
-    python benchmarks/bench_rf1_sketches.py [--data-dir ../shared/data] [--seeds 5]
+    python benchmarks/bench_rf1_sketches.py [--data-dir DIR] [--seeds 5]
 """
 
 import _setup  # runtime settings, before NumPy; _setup.versions() for the report
@@ -28,7 +28,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 
 import numpy as np  # noqa: E402
 
-from skframe.datasets import load_dataset  # noqa: E402
+from skframe.datasets import load_rf1  # noqa: E402
 from skframe.metrics import arrmse  # noqa: E402
 from skframe.models import SketchedKernelMachine  # noqa: E402
 
@@ -49,18 +49,15 @@ PAPER_S200 = {"psr": 0.584, "psg": 0.583, "accumulation": 0.592, "countsketch": 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"),
-                    help="folder holding rf1/ (default ../shared/data relative to the repository)")
+    ap.add_argument("--data-dir", default=None, help="data directory holding rf1/ (default: $SKFRAME_DATA)")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--sizes", default="100,200")
     ap.add_argument("--targets", choices=["int", "real"], default="int",
                     help="int: truncate targets like the reference loader (default); real: values in the file")
     args = ap.parse_args(argv)
-    d = Path(args.data_dir) / "rf1"
-    tr = load_dataset(d / "rf1-train.arff", targets=8, missing="zero")
-    te = load_dataset(d / "rf1-test.arff", targets=8, missing="zero")
-    X, Xt = np.asarray(tr.X, float), np.asarray(te.X, float)
-    Y, Yt = np.asarray(tr.Y, float), np.asarray(te.Y, float)
+    ds = _setup.load_or_exit(load_rf1, missing="zero", data_home=args.data_dir)
+    X, Xt = np.asarray(ds.X_train, float), np.asarray(ds.X_test, float)
+    Y, Yt = np.asarray(ds.y_train, float), np.asarray(ds.y_test, float)
     if args.targets == "int":
         Y, Yt = Y.astype(int).astype(float), Yt.astype(int).astype(float)
     mu, sd = X.mean(0), X.std(0)
@@ -91,7 +88,7 @@ def main(argv=None):
     print(json.dumps({"benchmark": "rf1 multi-output, SketchedKernelMachine square loss k*I (seed 002 Table 2)",
                       "n_train": n, "n_test": int(Xt.shape[0]), "n_targets": 8, "seeds": args.seeds,
                       "targets": args.targets,
-                      "n_missing_train": int(getattr(tr, "n_missing", 0)), "results": results,
+                      "n_missing_train": int(ds.params["n_missing_train"]), "results": results,
                       "versions": _setup.versions()}, indent=1))
 
 

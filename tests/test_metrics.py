@@ -62,7 +62,7 @@ def test_rrmse_constant_target_and_bad_mean():
     y = np.array([2.0, 2.0, 2.0])
     assert M.rrmse(y, y)[0] == 0.0
     assert M.rrmse(y, y + 1)[0] == np.inf
-    with pytest.raises(InvalidInputError, match="y_train_mean"):
+    with pytest.raises(InvalidInputError, match="train_means"):
         M.rrmse(np.ones((3, 2)), np.ones((3, 2)), y_train_mean=[1.0, 2.0, 3.0])
 
 
@@ -217,3 +217,78 @@ def test_ranking_errors():
         M.rank_of_true([[np.nan, 1.0]], [0])
     with pytest.raises(InvalidParameterError):
         M.rank_of_true(np.ones((1, 2)), [0], ties="random")
+
+
+# ----------------------------------------------------------------------------------- RRMSE with training means
+def _rrmse_by_hand(Y, P, means):
+    out = []
+    for j in range(Y.shape[1]):
+        num = sum((Y[i, j] - P[i, j]) ** 2 for i in range(Y.shape[0]))
+        den = sum((Y[i, j] - means[j]) ** 2 for i in range(Y.shape[0]))
+        out.append((num / den) ** 0.5)
+    return np.array(out)
+
+
+def test_rrmse_train_means_hand_formula(rng):
+    Y_train = rng.normal(loc=[1.0, -2.0, 5.0], size=(30, 3))
+    Y = rng.normal(size=(20, 3))
+    P = Y + 0.3 * rng.normal(size=Y.shape)
+    means = Y_train.mean(axis=0)
+    values, used = M.rrmse(Y, P, train_means=means, return_reference=True)
+    assert used == "train"
+    np.testing.assert_allclose(values, _rrmse_by_hand(Y, P, means), rtol=1e-12)
+    np.testing.assert_allclose(M.rrmse(Y, P, means), values, rtol=0)  # older positional name
+    test_values, used = M.rrmse(Y, P, return_reference=True)
+    assert used == "test"
+    np.testing.assert_allclose(test_values, _rrmse_by_hand(Y, P, Y.mean(axis=0)), rtol=1e-12)
+    value, used = M.arrmse(Y, P, train_means=means, return_reference=True)
+    assert used == "train" and value == pytest.approx(values.mean(), rel=1e-12)
+    assert M.arrmse(Y, P) == pytest.approx(test_values.mean(), rel=1e-12)
+    with pytest.raises(InvalidParameterError, match="once"):
+        M.rrmse(Y, P, means, train_means=means)
+
+
+def test_regression_report_uses_training_means(rng):
+    Y_train = rng.normal(loc=3.0, size=(15, 2))
+    Y = rng.normal(size=(10, 2))
+    P = Y + 0.1
+    rep = M.regression_report(Y, P, y_train=Y_train)
+    assert rep["rrmse_reference"] == "train"
+    np.testing.assert_allclose(rep["rrmse"], _rrmse_by_hand(Y, P, Y_train.mean(axis=0)), rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------------- check_quantiles
+def test_check_quantiles():
+    np.testing.assert_array_equal(M.check_quantiles([0.1, 0.9]), [0.1, 0.9])
+    np.testing.assert_array_equal(M.check_quantiles(0.5, 1), [0.5])
+    with pytest.raises(InvalidInputError, match="2 levels but Q has 3"):
+        M.check_quantiles([0.1, 0.9], 3)
+    for bad in ([0.0, 0.5], [1.0], [np.nan], []):
+        with pytest.raises(InvalidParameterError):
+            M.check_quantiles(bad)
+    with pytest.raises(InvalidParameterError):
+        M.check_quantiles("abc")
+
+
+# ----------------------------------------------------------------------------------- scikit-learn stays lazy
+def test_metrics_imports_scikit_learn_only_inside_functions():
+    import ast
+    import inspect
+    import pkgutil
+
+    modules = [M] + [__import__(f"skframe.metrics.{m.name}", fromlist=["_"]) for m in pkgutil.iter_modules(M.__path__)]
+    for mod in modules:
+        tree = ast.parse(inspect.getsource(mod))
+        top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        names = [a.name for n in top if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module or "" for n in top if isinstance(n, ast.ImportFrom)]
+        assert not any(nm.startswith("sklearn") for nm in names), mod.__name__
+
+
+def test_sparse_and_single_column_label_metrics():
+    A = np.array([[1, 0, 1], [0, 0, 1]])
+    B = np.array([[1, 1, 1], [0, 0, 0]])
+    assert M.hamming_loss(sp.csr_matrix(A), sp.csr_matrix(B)) == pytest.approx(2 / 6)
+    assert M.hamming_loss(A[:, :1], B[:, :1]) == 0.0
+    assert M.accuracy([1, 2, 3], [1, 2, 0]) == pytest.approx(2 / 3)
+    assert M.accuracy(A, A.copy()) == 1.0

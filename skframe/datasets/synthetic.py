@@ -1,7 +1,7 @@
 """Embedded synthetic data sets from the papers skframe reproduces.
 
-The Friedman robust-regression problem of seed 002 §4.1 (*Fast Kernel Methods for
-Generic Lipschitz Losses via p-Sparsified Sketches*, also thesis seed 001 §3.4) is the
+The Friedman robust-regression problem of El Ahmad, Laforgue, d'Alché-Buc, *Fast Kernel
+Methods for Generic Lipschitz Losses via p-Sparsified Sketches* (TMLR 2023, §4.1) is the
 embedded default data set of ``skframe fit`` when no data file is given.
 """
 
@@ -24,7 +24,7 @@ DEFAULT_TEST_SEED = 1
 
 
 def friedman_function(X):
-    """Noise-free Friedman (1991) regression function used in seed 002 §4.1.
+    """Noise-free Friedman (1991) regression function (robust-regression experiment of El Ahmad et al., TMLR 2023).
 
     ``f*(x) = 0.1 exp(4 x1) + 4 / (1 + exp(-20 (x2 - 0.5))) + 3 x3 + 2 x4 + x5``
     (1-based feature indices; only the first five features matter).
@@ -50,7 +50,7 @@ def make_friedman_outliers(
     shuffle=True,
     random_state=None,
 ):
-    """Friedman regression with input outliers (seed 002 §4.1, robust regression).
+    """Friedman regression with input outliers (El Ahmad et al., TMLR 2023, §4.1, robust regression).
 
     ``n_samples - n_outliers`` inputs are drawn i.i.d. from U([0, 1]^d) and ``n_outliers``
     inputs from N(outlier_mean · 1_d, outlier_std² I_d); the outputs are
@@ -138,7 +138,7 @@ class TrainTestDataset:
 
 
 def load_default(random_state=0):
-    """The embedded default data set of ``skframe fit``: Friedman with outliers (seed 002 §4.1).
+    """The embedded default data set of ``skframe fit``: Friedman with outliers (El Ahmad et al., TMLR 2023).
 
     Training and test sets each hold 10 000 points of :func:`make_friedman_outliers`
     with its defaults (d = 10, 100 outliers from N(1.5, std 0.25), unit output noise).
@@ -177,7 +177,7 @@ def load_default(random_state=0):
     X_train, y_train = make_friedman_outliers(random_state=random_state, **params)
     X_test, y_test = make_friedman_outliers(random_state=random_state + 1, **params)
     description = (
-        "Friedman (1991) robust regression, seed 002 §4.1: 10 000 training and 10 000 test points; "
+        "Friedman (1991) robust regression (El Ahmad et al., TMLR 2023, §4.1): 10 000 training and 10 000 test points; "
         "inputs U([0,1]^10) except 100 outliers per set from N(1.5, std 0.25); "
         "y = 0.1 e^{4x1} + 4/(1+e^{-20(x2-0.5)}) + 3x3 + 2x4 + x5 + N(0, 1). "
         f"Train seed {random_state}, test seed {random_state + 1} (test generated the same way). "
@@ -191,6 +191,6 @@ def load_default(random_state=0):
         name="friedman-outliers",
         description=description,
         params=dict(params, train_seed=random_state, test_seed=random_state + 1),
-        # seed 002 §4.1 hyper-parameters (Gaussian kernel), used by `skframe fit` when none are given
+        # the paper's §4.1 hyper-parameters (Gaussian kernel), used by `skframe fit` when none are given
         suggested={"kernel": "gaussian", "kernel_params": {"gamma": 0.1}, "lam": 1e-7},
     )

@@ -1,0 +1,30 @@
+"""Data files: readers and writers by format, the missing-value policy and atomic writes.
+
+- :func:`load_dataset` (also :func:`read_dataset`): CSV, ARFF (dense and sparse Mulan
+  rows), LIBSVM/SVMlight, NPZ and memory-mapped NPY files into a :class:`Dataset`.
+- :func:`iter_chunks`: CSV, LIBSVM and NPY files block by block, for data larger than memory;
+  :func:`scan_file` gives their shape in one streaming pass.
+- :func:`save_dataset`: CSV or NPZ, written atomically (:func:`atomic_write`).
+- :mod:`skframe.io.missing`: what ``missing="error"|"zero"|"mean"|"drop"`` does.
+
+One module per format: :mod:`skframe.io.csv`, :mod:`skframe.io.arff`,
+:mod:`skframe.io.libsvm`, :mod:`skframe.io.npy`. Input files are only ever opened
+read-only.
+"""
+
+from ._common import Dataset
+from .atomic import atomic_write
+from .front import FORMATS, iter_chunks, load_dataset, read_dataset, save_dataset, scan_file
+from .missing import MISSING_STRATEGIES
+
+__all__ = [
+    "Dataset",
+    "FORMATS",
+    "MISSING_STRATEGIES",
+    "atomic_write",
+    "iter_chunks",
+    "load_dataset",
+    "read_dataset",
+    "save_dataset",
+    "scan_file",
+]

@@ -1,0 +1,247 @@
+"""Pieces shared by the format readers: the :class:`Dataset` container, token parsing,
+text decoding and error messages."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..exceptions import DataFormatError, InvalidParameterError
+
+__all__ = ["Dataset", "MISSING_TOKENS"]
+
+#: Tokens read as a missing value in text formats.
+MISSING_TOKENS = frozenset({"?", "", "nan", "NaN", "NAN", "Nan"})
+
+#: Largest feature index accepted in sparse text formats (keeps CSR index arrays 32-bit).
+MAX_INDEX = 2**31 - 2
+
+
+@dataclass
+class Dataset:
+    """A loaded data set.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n_samples, n_features) or scipy.sparse.csr_matrix
+        Inputs, float64 (a read-only ``numpy.memmap`` view for memory-mapped ``.npy`` files).
+    Y : ndarray of shape (n_samples, n_targets)
+        Targets, float64; kept 2-D even with one target (see :attr:`y`).
+    feature_names, target_names : list of str
+        Column names (from the header / ARFF attributes, or generated ``x0``, ``y0``...).
+    path : str or None
+        File the data came from.
+    format : str
+        ``"csv"``, ``"npz"``, ``"npy"``, ``"arff"`` or ``"libsvm"``.
+    n_missing : int
+        Number of missing cells found (inputs and targets), whatever was done with them.
+    missing_rows : ndarray of int
+        0-based indices, in the file's data-row order, of the rows holding a missing cell.
+    missing : str
+        Strategy requested: ``"error"`` (then nothing was missing), ``"zero"``, ``"mean"``
+        or ``"drop"`` (then ``missing_rows`` were removed from X and Y).
+    """
+
+    X: object
+    Y: np.ndarray
+    feature_names: list = field(default_factory=list)
+    target_names: list = field(default_factory=list)
+    path: str | None = None
+    format: str = ""
+    n_missing: int = 0
+    missing_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
+    missing: str = "error"
+
+    @property
+    def y(self):
+        """Targets as a 1-D array when there is one target, else the 2-D ``Y`` (possibly ``(n, 0)``)."""
+        return self.Y[:, 0] if self.Y.shape[1] == 1 else self.Y
+
+    @property
+    def n_samples(self):
+        return self.X.shape[0]
+
+    @property
+    def n_features(self):
+        return self.X.shape[1]
+
+    @property
+    def n_targets(self):
+        return self.Y.shape[1]
+
+    @property
+    def is_sparse(self):
+        import scipy.sparse as sp
+
+        return sp.issparse(self.X)
+
+    def __repr__(self):
+        kind = "sparse" if self.is_sparse else "dense"
+        name = os.path.basename(self.path) if self.path else None
+        return (
+            f"Dataset(path={name!r}, format={self.format!r}, n_samples={self.n_samples}, "
+            f"n_features={self.n_features} ({kind}), n_targets={self.n_targets}, "
+            f"n_missing={self.n_missing}, missing={self.missing!r})"
+        )
+
+
+def name_of(path):
+    """Base name of a path, for messages."""
+    return os.path.basename(str(path))
+
+
+def parse_number(tok):
+    """Float value of a token, NaN for a missing marker; ValueError otherwise (also for +-inf)."""
+    if tok in MISSING_TOKENS:
+        return math.nan
+    value = float(tok)
+    if math.isnan(value):
+        return math.nan
+    if math.isinf(value):
+        raise ValueError("infinite")
+    return value
+
+
+def is_number_or_missing(tok):
+    """Whether a CSV cell reads as a number (finite or not) or a missing marker."""
+    if tok in MISSING_TOKENS:
+        return True
+    try:
+        float(tok)
+    except ValueError:
+        return False
+    return True
+
+
+def bad_token(path, lineno, tok, col=None, extra=""):
+    """The :class:`DataFormatError` for a cell that is not a finite number."""
+    where = f" column {col + 1}" if col is not None else ""
+    try:
+        what = "is infinite or out of the float64 range" if math.isinf(float(tok)) else "is not a number"
+    except ValueError:
+        what = "is not a number"
+    shown = tok if len(tok) <= 40 else tok[:37] + "..."
+    return DataFormatError(
+        f"{name_of(path)}, line {lineno}{where}: {shown!r} {what}"
+        f"{extra}; fix the value or mark it missing with '?' (then choose --missing zero|mean|drop)"
+    )
+
+
+def _check_encoding(path, head):
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(head) >= 4 and head[1:2] == b"\x00" and head[3:4] == b"\x00"):
+        raise DataFormatError(
+            f"{name_of(path)} looks UTF-16 encoded; save it as UTF-8 (or ASCII) text, "
+            "e.g. `iconv -f UTF-16 -t UTF-8`"
+        )
+    if b"\x00" in head:
+        raise DataFormatError(f"{name_of(path)} contains NUL bytes: it is a binary file, not a text data file")
+
+
+def _decode_error(path, data, exc):
+    lineno = data.count(b"\n", 0, exc.start) + 1
+    return DataFormatError(
+        f"{name_of(path)}, line {lineno}: byte {data[exc.start:exc.start + 1]!r} is not valid UTF-8; "
+        "save the file as UTF-8 (e.g. `iconv -f LATIN1 -t UTF-8`)"
+    )
+
+
+def _decoded_lines(path, data):
+    try:
+        return data.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise _decode_error(path, data, exc) from None
+
+
+def iter_lines(path, block=1 << 20):
+    """Yield ``(lineno, line)`` of a UTF-8 text file, 1-based, without line ends, streaming.
+
+    The file is opened read-only. A UTF-8 byte-order mark is skipped; UTF-16, binary data
+    and invalid UTF-8 raise :class:`DataFormatError` naming the line.
+    """
+    lineno = 0
+    tail = b""
+    with open(path, "rb") as fh:
+        chunk = fh.read(max(block, 4096))  # the encoding checks look at the first 4 KiB
+        _check_encoding(path, chunk[:4096])
+        if chunk.startswith(b"\xef\xbb\xbf"):
+            chunk = chunk[3:]
+        while chunk:
+            if b"\x00" in chunk:
+                raise DataFormatError(f"{name_of(path)} contains NUL bytes: it is a binary file, not a text data file")
+            data = tail + chunk
+            cut = data.rfind(b"\n") + 1
+            tail = data[cut:]
+            for line in _decoded_lines(path, data[:cut]):
+                lineno += 1
+                yield lineno, line
+            chunk = fh.read(block)
+    for line in _decoded_lines(path, tail):
+        lineno += 1
+        yield lineno, line
+
+
+def parse_row(toks, path, lineno):
+    """Float values of the cells of one row (NaN for missing); DataFormatError naming the column."""
+    vals = []
+    for j, t in enumerate(toks):
+        try:
+            vals.append(parse_number(t))
+        except ValueError:
+            raise bad_token(path, lineno, t, j) from None
+    return vals
+
+
+def check_targets(targets, n_columns, path):
+    """Validate the number of trailing target columns of a CSV/ARFF file."""
+    if isinstance(targets, bool) or not isinstance(targets, (int, np.integer)):
+        raise InvalidParameterError(f"targets={targets!r} must be an integer (number of target columns at the end)")
+    if targets < 0 or targets >= n_columns:
+        raise InvalidParameterError(
+            f"targets={targets} is impossible for {name_of(path)} with {n_columns} columns; "
+            f"choose 0 <= targets <= {n_columns - 1} so that at least one input column remains "
+            "(the last `targets` columns are the targets, 0 for a features-only file; CLI: --targets)"
+        )
+    return int(targets)
+
+
+def split_quoted(line):
+    """Split a comma-separated line whose fields may be quoted with ' or "."""
+    out, buf, quote, i = [], [], None, 0
+    while i < len(line):
+        c = line[i]
+        if quote:
+            if c == "\\" and i + 1 < len(line):
+                buf.append(line[i + 1])
+                i += 2
+                continue
+            if c == quote:
+                quote = None
+            else:
+                buf.append(c)
+        elif c in "'\"":
+            quote = c
+        elif c == ",":
+            out.append("".join(buf).strip())
+            buf = []
+        else:
+            buf.append(c)
+        i += 1
+    out.append("".join(buf).strip())
+    return out
+
+
+def split_fields(line):
+    """Comma-separated fields of a line, honouring quotes only when the line has some."""
+    if '"' in line or "'" in line:
+        return split_quoted(line)
+    return [t.strip() for t in line.split(",")]
+
+
+def unquote(s):
+    s = s.strip()
+    if len(s) >= 2 and s[0] == s[-1] and s[0] in "'\"":
+        return s[1:-1]
+    return s

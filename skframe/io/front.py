@@ -1,0 +1,351 @@
+"""Reading and writing data files through one front: :func:`load_dataset`,
+:func:`iter_chunks`, :func:`save_dataset`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..exceptions import DataFormatError, InvalidInputError, InvalidParameterError
+from . import arff, csv, libsvm, npy
+from ._common import Dataset, name_of
+from .atomic import atomic_write
+from .missing import ColumnMeans, check_strategy, handle_missing
+
+__all__ = ["FORMATS", "load_dataset", "read_dataset", "iter_chunks", "scan_file", "save_dataset"]
+
+#: File extensions recognised by :func:`load_dataset` and the format each one means.
+FORMATS = {
+    ".csv": "csv",
+    ".npz": "npz",
+    ".npy": "npy",
+    ".arff": "arff",
+    ".svm": "libsvm",
+    ".libsvm": "libsvm",
+    ".svmlight": "libsvm",
+}
+_ALIASES = {"csv": "csv", "npz": "npz", "npy": "npy", "arff": "arff", "libsvm": "libsvm", "svmlight": "libsvm", "svm": "libsvm"}
+_SPARSE_DENSITY_THRESHOLD = 0.3
+
+
+def _resolve_format(path, fmt):
+    if fmt is not None:
+        key = str(fmt).lower().lstrip(".")
+        if key not in _ALIASES:
+            raise InvalidParameterError(f"fmt={fmt!r} is not a known format; choose one of {sorted(set(_ALIASES))}")
+        return _ALIASES[key]
+    ext = Path(path).suffix.lower()
+    if ext not in FORMATS:
+        raise DataFormatError(
+            f"cannot tell the format of {name_of(path)} from its extension {ext or '(none)'!r}; "
+            f"use one of {sorted(FORMATS)} or pass fmt= (CLI: --format) with one of {sorted(set(FORMATS.values()))}"
+        )
+    return FORMATS[ext]
+
+
+def _check_file(path):
+    if not os.path.exists(path):
+        raise InvalidInputError(f"data file {path!r} does not exist; check the path")
+    if os.path.isdir(path):
+        raise InvalidInputError(f"{path!r} is a directory; give the path of a data file")
+    if os.path.getsize(path) == 0:
+        raise DataFormatError(f"{name_of(path)} is empty (0 bytes); give a file with data rows")
+
+
+def _final_x(X, sparse):
+    if sp.issparse(X):
+        density = X.nnz / max(1, X.shape[0] * X.shape[1])
+        if sparse is False or (sparse == "auto" and density >= _SPARSE_DENSITY_THRESHOLD):
+            return np.ascontiguousarray(X.toarray(), dtype=np.float64)
+        X = sp.csr_matrix(X, dtype=np.float64)
+        X.sort_indices()
+        return X
+    if sparse is True:
+        return sp.csr_matrix(X)
+    if isinstance(X, np.memmap):
+        return X
+    return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def _check_options(missing, sparse, header):
+    check_strategy(missing)
+    if not (sparse == "auto" or sparse is True or sparse is False):
+        raise InvalidParameterError(f"sparse={sparse!r} must be 'auto', True or False")
+    if header not in ("auto", True, False):
+        raise InvalidParameterError(f"header={header!r} must be 'auto', True or False")
+
+
+def _npy_has_nan(X, Y, rows=65536):
+    return any(np.isnan(X[i:i + rows]).any() or np.isnan(Y[i:i + rows]).any() for i in range(0, X.shape[0], rows))
+
+
+def load_dataset(path, *, targets=1, fmt=None, missing="error", sparse="auto", header="auto", y_path=None):
+    """Load a data file into a :class:`Dataset`.
+
+    Formats (chosen from the extension, or forced with ``fmt``): ``csv`` (``.csv``, see
+    :mod:`skframe.io.csv`), ``arff`` (``.arff``, dense or sparse Mulan rows, see
+    :mod:`skframe.io.arff`), ``libsvm`` (``.svm``, ``.libsvm``, ``.svmlight``, see
+    :mod:`skframe.io.libsvm`; ``targets`` is ignored), ``npz`` (``.npz``; ``targets`` is
+    ignored except that ``targets=0`` allows a file without ``Y``) and ``npy``
+    (``.npy``, memory-mapped, see :mod:`skframe.io.npy`). For CSV and ARFF the LAST
+    ``targets`` columns are the targets.
+
+    Parameters
+    ----------
+    path : str or path-like
+        File to read (opened read-only; never modified).
+    targets : int, default=1
+        Number of target columns at the end of each row (``0 <= targets < n_columns``);
+        ``0`` reads a features-only file (``Y`` then has shape ``(n, 0)``).
+    fmt : {"csv", "npz", "npy", "arff", "libsvm", "svmlight"} or None
+        Force the format instead of using the extension.
+    missing : {"error", "zero", "mean", "drop"}, default="error"
+        Missing-value policy, see :mod:`skframe.io.missing`.
+    sparse : {"auto", True, False}, default="auto"
+        ``"auto"``: sparse ARFF rows, LIBSVM files and sparse-stored NPZ give a CSR ``X``
+        when its density is below 0.3 (else an ndarray); dense formats give an ndarray.
+        ``True``: always CSR. ``False``: always a dense ndarray.
+    header : {"auto", True, False}, default="auto"
+        CSV only: whether the first row is a header (``"auto"``: when all its cells are text).
+    y_path : str or path-like, optional
+        ``npy`` only: a second ``.npy`` file holding the targets.
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    InvalidInputError
+        The file does not exist or is a directory.
+    DataFormatError
+        Unknown extension, empty file, wrong encoding, malformed rows (with the line number).
+    InvalidParameterError
+        Bad ``targets``, ``fmt``, ``missing``, ``sparse`` or ``header``.
+    MissingValuesError
+        Missing values found and ``missing="error"``.
+
+    Examples
+    --------
+    >>> ds = load_dataset("rf1-train.arff", targets=8, missing="zero")  # doctest: +SKIP
+    >>> ds.n_missing, ds.missing_rows.size                              # doctest: +SKIP
+    (1632, 60)
+    """
+    _check_options(missing, sparse, header)
+    path = os.fspath(path)
+    fmt = _resolve_format(path, fmt)
+    _check_file(path)
+    linenos = None
+    if fmt == "npz":
+        X, Y, fnames, tnames = npy.read_npz(path, targets)
+    elif fmt == "npy":
+        if y_path is not None:
+            _check_file(os.fspath(y_path))
+        X, Y = npy.open_npy(path, targets, y_path)
+        fnames = [f"x{j}" for j in range(X.shape[1])]
+        tnames = [f"y{j}" for j in range(Y.shape[1])]
+        if not _npy_has_nan(X, Y):
+            X = sp.csr_matrix(X) if sparse is True else X
+            return Dataset(X=X, Y=Y, feature_names=fnames, target_names=tnames, path=path, format=fmt, missing=missing)
+        X, Y = np.array(X), np.array(Y)  # missing values: handled in memory
+    elif fmt == "libsvm":
+        X, Y, fnames, tnames, linenos = libsvm.read_libsvm(path)
+    elif fmt == "csv":
+        X, Y, fnames, tnames, linenos = csv.read_csv(path, targets, header)
+    else:
+        X, Y, fnames, tnames, linenos = arff.read_arff(path, targets)
+    X, Y, n_missing, rows = handle_missing(X, Y, missing, path, linenos)
+    return Dataset(
+        X=_final_x(X, sparse),
+        Y=np.ascontiguousarray(Y, dtype=np.float64),
+        feature_names=list(fnames),
+        target_names=list(tnames),
+        path=path,
+        format=fmt,
+        n_missing=n_missing,
+        missing_rows=np.asarray(rows, dtype=np.intp),
+        missing=missing,
+    )
+
+
+#: Another name of :func:`load_dataset`.
+read_dataset = load_dataset
+
+
+def _blocks(path, fmt, rows, targets, header, y_path):
+    """Raw ``(X, Y, linenos, row_offset)`` blocks, NaN marking missing cells."""
+    if fmt == "csv":
+        yield from csv.iter_csv(path, rows, targets, header)
+    elif fmt == "libsvm":
+        for X, Y, lines, offset, _layout in libsvm.iter_libsvm(path, rows):
+            yield X, Y, lines, offset
+    else:
+        X, Y = npy.open_npy(path, targets, y_path)
+        for i in range(0, X.shape[0], rows):
+            yield X[i:i + rows], Y[i:i + rows], None, i
+
+
+def iter_chunks(path, *, rows=10000, targets=1, fmt=None, missing="error", sparse="auto", header="auto", y_path=None):
+    """Read a CSV, LIBSVM or ``.npy`` file block by block: yield ``(X_chunk, Y_chunk)``.
+
+    Each block holds at most ``rows`` rows; parsing and the missing-value policy are those
+    of :func:`load_dataset`, so concatenating the blocks gives the whole-file read
+    (``missing="drop"`` drops rows inside each block; ``missing="mean"`` makes one extra
+    pass over the file first to compute the column means; ``missing="error"`` raises at
+    the first block holding a missing cell). Only one block is in memory at a time (LIBSVM
+    files are scanned once first for their index base, width and label set; ``.npy``
+    files are memory-mapped and blocks are read-only views when nothing is missing).
+
+    Parameters
+    ----------
+    path : str or path-like
+    rows : int, default=10000
+        Rows per block (the last block may be shorter; with ``missing="drop"`` blocks may be
+        shorter and empty blocks are skipped).
+    targets, fmt, missing, header, y_path
+        As in :func:`load_dataset` (``fmt`` in ``csv``, ``libsvm``, ``npy``).
+    sparse : {"auto", True, False}, default="auto"
+        ``"auto"``: LIBSVM blocks are CSR (every block has the same type, whatever its
+        density), CSV and NPY blocks are dense; ``True`` / ``False`` force CSR / dense.
+
+    Yields
+    ------
+    X_chunk : ndarray or CSR matrix
+    Y_chunk : ndarray of shape (n_rows, n_targets)
+    """
+    _check_options(missing, sparse, header)
+    if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 1:
+        raise InvalidParameterError(f"rows={rows!r} must be a positive integer (rows per chunk)")
+    path = os.fspath(path)
+    fmt = _resolve_format(path, fmt)
+    if fmt not in ("csv", "libsvm", "npy"):
+        raise InvalidParameterError(
+            f"iter_chunks reads csv, libsvm and npy files, not {fmt!r} ({name_of(path)}); use load_dataset, "
+            "or convert the file (e.g. save_dataset to .csv)"
+        )
+    _check_file(path)
+    if y_path is not None:
+        _check_file(os.fspath(y_path))
+    means = None
+    if missing == "mean":
+        mx = my = None
+        for X, Y, _, _ in _blocks(path, fmt, rows, targets, header, y_path):
+            mx = mx or ColumnMeans(X.shape[1])
+            my = my or ColumnMeans(Y.shape[1])
+            mx.update(X)
+            my.update(Y)
+        means = (mx.means, my.means)
+    if sparse == "auto" and fmt == "libsvm":
+        sparse = True
+    for X, Y, lines, offset in _blocks(path, fmt, rows, targets, header, y_path):
+        X, Y, _, _ = handle_missing(X, Y, missing, path, lines, row_offset=offset, means=means or (None, None))
+        if X.shape[0] == 0:
+            continue
+        if fmt == "npy" and not sp.issparse(X) and sparse is not True:
+            yield X, Y
+        else:
+            yield _final_x(X, sparse), np.ascontiguousarray(Y, dtype=np.float64)
+
+
+def scan_file(path, *, targets=1, fmt=None, header="auto", y_path=None):
+    """Shape of a CSV, LIBSVM or ``.npy`` file without holding it in memory.
+
+    One streaming pass (CSV, LIBSVM; every row is parsed, so a malformed file fails here
+    with the same error as :func:`load_dataset`) or the array header (``.npy``).
+
+    Returns
+    -------
+    dict
+        ``{"format", "n_rows", "n_features", "n_targets"}`` (before any missing-value policy).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "d.csv")
+    >>> _ = open(p, "w").write("a,b,y\\n1,2,3\\n4,5,6\\n")
+    >>> scan_file(p)
+    {'format': 'csv', 'n_rows': 2, 'n_features': 2, 'n_targets': 1}
+    """
+    path = os.fspath(path)
+    fmt = _resolve_format(path, fmt)
+    if fmt not in ("csv", "libsvm", "npy"):
+        raise InvalidParameterError(f"scan_file reads csv, libsvm and npy files, not {fmt!r} ({name_of(path)})")
+    _check_file(path)
+    if fmt == "libsvm":
+        layout = libsvm.scan_libsvm(path)
+        n, d, t = layout.n_rows, layout.n_features, len(layout.target_names)
+    elif fmt == "npy":
+        if y_path is not None:
+            _check_file(os.fspath(y_path))
+        X, Y = npy.open_npy(path, targets, y_path)
+        n, d, t = X.shape[0], X.shape[1], Y.shape[1]
+    else:
+        n = d = t = 0
+        for X, Y, _, _ in csv.iter_csv(path, 4096, targets, header):
+            n, d, t = n + X.shape[0], X.shape[1], Y.shape[1]
+    return {"format": fmt, "n_rows": int(n), "n_features": int(d), "n_targets": int(t)}
+
+
+def save_dataset(path, X, Y, *, fmt=None, feature_names=None, target_names=None):
+    """Write inputs and targets (or predictions) to CSV or NPZ, atomically.
+
+    CSV: one header row (``feature_names`` then ``target_names``, default ``x0..``,
+    ``y0..``) then one row per sample, X columns first, 17 significant digits (exact
+    float64 round trip); a sparse X is densified. NPZ: ``X`` (dense) or
+    ``X_data``/``X_indices``/``X_indptr``/``X_shape`` (CSR), ``Y``, ``feature_names``,
+    ``target_names`` — exactly what :func:`load_dataset` reads back. The file is written
+    to a temporary file then renamed (:func:`skframe.io.atomic.atomic_write`): an
+    interrupted write leaves any previous file intact.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Destination; the format follows the extension (``.csv`` or ``.npz``) or ``fmt``.
+    X : array-like, sparse matrix or None
+        Inputs; ``None`` writes only ``Y`` (e.g. predictions).
+    Y : array-like of shape (n_samples,) or (n_samples, n_targets)
+    fmt : {"csv", "npz"} or None
+    feature_names, target_names : list of str, optional
+
+    Returns
+    -------
+    str
+        The path written.
+    """
+    path = os.fspath(path)
+    fmt = _resolve_format(path, fmt)
+    if fmt not in ("csv", "npz"):
+        raise InvalidParameterError(f"save_dataset writes 'csv' or 'npz', not {fmt!r}; use a .csv or .npz path")
+    Y = np.asarray(Y, dtype=np.float64)
+    if Y.ndim == 1:
+        Y = Y.reshape(-1, 1)
+    if Y.ndim != 2:
+        raise InvalidInputError(f"Y must be 1-D or 2-D, got shape {Y.shape}")
+    if X is not None:
+        if sp.issparse(X):
+            X = sp.csr_matrix(X, dtype=np.float64)
+        else:
+            X = np.asarray(X, dtype=np.float64)
+            if X.ndim == 1:
+                X = X.reshape(-1, 1)
+        if X.shape[0] != Y.shape[0]:
+            raise InvalidInputError(f"X has {X.shape[0]} rows (shape {X.shape}) but Y has {Y.shape[0]} (shape {Y.shape})")
+    n_x = 0 if X is None else X.shape[1]
+    fnames = list(feature_names) if feature_names is not None else [f"x{j}" for j in range(n_x)]
+    tnames = list(target_names) if target_names is not None else [f"y{j}" for j in range(Y.shape[1])]
+    if len(fnames) != n_x or len(tnames) != Y.shape[1]:
+        raise InvalidInputError(
+            f"{len(fnames)} feature names for {n_x} columns / {len(tnames)} target names for {Y.shape[1]} columns; "
+            "give one name per column"
+        )
+    writer = npy.write_npz if fmt == "npz" else csv.write_csv
+    if fmt == "csv":
+        for nm in fnames + tnames:
+            if "," in nm or "\n" in nm:
+                raise InvalidInputError(f"column name {nm!r} contains a comma or newline; rename it for CSV output")
+    with atomic_write(path, "wb") as fh:
+        writer(fh, X, Y, fnames, tnames)
+    return path

@@ -1,0 +1,155 @@
+"""NumPy files: ``.npz`` archives and memory-mapped ``.npy`` arrays.
+
+``.npz`` (read with ``allow_pickle=False``)
+    Targets under ``Y`` (or ``y``; 1-D means one target). Dense inputs under ``X``;
+    sparse inputs as CSR arrays ``X_data``, ``X_indices``, ``X_indptr``, ``X_shape`` (or
+    unprefixed ``data``, ``indices``, ``indptr``, ``shape`` [, ``format``] as written by
+    :func:`scipy.sparse.save_npz`). Optional ``feature_names`` and ``target_names``.
+
+``.npy`` (memory-mapped read-only with ``numpy.load(mmap_mode="r")``)
+    Either ONE 2-D array whose last ``targets`` columns are the targets, or a PAIR of
+    files: the features array and a targets array (1-D or 2-D) given as ``y_path``. Rows
+    are then read from disk on demand, so files larger than memory can be used; ``X`` and
+    ``Y`` are read-only views of the files.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..exceptions import DataFormatError
+from ._common import check_targets, name_of
+
+__all__ = ["read_npz", "write_npz", "open_npy"]
+
+
+def _sparse_x(fh, keys, path):
+    pre = "X_" if "X_data" in keys else ""
+    need = [pre + k for k in ("data", "indices", "indptr", "shape")]
+    if not all(k in keys for k in need):
+        raise DataFormatError(
+            f"{name_of(path)} has keys {sorted(keys)}; expected 'X' (dense) or "
+            "'X_data', 'X_indices', 'X_indptr', 'X_shape' (sparse CSR; 'data', 'indices', 'indptr', "
+            "'shape' as written by scipy.sparse.save_npz also work) and 'Y' or 'y'"
+        )
+    layout = "csr"
+    if pre + "format" in keys:
+        layout = np.asarray(fh[pre + "format"]).item()
+        layout = layout.decode() if isinstance(layout, bytes) else str(layout)
+    cls = {"csr": sp.csr_matrix, "csc": sp.csc_matrix}.get(layout)
+    if cls is None:
+        raise DataFormatError(f"{name_of(path)}: sparse layout {layout!r} is not supported; store CSR or CSC")
+    try:
+        shape = tuple(int(s) for s in fh[pre + "shape"])
+        X = cls((fh[pre + "data"].astype(np.float64), fh[pre + "indices"], fh[pre + "indptr"]), shape=shape)
+        X = sp.csr_matrix(X)
+        X.check_format(full_check=True)
+    except (ValueError, TypeError, IndexError) as exc:
+        raise DataFormatError(f"{name_of(path)}: the sparse X arrays are inconsistent ({exc})") from exc
+    return X
+
+
+def _numeric(A, key, path):
+    if A.dtype == object or not (np.issubdtype(A.dtype, np.number) or A.dtype == bool):
+        raise DataFormatError(f"{name_of(path)}: {key} has dtype {A.dtype}; store numbers")
+    return A.astype(np.float64)
+
+
+def read_npz(path, targets=1):
+    """Read a ``.npz`` archive: ``(X, Y, feature_names, target_names)``."""
+    try:
+        fh = np.load(path, allow_pickle=False)
+    except Exception as exc:  # BadZipFile, OSError, ValueError, EOFError ...
+        raise DataFormatError(f"{name_of(path)} is not a readable .npz archive ({exc}); write it with numpy.savez") from exc
+    if not hasattr(fh, "files"):
+        raise DataFormatError(f"{name_of(path)} holds a single array, not a .npz archive; name it .npy or use numpy.savez")
+    with fh:
+        keys = set(fh.files)
+        try:
+            if "X" in keys:
+                X = _numeric(np.asarray(fh["X"]), "X", path)
+                if X.ndim != 2:
+                    raise DataFormatError(f"{name_of(path)}: X has shape {X.shape}; a 2-D array is needed")
+            else:
+                X = _sparse_x(fh, keys, path)
+            ykey = "Y" if "Y" in keys else ("y" if "y" in keys else None)
+            if ykey is None and targets == 0:
+                ykey, Y = "Y", np.zeros((X.shape[0], 0))
+            elif ykey is None:
+                raise DataFormatError(f"{name_of(path)} has keys {sorted(keys)} but no targets; store them under 'Y' or 'y'")
+            else:
+                Y = _numeric(np.asarray(fh[ykey]), ykey, path)
+            if Y.ndim == 1:
+                Y = Y.reshape(-1, 1)
+            if Y.ndim != 2:
+                raise DataFormatError(f"{name_of(path)}: {ykey} has shape {Y.shape}; a 1-D or 2-D array is needed")
+            fnames = [str(s) for s in np.asarray(fh["feature_names"]).ravel()] if "feature_names" in keys else None
+            tnames = [str(s) for s in np.asarray(fh["target_names"]).ravel()] if "target_names" in keys else None
+        except DataFormatError:
+            raise
+        except Exception as exc:  # corrupt members: zlib.error, BadZipFile, ValueError, OSError ...
+            raise DataFormatError(f"{name_of(path)}: cannot read the arrays ({type(exc).__name__}: {exc})") from exc
+    if X.shape[0] != Y.shape[0]:
+        raise DataFormatError(f"{name_of(path)}: X has {X.shape[0]} rows but {ykey} has {Y.shape[0]}; they must match")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise DataFormatError(f"{name_of(path)}: X is empty (shape {X.shape})")
+    if fnames is None or len(fnames) != X.shape[1]:
+        fnames = [f"x{j}" for j in range(X.shape[1])]
+    if tnames is None or len(tnames) != Y.shape[1]:
+        tnames = [f"y{j}" for j in range(Y.shape[1])]
+    return X, Y, fnames, tnames
+
+
+def write_npz(fh, X, Y, feature_names, target_names):
+    """Write what :func:`read_npz` reads back (``X`` dense or CSR, or None)."""
+    arrays = {"Y": Y, "feature_names": np.asarray(feature_names, dtype=str), "target_names": np.asarray(target_names, dtype=str)}
+    if X is not None:
+        if sp.issparse(X):
+            arrays.update(X_data=X.data, X_indices=X.indices, X_indptr=X.indptr, X_shape=np.asarray(X.shape))
+        else:
+            arrays["X"] = X
+    np.savez(fh, **arrays)
+
+
+def _map(path):
+    try:
+        A = np.load(path, mmap_mode="r", allow_pickle=False)
+    except Exception as exc:  # ValueError (bad header, pickled data), OSError, EOFError ...
+        raise DataFormatError(f"{name_of(path)} is not a readable .npy array ({exc}); write it with numpy.save") from exc
+    if not isinstance(A, np.ndarray):
+        raise DataFormatError(f"{name_of(path)} is a .npz archive, not a .npy array; name it .npz")
+    if A.dtype == object or not (np.issubdtype(A.dtype, np.number) or A.dtype == bool):
+        raise DataFormatError(f"{name_of(path)} has dtype {A.dtype}; store numbers (float64 avoids copies)")
+    return A
+
+
+def open_npy(path, targets=1, y_path=None):
+    """Memory-map ``.npy`` data: ``(X, Y)`` read-only views (no copy for float64 files).
+
+    With ``y_path`` the targets come from that file (1-D or 2-D, same number of rows)
+    and ``targets`` is ignored; otherwise the last ``targets`` columns of the 2-D array
+    in ``path`` are the targets (``targets=0``: features only). Arrays of another dtype
+    are converted to float64 in memory.
+    """
+    A = _map(path)
+    if A.ndim != 2 or A.shape[0] == 0:
+        raise DataFormatError(f"{name_of(path)}: array of shape {A.shape}; a non-empty 2-D array (rows = samples) is needed")
+    if y_path is not None:
+        Y = _map(y_path)
+        if Y.ndim == 1:
+            Y = Y.reshape(-1, 1)
+        if Y.ndim != 2 or Y.shape[0] != A.shape[0]:
+            raise DataFormatError(
+                f"{name_of(y_path)} has shape {Y.shape} but {name_of(path)} has {A.shape[0]} rows; "
+                "the targets file needs one row per sample"
+            )
+        X = A
+    else:
+        t = check_targets(targets, A.shape[1], path)
+        X, Y = A[:, : A.shape[1] - t], A[:, A.shape[1] - t:]
+    if X.dtype != np.float64:
+        X = np.asarray(X, dtype=np.float64)
+    if Y.dtype != np.float64:
+        Y = np.asarray(Y, dtype=np.float64)
+    return X, Y
