@@ -26,7 +26,7 @@ import numpy as np
 
 from .exceptions import InvalidParameterError
 from .output_basis import SketchedOutputBasis, unique_rows
-from .protocols import kernel_block, kernel_diag
+from .protocols import kernel_block, kernel_diag, kernel_prepare
 from .sketching import draw_sketch
 
 __all__ = [
@@ -278,6 +278,7 @@ def select_sketch_sizes(X, Y, *, input_kernel, output_kernel, lam, sizes_x=None,
     n_val = max(1, int(round(val_fraction * n)))
     va, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
     Xtr, Xva, Ytr, Yva = X[tr], X[va], Y[tr], Y[va]
+    kx, ky = kernel_prepare(kx, Xtr), kernel_prepare(ky, Ytr)  # e.g. gamma='scale', set on the training part
     lev_x = approximate_leverage_scores(kx, Xtr, lam, n_samples=n_leverage, random_state=rng)
     lev_y = approximate_leverage_scores(ky, Ytr, lam, n_samples=n_leverage, random_state=rng)
     dx, dy = effective_dimension(lev_x), effective_dimension(lev_y)

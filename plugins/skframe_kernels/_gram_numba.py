@@ -23,21 +23,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-__all__ = [
-    "sqeuclidean_exp_direct",
-    "sqeuclidean_exp_from_cross",
-    "l1_exp_direct",
-    "l1_exp_from_overlap",
-    "min_sum_direct",
-    "minmax_from_min",
-    "csr_overlap",
-    "tanimoto_from_cross",
-    "affine_exp",
-    "csr_dense_cross",
-    "csr_dense_sqeuclidean_exp",
-    "dense_csr_cross",
-    "csr_rows_to_dense_t",
-]
+from ._gram_numpy import __all__  # noqa: F401  (the same functions as the plain engine)
 
 _FASTMATH = {"nnan", "ninf", "nsz", "contract", "arcp"}
 _TILE = 512  # columns of ``out`` processed together by the direct kernels (stays in L1/L2)

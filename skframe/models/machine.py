@@ -24,6 +24,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from .._validation import check_scalar
 from ..exceptions import InvalidInputError, InvalidParameterError
 from ..persistence import persistable
+from ..protocols import kernel_prepare
 from ..output_matrices import build_output_matrix, quantile_matrix
 from ..registry import get_loss, get_solver
 from ..sketching import SketchMatrix, build_feature_map, kernel_times
@@ -85,7 +86,7 @@ class _MachineBase(KernelModelMixin, BaseEstimator):
         """Draw the sketch, build features, solve; store the fitted attributes. Y is (n, d)."""
         t0 = time.perf_counter()
         lam = check_scalar(self.lam, "lam", low=0, low_inclusive=False, fix="lam must be > 0, e.g. 1e-3")
-        kernel = resolve_kernel(self.kernel, self.kernel_params)
+        kernel = kernel_prepare(resolve_kernel(self.kernel, self.kernel_params), X)  # e.g. gamma='scale'
         sketch = resolve_sketch(self.sketch, self.sketch_size, self.sketch_params)
         solver = _resolve_solver(self.solver, self.solver_params, loss)
         rs = check_random_state(self.random_state)

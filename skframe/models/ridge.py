@@ -11,7 +11,7 @@ from sklearn.utils import check_random_state
 from .._validation import check_scalar
 from ..linalg import solve_psd
 from ..persistence import persistable
-from ..protocols import kernel_block
+from ..protocols import kernel_block, kernel_prepare
 from ..sketching import kernel_times
 from ._base import KernelModelMixin, resolve_kernel, resolve_sketch, validate_X, validate_XY
 from sklearn.base import BaseEstimator
@@ -117,7 +117,7 @@ class SketchedKernelRidge(KernelModelMixin, MultiOutputMixin, RegressorMixin, Ba
         if self.rtol is not None:
             check_scalar(self.rtol, "rtol", low=0, high=1)
         X, Y, one_d = validate_XY(self, X, y)
-        kernel = resolve_kernel(self.kernel, self.kernel_params)
+        kernel = kernel_prepare(resolve_kernel(self.kernel, self.kernel_params), X)  # e.g. gamma='scale'
         sketch = resolve_sketch(self.sketch, self.sketch_size, self.sketch_params)
         rng = np.random.default_rng(check_random_state(self.random_state).randint(0, 2**31 - 1))
         n = X.shape[0]

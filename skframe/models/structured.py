@@ -38,7 +38,7 @@ from ..exceptions import InvalidInputError, InvalidParameterError
 from ..linalg import default_rtol, pinv_sym, solve_psd
 from ..output_basis import SketchedOutputBasis, TrainingOutputBasis
 from ..persistence import persistable
-from ..protocols import kernel_block
+from ..protocols import kernel_block, kernel_prepare
 from ..registry import component_name, get_decoder
 from ..sketching import diagonal_of_mix, draw_sketch, kernel_times, sketched_gram_products
 from ._base import KernelModelMixin, resolve_kernel, resolve_sketch, validate_X
@@ -435,8 +435,8 @@ class OutputKernelRegressor(KernelModelMixin, BaseEstimator):
         n = X.shape[0]
         if Y.shape[0] != n:
             raise InvalidInputError(f"X has {n} rows but Y has {Y.shape[0]}; they must match")
-        kx = resolve_kernel(self.input_kernel, self.input_kernel_params)
-        ky = resolve_kernel(self.output_kernel, self.output_kernel_params)
+        kx = kernel_prepare(resolve_kernel(self.input_kernel, self.input_kernel_params), X)  # e.g. gamma='scale'
+        ky = kernel_prepare(resolve_kernel(self.output_kernel, self.output_kernel_params), Y)
         sx = resolve_sketch(self.input_sketch, self.input_sketch_size, self.input_sketch_params)
         sy = resolve_sketch(self.output_sketch, self.output_sketch_size, self.output_sketch_params)
         self._decoder = get_decoder(self.decoder) if isinstance(self.decoder, str) else self.decoder
