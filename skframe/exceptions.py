@@ -23,6 +23,7 @@ __all__ = [
     "NotFittedError",
     "MemoryBudgetError",
     "DistributedError",
+    "SketchSizeWarning",
 ]
 
 from sklearn.exceptions import NotFittedError as _SkNotFittedError
@@ -81,3 +82,7 @@ class MemoryBudgetError(InvalidParameterError):
 
 class DistributedError(SkframeError, RuntimeError):
     """A distributed (Dask) computation failed, e.g. workers kept dying; no model was produced."""
+
+
+class SketchSizeWarning(UserWarning):
+    """An explicit sketch size larger than the number of training points was clamped to it."""

@@ -4,8 +4,10 @@ import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skframe.exceptions import InvalidInputError, InvalidParameterError, UnknownComponentError
+from skframe.exceptions import InvalidInputError, InvalidParameterError, SketchSizeWarning, UnknownComponentError
 from skframe.metrics import crossing_loss, pinball_loss
+from skframe.models._core import default_solver_name
+from skframe.registry import get_loss
 from skframe.models import (
     JointQuantileRegressor,
     SketchedKernelClassifier,
@@ -17,10 +19,10 @@ FAST = {"epochs": 20, "batch_size": 64}
 # small sketches: the checks fit on as few as 10 samples
 CHECKED = [
     SketchedKernelMachine(kernel_params={"gamma": 0.01}, sketch_size=10, loss="huber", lam=1e-6, random_state=0),
-    SketchedKernelMachine(kernel_params={"gamma": 0.01}, sketch_size=10, loss="epsilon-svr", solver_params=FAST,
+    SketchedKernelMachine(kernel_params={"gamma": 0.01}, sketch_size=10, loss="epsilon-svr", solver="adam", solver_params=FAST,
                           lam=1e-6, random_state=0),
-    SketchedKernelClassifier(sketch_size=5, solver_params=FAST, random_state=0),
-    JointQuantileRegressor(quantiles=(0.5,), sketch_size=5, solver_params=FAST, random_state=0),
+    SketchedKernelClassifier(sketch_size=5, solver="adam", solver_params=FAST, random_state=0),
+    JointQuantileRegressor(quantiles=(0.5,), sketch_size=5, solver="adam", solver_params=FAST, random_state=0),
 ]
 
 
@@ -52,7 +54,8 @@ def test_exact_model_equals_sklearn_kernel_ridge(rng):
 
     X, y = _data(rng, n=120)
     lam = 1e-2
-    a = SketchedKernelMachine(kernel_params={"gamma": 1.0}, sketch=None, loss="square", lam=lam).fit(X, y)
+    a = SketchedKernelMachine(kernel_params={"gamma": 1.0}, sketch=None, loss="square", lam=lam,
+                              fit_intercept=False).fit(X, y)
     b = KernelRidge(alpha=X.shape[0] * lam, kernel="rbf", gamma=1.0).fit(X, y)
     assert a.sketch_info_["name"] == "none"
     np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-6, atol=1e-8)
@@ -80,7 +83,7 @@ def test_pinball_median_matches_l1_median_regression(rng):
     med = SketchedKernelMachine(loss="epsilon-svr", loss_params={"epsilon": 0.0}, solver="adam", solver_params=sp,
                                 lam=2 * lam, **COMMON).fit(X, y)
     np.testing.assert_allclose(pin.predict(X), med.predict(X), rtol=1e-5, atol=1e-5)
-    jq = JointQuantileRegressor(quantiles=[0.5], lam=lam, solver_params=sp, **COMMON).fit(X, y)
+    jq = JointQuantileRegressor(quantiles=[0.5], lam=lam, solver="adam", solver_params=sp, **COMMON).fit(X, y)
     np.testing.assert_allclose(jq.predict(X)[:, 0], pin.predict(X), rtol=1e-8, atol=1e-10)
     # about half the residuals on each side of a median fit
     assert 0.4 < np.mean(y > pin.predict(X)) < 0.6
@@ -95,23 +98,25 @@ def test_huber_is_robust_to_outliers(rng):
     hub = SketchedKernelMachine(loss="huber", loss_params={"kappa": 0.2}, **kw).fit(X, y)
     sq = SketchedKernelMachine(loss="square", **kw).fit(X, y)
     err = lambda m: np.mean((m.predict(X) - y_clean) ** 2)
-    assert hub.solver_.name == "lbfgs"
+    assert hub.solver_.name == default_solver_name(hub.loss_)
     assert err(hub) < 0.2 * err(sq)
 
 
 def test_default_solvers_and_history(rng):
     X, y = _data(rng)
-    for loss, expected in [("square", "closed-form"), ("huber", "lbfgs"), ("epsilon-ridge", "lbfgs"),
-                           ("epsilon-svr", "adam"), ("pinball", "adam")]:
+    for loss in ["square", "huber", "epsilon-ridge", "epsilon-svr", "pinball"]:
+        expected = default_solver_name(get_loss(loss))
+        if loss == "square":
+            assert expected == "closed-form"
         m = SketchedKernelMachine(loss=loss, solver_params=FAST if expected == "adam" else None, **COMMON).fit(X, y)
-        assert m.solver_.name == expected
+        assert m.solver_.name == expected and m.solver_spec_.name == expected
         assert m.n_iter_ >= 0 and len(m.history_) >= 1 and isinstance(m.stop_reason_, str)
 
 
 def test_same_seed_same_weights_and_progress(rng):
     X, y = _data(rng)
     calls = []
-    kw = dict(COMMON, loss="epsilon-svr", solver_params={"epochs": 5, "batch_size": 16})
+    kw = dict(COMMON, loss="epsilon-svr", solver="adam", solver_params={"epochs": 5, "batch_size": 16})
     a = SketchedKernelMachine(**kw).fit(X, y, progress=calls.append)
     b = SketchedKernelMachine(**kw).fit(X, y)
     np.testing.assert_array_equal(a.weights_, b.weights_)
@@ -142,7 +147,7 @@ def test_hinge_classifier_binary_and_multiclass(rng):
     X = rng.normal(size=(300, 2))
     y = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 < 1.0, "in", "out")
     clf = SketchedKernelClassifier(kernel_params={"gamma": 1.0}, sketch_size=40, lam=1e-4, random_state=0).fit(X, y)
-    assert list(clf.classes_) == ["in", "out"] and clf.solver_.name == "adam"
+    assert list(clf.classes_) == ["in", "out"] and clf.solver_.name == default_solver_name(clf.loss_)
     assert clf.decision_function(X).shape == (300,)
     assert clf.score(X, y) > 0.9
     y3 = np.digitize(X[:, 0], [-0.5, 0.5])
@@ -156,7 +161,7 @@ def test_joint_quantile_regressor(rng):
     y = np.sin(6 * X[:, 0]) + (0.2 + 0.5 * X[:, 0]) * rng.normal(size=n)
     q = (0.9, 0.1, 0.5)
     m = JointQuantileRegressor(quantiles=q, kernel_params={"gamma": 10.0}, sketch_size=40, lam=1e-5,
-                               gamma_quantile=1.0, solver_params={"epochs": 100, "learning_rate": 0.05},
+                               gamma_quantile=1.0, solver="adam", solver_params={"epochs": 100, "learning_rate": 0.05},
                                random_state=0).fit(X, y)
     Q = m.predict(X)
     assert Q.shape == (n, 3) and m.quantiles_.tolist() == [0.1, 0.5, 0.9]
@@ -176,8 +181,9 @@ def test_errors(rng):
         SketchedKernelMachine(loss="huber", solver="closed-form", sketch_size=10).fit(X, y)
     with pytest.raises(InvalidParameterError, match="lam"):
         SketchedKernelMachine(lam=0.0, sketch_size=10).fit(X, y)
-    with pytest.raises(InvalidInputError, match="n_samples"):
-        SketchedKernelMachine(sketch_size=100).fit(X, y)
+    with pytest.warns(SketchSizeWarning, match="n_samples=50"):
+        m = SketchedKernelMachine(sketch_size=100).fit(X, y)
+    assert m.sketch_info_["m"] == 50 and "clamped" in m.sketch_info_["size_rule"]
     with pytest.raises(InvalidInputError, match="one output"):
         JointQuantileRegressor(sketch_size=10).fit(X, np.column_stack([y, y]))
     with pytest.raises(InvalidParameterError, match="repeated"):

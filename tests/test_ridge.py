@@ -74,15 +74,28 @@ def reg_data():
 def test_exact_equals_sklearn_kernel_ridge(reg_data, lam):
     X, Y, X_te = reg_data
     g, n = 0.7, X.shape[0]
-    model = SketchedKernelRidge(**gaussian_kwargs(g), sketch=None, lam=lam).fit(X, Y)
+    model = SketchedKernelRidge(**gaussian_kwargs(g), sketch=None, lam=lam, fit_intercept=False).fit(X, Y)
     ref = KernelRidge(alpha=n * lam, kernel="rbf", gamma=g).fit(X, Y)
     np.testing.assert_allclose(model.predict(X_te), ref.predict(X_te), rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(model.coef_, ref.dual_coef_, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(model.coef_, naive_krr(rbf_kernel(X, gamma=g), Y, lam), rtol=1e-8)
-    m1 = SketchedKernelRidge(**gaussian_kwargs(g), sketch="none", lam=lam).fit(X, Y[:, 0])
+    m1 = SketchedKernelRidge(**gaussian_kwargs(g), sketch="none", lam=lam, fit_intercept=False).fit(X, Y[:, 0])
     np.testing.assert_allclose(m1.predict(X_te), ref.predict(X_te)[:, 0], rtol=1e-8, atol=1e-10)
     assert m1.predict(X_te).shape == (X_te.shape[0],)
     assert model.sketch_info_["name"] == "none"
+
+
+@pytest.mark.parametrize("lam", [1e-4, 1e-2])
+def test_exact_with_intercept_equals_kernel_ridge_on_centred_targets(reg_data, lam):
+    X, Y, X_te = reg_data
+    g, n = 0.7, X.shape[0]
+    Y = Y + np.array([3.0, -2.0, 0.5])
+    model = SketchedKernelRidge(**gaussian_kwargs(g), sketch=None, lam=lam).fit(X, Y)
+    mean = Y.mean(axis=0)
+    ref = KernelRidge(alpha=n * lam, kernel="rbf", gamma=g).fit(X, Y - mean)
+    np.testing.assert_allclose(model.predict(X_te), ref.predict(X_te) + mean, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(model.intercept_, mean)
+    np.testing.assert_allclose(model.coef_, naive_krr(rbf_kernel(X, gamma=g), Y - mean, lam), rtol=1e-8)
 
 
 @pytest.mark.parametrize(
@@ -116,7 +129,8 @@ def test_sketched_closed_form_equals_dense_formula(reg_data, make):
     X, Y, X_te = reg_data
     g, lam = 0.7, 1e-3
     rec = Recording(make())
-    model = SketchedKernelRidge(**gaussian_kwargs(g), sketch=rec, lam=lam, random_state=3).fit(X, Y)
+    model = SketchedKernelRidge(**gaussian_kwargs(g), sketch=rec, lam=lam, fit_intercept=False,
+                                random_state=3).fit(X, Y)
     R = rec.drawn.toarray()
     K, K_te = rbf_kernel(X, gamma=g), rbf_kernel(X_te, X, gamma=g)
     gam = naive_sketched_krr(K, R, Y, lam)
@@ -257,8 +271,8 @@ def test_unknown_names(reg_data):
 
 @pytest.mark.parametrize(
     "params",
-    [{"lam": 0}, {"lam": -1.0}, {"sketch_size": 0}, {"sketch_size": 1000}, {"rtol": 2.0},
-     {"sketch_params": {"p": 1.5}}],
+    [{"lam": 0}, {"lam": -1.0}, {"lam": [1e-3, 0.0]}, {"sketch_size": 0}, {"sketch_size": "big"}, {"rtol": 2.0},
+     {"sketch_params": {"p": 1.5}}, {"fit_intercept": "yes"}, {"random_state": "seed"}],
 )
 def test_bad_parameters(reg_data, params):
     X, Y, _ = reg_data

@@ -76,7 +76,7 @@ def test_linear_output_identity_decoder_is_kernel_ridge():
     Xte = rng.normal(size=(7, 5))
     lam, n = 1e-3, 60
     ref = KernelRidge(alpha=n * lam, kernel="rbf", gamma=0.2).fit(X, Y).predict(Xte)
-    krr = SketchedKernelRidge(GaussK(0.2), sketch=None, lam=lam).fit(X, Y).predict(Xte)
+    krr = SketchedKernelRidge(GaussK(0.2), sketch=None, lam=lam, fit_intercept=False).fit(X, Y).predict(Xte)
     for out_sketch in (None, "subsample"):
         m = _model(output_kernel=LinK(), decoder="identity", lam=lam, output_sketch=out_sketch,
                    output_sketch_size=n).fit(X, Y)

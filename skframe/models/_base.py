@@ -1,19 +1,41 @@
-"""Shared machinery of the scikit-learn estimators: component resolution, data checks, fit steps."""
+"""Shared machinery of the scikit-learn estimators: data checks and the common fit driver.
+
+The steps themselves live in :mod:`skframe.models._core`; :class:`KernelModelMixin`
+runs them in order for the estimators of this package and stores the fitted
+attributes.
+"""
 
 from __future__ import annotations
 
+import time
 
 import numpy as np
-from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_scalar
+from ..collections import is_collection, n_items
 from ..exceptions import InvalidInputError, InvalidParameterError, NotFittedError
-from ..registry import component_name, component_params, get_kernel, get_sketch
-from ..sketching import build_feature_map, draw_sketch
+from ._core import (
+    build_representation,
+    is_exact_sketch,
+    lam_path,
+    make_rngs,
+    predict_expansion,
+    resolve_kernel as _core_resolve_kernel,
+    resolve_sketch as _core_resolve_sketch,
+    size_and_resolve_sketch,
+    target_offset,
+)
 
-__all__ = ["KernelModelMixin", "validate_X", "validate_XY", "resolve_kernel", "resolve_sketch", "component_spec"]
+__all__ = ["store_params", "KernelModelMixin", "validate_X", "validate_XY", "resolve_kernel", "resolve_sketch"]
 
-NONE_SKETCH = (None, "none", "exact")
+
+def store_params(estimator, params):
+    """Store constructor arguments unchanged as attributes (scikit-learn's rule: ``__init__`` only stores).
+
+    Call as ``store_params(self, locals())`` first thing in ``__init__``.
+    """
+    for name, value in params.items():
+        if name != "self" and not name.startswith("__"):
+            setattr(estimator, name, value)
 
 
 def _wrap_value_error(func, *args, **kwargs):
@@ -31,7 +53,15 @@ def _wrap_value_error(func, *args, **kwargs):
 
 
 def validate_X(estimator, X, *, reset):
-    """Validate inputs like scikit-learn (NaN/inf, shape, n_features_in_) raising InvalidInputError."""
+    """Validate inputs like scikit-learn (NaN/inf, shape, n_features_in_) raising InvalidInputError.
+
+    An :class:`skframe.collections.InputCollection` is returned unchanged: the kernel
+    is the only thing that reads its items.
+    """
+    if is_collection(X):
+        if n_items(X) < 1:
+            raise InvalidInputError("the input collection is empty; at least one item is needed")
+        return X
     from sklearn.utils.validation import validate_data
 
     return _wrap_value_error(
@@ -39,22 +69,36 @@ def validate_X(estimator, X, *, reset):
     )
 
 
+def _check_targets(Y, n):
+    """2-D float targets for a collection input (scikit-learn's validation is skipped for X)."""
+    Y = np.asarray(Y, dtype=np.float64)
+    if Y.ndim not in (1, 2) or Y.shape[0] != n:
+        raise InvalidInputError(f"X has {n} items but y has shape {Y.shape}; give one target row per item")
+    if not np.all(np.isfinite(Y)):
+        raise InvalidInputError("y contains NaN or inf values; remove or impute them first")
+    return Y
+
+
 def validate_XY(estimator, X, Y, *, multi_output=True, y_numeric=True):
     """Validate training data; returns X and a 2-D float Y plus whether y was 1-D."""
-    from sklearn.utils.validation import validate_data
+    if is_collection(X):
+        X = validate_X(estimator, X, reset=True)
+        Y = _check_targets(Y, n_items(X))
+    else:
+        from sklearn.utils.validation import validate_data
 
-    X, Y = _wrap_value_error(
-        validate_data,
-        estimator,
-        X,
-        Y,
-        reset=True,
-        accept_sparse="csr",
-        dtype=np.float64,
-        multi_output=multi_output,
-        y_numeric=y_numeric,
-    )
-    Y = np.asarray(Y, dtype=np.float64)
+        X, Y = _wrap_value_error(
+            validate_data,
+            estimator,
+            X,
+            Y,
+            reset=True,
+            accept_sparse="csr",
+            dtype=np.float64,
+            multi_output=multi_output,
+            y_numeric=y_numeric,
+        )
+        Y = np.asarray(Y, dtype=np.float64)
     one_d = Y.ndim == 1
     if one_d:
         Y = Y[:, None]
@@ -62,55 +106,33 @@ def validate_XY(estimator, X, Y, *, multi_output=True, y_numeric=True):
 
 
 def resolve_kernel(kernel, kernel_params):
-    """Build the kernel from a registry name (+ params) or accept a kernel object."""
-    params = dict(kernel_params or {})
-    if kernel is None:
-        raise InvalidParameterError("kernel=None; pass a registered kernel name such as 'gaussian' or a kernel object")
-    if isinstance(kernel, str):
-        return get_kernel(kernel, **params)
-    if params:
-        raise InvalidParameterError(
-            f"kernel_params={params} given with a kernel object {kernel!r}; set them on the object instead"
-        )
-    if not callable(kernel):
-        raise InvalidParameterError(f"kernel={kernel!r} is neither a registered name nor a callable kernel object")
-    return kernel
+    """Kernel object from a registry name (+ params) or a kernel object (see :func:`_core.resolve_kernel`)."""
+    return _core_resolve_kernel(kernel, kernel_params)[0]
 
 
 def resolve_sketch(sketch, sketch_size, sketch_params):
-    """Build the sketch (None for the exact model) from a name, size and params, or accept an object."""
-    if isinstance(sketch, str) and sketch.strip().lower() in ("none", "exact"):
+    """Sketch object (None for the exact model) from a name, an integer size and params, or an object."""
+    if is_exact_sketch(sketch):
         return None
-    if sketch is None:
-        return None
-    params = dict(sketch_params or {})
-    if isinstance(sketch, str):
-        check_scalar(sketch_size, "sketch_size", kind=int, low=1, fix="sketch_size must be a positive integer (the m of R)")
-        return get_sketch(sketch, size=int(sketch_size), **params)
-    if params:
-        raise InvalidParameterError(
-            f"sketch_params={params} given with a sketch object {sketch!r}; set them on the object instead"
-        )
-    if not hasattr(sketch, "draw") and not getattr(sketch, "feature_map", False):
-        raise InvalidParameterError(f"sketch={sketch!r} has no draw(n, rng) method; it is not a sketch")
-    return sketch
-
-
-def component_spec(obj, fallback_params=None):
-    """(name, params) describing a component for saving/reporting, or (None, None) for an unnamed object."""
-    name = component_name(obj)
-    if name is None:
-        return None, None
-    params = getattr(obj, "params", None)
-    if not isinstance(params, dict):
-        params = component_params(obj) or fallback_params or {}
-    return name, dict(params)
+    if isinstance(sketch, str) and (isinstance(sketch_size, bool) or not isinstance(sketch_size, (int, np.integer))
+                                    or sketch_size < 1):
+        raise InvalidParameterError(f"sketch_size={sketch_size!r} must be a positive integer (the m of R)")
+    return _core_resolve_sketch(sketch, sketch_size, sketch_params)[0]
 
 
 class KernelModelMixin:
-    """Fit steps shared by sketched kernel estimators: draw the sketch, build the representation."""
+    """Runs the fit core for the sketched kernel estimators and stores their fitted attributes.
+
+    Fitted attributes set by :meth:`_fit_kernel_model`: ``coef_``, ``X_fit_``,
+    ``feature_map_``, ``weights_``, ``intercept_``, ``kernel_``, ``kernel_spec_``,
+    ``sketch_spec_``, ``sketch_info_``, ``lam_path_``, ``coef_path_``,
+    ``objective_path_``, ``history_``, ``stop_reason_``, ``n_iter_``, ``solver_info_``,
+    ``n_outputs_``, ``solve_seconds_``, ``fit_seconds_``.
+    """
 
     def _check_fitted(self):
+        from sklearn.utils.validation import check_is_fitted
+
         try:
             check_is_fitted(self)
         except Exception as exc:
@@ -119,17 +141,88 @@ class KernelModelMixin:
             ) from exc
 
     def _build_representation(self, X, kernel, sketch, rng, *, rtol=None, progress=None):
-        """Return (feature_map, Z_train, sketch_info); feature_map is None for the exact model."""
-        n = X.shape[0]
+        """``(feature_map, Z_train, sketch_info)``; feature_map is None for the exact model (earlier API)."""
         if sketch is None:
+            n = n_items(X)
             return None, None, {"name": "none", "m": n, "n": n, "s_prime": n}
-        if getattr(sketch, "feature_map", False):
-            fmap = sketch.fit_features(kernel, X, rng)
-            Z = fmap.transform(X)
-            name = getattr(sketch, "name", type(sketch).__name__)
-            return fmap, Z, {"name": name, "m": int(Z.shape[1]), "n": n, "s_prime": 0, "feature_map": True}
-        R = draw_sketch(sketch, n, rng, X=X, kernel=kernel)
-        fmap, Z, _ = build_feature_map(kernel, X, R, rtol=rtol, progress=progress)
-        info = R.summary()
-        info["rank"] = fmap.rank
-        return fmap, Z, info
+        rep = build_representation(X, kernel, sketch, rng, rtol=rtol, progress=progress)
+        if rep.feature_map is not None:
+            return rep.feature_map, rep.Z, rep.info
+        from ..sketching import SketchedFeatureMap
+
+        return SketchedFeatureMap(kernel, rep.X_basis, rep.proj, None), rep.Z, rep.info
+
+    def _fit_kernel_model(self, X, Y, *, solve, loss=None, M=None, fit_intercept=False, exact="features",
+                          progress=None, rtol=None, n_rngs=1, t0=None):
+        """Resolve, seed, size, draw, represent, then ``solve(rep, Yc, lam, init, rng) -> SolveResult`` along
+        the λ path; stores the fitted attributes. ``Y`` is (n, d), ``M`` an output matrix
+        (predictions ``Z W M``); returns self."""
+        t0 = time.perf_counter() if t0 is None else t0
+        n = n_items(X)
+        kernel, self.kernel_spec_ = _core_resolve_kernel(self.kernel, self.kernel_params, X)
+        options = getattr(self, "_compute_options", None)
+        sketch, self.sketch_spec_, size_info = size_and_resolve_sketch(
+            self.sketch, self.sketch_size, self.sketch_params, n,
+            memory_budget=getattr(options, "memory_budget", None))
+        rngs = make_rngs(self.random_state, n_rngs)
+        rep = build_representation(X, kernel, sketch, rngs[0], rtol=rtol, progress=progress, exact=exact)
+        offset = target_offset(Y, loss, fit_intercept)
+        Yc = Y - offset if fit_intercept else Y
+        init = None
+        if getattr(self, "warm_start", False) and getattr(self, "weights_", None) is not None:
+            prev = np.asarray(self.weights_)
+            init = prev if rep.Z is not None and prev.shape == (rep.Z.shape[1], Y.shape[1]) else None
+        t_solve = time.perf_counter()
+        lams, coefs, objectives = lam_path(self.lam), [], []
+        for lam in lams:
+            res = solve(rep, Yc, lam, init, rngs[-1])
+            init = res.W
+            attrs = rep.expansion(res.W if M is None else res.W @ M)
+            coefs.append(attrs["coef_"])
+            objectives.append(float(res.history[-1]) if res.history else None)
+        for key, value in attrs.items():
+            setattr(self, key, value)
+        self.weights_ = res.W
+        self.intercept_ = offset
+        self.kernel_ = kernel
+        self.sketch_info_ = dict(rep.info, **size_info)
+        self.lam_path_ = np.asarray(lams)
+        self.coef_path_ = coefs if len(lams) > 1 else None
+        self.objective_path_ = objectives if len(lams) > 1 else None
+        self.history_ = [float(v) for v in res.history]
+        self.stop_reason_ = res.stop_reason
+        self.n_iter_ = int(res.n_iter)
+        self.solver_info_ = dict(res.info)
+        self.n_outputs_ = Y.shape[1]
+        self.solve_seconds_ = time.perf_counter() - t_solve
+        self.fit_seconds_ = time.perf_counter() - t0
+        return self
+
+    def _fixed_small_sketch(self):
+        """True for a sketched model of a user-fixed size.
+
+        Such a model is a low-rank approximation: with a tiny sketch (e.g. m = 5) it cannot reach
+        the R^2 > 0.5 that scikit-learn's generic check_regressors_train expects from a full model
+        (the ``poor_score`` tag). The exact model and the ``"auto"`` size are held to it.
+        """
+        size = getattr(self, "sketch_size", "auto")
+        return not is_exact_sketch(self.sketch) and not (size is None or (isinstance(size, str) and size == "auto"))
+
+    def _decision(self, X):
+        """``f(X)`` (n, d): the kernel expansion (or feature map) plus the intercept."""
+        self._check_fitted()
+        X = validate_X(self, X, reset=False)
+        F = predict_expansion(self.kernel_, X, self.coef_, self.X_fit_, self.feature_map_)
+        offset = getattr(self, "intercept_", None)
+        return F if offset is None or not np.any(offset) else F + offset
+
+
+def check_lam(lam):
+    """The λ values (one or a path), each > 0; raises InvalidParameterError naming the bad one."""
+    values = lam_path(lam)
+    if not values:
+        raise InvalidParameterError("lam=[] is empty; give a positive number such as 1e-3 or a list of them")
+    for v in values:
+        if not np.isfinite(v) or v <= 0:
+            raise InvalidParameterError(f"lam={lam!r} contains {v!r}; every lam must be > 0, e.g. 1e-3")
+    return values

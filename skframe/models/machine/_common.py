@@ -1,0 +1,92 @@
+"""Shared fit/predict of the sketched kernel machines (El Ahmad et al., "Fast Kernel Methods for
+Generic Lipschitz Losses via p-Sparsified Sketches", TMLR 2023, eq. 3, Prop. 1 and §2.2).
+
+The fit steps are those of every sketched model (:mod:`skframe.models._core`): draw the
+sketch, build the feature map ``z(x) = D_r^{-1/2} U_r^T R k_x``, then solve the linear problem
+
+    min_W (1/n) sum_i l(z(x_i)^T W M, y_i) + (lam/2) tr(W M W^T)
+
+with a registered solver, for a decomposable matrix-valued kernel ``k M`` (``M = I``
+when no output matrix is given). Predictions are ``z(x)^T W M = k(x, X_sub) coef_``.
+The exact (unsketched) model, ``sketch=None``, uses the same code with ``R = I``: the
+features are ``Z = U D^{1/2}`` from the eigendecomposition of the full Gram matrix.
+"""
+
+from __future__ import annotations
+
+import time
+
+from sklearn.base import BaseEstimator
+
+from ...constraints import HasMethods, Interval, Options, validate_params
+from .._base import KernelModelMixin, check_lam
+from .._core import default_solver_name, resolve_solver, run_solver
+
+__all__ = ["MachineBase", "COMMON_CONSTRAINTS", "COMMON_PARAMS_DOC", "default_solver_name"]
+
+COMMON_CONSTRAINTS = {
+    "kernel": [str, HasMethods("__call__")],
+    "kernel_params": [dict, None],
+    "sketch": [str, HasMethods("draw"), HasMethods("fit_features"), None],
+    "sketch_size": [Interval("int", 1, None), Options("auto"), None],
+    "sketch_params": [dict, None],
+    "solver": [str, HasMethods("solve"), None],
+    "solver_params": [dict, None],
+    "lam": [Interval("real", 0, None, closed="neither"), "array-like"],
+    "warm_start": ["boolean"],
+    "random_state": ["random_state"],
+}
+HINTS = {"lam": "e.g. lam=1e-3, or a list of values for a regularisation path",
+         "sketch_size": "a positive integer m, or 'auto' to choose it from n"}
+
+
+class MachineBase(KernelModelMixin, BaseEstimator):
+    """Shared fit/predict of the sketched kernel machines."""
+
+    _parameter_hints = HINTS
+
+    def _fit_machine(self, X, Y, loss, M, *, fit_intercept=False, progress=None, t0=None):
+        """Resolve the solver, then run the fit core; ``Y`` is (n, d), ``M`` the output matrix or None."""
+        t0 = time.perf_counter() if t0 is None else t0
+        solver, self.solver_spec_ = resolve_solver(self.solver, self.solver_params, loss)
+
+        def solve(rep, Yc, lam, init, rng):
+            return run_solver(solver, rep.problem(Yc), loss, lam, M=M, rng=rng, init=init, progress=progress)
+
+        self._fit_kernel_model(X, Y, solve=solve, loss=loss, M=M, fit_intercept=fit_intercept, progress=progress,
+                               n_rngs=2, t0=t0)
+        self.output_matrix_ = None if M is None else M
+        self.loss_ = loss
+        self.solver_ = solver
+        return self
+
+    def _validate(self):
+        validate_params(self)
+        check_lam(self.lam)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+COMMON_PARAMS_DOC = """
+    kernel : str or kernel object, default="gaussian"
+        Registered kernel name or an object with ``__call__(X, Y)``.
+    kernel_params : dict, optional
+        Parameters of the named kernel, e.g. ``{"gamma": 0.1}``.
+    sketch : str, sketch object or None, default="psr"
+        Registered sketch name (``"psr"``, ``"psg"``, ``"subsample"``, ``"gaussian"``,
+        ``"accumulation"``, ``"countsketch"``, ``"leverage"``, ``"rff"``), a sketch object,
+        or None / ``"none"`` for the exact model (features ``U D^{1/2}`` of the full Gram).
+    sketch_size : int or "auto", default="auto"
+        Number of rows m of the sketch; ``"auto"`` chooses it from the number of
+        training points (see :func:`skframe.models._core.auto_sketch_size`, reported in
+        ``sketch_info_["size_rule"]``). A size above n is clamped to n with a
+        :class:`skframe.exceptions.SketchSizeWarning`.
+    sketch_params : dict, optional
+        Extra parameters of the named sketch, e.g. ``{"p": 0.005}``.
+    warm_start : bool, default=False
+        When True, a refit starts the solver from the previous weights ``weights_``
+        (meaningful when the sketch is the same, i.e. with a fixed ``random_state``).
+"""

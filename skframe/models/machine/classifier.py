@@ -1,0 +1,145 @@
+"""Sketched kernel SVM and other classifiers on ±1 label codes."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from sklearn.base import ClassifierMixin
+
+from ...collections import is_collection
+from ...constraints import HasMethods
+from ...exceptions import InvalidInputError
+from .._base import store_params, _wrap_value_error, validate_X
+from .._core import resolve_loss
+from ._common import COMMON_CONSTRAINTS, COMMON_PARAMS_DOC, MachineBase
+
+__all__ = ["SketchedKernelClassifier"]
+
+
+class SketchedKernelClassifier(ClassifierMixin, MachineBase):
+    """Sketched kernel SVM: hinge loss (or any registered loss) on ±1 label codes.
+
+    Binary problems fit one column with labels -1 (``classes_[0]``) and +1
+    (``classes_[1]``); with more classes one column per class, one-vs-rest (the hinge
+    loss is summed over the columns, so the columns are independent with ``M = I``).
+    The default solver is the one the loss declares (``loss.default_solver``), else Adam
+    for a non-smooth loss such as the hinge.
+
+    Parameters
+    ----------
+    <common parameters>
+    loss : str or loss object, default="hinge"
+        ``"hinge"`` (SVM) or a regression loss on the ±1 codes (e.g. ``"square"``).
+    loss_params : dict, optional
+    solver : str, solver object or None, default=None
+        A registered solver name (``"closed-form"``, ``"lbfgs"``, ``"adam"``, ...) or
+        object; None takes the loss's default solver.
+    solver_params : dict, optional
+    lam : float or sequence of float, default=1e-3
+        Regularisation strength (a sequence: regularisation path, see
+        :class:`SketchedKernelMachine`).
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    coef_, X_fit_, weights_, history_, stop_reason_, n_iter_, sketch_info_ :
+        As in :class:`SketchedKernelMachine`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skframe.models import SketchedKernelClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 2)); y = np.where(X[:, 0] * X[:, 1] > 0, "a", "b")
+    >>> clf = SketchedKernelClassifier(kernel_params={"gamma": 1.0}, sketch_size=40,
+    ...                                lam=1e-4, random_state=0).fit(X, y)
+    >>> float(clf.score(X, y)) > 0.9
+    True
+    """
+
+
+    _parameter_constraints = dict(COMMON_CONSTRAINTS, loss=[str, HasMethods("value", "gradient")],
+                                  loss_params=[dict, None])
+
+    def __init__(
+        self,
+        kernel="gaussian",
+        *,
+        kernel_params=None,
+        sketch="psr",
+        sketch_size="auto",
+        sketch_params=None,
+        loss="hinge",
+        loss_params=None,
+        solver=None,
+        solver_params=None,
+        lam=1e-3,
+        warm_start=False,
+        random_state=None,
+    ):
+        store_params(self, locals())
+
+    def fit(self, X, y, progress=None):
+        """Fit the classifier.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or InputCollection
+            The n_samples training inputs.
+        y : array-like of shape (n_samples,)
+            Class labels (at least two classes).
+        progress : callable or progress object, optional
+            Advanced after each kernel block and solver epoch (see :meth:`SketchedKernelRidge.fit`).
+
+        Returns
+        -------
+        self : SketchedKernelClassifier
+        """
+        from sklearn.utils.multiclass import check_classification_targets
+
+        t0 = time.perf_counter()
+        self._validate()
+        loss, self.loss_spec_ = resolve_loss(self.loss, self.loss_params)
+        if is_collection(X):
+            X, y = validate_X(self, X, reset=True), np.asarray(y)
+        else:
+            from sklearn.utils.validation import validate_data
+
+            X, y = _wrap_value_error(
+                validate_data, self, X, y, reset=True, accept_sparse="csr", dtype=np.float64, ensure_min_samples=1
+            )
+        try:
+            check_classification_targets(y)
+        except ValueError as exc:
+            raise InvalidInputError(f"{exc} (y must hold class labels)") from exc
+        classes, codes = np.unique(y, return_inverse=True)
+        if classes.size < 2:
+            raise InvalidInputError(
+                f"the classifier needs at least 2 classes in y, got 1 class ({classes[0]!r})"
+            )
+        if classes.size == 2:
+            Y = np.where(codes == 1, 1.0, -1.0)[:, None]
+        else:
+            Y = -np.ones((codes.size, classes.size))
+            Y[np.arange(codes.size), codes] = 1.0
+        self.classes_ = classes
+        return self._fit_machine(X, Y, loss, None, progress=progress, t0=t0)
+
+    def decision_function(self, X):
+        """Scores: shape (n_samples,) for two classes (positive means ``classes_[1]``), else (n_samples, n_classes)."""
+        F = self._decision(X)
+        return F[:, 0] if F.shape[1] == 1 else F
+
+    def predict(self, X):
+        """Predicted class labels, shape (n_samples,)."""
+        F = self.decision_function(X)
+        if F.ndim == 1:
+            return self.classes_[(F > 0).astype(int)]
+        return self.classes_[np.argmax(F, axis=1)]
+
+
+
+SketchedKernelClassifier.__doc__ = SketchedKernelClassifier.__doc__.replace(
+    "    <common parameters>\n", COMMON_PARAMS_DOC.lstrip("\n"))
