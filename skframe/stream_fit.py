@@ -20,7 +20,38 @@ from .options import ComputeOptions, parse_bytes
 from .problems import Problem
 
 __all__ = ["options_from", "streaming_requested", "streamed_representation", "StreamedRepresentation",
-           "SumsProblem"]
+           "SumsProblem", "is_memory_mapped", "validate_dask_XY"]
+
+
+def is_memory_mapped(X):
+    """True when ``X`` is (a view of) a memory-mapped array, e.g. ``np.load(path, mmap_mode="r")``."""
+    import mmap
+
+    seen = 0
+    while X is not None and seen < 16:
+        if isinstance(X, (np.memmap, mmap.mmap)):
+            return True
+        X, seen = getattr(X, "base", None), seen + 1
+    return False
+
+
+def validate_dask_XY(estimator, X, Y):
+    """Dask training data: X stays distributed (shape checked), y (n x d, small) is brought to memory.
+
+    Returns ``(X, Y, one_d)`` as :func:`skframe.models._base.validate_XY` does; sets ``n_features_in_``.
+    """
+    from .exceptions import InvalidInputError
+
+    if X.ndim != 2:
+        raise InvalidInputError(f"X must be 2-D (n_samples, n_features), got a dask array of shape {X.shape}")
+    Y = np.asarray(Y.compute() if is_dask_array(Y) else Y, dtype=np.float64)
+    if Y.shape[0] != X.shape[0]:
+        raise InvalidInputError(f"X has {X.shape[0]} rows but y has {Y.shape[0]}; they must have the same length")
+    if not np.all(np.isfinite(Y)):
+        raise InvalidInputError("y contains NaN or infinity; remove or impute those targets first")
+    estimator.n_features_in_ = int(X.shape[1])
+    one_d = Y.ndim == 1
+    return X, (Y[:, None] if one_d else Y), one_d
 
 
 def options_from(estimator, base=None):
@@ -39,7 +70,7 @@ def streaming_requested(X, sketch, options):
     or Dask data, a memory budget, float32 or the CuPy backend."""
     if sketch is None or getattr(sketch, "feature_map", False):
         return False
-    if isinstance(X, np.memmap) or is_dask_array(X):
+    if is_memory_mapped(X) or is_dask_array(X):
         return True
     return bool(options.memory_budget) or options.dtype == "float32" or options.backend != "numpy"
 

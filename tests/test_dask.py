@@ -108,6 +108,18 @@ def test_killed_worker_gives_same_model_or_clear_error(client):
     client.wait_for_workers(2, timeout=60)
 
 
+def test_model_fits_dask_arrays(client):
+    from skframe import SketchedKernelRidge
+
+    X, y, _, _ = _problem(1000)
+    params = dict(kernel_params={"gamma": 2.0}, sketch="subsample", sketch_size=30, lam=LAM, random_state=0)
+    ref = SketchedKernelRidge(**params).fit(X, y)
+    model = SketchedKernelRidge(**params).fit(da.from_array(X, chunks=(250, 3)), da.from_array(y, chunks=250))
+    assert model.sketch_info_["backend"] == "dask" and model.n_features_in_ == 3
+    np.testing.assert_allclose(model.coef_, ref.coef_, rtol=1e-8, atol=1e-10 * np.abs(ref.coef_).max())
+    np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=1e-8, atol=1e-10)
+
+
 def test_without_dask_a_clear_error(monkeypatch):
     from skframe import distributed as dist
     from skframe.exceptions import DependencyError

@@ -5,7 +5,7 @@ import pytest
 from sklearn.utils import check_random_state
 
 from skframe import SketchedKernelRidge
-from skframe.exceptions import InvalidInputError
+from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.models._base import resolve_kernel, resolve_sketch
 from skframe.options import ComputeOptions
 from skframe.sketching import draw_sketch
@@ -29,7 +29,7 @@ def _data(n=1200, d=4, seed=0):
 def _reference(X, Y, sketch, seed=1):
     """In-memory model and the same sketch draw it used."""
     model = SketchedKernelRidge(kernel_params={"gamma": GAMMA}, sketch=sketch, sketch_size=M, lam=LAM,
-                                random_state=seed).fit(X, Y)
+                                fit_intercept=False, random_state=seed).fit(X, Y)
     kernel = resolve_kernel("gaussian", {"gamma": GAMMA})
     rng = np.random.default_rng(check_random_state(seed).randint(0, 2**31 - 1))
     R = draw_sketch(resolve_sketch(sketch, M, None), X.shape[0], rng, X=X, kernel=kernel)
@@ -236,3 +236,41 @@ def test_streamed_representation_gives_in_memory_problem(sketch):
 
     o = options_from(Est())
     assert o.memory_budget == 2 * 10**9 and o.dtype == "float32" and o.backend == "numpy"
+
+
+# ------------------------------------------------------------------ the models
+
+
+def _model(**kw):
+    params = dict(kernel_params={"gamma": GAMMA}, sketch="subsample", sketch_size=M, lam=LAM, random_state=0)
+    params.update(kw)
+    return SketchedKernelRidge(**params)
+
+
+def test_model_streams_with_a_budget_or_memmap(tmp_path):
+    from skframe import load, save
+
+    X, Y = _data(1500)
+    ref = _model().fit(X, Y)
+    budget = _model(memory_budget="20MB").fit(X, Y)
+    assert budget.sketch_info_["representation"] == "accumulated"
+    np.testing.assert_allclose(budget.coef_, ref.coef_, rtol=1e-8, atol=1e-10 * np.abs(ref.coef_).max())
+    np.testing.assert_allclose(budget.intercept_, ref.intercept_)
+    np.save(tmp_path / "X.npy", X)
+    mapped = _model(sketch="psr").fit(np.load(tmp_path / "X.npy", mmap_mode="r"), Y)
+    assert mapped.sketch_info_["representation"] == "accumulated"
+    np.testing.assert_allclose(mapped.predict(X), _model(sketch="psr").fit(X, Y).predict(X), rtol=1e-8, atol=1e-9)
+    f32 = _model(dtype="float32", lam=[1e-2, LAM]).fit(X, Y)
+    assert np.max(np.abs(f32.predict(X) - ref.predict(X))) < 1e-3 * np.max(np.abs(ref.predict(X)))
+    save(f32, tmp_path / "m.skf")
+    np.testing.assert_array_equal(load(tmp_path / "m.skf").predict(X), f32.predict(X))
+
+
+def test_model_refuses_an_impossible_budget():
+    from skframe.exceptions import MemoryBudgetError
+
+    X, Y = _data(400)
+    with pytest.raises(MemoryBudgetError, match="memory_budget"):
+        _model(sketch_size=400, memory_budget="1MB").fit(X, Y)
+    with pytest.raises(InvalidParameterError, match="dtype"):
+        _model(dtype="float16").fit(X, Y)

@@ -72,6 +72,16 @@ class SketchedKernelRidge(KernelModelMixin, MultiOutputMixin, RegressorMixin, Ba
         Relative eigenvalue tolerance for ``R K R^T``.
     random_state : int, RandomState or None
         Seed of the sketch draw.
+    memory_budget : int, str or None, default=None
+        Bytes the fit may use beyond the data, e.g. ``"2GB"``. When set (or with float32,
+        the CuPy backend, memory-mapped or Dask data) the fit streams: one pass over row
+        chunks sized by the budget, never an n x m array (:mod:`skframe.streaming`); an
+        impossible budget raises :class:`skframe.exceptions.MemoryBudgetError` before allocating.
+    dtype : {"float64", "float32"}, default="float64"
+        Precision of kernel blocks and sketch products (sums stay float64).
+    backend : {"numpy", "cupy"}, default="numpy"
+        ``"cupy"`` computes on an NVIDIA GPU (``pip install "skframe[gpu]"``); the fitted
+        model holds NumPy arrays.
 
     Attributes
     ----------
@@ -116,6 +126,9 @@ class SketchedKernelRidge(KernelModelMixin, MultiOutputMixin, RegressorMixin, Ba
         "fit_intercept": ["boolean"],
         "rtol": [Interval("real", 0, 1), None],
         "random_state": ["random_state"],
+        "memory_budget": [Interval("int", 1, None), str, None],
+        "dtype": [Options("float64", "float32")],
+        "backend": [Options("numpy", "cupy")],
     }
     _parameter_hints = {"lam": "e.g. lam=1e-3, or a list of values for a regularisation path",
                         "sketch_size": "a positive integer m, or 'auto' to choose it from n"}
@@ -132,6 +145,9 @@ class SketchedKernelRidge(KernelModelMixin, MultiOutputMixin, RegressorMixin, Ba
         fit_intercept=True,
         rtol=None,
         random_state=None,
+        memory_budget=None,
+        dtype="float64",
+        backend="numpy",
     ):
         store_params(self, locals())
 
