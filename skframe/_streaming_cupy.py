@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .deps import require
-from .exceptions import DependencyError, InvalidParameterError
+from .backend import resolve_backend, to_numpy
+from .exceptions import InvalidParameterError
 from .protocols import kernel_backends
 from .registry import component_name
 
@@ -27,14 +27,6 @@ __all__ = ["ArrayEngine", "CupyEngine", "DEVICE_FORMULAS", "device_kernel_name"]
 
 _CLASS_NAMES = {"GaussianKernel": "gaussian", "LaplacianKernel": "laplacian", "LinearKernel": "linear",
                 "PolynomialKernel": "polynomial"}
-
-
-def _to_numpy(A):
-    try:
-        from .backend import to_numpy
-    except ImportError:  # the backend seam is not there: CuPy arrays know how to come back
-        return A.get() if hasattr(A, "get") else np.asarray(A)
-    return to_numpy(A)
 
 
 def _sq_norms(xp, X):
@@ -107,7 +99,7 @@ class ArrayEngine:
         return self.xp.ascontiguousarray(self.xp.asarray(A, dtype=dtype))
 
     def to_numpy(self, A):
-        return _to_numpy(A)
+        return to_numpy(A)
 
     def block(self, kernel, X, Y, dtype):
         """``k(X, Y)`` on the device in ``dtype``."""
@@ -170,13 +162,6 @@ class CupyEngine(ArrayEngine):
     name = "cupy"
 
     def __init__(self):
-        cp = require("cupy", "backend='cupy'")
-        try:
-            count = cp.cuda.runtime.getDeviceCount()
-        except Exception as exc:  # CUDA driver missing or broken
-            raise DependencyError(f"backend='cupy' needs an NVIDIA GPU with a working CUDA driver ({exc}); "
-                                  "use backend='numpy'") from exc
-        if count < 1:
-            raise DependencyError("backend='cupy' needs an NVIDIA GPU but none is visible; use backend='numpy'")
+        cp = resolve_backend("cupy")  # DependencyError naming the gpu extra, or saying no GPU is visible
         fused = cp.ElementwiseKernel("T xn, T yn, T g", "T G", _FUSED_SOURCE, "skframe_gaussian_from_cross")
         super().__init__(cp, lambda xn, yn, g, G: fused(xn, yn, g, G))

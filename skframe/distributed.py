@@ -26,7 +26,7 @@ from .deps import require
 from .exceptions import DistributedError, InvalidInputError
 from .memory import plan_stream
 from .options import DEFAULT_OPTIONS
-from .problems import Problem
+from .stream_problems import ProjectedProblem
 from .linalg import default_rtol, eigh_truncated
 from .streaming import (StreamedRidge, _np_dtype, block_shift, chunk_sums, get_engine, product_precision,
                         ridge_from_sums, sketch_gram)
@@ -166,7 +166,7 @@ def _add_pairs(a, b):
     return a[0] + b[0], a[1] + b[1]
 
 
-class DaskFeatureProblem(Problem):
+class DaskFeatureProblem(ProjectedProblem):
     """Features of dask-array data: each epoch's loss and gradient is a map-reduce over partitions.
 
     The partitions are persisted on the workers once; :meth:`loss_sums` ships only the
@@ -182,18 +182,6 @@ class DaskFeatureProblem(Problem):
         self.proj = np.asarray(proj, dtype=np.float64)
         self.options = options or DEFAULT_OPTIONS
         self._ship = [self._dask.delayed(v, pure=True) for v in (kernel, self.X_sub, self.proj)]
-
-    @property
-    def n(self):
-        return int(self.X.shape[0])
-
-    @property
-    def r(self):
-        return int(self.proj.shape[1])
-
-    @property
-    def d(self):
-        return int(self.Y.shape[1])
 
     def loss_sums(self, loss, W):
         """``(sum of losses, Z^T G)`` reduced over partitions."""

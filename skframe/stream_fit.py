@@ -17,7 +17,7 @@ import numpy as np
 
 from .distributed import is_dask_array
 from .options import ComputeOptions, parse_bytes
-from .problems import Problem
+from .stream_problems import ProjectedProblem
 
 __all__ = ["options_from", "streaming_requested", "streamed_representation", "StreamedRepresentation",
            "SumsProblem", "is_memory_mapped", "validate_dask_XY"]
@@ -75,7 +75,7 @@ def streaming_requested(X, sketch, options):
     return bool(options.memory_budget) or options.dtype == "float32" or options.backend != "numpy"
 
 
-class SumsProblem(Problem):
+class SumsProblem(ProjectedProblem):
     """The problem of a :class:`StreamedRepresentation` for targets ``Y``.
 
     ``gram()`` comes from the accumulated sums; ``blocks()`` from the feature problem the
@@ -88,16 +88,8 @@ class SumsProblem(Problem):
         self._features = None
 
     @property
-    def n(self):
-        return int(self.Y.shape[0])
-
-    @property
-    def r(self):
-        return int(self.rep.proj.shape[1])
-
-    @property
-    def d(self):
-        return int(self.Y.shape[1])
+    def proj(self):
+        return self.rep.proj
 
     def gram(self):
         rep = self.rep

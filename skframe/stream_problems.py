@@ -24,7 +24,7 @@ from .options import DEFAULT_OPTIONS
 from .problems import ArrayProblem, Problem, SolveResult
 from .streaming import _np_dtype, get_engine, iter_rows, sketch_gram
 
-__all__ = ["feature_projection", "StreamedFeatureProblem", "make_feature_problem", "value_and_grad", "lbfgs_solve"]
+__all__ = ["feature_projection", "ProjectedProblem", "StreamedFeatureProblem", "make_feature_problem", "value_and_grad", "lbfgs_solve"]
 
 
 def feature_projection(kernel, X_sub, mix, *, rtol=None):
@@ -42,7 +42,23 @@ def feature_projection(kernel, X_sub, mix, *, rtol=None):
     return np.asarray(mix.T @ (U / np.sqrt(w))), w
 
 
-class StreamedFeatureProblem(Problem):
+class ProjectedProblem(Problem):
+    """A problem of targets ``self.Y`` (n x d) and features ``k(x, X_sub) @ self.proj`` (r of them)."""
+
+    @property
+    def n(self):
+        return int(self.Y.shape[0])
+
+    @property
+    def r(self):
+        return int(self.proj.shape[1])
+
+    @property
+    def d(self):
+        return int(self.Y.shape[1])
+
+
+class StreamedFeatureProblem(ProjectedProblem):
     """Features recomputed from the data on each pass: ``Z_block = k(X_block, X_sub) @ proj``.
 
     Parameters
@@ -76,18 +92,6 @@ class StreamedFeatureProblem(Problem):
         self._products = _np_dtype(products or self.options.dtype)
         self._Xs = self._engine.asarray(X_sub)
         self._P = self._engine.asarray(self.proj, self._products)
-
-    @property
-    def n(self):
-        return int(self.Y.shape[0])
-
-    @property
-    def r(self):
-        return int(self.proj.shape[1])
-
-    @property
-    def d(self):
-        return int(self.Y.shape[1])
 
     def blocks(self, chunk_rows=None):
         engine = self._engine
