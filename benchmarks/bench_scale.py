@@ -6,12 +6,14 @@ runs in its own process, so that its peak RSS (``resource.getrusage``) is its ow
 data" is the peak minus the resident size once the data are in memory (or mapped).
 
 Sections (``--sections``, comma-separated):
-  stream64  streamed fit, float64 (one pass, m x m products by BLAS syrk), test MSE
-  stream32  the same with float32 kernel blocks (products accumulated in float64)
+  stream64  SketchedKernelRidge(memory_budget=--budget): one streamed pass, m x m products by BLAS syrk
+  stream32  the same with dtype="float32" (sums in float64; products in float64 when ill-conditioned)
   sklearn   scikit-learn Nystroem + Ridge(alpha = n lam) on the same data (the baseline)
-  inmemory  skframe's in-memory SketchedKernelRidge (holds n x m; only for small n)
+  inmemory  SketchedKernelRidge without a budget: the in-memory path (holds n x m; for small n)
   huber     κ-Huber with L-BFGS within --budget (features kept or streamed, as the budget says)
   dask      Dask LocalCluster, 2 worker processes, n = --dask-n rows: time, per-worker peak
+  gpu64     stream64 on an NVIDIA GPU (backend="cupy"); gpu32 the same in float32
+            (on a GPU machine: --n 10000000 --m 2000 --sections stream64,gpu64,gpu32)
 
     python benchmarks/bench_scale.py [--n 1000000] [--m 1000] [--memmap] [--sections ...]
     python benchmarks/bench_scale.py --n 10000000 --memmap --sections stream64,stream32
@@ -85,44 +87,49 @@ def load(args):
 
 
 def section(args):
-    """Run one section in this process; return its JSON record."""
+    """Run one section in this process (after a small warm-up run: imports, compiled kernels); its JSON record."""
+    X, y, Xt, yt = load(args)
+    small = argparse.Namespace(**dict(vars(args), n=min(args.n, 2000), m=min(args.m, 20), huber_iter=2))
+    run(small, X[:small.n], y[:small.n], Xt[:100], yt[:100])
+    base = rss_bytes()
+    data_bytes = (0 if args.memmap else X.nbytes) + y.nbytes
+    rec = run(args, X, y, Xt, yt)
+    rec.update(peak_rss_bytes=peak_bytes(), data_bytes=data_bytes, rss_with_data_bytes=base,
+               above_data_bytes=peak_bytes() - base)
+    return rec
+
+
+def run(args, X, y, Xt, yt):
     from skframe.options import ComputeOptions
     from skframe.registry import get_kernel, get_sketch
     from skframe.sketching import draw_sketch
 
-    X, y, Xt, yt = load(args)
-    base = rss_bytes()
-    data_bytes = (0 if args.memmap else X.nbytes) + y.nbytes
     lam = 1e-3 / args.n
     kernel = get_kernel("gaussian", gamma=args.gamma)
     rec = {"section": args.section, "n": args.n, "m": args.m, "memmap": bool(args.memmap)}
     t0 = time.perf_counter()
-    if args.section in ("stream64", "stream32"):
-        from skframe.streaming import fit_sketched_ridge, predict_chunks
+    if args.section in ("stream64", "stream32", "inmemory", "gpu64", "gpu32"):
+        from skframe import SketchedKernelRidge
 
-        opts = ComputeOptions(dtype="float64" if args.section == "stream64" else "float32",
-                              memory_budget=args.budget)
-        R = draw_sketch(get_sketch("subsample", size=args.m), args.n, np.random.default_rng(2))
-        res = fit_sketched_ridge(kernel, X, y, R, lam, options=opts)
+        streamed = {} if args.section == "inmemory" else {
+            "memory_budget": args.budget, "dtype": "float64" if args.section.endswith("64") else "float32",
+            "backend": "cupy" if args.section.startswith("gpu") else "numpy"}
+        model = SketchedKernelRidge(kernel_params={"gamma": args.gamma}, sketch="subsample", sketch_size=args.m,
+                                    lam=lam, random_state=2, **streamed).fit(X, y)
         rec["fit_seconds"] = time.perf_counter() - t0
-        pred = predict_chunks(kernel, Xt, res.X_sub, res.coef, options=opts)[:, 0]
-        rec.update(chunk_rows=res.info["chunk_rows"], rank=res.info["rank"])
+        pred = model.predict(Xt)
+        info = model.sketch_info_
+        rec.update(rank=info.get("rank"), chunk_rows=info.get("chunk_rows"), products=info.get("products"),
+                   representation=info.get("representation", "in-memory features"))
     elif args.section == "sklearn":
         from sklearn.kernel_approximation import Nystroem
         from sklearn.linear_model import Ridge
 
         Xa = np.asarray(X)
         ny = Nystroem(gamma=args.gamma, n_components=args.m, random_state=2)
-        model = Ridge(alpha=args.n * lam, fit_intercept=False).fit(ny.fit_transform(Xa), y)
+        model = Ridge(alpha=args.n * lam).fit(ny.fit_transform(Xa), y)
         rec["fit_seconds"] = time.perf_counter() - t0
         pred = model.predict(ny.transform(Xt))
-    elif args.section == "inmemory":
-        from skframe import SketchedKernelRidge
-
-        model = SketchedKernelRidge(kernel_params={"gamma": args.gamma}, sketch="subsample", sketch_size=args.m,
-                                    lam=lam, random_state=2).fit(np.asarray(X), y)
-        rec["fit_seconds"] = time.perf_counter() - t0
-        pred = model.predict(Xt)
     elif args.section == "huber":
         from skframe.registry import get_loss
         from skframe.stream_problems import feature_projection, lbfgs_solve, make_feature_problem
@@ -147,8 +154,6 @@ def section(args):
     else:
         raise SystemExit(f"unknown section {args.section!r}")
     rec["test_mse"] = float(np.mean((pred - yt) ** 2))
-    rec.update(peak_rss_bytes=peak_bytes(), data_bytes=data_bytes, rss_with_data_bytes=base,
-               above_data_bytes=peak_bytes() - base)
     return rec
 
 
