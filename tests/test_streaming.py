@@ -274,3 +274,14 @@ def test_model_refuses_an_impossible_budget():
         _model(sketch_size=400, memory_budget="1MB").fit(X, Y)
     with pytest.raises(InvalidParameterError, match="dtype"):
         _model(dtype="float16").fit(X, Y)
+
+
+def test_sparse_inputs_stream():
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X, y = sp.random(900, 30, density=0.1, format="csr", random_state=0), rng.normal(size=900)
+    ref = _model(kernel_params={"gamma": 0.5}, sketch="psr").fit(X, y)
+    streamed = _model(kernel_params={"gamma": 0.5}, sketch="psr", memory_budget="30MB").fit(X, y)
+    assert streamed.sketch_info_["representation"] == "accumulated"
+    np.testing.assert_allclose(streamed.predict(X), ref.predict(X), rtol=1e-8, atol=1e-10)
