@@ -11,7 +11,7 @@ from .exceptions import InvalidInputError
 from .memory import plan_stream
 from .options import DEFAULT_OPTIONS
 
-__all__ = ["iter_rows", "gather_rows", "iter_predict", "predict_chunks"]
+__all__ = ["iter_rows", "count_rows", "gather_rows", "iter_predict", "predict_chunks"]
 
 
 def _is_sliceable(X):
@@ -45,6 +45,17 @@ def iter_rows(X, Y=None, chunk_rows=None):
             Yc = None if Y is None else Y[start:start + item.shape[0]]
         yield start, Xc, Yc
         start += Xc.shape[0]
+
+
+def count_rows(X):
+    """Number of rows of an array, or of a chunk source (one pass over a callable's chunks).
+
+    With a chunked file reader (e.g. ``lambda: iter_chunks(path)``), ``n = count_rows(source)``
+    lets the sketch be drawn before the fit reads the file again.
+    """
+    if _is_sliceable(X) and not (callable(X) and not hasattr(X, "shape")):
+        return int(X.shape[0])
+    return sum(int(Xc.shape[0]) for _, Xc, _ in iter_rows(X))
 
 
 def gather_rows(X, indices, chunk_rows=None):

@@ -36,10 +36,10 @@ from .linalg import default_rtol, eigh_truncated, solve_psd
 from .memory import plan_stream
 from .options import DEFAULT_OPTIONS
 from .protocols import kernel_block
-from .stream_io import _is_sliceable, gather_rows, iter_predict, iter_rows, predict_chunks
+from .stream_io import _is_sliceable, count_rows, gather_rows, iter_predict, iter_rows, predict_chunks
 
 __all__ = ["StreamSums", "NumpyEngine", "chunk_sums", "accumulate", "iter_rows", "sketch_gram", "ridge_from_sums",
-           "StreamedRidge", "fit_sketched_ridge", "block_shift", "product_precision", "iter_predict", "predict_chunks", "gather_rows", "get_engine"]
+           "StreamedRidge", "fit_sketched_ridge", "block_shift", "product_precision", "iter_predict", "predict_chunks", "gather_rows", "count_rows", "get_engine"]
 
 
 @dataclass

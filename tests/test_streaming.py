@@ -61,6 +61,13 @@ def test_memmap_and_chunk_iterables(tmp_path):
     np.testing.assert_allclose(res2.coef, model.coef_, rtol=1e-8)
     res3 = fit_sketched_ridge(kernel, lambda: (X[i:i + 333] for i in range(0, len(X), 333)), Y, R, LAM)
     np.testing.assert_allclose(res3.coef, model.coef_, rtol=1e-8)
+    # a re-readable source of (X, y) pairs (a chunked file reader): count, draw, fit
+    from skframe.streaming import count_rows
+
+    source = lambda: ((X[i:i + 256], Y[i:i + 256]) for i in range(0, len(X), 256))  # noqa: E731
+    assert count_rows(source) == len(X) == count_rows(Xm)
+    res4 = fit_sketched_ridge(kernel, source, None, R, LAM)
+    np.testing.assert_allclose(res4.coef, model.coef_, rtol=1e-8)
     # predictions streamed into a memory-mapped output
     out = np.lib.format.open_memmap(tmp_path / "pred.npy", mode="w+", shape=(len(X), 2))
     predict_chunks(kernel, Xm, res.X_sub, res.coef, chunk_rows=128, out=out)
