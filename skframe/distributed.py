@@ -139,8 +139,11 @@ def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, re
     products = product_precision(eigh_truncated(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol)[0],
                                  options.dtype)
     shift = block_shift(kernel, X_sub, R.mix, products)
+    if products != str(options.dtype):  # float64 products: float64 blocks, as the single-machine path
+        plan = plan_stream(max(X.chunks[0]), R.m, R.s_prime, X.shape[1], Y.shape[1],
+                           options.replace(dtype=products), kernel=kernel)
     ship = [dask.delayed(v, pure=True) for v in (kernel, X_sub, R.mix, shift)]
-    parts = [dask.delayed(partition_sums, pure=True)(ship[0], xp, yp, ship[1], ship[2], options.dtype, ship[3],
+    parts = [dask.delayed(partition_sums, pure=True)(ship[0], xp, yp, ship[1], ship[2], products, ship[3],
                                                       plan.chunk_rows, products)
              for xp, yp in zip(X.to_delayed().ravel(), Y.to_delayed().ravel())]
     sums = _compute(tree_reduce(parts), retries).to_numpy()

@@ -88,8 +88,8 @@ class StreamedFeatureProblem(ProjectedProblem):
         self.chunk_rows = plan_stream(self.n, self.r, X_sub.shape[0], X_sub.shape[1], self.d, self.options,
                                       kernel=kernel).chunk_rows
         self._engine = get_engine(self.options)
-        self._dtype = _np_dtype(self.options.dtype)
         self._products = _np_dtype(products or self.options.dtype)
+        self._dtype = np.float64 if self._products == np.float64 else _np_dtype(self.options.dtype)
         self._Xs = self._engine.asarray(X_sub)
         self._P = self._engine.asarray(self.proj, self._products)
 

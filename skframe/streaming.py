@@ -341,8 +341,11 @@ def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=N
     RKR = sketch_gram(kernel, X_sub, R.mix)  # before the pass: its spectrum sets the product precision
     products = product_precision(_eigh_desc(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol, np)[0],
                                  options.dtype)
-    sums = accumulate(kernel, X, Y, X_sub, R.mix, options=options, chunk_rows=plan.chunk_rows, progress=progress,
-                      products=products)
+    blocks = options
+    if products != str(options.dtype):  # float64 products: keep the kernel's float64 blocks (no round trip)
+        blocks = options.replace(dtype=products)
+        plan = plan_stream(R.n, R.m, R.s_prime, n_features, d, blocks, kernel=kernel)
+    sums = accumulate(kernel, X, Y, X_sub, R.mix, options=blocks, chunk_rows=plan.chunk_rows, progress=progress)
     if sums.n != R.n:
         raise InvalidInputError(f"the sketch was drawn for n={R.n} rows but the data have {sums.n}")
     engine = get_engine(options)
