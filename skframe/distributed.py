@@ -136,8 +136,8 @@ def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, re
     X_sub = np.ascontiguousarray(_compute(X[np.sort(R.indices)], retries), dtype=np.float64)
     X_sub = X_sub[np.argsort(np.argsort(R.indices))]  # back to the order of R.indices
     RKR = sketch_gram(kernel, X_sub, R.mix)
-    products = product_precision(eigh_truncated(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol)[0],
-                                 options.dtype)
+    eig = eigh_truncated(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol)
+    products = product_precision(eig[0], options.dtype)
     shift = block_shift(kernel, X_sub, R.mix, products)
     if products != str(options.dtype):  # float64 products: float64 blocks, as the single-machine path
         plan = plan_stream(max(X.chunks[0]), R.m, R.s_prime, X.shape[1], Y.shape[1],
@@ -149,7 +149,7 @@ def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, re
     sums = _compute(tree_reduce(parts), retries).to_numpy()
     if sums.n != n:
         raise DistributedError(f"the partitions summed to {sums.n} rows instead of {n}; no model was produced")
-    coef, proj, w, UD = ridge_from_sums(sums, RKR, R.mix, lam, rtol=rtol, return_ud=True)
+    coef, proj, w, UD = ridge_from_sums(sums, RKR, R.mix, lam, rtol=rtol, return_ud=True, eig=eig)
     info = {"chunk_rows": plan.chunk_rows, "planned_peak_bytes": plan.peak_bytes, "dtype": str(options.dtype),
             "products": products, "backend": "dask", "partitions": len(parts), "rank": int(w.size)}
     if keep_sums:

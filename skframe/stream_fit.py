@@ -191,7 +191,7 @@ def streamed_representation(X, Y, kernel, sketch, rng, options, *, rtol=None, pr
 
     n = int(X.shape[0])
     R = draw_sketch(sketch, n, rng, X=None if is_dask_array(X) else X, kernel=kernel)
-    fit = fit_sketched_ridge(kernel, X, Y, R, 1.0, options=options, rtol=rtol, progress=progress, keep_sums=True)
+    fit = fit_sketched_ridge(kernel, X, Y, R, None, options=options, rtol=rtol, progress=progress, keep_sums=True)
     UD = fit.info.pop("UD")
     return StreamedRepresentation(kernel, X, np.asarray(Y, dtype=np.float64) if not is_dask_array(Y) else Y,
                                   R, fit, options, UD)

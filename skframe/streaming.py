@@ -256,7 +256,7 @@ def _eigh_desc(A, rtol, xp):
     return w[keep], U[:, keep]
 
 
-def ridge_from_sums(sums, RKR, mix, lam, *, rtol=None, xp=np, return_ud=False):
+def ridge_from_sums(sums, RKR, mix, lam, *, rtol=None, xp=np, return_ud=False, eig=None):
     """Sketched kernel ridge weights from accumulated sums.
 
     The m x m eigendecomposition and solve run with the namespace ``xp`` (NumPy/LAPACK, or
@@ -271,14 +271,21 @@ def ridge_from_sums(sums, RKR, mix, lam, *, rtol=None, xp=np, return_ud=False):
     eigenvalues : ndarray (r,)
     UD : ndarray (m, r)
         ``U D^{-1/2}``, only with ``return_ud=True``.
+
+    ``eig`` is ``(w, U)`` of ``R K R^T`` when already computed; ``lam=None`` skips the solve
+    (``coef`` is then None).
     """
     C, b, _ = sums.products()
-    w, U = _eigh_desc(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol, xp)
+    w, U = eig if eig is not None else _eigh_desc(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol, xp)
     if w.size == 0:
         raise InvalidParameterError(
             "the sketched Gram matrix R K R^T is zero; check the kernel parameters (e.g. a huge gamma) or the data"
         )
     UD = U / xp.sqrt(w)
+    if lam is None:
+        UD, w = (np.asarray(a) if xp is np else a.get() for a in (UD, w))
+        proj = np.asarray(mix.T @ UD)
+        return (None, proj, w, UD) if return_ud else (None, proj, w)
     A = UD.T @ xp.asarray(C) @ UD
     A = 0.5 * (A + A.T)
     A[xp.arange(A.shape[0]), xp.arange(A.shape[0])] += sums.n * float(lam)
@@ -311,7 +318,8 @@ def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=N
     X : ndarray, np.memmap, sparse matrix, dask array, or iterable / callable of row chunks
     Y : ndarray (n,) or (n, d), or None when X yields ``(X_chunk, Y_chunk)`` pairs
     R : skframe.sketching.SketchMatrix
-    lam : float
+    lam : float or None
+        None only accumulates (``coef`` is None; with ``keep_sums`` the sums solve any λ).
     options : ComputeOptions, optional
         ``memory_budget``, ``chunk_rows``, ``dtype`` and ``backend``.
     rtol : float, optional
@@ -339,8 +347,9 @@ def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=N
     if X_sub is None:
         X_sub = gather_rows(X, R.indices, plan.chunk_rows)
     RKR = sketch_gram(kernel, X_sub, R.mix)  # before the pass: its spectrum sets the product precision
-    products = product_precision(_eigh_desc(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol, np)[0],
-                                 options.dtype)
+    engine = get_engine(options)
+    eig = _eigh_desc(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol, engine.xp)
+    products = product_precision(engine.to_numpy(eig[0]), options.dtype)
     blocks = options
     if products != str(options.dtype):  # float64 products: keep the kernel's float64 blocks (no round trip)
         blocks = options.replace(dtype=products)
@@ -348,8 +357,7 @@ def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=N
     sums = accumulate(kernel, X, Y, X_sub, R.mix, options=blocks, chunk_rows=plan.chunk_rows, progress=progress)
     if sums.n != R.n:
         raise InvalidInputError(f"the sketch was drawn for n={R.n} rows but the data have {sums.n}")
-    engine = get_engine(options)
-    coef, proj, w, UD = ridge_from_sums(sums, RKR, R.mix, lam, rtol=rtol, xp=engine.xp, return_ud=True)
+    coef, proj, w, UD = ridge_from_sums(sums, RKR, R.mix, lam, rtol=rtol, xp=engine.xp, return_ud=True, eig=eig)
     info = {"chunk_rows": plan.chunk_rows, "planned_peak_bytes": plan.peak_bytes, "dtype": str(options.dtype),
             "products": products, "backend": engine.name, "rank": int(w.size)}
     if keep_sums:
