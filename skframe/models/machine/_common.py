@@ -60,9 +60,12 @@ class MachineBase(KernelModelMixin, BaseEstimator):
         self.solver_ = solver
         return self
 
-    def _validate(self):
+    def _start_fit(self):
+        """Validate the parameters (fit step 1) and return the start time of the fit."""
+        t0 = time.perf_counter()
         validate_params(self)
         check_lam(self.lam)
+        return t0
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

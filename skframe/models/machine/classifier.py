@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from sklearn.base import ClassifierMixin
 
@@ -63,22 +61,9 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
     _parameter_constraints = dict(COMMON_CONSTRAINTS, loss=[str, HasMethods("value", "gradient")],
                                   loss_params=[dict, None])
 
-    def __init__(
-        self,
-        kernel="gaussian",
-        *,
-        kernel_params=None,
-        sketch="psr",
-        sketch_size="auto",
-        sketch_params=None,
-        loss="hinge",
-        loss_params=None,
-        solver=None,
-        solver_params=None,
-        lam=1e-3,
-        warm_start=False,
-        random_state=None,
-    ):
+    def __init__(self, kernel="gaussian", *, kernel_params=None, sketch="psr", sketch_size="auto",
+                 sketch_params=None, loss="hinge", loss_params=None, solver=None, solver_params=None, lam=1e-3,
+                 warm_start=False, random_state=None):
         store_params(self, locals())
 
     def fit(self, X, y, progress=None):
@@ -99,8 +84,7 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         """
         from sklearn.utils.multiclass import check_classification_targets
 
-        t0 = time.perf_counter()
-        self._validate()
+        t0 = self._start_fit()
         loss, self.loss_spec_ = resolve_loss(self.loss, self.loss_params)
         if is_collection(X):
             X, y = validate_X(self, X, reset=True), np.asarray(y)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ...constraints import Interval
@@ -77,23 +75,9 @@ class JointQuantileRegressor(MachineBase):
         fit_intercept=["boolean"],
     )
 
-    def __init__(
-        self,
-        quantiles=(0.1, 0.3, 0.5, 0.7, 0.9),
-        *,
-        kernel="gaussian",
-        kernel_params=None,
-        sketch="psr",
-        sketch_size="auto",
-        sketch_params=None,
-        lam=1e-3,
-        gamma_quantile=1.0,
-        solver=None,
-        solver_params=None,
-        fit_intercept=True,
-        warm_start=False,
-        random_state=None,
-    ):
+    def __init__(self, quantiles=(0.1, 0.3, 0.5, 0.7, 0.9), *, kernel="gaussian", kernel_params=None,
+                 sketch="psr", sketch_size="auto", sketch_params=None, lam=1e-3, gamma_quantile=1.0,
+                 solver=None, solver_params=None, fit_intercept=True, warm_start=False, random_state=None):
         store_params(self, locals())
 
     def fit(self, X, y, progress=None):
@@ -112,8 +96,7 @@ class JointQuantileRegressor(MachineBase):
         -------
         self : JointQuantileRegressor
         """
-        t0 = time.perf_counter()
-        self._validate()
+        t0 = self._start_fit()
         q = np.sort(np.atleast_1d(np.asarray(self.quantiles, dtype=np.float64)))
         if q.size and np.unique(q).size != q.size:
             raise InvalidParameterError(f"quantiles={list(self.quantiles)} has repeated levels; give distinct levels")

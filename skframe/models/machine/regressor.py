@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import time
-
 from sklearn.base import MultiOutputMixin, RegressorMixin
 
 from ...constraints import HasMethods
 from ...exceptions import InvalidParameterError
 from ...output_matrices import build_output_matrix
-from .._base import store_params, validate_XY
+from .._base import KernelRegressorMixin, store_params, validate_XY
 from .._core import resolve_loss
 from ._common import COMMON_CONSTRAINTS, COMMON_PARAMS_DOC, MachineBase
 
 __all__ = ["SketchedKernelMachine"]
 
 
-class SketchedKernelMachine(MultiOutputMixin, RegressorMixin, MachineBase):
+class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMixin, MachineBase):
     """Sketched kernel machine for regression with any convex Lipschitz loss.
 
     Minimises ``(1/n) sum_i l(f(x_i), y_i) + (lam/2) ||f||^2`` over the sketched
@@ -108,25 +106,10 @@ class SketchedKernelMachine(MultiOutputMixin, RegressorMixin, MachineBase):
         fit_intercept=["boolean"],
     )
 
-    def __init__(
-        self,
-        kernel="gaussian",
-        *,
-        kernel_params=None,
-        sketch="psr",
-        sketch_size="auto",
-        sketch_params=None,
-        loss="huber",
-        loss_params=None,
-        solver=None,
-        solver_params=None,
-        output_matrix=None,
-        output_matrix_params=None,
-        lam=1e-3,
-        fit_intercept=True,
-        warm_start=False,
-        random_state=None,
-    ):
+    def __init__(self, kernel="gaussian", *, kernel_params=None, sketch="psr", sketch_size="auto",
+                 sketch_params=None, loss="huber", loss_params=None, solver=None, solver_params=None,
+                 output_matrix=None, output_matrix_params=None, lam=1e-3, fit_intercept=True, warm_start=False,
+                 random_state=None):
         store_params(self, locals())
 
     def fit(self, X, y, progress=None):
@@ -144,8 +127,7 @@ class SketchedKernelMachine(MultiOutputMixin, RegressorMixin, MachineBase):
         -------
         self : SketchedKernelMachine
         """
-        t0 = time.perf_counter()
-        self._validate()
+        t0 = self._start_fit()
         loss, self.loss_spec_ = resolve_loss(self.loss, self.loss_params)
         if getattr(loss, "classification", False):
             raise InvalidParameterError(
@@ -159,21 +141,6 @@ class SketchedKernelMachine(MultiOutputMixin, RegressorMixin, MachineBase):
             M = build_output_matrix(self.output_matrix, Y, self.output_matrix_params, quantiles=quantiles)
         self._y_1d = one_d
         return self._fit_machine(X, Y, loss, M, fit_intercept=self.fit_intercept, progress=progress, t0=t0)
-
-    def predict(self, X):
-        """Predict targets for X.
-
-        Returns
-        -------
-        ndarray of shape (n_samples,) or (n_samples, n_targets)
-        """
-        F = self._decision(X)
-        return F[:, 0] if self._y_1d else F
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.regressor_tags.poor_score = self._fixed_small_sketch()
-        return tags
 
 
 SketchedKernelMachine.__doc__ = SketchedKernelMachine.__doc__.replace(
