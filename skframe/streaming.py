@@ -341,13 +341,13 @@ def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=N
         from .distributed import fit_sketched_ridge_dask
 
         return fit_sketched_ridge_dask(kernel, X, Y, R, lam, options=options, rtol=rtol, keep_sums=keep_sums)
+    engine = get_engine(options)  # an unusable backend fails here, before any work
     n_features = X_sub.shape[1] if X_sub is not None else (X.shape[1] if _is_sliceable(X) else 1)
     d = 1 if Y is None or getattr(Y, "ndim", 1) == 1 else Y.shape[1]
     plan = plan_stream(R.n, R.m, R.s_prime, n_features, d, options, kernel=kernel)
     if X_sub is None:
         X_sub = gather_rows(X, R.indices, plan.chunk_rows)
     RKR = sketch_gram(kernel, X_sub, R.mix)  # before the pass: its spectrum sets the product precision
-    engine = get_engine(options)
     eig = _eigh_desc(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol, engine.xp)
     products = product_precision(engine.to_numpy(eig[0]), options.dtype)
     blocks = options

@@ -92,6 +92,15 @@ def test_cupy_backend_without_cupy_names_the_extra(monkeypatch):
         get_engine(ComputeOptions(backend="tpu"))
 
 
+def test_model_with_cupy_backend_without_cupy(monkeypatch):
+    from skframe import SketchedKernelRidge
+
+    monkeypatch.setenv("SKFRAME_DISABLE_CUPY", "1")
+    X, Y = _data(100)
+    with pytest.raises(DependencyError, match="cupy"):
+        SketchedKernelRidge(sketch="subsample", sketch_size=10, backend="cupy").fit(X, Y)
+
+
 def test_cpu_path_never_imports_cupy():
     import subprocess
     import sys
