@@ -113,9 +113,14 @@ class SumsProblem(ProjectedProblem):
             rep = self.rep
             if is_dask_array(rep.X):
                 from .distributed import DaskFeatureProblem
+                from .memory import choose_representation
+                from .problems import ArrayProblem
 
-                self._features, how = DaskFeatureProblem(rep.kernel, rep.X, self.Y, rep.X_basis, rep.proj,
-                                                         rep.options), "streamed"
+                self._features = DaskFeatureProblem(rep.kernel, rep.X, self.Y, rep.X_basis, rep.proj, rep.options)
+                how = choose_representation(self.n, self.r, rep.options)
+                if how == "in-memory":  # gathered once on the client: every solver can use it
+                    Z = np.vstack([Zb for _, Zb, _ in self._features.blocks()])
+                    self._features = ArrayProblem(Z, self.Y)
             else:
                 from .stream_problems import make_feature_problem
 

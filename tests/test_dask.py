@@ -120,6 +120,18 @@ def test_model_fits_dask_arrays(client):
     np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=1e-8, atol=1e-10)
 
 
+def test_machine_fits_dask_arrays(client):
+    from skframe.models import SketchedKernelMachine
+
+    X, y, _, _ = _problem(600)
+    params = dict(loss="huber", kernel_params={"gamma": 2.0}, sketch="subsample", sketch_size=30, lam=LAM,
+                  random_state=0, solver="lbfgs")
+    ref = SketchedKernelMachine(**params).fit(X, y)
+    model = SketchedKernelMachine(**params).fit(da.from_array(X, chunks=(200, 3)), da.from_array(y, chunks=200))
+    assert model.sketch_info_["representation"] == "in-memory"  # features gathered within the (absent) budget
+    np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=1e-8, atol=1e-10)
+
+
 def test_without_dask_a_clear_error(monkeypatch):
     from skframe import distributed as dist
     from skframe.exceptions import DependencyError
