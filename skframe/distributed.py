@@ -80,7 +80,7 @@ def _compute(obj, retries):
         client = None
     try:
         if client is not None:
-            return client.compute(obj, retries=retries).result()
+            return client.gather(client.compute(obj, retries=retries))
         return dask.compute(obj)[0]
     except Exception as exc:  # KilledWorker, CommClosedError, ... : no partial model may come out
         name = type(exc).__name__
