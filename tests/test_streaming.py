@@ -260,7 +260,8 @@ def test_model_streams_with_a_budget_or_memmap(tmp_path):
     X, Y = _data(1500)
     ref = _model().fit(X, Y)
     budget = _model(memory_budget="20MB").fit(X, Y)
-    assert budget.sketch_info_["representation"] == "accumulated"
+    assert budget.sketch_info_["representation"] == budget.representation_ == "accumulated"
+    assert ref.representation_ == "in-memory"
     np.testing.assert_allclose(budget.coef_, ref.coef_, rtol=1e-8, atol=1e-10 * np.abs(ref.coef_).max())
     np.testing.assert_allclose(budget.intercept_, ref.intercept_)
     np.save(tmp_path / "X.npy", X)

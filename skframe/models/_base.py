@@ -195,6 +195,8 @@ class KernelModelMixin:
         self.intercept_ = offset
         self.kernel_ = kernel
         self.sketch_info_ = dict(rep.info, **size_info)
+        # "in-memory" features, "streamed" (recomputed each pass) or "accumulated" (square loss: m x m sums only)
+        self.representation_ = self.sketch_info_.get("representation", "in-memory")
         self.lam_path_ = np.asarray(lams)
         self.coef_path_ = coefs if len(lams) > 1 else None
         self.objective_path_ = objectives if len(lams) > 1 else None

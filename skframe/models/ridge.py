@@ -95,6 +95,9 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         The explicit feature map (random Fourier features), else None.
     sketch_info_ : dict
         m, n, s' (non-null columns), nnz, p, rank and ``size_rule`` of the drawn sketch.
+    representation_ : str
+        How the training data were held: ``"in-memory"`` features, or ``"accumulated"`` m x m
+        and m x d sums of a streamed fit (see ``memory_budget``).
     kernel_ : kernel object
         The kernel bound to the training data (e.g. with ``gamma="scale"`` resolved).
     kernel_spec_, sketch_spec_ : ComponentSpec or None
