@@ -8,7 +8,8 @@ against the candidate embeddings ``psi_tilde(c) = (<e_j, psi(c)>)_j``.
 Two bases implement the same small interface (:class:`OutputBasis`):
 
 :class:`SketchedOutputBasis`
-    The sketched basis of thesis Prop. 5.2 / 5.5 and seed 003 eq. (7): with
+    The sketched basis of El Ahmad et al., "Sketch In, Sketch Out" (AISTATS 2024), eq. (7)
+    (also El Ahmad, PhD thesis 2024, Prop. 5.2 / 5.5): with
     ``K~_Y = R_Y K_Y R_Y^T = U D U^T`` (rank p after a relative tolerance), the
     orthonormal basis ``e_j = sum_i [R_Y^T U D^{-1/2}]_ij psi(y_i)`` gives
     ``psi_tilde(y) = D^{-1/2} U^T R_Y k_Y^y``. Training targets are
@@ -106,7 +107,10 @@ class OutputBasis:
 
 @persistable
 class SketchedOutputBasis(OutputBasis):
-    """Orthonormal sketched output basis ``psi_tilde(y) = D^{-1/2} U^T R_Y k_Y^y`` (thesis Prop. 5.5).
+    """Orthonormal sketched output basis ``psi_tilde(y) = D^{-1/2} U^T R_Y k_Y^y``.
+
+    El Ahmad, "Learning Deep Kernel Networks: Application to Efficient and Robust Structured
+    Prediction", PhD thesis, Institut Polytechnique de Paris 2024, Prop. 5.5.
 
     Build it with :meth:`fit`.
 
@@ -156,11 +160,13 @@ class SketchedOutputBasis(OutputBasis):
         Psi : ndarray of shape (n, p)
             ``psi_tilde(y_i)`` for the training outputs, ``K_Y R^T U D^{-1/2}``.
         """
-        # psi~ is the sketched feature map of seed 002 Prop. 1 applied to the outputs
+        # psi~ is the sketched feature map (El Ahmad et al., TMLR 2023, Prop. 1) applied to the outputs
         fmap, Psi, _ = build_feature_map(kernel, Y, R, rtol=rtol, distinct=distinct)
         info = R.summary()
         info["rank"] = fmap.rank
-        return cls(kernel, fmap.X_sub, fmap.proj, fmap.eigenvalues, info), Psi
+        # C-contiguous arrays: a saved and reloaded basis embeds bit-identically
+        return cls(kernel, fmap.X_sub, np.ascontiguousarray(fmap.proj), np.ascontiguousarray(fmap.eigenvalues),
+                   info), Psi
 
     def embed(self, Y, chunk_rows=None):
         return kernel_times(self.kernel, Y, self.Y_sub, self.proj, chunk_rows=chunk_rows)

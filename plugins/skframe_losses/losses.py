@@ -7,9 +7,13 @@ square loss is ``l = 1/2 ||r||^2`` (so square loss + closed form is kernel ridge
 thesis App. C.1: they act on ``||r||``. The pinball and hinge losses act column-wise and
 are summed over the outputs.
 
-Every loss declares ``lipschitz`` (``inf`` when unbounded) and ``smooth`` (differentiable
-everywhere, so L-BFGS applies); values and sub-gradients are numba-compiled
-(:mod:`skframe_losses._losses_numba`).
+Every loss declares ``lipschitz`` (``inf`` when unbounded), ``smooth`` (differentiable
+everywhere, so L-BFGS applies), ``dual`` (its Fenchel dual, what the ``dual-cd`` solver
+needs, see :mod:`skframe_losses.duals`) and ``default_solver`` (the registered solver a
+model uses when none is given: the closed form for the square loss, ADMM with a
+duality-gap stop for the others; ``dual-cd`` solves the same problems to the same
+certificate and is faster only when ``lam n`` is not small); values and sub-gradients are
+numba-compiled (:mod:`skframe_losses._losses_numba`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.protocols import Loss
 
 from . import _losses_numba as _nb
+from .duals import NormDual, SeparableDual, hinge_bounds
 
 try:  # persistence is optional: losses are rebuilt from their params when saved
     from skframe.persistence import persistable
@@ -55,6 +60,8 @@ def _as_pair(F, Y):
 class _BaseLoss(Loss):
     name = "loss"
     classification = False
+    closed_form = False
+    default_solver = "admm"
 
     @property
     def params(self):
@@ -83,6 +90,9 @@ class SquareLoss(_BaseLoss):
     name = "square"
     lipschitz = math.inf
     smooth = True
+    closed_form = True
+    default_solver = "closed-form"
+    dual = NormDual(quad=1.0, l1=0.0)
 
     def value(self, F, Y):
         F, Y = _as_pair(F, Y)
@@ -119,6 +129,11 @@ class HuberLoss(_BaseLoss):
     @property
     def params(self):
         return {"kappa": self.kappa}
+
+    @property
+    def dual(self):
+        """``h(alpha, y) = <alpha, y> - ||alpha||^2 / 2`` on the ball ``||alpha|| <= kappa``."""
+        return NormDual(quad=1.0, l1=0.0, radius=self.kappa)
 
     def value(self, F, Y):
         F, Y = _as_pair(F, Y)
@@ -165,6 +180,11 @@ class EpsilonInsensitiveL1Loss(_EpsilonInsensitiveLoss):
     smooth = False
     _kernels = ("eps_l1_value", "eps_l1_gradient")
 
+    @property
+    def dual(self):
+        """``h(alpha, y) = <alpha, y> - epsilon ||alpha||`` on the unit ball."""
+        return NormDual(quad=0.0, l1=self.epsilon, radius=1.0)
+
 
 @persistable
 class EpsilonInsensitiveL2Loss(_EpsilonInsensitiveLoss):
@@ -182,6 +202,11 @@ class EpsilonInsensitiveL2Loss(_EpsilonInsensitiveLoss):
     lipschitz = math.inf
     smooth = True
     _kernels = ("eps_l2_value", "eps_l2_gradient")
+
+    @property
+    def dual(self):
+        """``h(alpha, y) = <alpha, y> - ||alpha||^2 / 2 - epsilon ||alpha||`` (no constraint)."""
+        return NormDual(quad=1.0, l1=self.epsilon)
 
 
 def _check_quantiles(quantiles):
@@ -235,6 +260,11 @@ class PinballLoss(_BaseLoss):
             "give one level per column (or a single level for all)"
         )
 
+    @property
+    def dual(self):
+        """``h(alpha, y) = <alpha, y>`` on the box ``tau_j - 1 <= alpha_j <= tau_j``."""
+        return SeparableDual(quad=0.0, l1=0.0, bounds=lambda Y: (self._taus(Y.shape[1]) - 1.0, self._taus(Y.shape[1])))
+
     def value(self, F, Y):
         F, Y = _as_pair(F, Y)
         return _nb.pinball_value(F, Y, self._taus(F.shape[1]))
@@ -257,6 +287,8 @@ class HingeLoss(_BaseLoss):
     lipschitz = 1.0
     smooth = False
     classification = True
+    dual = SeparableDual(quad=0.0, l1=0.0, bounds=hinge_bounds)
+    """``h(alpha, y) = alpha y`` with ``alpha`` between 0 and the label ``y`` (labels -1/+1)."""
 
     def value(self, F, Y):
         F, Y = _as_pair(F, Y)

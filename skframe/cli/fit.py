@@ -220,7 +220,7 @@ def fit(
     lam: Annotated[Optional[float], typer.Option("--lam", help="Regularisation lambda > 0 (default 1e-3; 1e-7 on the embedded data).")] = None,
     loss: Annotated[str, typer.Option("--loss", help="Loss: square, huber, epsilon-svr, epsilon-ridge, pinball, hinge.")] = "square",
     loss_param: Annotated[Optional[List[str]], typer.Option("--loss-param", help="Loss parameter KEY=VALUE, repeatable (e.g. kappa=1, epsilon=0.1).")] = None,
-    solver: Annotated[Optional[str], typer.Option("--solver", help="Solver: closed-form, lbfgs or adam (default chosen from the loss).")] = None,
+    solver: Annotated[Optional[str], typer.Option("--solver", help="Solver: closed-form, admm, dual-cd, lbfgs or adam (default: the loss's default_solver).")] = None,
     epochs: Annotated[Optional[int], typer.Option("--epochs", help="Epochs of the iterative solvers.")] = None,
     batch_size: Annotated[Optional[int], typer.Option("--batch-size", help="Mini-batch size of the Adam solver.")] = None,
     learning_rate: Annotated[Optional[float], typer.Option("--learning-rate", help="Step size of the Adam solver.")] = None,
