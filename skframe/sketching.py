@@ -42,6 +42,7 @@ __all__ = [
     "compute_dtype",
     "sketched_gram_products",
     "kernel_times_mixT",
+    "rows_within_budget",
     "kernel_times",
     "SketchedFeatureMap",
     "build_feature_map",
@@ -76,6 +77,35 @@ def compute_dtype(options=None):
     return np.dtype(str(name))
 
 
+def rows_within_budget(kernel, n_cols, options=None):
+    """Rows per kernel block ``k(X[rows], Y)`` (``len(Y) = n_cols``) that fit ``options.block_bytes``.
+
+    ``options.chunk_rows`` wins when set. Otherwise the kernel's own estimate
+    ``kernel.block_bytes(n_rows, n_cols, itemsize)`` is used when it has one (it counts
+    the kernel's temporaries), else the block itself, in the compute precision.
+
+    Parameters
+    ----------
+    kernel : kernel object
+    n_cols : int
+        Number of columns of each block.
+    options : ComputeOptions, optional
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
+    options = options or DEFAULT_OPTIONS
+    itemsize = compute_dtype(options).itemsize
+    estimate = getattr(kernel, "block_bytes", None)
+    if options.chunk_rows or estimate is None:
+        return options.rows_per_block(n_cols, itemsize)
+    one = int(estimate(1, n_cols, itemsize))
+    per_row = max(int(estimate(2, n_cols, itemsize)) - one, 1)
+    return int(max(1, (options.block_bytes - (one - per_row)) // per_row))
+
+
 def _times_mixT(block, mix, out=None, options=None):
     """``block @ mix.T`` for a dense block and a dense or sparse mix (written into ``out`` when given).
 
@@ -107,9 +137,21 @@ def _rows(X, start, stop):
     return X[start:stop]
 
 
+def _kernel_block(kernel, X, Y, dtype):
+    """The block in ``dtype``: computed so by kernels listing it in ``dtypes``, else rounded once."""
+    if dtype != np.float64 and dtype.name in getattr(kernel, "dtypes", ()):
+        try:
+            K = kernel(X, Y, dtype=dtype)
+        except TypeError:  # e.g. a subclass whose __call__ does not take dtype
+            K = None
+        if getattr(K, "dtype", None) == dtype and K.shape == (n_items(X), n_items(Y)):
+            return K
+    return kernel_block(kernel, X, Y, dtype=dtype)
+
+
 def _block_times_mix(kernel, X_rows, X_sub, mix, diag, options, out):
     dtype = compute_dtype(options)
-    block = kernel_block(kernel, X_rows, X_sub, dtype=dtype)
+    block = _kernel_block(kernel, X_rows, X_sub, dtype)
     if diag is not None:  # S_mix diagonal: scale the columns in place
         block *= diag.astype(dtype, copy=False)
         if out is None:
@@ -156,7 +198,10 @@ def _mix_for(mix, options):
 
 
 def _kernel_times_mixT(kernel, X_rows, X_sub, R, options, progress):
-    """``k(X_rows, X_sub) @ S_mix^T`` (rows x m), chunked over rows within ``options.block_bytes``."""
+    """``k(X_rows, X_sub) @ S_mix^T`` (rows x m), chunked over rows within ``options.block_bytes``.
+
+    The chunk size comes from :func:`rows_within_budget` (the kernel's ``block_bytes``).
+    """
     rows = n_items(X_rows)
     dtype = compute_dtype(options)
     diag = diagonal_of_mix(R.mix)
@@ -169,7 +214,7 @@ def _kernel_times_mixT(kernel, X_rows, X_sub, R, options, progress):
         return KR
     mix = _mix_for(R.mix, options)
     KR = np.empty((rows, R.m), dtype=dtype)
-    for start, stop in chunks(rows, options.rows_per_block(R.s_prime, dtype.itemsize)):
+    for start, stop in chunks(rows, rows_within_budget(kernel, R.s_prime, options)):
         # a sparse mix is applied by a compiled row-wise gather writing straight into KR's rows
         _block_times_mix(kernel, _rows(X_rows, start, stop), X_sub, mix, diag, options, KR[start:stop])
         if progress is not None:

@@ -116,9 +116,9 @@ def test_matvec_respects_the_block_budget(rng, monkeypatch):
     seen = []
     orig = GaussianKernel.__call__
 
-    def spy(self, A, B=None):
+    def spy(self, A, B=None, **kw):
         seen.append(A.shape[0])
-        return orig(self, A, B)
+        return orig(self, A, B, **kw)
 
     monkeypatch.setattr(GaussianKernel, "__call__", spy)
     budget = k.block_bytes(7, 20)
@@ -156,3 +156,41 @@ def test_spectral_sampler_of_an_unprepared_kernel_asks_for_prepare(rng):
     with pytest.raises(InvalidParameterError, match="prepare"):
         GaussianKernel().spectral_sampler(3, 5, rng)
     assert GaussianKernel().prepare(rng.standard_normal((5, 3))).spectral_sampler(3, 5, rng).shape == (5, 3)
+
+
+@pytest.mark.parametrize("d", [4, 50])  # direct differences / float32 BLAS cross term
+@pytest.mark.parametrize("sparse", [False, True])
+def test_float32_blocks_match_naive(d, sparse, rng, engine):
+    X, Y = rng.standard_normal((40, d)), rng.standard_normal((130, d))
+    k = GaussianKernel(0.5 / d)
+    A, B = (sp.csr_matrix(X), sp.csr_matrix(Y)) if sparse else (X, Y)
+    K32 = k(A, B, dtype=np.float32)
+    assert K32.dtype == np.float32 and K32.shape == (40, 130)
+    np.testing.assert_allclose(K32, naive.naive_gaussian(X, Y, 0.5 / d), rtol=0, atol=1e-6)
+    S32 = k(A, dtype=np.float32)
+    assert np.all(np.diag(S32) == 1.0)
+    np.testing.assert_allclose(S32, naive.naive_gaussian(X, X, 0.5 / d), rtol=0, atol=1e-6)
+    for other in (LaplacianKernel(0.3), TanimotoKernel()):  # rounded float64 blocks
+        np.testing.assert_array_equal(other(A, B, dtype=np.float32), other(A, B).astype(np.float32))
+
+
+def test_float32_exponential_tail():
+    """Relative error <= 2e-7 (1 + |argument|) down to 1e-30 (the float32 rounding of the argument); 0 below."""
+    Y = np.linspace(0.0, 8.3, 3000)[:, None]
+    K = GaussianKernel(1.0)(np.zeros((1, 1)), Y, dtype=np.float32)[0].astype(float)
+    ref = np.exp(-(Y[:, 0] ** 2))
+    keep = ref > 1e-30
+    bound = 2e-7 * (1.0 + Y[keep, 0] ** 2)
+    assert np.all(np.abs(K[keep] - ref[keep]) / ref[keep] <= bound)
+    assert GaussianKernel(1.0)(np.zeros((1, 1)), np.array([[20.0]]), dtype=np.float32)[0, 0] == 0.0
+
+
+def test_precomputed_matvec_and_float32(rng):
+    from skframe_kernels import PrecomputedKernel
+
+    Z = rng.standard_normal((8, 3))
+    k = PrecomputedKernel(gram=Z @ Z.T)
+    ids, W = np.arange(8.0)[:, None], rng.standard_normal((3, 2))
+    np.testing.assert_allclose(k.matvec(ids, ids[[1, 4, 6]], W, ComputeOptions(chunk_rows=3)),
+                               (Z @ Z[[1, 4, 6]].T) @ W, rtol=1e-12)
+    assert k(ids, dtype=np.float32).dtype == np.float32

@@ -107,7 +107,7 @@ def test_bad_dtype_is_refused(data):
 def test_block_budget_sets_the_chunks(name, data):
     R = _draw(name, data)
     done = []
-    budget = 8 * R.s_prime * 10  # ten float64 rows of s' entries
+    budget = GaussianKernel(0.3).block_bytes(10, R.s_prime)  # the kernel's estimate for ten rows
     KR, _ = sketched_gram_products(GaussianKernel(0.3), data, R, options=ComputeOptions(block_bytes=budget),
                                    progress=done.append)
     if name == "subsample":  # diagonal mix without explicit chunk rows: one kernel call
@@ -164,3 +164,20 @@ def test_feature_map_prepares_a_scale_kernel(data):
     _, Z0, _ = build_feature_map(GaussianKernel(1.0 / (X.shape[1] * X.var())), X, R)
     np.testing.assert_allclose(Z, Z0, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(fmap.transform(X[:9], chunk_rows=2), Z[:9], rtol=1e-10, atol=1e-12)
+
+
+def test_rows_within_budget_uses_the_kernel_estimate():
+    from skframe.sketching import rows_within_budget
+
+    class Plain:  # no block_bytes: the block itself
+        def __call__(self, X, Y=None):
+            return rbf_kernel(X, Y)
+
+    opts = ComputeOptions(block_bytes=8000)
+    assert rows_within_budget(Plain(), 100, opts) == 10
+    assert rows_within_budget(Plain(), 100, opts.replace(dtype="float32")) == 20
+    assert rows_within_budget(Plain(), 100, opts.replace(chunk_rows=3)) == 3
+    k = GaussianKernel(0.3)
+    assert rows_within_budget(k, 100, ComputeOptions(block_bytes=k.block_bytes(7, 100))) == 7
+    assert rows_within_budget(k, 100, ComputeOptions(block_bytes=k.block_bytes(7, 100, 4), dtype="float32")) == 7
+    assert rows_within_budget(k, 10**9, opts) == 1

@@ -16,6 +16,7 @@ from skframe.collections import chunks
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.options import DEFAULT_OPTIONS
 from skframe.protocols import Kernel
+from skframe.sketching import rows_within_budget
 
 from ._gram_ops import _as_input, _check_positive
 
@@ -27,14 +28,16 @@ def _compute_dtype(options):
 class _BaseKernel(Kernel):
     """Shared validation and plumbing; subclasses implement ``_gram`` and ``_diag``.
 
-    Blocks are computed in float64. :meth:`matvec` with ``options.dtype="float32"``
-    stores each row block in float32 before multiplying (half the memory of a
-    float64 block; the float64 temporary is one row block).
+    Blocks are float64 unless ``dtype=np.float32`` is asked (``dtypes`` lists both):
+    kernels with a single-precision path (``_gram32``, e.g. the Gaussian kernel on dense
+    data) compute in float32, the others round their float64 block once.
+    :meth:`matvec` with ``options.dtype="float32"`` multiplies float32 row blocks.
     """
 
     _param_names: tuple = ()
     _sparse_ok = True
     backends = ("numpy",)
+    dtypes = ("float64", "float32")
 
     @property
     def params(self):
@@ -63,7 +66,7 @@ class _BaseKernel(Kernel):
         """True when a parameter still has to be set from data (``gamma="scale"``)."""
         return False
 
-    def __call__(self, X, Y=None):
+    def __call__(self, X, Y=None, *, dtype=None):
         """Gram block between the rows of ``X`` and ``Y``.
 
         Parameters
@@ -72,10 +75,12 @@ class _BaseKernel(Kernel):
             Left samples.
         Y : ndarray or scipy.sparse matrix of shape (m, d), optional
             Right samples; ``None`` means ``Y = X`` (the block is then symmetric).
+        dtype : numpy dtype, optional
+            ``np.float32`` returns a single-precision block; default float64.
 
         Returns
         -------
-        ndarray of shape (n, m), float64
+        ndarray of shape (n, m), float64 (or float32)
             ``K[i, j] = k(X[i], Y[j])``.
 
         Raises
@@ -85,12 +90,17 @@ class _BaseKernel(Kernel):
         """
         X = self._check(X, "X")
         if self._unprepared():  # e.g. gamma="scale" on an unprepared kernel: set from the first argument
-            return self.prepare(X)(X, Y)
+            return self.prepare(X)(X, Y, dtype=dtype)
+        gram = self._gram32 if dtype is not None and np.dtype(dtype) == np.float32 else self._gram
         if Y is None:
-            return self._gram(X, X, True)
+            return gram(X, X, True)
         Y = self._check(Y, "Y")
         check_same_features(X, Y)
-        return self._gram(X, Y, False)
+        return gram(X, Y, False)
+
+    def _gram32(self, X, Y, symmetric):
+        """Single-precision block; default: the float64 block rounded once."""
+        return self._gram(X, Y, symmetric).astype(np.float32)
 
     def diag(self, X):
         """``k(x_i, x_i)`` for every row of ``X``.
@@ -126,13 +136,7 @@ class _BaseKernel(Kernel):
 
     def rows_per_block(self, n_cols, options=None):
         """Rows of ``X`` per block so that :meth:`block_bytes` stays within ``options.block_bytes``."""
-        options = options or DEFAULT_OPTIONS
-        if options.chunk_rows:
-            return int(options.chunk_rows)
-        itemsize = _compute_dtype(options).itemsize
-        one = self.block_bytes(1, n_cols, itemsize)
-        per_row = max(self.block_bytes(2, n_cols, itemsize) - one, 1)
-        return int(max(1, (options.block_bytes - (one - per_row)) // per_row))
+        return rows_within_budget(self, n_cols, options)
 
     def matvec(self, X, Y, W, options=None):
         """``k(X, Y) @ W`` in row blocks of ``X`` within ``options.block_bytes``.
@@ -158,8 +162,8 @@ class _BaseKernel(Kernel):
         n = X.shape[0]
         out = np.empty((n,) + W.shape[1:], dtype=np.result_type(W.dtype, dtype))
         for start, stop in chunks(n, kernel.rows_per_block(Y.shape[0], options)):
-            block = kernel(X[start:stop], Y)
-            out[start:stop] = (block if dtype == np.float64 else block.astype(dtype)) @ W
+            rows = X[start:stop]
+            out[start:stop] = (kernel(rows, Y) if dtype == np.float64 else kernel(rows, Y, dtype=dtype)) @ W
         return out
 
 

@@ -126,3 +126,9 @@ def csr_rows_to_dense_t(yp, yi, yd, j0, j1, out):
     """Add the CSR rows ``j0 <= j < j1`` into ``out`` of shape (d, j1 - j0), transposed."""
     for j in range(j0, j1):
         np.add.at(out[:, j - j0], yi[yp[j]:yp[j + 1]], yd[yp[j]:yp[j + 1]])
+
+
+# float32 Gaussian blocks: the plain formulas above work in the precision of ``out``
+sqeuclidean_exp_direct32 = sqeuclidean_exp_direct
+sqeuclidean_exp_from_cross32 = sqeuclidean_exp_from_cross
+__all__ += ["sqeuclidean_exp_direct32", "sqeuclidean_exp_from_cross32"]

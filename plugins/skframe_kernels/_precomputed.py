@@ -88,7 +88,7 @@ class PrecomputedKernel(_BaseKernel):
             )
         return ids
 
-    def __call__(self, X, Y=None):
+    def __call__(self, X, Y=None, *, dtype=None):
         """Gram block ``gram[id(X), id(Y)]`` (ids read from column 0).
 
         Parameters
@@ -96,14 +96,16 @@ class PrecomputedKernel(_BaseKernel):
         X : array-like of shape (n, d), d >= 1
         Y : array-like of shape (m, d'), optional
             ``None`` means ``Y = X``.
+        dtype : numpy dtype, optional
+            Type of the returned block (default float64).
 
         Returns
         -------
-        ndarray of shape (n, m), float64
+        ndarray of shape (n, m), float64 (or ``dtype``)
         """
         ia = self._ids(_as_input(X, "X"), "X")
         ib = ia if Y is None else self._ids(_as_input(Y, "Y"), "Y")
-        return np.ascontiguousarray(self.gram_[np.ix_(ia, ib)])
+        return np.ascontiguousarray(self.gram_[np.ix_(ia, ib)], dtype=dtype or np.float64)
 
     def diag(self, X):
         """``gram[id_i, id_i]`` for every row of ``X``.
