@@ -293,3 +293,18 @@ def test_sparse_inputs_stream():
     streamed = _model(kernel_params={"gamma": 0.5}, sketch="psr", memory_budget="30MB").fit(X, y)
     assert streamed.sketch_info_["representation"] == "accumulated"
     np.testing.assert_allclose(streamed.predict(X), ref.predict(X), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("budget,expected", [("1GB", "in-memory"), ("600kB", "streamed")])
+def test_machine_keeps_or_streams_features_by_budget(budget, expected):
+    from skframe.models import SketchedKernelMachine
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(3000, 3))
+    y = np.sin(4 * X[:, 0]) + X[:, 1]
+    params = dict(loss="huber", kernel_params={"gamma": 2.0}, sketch="subsample", sketch_size=30, lam=LAM,
+                  random_state=0, solver="lbfgs")
+    ref = SketchedKernelMachine(**params).fit(X, y)
+    model = SketchedKernelMachine(memory_budget=budget, **params).fit(X, y)
+    assert model.representation_ == expected and ref.representation_ == "in-memory"
+    np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=1e-7, atol=1e-8)
