@@ -21,6 +21,8 @@ __all__ = [
     "PersistenceError",
     "DependencyError",
     "NotFittedError",
+    "MemoryBudgetError",
+    "DistributedError",
     "SketchSizeWarning",
 ]
 
@@ -72,6 +74,14 @@ class DependencyError(SkframeError, ImportError):
 
 class NotFittedError(SkframeError, _SkNotFittedError):
     """An estimator is used before ``fit``; also a scikit-learn ``NotFittedError``."""
+
+
+class MemoryBudgetError(InvalidParameterError):
+    """An allocation cannot fit the ``memory_budget``; raised before anything is allocated."""
+
+
+class DistributedError(SkframeError, RuntimeError):
+    """A distributed (Dask) computation failed, e.g. workers kept dying; no model was produced."""
 
 
 class SketchSizeWarning(UserWarning):
