@@ -21,6 +21,8 @@ __all__ = [
     "PersistenceError",
     "DependencyError",
     "NotFittedError",
+    "MemoryBudgetError",
+    "DistributedError",
     "SkframeWarning",
     "PluginCollisionWarning",
     "SketchSizeWarning",
@@ -68,6 +70,14 @@ class PersistenceError(SkframeError):
 
 class DependencyError(SkframeError, ImportError):
     """An optional dependency (CuPy, matplotlib, ...) is needed but not installed or usable."""
+
+
+class MemoryBudgetError(InvalidParameterError):
+    """An allocation cannot fit the ``memory_budget``; raised before anything is allocated."""
+
+
+class DistributedError(SkframeError, RuntimeError):
+    """A distributed (Dask) computation failed, e.g. workers kept dying; no model was produced."""
 
 
 class SkframeWarning(UserWarning):

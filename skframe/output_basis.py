@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .collections import is_collection, n_items
 from .protocols import kernel_block, kernel_diag
 from .sketching import build_feature_map, kernel_times
 
@@ -55,6 +56,13 @@ def unique_rows(Y):
     inverse : ndarray of shape (n,)
         ``Y[i] == U[inverse[i]]``.
     """
+    if is_collection(Y):  # graphs, strings: items with the same stored representation are the same output
+        keys = Y.item_keys() if hasattr(Y, "item_keys") else range(len(Y))
+        seen = {}
+        inverse = np.fromiter((seen.setdefault(k, len(seen)) for k in keys), dtype=np.int64, count=len(Y))
+        first = np.full(len(seen), len(Y), dtype=np.int64)
+        np.minimum.at(first, inverse, np.arange(len(Y)))
+        return Y.take(first), first, inverse
     dense = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
     # + 0.0 maps -0.0 to 0.0, so that byte-equal rows are exactly the equal rows (inputs are finite)
     rows = np.ascontiguousarray(dense.reshape(dense.shape[0], -1) + 0.0)
@@ -205,8 +213,9 @@ class TrainingOutputBasis(OutputBasis):
         U, _, inverse = unique_rows(Y)
         gram = kernel_block(kernel, U, U)
         gram = 0.5 * (gram + gram.T)
-        T = np.zeros((Y.shape[0], U.shape[0]))
-        T[np.arange(Y.shape[0]), inverse] = 1.0
+        n, q = len(inverse), n_items(U)
+        T = np.zeros((n, q))
+        T[np.arange(n), inverse] = 1.0
         return cls(kernel, U, inverse, gram), T
 
     def embed(self, Y, chunk_rows=None):

@@ -23,6 +23,7 @@ from collections import OrderedDict
 import numpy as np
 import scipy.sparse as sp
 
+from ...collections import is_collection
 from ...exceptions import InvalidInputError
 from ...options import DEFAULT_OPTIONS
 
@@ -36,7 +37,11 @@ FULL_HASH_BYTES = 256 * 2**20
 
 
 def check_outputs(Y, name="Y"):
-    """2-D float64 outputs, dense or CSR, finite (training outputs and per-query sets)."""
+    """2-D float64 outputs, dense or CSR, finite (training outputs and per-query sets); collections as they are."""
+    if is_collection(Y):
+        if len(Y) == 0:
+            raise InvalidInputError(f"{name} is empty; at least one output is needed")
+        return Y
     if sp.issparse(Y):
         Y = sp.csr_matrix(Y, dtype=np.float64)
         data = Y.data
@@ -53,7 +58,17 @@ def check_outputs(Y, name="Y"):
 
 
 def check_candidate_rows(C, n_outputs, name="candidates"):
-    """A 2-D candidate array (dense of any numeric or bool dtype, or CSR) with ``n_outputs`` columns, unconverted."""
+    """A 2-D candidate array (dense of any numeric or bool dtype, or CSR) with ``n_outputs`` columns, unconverted.
+
+    Collections of structured outputs (graphs, strings) are taken as they are.
+    """
+    if is_collection(C):
+        if n_outputs is not None:
+            raise InvalidInputError(f"{name} is a {type(C).__name__} but the model was fitted on array outputs")
+        return C
+    if n_outputs is None:
+        raise InvalidInputError(f"{name} is an array but the model was fitted on structured outputs; give a collection "
+                                "of the same kind (e.g. a GraphBatch)")
     if sp.issparse(C):
         C = C.tocsr()
         data = C.data
@@ -75,6 +90,8 @@ def check_candidate_rows(C, n_outputs, name="candidates"):
 
 def _float_rows(C, start, stop):
     """Rows ``start:stop`` as float64 (a block-sized copy only)."""
+    if is_collection(C):
+        return C.take(np.arange(start, stop))
     block = C[start:stop]
     if sp.issparse(block):
         return block.astype(np.float64) if block.dtype != np.float64 else block
@@ -85,7 +102,7 @@ def embed_candidates(bases, C, start=0, stop=None):
     """Embeddings (one C-contiguous array per basis) and bias ``-k_Y(c, c)/2`` (None if normalised) of rows of C."""
     stop = C.shape[0] if stop is None else stop
     n = stop - start
-    width = max([b.n_components for b in bases] + [C.shape[1]])
+    width = max([b.n_components for b in bases] + [1 if is_collection(C) else C.shape[1]])
     step = DEFAULT_OPTIONS.rows_per_block(width)
     E = [np.empty((n, b.n_components)) for b in bases]
     bias = None if bases[0].normalized else np.empty(n)
@@ -149,6 +166,12 @@ def fingerprint(C):
     in place between calls must be passed as a new array.
     """
     h = (0, 1)
+    if is_collection(C):
+        state = C.to_state()
+        for key in sorted(state):
+            value = state[key]
+            h = _checksum(h, value if isinstance(value, np.ndarray) else np.frombuffer(repr(value).encode(), np.uint8))
+        return (type(C).__name__, len(C), h, None)
     n = C.shape[0]
     nbytes = C.data.nbytes + C.indices.nbytes if sp.issparse(C) else C.nbytes
     sample = nbytes > FULL_HASH_BYTES
@@ -275,9 +298,9 @@ class CandidatePool:
     """
 
     def __init__(self, pool, index_lists):
-        if not (sp.issparse(pool) or isinstance(pool, np.ndarray)):
+        if not (sp.issparse(pool) or isinstance(pool, np.ndarray) or is_collection(pool)):
             pool = np.asarray(pool)
-        if getattr(pool, "ndim", 2) != 2:
+        if not is_collection(pool) and getattr(pool, "ndim", 2) != 2:
             raise InvalidInputError(f"pool must be 2-D (n_pool, n_output_features); got shape {pool.shape}")
         self.pool = pool.tocsr() if sp.issparse(pool) else pool
         if isinstance(index_lists, np.ndarray) and index_lists.ndim == 2:

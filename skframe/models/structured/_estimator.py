@@ -183,8 +183,8 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         X = self._inputs(X, reset=True)
         Y = check_outputs(Y)
         n = n_items(X)
-        if Y.shape[0] != n:
-            raise InvalidInputError(f"X has {n} rows but Y has {Y.shape[0]}; they must match")
+        if n_items(Y) != n:
+            raise InvalidInputError(f"X has {n} rows but Y has {n_items(Y)}; they must match")
         # the shared fit core: resolve (+ specs), size, seed
         kx, self.input_kernel_spec_ = resolve_kernel(self.input_kernel, self.input_kernel_params, X)
         ky, self.output_kernel_spec_ = resolve_kernel(self.output_kernel, self.output_kernel_params, Y)
@@ -228,7 +228,7 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         self.candidate_bias_ = None if self.output_basis_.normalized else -0.5 * self.output_basis_.self_kernel(C)
         self.sketch_info_ = {"input": infos[0]["input"], "output": infos[0]["output"], "n_draws": n_draws}
         self.sketch_infos_ = infos
-        self.n_outputs_ = Y.shape[1]
+        self.n_outputs_ = None if is_collection(Y) else Y.shape[1]
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
