@@ -51,6 +51,8 @@ STATE_CLASSES = {
     "TrainingOutputBasis": "skframe.output_basis:TrainingOutputBasis",
     "ComponentSpec": "skframe.specs:ComponentSpec",
     "FeatureScaler": "skframe.preprocessing:FeatureScaler",
+    "GraphBatch": "skframe.graphs:GraphBatch",
+    "StringBatch": "skframe.graphs:StringBatch",
 }
 _EXTRA_CLASSES = {}  # "module:qualname" -> class, from register_class / @persistable
 

@@ -199,3 +199,22 @@ def test_structured_prediction_with_string_inputs_and_graph_outputs():
                                      input_sketch="subsample", input_sketch_size=20, output_sketch="subsample",
                                      output_sketch_size=20, lam=1e-4, random_state=0).fit(X, G)
     assert isinstance(sketched.predict(X[:3]), GraphBatch)
+
+
+def test_smiles_to_molecule_model_round_trip(tmp_path):
+    pytest.importorskip("rdkit")
+    import skframe
+    from skframe.models import OutputKernelRegressor
+
+    smiles = ["CCO", "CCCO", "c1ccccc1O", "CC(=O)O", "CCN", "CCCN", "OCCO", "CC(C)O", "CC#N", "ClCCl"]
+    X, Y = StringBatch(smiles), GraphBatch.from_smiles(smiles)
+    for sketches in ({}, {"input_sketch": "subsample", "input_sketch_size": 6, "output_sketch": "subsample",
+                          "output_sketch_size": 6}):
+        model = OutputKernelRegressor(input_kernel="ngram", input_kernel_params={"n": 2},
+                                      output_kernel="wl-subtree", output_kernel_params={"h": 2, "normalize": True},
+                                      lam=1e-3, random_state=0, **sketches).fit(X, Y)
+        path = tmp_path / "molecules.skf"
+        skframe.save(model, path)
+        again = skframe.load(path)
+        assert again.predict(X).to_smiles() == model.predict(X).to_smiles()
+        np.testing.assert_array_equal(again.decision_function(X), model.decision_function(X))
