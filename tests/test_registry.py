@@ -66,16 +66,15 @@ def test_third_party_aliases(make_dist):
 
 def test_spec_of_object_built_directly():
     from skframe_kernels import GaussianKernel, PolynomialKernel
-    from skframe_sketches import PSparsifiedSketch, SubSampleSketch
+    from skframe_sketches import PSGSketch, SubSampleSketch
 
     assert spec_of("kernel", GaussianKernel(gamma=1.0)) == ComponentSpec("kernel", "gaussian", {"gamma": 1.0})
     assert spec_of(None, PolynomialKernel()).name == "polynomial"
     assert spec_of("sketch", SubSampleSketch(5)).name == "subsample"  # the entry, not its alias "nystrom"
-    # an object of a class registered only through a function factory is found by its own name
-    spec = spec_of("sketch", PSparsifiedSketch(10, distribution="gaussian", p=0.3))
+    spec = spec_of("sketch", PSGSketch(10, p=0.3))
     assert spec == ComponentSpec("sketch", "psg", {"size": 10, "p": 0.3})
     rebuilt = spec.build()
-    assert type(rebuilt) is PSparsifiedSketch and rebuilt.name == "psg" and rebuilt.params == {"size": 10, "p": 0.3}
+    assert type(rebuilt) is PSGSketch and rebuilt.name == "psg" and rebuilt.params == {"size": 10, "p": 0.3}
 
 
 def test_spec_of_unknown_and_wrong_kind():
