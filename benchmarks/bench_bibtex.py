@@ -1,6 +1,9 @@
-"""Bibtex multi-label benchmark of IOKR / SIOKR / ISOKR / SISOKR (seed 003 Tables 2-3).
+"""Bibtex multi-label benchmark of IOKR / SIOKR / ISOKR / SISOKR.
 
-Paper hyper-parameters (SCIENCE.md): standardised inputs, Gaussian kernels with
+Reproduces Tables 2-3 of El Ahmad, Brogat-Motte, Laforgue and d'Alché-Buc, "Sketch In, Sketch Out:
+Accelerating both Learning and Inference for Structured Prediction with Kernels" (AISTATS 2024).
+
+The paper's hyper-parameters: standardised inputs, Gaussian kernels with
 gamma = 1 / (2 sigma^2), candidates = distinct training label sets, example-based F1.
 
 Usage::

@@ -7,6 +7,10 @@ minimum time over several repeats of each variant, the ratio (and the
 median of per-repeat ratios), other kernels
 for context, and the machine (CPU count, versions, numba threading layer).
 
+Also reported: the plain NumPy engine (``SKFRAME_DISABLE_NUMBA=1``), the blocked
+``matvec`` in float64 and float32, and the sketched products ``K R^T``, ``R K R^T``
+of a p-SR sketch in float64 and float32 (with the float32 relative error).
+
 Run: ``python benchmarks/bench_gram.py [--repeats 7]``. Timings are never
 asserted in the tests.
 """
@@ -43,7 +47,10 @@ def main():
     parser.add_argument("--d", type=int, default=10)
     args = parser.parse_args()
 
-    import skframe_kernels.kernels as kmod
+    import skframe_kernels._gram_ops as kmod
+    from skframe.options import ComputeOptions
+    from skframe.sketching import draw_sketch, sketched_gram_products
+    from skframe.registry import get_sketch
     from skframe_kernels import GaussianKernel, LaplacianKernel, TanimotoKernel
 
     rng = np.random.default_rng(0)
@@ -89,6 +96,30 @@ def main():
     )
     err = np.max(np.abs(k(X[:500], Y) - rbf_kernel(X[:500], Y, gamma=gamma)))
     res["max_abs_diff_vs_sklearn"] = float(err)
+
+    # the plain NumPy engine (SKFRAME_DISABLE_NUMBA=1) on the same block, for context
+    os.environ["SKFRAME_DISABLE_NUMBA"] = "1"
+    try:
+        res["gaussian_numpy_engine_s"] = best_of(lambda: k(X, Y), max(3, r // 2))
+    finally:
+        del os.environ["SKFRAME_DISABLE_NUMBA"]
+
+    # matvec k(X, Y) @ W in row blocks (float64 and float32 blocks) against the block then a product
+    W = rng.standard_normal((m, 5))
+    res["gaussian_block_then_matmul_s"] = best_of(lambda: k(X, Y) @ W, max(3, r // 2))
+    res["gaussian_matvec_s"] = best_of(lambda: k.matvec(X, Y, W), max(3, r // 2))
+    opts32 = ComputeOptions(dtype="float32")
+    res["gaussian_matvec_float32_s"] = best_of(lambda: k.matvec(X, Y, W.astype(np.float32), opts32), max(3, r // 2))
+
+    # sketched products K R^T, R K R^T with a p-SR sketch of size m: float64 against float32 blocks
+    R = draw_sketch(get_sketch("psr", size=m // 4, p=min(1.0, 20.0 / n)), n, np.random.default_rng(1))
+    res["psr_sketched_gram_products_s"] = best_of(lambda: sketched_gram_products(k, X, R), max(3, r // 2))
+    res["psr_sketched_gram_products_float32_s"] = best_of(
+        lambda: sketched_gram_products(k, X, R, options=opts32), max(3, r // 2))
+    KR64, RKR64 = sketched_gram_products(k, X, R)
+    KR32, RKR32 = sketched_gram_products(k, X, R, options=opts32)
+    res["psr_float32_max_rel_err_KR"] = float(np.abs(KR32 - KR64).max() / np.abs(KR64).max())
+    res["psr_float32_max_rel_err_RKR"] = float(np.abs(RKR32 - RKR64).max() / np.abs(RKR64).max())
 
     # context: other kernels and a sparse block
     res["laplacian_s"] = best_of(lambda: LaplacianKernel(gamma=gamma)(X, Y), 3)

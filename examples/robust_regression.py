@@ -20,7 +20,7 @@ def main(argv=None):
     common = dict(kernel="gaussian", kernel_params={"gamma": 0.1}, sketch="psr", sketch_size=100,
                   sketch_params={"p": 50 / args.n}, lam=1e-7, random_state=0)
     losses = [("square", {}, None), ("huber", {"kappa": 100.0}, None),
-              ("epsilon-svr", {"epsilon": 0.5}, {"epochs": 25})]
+              ("epsilon-svr", {"epsilon": 0.5}, None)]
     print(f"{'loss':<13}{'solver':>8}{'rel. MSE':>10}{'fit s':>8}  stop reason")
     for loss, params, solver_params in losses:
         model = SketchedKernelMachine(loss=loss, loss_params=params, solver_params=solver_params, **common)

@@ -21,10 +21,12 @@ __all__ = [
     "PersistenceError",
     "DependencyError",
     "NotFittedError",
+    "MemoryBudgetError",
+    "DistributedError",
+    "SkframeWarning",
+    "PluginCollisionWarning",
     "SketchSizeWarning",
 ]
-
-from sklearn.exceptions import NotFittedError as _SkNotFittedError
 
 
 class SkframeError(Exception):
@@ -59,7 +61,7 @@ class PluginError(SkframeError):
 
 
 class DuplicateComponentError(PluginError):
-    """Two plugins register a component under the same name."""
+    """A plugin registers the same component name twice (across distributions, see :class:`PluginCollisionWarning`)."""
 
 
 class PersistenceError(SkframeError):
@@ -70,9 +72,42 @@ class DependencyError(SkframeError, ImportError):
     """An optional dependency (CuPy, matplotlib, ...) is needed but not installed or usable."""
 
 
-class NotFittedError(SkframeError, _SkNotFittedError):
-    """An estimator is used before ``fit``; also a scikit-learn ``NotFittedError``."""
+class MemoryBudgetError(InvalidParameterError):
+    """An allocation cannot fit the ``memory_budget``; raised before anything is allocated."""
 
 
-class SketchSizeWarning(UserWarning):
+class DistributedError(SkframeError, RuntimeError):
+    """A distributed (Dask) computation failed, e.g. workers kept dying; no model was produced."""
+
+
+class SkframeWarning(UserWarning):
+    """Base class of skframe's warnings."""
+
+
+class PluginCollisionWarning(SkframeWarning):
+    """Two distributions register the same component name; the later one is disabled."""
+
+
+def _not_fitted_error():
+    # scikit-learn is imported only when this class is first needed, so that importing
+    # skframe.exceptions (the command line does) stays light.
+    from sklearn.exceptions import NotFittedError as _SkNotFittedError
+
+    class NotFittedError(SkframeError, _SkNotFittedError):
+        """An estimator is used before ``fit``; also a scikit-learn ``NotFittedError``."""
+
+    NotFittedError.__module__ = __name__
+    NotFittedError.__qualname__ = "NotFittedError"
+    return NotFittedError
+
+
+def __getattr__(name):
+    if name == "NotFittedError":
+        cls = _not_fitted_error()
+        globals()["NotFittedError"] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class SketchSizeWarning(SkframeWarning):
     """An explicit sketch size larger than the number of training points was clamped to it."""

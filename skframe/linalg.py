@@ -63,16 +63,67 @@ def sqrt_pinv_sym(A, rtol=None):
     return V / np.sqrt(w), w
 
 
-def solve_psd(A, B, rtol=None):
-    """Solve ``A X = B`` for symmetric positive (semi-)definite ``A``.
+def _cholesky_solve(A, B, overwrite_a):
+    """``A^{-1} B`` from the upper triangle of A (LAPACK potrf/potrs), or None when A is not positive definite."""
+    from scipy.linalg import lapack
 
-    Uses a Cholesky factorisation; when it fails (A singular or indefinite to
-    working precision) falls back to the minimum-norm solution with a
-    truncated eigendecomposition.
+    c, info = lapack.dpotrf(A, lower=0, clean=0, overwrite_a=overwrite_a)
+    if info != 0:
+        return None
+    x, info = lapack.dpotrs(c, B, lower=0)
+    return x if info == 0 else None
+
+
+def solve_psd(A, B, rtol=None, *, jitter=False, singular=False, rebuild=None, overwrite_a=False):
+    """Solve ``A X = B`` (minimum-norm when singular) for a symmetric positive semi-definite ``A``.
+
+    The Cholesky attempts read only the upper triangle of ``A``. The steps are:
+
+    1. Cholesky of ``A`` (skipped when ``singular`` says it is known to fail);
+    2. with ``jitter``: Cholesky of ``A + delta I``, ``delta = rtol * max(diag A)``,
+       the ridge being added to the diagonal of ``A`` in place (no m x m temporaries);
+    3. the truncated-eigendecomposition pseudo-inverse :func:`pinv_sym` of the full
+       matrix, obtained from ``rebuild()`` when given (e.g. when ``A`` holds only its
+       upper triangle or was overwritten), else from ``A`` itself.
+
+    Step 2 is meant for sketched systems such as ``R K^2 R^T + n lam R K R^T``
+    whose exactly-null directions carry no prediction
+    (``k(x, .)^T R^T v = 0`` when ``v^T R K R^T v = 0``): the tiny ridge then only
+    replaces the truncation of those directions, at the price of one factorisation.
+
+    Parameters
+    ----------
+    A : ndarray of shape (m, m)
+        Modified only with ``jitter`` (its diagonal) or ``overwrite_a``.
+    B : ndarray of shape (m, q) or (m,)
+    rtol : float, optional
+        Relative tolerance of the jitter and of the pseudo-inverse (default
+        :func:`default_rtol`).
+    jitter, singular : bool, default False
+    rebuild : callable, optional
+        Returns the full symmetric matrix for step 3; with it the jittered
+        factorisation may overwrite ``A``.
+    overwrite_a : bool, default False
+        Let the first factorisation overwrite ``A``.
+
+    Returns
+    -------
+    ndarray shaped like B
     """
     A = np.asarray(A, dtype=np.float64)
-    try:
-        c = sla.cho_factor(A, lower=False, check_finite=False)
-        return sla.cho_solve(c, B, check_finite=False)
-    except (np.linalg.LinAlgError, sla.LinAlgError):
-        return pinv_sym(A, rtol) @ B
+    if not singular:
+        x = _cholesky_solve(A, B, overwrite_a=overwrite_a and not jitter and rebuild is not None)
+        if x is not None:
+            return x
+    if jitter:
+        tol = default_rtol(A.shape[0]) if rtol is None else rtol
+        diag = np.einsum("ii->i", A)  # a view: the ridge is added in place
+        delta = tol * max(float(diag.max()), np.finfo(float).tiny)
+        diag += delta
+        x = _cholesky_solve(A, B, overwrite_a=rebuild is not None)
+        if x is not None:
+            return x
+        if rebuild is None:
+            diag -= delta
+    full = rebuild() if rebuild is not None else A
+    return pinv_sym(full, rtol) @ B

@@ -8,7 +8,8 @@ against the candidate embeddings ``psi_tilde(c) = (<e_j, psi(c)>)_j``.
 Two bases implement the same small interface (:class:`OutputBasis`):
 
 :class:`SketchedOutputBasis`
-    The sketched basis of thesis Prop. 5.2 / 5.5 and seed 003 eq. (7): with
+    The sketched basis of El Ahmad et al., "Sketch In, Sketch Out" (AISTATS 2024), eq. (7)
+    (also El Ahmad, PhD thesis 2024, Prop. 5.2 / 5.5): with
     ``K~_Y = R_Y K_Y R_Y^T = U D U^T`` (rank p after a relative tolerance), the
     orthonormal basis ``e_j = sum_i [R_Y^T U D^{-1/2}]_ij psi(y_i)`` gives
     ``psi_tilde(y) = D^{-1/2} U^T R_Y k_Y^y``. Training targets are
@@ -31,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .persistence import persistable
+from .collections import is_collection, n_items
 from .protocols import kernel_block, kernel_diag
 from .sketching import build_feature_map, kernel_times
 
@@ -55,6 +56,13 @@ def unique_rows(Y):
     inverse : ndarray of shape (n,)
         ``Y[i] == U[inverse[i]]``.
     """
+    if is_collection(Y):  # graphs, strings: items with the same stored representation are the same output
+        keys = Y.item_keys() if hasattr(Y, "item_keys") else range(len(Y))
+        seen = {}
+        inverse = np.fromiter((seen.setdefault(k, len(seen)) for k in keys), dtype=np.int64, count=len(Y))
+        first = np.full(len(seen), len(Y), dtype=np.int64)
+        np.minimum.at(first, inverse, np.arange(len(Y)))
+        return Y.take(first), first, inverse
     dense = Y.toarray() if sp.issparse(Y) else np.asarray(Y)
     # + 0.0 maps -0.0 to 0.0, so that byte-equal rows are exactly the equal rows (inputs are finite)
     rows = np.ascontiguousarray(dense.reshape(dense.shape[0], -1) + 0.0)
@@ -104,9 +112,11 @@ class OutputBasis:
         raise NotImplementedError
 
 
-@persistable
 class SketchedOutputBasis(OutputBasis):
-    """Orthonormal sketched output basis ``psi_tilde(y) = D^{-1/2} U^T R_Y k_Y^y`` (thesis Prop. 5.5).
+    """Orthonormal sketched output basis ``psi_tilde(y) = D^{-1/2} U^T R_Y k_Y^y``.
+
+    El Ahmad, "Learning Deep Kernel Networks: Application to Efficient and Robust Structured
+    Prediction", PhD thesis, Institut Polytechnique de Paris 2024, Prop. 5.5.
 
     Build it with :meth:`fit`.
 
@@ -156,11 +166,13 @@ class SketchedOutputBasis(OutputBasis):
         Psi : ndarray of shape (n, p)
             ``psi_tilde(y_i)`` for the training outputs, ``K_Y R^T U D^{-1/2}``.
         """
-        # psi~ is the sketched feature map of seed 002 Prop. 1 applied to the outputs
+        # psi~ is the sketched feature map (El Ahmad et al., TMLR 2023, Prop. 1) applied to the outputs
         fmap, Psi, _ = build_feature_map(kernel, Y, R, rtol=rtol, distinct=distinct)
         info = R.summary()
         info["rank"] = fmap.rank
-        return cls(kernel, fmap.X_sub, fmap.proj, fmap.eigenvalues, info), Psi
+        # C-contiguous arrays: a saved and reloaded basis embeds bit-identically
+        return cls(kernel, fmap.X_sub, np.ascontiguousarray(fmap.proj), np.ascontiguousarray(fmap.eigenvalues),
+                   info), Psi
 
     def embed(self, Y, chunk_rows=None):
         return kernel_times(self.kernel, Y, self.Y_sub, self.proj, chunk_rows=chunk_rows)
@@ -170,7 +182,6 @@ class SketchedOutputBasis(OutputBasis):
         return self.proj.T @ Ys
 
 
-@persistable
 class TrainingOutputBasis(OutputBasis):
     """The (non-orthonormal) basis of the distinct training outputs, used without an output sketch.
 
@@ -202,8 +213,9 @@ class TrainingOutputBasis(OutputBasis):
         U, _, inverse = unique_rows(Y)
         gram = kernel_block(kernel, U, U)
         gram = 0.5 * (gram + gram.T)
-        T = np.zeros((Y.shape[0], U.shape[0]))
-        T[np.arange(Y.shape[0]), inverse] = 1.0
+        n, q = len(inverse), n_items(U)
+        T = np.zeros((n, q))
+        T[np.arange(n), inverse] = 1.0
         return cls(kernel, U, inverse, gram), T
 
     def embed(self, Y, chunk_rows=None):

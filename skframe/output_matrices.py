@@ -1,18 +1,25 @@
-"""Output matrices ``M`` of matrix-valued decomposable kernels ``K(x, x') = k(x, x') M`` (seed 002 §2.2).
+"""Output matrices ``M`` of matrix-valued decomposable kernels ``K(x, x') = k(x, x') M``.
 
 A decomposable kernel couples the d outputs through a d x d positive semi-definite
 matrix M: the model predicts ``f(x) = z(x)^T W M`` and is penalised by
-``tr(W M W^T)``. ``M = I`` gives d independent models. The builders here are
+``tr(W M W^T)`` (El Ahmad et al., *Fast Kernel Methods for Generic Lipschitz Losses
+via p-Sparsified Sketches*, TMLR 2023, Section 2.2). ``M = I`` gives d independent
+models.
 
-* :func:`identity_matrix` — independent outputs;
-* :func:`quantile_matrix` — ``M_ij = exp(-gamma (tau_i - tau_j)^2)`` for joint quantile
-  regression (seed 002 Example 1, after Sangnier et al. 2016);
-* :func:`graph_matrix` — ``(mu L + (1 - mu) I)^{-1}`` from a task adjacency matrix P with
-  Laplacian ``L = diag(P 1) - P`` (seed 002 Example 2); a pseudo-inverse when singular;
-* :func:`covariance_matrix` — the empirical covariance of the training targets.
+Output matrices are a plugin kind: plugins register factories through the
+``register_output_matrices`` hook and :func:`skframe.registry.get_output_matrix`
+builds them by name. The built-in ones are
 
-:func:`build_output_matrix` resolves a name (as used by the CLI's ``--output-matrix``)
-or an explicit array.
+* ``identity`` — independent outputs;
+* ``quantile`` — ``M_ij = exp(-gamma (tau_i - tau_j)^2)`` for joint quantile regression;
+* ``graph`` — ``(mu L + (1 - mu) I)^{-1}`` from a task adjacency matrix P with
+  Laplacian ``L = diag(P 1) - P``; a pseudo-inverse when singular;
+* ``covariance`` — the empirical covariance of the training targets.
+
+This module holds the base class :class:`OutputMatrix`, the checks, and thin
+functions (:func:`quantile_matrix`, ...) that resolve the built-ins through the
+registry. :func:`build_output_matrix` resolves a name (as used by the CLI's
+``--output-matrix``), a component object or an explicit array.
 """
 
 from __future__ import annotations
@@ -21,12 +28,11 @@ import os
 
 import numpy as np
 
-from ._validation import check_scalar
-from .exceptions import DataFormatError, InvalidInputError, InvalidParameterError
-from .linalg import pinv_sym
+from .exceptions import DataFormatError, InvalidParameterError
 
 __all__ = [
     "OUTPUT_MATRICES",
+    "OutputMatrix",
     "identity_matrix",
     "quantile_matrix",
     "graph_matrix",
@@ -36,7 +42,53 @@ __all__ = [
     "build_output_matrix",
 ]
 
+#: Names of the built-in output matrices (plugins may register more; see ``skframe plugins``).
 OUTPUT_MATRICES = ("identity", "quantile", "graph", "covariance")
+
+
+class OutputMatrix:
+    """Base class of output-matrix components.
+
+    Subclasses implement :meth:`matrix`; constructor arguments are the component's
+    parameters (``params`` returns them, JSON-ready, so that ``type(self)(**self.params)``
+    rebuilds the object and models using it can be saved).
+    """
+
+    name = "output-matrix"
+
+    @property
+    def params(self):
+        """dict: the constructor parameters (none by default)."""
+        return {}
+
+    def matrix(self, d=None, *, Y=None, quantiles=None):
+        """The d x d matrix.
+
+        Parameters
+        ----------
+        d : int, optional
+            Number of outputs; None lets the component infer it (from ``Y``, its levels, ...).
+        Y : ndarray of shape (n, d), optional
+            The training targets.
+        quantiles : sequence of float, optional
+            The quantile levels the model is fitted at, if any.
+        """
+        raise NotImplementedError
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.params == other.params
+
+    __hash__ = object.__hash__
+
+
+def _get(name, **params):
+    from .registry import get_output_matrix
+
+    return get_output_matrix(name, **params)
 
 
 def identity_matrix(d):
@@ -48,20 +100,18 @@ def identity_matrix(d):
     array([[1., 0.],
            [0., 1.]])
     """
-    d = check_scalar(d, "d", kind=int, low=1)
-    return np.eye(d)
+    return _get("identity").matrix(d)
 
 
 def quantile_matrix(quantiles, gamma=1.0):
-    """``M_ij = exp(-gamma (tau_i - tau_j)^2)`` for quantile levels ``tau`` (seed 002 Example 1).
+    """``M_ij = exp(-gamma (tau_i - tau_j)^2)`` for quantile levels ``tau``.
 
     Parameters
     ----------
     quantiles : sequence of float
         Quantile levels in (0, 1).
     gamma : float, default=1.0
-        Coupling: 0 gives the all-ones matrix (one shared function), large values
-        approach the identity (independent quantiles).
+        Coupling: 0 gives the all-ones matrix, large values approach the identity.
 
     Returns
     -------
@@ -73,11 +123,31 @@ def quantile_matrix(quantiles, gamma=1.0):
     array([[1., 1.],
            [1., 1.]])
     """
-    q = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
-    if q.ndim != 1 or q.size == 0 or np.any(q <= 0) or np.any(q >= 1):
-        raise InvalidParameterError(f"quantiles={quantiles!r} must be levels strictly between 0 and 1")
-    gamma = check_scalar(gamma, "gamma", low=0, fix="the quantile matrix needs gamma >= 0, e.g. gamma=1")
-    return np.exp(-gamma * (q[:, None] - q[None, :]) ** 2)
+    return _get("quantile", gamma=gamma, quantiles=quantiles).matrix()
+
+
+def graph_matrix(adjacency, mu=0.5):
+    """``M = (mu L + (1 - mu) I)^{-1}`` with L the Laplacian of a task graph.
+
+    Parameters
+    ----------
+    adjacency : array-like of shape (d, d) or path
+        Symmetric non-negative adjacency matrix P (or a file, see :func:`load_adjacency`).
+    mu : float in [0, 1], default=0.5
+        0 gives the identity; 1 relies only on the graph (pseudo-inverse of the Laplacian).
+
+    Examples
+    --------
+    >>> graph_matrix([[0, 1], [1, 0]], mu=0.0)
+    array([[1., 0.],
+           [0., 1.]])
+    """
+    return _get("graph", adjacency=adjacency, mu=mu).matrix()
+
+
+def covariance_matrix(Y):
+    """Empirical covariance of the training targets Y of shape (n, d) (d x d, PSD)."""
+    return _get("covariance").matrix(Y=Y)
 
 
 def load_adjacency(path):
@@ -98,58 +168,8 @@ def load_adjacency(path):
     return np.asarray(P, dtype=np.float64)
 
 
-def graph_matrix(adjacency, mu=0.5):
-    """``M = (mu L + (1 - mu) I)^{-1}`` with L the Laplacian of a task graph (seed 002 Example 2).
-
-    Parameters
-    ----------
-    adjacency : array-like of shape (d, d) or path
-        Symmetric non-negative adjacency matrix P of the task graph (or a file, see
-        :func:`load_adjacency`).
-    mu : float in [0, 1], default=0.5
-        0 gives the identity (independent tasks), 1 relies only on the graph
-        (the Laplacian is singular then and its pseudo-inverse is used).
-
-    Examples
-    --------
-    >>> graph_matrix([[0, 1], [1, 0]], mu=0.0)
-    array([[1., 0.],
-           [0., 1.]])
-    """
-    if isinstance(adjacency, (str, os.PathLike)):
-        adjacency = load_adjacency(adjacency)
-    P = np.asarray(adjacency, dtype=np.float64)
-    if P.ndim != 2 or P.shape[0] != P.shape[1]:
-        raise InvalidInputError(f"the adjacency matrix must be square, got shape {P.shape}")
-    if not np.all(np.isfinite(P)) or np.any(P < 0) or not np.allclose(P, P.T):
-        raise InvalidInputError("the adjacency matrix must be symmetric with finite non-negative entries")
-    mu = check_scalar(mu, "mu", low=0, high=1, fix="mu weighs the graph prior, choose it in [0, 1]")
-    L = np.diag(P.sum(axis=1)) - P
-    A = mu * L + (1 - mu) * np.eye(P.shape[0])
-    M = pinv_sym(A)
-    return 0.5 * (M + M.T)
-
-
-def covariance_matrix(Y):
-    """Empirical covariance of the training targets (d x d, PSD).
-
-    Parameters
-    ----------
-    Y : array-like of shape (n, d)
-    """
-    Y = np.asarray(Y, dtype=np.float64)
-    if Y.ndim == 1:
-        Y = Y[:, None]
-    if Y.shape[0] < 2:
-        raise InvalidInputError("the covariance output matrix needs at least 2 training targets")
-    C = np.atleast_2d(np.cov(Y, rowvar=False))
-    if not np.any(np.diag(C) > 0):
-        raise InvalidInputError("the training targets are constant: their covariance is zero, use output_matrix='identity'")
-    return 0.5 * (C + C.T)
-
-
 def check_output_matrix(M, d):
-    """Validate a user-given output matrix: d x d, finite, symmetric PSD (within rounding)."""
+    """Validate an output matrix: d x d, finite, symmetric PSD (within rounding); return it symmetrised."""
     M = np.asarray(M, dtype=np.float64)
     if M.shape != (d, d):
         raise InvalidParameterError(f"the output matrix has shape {M.shape} but the targets have {d} columns; it must be {d} x {d}")
@@ -169,55 +189,26 @@ def build_output_matrix(spec, Y, params=None, *, quantiles=None):
 
     Parameters
     ----------
-    spec : None, {"identity", "quantile", "graph", "covariance"} or array-like
-        None means the identity.
+    spec : None, str, ComponentSpec, OutputMatrix or array-like
+        A registered name (``"identity"``, ``"quantile"``, ``"graph"``, ``"covariance"``
+        or one a plugin adds), a component object, or an explicit matrix. None means
+        the identity.
     Y : ndarray of shape (n, d)
         Training targets (d is read from it; the covariance uses it).
     params : dict, optional
-        ``gamma`` for "quantile"; ``adjacency`` (array or path) and ``mu`` for "graph".
+        Parameters of a named matrix: ``gamma`` (and ``quantiles``) for "quantile";
+        ``adjacency`` (array or path) and ``mu`` for "graph".
     quantiles : sequence of float, optional
-        Levels for "quantile" when ``params`` has no ``quantiles``.
+        The levels the model is fitted at (used by "quantile" when ``params`` has none).
 
     Returns
     -------
     ndarray of shape (d, d)
     """
-    params = dict(params or {})
     d = Y.shape[1]
     if spec is None:
         spec = "identity"
-    if not isinstance(spec, str):
+    if isinstance(spec, (list, tuple, np.ndarray)):
         return check_output_matrix(spec, d)
-    name = spec.strip().lower()
-
-    def _no_extra(allowed):
-        extra = sorted(set(params) - set(allowed))
-        if extra:
-            raise InvalidParameterError(
-                f"unknown parameter(s) {extra} for output matrix {name!r}; allowed: {sorted(allowed) or 'none'}"
-            )
-
-    if name == "identity":
-        _no_extra(())
-        return identity_matrix(d)
-    if name == "quantile":
-        _no_extra(("gamma", "quantiles"))
-        q = params.get("quantiles", quantiles)
-        if q is None:
-            raise InvalidParameterError("output matrix 'quantile' needs quantile levels (--quantiles or output_matrix_params)")
-        M = quantile_matrix(q, params.get("gamma", 1.0))
-        return check_output_matrix(M, d)
-    if name == "graph":
-        _no_extra(("adjacency", "mu"))
-        if "adjacency" not in params:
-            raise InvalidParameterError(
-                "output matrix 'graph' needs an adjacency matrix: output_matrix_params={'adjacency': path_or_array, 'mu': 0.5} "
-                "(CLI: --output-matrix-param adjacency=FILE.csv --output-matrix-param mu=0.5)"
-            )
-        return check_output_matrix(graph_matrix(params["adjacency"], params.get("mu", 0.5)), d)
-    if name == "covariance":
-        _no_extra(())
-        return covariance_matrix(Y)
-    raise InvalidParameterError(
-        f"unknown output matrix {spec!r}; use one of {', '.join(OUTPUT_MATRICES)} or pass a d x d array"
-    )
+    component = _get(spec, **dict(params or {}))
+    return check_output_matrix(component.matrix(d, Y=Y, quantiles=quantiles), d)

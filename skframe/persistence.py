@@ -1,96 +1,237 @@
-"""Safe model files: JSON manifest plus NumPy arrays in one zip archive, never pickle.
+"""Safe model files: a JSON manifest plus NumPy arrays in one zip archive, never pickle.
 
-A model file (conventionally ``*.skf``) is a zip archive written by
-:func:`numpy.savez`: the entry ``__manifest__`` holds UTF-8 JSON (format name and
-version, skframe version, the estimator class, its parameters and fitted
-attributes), every other entry is a plain numeric array. :func:`load` reads it
-with ``allow_pickle=False`` and rebuilds components (kernels, sketches, ...) by
-their registry name and parameters, so loading never unpickles or runs code
-from the file. Each array carries a SHA-256 checksum in the manifest: a
-tampered or truncated file gives :class:`skframe.exceptions.PersistenceError`.
+A model file (conventionally ``*.skf``) holds the entry ``__manifest__`` (UTF-8
+JSON: format name and version, skframe version, the estimator and any extra data,
+and for every array its dtype, shape, memory order and SHA-256) and one ``.npy``
+entry per array. :func:`load` reads the manifest first and bounds every array read
+by what it declares, so a tampered, truncated or inflated file is refused before
+anything large is allocated; it never unpickles or runs code from the file.
 
-Only classes declared with :func:`persistable` can be rebuilt, and only from
-modules of skframe and its built-in plugins.
+What is saved, and how it is rebuilt:
+
+* registered components (kernels, sketches, losses, solvers, decoders, output
+  matrices) by their :class:`~skframe.specs.ComponentSpec` (registered name and
+  parameters, see :func:`skframe.registry.spec_of`), rebuilt through the registry —
+  whether they were built by name or constructed directly from a registered class;
+* objects of *state classes* through ``obj.to_state()`` (a dict of JSON values and
+  arrays) and ``cls.from_state(state)``; a state class without these methods is
+  saved from its ``__dict__``. State classes are declared explicitly: skframe's own
+  estimators and model parts are listed here, plugins declare theirs through the
+  ``register_state_classes`` hook, applications with :func:`register_class`;
+* numbers, strings, lists, tuples, dicts with string keys, NumPy arrays and scalars
+  (exact dtype, shape and memory order) and SciPy CSR/CSC matrices.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import io
-import json
 import os
-import zipfile
 
 import numpy as np
-import scipy.sparse as sp
 
-from .exceptions import PersistenceError, UnknownComponentError
+from ._model_file import FORMAT_NAME, FORMAT_VERSION, describe_array, prepare_array, read_model_file, write_model_file
+from .exceptions import PersistenceError, SkframeError, UnknownComponentError
 
-__all__ = ["save", "load", "load_bundle", "persistable", "FORMAT_VERSION"]
+__all__ = ["save", "load", "load_bundle", "register_class", "persistable", "STATE_CLASSES", "FORMAT_VERSION"]
 
-FORMAT_NAME = "skframe-model"
-FORMAT_VERSION = 1
-_PERSISTABLE = {}
-_SAFE_PREFIXES = ("skframe.", "skframe_")
+# Name in model files -> "module:attribute" where skframe finds the class (public paths where there is one).
+# Format 1 named classes "module:qualname"; such names from skframe's modules resolve through their qualname.
+# A class can thus move between modules without breaking saved models: update its location here.
+STATE_CLASSES = {
+    "SketchedKernelRidge": "skframe.models:SketchedKernelRidge",
+    "SketchedKernelMachine": "skframe.models:SketchedKernelMachine",
+    "SketchedKernelClassifier": "skframe.models:SketchedKernelClassifier",
+    "JointQuantileRegressor": "skframe.models:JointQuantileRegressor",
+    "OutputKernelRegressor": "skframe.models:OutputKernelRegressor",
+    "_Draw": "skframe.models.structured:_Draw",
+    "_ModelCandidates": "skframe.models.structured:_ModelCandidates",
+    "_EmbeddingCache": "skframe.models.structured:_EmbeddingCache",
+    "SketchedFeatureMap": "skframe.sketching:SketchedFeatureMap",
+    "SketchedOutputBasis": "skframe.output_basis:SketchedOutputBasis",
+    "TrainingOutputBasis": "skframe.output_basis:TrainingOutputBasis",
+    "ComponentSpec": "skframe.specs:ComponentSpec",
+    "FeatureScaler": "skframe.preprocessing:FeatureScaler",
+    "GraphBatch": "skframe.graphs:GraphBatch",
+    "StringBatch": "skframe.graphs:StringBatch",
+}
+_EXTRA_CLASSES = {}  # "module:qualname" -> class, from register_class / @persistable
+
+
+def register_class(cls, name=None):
+    """Allow instances of ``cls`` inside saved models (an application's input collection, say).
+
+    Plugins use the ``register_state_classes`` hook instead. ``cls`` is saved through
+    ``to_state()``/``from_state(state)`` when it defines them, else from its ``__dict__``.
+
+    Parameters
+    ----------
+    cls : type
+    name : str, optional
+        Name stored in model files; defaults to ``"module:qualname"``.
+
+    Returns
+    -------
+    cls, so that it can be used as a class decorator.
+    """
+    if not isinstance(cls, type):
+        raise PersistenceError(f"register_class expects a class, got {cls!r}")
+    _EXTRA_CLASSES[name or f"{cls.__module__}:{cls.__qualname__}"] = cls
+    return cls
 
 
 def persistable(cls):
-    """Class decorator: allow instances of ``cls`` inside saved models (rebuilt from ``__dict__``)."""
-    _PERSISTABLE[f"{cls.__module__}:{cls.__qualname__}"] = cls
-    return cls
+    """Former class decorator; the same as :func:`register_class` (prefer an explicit declaration)."""
+    return register_class(cls)
+
+
+def _dotted(cls):
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _resolve(where):
+    module, _, qualname = where.partition(":")
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _table_class(name):
+    """The class the table lists under ``name``, or None when it cannot be imported (moved, optional part)."""
+    where = STATE_CLASSES.get(name)
+    if where is None:
+        return None
+    try:
+        cls = _resolve(where)
+    except (ImportError, AttributeError):
+        return None
+    return cls if isinstance(cls, type) else None
+
+
+def _plugin_classes():
+    from .plugins import get_plugin_registry
+
+    return get_plugin_registry().state_classes
+
+
+def _registered_classes():
+    from .plugins import get_plugin_registry
+
+    return [f for f in get_plugin_registry().by_factory if isinstance(f, type)]
+
+
+def _name_of_class(cls):
+    """The name a state class is saved under, or None when it is not declared."""
+    for name in STATE_CLASSES:
+        if _table_class(name) is cls:
+            return name
+    for table in (_EXTRA_CLASSES, _plugin_classes()):
+        for name, known in table.items():
+            if known is cls:
+                return name
+    return None
+
+
+def _class_named(name):
+    """The state class saved under ``name`` (a table name or, in format-1 files, "module:qualname")."""
+    for table in (_EXTRA_CLASSES, _plugin_classes()):
+        if name in table:
+            return table[name]
+    module, _, qualname = name.rpartition(":")
+    cls = _table_class(name)
+    if cls is None and (module == "skframe" or module.startswith("skframe.")):
+        cls = _table_class(qualname)
+    if cls is not None:
+        return cls
+    for factory in _registered_classes():  # format 1 saved components built directly as objects
+        if _dotted(factory) == name:
+            return factory
+    raise PersistenceError(
+        f"model file names class {name!r}, which is outside skframe and not declared by a plugin or register_class "
+        "(or this skframe cannot import it); refusing to load it"
+    )
 
 
 class _Encoder:
     def __init__(self):
         self.arrays = {}
+        self._by_id = {}  # one entry per array object, so shared arrays stay shared
+        self._alive = []  # the arrays keyed by id, kept alive so that no id is reused during the save
 
     def _array(self, arr):
-        key = f"a{len(self.arrays)}"
-        arr = np.ascontiguousarray(arr)
-        if arr.dtype == object:
+        if arr.dtype.hasobject:
             raise PersistenceError("object arrays cannot be saved safely; convert them to numeric arrays")
-        self.arrays[key] = arr
+        key = self._by_id.get(id(arr))
+        if key is None:
+            key = f"a{len(self.arrays)}"
+            self.arrays[key] = prepare_array(arr)
+            self._by_id[id(arr)] = key
+            self._alive.append(arr)
         return key
 
     def encode(self, value, where="model"):
         if value is None or isinstance(value, (bool, str)):
             return value
-        if isinstance(value, (int, np.integer)):
+        if isinstance(value, int):
             return int(value)
-        if isinstance(value, (float, np.floating)):
-            return {"__float__": repr(float(value))}
+        if isinstance(value, float):
+            return {"__float__": repr(value)}
+        if isinstance(value, np.generic):  # exact dtype: a 0-d array
+            return {"__scalar__": self._array(np.asarray(value))}
         if isinstance(value, np.ndarray):
             return {"__array__": self._array(value)}
-        if sp.issparse(value):
-            m = sp.csr_matrix(value)
-            return {
-                "__sparse__": "csr",
-                "shape": list(m.shape),
-                "data": self._array(m.data),
-                "indices": self._array(m.indices),
-                "indptr": self._array(m.indptr),
-            }
+        if _is_sparse(value):
+            return self._sparse(value)
         if isinstance(value, (list, tuple)):
-            return {"__list__": [self.encode(v, where) for v in value], "tuple": isinstance(value, tuple)}
+            return {"__list__": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)], "tuple": isinstance(value, tuple)}
         if isinstance(value, dict):
             if not all(isinstance(k, str) for k in value):
                 raise PersistenceError(f"{where}: dictionary keys must be strings to be saved")
             return {"__dict__": {k: self.encode(v, f"{where}.{k}") for k, v in value.items()}}
-        kind = getattr(value, "_skframe_kind", None)
-        name = getattr(value, "_skframe_name", None)
-        if kind is not None and name is not None:
-            params = getattr(value, "params", None)
-            if not isinstance(params, dict):
-                params = getattr(value, "_skframe_params", {}) or {}
-            return {"__component__": kind, "name": name, "params": self.encode(dict(params), f"{where}.params")}
-        key = f"{type(value).__module__}:{type(value).__qualname__}"
-        if key in _PERSISTABLE:
-            return {"__object__": key, "state": self.encode(dict(vars(value)), where)}
+        from .registry import spec_of
+
+        spec = spec_of(None, value)
+        if spec is not None:
+            return {"__component__": spec.kind, "name": spec.name, "params": self.encode(dict(spec.params), f"{where}.params")}
+        name = _name_of_class(type(value))
+        if name is not None:
+            if hasattr(value, "to_state"):
+                state = value.to_state()
+                if not isinstance(state, dict):
+                    raise PersistenceError(f"{type(value).__name__}.to_state() returned {type(state).__name__}; it must return a dict")
+                return {"__object__": name, "state": self.encode(state, where), "via": "to_state"}
+            return {"__object__": name, "state": self.encode(dict(vars(value)), where)}
         raise PersistenceError(
             f"{where} holds a {type(value).__name__} object that cannot be saved safely; components must be "
-            "built by name from the registry (register custom ones through a plugin) to be saved"
+            "registered in the registry (through a plugin) to be saved, other objects declared as state classes"
         )
+
+    def _sparse(self, value):
+        fmt = value.format if value.format in ("csr", "csc") else "csr"
+        m = value.asformat(fmt)
+        return {
+            "__sparse__": fmt,
+            "array": not _is_sparse_matrix(value),
+            "shape": [int(s) for s in m.shape],
+            "data": self._array(m.data),
+            "indices": self._array(m.indices),
+            "indptr": self._array(m.indptr),
+        }
+
+
+def _is_sparse(value):
+    mod = type(value).__module__
+    if not mod.startswith("scipy."):
+        return False
+    import scipy.sparse as sp
+
+    return sp.issparse(value)
+
+
+def _is_sparse_matrix(value):
+    import scipy.sparse as sp
+
+    return isinstance(value, sp.spmatrix)
 
 
 class _Decoder:
@@ -98,80 +239,96 @@ class _Decoder:
         self.arrays = arrays
 
     def _array(self, key):
-        if key not in self.arrays:
+        if not isinstance(key, str) or key not in self.arrays:
             raise PersistenceError(f"model file is missing array {key!r}; the file is truncated or was tampered with")
         return self.arrays[key]
 
     def decode(self, node):
-        if node is None or isinstance(node, (bool, str, int)):
+        if node is None or isinstance(node, (bool, str, int, float)):
             return node
-        if isinstance(node, float):
-            return node
+        if isinstance(node, list):
+            return [self.decode(v) for v in node]
         if not isinstance(node, dict):
             raise PersistenceError("model file manifest has an unexpected structure; the file is corrupted")
         if "__float__" in node:
             return float(node["__float__"])
+        if "__scalar__" in node:
+            return self._array(node["__scalar__"])[()]
         if "__array__" in node:
             return self._array(node["__array__"])
         if "__sparse__" in node:
-            return sp.csr_matrix(
-                (self._array(node["data"]), self._array(node["indices"]), self._array(node["indptr"])),
-                shape=tuple(node["shape"]),
-            )
+            return self._sparse(node)
         if "__list__" in node:
+            if not isinstance(node["__list__"], list):
+                raise PersistenceError("model file manifest has a malformed list; the file is corrupted")
             items = [self.decode(v) for v in node["__list__"]]
             return tuple(items) if node.get("tuple") else items
         if "__dict__" in node:
+            if not isinstance(node["__dict__"], dict):
+                raise PersistenceError("model file manifest has a malformed dictionary; the file is corrupted")
             return {k: self.decode(v) for k, v in node["__dict__"].items()}
         if "__component__" in node:
-            from .registry import get_component
-
-            kind, name = node["__component__"], node["name"]
-            params = self.decode(node["params"])
-            try:
-                return get_component(kind, name, **params)
-            except UnknownComponentError as exc:
-                raise PersistenceError(
-                    f"the model needs the {kind} {name!r}, which no installed plugin provides; install the plugin "
-                    f"that registers it ({exc})"
-                ) from exc
+            return self._component(node["__component__"], node.get("name"), self.decode(node.get("params")) or {})
         if "__object__" in node:
-            return self._object(node["__object__"], node["state"])
+            return self._object(node["__object__"], self.decode(node.get("state")), node.get("via"))
         raise PersistenceError("model file manifest has an unknown entry; the file is corrupted")
 
-    def _object(self, key, state):
-        module, _, qualname = key.partition(":")
-        if not (module == "skframe" or module.startswith(_SAFE_PREFIXES)):
-            raise PersistenceError(f"model file names class {key!r} outside skframe; refusing to load it")
-        if key not in _PERSISTABLE:
-            try:
-                importlib.import_module(module)
-            except ImportError as exc:
-                raise PersistenceError(f"model file names class {key!r} whose module cannot be imported: {exc}") from exc
-        cls = _PERSISTABLE.get(key)
-        if cls is None:
-            raise PersistenceError(f"model file names class {key!r}, which is not a persistable skframe class")
+    def _sparse(self, node):
+        import scipy.sparse as sp
+
+        fmt = node["__sparse__"]
+        if fmt not in ("csr", "csc"):
+            raise PersistenceError(f"model file holds a sparse matrix of unknown format {fmt!r}; the file is corrupted")
+        cls = getattr(sp, f"{fmt}_array" if node.get("array") else f"{fmt}_matrix")
+        parts = (self._array(node["data"]), self._array(node["indices"]), self._array(node["indptr"]))
+        return cls(parts, shape=tuple(node["shape"]))
+
+    @staticmethod
+    def _component(kind, name, params):
+        from .specs import ComponentSpec
+
+        if not isinstance(name, str) or not isinstance(params, dict):
+            raise PersistenceError("model file describes a component without a name; the file is corrupted")
+        try:
+            return ComponentSpec(kind, name, params).build()
+        except UnknownComponentError as exc:
+            raise PersistenceError(
+                f"the model needs the {kind} {name!r}, which no installed plugin provides; install the plugin "
+                f"that registers it ({exc})"
+            ) from exc
+
+    @staticmethod
+    def _object(name, state, via):
+        if not isinstance(name, str) or not isinstance(state, dict):
+            raise PersistenceError("model file describes an object without a class name or state; the file is corrupted")
+        cls = _class_named(name)
+        if via == "to_state":
+            if not hasattr(cls, "from_state"):
+                raise PersistenceError(f"class {name!r} has no from_state(); this skframe cannot rebuild it")
+            return cls.from_state(state)
         obj = cls.__new__(cls)
-        obj.__dict__.update(self.decode(state))
+        obj.__dict__.update(state)
         return obj
 
 
-def _sha(arr):
-    return hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest()
-
-
 def save(model, path, *, extra=None):
-    """Save a fitted skframe estimator to ``path`` (JSON manifest + arrays, no pickle).
+    """Save a fitted skframe estimator to ``path`` (JSON manifest + arrays, no pickle), atomically.
 
     Parameters
     ----------
     model : estimator
-        A skframe estimator (its class must be :func:`persistable`).
+        A skframe estimator (or any declared state class).
     path : str or path-like
-        Destination file; conventionally ending in ``.skf``.
+        Destination file; conventionally ending in ``.skf``. It is replaced only once
+        the new file is completely written.
     extra : dict, optional
         Additional JSON/array data stored beside the model (e.g. the CLI's
         feature scaling); returned by :func:`load_bundle`.
+
+    Returns
+    -------
+    str
+        The path written.
     """
     from . import __version__
 
@@ -183,78 +340,38 @@ def save(model, path, *, extra=None):
         "model": enc.encode(model, "model"),
         "extra": enc.encode(dict(extra or {}), "extra"),
     }
-    manifest["checksums"] = {k: _sha(v) for k, v in enc.arrays.items()}
-    blob = np.frombuffer(json.dumps(manifest).encode("utf-8"), dtype=np.uint8)
-    path = os.fspath(path)
-    tmp = path + ".tmp"
-    try:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, __manifest__=blob, **enc.arrays)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise PersistenceError(f"cannot write model file {path!r}: {exc.strerror or exc}") from exc
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return path
+    manifest["arrays"] = {k: describe_array(v) for k, v in enc.arrays.items()}
+    return write_model_file(path, manifest, enc.arrays)
 
 
-def _read(path):
-    path = os.fspath(path)
-    if not os.path.exists(path):
-        raise PersistenceError(f"model file {path!r} does not exist; check the path")
+def load_bundle(path, *, max_bytes=None):
+    """Load a model file and return ``(model, extra)``; see :func:`save` and :func:`load`."""
+    manifest, arrays = read_model_file(path, max_bytes=max_bytes)
+    dec = _Decoder(arrays)
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-        with np.load(io.BytesIO(raw), allow_pickle=False) as data:
-            if "__manifest__" not in data.files:
-                raise PersistenceError(f"{path!r} is not an skframe model file (no manifest); save models with skframe.save")
-            arrays = {k: data[k] for k in data.files}
+        return dec.decode(manifest.get("model")), dec.decode(manifest.get("extra", {"__dict__": {}}))
     except PersistenceError:
         raise
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as exc:
-        # numpy's own message for a non-zip file suggests unpickling it: never relay that advice
-        detail = "not a zip archive of arrays" if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+    except (SkframeError, TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError) as exc:
         raise PersistenceError(
-            f"{path!r} is not a readable skframe model file ({detail}); it may be truncated or corrupted, "
-            "or not written by skframe.save / skframe fit --model-out"
+            f"{os.fspath(path)!r} describes a model this skframe cannot rebuild ({type(exc).__name__}: {exc}); the file "
+            "is corrupted, was tampered with, or was written by an incompatible version"
         ) from exc
-    try:
-        manifest = json.loads(arrays.pop("__manifest__").tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise PersistenceError(f"{path!r} has a corrupted manifest; the file was modified or truncated") from exc
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT_NAME:
-        raise PersistenceError(f"{path!r} is not an skframe model file")
-    version = manifest.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
-        raise PersistenceError(
-            f"{path!r} uses model format version {version!r}, newer than this skframe supports ({FORMAT_VERSION}); "
-            f"upgrade skframe (the file was written by skframe {manifest.get('skframe_version')})"
-        )
-    checksums = manifest.get("checksums", {})
-    if set(checksums) != set(arrays):
-        raise PersistenceError(f"{path!r} does not hold the arrays its manifest lists; the file was tampered with")
-    for key, digest in checksums.items():
-        if _sha(arrays[key]) != digest:
-            raise PersistenceError(f"array {key!r} in {path!r} fails its checksum; the file was tampered with or corrupted")
-    return manifest, arrays
 
 
-def load_bundle(path):
-    """Load a model file and return ``(model, extra)``; see :func:`save`."""
-    import skframe.models  # noqa: F401  (declares the persistable estimator classes)
-
-    manifest, arrays = _read(path)
-    dec = _Decoder(arrays)
-    return dec.decode(manifest["model"]), dec.decode(manifest.get("extra", {"__dict__": {}}))
-
-
-def load(path):
+def load(path, *, max_bytes=None):
     """Load a model saved with :func:`save`; never unpickles or executes code from the file.
+
+    Parameters
+    ----------
+    path : str or path-like
+    max_bytes : int, optional
+        Refuse files whose arrays declare more bytes in total.
 
     Raises
     ------
     PersistenceError
-        Missing, truncated, tampered file; newer format; a component whose plugin is not installed.
+        Missing, truncated, tampered or inflated file; newer format; a class that is not
+        declared; a component whose plugin is not installed.
     """
-    return load_bundle(path)[0]
+    return load_bundle(path, max_bytes=max_bytes)[0]

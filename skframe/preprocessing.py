@@ -17,7 +17,6 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .exceptions import InvalidInputError, InvalidParameterError, NotFittedError
-from .persistence import persistable
 
 __all__ = ["FeatureScaler", "scale_features"]
 
@@ -31,7 +30,6 @@ def _validate(est, X, reset):
         raise InvalidInputError(f"{exc}; pass finite numeric data of shape (n_samples, n_features)") from exc
 
 
-@persistable
 class FeatureScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Standardise features with training statistics, keeping sparse matrices sparse.
 

@@ -214,10 +214,18 @@ class Loss(ABC):
         Lipschitz constant (``inf`` when unbounded, e.g. the square loss).
     ``smooth``
         True when the loss is differentiable everywhere (L-BFGS applies).
+    ``dual``
+        Its Fenchel dual, what the duality-gap solvers (``admm``, ``dual-cd``) need: an
+        object with ``structure`` ("norm" or "separable"), ``quad``, ``l1``, ``radius`` or
+        ``bounds(Y)``, ``values(A, Y)`` and ``project(A, Y)`` (see ``skframe_losses.duals``).
+    ``default_solver``
+        Registered name of the solver a model uses when none is given.
     """
 
     lipschitz = float("inf")
     smooth = False
+    dual = None
+    default_solver = None
 
     @abstractmethod
     def value(self, F, Y):

@@ -1,4 +1,7 @@
-"""Sketch-size selection for output kernel regression (slides 004, thesis §5.3).
+"""Sketch-size selection for output kernel regression.
+
+Follows El Ahmad, "Learning Deep Kernel Networks: Application to Efficient and Robust
+Structured Prediction", PhD thesis, Institut Polytechnique de Paris 2024, §5.3.
 
 Three routines, combined by :func:`select_sketch_sizes`:
 
@@ -8,7 +11,7 @@ Three routines, combined by :func:`select_sketch_sizes`:
     effective dimension ``d_eff(lam)``, a first estimate of the sketch size needed for
     the input (``C_X``) or output (``C_Y``) covariance; the sorted scores are the curve.
 :func:`perfect_h_curve`
-    "Perfect h" (thesis eq. 5.20): replace the learned surrogate by the projection of the
+    "Perfect h" (PhD thesis eq. 5.20): replace the learned surrogate by the projection of the
     true output onto the sketched output basis, ``h(y) = P~_Y psi(y)``, decode it against
     the candidates and score the result on validation outputs, for increasing ``m_Y``
     until the score stops improving or decoding exceeds an inference time budget.
@@ -24,10 +27,14 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from .collections import n_items, take
 from .exceptions import InvalidParameterError
 from .output_basis import SketchedOutputBasis, unique_rows
-from .protocols import kernel_block, kernel_diag
+from .protocols import kernel_block, kernel_diag, kernel_prepare
 from .sketching import draw_sketch
+
+# the clock the time budgets are measured with (replaced by a fake one in tests)
+_clock = time.perf_counter
 
 __all__ = [
     "approximate_leverage_scores",
@@ -49,7 +56,7 @@ def approximate_leverage_scores(kernel, Z, lam, *, n_samples=None, random_state=
     Parameters
     ----------
     kernel : kernel object
-    Z : ndarray or sparse matrix of shape (n, d)
+    Z : ndarray, sparse matrix or InputCollection of n items
     lam : float
     n_samples : int, optional
         Number of Nyström columns (default ``min(n, max(100, 2 sqrt(n)))``).
@@ -62,10 +69,10 @@ def approximate_leverage_scores(kernel, Z, lam, *, n_samples=None, random_state=
     if lam <= 0:
         raise InvalidParameterError(f"lam={lam!r} must be > 0")
     rng = np.random.default_rng(random_state)
-    n = Z.shape[0]
+    n = n_items(Z)
     q = int(min(n, n_samples or max(100, int(2 * np.sqrt(n)))))
     J = np.sort(rng.choice(n, size=q, replace=False))
-    B = kernel_block(kernel, Z, Z[J])
+    B = kernel_block(kernel, Z, take(Z, J))
     W = 0.5 * (B[J] + B[J].T)
     w, V = np.linalg.eigh(W)
     keep = w > max(w.max(), 0) * q * np.finfo(float).eps * 10
@@ -90,7 +97,7 @@ def _f1(Y_true, Y_pred):
 
 def perfect_h_curve(kernel, Y_train, Y_val, sizes, *, sketch="subsample", sketch_params=None, candidates=None,
                     n_repeats=1, time_budget=None, tol=1e-3, patience=None, random_state=None):
-    """Perfect-h validation score as a function of the output sketch size m_Y (thesis eq. 5.20).
+    """Perfect-h validation score as a function of the output sketch size m_Y (PhD thesis cited above, eq. 5.20).
 
     For each ``m_Y``: draw R_Y, build the sketched output basis, decode
     ``psi~(y_val)`` against ``psi~(c) - k(c, c)/2`` over the candidates, and score the
@@ -140,17 +147,17 @@ def perfect_h_curve(kernel, Y_train, Y_val, sizes, *, sketch="subsample", sketch
         for _ in range(n_repeats):
             R = draw_sketch(sk, n, rng, X=Y_train, kernel=kernel)
             basis, _ = SketchedOutputBasis.fit(kernel, Y_train, R)
-            t0 = time.perf_counter()
+            t0 = _clock()
             Ev, Ec = basis.embed(Y_val), basis.embed(C)
             S = Ev @ Ec.T
             if not basis.normalized:
                 S -= 0.5 * basis.self_kernel(C)[None, :]
             pred = Cd[np.argmax(S, axis=1)]
-            secs.append(time.perf_counter() - t0)
+            secs.append(_clock() - t0)
             scores.append(_f1(Yv, pred) if binary else -float(np.mean((Yv - pred) ** 2)))
         if _record(out, m, scores, secs, "inference", time_budget, tol, patience):
             break
-    out["chosen"] = _chosen(out, tol)
+    out["chosen"] = _chosen(out, tol, time_budget)
     out["metric"] = "example_based_f1" if binary else "-mse"
     return out
 
@@ -158,7 +165,7 @@ def perfect_h_curve(kernel, Y_train, Y_val, sizes, *, sketch="subsample", sketch
 def input_size_curve(X_train, Y_train, X_val, Y_val, sizes, *, input_kernel, output_kernel, lam,
                      sketch="subsample", sketch_params=None, n_repeats=1, time_budget=None, tol=1e-3,
                      patience=None, random_state=None):
-    """SIOKR validation score (minus the surrogate MSE) as a function of m_X (slides 004).
+    """SIOKR validation score (minus the surrogate MSE) as a function of m_X.
 
     Stops once a fit exceeds ``time_budget`` seconds, or once converged (see ``patience`` in
     :func:`perfect_h_curve`). Returns the same dict as :func:`perfect_h_curve` (``scores``
@@ -166,7 +173,7 @@ def input_size_curve(X_train, Y_train, X_val, Y_val, sizes, *, input_kernel, out
     """
     from .models import OutputKernelRegressor
 
-    n = X_train.shape[0]
+    n = n_items(X_train)
     seeds = np.random.default_rng(random_state).integers(0, 2**31 - 1, size=(len(sizes), n_repeats))
     out = {"sizes": [], "scores": [], "seconds": [], "stopped": "all sizes", "metric": "-surrogate_mse"}
     for i, m in enumerate(sizes):
@@ -179,13 +186,13 @@ def input_size_curve(X_train, Y_train, X_val, Y_val, sizes, *, input_kernel, out
             model = OutputKernelRegressor(input_kernel, output_kernel=output_kernel, input_sketch=sketch,
                                           input_sketch_size=m, input_sketch_params=sketch_params, lam=lam,
                                           random_state=int(seeds[i, r]))
-            t0 = time.perf_counter()
+            t0 = _clock()
             model.fit(X_train, Y_train)
-            secs.append(time.perf_counter() - t0)
+            secs.append(_clock() - t0)
             scores.append(model.score(X_val, Y_val))
         if _record(out, m, scores, secs, "fit", time_budget, tol, patience):
             break
-    out["chosen"] = _chosen(out, tol)
+    out["chosen"] = _chosen(out, tol, time_budget)
     return out
 
 
@@ -221,12 +228,24 @@ def size_grid(n, start=10, factor=1.5):
     return sorted(set(sizes))
 
 
-def _chosen(curve, tol):
+def _chosen(curve, tol, time_budget=None):
+    """The smallest size within ``tol`` (relative) of the best score among the sizes within the time budget.
+
+    A size whose time exceeded the budget (the one that stopped the curve) is never
+    chosen; when even the first size exceeded it, that smallest size is returned and
+    ``curve["within_budget"]`` is False.
+    """
     if not curve["scores"]:
         return None
     s = np.asarray(curve["scores"])
-    best = s.max()
-    ok = np.flatnonzero(s >= best - tol * max(abs(best), 1e-12))
+    ok_time = np.ones(s.size, dtype=bool)
+    if time_budget is not None:
+        ok_time = np.asarray(curve["seconds"]) <= time_budget
+    curve["within_budget"] = bool(ok_time.any())
+    if not ok_time.any():
+        return int(curve["sizes"][0])
+    best = s[ok_time].max()
+    ok = np.flatnonzero(ok_time & (s >= best - tol * max(abs(best), 1e-12)))
     return int(curve["sizes"][ok[0]])
 
 
@@ -273,16 +292,17 @@ def select_sketch_sizes(X, Y, *, input_kernel, output_kernel, lam, sizes_x=None,
     kx = get_kernel(input_kernel) if isinstance(input_kernel, str) else input_kernel
     ky = get_kernel(output_kernel) if isinstance(output_kernel, str) else output_kernel
     rng = np.random.default_rng(random_state)
-    n = X.shape[0]
+    n = n_items(X)
     perm = rng.permutation(n)
     n_val = max(1, int(round(val_fraction * n)))
     va, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
-    Xtr, Xva, Ytr, Yva = X[tr], X[va], Y[tr], Y[va]
+    Xtr, Xva, Ytr, Yva = take(X, tr), take(X, va), Y[tr], Y[va]
+    kx, ky = kernel_prepare(kx, Xtr), kernel_prepare(ky, Ytr)  # e.g. gamma='scale', set on the training part
     lev_x = approximate_leverage_scores(kx, Xtr, lam, n_samples=n_leverage, random_state=rng)
     lev_y = approximate_leverage_scores(ky, Ytr, lam, n_samples=n_leverage, random_state=rng)
     dx, dy = effective_dimension(lev_x), effective_dimension(lev_y)
 
-    # slides 004: start small and grow until the score converges or a time budget is reached
+    # start small and grow until the score converges or a time budget is reached
     patience_x = None if sizes_x else 2
     patience_y = None if sizes_y else 2
     sizes_x = list(sizes_x) if sizes_x else size_grid(len(tr))
@@ -321,7 +341,24 @@ def plot_selection(result, path):
             a.axvline(chosen, color="r", ls="--", label=f"chosen {chosen}")
             a.legend()
         a.set(title=name, xlabel="sketch size", ylabel=curve.get("metric", "score"), xscale="log")
+        _plain_log_ticks(a.xaxis)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
+
+
+def _plain_log_ticks(axis):
+    """A few labelled ticks on a log axis, as plain numbers (``20``, ``500``, ``2000``), no minor labels.
+
+    Ticks at 1-2-5 per decade over at most 1.5 decades, 1-3 over at most 3, else decades only,
+    so that the labels never run into each other.
+    """
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    lo, hi = sorted(float(v) for v in axis.get_view_interval())
+    span = np.log10(max(hi, 1e-300) / max(lo, 1e-300)) if lo > 0 else 9.0
+    subs = (1.0, 2.0, 5.0) if span <= 1.5 else (1.0, 3.0) if span <= 3 else (1.0,)
+    axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0f}" if v >= 1 else f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())

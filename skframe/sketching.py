@@ -2,34 +2,46 @@
 
 Every sketch in skframe is represented by a :class:`SketchMatrix`: the indices
 of the s' columns of R that are not all zero (``S_sub``, a sub-sampling) and the
-m x s' mixing matrix ``S_mix`` (dense or sparse). Then (seed 002 eq. 14, the
-*decomposition trick*)::
+m x s' mixing matrix ``S_mix`` (dense or sparse). Then (the *decomposition trick*
+of El Ahmad et al., Fast Kernel Methods for Generic Lipschitz Losses via
+p-Sparsified Sketches, TMLR 2023)::
 
     K R^T   = K[:, idx] @ S_mix^T
     R K R^T = S_mix @ K[idx, idx] @ S_mix^T = S_mix @ (K R^T)[idx]
 
 so the kernel is only ever evaluated against the s' sampled points, in row
-chunks of bounded memory, and ``R K R^T`` needs no extra kernel evaluation.
+chunks of bounded memory (``ComputeOptions.block_bytes``), and ``R K R^T`` needs
+no extra kernel evaluation.
+
+Engines: the sparse product ``block @ S_mix^T`` runs in the engine chosen by
+:func:`skframe.backend.select_engine` (compiled numba gather in
+:mod:`skframe._sketching_numba`, or SciPy's sparse product when numba is disabled
+with ``SKFRAME_DISABLE_NUMBA=1``). Precision: ``ComputeOptions(dtype="float32")``
+computes kernel blocks and ``K R^T`` in float32 and accumulates ``R K R^T`` in
+float64.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, prange
 
+from .backend import engine_module
+from .collections import chunks, is_collection, n_items, take
 from .exceptions import InvalidParameterError, PluginError
 from .linalg import default_rtol, eigh_truncated
-from .persistence import persistable
-from .protocols import kernel_block
+from .options import DEFAULT_OPTIONS
+from .sketch_matrix import SketchMatrix, diagonal_of_mix, from_entries
+from .protocols import kernel_block, kernel_matvec, kernel_prepare
 
 __all__ = [
     "SketchMatrix",
     "from_entries",
     "default_chunk_rows",
+    "compute_dtype",
     "sketched_gram_products",
+    "kernel_times_mixT",
+    "rows_within_budget",
     "kernel_times",
     "SketchedFeatureMap",
     "build_feature_map",
@@ -37,206 +49,193 @@ __all__ = [
     "diagonal_of_mix",
 ]
 
-# Budget for one dense temporary block (float64 entries): 8M entries = 64 MB.
-BLOCK_ENTRIES = 8_000_000
+#: Budget for one dense temporary block in float64 entries (``DEFAULT_OPTIONS.block_bytes / 8``);
+#: kept for callers of :func:`default_chunk_rows`. New code passes a :class:`~skframe.options.ComputeOptions`.
+BLOCK_ENTRIES = DEFAULT_OPTIONS.block_bytes // 8
 
 
-def default_chunk_rows(n_cols):
-    """Rows per chunk so that a (rows x n_cols) float64 block stays within the memory budget."""
-    return int(max(1, BLOCK_ENTRIES // max(int(n_cols), 1)))
+def default_chunk_rows(n_cols, options=None):
+    """Rows per chunk so that a (rows x n_cols) block stays within ``options.block_bytes`` (default 64 MB)."""
+    options = options or DEFAULT_OPTIONS
+    return options.rows_per_block(n_cols, compute_dtype(options).itemsize)
 
 
-@dataclass
-class SketchMatrix:
-    """A drawn sketch ``R = S_mix @ S_sub`` of shape (m, n).
+def _resolve_options(options=None, chunk_rows=None):
+    """``options`` (default :data:`skframe.options.DEFAULT_OPTIONS`) with ``chunk_rows`` applied when given."""
+    options = options or DEFAULT_OPTIONS
+    if chunk_rows:
+        options = options.replace(chunk_rows=int(chunk_rows))
+    return options
+
+
+def compute_dtype(options=None):
+    """The NumPy dtype of kernel blocks and ``K R^T`` for ``options.dtype`` ("float64" or "float32")."""
+    name = getattr(options, "dtype", "float64") or "float64"
+    if str(name) not in ("float64", "float32"):
+        raise InvalidParameterError(f"dtype={name!r} is not supported; use 'float64' or 'float32'")
+    return np.dtype(str(name))
+
+
+def rows_within_budget(kernel, n_cols, options=None):
+    """Rows per kernel block ``k(X[rows], Y)`` (``len(Y) = n_cols``) that fit ``options.block_bytes``.
+
+    ``options.chunk_rows`` wins when set. Otherwise the kernel's own estimate
+    ``kernel.block_bytes(n_rows, n_cols, itemsize)`` is used when it has one (it counts
+    the kernel's temporaries), else the block itself, in the compute precision.
 
     Parameters
     ----------
-    n : int
-        Number of columns of R (training points).
-    indices : ndarray of int, shape (s',)
-        Columns of R that are not all zero, i.e. the points the kernel is evaluated at.
-    mix : ndarray or scipy.sparse matrix, shape (m, s')
-        The mixing matrix ``S_mix``.
-    info : dict
-        Description of the draw (name, parameters), JSON-serialisable.
+    kernel : kernel object
+    n_cols : int
+        Number of columns of each block.
+    options : ComputeOptions, optional
+
+    Returns
+    -------
+    int
+        At least 1.
     """
-
-    n: int
-    indices: np.ndarray
-    mix: object
-    info: dict = field(default_factory=dict)
-
-    def __post_init__(self):
-        self.indices = np.asarray(self.indices, dtype=np.int64)
-        if self.indices.ndim != 1:
-            raise PluginError("SketchMatrix.indices must be 1-D")
-        if sp.issparse(self.mix):
-            self.mix = sp.csr_matrix(self.mix, dtype=np.float64)
-        else:
-            self.mix = np.asarray(self.mix, dtype=np.float64)
-            if self.mix.ndim != 2:
-                raise PluginError("SketchMatrix.mix must be 2-D")
-        if self.mix.shape[1] != self.indices.shape[0]:
-            raise PluginError(
-                f"sketch mix has {self.mix.shape[1]} columns but {self.indices.shape[0]} indices; they must match"
-            )
-        if self.indices.size and (self.indices.min() < 0 or self.indices.max() >= self.n):
-            raise PluginError(f"sketch indices must lie in [0, {self.n})")
-
-    @property
-    def m(self):
-        """Number of rows of R (the sketch size)."""
-        return int(self.mix.shape[0])
-
-    @property
-    def s_prime(self):
-        """Number of sampled (non-null) columns s'."""
-        return int(self.indices.shape[0])
-
-    @property
-    def nnz(self):
-        """Number of non-zero entries of R."""
-        if sp.issparse(self.mix):
-            return int(self.mix.nnz)
-        return int(np.count_nonzero(self.mix))
-
-    @property
-    def shape(self):
-        return (self.m, self.n)
-
-    def toarray(self):
-        """The dense m x n matrix R (for tests and small problems only)."""
-        R = np.zeros((self.m, self.n))
-        mix = self.mix.toarray() if sp.issparse(self.mix) else self.mix
-        np.add.at(R.T, self.indices, mix.T)
-        return R
-
-    def apply(self, V):
-        """``R @ V`` for V of shape (n, ...) without forming R."""
-        V = np.asarray(V)
-        return self.mix @ V[self.indices]
-
-    def apply_transpose(self, G):
-        """``R.T @ G`` for G of shape (m, ...), returned dense of shape (n, ...)."""
-        G = np.asarray(G, dtype=np.float64)
-        small = self.mix.T @ G
-        out = np.zeros((self.n,) + G.shape[1:])
-        np.add.at(out, self.indices, small)
-        return out
-
-    def summary(self):
-        """JSON-serialisable description: m, n, s', nnz and the draw info."""
-        out = dict(self.info)
-        out.update({"m": self.m, "n": self.n, "s_prime": self.s_prime, "nnz": self.nnz})
-        return out
+    options = options or DEFAULT_OPTIONS
+    itemsize = compute_dtype(options).itemsize
+    estimate = getattr(kernel, "block_bytes", None)
+    if options.chunk_rows or estimate is None:
+        return options.rows_per_block(n_cols, itemsize)
+    one = int(estimate(1, n_cols, itemsize))
+    per_row = max(int(estimate(2, n_cols, itemsize)) - one, 1)
+    return int(max(1, (options.block_bytes - (one - per_row)) // per_row))
 
 
-def from_entries(n, m, rows, cols, values, info=None):
-    """Build a :class:`SketchMatrix` from the non-zero entries ``R[rows, cols] = values``.
+def _times_mixT(block, mix, out=None, options=None):
+    """``block @ mix.T`` for a dense block and a dense or sparse mix (written into ``out`` when given).
 
-    Repeated (row, col) pairs are summed; entries that cancel to zero are dropped, and
-    the sampled columns are the distinct ``cols`` that keep a non-zero entry.
+    A sparse mix goes through the selected engine (a compiled row-wise gather for numba,
+    see :mod:`skframe.backend`) or, in plain NumPy, through SciPy's ``mix @ block.T``.
     """
-    cols = np.asarray(cols, dtype=np.int64)
-    indices, inverse = np.unique(cols, return_inverse=True)
-    mix = sp.coo_matrix((np.asarray(values, dtype=np.float64), (np.asarray(rows, dtype=np.int64), inverse)),
-                        shape=(m, indices.shape[0])).tocsr()
-    mix.sum_duplicates()
-    mix.eliminate_zeros()  # e.g. +1 and -1 summed at the same (row, col) by the Accumulation sketch
-    keep = np.bincount(mix.indices, minlength=indices.shape[0]) > 0
-    if not keep.all():
-        indices, mix = indices[keep], mix[:, keep]
-    return SketchMatrix(n=n, indices=indices, mix=mix, info=dict(info or {}))
-
-
-@njit(parallel=True, cache=True)
-def _dense_times_csr_t(block, mp, mi, md, out):
-    """``out = block @ mix.T`` for a dense C-contiguous block and a CSR ``mix = (mp, mi, md)``.
-
-    Row by row, gathering from ``block[i]``: the cost is ``rows * nnz(mix)``, no transposed copy.
-    """
-    for i in prange(block.shape[0]):
-        b = block[i]
-        o = out[i]
-        for r in range(mp.shape[0] - 1):
-            s = 0.0
-            for q in range(mp[r], mp[r + 1]):
-                s += md[q] * b[mi[q]]
-            o[r] = s
-
-
-def _csr_parts(mix):
-    return (np.asarray(mix.indptr, dtype=np.int64), np.asarray(mix.indices, dtype=np.int64),
-            np.ascontiguousarray(mix.data, dtype=np.float64))
-
-
-def _times_mixT(block, mix, out=None):
-    """``block @ mix.T`` for a dense block and a dense or sparse mix (written into ``out`` when given)."""
+    dtype = block.dtype if out is None else out.dtype
     if sp.issparse(mix):
-        block = np.ascontiguousarray(block, dtype=np.float64)
-        if out is None or not out.flags.c_contiguous:
-            res = np.empty((block.shape[0], mix.shape[0]))
-            _dense_times_csr_t(block, *_csr_parts(mix), res)
-            if out is not None:
-                out[...] = res
-            return res
-        _dense_times_csr_t(block, *_csr_parts(mix), out)
-        return out
+        fast = engine_module("skframe.sketching", options)
+        if fast is not None and hasattr(fast, "dense_times_csr_t"):
+            direct = out is not None and out.flags.c_contiguous and out.dtype == block.dtype
+            res = out if direct else np.empty((block.shape[0], mix.shape[0]), dtype=block.dtype)
+            fast.dense_times_csr_t(np.ascontiguousarray(block), mix, res)
+        else:
+            res = np.asarray(mix @ block.T).T
+    else:
+        res = block @ mix.T
     if out is None:
-        return block @ mix.T
-    out[...] = block @ mix.T
+        return res if res.dtype == dtype else res.astype(dtype)
+    if res is not out:
+        out[...] = res
     return out
 
 
-def _take_rows(X, idx):
-    return X[idx]
+def _rows(X, start, stop):
+    """Rows ``start:stop`` of an array, sparse matrix or input collection."""
+    if is_collection(X):
+        return X.take(np.arange(start, stop))
+    return X[start:stop]
 
 
-def diagonal_of_mix(mix):
-    """The diagonal of ``mix`` when it is a square diagonal matrix (sub-sampling sketches), else None."""
-    if not sp.issparse(mix) or mix.shape[0] != mix.shape[1]:
-        return None
-    m = mix.shape[0]
-    if mix.nnz != m or not np.array_equal(mix.indptr, np.arange(m + 1)) or not np.array_equal(mix.indices, np.arange(m)):
-        return None
-    return np.asarray(mix.data, dtype=np.float64)
+def _kernel_block(kernel, X, Y, dtype):
+    """The block in ``dtype``: computed so by kernels listing it in ``dtypes``, else rounded once."""
+    if dtype != np.float64 and dtype.name in getattr(kernel, "dtypes", ()):
+        try:
+            K = kernel(X, Y, dtype=dtype)
+        except TypeError:  # e.g. a subclass whose __call__ does not take dtype
+            K = None
+        if getattr(K, "dtype", None) == dtype and K.shape == (n_items(X), n_items(Y)):
+            return K
+    return kernel_block(kernel, X, Y, dtype=dtype)
 
 
-def _kernel_times_mixT(kernel, X_rows, X_sub, R, chunk_rows, progress):
-    """``k(X_rows, X_sub) @ S_mix^T`` (rows x m), chunked over rows."""
-    rows = X_rows.shape[0]
+def _block_times_mix(kernel, X_rows, X_sub, mix, diag, options, out):
+    dtype = compute_dtype(options)
+    block = _kernel_block(kernel, X_rows, X_sub, dtype)
+    if diag is not None:  # S_mix diagonal: scale the columns in place
+        block *= diag.astype(dtype, copy=False)
+        if out is None:
+            return block
+        out[...] = block
+        return out
+    return _times_mixT(block, mix, out=out, options=options)
+
+
+def kernel_times_mixT(kernel, X_rows, X_sub, R, options=None, out=None):
+    """One chunk of ``K R^T``: ``k(X_rows, X_sub) @ S_mix^T`` of shape (len(X_rows), m).
+
+    This is the unit of work of :func:`sketched_gram_products`; a streaming or
+    distributed engine calls it on each block of rows it holds.
+
+    Parameters
+    ----------
+    kernel : kernel object
+        Evaluated once on ``(X_rows, X_sub)``; prepare it on the training data first
+        (:func:`skframe.protocols.kernel_prepare`), e.g. for ``gamma="scale"``.
+    X_rows : ndarray, sparse matrix or InputCollection
+        The rows of this chunk.
+    X_sub : same type as X_rows
+        The sampled points ``take(X, R.indices)``.
+    R : SketchMatrix
+    options : ComputeOptions, optional
+        ``options.dtype`` sets the precision of the block and of the result.
+    out : ndarray of shape (len(X_rows), m), optional
+        Written in place when given.
+
+    Returns
+    -------
+    ndarray of shape (len(X_rows), m)
+    """
+    return _block_times_mix(kernel, X_rows, X_sub, _mix_for(R.mix, options), diagonal_of_mix(R.mix), options, out)
+
+
+def _mix_for(mix, options):
+    """A dense mix in the compute precision (sparse mixes are gathered in float64)."""
+    dtype = compute_dtype(options)
+    if sp.issparse(mix) or mix.dtype == dtype:
+        return mix
+    return mix.astype(dtype)
+
+
+def _kernel_times_mixT(kernel, X_rows, X_sub, R, options, progress):
+    """``k(X_rows, X_sub) @ S_mix^T`` (rows x m), chunked over rows within ``options.block_bytes``.
+
+    The chunk size comes from :func:`rows_within_budget` (the kernel's ``block_bytes``).
+    """
+    rows = n_items(X_rows)
+    dtype = compute_dtype(options)
     diag = diagonal_of_mix(R.mix)
-    if diag is not None and chunk_rows is None:
+    if diag is not None and options.chunk_rows is None and dtype == np.float64:
         # sub-sampling: S_mix is diagonal, so the block is the (rows x m) output itself, scaled
         # column-wise; one kernel call (the kernel tiles internally), no temporary copy
-        KR = kernel_block(kernel, X_rows, X_sub)
-        KR *= diag
+        KR = _block_times_mix(kernel, X_rows, X_sub, None, diag, options, None)
         if progress is not None:
             progress(rows)
         return KR
-    step = chunk_rows or default_chunk_rows(R.s_prime)
-    KR = np.empty((rows, R.m))
-    for start in range(0, rows, step):
-        stop = min(rows, start + step)
+    mix = _mix_for(R.mix, options)
+    KR = np.empty((rows, R.m), dtype=dtype)
+    for start, stop in chunks(rows, rows_within_budget(kernel, R.s_prime, options)):
         # a sparse mix is applied by a compiled row-wise gather writing straight into KR's rows
-        _times_mixT(kernel_block(kernel, X_rows[start:stop], X_sub), R.mix, out=KR[start:stop])
+        _block_times_mix(kernel, _rows(X_rows, start, stop), X_sub, mix, diag, options, KR[start:stop])
         if progress is not None:
             progress(stop - start)
     return KR
 
 
-def sketched_gram_products(kernel, X, R, *, chunk_rows=None, progress=None, distinct=None):
+def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progress=None, distinct=None):
     """Compute ``K R^T`` (n x m) and ``R K R^T`` (m x m) evaluating the kernel only on sampled columns.
 
     Parameters
     ----------
-    kernel : callable
-        ``kernel(A, B)`` returns the Gram block.
-    X : ndarray or sparse matrix of shape (n, d)
+    kernel : kernel object
+        ``kernel(A, B)`` returns the Gram block; it is prepared on ``X`` first
+        (:func:`skframe.protocols.kernel_prepare`, e.g. ``gamma="scale"``).
+    X : ndarray, sparse matrix or InputCollection with n items
     R : SketchMatrix
+    options : ComputeOptions, optional
+        Block budget, chunk rows and precision. With ``dtype="float32"`` the kernel
+        blocks and ``K R^T`` are float32 while ``R K R^T`` accumulates in float64.
     chunk_rows : int, optional
-        Rows of X per kernel block; defaults to a 64 MB block budget.
+        Rows of X per kernel block; overrides ``options.chunk_rows``.
     progress : callable, optional
         Called with the number of rows done after each chunk.
     distinct : tuple (first, inverse), optional
@@ -247,54 +246,61 @@ def sketched_gram_products(kernel, X, R, *, chunk_rows=None, progress=None, dist
 
     Returns
     -------
-    KR : ndarray of shape (n, m)
-    RKR : ndarray of shape (m, m), symmetric
+    KR : ndarray of shape (n, m), in the compute precision
+    RKR : ndarray of shape (m, m), float64, symmetric
     """
-    n = X.shape[0]
+    options = _resolve_options(options, chunk_rows)
+    n = n_items(X)
     if R.n != n:
         raise InvalidParameterError(f"sketch was drawn for n={R.n} points but X has {n} rows")
-    X_sub = _take_rows(X, R.indices)
+    kernel = kernel_prepare(kernel, X)
+    X_sub = take(X, R.indices)
     if distinct is not None and len(distinct[0]) < n:
         first, inverse = (np.asarray(a, dtype=np.int64) for a in distinct)
-        KR = _kernel_times_mixT(kernel, _take_rows(X, first), X_sub, R, chunk_rows, None)[inverse]
+        KR = _kernel_times_mixT(kernel, take(X, first), X_sub, R, options, None)[inverse]
         if progress is not None:
             progress(n)
     else:
-        KR = _kernel_times_mixT(kernel, X, X_sub, R, chunk_rows, progress)
+        KR = _kernel_times_mixT(kernel, X, X_sub, R, options, progress)
     diag = diagonal_of_mix(R.mix)
     if diag is not None:
-        RKR = KR[R.indices] * diag[:, None]
+        RKR = KR[R.indices].astype(np.float64) * diag[:, None]
     else:
-        # R K R^T = S_mix @ (K R^T)[idx] = ((K R^T)[idx]^T @ S_mix^T)^T; symmetric up to rounding
-        RKR = _times_mixT(np.ascontiguousarray(KR[R.indices].T), R.mix)
+        # R K R^T = S_mix @ (K R^T)[idx] = ((K R^T)[idx]^T @ S_mix^T)^T, in float64; symmetric up to rounding
+        KRt = np.ascontiguousarray(KR[R.indices].T, dtype=np.float64)
+        RKR = _times_mixT(KRt, R.mix, options=options)
     RKR += RKR.T
     RKR *= 0.5
     return KR, RKR
 
 
-def kernel_times(kernel, X, X_ref, W, *, chunk_rows=None):
-    """``k(X, X_ref) @ W`` computed in row chunks (the prediction step of every sketched model)."""
-    n = X.shape[0]
-    W = np.asarray(W, dtype=np.float64)
-    out = np.empty((n,) + W.shape[1:])
-    step = chunk_rows or default_chunk_rows(X_ref.shape[0])
-    for start in range(0, n, step):
-        stop = min(n, start + step)
-        out[start:stop] = kernel_block(kernel, X[start:stop], X_ref) @ W
-    return out
+def kernel_times(kernel, X, X_ref, W, *, chunk_rows=None, options=None):
+    """``k(X, X_ref) @ W`` in row chunks (the prediction step of every sketched model).
+
+    Goes through :func:`skframe.protocols.kernel_matvec`, so a kernel with its own
+    ``matvec`` (fused, GPU) is used as such. ``W`` is cast to the compute precision
+    (``options.dtype``); ``chunk_rows`` overrides ``options.chunk_rows``. The kernel
+    is used as given: prepare it on the training data first.
+    """
+    options = _resolve_options(options, chunk_rows)
+    W = np.asarray(W, dtype=compute_dtype(options))
+    return kernel_matvec(kernel, X, X_ref, W, options=options)
 
 
-@persistable
 class SketchedFeatureMap:
-    """The feature map of seed 002 Prop. 1: ``z(x) = D_r^{-1/2} U_r^T R k_x``.
+    """The sketched feature map ``z(x) = D_r^{-1/2} U_r^T R k_x``.
 
     With ``R K R^T = U D U^T`` (rank r after the relative tolerance), the sketched
-    problem with any loss is linear in ``omega`` in R^r with penalty ``||omega||^2``.
+    problem with any loss is linear in ``omega`` in R^r with penalty ``||omega||^2``
+    (El Ahmad et al., Fast Kernel Methods for Generic Lipschitz Losses via
+    p-Sparsified Sketches, TMLR 2023, Prop. 1).
     ``transform(X) = k(X, X_sub) @ proj`` with ``proj = S_mix^T U_r D_r^{-1/2}`` (s' x r).
 
     Attributes
     ----------
-    X_sub : ndarray or sparse matrix of shape (s', d)
+    kernel : kernel object
+        The kernel prepared on the training data.
+    X_sub : ndarray, sparse matrix or InputCollection with s' items
         The sampled training points.
     proj : ndarray of shape (s', r)
     eigenvalues : ndarray of shape (r,)
@@ -310,35 +316,43 @@ class SketchedFeatureMap:
     def rank(self):
         return int(self.proj.shape[1])
 
-    def transform(self, X, chunk_rows=None):
-        """Features ``z(x)`` of shape (len(X), r)."""
-        return kernel_times(self.kernel, X, self.X_sub, self.proj, chunk_rows=chunk_rows)
+    def transform(self, X, chunk_rows=None, options=None):
+        """Features ``z(x)`` of shape (len(X), r); see :func:`kernel_times` for the options."""
+        return kernel_times(self.kernel, X, self.X_sub, self.proj, chunk_rows=chunk_rows, options=options)
 
 
-def build_feature_map(kernel, X, R, *, rtol=None, chunk_rows=None, progress=None, distinct=None):
+def build_feature_map(kernel, X, R, *, rtol=None, chunk_rows=None, progress=None, distinct=None, options=None):
     """Draw-independent part of fitting: the feature map and the training features.
 
-    ``rtol`` is the relative eigenvalue tolerance for ``R K R^T``; ``chunk_rows``,
-    ``progress`` and ``distinct`` are passed to :func:`sketched_gram_products`.
+    ``rtol`` is the relative eigenvalue tolerance for ``R K R^T`` (default
+    ``options.rtol``, then a size-based default); ``options``, ``chunk_rows``,
+    ``progress`` and ``distinct`` are passed to :func:`sketched_gram_products`. The
+    kernel is prepared on ``X`` (:func:`skframe.protocols.kernel_prepare`) and the
+    map keeps the prepared kernel.
 
     Returns
     -------
     fmap : SketchedFeatureMap
     Z : ndarray of shape (n, r)
-        ``z(x_i)`` for the training points, equal to ``fmap.transform(X)``.
+        ``z(x_i)`` for the training points, equal to ``fmap.transform(X)``; in the
+        compute precision (``options.dtype``).
     KR : ndarray of shape (n, m)
         ``K R^T``, returned for callers that need it (e.g. SISOKR).
     """
-    KR, RKR = sketched_gram_products(kernel, X, R, chunk_rows=chunk_rows, progress=progress, distinct=distinct)
+    options = _resolve_options(options, chunk_rows)
+    kernel = kernel_prepare(kernel, X)
+    KR, RKR = sketched_gram_products(kernel, X, R, options=options, progress=progress, distinct=distinct)
+    if rtol is None:
+        rtol = options.rtol
     w, U = eigh_truncated(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol)
     if w.size == 0:
         raise InvalidParameterError(
             "the sketched Gram matrix R K R^T is zero; check the kernel parameters (e.g. a huge gamma) or the data"
         )
     UD = U / np.sqrt(w)
-    Z = KR @ UD
+    Z = KR @ UD.astype(KR.dtype, copy=False)
     proj = np.asarray(R.mix.T @ UD)
-    return SketchedFeatureMap(kernel, _take_rows(X, R.indices), proj, w), Z, KR
+    return SketchedFeatureMap(kernel, take(X, R.indices), proj, w), Z, KR
 
 
 def draw_sketch(sketch, n, rng, *, X=None, kernel=None):

@@ -26,6 +26,13 @@ class ComponentSpec:
     name: str
     params: dict = field(default_factory=dict)
 
+    @classmethod
+    def of(cls, obj, kind=None):
+        """The spec describing a component object, or None; see :func:`skframe.registry.spec_of`."""
+        from .registry import spec_of
+
+        return spec_of(kind, obj)
+
     def build(self):
         """Build the component through the registry."""
         from .registry import get_component
@@ -40,3 +47,12 @@ class ComponentSpec:
     def from_dict(cls, data):
         """Inverse of :meth:`to_dict`."""
         return cls(str(data["kind"]), str(data["name"]), dict(data.get("params") or {}))
+
+    def to_state(self):
+        """The state saved in model files (see :mod:`skframe.persistence`)."""
+        return self.to_dict()
+
+    @classmethod
+    def from_state(cls, state):
+        """Inverse of :meth:`to_state`."""
+        return cls.from_dict(state)

@@ -31,6 +31,7 @@ class LinK:
     """<a, b>, not normalised."""
 
     normalized = False
+    is_linear = True
     name = "linear"
 
     def __call__(self, A, B=None):

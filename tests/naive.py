@@ -182,3 +182,64 @@ def naive_decode_topk(S, k):
     idx = np.broadcast_to(np.arange(S.shape[1]), S.shape)
     order = np.lexsort((idx, -S), axis=-1)[:, :k]
     return order, np.take_along_axis(S, order, axis=1)
+
+
+# ---------------------------------------------------------------- bandwidths ("scale")
+def naive_scale_gamma_gaussian(X):
+    """scikit-learn's ``SVC(gamma="scale")``: ``1 / (n_features * X.var())``, 1.0 for constant X."""
+    X = np.asarray(X, dtype=float)
+    var = X.var()
+    return 1.0 if X.min() == X.max() else 1.0 / (X.shape[1] * var)
+
+
+def naive_scale_gamma_laplacian(X):
+    """``1 / (n_features * X.std())``, 1.0 for constant X."""
+    X = np.asarray(X, dtype=float)
+    return 1.0 if X.min() == X.max() else 1.0 / (X.shape[1] * X.std())
+
+
+def naive_scale_gamma_gaussian_tanimoto(X, variant="dot"):
+    """``1 / mean_{i != j} (1 - T(x_i, x_j))`` over all rows."""
+    T = naive_tanimoto(X, X) if variant == "dot" else naive_tanimoto_minmax(X, X)
+    q = len(X)
+    return 1.0 / ((1.0 - T).sum() / (q * (q - 1)))
+
+
+def naive_rff_features(X, W, b):
+    """Random Fourier features ``sqrt(2/m) cos(X @ W.T + b)`` for frequencies W of shape (m, d)."""
+    return np.sqrt(2.0 / W.shape[0]) * np.cos(X @ W.T + b)
+
+
+# ---------------------------------------------------------------- a non-array input collection
+from skframe.collections import InputCollection  # noqa: E402
+
+
+class ArrayRows(InputCollection):
+    """A minimal :class:`InputCollection`: the rows of a private array, reachable only through ``take``."""
+
+    def __init__(self, A):
+        self.A = np.asarray(A)
+
+    def __len__(self):
+        return self.A.shape[0]
+
+    def take(self, indices):
+        return ArrayRows(self.A[np.asarray(indices)])
+
+    def to_state(self):
+        return {"A": self.A}
+
+    @classmethod
+    def from_state(cls, state):
+        return cls(state["A"])
+
+
+class ArrayRowsRBF:
+    """Gaussian kernel on :class:`ArrayRows` (plain formula)."""
+
+    def __init__(self, gamma):
+        self.gamma = gamma
+
+    def __call__(self, X, Y=None):
+        Y = X if Y is None else Y
+        return naive_gaussian(X.A, Y.A, self.gamma)

@@ -110,3 +110,49 @@ def test_select_top1_breaks_ties_by_smallest_index():
         assert top_i[row, 0] == index[order[0]] and top_s[row, 0] == S[row, order[0]]
     per_row = np.tile(index, (50, 1))
     np.testing.assert_array_equal(select_topk(S, per_row, 1)[0], top_i)
+
+
+def test_per_sample_blocks_respect_the_source_width(data):
+    """Per-sample blocks hold at most block_entries / width candidates (a wide pool gathers small blocks)."""
+    G, E = data
+    counts = np.full(G.shape[0], 9)
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    E_all = E[: offsets[-1]]
+    sizes = []
+
+    class Wide:
+        n_candidates = E_all.shape[0]
+        width = 50
+
+        def block(self, a, b):
+            sizes.append(b - a)
+            return [E_all[a:b]], None
+
+    idx, _ = get_decoder("candidates", block_entries=1000).decode(G, candidates=Wide(), k=2, offsets=offsets)
+    assert max(sizes) <= 1000 // 50 and sum(sizes) == E_all.shape[0]
+    for i in range(G.shape[0]):
+        s = G[i] @ E_all[offsets[i]:offsets[i + 1]].T
+        np.testing.assert_array_equal(idx[i], naive.naive_decode_topk(s[None, :], 2)[0][0])
+
+
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+def test_per_sample_uneven_sets_and_precision(data, precision):
+    """One large set among many tiny ones (the padded layout falls back to rows), mean of two draws."""
+    G, E = data
+    counts = np.ones(G.shape[0], dtype=np.int64)
+    counts[5] = 400
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    E_all = E[np.arange(offsets[-1]) % E.shape[0]]
+    E2 = E_all[::-1].copy()
+    dec = get_decoder("candidates", block_entries=10_000, precision=precision)
+    idx, sc = dec.decode([G, G], candidates=[E_all, E2], k=3, offsets=offsets)
+    for i in range(G.shape[0]):
+        a, z = offsets[i], offsets[i + 1]
+        s = 0.5 * (G[i] @ E_all[a:z].T + G[i] @ E2[a:z].T)
+        ref_i, ref_s = naive.naive_decode_topk(s[None, :], 3)
+        kk = ref_i.shape[1]
+        if precision == "float64":
+            np.testing.assert_array_equal(idx[i, :kk], ref_i[0])
+        np.testing.assert_allclose(sc[i, :kk], ref_s[0], rtol=1e-5 if precision == "float32" else 1e-12,
+                                   atol=1e-5 if precision == "float32" else 0)
+        assert (idx[i, kk:] == -1).all()

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import skframe_kernels.kernels as kmod
+import skframe_kernels._gram_ops as kmod
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe_kernels import (
     CosineKernel,
@@ -64,7 +64,7 @@ def _close(A, B):
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("d", [3, 45])  # 45 > DIRECT_MAX_FEATURES: the BLAS path of the Gaussian
-def test_matches_naive_dense_and_sparse(name, d, rng):
+def test_matches_naive_dense_and_sparse(name, d, rng, engine):
     factory, formula, nonneg = CASES[name]
     X, Y = _data(rng, 23, d, nonneg), _data(rng, 17, d, nonneg)
     k = factory()
@@ -78,7 +78,7 @@ def test_matches_naive_dense_and_sparse(name, d, rng):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_chunked_blocks_match_naive(name, rng, monkeypatch):
+def test_chunked_blocks_match_naive(name, rng, monkeypatch, engine):
     """A tiny chunk budget forces many row chunks in every sparse product."""
     monkeypatch.setattr(kmod, "GRAM_CHUNK_ELEMENTS", 50)
     factory, formula, nonneg = CASES[name]
@@ -88,7 +88,7 @@ def test_chunked_blocks_match_naive(name, rng, monkeypatch):
     _close(factory()(sp.csr_matrix(X), Y), ref)
 
 
-def test_direct_and_blas_gaussian_paths_agree(rng, monkeypatch):
+def test_direct_and_blas_gaussian_paths_agree(rng, monkeypatch, engine):
     X, Y = rng.standard_normal((40, 8)), rng.standard_normal((1100, 8))  # > one 512-column tile
     k = GaussianKernel(gamma=0.05)
     direct = k(X, Y)
@@ -116,7 +116,7 @@ def test_exponential_tail_and_underflow():
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_symmetric_psd_and_diag(name, rng):
+def test_symmetric_psd_and_diag(name, rng, engine):
     factory, _, nonneg = CASES[name]
     X = _data(rng, 25, 4, nonneg, density=0.8)
     k = factory()
@@ -244,7 +244,7 @@ _CROSS_NAMES = ["gaussian", "linear", "polynomial", "cosine", "tanimoto", "gauss
 @pytest.mark.parametrize("name", _CROSS_NAMES)
 @pytest.mark.parametrize("tile", [None, 50, 1])  # one dense tile of Y.T / several / one row of Y per tile
 @pytest.mark.parametrize("densify", [True, False])  # CSR x dense tiles, or scipy's sparse product
-def test_sparse_cross_paths_match_naive(name, tile, densify, rng, monkeypatch):
+def test_sparse_cross_paths_match_naive(name, tile, densify, rng, monkeypatch, engine):
     """CSR x dense-tile kernels (both orientations, chunked tiles) and the scipy fallback against naive."""
     if tile is not None:
         monkeypatch.setattr(kmod, "DENSE_TILE_ELEMENTS", tile * 40)  # d = 40: `tile` rows of Y per tile
@@ -264,7 +264,7 @@ def test_sparse_cross_paths_match_naive(name, tile, densify, rng, monkeypatch):
 
 @pytest.mark.parametrize("name", _CROSS_NAMES)
 @pytest.mark.parametrize("max_density", [0.0, 1.0])  # never / always treat a mostly-zero dense X as CSR
-def test_mostly_zero_dense_input_as_csr_matches_naive(name, max_density, rng, monkeypatch):
+def test_mostly_zero_dense_input_as_csr_matches_naive(name, max_density, rng, monkeypatch, engine):
     monkeypatch.setattr(kmod, "SPARSIFY_MAX_DENSITY", max_density)
     factory, formula, nonneg = CASES[name]
     X, Y = _data(rng, 50, 60, nonneg, density=0.03), _data(rng, 29, 60, nonneg, density=0.5)
@@ -273,7 +273,7 @@ def test_mostly_zero_dense_input_as_csr_matches_naive(name, max_density, rng, mo
     _close(k(X), formula(X, X))
 
 
-def test_sparse_gaussian_with_chunked_tiles_on_skewed_columns(rng, monkeypatch):
+def test_sparse_gaussian_with_chunked_tiles_on_skewed_columns(rng, monkeypatch, engine):
     """Long CSR rows (> 4 non-zeros, the unrolled sweep) and a tile boundary inside the output columns."""
     monkeypatch.setattr(kmod, "DENSE_TILE_ELEMENTS", 7 * 200)
     X = rng.standard_normal((90, 200)) * (rng.random((90, 200)) < rng.random(200) * 0.6)

@@ -127,3 +127,40 @@ def test_unknown_loss_lists_registered():
 def test_shape_mismatch_raises():
     with pytest.raises(InvalidInputError, match="shape"):
         get_loss("square").value(np.zeros((3, 2)), np.zeros((3, 1)))
+
+
+_DUAL_CASES = [("square", {}, "reg"), ("huber", {"kappa": 0.7}, "reg"), ("epsilon-svr", {"epsilon": 0.3}, "reg"),
+               ("epsilon-ridge", {"epsilon": 0.3}, "reg"), ("pinball", {"quantiles": [0.2, 0.9]}, "reg"),
+               ("hinge", {}, "clf")]
+
+
+def _pair(rng, kind, n=50, d=2):
+    F, Y = rng.normal(size=(n, d)) * 2, rng.normal(size=(n, d))
+    return F, (np.where(Y > 0, 1.0, -1.0) if kind == "clf" else Y)
+
+
+@pytest.mark.parametrize("name,params,kind", _DUAL_CASES)
+def test_dual_capability_is_the_fenchel_conjugate(rng, name, params, kind):
+    """h(alpha, y) = -l*(-alpha): Fenchel-Young equality at alpha = -grad l(f), inequality elsewhere."""
+    loss = get_loss(name, **params)
+    F, Y = _pair(rng, kind)
+    A = -loss.gradient(F, Y)  # a sub-gradient: inside the dual domain
+    lhs = loss.dual.values(A, Y)
+    assert np.all(np.isfinite(lhs))
+    np.testing.assert_allclose(lhs, loss.value(F, Y) + np.sum(A * F, axis=1), rtol=1e-10, atol=1e-12)
+    # any feasible alpha and any f: h(alpha, y) <= l(f, y) + <alpha, f>
+    B = loss.dual.project(rng.normal(size=F.shape), Y)
+    for G in (F, rng.normal(size=F.shape) * 3):
+        assert np.all(loss.dual.values(B, Y) <= loss.value(G, Y) + np.sum(B * G, axis=1) + 1e-10)
+
+
+@pytest.mark.parametrize("name,params,kind", _DUAL_CASES[1:])
+def test_dual_domain_and_default_solver(rng, name, params, kind):
+    loss = get_loss(name, **params)
+    F, Y = _pair(rng, kind)
+    A = loss.dual.project(rng.normal(size=F.shape) * 10, Y)
+    assert np.all(np.isfinite(loss.dual.values(A, Y)))
+    if loss.dual.structure == "norm" and np.isfinite(loss.dual.radius):
+        on_sphere = np.linalg.norm(A, axis=1) >= loss.dual.radius * (1 - 1e-12)
+        assert on_sphere.any() and np.all(loss.dual.values(A * 1.01, Y)[on_sphere] == -np.inf)
+    assert loss.default_solver == "admm" and get_loss("square").default_solver == "closed-form"

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.exceptions import InvalidInputError, InvalidParameterError, UnknownComponentError
 from skframe.output_matrices import (
     build_output_matrix,
     covariance_matrix,
@@ -53,13 +53,13 @@ def test_covariance_and_identity(rng):
 @pytest.mark.parametrize(
     "spec,params,exc,match",
     [
-        ("bogus", None, InvalidParameterError, "unknown output matrix"),
+        ("bogus", None, UnknownComponentError, "unknown output matrix"),
         ("graph", {"mu": 0.5}, InvalidParameterError, "adjacency"),
         ("graph", {"adjacency": [[0, 1], [1, 0]], "mu": 2.0}, InvalidParameterError, "mu"),
         ("graph", {"adjacency": [[0, -1], [-1, 0]]}, InvalidInputError, "non-negative"),
         ("graph", {"adjacency": "/nonexistent/adj.csv"}, InvalidParameterError, "does not exist"),
         ("quantile", {"gamma": 1.0}, InvalidParameterError, "quantile levels"),
-        ("identity", {"gamma": 1.0}, InvalidParameterError, "unknown parameter"),
+        ("identity", {"gamma": 1.0}, InvalidParameterError, "invalid parameters.*gamma"),
         (np.eye(3), None, InvalidParameterError, "shape"),
         (np.array([[1.0, 2.0], [2.0, 1.0]]), None, InvalidParameterError, "positive semi-definite"),
         (np.array([[1.0, 0.5], [0.0, 1.0]]), None, InvalidParameterError, "symmetric"),

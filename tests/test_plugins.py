@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import skframe
-from skframe.exceptions import DuplicateComponentError, UnknownComponentError
+from skframe.exceptions import UnknownComponentError
 from skframe.plugins import get_plugin_registry, reset_plugins
 from skframe.registry import get_kernel, get_sketch, list_components
 
@@ -22,6 +22,7 @@ from skframe.registry import get_kernel, get_sketch, list_components
 @pytest.fixture(autouse=True)
 def fresh_registry(monkeypatch):
     monkeypatch.delenv("SKFRAME_DISABLE_PLUGINS", raising=False)
+    monkeypatch.setattr("skframe.plugins._WARNED", set())  # each test sees its own once-per-process warnings
     reset_plugins()
     yield
     reset_plugins()
@@ -69,10 +70,14 @@ GOOD_PLUGIN = """
 
 
 def test_builtins_are_registered():
-    names = {c.name for c in list_components("sketch")}
-    assert {"subsample", "nystrom", "leverage", "gaussian", "psr", "psg", "accumulation", "countsketch", "rff"} <= names
-    for c in list_components("sketch"):
+    comps = {c.name: c for c in list_components("sketch")}
+    assert {"subsample", "leverage", "gaussian", "psr", "psg", "accumulation", "countsketch", "rff"} <= set(comps)
+    for c in comps.values():
         assert c.distribution == "skframe" and c.version == skframe.__version__
+    # an alias is stored once, on its entry, not as a second component
+    assert "nystrom" not in comps and comps["subsample"].aliases == ("nystrom",)
+    assert list_components("kernel")[0].kind == "kernel"
+    assert {"identity", "quantile", "graph", "covariance"} <= {c.name for c in list_components("output_matrix")}
 
 
 def test_third_party_plugin_is_discovered_and_usable(make_dist):
@@ -90,26 +95,111 @@ def test_third_party_plugin_is_discovered_and_usable(make_dist):
     assert m.predict(X).shape == (20,)
 
 
-def test_duplicate_name_names_both_providers(make_dist):
+DUP_PSR = """
+    import skframe
+
+    @skframe.hookimpl
+    def register_sketches(register):
+        register("psr", dict)
+        register("dup-only-sketch", dict)
+"""
+
+
+def test_collision_with_builtin_disables_the_later_one_with_one_warning(make_dist):
+    from skframe.exceptions import PluginCollisionWarning
+
+    make_dist("skf-dup", DUP_PSR, ep_name="dupplugin")
+    with pytest.warns(PluginCollisionWarning) as record:
+        reg = get_plugin_registry()
+    msgs = [str(w.message) for w in record if issubclass(w.category, PluginCollisionWarning)]
+    assert len(msgs) == 1
+    msg = msgs[0]
+    assert "'psr'" in msg and "skframe" in msg and "skf-dup" in msg and "SKFRAME_DISABLE_PLUGINS=skf-dup" in msg
+    # the built-in wins, the plugin's other components still work
+    assert reg.lookup("sketch", "psr").distribution == "skframe"
+    assert get_sketch("psr", size=3).name == "psr"
+    assert get_sketch("dup-only-sketch") == {}
+    (col,) = reg.collisions
+    assert col.as_dict()["name"] == "psr" and "skf-dup" in col.disabled and "skframe" in col.kept
+    # the message is printed once per process, even when the plugins are loaded again
+    reset_plugins()
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PluginCollisionWarning)
+        assert get_plugin_registry().collisions  # still recorded, not warned again
+
+
+def test_collision_between_two_third_parties(make_dist, monkeypatch):
+    src = """
+    import skframe
+
+    class K:
+        def __init__(self, who="{who}"):
+            self.who = who
+
+    @skframe.hookimpl
+    def register_kernels(register):
+        register("shared-kernel", K, aliases=("{alias}",))
+    """
+    make_dist("skf-alpha", src.format(who="alpha", alias="alpha-kernel"), ep_name="alpha")
+    make_dist("skf_beta", src.format(who="beta", alias="beta-kernel"), ep_name="beta")
+    from skframe.exceptions import PluginCollisionWarning
+
+    with pytest.warns(PluginCollisionWarning, match="SKFRAME_DISABLE_PLUGINS=skf-alpha"):
+        assert get_kernel("shared-kernel").who == "alpha"  # the first distribution (by name) wins
+    with pytest.raises(UnknownComponentError):
+        get_kernel("beta-kernel")  # disabled together with its component
+    # the advice works: skipping alpha (by distribution name, any spelling) gives beta's
+    for value in ("skf_alpha", "SKF-Alpha", "alpha", "skf-alpha:alpha"):
+        monkeypatch.setenv("SKFRAME_DISABLE_PLUGINS", value)
+        reset_plugins()
+        assert get_kernel("shared-kernel").who == "beta"
+        assert not get_plugin_registry().collisions
+
+
+def test_alias_collision_drops_only_the_alias(make_dist):
+    from skframe.exceptions import PluginCollisionWarning
+
     make_dist(
-        "skf-dup",
+        "skf-alias",
         """
         import skframe
 
         @skframe.hookimpl
-        def register_sketches(register):
-            register("psr", dict)
+        def register_kernels(register):
+            register("my-gauss", dict, aliases=("rbf", "my-g"))
         """,
-        ep_name="dupplugin",
     )
-    with pytest.raises(DuplicateComponentError) as ei:
-        get_plugin_registry()
-    msg = str(ei.value)
-    assert "'psr'" in msg and "skframe" in msg and "skf-dup" in msg
-    assert "SKFRAME_DISABLE_PLUGINS" in msg
+    with pytest.warns(PluginCollisionWarning, match="'rbf'"):
+        comp = get_plugin_registry().lookup("kernel", "my-gauss")
+    assert comp.aliases == ("my-g",)
+    assert type(get_kernel("rbf")).__name__ == "GaussianKernel"
 
 
-def test_duplicate_within_one_plugin(make_dist):
+def test_collision_keeps_cli_working(make_dist, monkeypatch):
+    import json
+
+    from typer.testing import CliRunner
+
+    from skframe.cli import app
+
+    make_dist("skf-dup", DUP_PSR, ep_name="dupplugin")
+    reset_plugins()  # importing skframe.cli may have loaded the plugins already
+    from skframe.exceptions import PluginCollisionWarning
+
+    with pytest.warns(PluginCollisionWarning):
+        result = CliRunner().invoke(app, ["plugins", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout[result.stdout.index("{"):])
+    assert any(c["name"] == "psr" for c in out["collisions"])
+    gauss = next(c for c in out["components"] if c["kind"] == "kernel" and c["name"] == "gaussian")
+    assert gauss["aliases"] == ["rbf"]
+    text = CliRunner().invoke(app, ["plugins"])
+    assert text.exit_code == 0 and "collisions" in text.stdout and "rbf" in text.stdout
+
+
+def test_duplicate_within_one_plugin_is_reported(make_dist):
     make_dist(
         "skf-twice",
         """
@@ -120,9 +210,54 @@ def test_duplicate_within_one_plugin(make_dist):
             register("my-loss", dict)
             register("MY-LOSS", dict)
         """,
+        ep_name="twice",
     )
-    with pytest.raises(DuplicateComponentError, match="my-loss"):
-        get_plugin_registry()
+    reg = get_plugin_registry()
+    (b,) = [b for b in reg.broken if b.plugin == "twice"]
+    assert "my-loss" in b.error and "twice" in b.error
+    assert reg.lookup("loss", "square") is not None
+
+
+@pytest.mark.parametrize(
+    "source, hook, hint",
+    [
+        ("@skframe.hookimpl\ndef register_kernel(register):\n    register('typo-kernel', dict)\n",
+         "register_kernel", "register_kernels"),
+        ("def register_kernel(register):\n    register('typo-kernel', dict)\n", "register_kernel", "register_kernels"),
+        ("def register_kernels(register):\n    register('typo-kernel', dict)\n", "register_kernels", "hookimpl"),
+        ("@skframe.hookimpl\ndef kernels(register):\n    register('typo-kernel', dict)\n", "kernels", "not a skframe hook"),
+    ],
+    ids=["marked-misspelled", "unmarked-misspelled", "unmarked-known", "marked-unknown"],
+)
+def test_unknown_hook_is_reported(make_dist, source, hook, hint):
+    make_dist(
+        "skf-typo",
+        "import skframe\n\n@skframe.hookimpl\ndef register_losses(register):\n    register('typo-loss', dict)\n\n" + source,
+        ep_name="typo",
+    )
+    make_dist("skf-good", GOOD_PLUGIN)
+    reg = get_plugin_registry()
+    (b,) = [b for b in reg.broken if b.plugin == "typo"]
+    assert b.distribution == "skf-typo" and repr(hook) in b.error and hint in b.error
+    # the broken plugin registers nothing; the others keep working
+    assert reg.lookup("loss", "typo-loss") is None and reg.lookup("kernel", "typo-kernel") is None
+    assert get_kernel("ones-kernel") is not None and get_sketch("psr", size=2).name == "psr"
+
+
+def test_imported_register_function_is_not_a_hook(make_dist):
+    make_dist(
+        "skf-imports",
+        """
+        import skframe
+        from skframe.persistence import register_class as register_something
+
+        @skframe.hookimpl
+        def register_kernels(register):
+            register("imports-kernel", dict)
+        """,
+    )
+    assert get_kernel("imports-kernel") == {}
+    assert not get_plugin_registry().broken
 
 
 def test_broken_import_is_reported_and_others_keep_working(make_dist):
@@ -183,7 +318,7 @@ def test_invalid_registration_is_reported(make_dist):
     assert "non-callable" in b.error and "not-callable" in b.error
 
 
-@pytest.mark.parametrize("value", ["1", "all", "myplugin", "skf-good", "other,MYPLUGIN"])
+@pytest.mark.parametrize("value", ["1", "all", "myplugin", "skf-good", "other,MYPLUGIN", "skf_good", "skf-good:myplugin"])
 def test_disable_plugins(make_dist, monkeypatch, value):
     make_dist("skf-good", GOOD_PLUGIN)
     monkeypatch.setenv("SKFRAME_DISABLE_PLUGINS", value)
@@ -202,20 +337,15 @@ def test_disable_plugins_other_values_keep_plugin(make_dist, monkeypatch, value)
 
 
 def test_disabling_resolves_a_duplicate(make_dist, monkeypatch):
-    make_dist(
-        "skf-dup",
-        """
-        import skframe
+    import warnings
 
-        @skframe.hookimpl
-        def register_sketches(register):
-            register("psr", dict)
-        """,
-        ep_name="dupplugin",
-    )
+    make_dist("skf-dup", DUP_PSR, ep_name="dupplugin")
     monkeypatch.setenv("SKFRAME_DISABLE_PLUGINS", "dupplugin")
     reset_plugins()
-    assert get_sketch("psr", size=2).name == "psr"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert get_sketch("psr", size=2).name == "psr"
+    assert not get_plugin_registry().collisions
 
 
 def test_unknown_names_list_registered_ones():
@@ -246,6 +376,7 @@ def test_registered_object_remembers_name_and_params():
 
     sk = get_sketch("PSR", size=4, p=0.5)
     assert component_name(sk) == "psr" and component_params(sk) == {"size": 4, "p": 0.5}
+    assert not any(a.startswith("_skframe") for a in vars(sk))  # nothing is stuck onto the object
 
 
 def test_reset_plugins_reloads(make_dist):

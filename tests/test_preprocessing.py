@@ -66,10 +66,10 @@ def test_feature_names_out_and_scale_features(rng):
 def test_old_import_path_and_saved_in_model_files(tmp_path, rng):
     from skframe.datasets import FeatureScaler as F1
     from skframe.datasets.loaders import FeatureScaler as F2
-    from skframe.persistence import _PERSISTABLE
+    from skframe.persistence import STATE_CLASSES
 
     assert F1 is FeatureScaler and F2 is FeatureScaler
-    assert "skframe.preprocessing:FeatureScaler" in _PERSISTABLE
+    assert STATE_CLASSES["FeatureScaler"] == "skframe.preprocessing:FeatureScaler"
     from skframe.persistence import _Decoder, _Encoder
 
     X = rng.normal(size=(8, 3))

@@ -50,6 +50,7 @@ def test_machine_reports_rows_then_solver_iterations(data, solver, params, key):
 def test_plain_callable_progress_still_works(data):
     X, y = data
     seen = []
-    SketchedKernelMachine(loss="epsilon-svr", sketch_size=10, solver_params={"epochs": 3}, random_state=0).fit(
+    SketchedKernelMachine(loss="epsilon-svr", sketch_size=10, solver="adam", solver_params={"epochs": 3},
+                          random_state=0).fit(
         X, y, progress=seen.append)
     assert sum(seen) == 120  # a plain callable counts kernel rows only

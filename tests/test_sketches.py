@@ -19,11 +19,13 @@ from skframe_sketches.sketches import (
     GaussianSketch,
     LeverageScoreSketch,
     PSparsifiedSketch,
+    PSGSketch,
+    PSRSketch,
     RandomFourierFeatures,
     SubSampleSketch,
 )
 
-from .naive import naive_truncated_binomial_pmf
+from .naive import ArrayRows, ArrayRowsRBF, naive_rff_features, naive_truncated_binomial_pmf
 
 
 class RBF:
@@ -241,13 +243,73 @@ def test_rff_is_not_a_sketch_matrix():
         rff.draw(10, np.random.default_rng(0))
 
 
-def test_rff_approximates_gaussian_kernel():
+@pytest.mark.parametrize("name", ["gaussian", "rbf", "laplacian"])
+def test_rff_approximates_shift_invariant_kernels(name):
+    from skframe.registry import get_kernel
+
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20, 3))
-    kern = RBF(0.2)
+    kern = get_kernel(name, gamma=0.2)
     fmap = RandomFourierFeatures(20000).fit_features(kern, X, np.random.default_rng(1))
     Z = fmap.transform(X)
     assert np.abs(Z @ Z.T - kern(X)).max() < 0.05
+    np.testing.assert_allclose(Z, naive_rff_features(X, fmap.W.T, fmap.b), rtol=1e-12, atol=1e-12)
+
+
+def test_rff_uses_the_kernel_spectral_sampler_not_its_name():
+    """A third-party kernel named like nothing known works through its sampler; the stream is reproducible."""
+
+    class Bump(RBF):
+        def spectral_sampler(self, d, m, rng):
+            return rng.standard_normal((m, d)) * np.sqrt(2.0 * self.gamma)
+
+    X = np.random.default_rng(0).normal(size=(15, 2))
+    fmap = RandomFourierFeatures(20000).fit_features(Bump(0.3), X, np.random.default_rng(4))
+    Z = fmap.transform(X)
+    assert np.abs(Z @ Z.T - rbf_kernel(X, gamma=0.3)).max() < 0.05
+    again = RandomFourierFeatures(20000).fit_features(Bump(0.3), X, np.random.default_rng(4))
+    np.testing.assert_array_equal(again.W, fmap.W)
+
+
+def test_rff_prepares_a_scale_kernel_on_the_data():
+    from skframe_kernels import GaussianKernel
+
+    X = np.random.default_rng(0).normal(size=(30, 3)) * 5.0
+    fmap = RandomFourierFeatures(30000).fit_features(GaussianKernel(), X, np.random.default_rng(2))
+    Z = fmap.transform(X)
+    assert np.abs(Z @ Z.T - GaussianKernel().prepare(X)(X)).max() < 0.05
+
+
+@pytest.mark.parametrize("kern", [RBF(0.2), "linear"])
+def test_rff_without_spectral_sampler_names_the_kernels_that_have_one(kern):
+    from skframe.registry import get_kernel
+
+    kern = get_kernel(kern) if isinstance(kern, str) else kern
+    with pytest.raises(InvalidParameterError, match="spectral_sampler.*gaussian.*laplacian"):
+        RandomFourierFeatures(5).fit_features(kern, np.ones((4, 2)), np.random.default_rng(0))
+
+
+def test_psr_psg_signatures_list_p():
+    """Unknown-parameter messages list every accepted parameter, p included."""
+    from skframe.registry import _accepted_hint
+
+    for cls, dist in ((PSRSketch, "rademacher"), (PSGSketch, "gaussian")):
+        hint = _accepted_hint(cls, {"q": 0.1})
+        assert "size" in hint and "p" in hint.split(":")[1]
+        sk = cls(7, p=0.2)
+        assert sk.distribution == dist and sk.params == {"size": 7, "p": 0.2}
+        assert type(sk)(**sk.params).params == sk.params
+        with pytest.raises(TypeError):
+            cls(7, q=0.1)
+
+
+def test_leverage_sketch_accepts_an_input_collection():
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    sk = LeverageScoreSketch(6, lam=1e-2)
+    R_arr = sk.draw(40, np.random.default_rng(3), X=X, kernel=RBF(0.5))
+    R_col = sk.draw(40, np.random.default_rng(3), X=ArrayRows(X), kernel=ArrayRowsRBF(0.5))
+    np.testing.assert_array_equal(R_arr.indices, R_col.indices)
+    np.testing.assert_allclose(R_arr.toarray(), R_col.toarray(), rtol=1e-12)
 
 
 # ------------------------------------------------------------------ parameter validation
@@ -341,7 +403,7 @@ def test_distinct_rows_uniform_subsets(m, c):
     """Rows of a column are a uniform c-subset of range(m) (collision redraws keep the law exact)."""
     from itertools import combinations
 
-    from skframe_sketches.sketches import _distinct_rows
+    from skframe_sketches._psparsified import _distinct_rows
 
     cols = 20000
     rows, col = _distinct_rows(np.full(cols, c), m, np.random.default_rng(0))

@@ -64,7 +64,7 @@ def data():
 
 @pytest.mark.parametrize("chunk_rows", [None, 1, 7, 44, 1000])
 @pytest.mark.parametrize("name", sorted(SKETCHES))
-def test_sketched_gram_products_equal_dense(name, chunk_rows, data):
+def test_sketched_gram_products_equal_dense(name, chunk_rows, data, engine):
     kern = RBF(0.3)
     R = draw_sketch(SKETCHES[name], data.shape[0], np.random.default_rng(5), X=data, kernel=kern)
     done = []
@@ -80,7 +80,7 @@ def test_sketched_gram_products_equal_dense(name, chunk_rows, data):
 
 @pytest.mark.parametrize("name", ["psr", "gaussian", "subsample", "accumulation"])
 @pytest.mark.parametrize("chunk_rows", [None, 4])
-def test_sketched_gram_products_sparse_input(name, chunk_rows):
+def test_sketched_gram_products_sparse_input(name, chunk_rows, engine):
     rng = np.random.default_rng(1)
     D = rng.normal(size=(40, 12)) * (rng.random((40, 12)) < 0.25)
     X = sp.csr_matrix(D)
@@ -131,8 +131,8 @@ def test_default_chunk_rows():
 
 
 @pytest.mark.parametrize("name", ["psr", "gaussian", "subsample", "accumulation", "countsketch"])
-def test_feature_map_reproduces_nystrom_gram(name, data):
-    """Z Z^T = K R^T (R K R^T)^+ R K and transform(X) = Z (seed 002 Prop. 1)."""
+def test_feature_map_reproduces_nystrom_gram(name, data, engine):
+    """Z Z^T = K R^T (R K R^T)^+ R K and transform(X) = Z (El Ahmad et al., TMLR 2023, Prop. 1)."""
     kern = RBF(0.3)
     R = draw_sketch(SKETCHES[name], data.shape[0], np.random.default_rng(4), X=data, kernel=kern)
     fmap, Z, KR = build_feature_map(kern, data, R, chunk_rows=5)

@@ -5,7 +5,9 @@
     are given (a linear output kernel, where ``h(x)`` is a vector of R^d).
 
 ``CandidateDecoder``
-    Maximum inner-product search (seed 003 eq. 5, thesis eq. 5.12)::
+    Maximum inner-product search (El Ahmad et al., "Sketch In, Sketch Out", AISTATS 2024, eq. 5;
+    El Ahmad, "Learning Deep Kernel Networks: Application to Efficient and Robust
+    Structured Prediction", PhD thesis, Institut Polytechnique de Paris 2024, eq. 5.12)::
 
         score(x, c) = agg_d( g_d(x) . psi_d(c) ) + bias(c),   bias(c) = -k_Y(c, c) / 2
 
@@ -63,11 +65,13 @@ def _as_list(G):
     return [np.asarray(g) for g in G]
 
 
-def _scores(G_list, E_list, bias, aggregate, precision="auto"):
+def _scores(G_list, E_list, bias, aggregate, precision="auto", rows=None):
     """Aggregated score block ``agg_d(G_d @ E_d^T) + bias``.
 
-    ``precision="auto"`` multiplies in float32 when a draw's candidate embeddings are
-    float32 (the queries are cast), else in float64; ``"float64"``/``"float32"`` force it.
+    With ``rows`` (one row of G per candidate) the scores are the vector of row-wise
+    products ``G_d[rows[c]] . E_d[c]`` instead. ``precision="auto"`` multiplies in
+    float32 when a draw's candidate embeddings are float32 (the queries are cast), else
+    in float64; ``"float64"``/``"float32"`` force it.
     """
     if len(G_list) != len(E_list):
         raise InvalidParameterError(
@@ -76,10 +80,9 @@ def _scores(G_list, E_list, bias, aggregate, precision="auto"):
     S = None
     for g, E in zip(G_list, E_list):
         single = precision == "float32" or (precision == "auto" and E.dtype == np.float32)
-        if single:
-            block = g.astype(np.float32, copy=False) @ E.astype(np.float32, copy=False).T
-        else:
-            block = g @ E.T
+        dt = np.float32 if single else np.float64
+        g, E = g.astype(dt, copy=False), E.astype(dt, copy=False)
+        block = g @ E.T if rows is None else np.einsum("cp,cp->c", E, g[rows])
         if S is None:
             S = block if block.flags.writeable else block.copy()
         elif aggregate == "max":
@@ -89,7 +92,7 @@ def _scores(G_list, E_list, bias, aggregate, precision="auto"):
     if aggregate == "mean" and len(G_list) > 1:
         S /= len(G_list)
     if bias is not None:
-        S += bias[None, :]
+        S += bias
     return S
 
 
@@ -230,7 +233,7 @@ class CandidateDecoder(Decoder):
             Embeddings ``psi_tilde(c)``; a source computes them block by block.
         k : int, default 1
         aggregate : {"mean", "max"}
-            How the draws' scores are combined (thesis eq. 5.19).
+            How the draws' scores are combined (El Ahmad, PhD thesis 2024, eq. 5.19).
         offsets : ndarray of shape (n + 1,), optional
             Per-sample candidate sets: row i searches candidates
             ``offsets[i]:offsets[i+1]`` and its indices are local to that range.
@@ -255,7 +258,8 @@ class CandidateDecoder(Decoder):
         if offsets is None:
             return self._global(G_list, src, 0, src.n_candidates, k, aggregate)
         offsets = np.asarray(offsets, dtype=np.int64)
-        if offsets.shape != (n + 1,) or offsets[0] != 0 or offsets[-1] != src.n_candidates or np.any(np.diff(offsets) < 0):
+        bad_ends = offsets.shape != (n + 1,) or offsets[0] != 0 or offsets[-1] != src.n_candidates
+        if bad_ends or np.any(np.diff(offsets) < 0):
             raise InvalidParameterError(
                 f"offsets must be non-decreasing of length n+1={n + 1}, from 0 to the number of candidates "
                 f"{src.n_candidates}"
@@ -317,7 +321,8 @@ class CandidateDecoder(Decoder):
         n = G_list[0].shape[0]
         top_i = np.full((n, k), -1, dtype=np.int64)
         top_s = np.full((n, k), -np.inf)
-        budget = max(1, self.block_entries // 8)
+        # candidates per gathered block: block_entries embedding entries (a source may declare its width)
+        budget = max(1, self.block_entries // max(int(getattr(src, "width", 8)), 1))
         i = 0
         while i < n:
             lo = offsets[i]
@@ -330,14 +335,35 @@ class CandidateDecoder(Decoder):
             while j < n and offsets[j + 1] - lo <= budget:
                 j += 1
             E_list, b = src.block(lo, offsets[j])
-            for r in range(i, j):
-                a, z = offsets[r] - lo, offsets[r + 1] - lo
-                if z == a:
-                    continue
-                S = _scores([g[r : r + 1] for g in G_list], [E[a:z] for E in E_list],
-                            None if b is None else b[a:z], aggregate, self.precision)
-                ti, ts = select_topk(S, np.arange(z - a, dtype=np.int64), k)
-                top_i[r, : ti.shape[1]] = ti[0]
-                top_s[r, : ts.shape[1]] = ts[0]
+            self._small_sets(G_list, E_list, b, offsets[i : j + 1] - lo, i, k, aggregate, top_i, top_s)
             i = j
         return top_i, top_s
+
+    def _small_sets(self, G_list, E_list, bias, local_offsets, r0, k, aggregate, top_i, top_s):
+        """Top-k of rows ``r0, r0 + 1, ...`` over their consecutive candidate ranges in one block, vectorised.
+
+        Each candidate is scored against its own row (one gathered row of G per candidate), the
+        scores are laid out in a (rows x longest set) matrix padded with ``-inf`` and the usual
+        top-k selection runs on it; padding never precedes a real candidate (larger index).
+        """
+        counts = np.diff(local_offsets)
+        width = int(counts.max()) if counts.size else 0
+        if width == 0:
+            return
+        if counts.size > 1 and counts.size * width > max(4 * int(counts.sum()), self.block_entries):
+            for r in range(counts.size):  # very uneven sets: padding would dwarf the scores, one row at a time
+                self._small_sets(G_list, [E[local_offsets[r] : local_offsets[r + 1]] for E in E_list],
+                                 None if bias is None else bias[local_offsets[r] : local_offsets[r + 1]],
+                                 local_offsets[r : r + 2] - local_offsets[r], r0 + r, k, aggregate, top_i, top_s)
+            return
+        rows = np.repeat(np.arange(counts.size), counts)
+        pos = np.arange(rows.size) - np.repeat(local_offsets[:-1], counts)
+        s = _scores(G_list, E_list, bias, aggregate, self.precision, rows=r0 + rows)
+        P = np.full((counts.size, width), -np.inf)
+        P[rows, pos] = s
+        ti, ts = select_topk(P, np.arange(width, dtype=np.int64), k)
+        pad = ti >= counts[:, None]
+        ti[pad], ts[pad] = -1, -np.inf
+        kk = ti.shape[1]
+        top_i[r0 : r0 + counts.size, :kk] = ti
+        top_s[r0 : r0 + counts.size, :kk] = ts

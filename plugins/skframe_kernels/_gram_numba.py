@@ -21,23 +21,10 @@ range reduction ``(x - k*ln2_hi) - k*ln2_lo`` back into one rounding.
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.extending import overload
 
-__all__ = [
-    "sqeuclidean_exp_direct",
-    "sqeuclidean_exp_from_cross",
-    "l1_exp_direct",
-    "l1_exp_from_overlap",
-    "min_sum_direct",
-    "minmax_from_min",
-    "csr_overlap",
-    "tanimoto_from_cross",
-    "affine_exp",
-    "csr_dense_cross",
-    "csr_dense_sqeuclidean_exp",
-    "dense_csr_cross",
-    "csr_rows_to_dense_t",
-]
+from ._gram_numpy import __all__  # noqa: F401  (the same functions as the plain engine)
 
 _FASTMATH = {"nnan", "ninf", "nsz", "contract", "arcp"}
 _TILE = 512  # columns of ``out`` processed together by the direct kernels (stays in L1/L2)
@@ -71,6 +58,33 @@ def _exp_nonpositive_inplace(a):
         bits[j] = bits[j] + (np.int64(kf) << 52)  # multiply by 2**kf (kf in [-1022, 0])
 
 
+@njit(nogil=True, fastmath=_FASTMATH, cache=True, inline="always")
+def _scaled_sqdist_row(X, Yt, i, row, g):
+    """``row[j] = g * ||X[i] - Yt[:, j]||^2``, in tiles of ``_TILE`` columns (in the precision of ``row``)."""
+    d = X.shape[1]
+    m = Yt.shape[1]
+    for j0 in range(0, m, _TILE):
+        w = min(_TILE, m - j0)
+        acc = row[j0 : j0 + w]  # slices indexed from 0: numba drops the wraparound checks and vectorises
+        for j in range(w):
+            acc[j] = 0.0
+        for k in range(d):
+            xik = X[i, k]
+            yk = Yt[k, j0 : j0 + w]
+            for j in range(w):
+                t = xik - yk[j]
+                acc[j] += t * t
+        for j in range(w):
+            acc[j] *= g
+
+
+@njit(nogil=True, fastmath=_FASTMATH, cache=True, inline="always")
+def _exponent_from_cross_row(row, xi, yn, gamma):
+    """``row[j] = -gamma * max(xi + yn[j] - 2 row[j], 0)`` (the argument of the exponential)."""
+    for j in range(row.shape[0]):
+        row[j] = -gamma * max(xi + yn[j] - 2.0 * row[j], 0.0)
+
+
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)
 def sqeuclidean_exp_direct(X, Yt, gamma, out):
     """``out[i, j] = exp(-gamma * ||X[i] - Yt[:, j]||^2)``, differences summed directly.
@@ -78,36 +92,20 @@ def sqeuclidean_exp_direct(X, Yt, gamma, out):
     Best for few features (no cancellation, no BLAS call). ``Yt`` is ``Y.T``
     made C-contiguous, shape ``(d, m)``.
     """
-    n, d = X.shape
-    m = Yt.shape[1]
-    for i in prange(n):
+    g = -gamma  # float32 blocks get a float32 gamma (see _gram32): the loops stay in single precision
+    for i in prange(X.shape[0]):
         row = out[i]
-        for j0 in range(0, m, _TILE):
-            w = min(_TILE, m - j0)
-            acc = row[j0 : j0 + w]  # slices indexed from 0: numba drops the wraparound checks and vectorises
-            for j in range(w):
-                acc[j] = 0.0
-            for k in range(d):
-                xik = X[i, k]
-                yk = Yt[k, j0 : j0 + w]
-                for j in range(w):
-                    t = xik - yk[j]
-                    acc[j] += t * t
-            for j in range(w):
-                acc[j] *= -gamma
-        _exp_nonpositive_inplace(row)
+        _scaled_sqdist_row(X, Yt, i, row, g)
+        _exp_row(row)
 
 
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)
 def sqeuclidean_exp_from_cross(out, xn, yn, gamma):
     """Turn ``out = X @ Y.T`` into ``exp(-gamma * max(xn_i + yn_j - 2 out_ij, 0))``."""
-    n, m = out.shape
-    for i in prange(n):
+    for i in prange(out.shape[0]):
         row = out[i]
-        xi = xn[i]
-        for j in range(m):
-            row[j] = -gamma * max(xi + yn[j] - 2.0 * row[j], 0.0)
-        _exp_nonpositive_inplace(row)
+        _exponent_from_cross_row(row, xn[i], yn, gamma)
+        _exp_row(row)
 
 
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)
@@ -340,3 +338,48 @@ def csr_rows_to_dense_t(yp, yi, yd, j0, j1, out):
     for j in range(j0, j1):
         for p in range(yp[j], yp[j + 1]):
             out[yi[p], j - j0] += yd[p]
+
+
+# ----------------------------------------------------------------- float32 Gaussian blocks
+
+_LN2_HI32 = np.float32(0.693145751953125)  # ln 2 with trailing zero bits (float32)
+_LN2_LO32 = np.float32(1.428606765330187e-06)
+_INV_LN2_32 = np.float32(1.4426950408889634)
+_UNDERFLOW32 = np.float32(-87.0)  # exp(x) < 1.7e-38 below: returned as 0
+
+
+@njit(nogil=True, fastmath=_FASTMATH, cache=True, inline="always")
+def _exp_nonpositive_inplace32(a):
+    """Float32 version of :func:`_exp_nonpositive_inplace` (degree-7 polynomial, relative error < 2e-7)."""
+    bits = a.view(np.int32)
+    zero = np.float32(0.0)
+    half = np.float32(0.5)
+    for j in range(a.shape[0]):
+        x = min(a[j], zero)
+        under = x < _UNDERFLOW32
+        x = zero if under else x
+        kf = math.floor(x * _INV_LN2_32 + half)
+        k32 = np.float32(kf)
+        r = (x - k32 * _LN2_HI32) - k32 * _LN2_LO32
+        p = np.float32(1.0) + r * (np.float32(1.0) + r * (np.float32(0.5) + r * (np.float32(1.0 / 6) + r * (
+            np.float32(1.0 / 24) + r * (np.float32(1.0 / 120) + r * (np.float32(1.0 / 720) + r * np.float32(1.0 / 5040)))))))
+        a[j] = zero if under else p
+        bits[j] = bits[j] + (np.int32(kf) << 23)
+
+
+def _exp_row(a):  # pragma: no cover - replaced in compiled code by the overload below
+    """``exp`` of a non-positive row in place, in the precision of ``a``."""
+    raise NotImplementedError
+
+
+@overload(_exp_row, inline="always", fastmath=_FASTMATH)
+def _exp_row_impl(a):
+    """Pick the float32 or float64 exponential from the row's type at compile time."""
+    if a.dtype == types.float32:
+        return lambda a: _exp_nonpositive_inplace32(a)
+    return lambda a: _exp_nonpositive_inplace(a)
+
+
+# the float32 Gaussian blocks: the same compiled loops, specialised for float32 arrays
+sqeuclidean_exp_direct32 = sqeuclidean_exp_direct
+sqeuclidean_exp_from_cross32 = sqeuclidean_exp_from_cross

@@ -27,10 +27,9 @@ def register_kernels(register):
     Parameters
     ----------
     register : callable
-        ``register(name, factory)`` callback provided by skframe.
+        ``register(name, factory, aliases=())`` callback provided by skframe.
     """
-    register("gaussian", GaussianKernel)
-    register("rbf", GaussianKernel)
+    register("gaussian", GaussianKernel, aliases=("rbf",))
     register("laplacian", LaplacianKernel)
     register("linear", LinearKernel)
     register("polynomial", PolynomialKernel)

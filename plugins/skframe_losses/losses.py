@@ -7,9 +7,13 @@ square loss is ``l = 1/2 ||r||^2`` (so square loss + closed form is kernel ridge
 thesis App. C.1: they act on ``||r||``. The pinball and hinge losses act column-wise and
 are summed over the outputs.
 
-Every loss declares ``lipschitz`` (``inf`` when unbounded) and ``smooth`` (differentiable
-everywhere, so L-BFGS applies); values and sub-gradients are numba-compiled
-(:mod:`skframe_losses._losses_numba`).
+Every loss declares ``lipschitz`` (``inf`` when unbounded), ``smooth`` (differentiable
+everywhere, so L-BFGS applies), ``dual`` (its Fenchel dual, what the ``dual-cd`` solver
+needs, see :mod:`skframe_losses.duals`) and ``default_solver`` (the registered solver a
+model uses when none is given: the closed form for the square loss, ADMM with a
+duality-gap stop for the others; ``dual-cd`` solves the same problems to the same
+certificate and is faster only when ``lam n`` is not small); values and sub-gradients are
+numba-compiled (:mod:`skframe_losses._losses_numba`).
 """
 
 from __future__ import annotations
@@ -18,17 +22,12 @@ import math
 
 import numpy as np
 
-from skframe._validation import check_scalar
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.protocols import Loss
+from skframe.validation import check_scalar
 
 from . import _losses_numba as _nb
-
-try:  # persistence is optional: losses are rebuilt from their params when saved
-    from skframe.persistence import persistable
-except Exception:  # pragma: no cover - persistence not available
-    def persistable(cls):
-        return cls
+from .duals import NormDual, SeparableDual, hinge_bounds
 
 __all__ = [
     "SquareLoss",
@@ -55,6 +54,8 @@ def _as_pair(F, Y):
 class _BaseLoss(Loss):
     name = "loss"
     classification = False
+    closed_form = False
+    default_solver = "admm"
 
     @property
     def params(self):
@@ -69,7 +70,6 @@ class _BaseLoss(Loss):
         return f"{type(self).__name__}({args})"
 
 
-@persistable
 class SquareLoss(_BaseLoss):
     """Square loss ``l(f, y) = 1/2 ||f - y||^2`` (smooth, not Lipschitz).
 
@@ -83,6 +83,9 @@ class SquareLoss(_BaseLoss):
     name = "square"
     lipschitz = math.inf
     smooth = True
+    closed_form = True
+    default_solver = "closed-form"
+    dual = NormDual(quad=1.0, l1=0.0)
 
     def value(self, F, Y):
         F, Y = _as_pair(F, Y)
@@ -93,7 +96,6 @@ class SquareLoss(_BaseLoss):
         return _nb.square_gradient(F, Y)
 
 
-@persistable
 class HuberLoss(_BaseLoss):
     """κ-Huber loss on the residual norm (thesis eq. 2.127).
 
@@ -119,6 +121,11 @@ class HuberLoss(_BaseLoss):
     @property
     def params(self):
         return {"kappa": self.kappa}
+
+    @property
+    def dual(self):
+        """``h(alpha, y) = <alpha, y> - ||alpha||^2 / 2`` on the ball ``||alpha|| <= kappa``."""
+        return NormDual(quad=1.0, l1=0.0, radius=self.kappa)
 
     def value(self, F, Y):
         F, Y = _as_pair(F, Y)
@@ -150,7 +157,6 @@ class _EpsilonInsensitiveLoss(_BaseLoss):
         return getattr(_nb, self._kernels[1])(F, Y, float(self.epsilon))
 
 
-@persistable
 class EpsilonInsensitiveL1Loss(_EpsilonInsensitiveLoss):
     """ε-insensitive ℓ1 loss of ε-SVR: ``l = max(||r|| - epsilon, 0)`` (1-Lipschitz, not smooth).
 
@@ -165,8 +171,12 @@ class EpsilonInsensitiveL1Loss(_EpsilonInsensitiveLoss):
     smooth = False
     _kernels = ("eps_l1_value", "eps_l1_gradient")
 
+    @property
+    def dual(self):
+        """``h(alpha, y) = <alpha, y> - epsilon ||alpha||`` on the unit ball."""
+        return NormDual(quad=0.0, l1=self.epsilon, radius=1.0)
 
-@persistable
+
 class EpsilonInsensitiveL2Loss(_EpsilonInsensitiveLoss):
     """ε-insensitive ℓ2 loss: ``l = 1/2 max(||r|| - epsilon, 0)^2`` (smooth, not Lipschitz).
 
@@ -183,6 +193,11 @@ class EpsilonInsensitiveL2Loss(_EpsilonInsensitiveLoss):
     smooth = True
     _kernels = ("eps_l2_value", "eps_l2_gradient")
 
+    @property
+    def dual(self):
+        """``h(alpha, y) = <alpha, y> - ||alpha||^2 / 2 - epsilon ||alpha||`` (no constraint)."""
+        return NormDual(quad=1.0, l1=self.epsilon)
+
 
 def _check_quantiles(quantiles):
     try:
@@ -196,7 +211,6 @@ def _check_quantiles(quantiles):
     return q
 
 
-@persistable
 class PinballLoss(_BaseLoss):
     """Pinball (quantile) loss, column j at level ``tau_j`` (seed 002 App. G).
 
@@ -235,6 +249,11 @@ class PinballLoss(_BaseLoss):
             "give one level per column (or a single level for all)"
         )
 
+    @property
+    def dual(self):
+        """``h(alpha, y) = <alpha, y>`` on the box ``tau_j - 1 <= alpha_j <= tau_j``."""
+        return SeparableDual(quad=0.0, l1=0.0, bounds=lambda Y: (self._taus(Y.shape[1]) - 1.0, self._taus(Y.shape[1])))
+
     def value(self, F, Y):
         F, Y = _as_pair(F, Y)
         return _nb.pinball_value(F, Y, self._taus(F.shape[1]))
@@ -244,7 +263,6 @@ class PinballLoss(_BaseLoss):
         return _nb.pinball_gradient(F, Y, self._taus(F.shape[1]))
 
 
-@persistable
 class HingeLoss(_BaseLoss):
     """Hinge loss of SVMs, ``l(f, y) = sum_j max(0, 1 - y_j f_j)`` with labels ``y_j`` in {-1, +1}.
 
@@ -257,6 +275,8 @@ class HingeLoss(_BaseLoss):
     lipschitz = 1.0
     smooth = False
     classification = True
+    dual = SeparableDual(quad=0.0, l1=0.0, bounds=hinge_bounds)
+    """``h(alpha, y) = alpha y`` with ``alpha`` between 0 and the label ``y`` (labels -1/+1)."""
 
     def value(self, F, Y):
         F, Y = _as_pair(F, Y)

@@ -1,4 +1,4 @@
-"""Entry-point module registering the built-in losses."""
+"""Entry-point module registering the built-in losses and output matrices."""
 
 import skframe
 
@@ -10,6 +10,7 @@ from .losses import (
     PinballLoss,
     SquareLoss,
 )
+from .output_matrices import CovarianceOutputMatrix, GraphOutputMatrix, IdentityOutputMatrix, QuantileOutputMatrix
 
 
 @skframe.hookimpl
@@ -20,3 +21,11 @@ def register_losses(register):
     register("epsilon-ridge", EpsilonInsensitiveL2Loss)
     register("pinball", PinballLoss)
     register("hinge", HingeLoss)
+
+
+@skframe.hookimpl
+def register_output_matrices(register):
+    register("identity", IdentityOutputMatrix)
+    register("quantile", QuantileOutputMatrix)
+    register("graph", GraphOutputMatrix)
+    register("covariance", CovarianceOutputMatrix)

@@ -6,7 +6,9 @@ from .sketches import (
     CountSketch,
     GaussianSketch,
     LeverageScoreSketch,
+    PSGSketch,
     PSparsifiedSketch,
+    PSRSketch,
     RandomFourierFeatures,
     SubSampleSketch,
 )
@@ -16,7 +18,9 @@ __all__ = [
     "CountSketch",
     "GaussianSketch",
     "LeverageScoreSketch",
+    "PSGSketch",
     "PSparsifiedSketch",
+    "PSRSketch",
     "RandomFourierFeatures",
     "SubSampleSketch",
 ]

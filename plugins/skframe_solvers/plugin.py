@@ -2,7 +2,7 @@
 
 import skframe
 
-from .solvers import AdamSolver, ClosedFormSolver, LBFGSSolver
+from .solvers import ADMMSolver, AdamSolver, ClosedFormSolver, DualCDSolver, LBFGSSolver
 
 
 @skframe.hookimpl
@@ -10,3 +10,5 @@ def register_solvers(register):
     register("closed-form", ClosedFormSolver)
     register("lbfgs", LBFGSSolver)
     register("adam", AdamSolver)
+    register("dual-cd", DualCDSolver)
+    register("admm", ADMMSolver)

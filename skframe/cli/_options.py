@@ -84,14 +84,16 @@ class FitOptions:
                               SOLVER)] = "square"
     loss_param: Annotated[KV, _kv("--loss-param", "Loss parameter KEY=VALUE, repeatable "
                                    "(e.g. kappa=1, epsilon=0.1).", SOLVER)] = None
-    solver: Annotated[Optional[str], _opt("--solver", "closed-form, lbfgs or adam (default: chosen from the "
-                                          "loss).", SOLVER, show_default=False)] = None
+    solver: Annotated[Optional[str], _opt("--solver", "closed-form, admm, dual-cd, lbfgs or adam (default: "
+                                          "the loss's default solver).", SOLVER, show_default=False)] = None
     solver_param: Annotated[KV, _kv("--solver-param", "Solver parameter KEY=VALUE, repeatable, passed to "
                                      "the solver as is (e.g. max_iter=200).", SOLVER)] = None
-    epochs: Annotated[Optional[int], _opt("--epochs", "Epochs (adam); max_iter for lbfgs.", SOLVER)] = None
+    epochs: Annotated[Optional[int], _opt("--epochs", "Epochs (adam); the iteration cap of lbfgs, admm and "
+                                          "dual-cd.", SOLVER)] = None
     batch_size: Annotated[Optional[int], _opt("--batch-size", "Mini-batch size (adam).", SOLVER)] = None
     learning_rate: Annotated[Optional[float], _opt("--learning-rate", "Step size (adam).", SOLVER)] = None
-    tol: Annotated[Optional[float], _opt("--tol", "Convergence tolerance (adam, lbfgs).", SOLVER)] = None
+    tol: Annotated[Optional[float], _opt("--tol", "Convergence tolerance (adam, lbfgs; relative duality gap "
+                                         "of admm, dual-cd).", SOLVER)] = None
     early_stopping: Annotated[bool, _opt("--early-stopping", "Stop when the validation "
                                          "loss stops improving (adam).", SOLVER)] = False
     validation_fraction: Annotated[float, _opt("--validation-fraction", "Training fraction held out for "

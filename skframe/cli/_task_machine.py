@@ -55,6 +55,15 @@ def _shortcut_params(opts, solver_name):
         if "tol" in given:
             out["tol"] = given["tol"]
         return out
+    if solver_name in ("dual-cd", "admm"):
+        bad = sorted(set(given) - {"epochs", "tol"})
+        if bad:
+            raise InvalidParameterError(
+                f"--{bad[0].replace('_', '-')} does not apply to solver {solver_name!r} (it takes --epochs as the "
+                "iteration cap and --tol as the relative duality gap)"
+            )
+        cap = "max_epochs" if solver_name == "dual-cd" else "max_iter"
+        return {{"epochs": cap}.get(k, k): v for k, v in given.items()}
     if solver_name == "closed-form" and given:
         opt = sorted(given)[0].replace("_", "-")
         raise InvalidParameterError(f"--{opt} does not apply to the closed-form solver; use --solver adam or lbfgs")
@@ -82,7 +91,7 @@ def build_estimator(opts):
         gamma = om.pop("gamma", 1.0)
         if om:
             raise InvalidParameterError(f"unknown --output-matrix-param {sorted(om)[0]!r} for quantiles; only gamma")
-        solver = opts.solver or "adam"
+        solver = (opts.solver or default_solver_name(get_loss("pinball", quantiles=list(opts.quantiles)))).strip().lower()
         return JointQuantileRegressor(
             quantiles=list(opts.quantiles),
             kernel=opts.kernel,
@@ -127,6 +136,12 @@ def predict(model, X, opts=None):
     return model.predict(X)
 
 
+def _duality_gap(model):
+    """Primal and dual objectives and the gap reported by the solver (None when it gives none)."""
+    info = getattr(model, "solver_info_", None) or {}
+    return {k: info[k] for k in ("primal", "dual", "gap", "relative_gap") if k in info} or None
+
+
 def metrics(model, X_test, Y_test, Y_pred, opts=None):
     """MSE, MAE, R² (+ ARRMSE/RRMSE for several targets); accuracy for hinge; pinball and crossing for quantiles.
 
@@ -148,10 +163,13 @@ def metrics(model, X_test, Y_test, Y_pred, opts=None):
             "mae": rep["mae"],
             "r2": rep["r2"],
             "n_samples": rep["n_samples"],
+            "stop_reason": model.stop_reason_,
+            "duality_gap": _duality_gap(model),
         }
     if isinstance(model, SketchedKernelClassifier):
         y = np.asarray(Y_test).reshape(-1)
-        out = {"accuracy": accuracy(y, Y_pred), "n_samples": int(y.shape[0]), "classes": model.classes_.tolist()}
+        out = {"accuracy": accuracy(y, Y_pred), "n_samples": int(y.shape[0]), "classes": model.classes_.tolist(),
+               "stop_reason": model.stop_reason_, "duality_gap": _duality_gap(model)}
         try:
             rep = regression_report(y.astype(np.float64), np.asarray(Y_pred, dtype=np.float64))
             out.update({"mse": rep["mse"], "mae": rep["mae"], "r2": rep["r2"]})
@@ -161,4 +179,5 @@ def metrics(model, X_test, Y_test, Y_pred, opts=None):
     rep = regression_report(Y_test, Y_pred, y_train=training_means(opts))
     rep["stop_reason"] = getattr(model, "stop_reason_", None)
     rep["n_iter"] = getattr(model, "n_iter_", None)
+    rep["duality_gap"] = _duality_gap(model)
     return rep

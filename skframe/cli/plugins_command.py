@@ -1,4 +1,4 @@
-"""``skframe plugins``: what is installed, who provides it, and what is broken."""
+"""``skframe plugins``: what is installed, who provides it, and what is broken or disabled."""
 
 from __future__ import annotations
 
@@ -10,28 +10,36 @@ from ._common import echo_json, handle_errors
 
 
 def plugins(
-    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object with components and broken plugins.")] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object with components, broken plugins and name collisions.")
+    ] = False,
 ):
-    """List every registered kernel, sketch, loss, solver and decoder, and broken plugins."""
+    """List every registered kernel, sketch, loss, solver, decoder and output matrix, with aliases; broken plugins and collisions."""
     from ..plugins import get_plugin_registry
     from ..registry import _PLURAL, list_components
 
     reg = get_plugin_registry()
     comps = [c.as_dict() for c in list_components()]
     broken = [b.as_dict() for b in reg.broken]
+    collisions = [c.as_dict() for c in reg.collisions]
     if json_out:
-        echo_json({"components": comps, "broken": broken})
+        echo_json({"components": comps, "broken": broken, "collisions": collisions})
         return
     kind = None
     for c in comps:
         if c["kind"] != kind:
             kind = c["kind"]
             typer.echo(f"{_PLURAL.get(kind, kind + 's')}:")
-        typer.echo(f"  {c['name']:<20} {c['distribution']} {c['version']}")
+        aliases = f"  (aliases: {', '.join(c['aliases'])})" if c["aliases"] else ""
+        typer.echo(f"  {c['name']:<20} {c['distribution']} {c['version']}{aliases}")
     if broken:
         typer.echo("broken plugins:")
         for b in broken:
             typer.echo(f"  {b['plugin']} ({b['distribution']} {b['version']}): {b['error']}")
+    if collisions:
+        typer.echo("name collisions (the later registration is disabled):")
+        for c in collisions:
+            typer.echo(f"  {c['message']}")
 
 
 plugins = handle_errors(plugins)

@@ -81,6 +81,10 @@ def _check_targets(Y, n):
 
 def validate_XY(estimator, X, Y, *, multi_output=True, y_numeric=True):
     """Validate training data; returns X and a 2-D float Y plus whether y was 1-D."""
+    if type(X).__module__.startswith("dask"):  # stays distributed: fitted by skframe.distributed
+        from ..stream_fit import validate_dask_XY
+
+        return validate_dask_XY(estimator, X, Y)
     if is_collection(X):
         X = validate_X(estimator, X, reset=True)
         Y = _check_targets(Y, n_items(X))
@@ -160,12 +164,17 @@ class KernelModelMixin:
         t0 = time.perf_counter() if t0 is None else t0
         n = n_items(X)
         kernel, self.kernel_spec_ = _core_resolve_kernel(self.kernel, self.kernel_params, X)
-        options = getattr(self, "_compute_options", None)
+        from ..stream_fit import options_from, streamed_representation, streaming_requested
+
+        options = options_from(self, getattr(self, "_compute_options", None))  # memory_budget, dtype, backend
         sketch, self.sketch_spec_, size_info = size_and_resolve_sketch(
             self.sketch, self.sketch_size, self.sketch_params, n,
             memory_budget=getattr(options, "memory_budget", None))
         rngs = make_rngs(self.random_state, n_rngs)
-        rep = build_representation(X, kernel, sketch, rngs[0], rtol=rtol, progress=progress, exact=exact)
+        if streaming_requested(X, sketch, options):  # one streamed pass, no n x m array (skframe.streaming)
+            rep = streamed_representation(X, Y, kernel, sketch, rngs[0], options, rtol=rtol, progress=progress)
+        else:
+            rep = build_representation(X, kernel, sketch, rngs[0], rtol=rtol, progress=progress, exact=exact)
         offset = target_offset(Y, loss, fit_intercept)
         Yc = Y - offset if fit_intercept else Y
         init = None
@@ -186,6 +195,8 @@ class KernelModelMixin:
         self.intercept_ = offset
         self.kernel_ = kernel
         self.sketch_info_ = dict(rep.info, **size_info)
+        # "in-memory" features, "streamed" (recomputed each pass) or "accumulated" (square loss: m x m sums only)
+        self.representation_ = self.sketch_info_.get("representation", "in-memory")
         self.lam_path_ = np.asarray(lams)
         self.coef_path_ = coefs if len(lams) > 1 else None
         self.objective_path_ = objectives if len(lams) > 1 else None

@@ -38,12 +38,9 @@ from ..exceptions import InvalidParameterError
 from ..problems import ArrayProblem
 from ..protocols import kernel_block, kernel_prepare
 from ..registry import component_name, component_params, get_component
-from ..persistence import persistable
 from ..specs import ComponentSpec
 from ._sizes import auto_sketch_size, choose_sketch_size, size_and_resolve_sketch
 from ._solve import lam_path, run_solver, solver_contract, target_offset
-
-persistable(ComponentSpec)  # the specs recorded on estimators are saved with them
 
 __all__ = [
     "EXACT_SKETCH_NAMES",

@@ -10,7 +10,6 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 
 from ..constraints import HasMethods, Interval, Options, validate_params
 from ..linalg import solve_psd
-from ..persistence import persistable
 from ..problems import SolveResult
 from ._base import KernelModelMixin, KernelRegressorMixin, check_lam, store_params, validate_XY
 
@@ -28,7 +27,6 @@ def _ridge_solve(rep, Y, lam, init, rng):
     return SolveResult(W=W, stop_reason="closed form (exact minimiser)", n_iter=1)
 
 
-@persistable
 class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
     """Kernel ridge regression with a random sketch of the coefficients.
 
@@ -72,6 +70,16 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         Relative eigenvalue tolerance for ``R K R^T``.
     random_state : int, RandomState or None
         Seed of the sketch draw.
+    memory_budget : int, str or None, default=None
+        Bytes the fit may use beyond the data, e.g. ``"2GB"``. When set (or with float32,
+        the CuPy backend, memory-mapped or Dask data) the fit streams: one pass over row
+        chunks sized by the budget, never an n x m array (:mod:`skframe.streaming`); an
+        impossible budget raises :class:`skframe.exceptions.MemoryBudgetError` before allocating.
+    dtype : {"float64", "float32"}, default="float64"
+        Precision of kernel blocks and sketch products (sums stay float64).
+    backend : {"numpy", "cupy"}, default="numpy"
+        ``"cupy"`` computes on an NVIDIA GPU (``pip install "skframe[gpu]"``); the fitted
+        model holds NumPy arrays.
 
     Attributes
     ----------
@@ -85,6 +93,9 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         The explicit feature map (random Fourier features), else None.
     sketch_info_ : dict
         m, n, s' (non-null columns), nnz, p, rank and ``size_rule`` of the drawn sketch.
+    representation_ : str
+        How the training data were held: ``"in-memory"`` features, or ``"accumulated"`` m x m
+        and m x d sums of a streamed fit (see ``memory_budget``).
     kernel_ : kernel object
         The kernel bound to the training data (e.g. with ``gamma="scale"`` resolved).
     kernel_spec_, sketch_spec_ : ComponentSpec or None
@@ -116,12 +127,16 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         "fit_intercept": ["boolean"],
         "rtol": [Interval("real", 0, 1), None],
         "random_state": ["random_state"],
+        "memory_budget": [Interval("int", 1, None), str, None],
+        "dtype": [Options("float64", "float32")],
+        "backend": [Options("numpy", "cupy")],
     }
     _parameter_hints = {"lam": "e.g. lam=1e-3, or a list of values for a regularisation path",
                         "sketch_size": "a positive integer m, or 'auto' to choose it from n"}
 
     def __init__(self, kernel="gaussian", *, kernel_params=None, sketch="psr", sketch_size="auto",
-                 sketch_params=None, lam=1e-3, fit_intercept=True, rtol=None, random_state=None):
+                 sketch_params=None, lam=1e-3, fit_intercept=True, rtol=None, random_state=None,
+                 memory_budget=None, dtype="float64", backend="numpy"):
         store_params(self, locals())
 
     def fit(self, X, y, progress=None):

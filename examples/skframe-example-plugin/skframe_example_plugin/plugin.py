@@ -4,8 +4,10 @@ import numpy as np
 import scipy.sparse as sp
 
 import skframe
-from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.exceptions import InvalidInputError
+from skframe.output_matrices import OutputMatrix
 from skframe.protocols import Kernel
+from skframe.validation import check_scalar
 
 
 class RationalQuadraticKernel(Kernel):
@@ -21,11 +23,8 @@ class RationalQuadraticKernel(Kernel):
     normalized = True
 
     def __init__(self, alpha=1.0, length_scale=1.0):
-        for name, value in (("alpha", alpha), ("length_scale", length_scale)):
-            if not np.isfinite(value) or value <= 0:
-                raise InvalidParameterError(f"{name}={value!r} must be a positive number")
-        self.alpha = float(alpha)
-        self.length_scale = float(length_scale)
+        self.alpha = check_scalar(alpha, "alpha", low=0, low_inclusive=False)
+        self.length_scale = check_scalar(length_scale, "length_scale", low=0, low_inclusive=False)
 
     @property
     def params(self):
@@ -44,9 +43,39 @@ class RationalQuadraticKernel(Kernel):
         return np.ones(X.shape[0])
 
 
+class UniformCouplingMatrix(OutputMatrix):
+    """Output matrix ``M = (1 - rho) I + rho 1 1^T``: every pair of outputs shares the same coupling.
+
+    Parameters
+    ----------
+    rho : float in [0, 1], default 0.5
+        0 gives independent outputs, 1 a single shared function.
+    """
+
+    name = "uniform-coupling"
+
+    def __init__(self, rho=0.5):
+        self.rho = check_scalar(rho, "rho", low=0, high=1)
+
+    @property
+    def params(self):
+        return {"rho": self.rho}
+
+    def matrix(self, d=None, *, Y=None, quantiles=None):
+        if d is None:
+            d = np.asarray(Y).shape[1]
+        return (1 - self.rho) * np.eye(d) + self.rho * np.ones((d, d))
+
+
 @skframe.hookimpl
 def register_kernels(register):
-    register("rational-quadratic", RationalQuadraticKernel)
+    # "rq" is an alias: the same entry under a second name (listed by `skframe plugins`)
+    register("rational-quadratic", RationalQuadraticKernel, aliases=("rq",))
+
+
+@skframe.hookimpl
+def register_output_matrices(register):
+    register("uniform-coupling", UniformCouplingMatrix)
 
 
 @skframe.hookimpl
@@ -54,4 +83,4 @@ def register_commands(app):
     @app.command("example-info")
     def example_info():
         """Say what the example plugin provides."""
-        print("skframe-example-plugin 0.1.0: kernel 'rational-quadratic'")
+        print("skframe-example-plugin 0.1.0: kernel 'rational-quadratic' (alias 'rq'), output matrix 'uniform-coupling'")

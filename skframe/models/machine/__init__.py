@@ -4,7 +4,6 @@ The classes are defined in the sub-modules and published here: their public (and
 saved) home is ``skframe.models.machine``.
 """
 
-from ...persistence import persistable
 from ._common import default_solver_name
 from .classifier import SketchedKernelClassifier
 from .quantile import JointQuantileRegressor
@@ -13,6 +12,5 @@ from .regressor import SketchedKernelMachine
 __all__ = ["SketchedKernelMachine", "SketchedKernelClassifier", "JointQuantileRegressor", "default_solver_name"]
 
 for _cls in (SketchedKernelMachine, SketchedKernelClassifier, JointQuantileRegressor):
-    _cls.__module__ = __name__  # saved models name skframe.models.machine:<class>, as before the split
-    persistable(_cls)
+    _cls.__module__ = __name__  # the public home of the classes
 del _cls

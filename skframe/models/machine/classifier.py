@@ -63,7 +63,8 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
 
     def __init__(self, kernel="gaussian", *, kernel_params=None, sketch="psr", sketch_size="auto",
                  sketch_params=None, loss="hinge", loss_params=None, solver=None, solver_params=None, lam=1e-3,
-                 warm_start=False, random_state=None):
+                 warm_start=False, random_state=None, memory_budget=None, dtype="float64",
+                 backend="numpy"):
         store_params(self, locals())
 
     def fit(self, X, y, progress=None):

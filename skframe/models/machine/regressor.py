@@ -109,7 +109,8 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
     def __init__(self, kernel="gaussian", *, kernel_params=None, sketch="psr", sketch_size="auto",
                  sketch_params=None, loss="huber", loss_params=None, solver=None, solver_params=None,
                  output_matrix=None, output_matrix_params=None, lam=1e-3, fit_intercept=True, warm_start=False,
-                 random_state=None):
+                 random_state=None, memory_budget=None, dtype="float64",
+                 backend="numpy"):
         store_params(self, locals())
 
     def fit(self, X, y, progress=None):

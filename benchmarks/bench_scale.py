@@ -1,0 +1,229 @@
+"""Scale: streamed sketched kernel ridge in bounded memory, float32, memory-mapped data, κ-Huber, Dask.
+
+Friedman-like data (X uniform in [0, 1]^d, y = 10 sin(pi x1 x2) + 20 (x3 - 0.5)^2 + 10 x4 + 5 x5
++ noise), Nyström sub-sampling with m points, Gaussian kernel, lam = 1e-3 / n. Each section
+runs in its own process, so that its peak RSS (``resource.getrusage``) is its own; "above
+data" is the peak minus the resident size once the data are in memory (or mapped).
+
+Sections (``--sections``, comma-separated):
+  stream64  SketchedKernelRidge(memory_budget=--budget): one streamed pass, m x m products by BLAS syrk
+  stream32  the same with dtype="float32" (sums in float64; products in float64 when ill-conditioned)
+  sklearn   scikit-learn Nystroem + Ridge(alpha = n lam) on the same data (the baseline)
+  inmemory  SketchedKernelRidge without a budget: the in-memory path (holds n x m; for small n)
+  huber     κ-Huber with L-BFGS within --budget (features kept or streamed, as the budget says)
+  dask      Dask LocalCluster, 2 worker processes, n = --dask-n rows: time, per-worker peak
+  gpu64     stream64 on an NVIDIA GPU (backend="cupy"); gpu32 the same in float32
+            (on a GPU machine: --n 10000000 --m 2000 --sections stream64,gpu64,gpu32)
+
+    python benchmarks/bench_scale.py [--n 1000000] [--m 1000] [--memmap] [--sections ...]
+    python benchmarks/bench_scale.py --n 10000000 --memmap --sections stream64,stream32
+
+Targets (2-core machine): n = 1e6, m = 1000: <= 20 s (float32 <= 10 s) and <= 0.5 GB above
+the data, test MSE within 1 % of the in-memory path. Prints ONE JSON object.
+"""
+
+import _setup  # runtime settings, before NumPy; _setup.versions() for the report
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
+
+import numpy as np  # noqa: E402
+
+DEFAULT_SECTIONS = "stream64,stream32,sklearn,huber,dask"
+
+
+def friedman_target(X, rng=None):
+    y = 10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3] + 5 * X[:, 4]
+    if rng is not None:
+        y += rng.normal(size=X.shape[0])
+    return y
+
+
+def fill_data(X, y, seed, step=100_000):
+    """Fill X (array or memmap) and y chunk by chunk: no transient copy of the data."""
+    rng = np.random.default_rng(seed)
+    for start in range(0, X.shape[0], step):
+        stop = min(X.shape[0], start + step)
+        X[start:stop] = rng.uniform(size=(stop - start, X.shape[1]))
+        y[start:stop] = friedman_target(np.asarray(X[start:stop]), rng)
+
+
+def rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def peak_bytes():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def load(args):
+    d = args.d
+    if args.memmap:
+        path = Path(args.tmp) / f"X_{args.n}_{d}.npy"
+        if not path.exists():
+            X = np.lib.format.open_memmap(path, mode="w+", shape=(args.n, d))
+            y = np.empty(args.n)
+            fill_data(X, y, 0)
+            X.flush()
+            np.save(Path(args.tmp) / f"y_{args.n}.npy", y)
+            del X
+        X = np.load(path, mmap_mode="r")
+        y = np.load(Path(args.tmp) / f"y_{args.n}.npy")
+    else:
+        X, y = np.empty((args.n, d)), np.empty(args.n)
+        fill_data(X, y, 0)
+    Xt = np.random.default_rng(1).uniform(size=(args.n_test, d))
+    return X, y, Xt, friedman_target(Xt)
+
+
+def section(args):
+    """Run one section in this process (after a small warm-up run: imports, compiled kernels); its JSON record."""
+    X, y, Xt, yt = load(args)
+    small = argparse.Namespace(**dict(vars(args), n=min(args.n, 2000), m=min(args.m, 20), huber_iter=2))
+    run(small, X[:small.n], y[:small.n], Xt[:100], yt[:100])
+    base = rss_bytes()
+    data_bytes = (0 if args.memmap else X.nbytes) + y.nbytes
+    rec = run(args, X, y, Xt, yt)
+    rec.update(peak_rss_bytes=peak_bytes(), data_bytes=data_bytes, rss_with_data_bytes=base,
+               above_data_bytes=peak_bytes() - base)
+    return rec
+
+
+def run(args, X, y, Xt, yt):
+    from skframe.options import ComputeOptions
+    from skframe.registry import get_kernel, get_sketch
+    from skframe.sketching import draw_sketch
+
+    lam = 1e-3 / args.n
+    kernel = get_kernel("gaussian", gamma=args.gamma)
+    rec = {"section": args.section, "n": args.n, "m": args.m, "memmap": bool(args.memmap)}
+    t0 = time.perf_counter()
+    if args.section in ("stream64", "stream32", "inmemory", "gpu64", "gpu32"):
+        from skframe import SketchedKernelRidge
+
+        streamed = {} if args.section == "inmemory" else {
+            "memory_budget": args.budget, "dtype": "float64" if args.section.endswith("64") else "float32",
+            "backend": "cupy" if args.section.startswith("gpu") else "numpy"}
+        model = SketchedKernelRidge(kernel_params={"gamma": args.gamma}, sketch="subsample", sketch_size=args.m,
+                                    lam=lam, random_state=2, **streamed).fit(X, y)
+        rec["fit_seconds"] = time.perf_counter() - t0
+        pred = model.predict(Xt)
+        info = model.sketch_info_
+        rec.update(rank=info.get("rank"), chunk_rows=info.get("chunk_rows"), products=info.get("products"),
+                   representation=info.get("representation", "in-memory features"))
+    elif args.section == "sklearn":
+        from sklearn.kernel_approximation import Nystroem
+        from sklearn.linear_model import Ridge
+
+        Xa = np.asarray(X)
+        ny = Nystroem(gamma=args.gamma, n_components=args.m, random_state=2)
+        model = Ridge(alpha=args.n * lam).fit(ny.fit_transform(Xa), y)
+        rec["fit_seconds"] = time.perf_counter() - t0
+        pred = model.predict(ny.transform(Xt))
+    elif args.section == "huber":
+        from skframe.registry import get_loss
+        from skframe.stream_problems import feature_projection, lbfgs_solve, make_feature_problem
+        from skframe.streaming import gather_rows, predict_chunks
+
+        opts = ComputeOptions(memory_budget=args.budget, dtype=args.huber_dtype)
+        R = draw_sketch(get_sketch("subsample", size=args.m), args.n, np.random.default_rng(2))
+        X_sub = gather_rows(X, R.indices)
+        proj, _ = feature_projection(kernel, X_sub, R.mix)
+        problem, rep = make_feature_problem(kernel, X, y, X_sub, proj, opts)
+        from skframe.linalg import solve_psd
+
+        A, B = problem.gram()  # one pass: the square-loss solution starts L-BFGS
+        A[np.diag_indices_from(A)] += args.n * lam
+        t_setup = time.perf_counter() - t0
+        res = lbfgs_solve(problem, get_loss("huber", kappa=args.kappa), lam, max_iter=args.huber_iter,
+                          init=solve_psd(A, B))
+        rec["fit_seconds"] = time.perf_counter() - t0
+        rec.update(representation=rep, setup_seconds=t_setup, n_iter=res.n_iter, n_passes=res.info["n_passes"],
+                   seconds_per_pass=res.info["seconds_per_pass"], budget=args.budget)
+        pred = predict_chunks(kernel, Xt, X_sub, proj @ res.W)[:, 0]
+    else:
+        raise SystemExit(f"unknown section {args.section!r}")
+    rec["test_mse"] = float(np.mean((pred - yt) ** 2))
+    return rec
+
+
+def dask_section(args):
+    import dask.array as da
+    from distributed import Client, LocalCluster
+
+    from skframe.registry import get_kernel, get_sketch
+    from skframe.sketching import draw_sketch
+    from skframe.streaming import fit_sketched_ridge, predict_chunks
+
+    n, chunk = args.dask_n, args.dask_chunk
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=40) as cluster, Client(cluster) as client:
+        X = da.random.default_rng(0).uniform(size=(n, args.d), chunks=(chunk, args.d)).persist()
+        y = X.map_blocks(lambda b: friedman_target(b)[:, None], chunks=(X.chunks[0], (1,)), dtype=float).persist()
+        client.wait_for_workers(2)
+        base = client.run(rss_bytes)
+        kernel = get_kernel("gaussian", gamma=args.gamma)
+        t0 = time.perf_counter()  # warm-up: imports and compiled kernels on the workers, not timed
+        small = draw_sketch(get_sketch("subsample", size=10), 2 * chunk, np.random.default_rng(3))
+        fit_sketched_ridge(kernel, X[:2 * chunk], y[:2 * chunk], small, 1e-3)
+        warmup = time.perf_counter() - t0
+        R = draw_sketch(get_sketch("subsample", size=args.m), n, np.random.default_rng(2))
+        t0 = time.perf_counter()
+        res = fit_sketched_ridge(kernel, X, y, R, 1e-3 / n)
+        elapsed = time.perf_counter() - t0
+        peaks = client.run(peak_bytes)
+    Xt = np.random.default_rng(1).uniform(size=(args.n_test, args.d))
+    pred = predict_chunks(kernel, Xt, res.X_sub, res.coef)[:, 0]
+    return {"section": "dask", "n": n, "m": args.m, "workers": 2, "partitions": res.info["partitions"],
+            "fit_seconds": elapsed, "warmup_seconds": warmup, "test_mse": float(np.mean((pred - friedman_target(Xt)) ** 2)),
+            "worker_peak_rss_bytes": list(peaks.values()),
+            "worker_rss_with_data_bytes": list(base.values())}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, default=1_000_000)
+    p.add_argument("--n-test", type=int, default=10_000)
+    p.add_argument("--d", type=int, default=10)
+    p.add_argument("--m", type=int, default=1000)
+    p.add_argument("--gamma", type=float, default=0.5)
+    p.add_argument("--budget", default="2GB")
+    p.add_argument("--memmap", action="store_true", help="read X from a memory-mapped .npy written in chunks")
+    p.add_argument("--tmp", default=None, help="directory of the memory-mapped data (default: a temp dir)")
+    p.add_argument("--kappa", type=float, default=1.0)
+    p.add_argument("--huber-iter", type=int, default=20)
+    p.add_argument("--huber-dtype", default="float32")
+    p.add_argument("--dask-n", type=int, default=2_000_000)
+    p.add_argument("--dask-chunk", type=int, default=250_000)
+    p.add_argument("--sections", default=DEFAULT_SECTIONS)
+    p.add_argument("--section", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.section:  # child process: one section, one JSON line
+        rec = dask_section(args) if args.section == "dask" else section(args)
+        print(json.dumps(rec))
+        return
+    out = {"benchmark": "scale", "settings": {k: v for k, v in vars(args).items() if k not in ("section", "tmp")},
+           "versions": _setup.versions(), "results": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.sections.split(","):
+            cmd = [sys.executable, __file__, "--section", name.strip(), "--tmp", args.tmp or tmp] + sys.argv[1:]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode:
+                out["results"].append({"section": name, "error": proc.stderr.strip().splitlines()[-1:]})
+            else:
+                out["results"].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

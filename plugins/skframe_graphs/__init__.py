@@ -1,0 +1,1 @@
+"""Built-in graph and string kernels of skframe (a plugin registered through the ``skframe`` entry points)."""

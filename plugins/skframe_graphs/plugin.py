@@ -1,0 +1,33 @@
+"""Hook implementation registering the graph and string kernels (public plugin API only)."""
+
+import skframe
+
+from .kernels import (
+    CoreWLKernel,
+    EdgeHistogramKernel,
+    NGramKernel,
+    NSPDKernel,
+    ShortestPathKernel,
+    VertexHistogramKernel,
+    WLSubtreeKernel,
+)
+
+__all__ = ["register_kernels"]
+
+
+@skframe.hookimpl
+def register_kernels(register):
+    """Register the graph kernels and the n-gram string kernel.
+
+    Parameters
+    ----------
+    register : callable
+        ``register(name, factory)`` callback provided by skframe.
+    """
+    register("vertex-histogram", VertexHistogramKernel)
+    register("edge-histogram", EdgeHistogramKernel)
+    register("shortest-path", ShortestPathKernel)
+    register("wl-subtree", WLSubtreeKernel)
+    register("nspd", NSPDKernel)
+    register("core-wl", CoreWLKernel)
+    register("ngram", NGramKernel)

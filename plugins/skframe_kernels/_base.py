@@ -1,0 +1,233 @@
+"""The shared base of the built-in kernels: validation, blocked ``matvec``, memory estimate, bandwidths.
+
+Private to :mod:`skframe_kernels`; the kernels themselves live in
+:mod:`skframe_kernels.kernels`.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import scipy.sparse as sp
+
+from skframe.collections import chunks
+from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.options import DEFAULT_OPTIONS
+from skframe.protocols import Kernel
+from skframe.sketching import rows_within_budget
+from skframe.validation import check_same_features
+
+from ._gram_ops import _as_input, _check_positive
+
+
+def _compute_dtype(options):
+    return np.dtype(np.float32 if getattr(options, "dtype", "float64") == "float32" else np.float64)
+
+
+class _BaseKernel(Kernel):
+    """Shared validation and plumbing; subclasses implement ``_gram`` and ``_diag``.
+
+    Blocks are float64 unless ``dtype=np.float32`` is asked (``dtypes`` lists both):
+    kernels with a single-precision path (``_gram32``, e.g. the Gaussian kernel on dense
+    data) compute in float32, the others round their float64 block once.
+    :meth:`matvec` with ``options.dtype="float32"`` multiplies float32 row blocks.
+    """
+
+    _param_names: tuple = ()
+    _sparse_ok = True
+    backends = ("numpy",)
+    dtypes = ("float64", "float32")
+
+    @property
+    def params(self):
+        """dict: constructor parameters, JSON-serialisable; ``type(self)(**self.params)`` rebuilds the kernel."""
+        return {name: getattr(self, name) for name in self._param_names}
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{type(self).__name__}({args})"
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.params == other.params
+
+    def __hash__(self):
+        return hash((type(self).__name__, repr(self)))
+
+    def _check(self, X, name):
+        X = _as_input(X, name)
+        if sp.issparse(X) and not self._sparse_ok:
+            raise InvalidInputError(
+                f"{name} is a sparse matrix but {type(self).__name__} needs dense data; call {name}.toarray()"
+            )
+        return X
+
+    def _unprepared(self):
+        """True when a parameter still has to be set from data (``gamma="scale"``)."""
+        return False
+
+    def __call__(self, X, Y=None, *, dtype=None):
+        """Gram block between the rows of ``X`` and ``Y``.
+
+        Parameters
+        ----------
+        X : ndarray or scipy.sparse matrix of shape (n, d)
+            Left samples.
+        Y : ndarray or scipy.sparse matrix of shape (m, d), optional
+            Right samples; ``None`` means ``Y = X`` (the block is then symmetric).
+        dtype : numpy dtype, optional
+            ``np.float32`` returns a single-precision block; default float64.
+
+        Returns
+        -------
+        ndarray of shape (n, m), float64 (or float32)
+            ``K[i, j] = k(X[i], Y[j])``.
+
+        Raises
+        ------
+        skframe.exceptions.InvalidInputError
+            On NaN/inf/empty data or when ``X`` and ``Y`` have different numbers of features.
+        """
+        X = self._check(X, "X")
+        if self._unprepared():  # e.g. gamma="scale" on an unprepared kernel: set from the first argument
+            return self.prepare(X)(X, Y, dtype=dtype)
+        gram = self._gram32 if dtype is not None and np.dtype(dtype) == np.float32 else self._gram
+        if Y is None:
+            return gram(X, X, True)
+        Y = self._check(Y, "Y")
+        check_same_features(X, Y)
+        return gram(X, Y, False)
+
+    def _gram32(self, X, Y, symmetric):
+        """Single-precision block; default: the float64 block rounded once."""
+        return self._gram(X, Y, symmetric).astype(np.float32)
+
+    def diag(self, X):
+        """``k(x_i, x_i)`` for every row of ``X``.
+
+        Parameters
+        ----------
+        X : ndarray or scipy.sparse matrix of shape (n, d)
+
+        Returns
+        -------
+        ndarray of shape (n,), float64
+        """
+        return self._diag(self._check(X, "X"))
+
+    def _diag(self, X):
+        return np.ones(X.shape[0], dtype=np.float64)
+
+    def _gram(self, X, Y, symmetric):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def block_bytes(self, n_rows, n_cols, itemsize=8):
+        """Peak bytes of one block ``k(X[:n_rows], Y[:n_cols])`` stored with ``itemsize`` bytes per entry.
+
+        The block is computed in float64 (plus its row and column norms); a float32
+        block adds its own copy. A sparse ``Y`` is also densified in tiles of at most
+        ``DENSE_TILE_ELEMENTS`` entries, which this estimate leaves out.
+        """
+        n_rows, n_cols, itemsize = int(n_rows), int(n_cols), int(itemsize)
+        out = 8 * n_rows * n_cols + 8 * (n_rows + n_cols)
+        if itemsize != 8:
+            out += itemsize * n_rows * n_cols
+        return out
+
+    def rows_per_block(self, n_cols, options=None):
+        """Rows of ``X`` per block so that :meth:`block_bytes` stays within ``options.block_bytes``."""
+        return rows_within_budget(self, n_cols, options)
+
+    def matvec(self, X, Y, W, options=None):
+        """``k(X, Y) @ W`` in row blocks of ``X`` within ``options.block_bytes``.
+
+        Parameters
+        ----------
+        X : ndarray or scipy.sparse matrix of shape (n, d)
+        Y : ndarray or scipy.sparse matrix of shape (m, d)
+        W : ndarray of shape (m,) or (m, k)
+        options : skframe.options.ComputeOptions, optional
+            ``block_bytes``/``chunk_rows`` bound the block; ``dtype="float32"`` stores the
+            blocks in float32 (the result then has the type of ``W`` and float32 combined).
+
+        Returns
+        -------
+        ndarray of shape (n,) or (n, k)
+        """
+        options = options or DEFAULT_OPTIONS
+        kernel = self.prepare(X) if self._unprepared() else self
+        Y = kernel._check(Y, "Y")
+        W = np.asarray(W)
+        dtype = _compute_dtype(options)
+        n = X.shape[0]
+        out = np.empty((n,) + W.shape[1:], dtype=np.result_type(W.dtype, dtype))
+        for start, stop in chunks(n, kernel.rows_per_block(Y.shape[0], options)):
+            rows = X[start:stop]
+            out[start:stop] = (kernel(rows, Y) if dtype == np.float64 else kernel(rows, Y, dtype=dtype)) @ W
+        return out
+
+
+def _dense_moments(X):
+    """(number of features, variance of all entries, True when every entry is equal) of dense or sparse X."""
+    n, d = X.shape
+    if sp.issparse(X):
+        N = n * d
+        data = X.data
+        mean = data.sum() / N
+        zeros = N - data.size
+        var = (np.square(data - mean).sum() + zeros * mean * mean) / N
+        lo = data.min(initial=np.inf)
+        hi = data.max(initial=-np.inf)
+        if zeros:
+            lo, hi = min(lo, 0.0), max(hi, 0.0)
+        return d, float(var), bool(lo == hi)
+    return d, float(X.var(dtype=np.float64)), bool(X.min() == X.max())
+
+
+class _Bandwidth:
+    """Mixin for kernels with a bandwidth ``gamma`` that may be ``"scale"`` (set from the data).
+
+    Subclasses implement ``_scale_gamma(X)`` (X validated, dense or CSR).
+    """
+
+    def _set_gamma(self, gamma, fix):
+        if isinstance(gamma, str):
+            if gamma != "scale":
+                raise InvalidParameterError(
+                    f"gamma={gamma!r} is not understood; pass a positive number or 'scale' (set from the training data)"
+                )
+            self.gamma = "scale"
+        else:
+            self.gamma = _check_positive(gamma, "gamma", fix + ", or 'scale' to set it from the data")
+
+    def _unprepared(self):
+        return self.gamma == "scale"
+
+    def prepare(self, X):
+        """This kernel with ``gamma="scale"`` replaced by its value on the training data ``X``.
+
+        A kernel with a numeric ``gamma`` is returned unchanged.
+
+        Parameters
+        ----------
+        X : ndarray or scipy.sparse matrix of shape (n, d)
+            The training data (never densified).
+
+        Returns
+        -------
+        kernel
+            A copy whose ``gamma`` (and ``params["gamma"]``) is a number.
+        """
+        if self.gamma != "scale":
+            return self
+        prepared = copy.copy(self)
+        prepared.gamma = float(self._scale_gamma(self._check(X, "X")))
+        return prepared
+
+    def _numeric_gamma(self, what):
+        if self.gamma == "scale":
+            raise InvalidParameterError(
+                f"{type(self).__name__}(gamma='scale') has no numeric gamma yet; call kernel.prepare(X_train) "
+                f"before {what}"
+            )
+        return self.gamma

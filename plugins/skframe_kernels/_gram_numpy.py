@@ -1,0 +1,134 @@
+"""Plain NumPy/SciPy engine of the Gram-block loops (used when numba is disabled or absent).
+
+Same functions, signatures and in-place semantics as :mod:`skframe_kernels._gram_numba`:
+each one fills or transforms a preallocated float64 block ``out``. The exponential
+arguments are clamped at 0 as in the compiled engine.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "sqeuclidean_exp_direct",
+    "sqeuclidean_exp_from_cross",
+    "l1_exp_direct",
+    "l1_exp_from_overlap",
+    "min_sum_direct",
+    "minmax_from_min",
+    "csr_overlap",
+    "tanimoto_from_cross",
+    "affine_exp",
+    "csr_dense_cross",
+    "csr_dense_sqeuclidean_exp",
+    "dense_csr_cross",
+    "csr_rows_to_dense_t",
+]
+
+
+def _exp_nonpositive(a, out):
+    np.minimum(a, 0.0, out=out)
+    np.exp(out, out=out)
+    return out
+
+
+def _pairwise_rows(X, Yt, out, reduce):
+    """``out[i] = reduce(X[i][:, None], Yt)`` row by row (memory d x m per row)."""
+    for i in range(X.shape[0]):
+        out[i] = reduce(X[i][:, None], Yt)
+
+
+def sqeuclidean_exp_direct(X, Yt, gamma, out):
+    """``out[i, j] = exp(-gamma * ||X[i] - Yt[:, j]||^2)``."""
+    _pairwise_rows(X, Yt, out, lambda x, Y: ((x - Y) ** 2).sum(axis=0))
+    _exp_nonpositive(-gamma * out, out)
+
+
+def sqeuclidean_exp_from_cross(out, xn, yn, gamma):
+    """Turn ``out = X @ Y.T`` into ``exp(-gamma * max(xn_i + yn_j - 2 out_ij, 0))``."""
+    d2 = np.maximum(xn[:, None] + yn[None, :] - 2.0 * out, 0.0)
+    _exp_nonpositive(-gamma * d2, out)
+
+
+def l1_exp_direct(X, Yt, gamma, out):
+    """``out[i, j] = exp(-gamma * ||X[i] - Yt[:, j]||_1)``."""
+    _pairwise_rows(X, Yt, out, lambda x, Y: np.abs(x - Y).sum(axis=0))
+    _exp_nonpositive(-gamma * out, out)
+
+
+def l1_exp_from_overlap(out, ax, ay, gamma):
+    """Turn ``out = sum_common |u| + |v| - |u - v|`` into ``exp(-gamma * ||x - y||_1)``."""
+    d1 = np.maximum(ax[:, None] + ay[None, :] - out, 0.0)
+    _exp_nonpositive(-gamma * d1, out)
+
+
+def min_sum_direct(X, Yt, out):
+    """``out[i, j] = sum_k min(X[i, k], Yt[k, j])``."""
+    _pairwise_rows(X, Yt, out, lambda x, Y: np.minimum(x, Y).sum(axis=0))
+
+
+def _ratio_or_one(num, den, out):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out[...] = np.where(den > 0.0, num / np.where(den > 0.0, den, 1.0), 1.0)
+
+
+def minmax_from_min(out, sx, sy):
+    """Turn ``out = sum min(x, y)`` into ``sum min / sum max``; 0/0 gives 1."""
+    _ratio_or_one(out.copy(), sx[:, None] + sy[None, :] - out, out)
+
+
+def tanimoto_from_cross(out, xn, yn):
+    """Turn ``out = X @ Y.T`` into ``<x,y> / (||x||^2 + ||y||^2 - <x,y>)``; 0/0 gives 1."""
+    _ratio_or_one(out.copy(), xn[:, None] + yn[None, :] - out, out)
+
+
+def affine_exp(out, a, b):
+    """``out = exp(min(a * out + b, 0))`` in place."""
+    _exp_nonpositive(a * out + b, out)
+
+
+def _csr(p, i, d, n_cols):
+    return sp.csr_matrix((d, i, p), shape=(p.shape[0] - 1, n_cols))
+
+
+def csr_overlap(xp, xi, xd, yp, yi, yd, mode, out):
+    """Sum over the common non-zero columns of CSR rows: ``|u| + |v| - |u - v|`` (mode 0) or ``min(u, v)`` (mode 1)."""
+    d = int(max(xi.max(initial=-1), yi.max(initial=-1))) + 1
+    rows_of_y = np.repeat(np.arange(yp.shape[0] - 1), np.diff(yp))
+    m = yp.shape[0] - 1
+    for a in range(xp.shape[0] - 1):
+        x = np.zeros(d)
+        present = np.zeros(d, dtype=bool)
+        x[xi[xp[a]:xp[a + 1]]] = xd[xp[a]:xp[a + 1]]
+        present[xi[xp[a]:xp[a + 1]]] = True
+        u, v = x[yi], yd
+        terms = np.abs(u) + np.abs(v) - np.abs(u - v) if mode == 0 else np.minimum(u, v)
+        out[a] = np.bincount(rows_of_y, weights=np.where(present[yi], terms, 0.0), minlength=m)
+
+
+def csr_dense_cross(xp, xi, xd, Yt, out, j_off):
+    """``out[:, j_off : j_off + m] = X @ Yt`` for CSR ``X`` and dense ``Yt`` (d, m)."""
+    out[:, j_off : j_off + Yt.shape[1]] = _csr(xp, xi, xd, Yt.shape[0]) @ Yt
+
+
+def csr_dense_sqeuclidean_exp(xp, xi, xd, Yt, xn, yn, gamma, out, j_off):
+    """:func:`csr_dense_cross` followed by :func:`sqeuclidean_exp_from_cross` on the same columns."""
+    block = np.asarray(_csr(xp, xi, xd, Yt.shape[0]) @ Yt)
+    sqeuclidean_exp_from_cross(block, xn, yn, gamma)
+    out[:, j_off : j_off + Yt.shape[1]] = block
+
+
+def dense_csr_cross(X, yp, yi, yd, out):
+    """``out = X @ Y.T`` for dense ``X`` and CSR ``Y``."""
+    out[...] = np.asarray(_csr(yp, yi, yd, X.shape[1]) @ X.T).T
+
+
+def csr_rows_to_dense_t(yp, yi, yd, j0, j1, out):
+    """Add the CSR rows ``j0 <= j < j1`` into ``out`` of shape (d, j1 - j0), transposed."""
+    for j in range(j0, j1):
+        np.add.at(out[:, j - j0], yi[yp[j]:yp[j + 1]], yd[yp[j]:yp[j + 1]])
+
+
+# float32 Gaussian blocks: the plain formulas above work in the precision of ``out``
+sqeuclidean_exp_direct32 = sqeuclidean_exp_direct
+sqeuclidean_exp_from_cross32 = sqeuclidean_exp_from_cross
+__all__ += ["sqeuclidean_exp_direct32", "sqeuclidean_exp_from_cross32"]

@@ -1,0 +1,108 @@
+"""Shared parts of the built-in solvers: parameter display, lambda check, start point, result."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.problems import SolveResult
+from skframe.protocols import Solver
+from skframe.validation import check_scalar
+
+from ._duality import gap_report
+from ._problem import FeatureMapProblem
+
+__all__ = ["BaseSolver", "DualSolverMixin", "check_init"]
+
+
+def check_init(init):
+    """``init`` parameter of a solver: ``"ridge"`` or ``"zeros"``."""
+    if init not in ("ridge", "zeros"):
+        raise InvalidParameterError(f"init={init!r}; use 'ridge' (square-loss closed form) or 'zeros'")
+    return init
+
+
+class BaseSolver(Solver):
+    """Base of the built-in solvers: they keep only their parameters, never run state.
+
+    ``solve(problem, loss, lam, *, M=None, rng=None, init=None, progress=None)`` returns a
+    :class:`skframe.problems.SolveResult`; ``init`` (an (r, d) array, e.g. the previous
+    solution on a regularisation path) overrides the solver's own start point.
+    """
+
+    name = "solver"
+
+    @property
+    def params(self):
+        return {}
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"{type(self).__name__}({args})"
+
+    def _check_lam(self, lam):
+        return check_scalar(lam, "lam", low=0, low_inclusive=False, fix="lam must be > 0, e.g. 1e-3")
+
+    def _problem(self, problem, loss, lam, M, Y=None):
+        return FeatureMapProblem(problem, loss, self._check_lam(lam), M, Y=Y)
+
+    @staticmethod
+    def _start(fp, init, default):
+        """Start point V: ``init`` (a W) when given, else the square-loss closed form or zero."""
+        if init is not None:
+            return fp.from_W(init)
+        return fp.ridge_V() if default == "ridge" else np.zeros(fp.shape)
+
+    @staticmethod
+    def _result(fp, V, history, stop_reason, n_iter, info=None, certificate=True):
+        """Build the SolveResult; adds the duality gap at V when the loss has a ``dual``."""
+        info = dict(info or {})
+        if certificate:
+            rep = gap_report(fp, V)
+            if rep is not None:
+                info.update(rep)
+        return SolveResult(W=fp.to_W(V), history=[float(h) for h in history], stop_reason=stop_reason,
+                           n_iter=int(n_iter), info=info)
+
+
+class DualSolverMixin:
+    """Checks and reporting shared by the solvers that stop on the duality gap (dual-cd, admm)."""
+
+    #: what the solver does per sample, for the in-memory error message
+    needs_memory_because = "needs the features in memory"
+
+    def _dual_problem(self, problem, loss, lam, M):
+        """FeatureMapProblem and ``loss.dual``; clear errors for a loss without dual or a streamed problem."""
+        dual = getattr(loss, "dual", None)
+        if dual is None or getattr(dual, "structure", None) not in ("norm", "separable"):
+            raise InvalidParameterError(
+                f"solver {self.name!r} needs the loss's Fenchel dual (a 'dual' capability), which "
+                f"{getattr(loss, 'name', type(loss).__name__)!r} does not declare; use solver='lbfgs' or 'adam'"
+            )
+        fp = self._problem(problem, loss, lam, M)
+        if not fp.in_memory:
+            raise InvalidInputError(
+                f"solver {self.name!r} {self.needs_memory_because}, but this problem streams them "
+                "(problem.features() is None); use solver='adam' (mini-batches) or 'lbfgs' (full passes) for "
+                "streamed data"
+            )
+        return fp, dual
+
+    def _gap_result(self, fp, V, trace, count, unit, cap, cap_name, extra=None):
+        """SolveResult from the per-check ``trace`` [(P, D, relative gap)]; warns when the cap was hit."""
+        P, D, gap = trace[-1] if trace else (float("nan"),) * 3
+        converged = bool(trace) and gap <= self.tol
+        info = {"primal": float(P), "dual": float(D), "gap": float(P - D), "relative_gap": float(gap),
+                unit: int(count), "gap_history": [float(t[2]) for t in trace],
+                "dual_history": [float(t[1]) for t in trace], **(extra or {})}
+        if converged:
+            reason = f"converged: relative duality gap {gap:.2e} <= tol={self.tol} after {count} {unit}"
+        else:
+            reason = (f"reached the maximum number of {unit} ({cap}) with relative duality gap {gap:.2e} > "
+                      f"tol={self.tol}; raise {cap_name}")
+            from sklearn.exceptions import ConvergenceWarning
+
+            warnings.warn(f"{self.name} {reason}", ConvergenceWarning, stacklevel=3)
+        return self._result(fp, V, [t[0] for t in trace], reason, count, info, certificate=False)

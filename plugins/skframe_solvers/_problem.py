@@ -1,0 +1,188 @@
+"""The feature-map problem every built-in solver minimises, in well-conditioned variables.
+
+Every solver minimises, over ``W`` of shape (r, d),
+
+    J(W) = (1/n) sum_i l(z_i^T W M, y_i) + (lam/2) tr(W M W^T)
+
+where ``z_i`` are the sketched features (El Ahmad et al., "Fast Kernel Methods for Generic
+Lipschitz Losses via p-Sparsified Sketches", TMLR 2023, Prop. 1) and M the output matrix of
+a decomposable kernel ``k M`` (identity when None). The nd x rd Kronecker feature map of
+``k M`` is never built. With ``M = Q S Q^T`` (rank k) the solvers work on
+``V = W Q S^{1/2}`` (r x k), a change of variables that turns the problem into
+
+    J(V) = (1/n) sum_i l(z_i^T V C, y_i) + (lam/2) ||V||_F^2,    C = S^{1/2} Q^T,
+
+(prediction ``Z V C = Z W M``, penalty ``||V||^2 = tr(W M W^T)``, ``C^T C = M``) which is
+well conditioned whatever M; ``W = V S^{-1/2} Q^T`` is returned. For ``M = I``: ``V = W``.
+
+The features come from a :class:`skframe.problems.Problem`: in memory when
+``problem.features()`` returns them, else streamed block by block.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.linalg import eigh_truncated, solve_psd
+from skframe.problems import Problem, as_problem
+
+__all__ = ["FeatureMapProblem", "is_square_loss"]
+
+
+def is_square_loss(loss):
+    """True when ``loss`` is the square loss ``1/2 ||f - y||^2`` (it declares ``closed_form = True``)."""
+    if getattr(loss, "closed_form", None) is not None:
+        return bool(loss.closed_form)
+    return getattr(loss, "name", None) == "square"
+
+
+def _as_2d(Y):
+    Y = np.asarray(Y, dtype=np.float64)
+    return Y[:, None] if Y.ndim == 1 else Y
+
+
+class FeatureMapProblem:
+    """The feature-map problem in the well-conditioned variables ``V`` (see module docstring).
+
+    Parameters
+    ----------
+    problem : Problem, or ndarray Z of shape (n, r) with ``Y`` given
+    loss : Loss
+    lam : float
+    M : ndarray of shape (d, d) or None
+    Y : ndarray of shape (n, d), optional
+        Targets when ``problem`` is an array (tests, old calls).
+    chunk_rows : int, optional
+        Rows per block when the problem streams.
+    """
+
+    def __init__(self, problem, loss, lam, M=None, Y=None, chunk_rows=None):
+        if not isinstance(problem, Problem):
+            problem = as_problem(np.asarray(problem, dtype=np.float64), _as_2d(Y))
+        self.problem, self.loss, self.lam = problem, loss, float(lam)
+        self.chunk_rows = chunk_rows
+        self.n, self.r, d = int(problem.n), int(problem.r), int(problem.d)
+        self.d = d
+        feats = problem.features()
+        if feats is not None:
+            Z, Yf = feats
+            Z = np.ascontiguousarray(Z, dtype=np.float64)
+            Yf = np.ascontiguousarray(_as_2d(Yf))
+            if Z.ndim != 2 or Z.shape[0] != Yf.shape[0]:
+                raise InvalidInputError(
+                    f"features Z {Z.shape} and targets Y {Yf.shape} must have the same number of rows"
+                )
+            self.Z, self.Y = Z, Yf
+        else:
+            self.Z = self.Y = None
+        if M is None:
+            self.identity = True
+            self.C = np.eye(d)
+            self.sqrt_s = np.ones(d)
+            self.Q = np.eye(d)
+            self.M = np.eye(d)
+        else:
+            M = np.asarray(M, dtype=np.float64)
+            if M.shape != (d, d):
+                raise InvalidParameterError(f"output matrix M has shape {M.shape}; expected ({d}, {d})")
+            s, Q = eigh_truncated(M)
+            self.identity = False
+            self.sqrt_s = np.sqrt(s)
+            self.Q = Q
+            self.C = self.sqrt_s[:, None] * Q.T  # (k, d)
+            self.M = self.C.T @ self.C  # M with its negligible eigenvalues dropped
+
+    @property
+    def in_memory(self):
+        """True when the whole feature matrix is held in memory."""
+        return self.Z is not None
+
+    @property
+    def shape(self):
+        """Shape (r, k) of the variable V."""
+        return (self.r, self.C.shape[0])
+
+    # ------------------------------------------------------------------ variables
+    def to_W(self, V):
+        """``W = V S^{-1/2} Q^T`` (r x d)."""
+        if self.identity:
+            return np.array(V, dtype=np.float64, copy=True)
+        return (V / self.sqrt_s) @ self.Q.T
+
+    def from_W(self, W):
+        """``V = W Q S^{1/2}`` (r x k), the inverse of :meth:`to_W` on M's range."""
+        W = np.asarray(W, dtype=np.float64)
+        if W.ndim == 1:
+            W = W[:, None]
+        if W.shape != (self.r, self.d):
+            raise InvalidParameterError(f"init has shape {W.shape}; expected (r, d) = ({self.r}, {self.d})")
+        if self.identity:
+            return W.copy()
+        return (W @ self.Q) * self.sqrt_s
+
+    # ------------------------------------------------------------------ rows
+    def blocks(self):
+        """``(start, Z_block, Y_block)`` in float64 over all rows."""
+        if self.in_memory:
+            step = self.chunk_rows or self.n
+            for start in range(0, self.n, step):
+                yield start, self.Z[start:start + step], self.Y[start:start + step]
+            return
+        for start, Zb, Yb in self.problem.blocks(self.chunk_rows):
+            yield start, np.asarray(Zb, dtype=np.float64), _as_2d(Yb)
+
+    def predict(self, V, Z):
+        return (Z @ V) @ self.C
+
+    def penalty(self, V):
+        return 0.5 * self.lam * float(np.sum(V * V))
+
+    def objective(self, V):
+        """``J(V)`` over all rows, penalty included."""
+        return self.mean_loss(V) + self.penalty(V)
+
+    def mean_loss(self, V):
+        """Data term ``(1/n) sum_i l(z_i^T V C, y_i)``."""
+        total = 0.0
+        for _, Zb, Yb in self.blocks():
+            total += float(np.sum(self.loss.value(self.predict(V, Zb), Yb)))
+        return total / self.n
+
+    def batch_value_and_grad(self, V, Z, Y):
+        """``J`` and its (sub-)gradient ``(1/b) Z_b^T G C^T + lam V`` on one batch of rows."""
+        F = self.predict(V, Z)
+        val = float(np.mean(self.loss.value(F, Y))) + self.penalty(V)
+        G = self.loss.gradient(F, Y)
+        return val, (Z.T @ (G @ self.C.T)) / Z.shape[0] + self.lam * V
+
+    def value_and_grad(self, V):
+        """Full objective and gradient, accumulated block by block."""
+        total, grad = 0.0, np.zeros_like(V)
+        for _, Zb, Yb in self.blocks():
+            F = self.predict(V, Zb)
+            total += float(np.sum(self.loss.value(F, Yb)))
+            grad += Zb.T @ (self.loss.gradient(F, Yb) @ self.C.T)
+        return total / self.n + self.penalty(V), grad / self.n + self.lam * V
+
+    # ------------------------------------------------------------------ square loss
+    def ridge_V(self):
+        """Closed-form minimiser of the square-loss problem in V (one r x r system or eigendecomposition)."""
+        if self.in_memory:
+            A, ZtY = self.Z.T @ self.Z, self.Z.T @ self.Y
+        else:
+            A, ZtY = self.problem.gram()
+            A = np.array(A, dtype=np.float64)
+            ZtY = np.asarray(ZtY, dtype=np.float64)
+        ZtY = ZtY @ self.Q  # targets in M's eigenbasis
+        n = self.n
+        if self.identity:
+            A[np.diag_indices_from(A)] += n * self.lam
+            return solve_psd(A, ZtY)
+        sig, E = np.linalg.eigh(A)
+        sig = np.maximum(sig, 0.0)
+        B = E.T @ ZtY  # (r, k)
+        V = np.empty_like(B)
+        for j, sj in enumerate(self.sqrt_s):
+            V[:, j] = sj * B[:, j] / (sj * sj * sig + n * self.lam)
+        return E @ V

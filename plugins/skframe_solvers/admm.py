@@ -1,0 +1,146 @@
+"""ADMM on the sketched features with a duality-gap stop (``admm``): fast when lam n is small.
+
+Dual coordinate ascent needs about ``1 + ||z||^2 / (lam n)`` epochs per e-fold of the gap,
+which is thousands when ``lam n << 1`` (e.g. lam = 1e-7, n = 10^4). The alternating
+direction method of multipliers (Boyd et al., "Distributed Optimization and Statistical
+Learning via the Alternating Direction Method of Multipliers", 2011) splits the problem of
+:mod:`skframe_solvers._problem` as
+
+    min_{V, F}  (1/n) sum_i l(f_i, y_i) + (lam/2) ||V||^2   subject to   F = Z V C
+
+and alternates (scaled multipliers U, penalty rho / n):
+
+* V-update: ``lam V + (rho/n) Z^T Z V C C^T = (rho/n) Z^T (F - U) C^T``, a ridge system solved
+  in the eigenbasis of ``Z^T Z`` (``C C^T`` is diagonal; computed once, so changing rho costs
+  nothing);
+* F-update: the proximal operator of each sample's loss, in closed form from the loss's
+  Fenchel dual (``loss.dual``, :mod:`skframe_losses.duals`); it also gives the dual point
+  ``alpha_i = -grad l(f_i, y_i)``, always inside the dual domain;
+* U-update: ``U += Z V C - F``; rho is rebalanced from the primal and dual residuals.
+
+It stops on the same certified relative duality gap as ``dual-cd`` (dual point
+``A = -n rho' U``, objectives by the independent code of :mod:`skframe_solvers._duality`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skframe.validation import check_scalar
+
+from ._base import BaseSolver, DualSolverMixin, check_init
+from ._duality import dual_objective, relative_gap
+
+__all__ = ["ADMMSolver"]
+
+
+def loss_prox(dual, V_pred, Y, c, lower=None, upper=None):
+    """Proximal step of ``l / c`` at ``V_pred``, returned as the dual point ``alpha = -grad l(f)``.
+
+    ``f = prox_{l/c}(v)`` satisfies ``f = v + alpha / c`` with
+    ``alpha = argmin_a psi(a) - <a, y - v> + ||a||^2 / (2 c)`` (Moreau), which the two dual
+    families solve in closed form.
+    """
+    R = Y - V_pred
+    inv = 1.0 / c
+    if dual.structure == "norm":
+        rho = np.sqrt(np.sum(R * R, axis=1))
+        t = np.clip((rho - dual.l1) / (dual.quad + inv), 0.0, dual.radius)
+        ratio = np.divide(t, rho, out=np.zeros_like(rho), where=rho > 0)
+        return R * ratio[:, None]
+    soft = np.sign(R) * np.maximum(np.abs(R) - dual.l1, 0.0)
+    return np.clip(soft / (dual.quad + inv), lower, upper)
+
+
+class ADMMSolver(DualSolverMixin, BaseSolver):
+    """ADMM with a closed-form loss proximal step and a duality-gap stop (see the module docstring).
+
+    Parameters
+    ----------
+    tol : float, default=1e-4
+        Stop when the relative duality gap ``(P - D) / max(|P|, |D|)`` is <= tol.
+    max_iter : int, default=5000
+        Cap on the iterations (each costs two products with Z); reaching it raises
+        :class:`sklearn.exceptions.ConvergenceWarning` with the gap reached.
+    rho : float, default=0.1
+        Initial penalty (times 1/n), i.e. the step ``1/rho`` of the loss's proximal operator.
+    adaptive : bool, default=True
+        Rebalance rho when the primal and dual residuals differ by more than 10x, during the
+        first ``adapt_until`` iterations (then rho stays fixed, as ADMM's convergence needs).
+    adapt_until : int, default=500
+    check_every : int, default=10
+        Iterations between two duality-gap evaluations.
+    init : {"ridge", "zeros"}, default="ridge"
+        Start from the square-loss closed form or from zero; an ``init`` array given to
+        ``solve`` (warm start) takes precedence.
+    relaxation : float in (0, 2), default=1.6
+        Over-relaxation of the splitting (``Z V C`` replaced by ``a Z V C + (1 - a) F``; 1 is plain
+        ADMM, 1.5 to 1.8 usually saves a third of the iterations).
+    """
+
+    name = "admm"
+    needs_memory_because = "keeps one prediction per sample and needs the features in memory"
+
+    def __init__(self, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, adapt_until=500, check_every=10,
+                 init="ridge", relaxation=1.6):
+        self.tol = check_scalar(tol, "tol", low=0, low_inclusive=False, fix="tol must be > 0, e.g. 1e-4")
+        self.max_iter = check_scalar(max_iter, "max_iter", kind=int, low=1)
+        self.rho = check_scalar(rho, "rho", low=0, low_inclusive=False, fix="rho must be > 0, e.g. 0.1")
+        self.adaptive = bool(adaptive)
+        self.adapt_until = check_scalar(adapt_until, "adapt_until", kind=int, low=0)
+        self.relaxation = check_scalar(relaxation, "relaxation", low=0, high=2, low_inclusive=False,
+                                       high_inclusive=False, fix="relaxation must lie in (0, 2), e.g. 1.6")
+        self.check_every = check_scalar(check_every, "check_every", kind=int, low=1)
+        self.init = check_init(init)
+
+    @property
+    def params(self):
+        keys = ("tol", "max_iter", "rho", "adaptive", "adapt_until", "check_every", "init", "relaxation")
+        return {k: getattr(self, k) for k in keys}
+
+    def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
+        """Iterate until the relative duality gap is <= tol; ``progress(1)`` after each iteration."""
+        fp, dual = self._dual_problem(problem, loss, lam, M)
+        Z, Y, C, n, lam = fp.Z, fp.Y, fp.C, fp.n, fp.lam
+        lower = upper = None
+        if dual.structure == "separable":
+            lower, upper = dual.bounds(Y)
+        sig, E = np.linalg.eigh(Z.T @ Z)
+        sig = np.maximum(sig, 0.0)
+        s = fp.sqrt_s**2  # C C^T = diag(s)
+        V = self._start(fp, init, self.init)
+        F = fp.predict(V, Z)
+        rho = self.rho
+        if init is None:
+            U = np.zeros_like(F)
+        else:  # a warm start also carries its multipliers, alpha = -grad l(F)
+            U = -dual.project(-loss.gradient(F, Y), Y) / rho
+        trace = []
+        it = 0
+        for it in range(1, self.max_iter + 1):
+            # V-update: lam V + rho/n Z^T Z V C C^T = rho/n Z^T (F - U) C^T, column j in Z^T Z's eigenbasis
+            B = E.T @ (Z.T @ ((F - U) @ C.T)) * (rho / n)
+            V = E @ (B / (lam + (rho / n) * np.outer(sig, s)))
+            ZV = fp.predict(V, Z)
+            ZR = self.relaxation * ZV + (1.0 - self.relaxation) * F  # over-relaxation (1: plain ADMM)
+            A = loss_prox(dual, ZR + U, Y, rho, lower, upper)
+            F_old = F
+            F = ZR + U + A / rho
+            U += ZR - F
+            if progress is not None:
+                progress(1)
+            if self.adaptive and it % 5 == 0 and it <= self.adapt_until:
+                r_norm = np.linalg.norm(ZV - F)
+                s_norm = rho * np.linalg.norm(F - F_old)
+                if r_norm > 10 * s_norm:
+                    rho, U = rho * 2.0, U / 2.0
+                elif s_norm > 10 * r_norm:
+                    rho, U = rho / 2.0, U * 2.0
+            if it % self.check_every and it < self.max_iter:
+                continue
+            D, _ = dual_objective(fp, -rho * U)
+            P = fp.objective(V)
+            trace.append((P, D, relative_gap(P, D)))
+            if trace[-1][2] <= self.tol:
+                break
+        return self._gap_result(fp, V, trace, it, "iterations", self.max_iter, "max_iter", {"rho": float(rho)})

@@ -1,0 +1,120 @@
+"""Scores for predicted molecules and graphs: exact match, top-k, fingerprint similarity, edit distance."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import deps
+from ..exceptions import InvalidInputError
+from .batch import GraphBatch
+
+__all__ = ["exact_match", "topk_exact_match", "fingerprint_tanimoto", "graph_edit_distance"]
+
+
+def _as_list(graphs):
+    if isinstance(graphs, GraphBatch):
+        return [graphs.graph(g) for g in range(len(graphs))]
+    return list(graphs)
+
+
+def _same_graph(a, b):
+    """Isomorphism of two labelled graphs given as (node labels, edges, edge labels)."""
+    if sorted(a[0]) != sorted(b[0]) or sorted(a[2]) != sorted(b[2]) or len(a[1]) != len(b[1]):
+        return False
+    nx = deps.require("networkx", "graph isomorphism")
+    ga, gb = (_to_nx(nx, g) for g in (a, b))
+    same = nx.algorithms.isomorphism.categorical_node_match("label", None)
+    same_e = nx.algorithms.isomorphism.categorical_edge_match("label", None)
+    return nx.is_isomorphic(ga, gb, node_match=same, edge_match=same_e)
+
+
+def _to_nx(nx, g):
+    labels, edges, elabels = g
+    G = nx.Graph()
+    G.add_nodes_from((i, {"label": lab}) for i, lab in enumerate(labels))
+    G.add_edges_from((u, v, {"label": lab}) for (u, v), lab in zip(edges, elabels))
+    return G
+
+
+def _check_len(a, b):
+    if len(a) != len(b):
+        raise InvalidInputError(f"{len(a)} predictions for {len(b)} true outputs; they must match one to one")
+
+
+def exact_match(pred, true):
+    """Fraction of predictions identical to the truth.
+
+    SMILES strings are compared in RDKit's canonical form; graphs (a :class:`GraphBatch` or
+    (labels, edges, edge labels) triples) by labelled-graph isomorphism (networkx).
+    """
+    _check_len(pred, true)
+    if len(pred) == 0:
+        raise InvalidInputError("no predictions to score")
+    p0 = pred[0] if not isinstance(pred, GraphBatch) else None
+    if isinstance(p0, str):
+        from .chem import canonical_smiles
+
+        cp, ct = canonical_smiles(pred), canonical_smiles(true)
+        return float(np.mean([a is not None and a == b for a, b in zip(cp, ct)]))
+    P, T = _as_list(pred), _as_list(true)
+    return float(np.mean([_same_graph(a, b) for a, b in zip(P, T)]))
+
+
+def topk_exact_match(topk, true, k=None):
+    """Fraction of samples whose true output is among their top-k predicted candidates.
+
+    ``topk`` is a list (one per sample) of ranked predictions (SMILES strings or graph triples).
+    """
+    _check_len(topk, true)
+    hits = []
+    T = _as_list(true)
+    for ranked, t in zip(topk, T):
+        ranked = list(ranked)[:k] if k else list(ranked)
+        if ranked and isinstance(ranked[0], str):
+            from .chem import canonical_smiles
+
+            ct = canonical_smiles([t])[0]
+            hits.append(ct is not None and ct in canonical_smiles(ranked))
+        else:
+            hits.append(any(_same_graph(r, t) for r in ranked))
+    return float(np.mean(hits))
+
+
+def fingerprint_tanimoto(pred_smiles, true_smiles, radius=2, n_bits=2048):
+    """Mean Tanimoto similarity of the Morgan fingerprints of predicted and true molecules."""
+    from .chem import morgan_fingerprints
+
+    _check_len(pred_smiles, true_smiles)
+    A = morgan_fingerprints(pred_smiles, radius, n_bits).astype(np.float64)
+    B = morgan_fingerprints(true_smiles, radius, n_bits).astype(np.float64)
+    inter = np.asarray(A.multiply(B).sum(axis=1)).ravel()
+    union = np.asarray(A.sum(axis=1)).ravel() + np.asarray(B.sum(axis=1)).ravel() - inter
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sim = np.where(union > 0, inter / union, 1.0)
+    return float(sim.mean())
+
+
+def graph_edit_distance(pred, true, timeout=1.0):
+    """Mean graph edit distance (networkx, labels must match) with a per-pair time limit.
+
+    Where the search hits ``timeout`` seconds, the best distance found so far is used, so an
+    evaluation never hangs. Returns ``(mean distance, number of pairs that hit the limit)``.
+    """
+    nx = deps.require("networkx", "graph edit distance")
+    P, T = _as_list(pred), _as_list(true)
+    _check_len(P, T)
+    node_match = nx.algorithms.isomorphism.categorical_node_match("label", None)
+    edge_match = nx.algorithms.isomorphism.categorical_edge_match("label", None)
+    import time
+
+    dists, limited = [], 0
+    for a, b in zip(P, T):
+        t0 = time.perf_counter()
+        d = nx.graph_edit_distance(_to_nx(nx, a), _to_nx(nx, b), node_match=node_match, edge_match=edge_match,
+                                   timeout=timeout)
+        if time.perf_counter() - t0 >= timeout:
+            limited += 1
+        if d is None:  # nothing found in time: the edit path that deletes one graph and inserts the other
+            d = len(a[0]) + len(a[1]) + len(b[0]) + len(b[1])
+        dists.append(float(d))
+    return float(np.mean(dists)), limited

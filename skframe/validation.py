@@ -1,0 +1,153 @@
+"""Parameter and data checks for skframe and its plugins (public API).
+
+Plugin components validate their parameters and inputs with these helpers so
+that every error is an exception of :mod:`skframe.exceptions` whose message names
+the value and the fix, as the built-in components do:
+
+>>> check_scalar(0.5, "gamma", low=0, low_inclusive=False)
+0.5
+>>> check_scalar(-1, "gamma", low=0, low_inclusive=False)
+Traceback (most recent call last):
+...
+skframe.exceptions.InvalidParameterError: gamma=-1.0 is outside (0, inf); choose gamma in (0, inf)
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .exceptions import InvalidInputError, InvalidParameterError
+
+__all__ = ["check_scalar", "check_data", "check_same_features", "as_float_array"]
+
+
+def check_scalar(value, name, *, kind=float, low=None, high=None, low_inclusive=True, high_inclusive=True, fix=None):
+    """Validate a scalar parameter and return it converted to ``kind``.
+
+    Parameters
+    ----------
+    value : object
+        The value given by the user.
+    name : str
+        Parameter name used in the message.
+    kind : {float, int}, default=float
+        Expected type; booleans are refused, integers are accepted for floats.
+    low, high : float, optional
+        Bounds of the allowed interval.
+    low_inclusive, high_inclusive : bool, default=True
+        Whether the bounds belong to the interval.
+    fix : str, optional
+        Advice appended to the message instead of the default "choose ... in ...".
+
+    Returns
+    -------
+    int or float
+
+    Raises
+    ------
+    InvalidParameterError
+        Wrong type, NaN/inf, or outside the interval; the message names the parameter,
+        the value and the allowed range.
+    """
+    ok_type = numbers.Integral if kind is int else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, ok_type):
+        raise InvalidParameterError(f"{name}={value!r} must be a {'integer' if kind is int else 'number'}" + (f"; {fix}" if fix else ""))
+    value = kind(value)
+    if kind is float and not np.isfinite(value):
+        raise InvalidParameterError(f"{name}={value!r} must be finite" + (f"; {fix}" if fix else ""))
+    bad = False
+    if low is not None:
+        bad |= value < low if low_inclusive else value <= low
+    if high is not None:
+        bad |= value > high if high_inclusive else value >= high
+    if bad:
+        lo = "-inf" if low is None else repr(low)
+        hi = "inf" if high is None else repr(high)
+        interval = ("[" if low_inclusive and low is not None else "(") + f"{lo}, {hi}" + ("]" if high_inclusive and high is not None else ")")
+        raise InvalidParameterError(f"{name}={value!r} is outside {interval}" + (f"; {fix}" if fix else f"; choose {name} in {interval}"))
+    return value
+
+
+def as_float_array(X, name="X", *, allow_sparse=True, ensure_2d=True):
+    """Convert to a float64 ndarray (or CSR matrix) and reject NaN, inf and empty data.
+
+    Parameters
+    ----------
+    X : array-like or sparse matrix
+    name : str, default="X"
+        Name used in messages.
+    allow_sparse : bool, default=True
+        Accept SciPy sparse matrices (converted to CSR); otherwise ask for dense data.
+    ensure_2d : bool, default=True
+        Require a 2-D array (a 1-D one gets a reshape hint).
+
+    Returns
+    -------
+    ndarray of float64 or scipy.sparse.csr_matrix
+
+    Raises
+    ------
+    InvalidInputError
+        Not numeric, wrong dimension, empty, or containing NaN/inf.
+    """
+    if _is_sparse(X):
+        import scipy.sparse as sp
+
+        if not allow_sparse:
+            raise InvalidInputError(f"{name} is a sparse matrix but this component needs dense data; call {name}.toarray()")
+        X = sp.csr_matrix(X, dtype=np.float64)
+        data = X.data
+    else:
+        try:
+            X = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInputError(f"{name} cannot be converted to a float array ({exc}); pass numeric data") from exc
+        if ensure_2d:
+            if X.ndim == 1:
+                raise InvalidInputError(
+                    f"{name} is 1-D with shape {X.shape}; reshape it with {name}.reshape(-1, 1) for one feature "
+                    f"or {name}.reshape(1, -1) for one sample"
+                )
+            if X.ndim != 2:
+                raise InvalidInputError(f"{name} must be 2-D, got shape {X.shape}")
+        data = X
+    if X.shape[0] == 0 or (ensure_2d and X.shape[1] == 0):
+        raise InvalidInputError(f"{name} is empty (shape {X.shape}); at least one sample and one feature are needed")
+    if not np.all(np.isfinite(data)):
+        n_nan = int(np.isnan(data).sum())
+        n_inf = int(np.isinf(data).sum())
+        raise InvalidInputError(
+            f"{name} contains NaN ({n_nan}) or inf ({n_inf}) values; remove or impute them "
+            "(the CLI offers --missing zero|mean|drop)"
+        )
+    return X
+
+
+def _is_sparse(X):
+    """A SciPy sparse matrix or array (SciPy is imported only when one is given)."""
+    if not type(X).__module__.startswith("scipy."):
+        return False
+    import scipy.sparse as sp
+
+    return sp.issparse(X)
+
+
+check_data = as_float_array  #: alias of :func:`as_float_array`
+
+
+def check_same_features(X, Y, names=("X", "Y")):
+    """Raise :class:`InvalidInputError` when two 2-D arrays do not have the same number of columns.
+
+    Parameters
+    ----------
+    X, Y : ndarray or sparse matrix
+    names : tuple of str, default=("X", "Y")
+        Names used in the message.
+    """
+    if X.shape[1] != Y.shape[1]:
+        raise InvalidInputError(
+            f"{names[0]} has {X.shape[1]} features but {names[1]} has {Y.shape[1]}; "
+            "both must come from the same feature space"
+        )

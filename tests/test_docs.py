@@ -1,0 +1,156 @@
+"""Every shell command and Python snippet of README.md and docs/ runs, and states what it gives.
+
+Code blocks are found by their fence (```python, ```bash). An HTML comment on the line just above a block
+changes how it is run::
+
+    <!-- docs-test: skip -->                 not run (e.g. an install command or a sketch of a plugin file)
+    <!-- docs-test: data -->                 needs the real benchmark data (skframe.datasets); skipped without it
+    <!-- docs-test: expect metrics.arrmse < 0.6 -->   the last command's --json output must satisfy this
+
+Shell blocks of one page run in order in one temporary directory that holds small data files
+(``train.csv``, ``test.csv``, ``new.csv``), so a model written by one command is read by the next. ``pip``
+commands are not run: installing is the test run's own first step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md"] + sorted(p for p in (ROOT / "docs").glob("*.md"))
+FENCE = re.compile(r"(?P<pre>(?:<!--[^\n]*-->\s*\n)?)```(?P<lang>python|bash)\n(?P<body>.*?)```", re.S)
+DATA_DIR = Path(os.environ.get("SKFRAME_DATA", ROOT.parent / "shared" / "data"))
+
+
+def _blocks(page):
+    text = page.read_text(encoding="utf-8")
+    for i, m in enumerate(FENCE.finditer(text)):
+        marker = m.group("pre").strip()
+        opts = marker[len("<!-- docs-test:"): -len("-->")].strip() if marker.startswith("<!-- docs-test:") else ""
+        yield i, m.group("lang"), m.group("body"), opts
+
+
+def _have_data():
+    return (DATA_DIR / "rf1" / "rf1-train.arff").exists()
+
+
+def _env(tmp_path):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "plugins"), env.get("PYTHONPATH", "")])
+    env["SKFRAME_DATA"] = str(DATA_DIR)
+    os.environ.setdefault("SKFRAME_DATA", str(DATA_DIR))  # for $SKFRAME_DATA in documented commands
+    env.setdefault("MPLBACKEND", "Agg")
+    env.pop("SKFRAME_DEBUG", None)
+    return env
+
+
+def _write_small_data(where):
+    """train.csv / test.csv (Friedman-like, header, last column = target) and new.csv (features only)."""
+    rng = np.random.default_rng(0)
+
+    def make(n):
+        X = rng.uniform(size=(n, 5))
+        y = 10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3] + 5 * X[:, 4]
+        return X, y + rng.normal(scale=0.5, size=n)
+
+    header = ",".join([f"x{j}" for j in range(5)] + ["y"])
+    for name, n in (("train.csv", 300), ("test.csv", 200)):
+        X, y = make(n)
+        np.savetxt(where / name, np.column_stack([X, y]), delimiter=",", header=header, comments="", fmt="%.6f")
+    X, _ = make(50)
+    np.savetxt(where / "new.csv", X, delimiter=",", header=",".join(f"x{j}" for j in range(5)), comments="",
+               fmt="%.6f")
+
+
+def _commands(body):
+    """Shell commands of a block: continuations joined, comments dropped, split on '&&'."""
+    joined = re.sub(r"\\\n\s*", " ", body)
+    for line in joined.splitlines():
+        line = line.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        for part in line.split("&&"):
+            part = part.strip()
+            if part:
+                yield part
+
+
+def _check_expect(expect, output):
+    m = re.fullmatch(r"([\w.]+)\s*(<=|>=|<|>)\s*([-\d.e+]+)", expect.strip())
+    assert m, f"unreadable expectation {expect!r}"
+    key, op, bound = m.group(1), m.group(2), float(m.group(3))
+    start = output.find("{")
+    value = json.loads(output[start:])
+    for part in key.split("."):
+        value = value[part]
+    ok = {"<": value < bound, "<=": value <= bound, ">": value > bound, ">=": value >= bound}[op]
+    assert ok, f"documented result {key} = {value} does not satisfy {expect}"
+
+
+def _run_shell(cmd, cwd, env):
+    argv = [os.path.expandvars(a) if "$" in a else a for a in shlex.split(cmd)]
+    if argv[0] in ("pip", "git", "cd") or argv[:3] == ["python", "-m", "pip"] or "pytest" in argv:
+        return None
+    if argv[0] == "skframe":
+        argv = [sys.executable, "-m", "skframe"] + argv[1:]
+    elif argv[0] == "python":
+        argv = [sys.executable] + [str(ROOT / a) if a.endswith(".py") and (ROOT / a).exists() else a
+                                   for a in argv[1:]]
+    else:
+        pytest.fail(f"documented command {cmd!r} is neither skframe, python nor pip: teach tests/test_docs.py")
+    res = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, f"`{cmd}` failed ({res.returncode}):\n{res.stdout[-2000:]}\n{res.stderr[-2000:]}"
+    return res.stdout
+
+
+def _page_id(page):
+    return str(page.relative_to(ROOT))
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_page_id)
+def test_shell_commands(page, tmp_path):
+    blocks = [b for b in _blocks(page) if b[1] == "bash"]
+    if not blocks:
+        pytest.skip("no shell commands")
+    _write_small_data(tmp_path)
+    env = _env(tmp_path)
+    ran = 0
+    for _, _, body, opts in blocks:
+        if "skip" in opts or ("data" in opts and not _have_data()):
+            continue
+        out = None
+        for cmd in _commands(body):
+            out = _run_shell(cmd, tmp_path, env) or out
+            ran += 1
+        expect = re.search(r"expect (.+)$", opts)
+        if expect and out is not None:
+            _check_expect(expect.group(1), out)
+    if not ran:
+        pytest.skip("every command needs data that is not here")
+
+
+PY_BLOCKS = [(page, i, body, opts) for page in PAGES for i, lang, body, opts in _blocks(page) if lang == "python"]
+
+
+@pytest.mark.parametrize("page,index,body,opts", PY_BLOCKS,
+                         ids=[f"{_page_id(p)}#{i}" for p, i, _, _ in PY_BLOCKS])
+def test_python_snippet(page, index, body, opts, tmp_path):
+    if "skip" in opts:
+        pytest.skip("marked skip")
+    if "data" in opts and not _have_data():
+        pytest.skip("needs the benchmark data")
+    _write_small_data(tmp_path)
+    script = tmp_path / "snippet.py"
+    script.write_text(body, encoding="utf-8")
+    res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=_env(tmp_path), capture_output=True,
+                         text=True, timeout=600)
+    assert res.returncode == 0, f"{_page_id(page)} block {index} failed:\n{res.stdout[-2000:]}\n{res.stderr[-3000:]}"
