@@ -79,7 +79,8 @@ def fit_timed(est, X, Y):
 
 
 def run_exact(X, Y, Xt, Yt, repeats):
-    est = SketchedKernelRidge(kernel="gaussian", kernel_params={"gamma": EXACT["gamma"]}, sketch=None, lam=EXACT["lam"])
+    est = SketchedKernelRidge(kernel="gaussian", kernel_params={"gamma": EXACT["gamma"]}, sketch=None, lam=EXACT["lam"],
+                              fit_intercept=False)  # the papers' protocol: no intercept
     times = [fit_timed(est, X, Y) for _ in range(repeats)]
     out = {"lam": EXACT["lam"], "gamma": EXACT["gamma"], "n": X.shape[0], "m": X.shape[0], "s_prime": X.shape[0]}
     out.update(scores(Y, Yt, est.predict(Xt)))
@@ -94,7 +95,7 @@ def run_sketch(name, X, Y, Xt, Yt, seeds, m):
     # reference L -> library lam (see the module docstring): p^2 for the p-sparsified sketches
     lam = hp["lam"] * params["p"] ** 2 if "p" in params else hp["lam"]
     kw = dict(kernel="gaussian", kernel_params={"gamma": hp["gamma"]}, sketch=name, sketch_size=m,
-              sketch_params=params, lam=lam)
+              sketch_params=params, lam=lam, fit_intercept=False)  # the papers' protocol: no intercept
     SketchedKernelRidge(**kw, random_state=10_000).fit(X, Y)  # warm-up (numba compilation, imports)
     times, a_tr, a_te, sp_, ranks = [], [], [], [], []
     for seed in range(seeds):

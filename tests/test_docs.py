@@ -8,7 +8,7 @@ changes how it is run::
     <!-- docs-test: expect metrics.arrmse < 0.6 -->   the last command's --json output must satisfy this
 
 Shell blocks of one page run in order in one temporary directory that holds small data files
-(``train.csv``, ``test.csv``, ``new.csv``), so a model written by one command is read by the next. ``pip``
+(``train.csv``, ``test.csv``, ``new.csv``, ``multi.csv`` with 3 targets, ``adjacency.csv``), so a model written by one command is read by the next. ``pip``
 commands are not run: installing is the test run's own first step.
 """
 
@@ -69,6 +69,12 @@ def _write_small_data(where):
     X, _ = make(50)
     np.savetxt(where / "new.csv", X, delimiter=",", header=",".join(f"x{j}" for j in range(5)), comments="",
                fmt="%.6f")
+    # multi.csv: 3 related targets (last 3 columns) and adjacency.csv: a chain graph between them
+    X, y = make(200)
+    Y = np.column_stack([y, y + rng.normal(scale=0.5, size=y.size), 0.5 * y])
+    np.savetxt(where / "multi.csv", np.column_stack([X, Y]), delimiter=",", fmt="%.6f",
+               header=",".join([f"x{j}" for j in range(5)] + ["y0", "y1", "y2"]), comments="")
+    np.savetxt(where / "adjacency.csv", np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]]), delimiter=",", fmt="%d")
 
 
 def _commands(body):

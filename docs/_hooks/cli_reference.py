@@ -27,7 +27,7 @@ def render():
     parts = ["# CLI reference", "",
              "Generated from the command-line application itself (`skframe COMMAND --help`).", "",
              "## skframe", "", "```text", _help(["--help"]), "```", ""]
-    if isinstance(command, click.Group):
+    if hasattr(command, "list_commands"):
         for name in sorted(command.list_commands(click.Context(command))):
             parts += [f"## skframe {name}", "", "```text", _help([name, "--help"]), "```", ""]
     return "\n".join(parts)

@@ -57,6 +57,10 @@ def _apply_suggestions(opts, suggested):
             used["lam"] = opts.lam
         else:
             opts.lam = DEFAULT_LAM
+    loss_defaults = suggested.get("loss_params", {}).get(str(opts.loss or "").lower())
+    if loss_defaults and not opts.loss_params:
+        opts.loss_params = dict(loss_defaults)
+        used["loss_params"] = opts.loss_params
     return used
 
 

@@ -192,5 +192,8 @@ def load_default(random_state=0):
         description=description,
         params=dict(params, train_seed=random_state, test_seed=random_state + 1),
         # the paper's §4.1 hyper-parameters (Gaussian kernel), used by `skframe fit` when none are given
-        suggested={"kernel": "gaussian", "kernel_params": {"gamma": 0.1}, "lam": 1e-7},
+        suggested={"kernel": "gaussian", "kernel_params": {"gamma": 0.1}, "lam": 1e-7,
+                   # the robust losses' scales for these targets (kappa of the paper's Huber experiment)
+                   "loss_params": {"huber": {"kappa": 100.0}, "epsilon-svr": {"epsilon": 0.5},
+                                   "epsilon-ridge": {"epsilon": 0.5}}},
     )
