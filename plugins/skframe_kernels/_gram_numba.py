@@ -58,9 +58,18 @@ def _exp_nonpositive_inplace(a):
         bits[j] = bits[j] + (np.int64(kf) << 52)  # multiply by 2**kf (kf in [-1022, 0])
 
 
+_SQDIFF = 0  # ops of :func:`_tiled_row`: sum_k (x_k - y_k)^2
+_ABSDIFF = 1  # sum_k |x_k - y_k|
+_MIN = 2  # sum_k min(x_k, y_k)
+
+
 @njit(nogil=True, fastmath=_FASTMATH, cache=True, inline="always")
-def _scaled_sqdist_row(X, Yt, i, row, g):
-    """``row[j] = g * ||X[i] - Yt[:, j]||^2``, in tiles of ``_TILE`` columns (in the precision of ``row``)."""
+def _tiled_row(X, Yt, i, row, g, op):
+    """``row[j] = g * sum_k op(X[i, k], Yt[k, j])``, in tiles of ``_TILE`` columns (in the precision of ``row``).
+
+    ``op`` is one of ``_SQDIFF``, ``_ABSDIFF``, ``_MIN``; every caller passes a constant, so
+    after inlining the branch folds away and each inner loop vectorises on its own.
+    """
     d = X.shape[1]
     m = Yt.shape[1]
     for j0 in range(0, m, _TILE):
@@ -71,9 +80,16 @@ def _scaled_sqdist_row(X, Yt, i, row, g):
         for k in range(d):
             xik = X[i, k]
             yk = Yt[k, j0 : j0 + w]
-            for j in range(w):
-                t = xik - yk[j]
-                acc[j] += t * t
+            if op == _SQDIFF:
+                for j in range(w):
+                    t = xik - yk[j]
+                    acc[j] += t * t
+            elif op == _ABSDIFF:
+                for j in range(w):
+                    acc[j] += abs(xik - yk[j])
+            else:
+                for j in range(w):
+                    acc[j] += min(xik, yk[j])
         for j in range(w):
             acc[j] *= g
 
@@ -95,7 +111,7 @@ def sqeuclidean_exp_direct(X, Yt, gamma, out):
     g = -gamma  # float32 blocks get a float32 gamma (see _gram32): the loops stay in single precision
     for i in prange(X.shape[0]):
         row = out[i]
-        _scaled_sqdist_row(X, Yt, i, row, g)
+        _tiled_row(X, Yt, i, row, g, _SQDIFF)
         _exp_row(row)
 
 
@@ -111,22 +127,9 @@ def sqeuclidean_exp_from_cross(out, xn, yn, gamma):
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)
 def l1_exp_direct(X, Yt, gamma, out):
     """``out[i, j] = exp(-gamma * ||X[i] - Yt[:, j]||_1)`` for dense data."""
-    n, d = X.shape
-    m = Yt.shape[1]
-    for i in prange(n):
+    for i in prange(X.shape[0]):
         row = out[i]
-        for j0 in range(0, m, _TILE):
-            w = min(_TILE, m - j0)
-            acc = row[j0 : j0 + w]
-            for j in range(w):
-                acc[j] = 0.0
-            for k in range(d):
-                xik = X[i, k]
-                yk = Yt[k, j0 : j0 + w]
-                for j in range(w):
-                    acc[j] += abs(xik - yk[j])
-            for j in range(w):
-                acc[j] *= -gamma
+        _tiled_row(X, Yt, i, row, -gamma, _ABSDIFF)
         _exp_nonpositive_inplace(row)
 
 
@@ -148,25 +151,17 @@ def l1_exp_from_overlap(out, ax, ay, gamma):
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)
 def min_sum_direct(X, Yt, out):
     """``out[i, j] = sum_k min(X[i, k], Yt[k, j])`` for dense data."""
-    n, d = X.shape
-    m = Yt.shape[1]
-    for i in prange(n):
-        row = out[i]
-        for j0 in range(0, m, _TILE):
-            w = min(_TILE, m - j0)
-            acc = row[j0 : j0 + w]
-            for j in range(w):
-                acc[j] = 0.0
-            for k in range(d):
-                xik = X[i, k]
-                yk = Yt[k, j0 : j0 + w]
-                for j in range(w):
-                    acc[j] += min(xik, yk[j])
+    for i in prange(X.shape[0]):
+        _tiled_row(X, Yt, i, out[i], 1.0, _MIN)  # the scaling by 1.0 folds away
 
 
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)
 def minmax_from_min(out, sx, sy):
-    """Turn ``out = sum min(x, y)`` into ``sum min / sum max`` (``sum max = sx + sy - sum min``); 0/0 gives 1."""
+    """Turn ``out = sum min(x, y)`` into ``sum min / sum max`` (``sum max = sx + sy - sum min``); 0/0 gives 1.
+
+    The same loop serves as :func:`tanimoto_from_cross`: ``out = X @ Y.T`` with the squared
+    norms ``sx``, ``sy`` becomes ``<x,y> / (||x||^2 + ||y||^2 - <x,y>)``.
+    """
     n, m = out.shape
     for i in prange(n):
         row = out[i]
@@ -210,18 +205,6 @@ def csr_overlap(xp, xi, xd, yp, yi, yd, mode, out):
                 else:
                     q += 1
             out[a, b] = s
-
-
-@njit(parallel=True, fastmath=_FASTMATH, cache=True)
-def tanimoto_from_cross(out, xn, yn):
-    """Turn ``out = X @ Y.T`` into ``<x,y> / (||x||^2 + ||y||^2 - <x,y>)``; 0/0 (two zero rows) gives 1."""
-    n, m = out.shape
-    for i in prange(n):
-        row = out[i]
-        s = xn[i]
-        for j in range(m):
-            den = s + yn[j] - row[j]
-            row[j] = row[j] / den if den > 0.0 else 1.0
 
 
 @njit(parallel=True, fastmath=_FASTMATH, cache=True)
@@ -311,9 +294,7 @@ def csr_dense_sqeuclidean_exp(xp, xi, xd, Yt, xn, yn, gamma, out, j_off):
         _csr_dense_tile(xp, xi, xd, Yt, out, i0, i1, j_off, c0, w)
         for i in range(i0, i1):
             row = out[i, j_off + c0 : j_off + c0 + w]
-            xi_n = xn[i]
-            for j in range(w):
-                row[j] = -gamma * max(xi_n + yn[c0 + j] - 2.0 * row[j], 0.0)
+            _exponent_from_cross_row(row, xn[i], yn[c0 : c0 + w], gamma)
             _exp_nonpositive_inplace(row)
 
 
@@ -379,6 +360,9 @@ def _exp_row_impl(a):
         return lambda a: _exp_nonpositive_inplace32(a)
     return lambda a: _exp_nonpositive_inplace(a)
 
+
+# Tanimoto from the cross products: the intersection-over-union loop of minmax_from_min
+tanimoto_from_cross = minmax_from_min
 
 # the float32 Gaussian blocks: the same compiled loops, specialised for float32 arrays
 sqeuclidean_exp_direct32 = sqeuclidean_exp_direct

@@ -46,15 +46,19 @@ def _push(Z, V, C, i, delta, g, coef):
 
 
 @njit(cache=True)
-def norm_epoch(Z, Y, A, V, C, perm, scale, mu, quad, l1, radius):
-    """Block updates for losses of the residual norm: one prox of the conjugate per sample."""
+def _work_buffers(V, Y):
+    """Scratch vectors of one epoch: ``u`` (k), prediction ``f`` (d), step ``delta`` (d), ``g`` (k)."""
     k = V.shape[1]
     d = Y.shape[1]
-    u = np.empty(k)
-    f = np.empty(d)
+    return np.empty(k), np.empty(d), np.empty(d), np.empty(k)
+
+
+@njit(cache=True)
+def norm_epoch(Z, Y, A, V, C, perm, scale, mu, quad, l1, radius):
+    """Block updates for losses of the residual norm: one prox of the conjugate per sample."""
+    u, f, delta, g = _work_buffers(V, Y)
+    d = Y.shape[1]
     p = np.empty(d)
-    delta = np.empty(d)
-    g = np.empty(k)
     for i in perm:
         zz = _prediction(Z, V, C, i, u, f)
         c = zz * scale * mu
@@ -85,12 +89,8 @@ def norm_epoch(Z, Y, A, V, C, perm, scale, mu, quad, l1, radius):
 @njit(cache=True)
 def separable_epoch(Z, Y, A, V, C, M, perm, scale, quad, l1, lower, upper):
     """Exact scalar updates, one per output column, for losses that act column by column."""
-    k = V.shape[1]
+    u, f, delta, g = _work_buffers(V, Y)
     d = Y.shape[1]
-    u = np.empty(k)
-    f = np.empty(d)
-    delta = np.empty(d)
-    g = np.empty(k)
     for i in perm:
         zz = _prediction(Z, V, C, i, u, f)
         q = zz * scale

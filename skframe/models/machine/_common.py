@@ -22,7 +22,7 @@ from ...constraints import HasMethods, Interval, Options, validate_params
 from .._base import KernelModelMixin, check_lam
 from .._core import default_solver_name, resolve_solver, run_solver
 
-__all__ = ["MachineBase", "COMMON_CONSTRAINTS", "COMMON_PARAMS_DOC", "default_solver_name"]
+__all__ = ["MachineBase", "COMMON_CONSTRAINTS", "COMMON_PARAMS_DOC", "default_solver_name", "finish_machine_class"]
 
 COMMON_CONSTRAINTS = {
     "kernel": [str, HasMethods("__call__")],
@@ -43,10 +43,47 @@ HINTS = {"lam": "e.g. lam=1e-3, or a list of values for a regularisation path",
          "sketch_size": "a positive integer m, or 'auto' to choose it from n"}
 
 
+_FIT_DOC = """{summary}
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or InputCollection
+            The n_samples training inputs.
+        y : {y}
+        progress : callable or progress object, optional
+            Advanced after each kernel block and solver epoch (see :meth:`SketchedKernelRidge.fit`).
+
+        Returns
+        -------
+        self : {cls}
+        """
+
+
 class MachineBase(KernelModelMixin, BaseEstimator):
-    """Shared fit/predict of the sketched kernel machines."""
+    """Shared fit/predict of the sketched kernel machines.
+
+    A subclass implements :meth:`_prepare_fit` (its targets, loss and output matrix) and
+    is finished by :func:`finish_machine_class`.
+    """
 
     _parameter_hints = HINTS
+
+    def fit(self, X, y, progress=None):
+        t0 = self._start_fit()
+        X, Y, loss, M = self._prepare_fit(X, y)
+        return self._fit_machine(X, Y, loss, M, fit_intercept=getattr(self, "fit_intercept", False),
+                                 progress=progress, t0=t0)
+
+    fit.__doc__ = _FIT_DOC.format(summary="Fit the model: draw the sketch, build the sketched features, solve.",
+                                  y="array-like of shape (n_samples,) or (n_samples, n_targets)", cls="estimator")
+
+    def _prepare_fit(self, X, y):
+        """Fit steps 2-3: resolve the loss (setting ``loss_spec_``), validate ``X`` and ``y``.
+
+        Returns ``(X, Y, loss, M)``: the validated inputs, the (n, d) targets the solver
+        fits, the loss object and the output matrix (None for the identity).
+        """
+        raise NotImplementedError
 
     def _fit_machine(self, X, Y, loss, M, *, fit_intercept=False, progress=None, t0=None):
         """Resolve the solver, then run the fit core; ``Y`` is (n, d), ``M`` the output matrix or None."""
@@ -106,3 +143,21 @@ COMMON_PARAMS_DOC = """
     backend : {"numpy", "cupy"}, default="numpy"
         ``"cupy"`` computes the kernel blocks on an NVIDIA GPU (``pip install "skframe[gpu]"``).
 """
+
+
+def finish_machine_class(cls, fit_summary, y_doc):
+    """Fill the ``<common parameters>`` of ``cls``'s docstring and give ``cls`` its own documented ``fit``.
+
+    The ``fit`` is :meth:`MachineBase.fit`; only its docstring (``fit_summary``, the
+    description ``y_doc`` of ``y`` and the class name) is specific to ``cls``.
+    """
+    cls.__doc__ = cls.__doc__.replace("    <common parameters>\n", COMMON_PARAMS_DOC.lstrip("\n"))
+
+    def fit(self, X, y, progress=None):
+        return MachineBase.fit(self, X, y, progress=progress)
+
+    fit.__doc__ = _FIT_DOC.format(summary=fit_summary, y=y_doc, cls=cls.__name__)
+    fit.__module__ = cls.__module__
+    fit.__qualname__ = f"{cls.__qualname__}.fit"
+    cls.fit = fit
+    return cls

@@ -10,7 +10,7 @@ from ...constraints import HasMethods
 from ...exceptions import InvalidInputError
 from .._base import store_params, _wrap_value_error, validate_X
 from .._core import resolve_loss
-from ._common import COMMON_CONSTRAINTS, COMMON_PARAMS_DOC, MachineBase
+from ._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
 
 __all__ = ["SketchedKernelClassifier"]
 
@@ -67,25 +67,9 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
                  backend="numpy"):
         store_params(self, locals())
 
-    def fit(self, X, y, progress=None):
-        """Fit the classifier.
-
-        Parameters
-        ----------
-        X : array-like, sparse matrix or InputCollection
-            The n_samples training inputs.
-        y : array-like of shape (n_samples,)
-            Class labels (at least two classes).
-        progress : callable or progress object, optional
-            Advanced after each kernel block and solver epoch (see :meth:`SketchedKernelRidge.fit`).
-
-        Returns
-        -------
-        self : SketchedKernelClassifier
-        """
+    def _prepare_fit(self, X, y):
         from sklearn.utils.multiclass import check_classification_targets
 
-        t0 = self._start_fit()
         loss, self.loss_spec_ = resolve_loss(self.loss, self.loss_params)
         if is_collection(X):
             X, y = validate_X(self, X, reset=True), np.asarray(y)
@@ -110,7 +94,7 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
             Y = -np.ones((codes.size, classes.size))
             Y[np.arange(codes.size), codes] = 1.0
         self.classes_ = classes
-        return self._fit_machine(X, Y, loss, None, progress=progress, t0=t0)
+        return X, Y, loss, None
 
     def decision_function(self, X):
         """Scores: shape (n_samples,) for two classes (positive means ``classes_[1]``), else (n_samples, n_classes)."""
@@ -125,6 +109,5 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         return self.classes_[np.argmax(F, axis=1)]
 
 
-
-SketchedKernelClassifier.__doc__ = SketchedKernelClassifier.__doc__.replace(
-    "    <common parameters>\n", COMMON_PARAMS_DOC.lstrip("\n"))
+finish_machine_class(SketchedKernelClassifier, "Fit the classifier.",
+                     "array-like of shape (n_samples,)\n            Class labels (at least two classes).")

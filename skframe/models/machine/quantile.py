@@ -9,7 +9,7 @@ from ...exceptions import InvalidInputError, InvalidParameterError
 from ...output_matrices import quantile_matrix
 from .._base import store_params, validate_XY
 from .._core import resolve_loss
-from ._common import COMMON_CONSTRAINTS, COMMON_PARAMS_DOC, MachineBase
+from ._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
 
 __all__ = ["JointQuantileRegressor"]
 
@@ -81,23 +81,7 @@ class JointQuantileRegressor(MachineBase):
                  backend="numpy"):
         store_params(self, locals())
 
-    def fit(self, X, y, progress=None):
-        """Fit the joint quantile model.
-
-        Parameters
-        ----------
-        X : array-like, sparse matrix or InputCollection
-            The n_samples training inputs.
-        y : array-like of shape (n_samples,)
-            One real output per sample.
-        progress : callable or progress object, optional
-            Advanced after each kernel block and solver epoch (see :meth:`SketchedKernelRidge.fit`).
-
-        Returns
-        -------
-        self : JointQuantileRegressor
-        """
-        t0 = self._start_fit()
+    def _prepare_fit(self, X, y):
         q = np.sort(np.atleast_1d(np.asarray(self.quantiles, dtype=np.float64)))
         if q.size and np.unique(q).size != q.size:
             raise InvalidParameterError(f"quantiles={list(self.quantiles)} has repeated levels; give distinct levels")
@@ -109,8 +93,7 @@ class JointQuantileRegressor(MachineBase):
             )
         M = quantile_matrix(q, float(self.gamma_quantile))
         self.quantiles_ = q
-        return self._fit_machine(X, np.repeat(Y, q.size, axis=1), loss, M, fit_intercept=self.fit_intercept,
-                                 progress=progress, t0=t0)
+        return X, np.repeat(Y, q.size, axis=1), loss, M
 
     def predict(self, X):
         """Predicted quantiles, shape (n_samples, n_quantiles), columns in increasing level order."""
@@ -130,6 +113,5 @@ class JointQuantileRegressor(MachineBase):
         return tags
 
 
-
-JointQuantileRegressor.__doc__ = JointQuantileRegressor.__doc__.replace(
-    "    <common parameters>\n", COMMON_PARAMS_DOC.lstrip("\n"))
+finish_machine_class(JointQuantileRegressor, "Fit the joint quantile model.",
+                     "array-like of shape (n_samples,)\n            One real output per sample.")

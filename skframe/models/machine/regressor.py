@@ -9,7 +9,7 @@ from ...exceptions import InvalidParameterError
 from ...output_matrices import build_output_matrix
 from .._base import KernelRegressorMixin, store_params, validate_XY
 from .._core import resolve_loss
-from ._common import COMMON_CONSTRAINTS, COMMON_PARAMS_DOC, MachineBase
+from ._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
 
 __all__ = ["SketchedKernelMachine"]
 
@@ -113,22 +113,7 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
                  backend="numpy"):
         store_params(self, locals())
 
-    def fit(self, X, y, progress=None):
-        """Fit the model: draw the sketch, build the sketched features, solve.
-
-        Parameters
-        ----------
-        X : array-like, sparse matrix or InputCollection
-            The n_samples training inputs.
-        y : array-like of shape (n_samples,) or (n_samples, n_targets)
-        progress : callable or progress object, optional
-            Advanced after each kernel block and solver epoch (see :meth:`SketchedKernelRidge.fit`).
-
-        Returns
-        -------
-        self : SketchedKernelMachine
-        """
-        t0 = self._start_fit()
+    def _prepare_fit(self, X, y):
         loss, self.loss_spec_ = resolve_loss(self.loss, self.loss_params)
         if getattr(loss, "classification", False):
             raise InvalidParameterError(
@@ -141,8 +126,7 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
             quantiles = getattr(loss, "quantiles", None)
             M = build_output_matrix(self.output_matrix, Y, self.output_matrix_params, quantiles=quantiles)
         self._y_1d = one_d
-        return self._fit_machine(X, Y, loss, M, fit_intercept=self.fit_intercept, progress=progress, t0=t0)
+        return X, Y, loss, M
 
-
-SketchedKernelMachine.__doc__ = SketchedKernelMachine.__doc__.replace(
-    "    <common parameters>\n", COMMON_PARAMS_DOC.lstrip("\n"))
+finish_machine_class(SketchedKernelMachine, "Fit the model: draw the sketch, build the sketched features, solve.",
+                     "array-like of shape (n_samples,) or (n_samples, n_targets)")
