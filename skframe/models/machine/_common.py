@@ -145,13 +145,16 @@ COMMON_PARAMS_DOC = """
 """
 
 
+_COMMON_PLACEHOLDER = "    common_parameters : shared with SketchedKernelMachine (filled in when the class is defined)\n"
+
+
 def finish_machine_class(cls, fit_summary, y_doc):
-    """Fill the ``<common parameters>`` of ``cls``'s docstring and give ``cls`` its own documented ``fit``.
+    """Fill the ``common_parameters`` placeholder of ``cls``'s docstring and give ``cls`` its own documented ``fit``.
 
     The ``fit`` is :meth:`MachineBase.fit`; only its docstring (``fit_summary``, the
     description ``y_doc`` of ``y`` and the class name) is specific to ``cls``.
     """
-    cls.__doc__ = cls.__doc__.replace("    <common parameters>\n", COMMON_PARAMS_DOC.lstrip("\n"))
+    cls.__doc__ = cls.__doc__.replace(_COMMON_PLACEHOLDER, COMMON_PARAMS_DOC.lstrip("\n"))
 
     def fit(self, X, y, progress=None):
         return MachineBase.fit(self, X, y, progress=progress)

@@ -26,7 +26,7 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
 
     Parameters
     ----------
-    <common parameters>
+    common_parameters : shared with SketchedKernelMachine (filled in when the class is defined)
     loss : str or loss object, default="hinge"
         ``"hinge"`` (SVM) or a regression loss on the ±1 codes (e.g. ``"square"``).
     loss_params : dict, optional

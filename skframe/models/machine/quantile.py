@@ -26,7 +26,7 @@ class JointQuantileRegressor(MachineBase):
     ----------
     quantiles : sequence of float, default=(0.1, 0.3, 0.5, 0.7, 0.9)
         Levels in (0, 1); sorted increasingly by ``fit``.
-    <common parameters>
+    common_parameters : shared with SketchedKernelMachine (filled in when the class is defined)
     lam : float or sequence of float, default=1e-3
         Regularisation strength lambda > 0 (a sequence: regularisation path, see
         :class:`SketchedKernelMachine`).

@@ -29,7 +29,7 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
 
     Parameters
     ----------
-    <common parameters>
+    common_parameters : shared with SketchedKernelMachine (filled in when the class is defined)
     loss : str or loss object, default="huber"
         Registered loss name or a :class:`skframe.protocols.Loss`.
     loss_params : dict, optional
