@@ -401,3 +401,27 @@ def test_model_defaults_pass_through(tmp_path):
     assert rep["model"]["params"]["sketch_size"] == 20 and rep["model"]["params"]["fit_intercept"] is False
     res = runner.invoke(app, ["fit", str(tmp_path / "small.csv"), "--sketch-size", "many"])
     assert res.exit_code == 2 and "--sketch-size 'many'" in res.stderr
+
+
+def test_compute_options_pass_through_to_the_estimator(files):
+    base = [files["train"], "--test", files["test"], "--targets", "2", "--kernel-param", "gamma=2", "--sketch",
+            "subsample", "--sketch-size", "30", "--lam", "1e-4", "--json"]
+    plain = json.loads(_fit(base).stdout)
+    streamed = json.loads(_fit(base + ["--memory-budget", "50MB", "--dtype", "float64"]).stdout)
+    assert streamed["model"]["params"]["memory_budget"] == "50MB"
+    # the streamed fit is the same model: same test metrics
+    np.testing.assert_allclose(streamed["metrics"]["rrmse"], plain["metrics"]["rrmse"], rtol=1e-6)
+    single = json.loads(_fit(base + ["--dtype", "float32"]).stdout)
+    assert single["model"]["params"]["dtype"] == "float32"
+    np.testing.assert_allclose(single["metrics"]["rrmse"], plain["metrics"]["rrmse"], rtol=1e-3)
+
+
+def test_impossible_memory_budget_and_missing_gpu_are_one_line_errors(files):
+    res = runner.invoke(app, ["fit", files["train"], "--targets", "2", "--memory-budget", "1KB"])
+    assert res.exit_code == 2 and "memory_budget" in res.output and "Traceback" not in res.output
+    # CuPy is an optional extra: without it, asking for the GPU backend names the extra
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        res = runner.invoke(app, ["fit", files["train"], "--targets", "2", "--backend", "cupy"])
+        assert res.exit_code == 2 and "skframe[gpu]" in res.output

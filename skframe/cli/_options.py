@@ -133,6 +133,14 @@ class FitOptions:
     n_draws: Annotated[int, _opt("--n-draws", "Ensemble over this many sketch draws.", STRUCTURED)] = 1
     aggregate: Annotated[str, _opt("--aggregate", "Ensemble score aggregation: mean or max.",
                                    STRUCTURED)] = "mean"
+    # -- compute ----------------------------------------------------------------------
+    memory_budget: Annotated[Optional[str], _opt("--memory-budget", "Memory a fit may use beyond the data, e.g. "
+                                                 "2GB: the fit streams over row chunks and refuses an impossible "
+                                                 "budget before allocating.", COMPUTE, show_default=False)] = None
+    dtype: Annotated[str, _opt("--dtype", "float64, or float32 for kernel blocks and sketch products (m x m "
+                               "products stay float64).", COMPUTE)] = "float64"
+    backend: Annotated[str, _opt("--backend", "numpy (CPU), or cupy for an NVIDIA GPU (pip install "
+                                 "\"skframe[gpu]\").", COMPUTE)] = "numpy"
     # -- output -----------------------------------------------------------------------
     model_out: Annotated[Optional[Path], _opt("--model-out", "Save the fitted model (with its preprocessing) "
                                               "to this file; no pickle.", OUTPUT)] = None

@@ -8,7 +8,8 @@ from ..metrics import regression_report
 from ..models import SketchedKernelRidge
 
 NAME = "regression"
-SHARED_PARAMS = ("kernel_params", "sketch", "sketch_size", "sketch_params", "lam", "fit_intercept")
+SHARED_PARAMS = ("kernel_params", "sketch", "sketch_size", "sketch_params", "lam", "fit_intercept", "memory_budget",
+                 "dtype", "backend")
 
 
 def build_estimator(opts):
