@@ -52,8 +52,8 @@ def _vocab_index(labels, vocab, index):
 class GraphBatch(InputCollection):
     """A batch of undirected graphs with node and edge labels, indexed like an array.
 
-    Build one with :meth:`from_networkx`, :meth:`from_smiles`, :meth:`from_edge_lists`
-    or :meth:`read_jsonl`; ``G[idx]`` and ``G.take(idx)`` give sub-batches.
+    Build one with :meth:`from_networkx`, :meth:`from_smiles`, :meth:`from_sdf`,
+    :meth:`from_edge_lists` or :meth:`read_jsonl`; ``G[idx]`` and ``G.take(idx)`` give sub-batches.
 
     Examples
     --------
@@ -152,6 +152,21 @@ class GraphBatch(InputCollection):
         from .chem import smiles_to_edge_lists
 
         return cls.from_edge_lists(*smiles_to_edge_lists(smiles))
+
+    @classmethod
+    def from_sdf(cls, path):
+        """Molecules of an SDF file (RDKit), labelled as :meth:`from_smiles` labels them.
+
+        Atom symbols (with explicit hydrogens and charges) label nodes, bond types label
+        edges; hydrogens drawn as atoms are removed. A record that cannot be read raises a
+        :class:`~skframe.exceptions.DataFormatError` naming its number (from 1). The
+        records' data fields are read by :func:`skframe.graphs.chem.read_sdf`. Needs the
+        ``chem`` extra (``pip install "skframe[chem]"``).
+        """
+        from .chem import read_sdf
+
+        nodes, edges, elabels, _, _ = read_sdf(path)
+        return cls.from_edge_lists(nodes, edges, elabels)
 
     # ------------------------------------------------------------------ collection protocol
     def __len__(self):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from .. import deps
-from ..exceptions import InvalidInputError
+from ..exceptions import DataFormatError, InvalidInputError
 
-__all__ = ["smiles_to_edge_lists", "edge_lists_to_smiles", "canonical_smiles"]
+__all__ = ["smiles_to_edge_lists", "edge_lists_to_smiles", "canonical_smiles", "morgan_fingerprints", "read_sdf"]
 
 _BOND_NAMES = {"SINGLE": "single", "DOUBLE": "double", "TRIPLE": "triple", "AROMATIC": "aromatic"}
 
@@ -26,10 +26,60 @@ def smiles_to_edge_lists(smiles):
         mol = Chem.MolFromSmiles(str(s))
         if mol is None:
             raise InvalidInputError(f"SMILES number {i} ({s!r}) cannot be parsed; check or drop that molecule")
-        nodes.append([_atom_label(a) for a in mol.GetAtoms()])
-        edges.append([(b.GetBeginAtomIdx(), b.GetEndAtomIdx()) for b in mol.GetBonds()])
-        elabels.append([_BOND_NAMES.get(str(b.GetBondType()), str(b.GetBondType()).lower()) for b in mol.GetBonds()])
+        n, e, el = _mol_edge_lists(mol)
+        nodes.append(n)
+        edges.append(e)
+        elabels.append(el)
     return nodes, edges, elabels
+
+
+def _mol_edge_lists(mol):
+    """(node labels, edges, edge labels) of one RDKit molecule."""
+    return ([_atom_label(a) for a in mol.GetAtoms()],
+            [(b.GetBeginAtomIdx(), b.GetEndAtomIdx()) for b in mol.GetBonds()],
+            [_BOND_NAMES.get(str(b.GetBondType()), str(b.GetBondType()).lower()) for b in mol.GetBonds()])
+
+
+def read_sdf(path):
+    """Molecules of an SDF file as edge lists, with each record's properties and SMILES.
+
+    Parameters
+    ----------
+    path : str or path-like
+        An SDF (MDL SD) file; hydrogens written as atoms are removed, as RDKit does by
+        default, so the graphs are labelled as :func:`smiles_to_edge_lists` labels them.
+
+    Returns
+    -------
+    nodes, edges, edge_labels : lists, one entry per molecule
+    properties : list of dict
+        The ``> <NAME>`` data fields of each record, as strings.
+    smiles : list of str
+        Canonical SMILES of each molecule.
+
+    Raises
+    ------
+    DataFormatError
+        A record cannot be read as a molecule (its 1-based number is named), or the file holds none.
+    """
+    import os
+
+    Chem = _chem()
+    nodes, edges, elabels, props, smiles = [], [], [], [], []
+    with open(os.fspath(path), "rb") as fh:
+        for i, mol in enumerate(Chem.ForwardSDMolSupplier(fh), 1):
+            if mol is None:
+                raise DataFormatError(f"{path}: SDF record {i} cannot be read as a molecule (bad atom or bond "
+                                      "block, or impossible valence); fix or delete that record")
+            n, e, el = _mol_edge_lists(mol)
+            nodes.append(n)
+            edges.append(e)
+            elabels.append(el)
+            props.append({k: str(v) for k, v in mol.GetPropsAsDict(includePrivate=False).items()})
+            smiles.append(Chem.MolToSmiles(mol))
+    if not nodes:
+        raise DataFormatError(f"{path} holds no SDF record; each molecule ends with a line '$$$$'")
+    return nodes, edges, elabels, props, smiles
 
 
 def _atom_label(atom):
