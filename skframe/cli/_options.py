@@ -63,6 +63,30 @@ class FitOptions:
                               "data).", DATA)] = 0
     task: Annotated[str, _opt("--task", "regression (scalar or multi-output, any loss) or structured "
                               "(IOKR family).", DATA)] = "regression"
+    # -- molecules and graphs (panel after Data) ---------------------------------------
+    inputs: Annotated[Optional[str], _opt("--inputs", "What the inputs are: table (numeric columns), smiles (a "
+                                          "column of SMILES strings, see --input-column) or graphs (default: "
+                                          "graphs for .jsonl and .sdf files, else table).", "Molecules and graphs",
+                                          show_default=False)] = None
+    input_column: Annotated[str, _opt("--input-column", "CSV column holding the SMILES inputs.",
+                                      "Molecules and graphs")] = "smiles"
+    outputs: Annotated[str, _opt("--outputs", "What the outputs are: table (numeric targets) or smiles "
+                                 "(molecules, predicted as graphs; with --task structured).",
+                                 "Molecules and graphs")] = "table"
+    output_column: Annotated[Optional[str], _opt("--output-column", "CSV column holding the SMILES outputs "
+                                                 "(default: --input-column).", "Molecules and graphs",
+                                                 show_default=False)] = None
+    target_field: Annotated[Optional[List[str]], _opt("--target-field", "Target: a CSV column, an SDF data field "
+                                                      "or a key of the JSON graph lines; repeatable (default: y "
+                                                      "in JSON lines, the last --targets columns of a CSV).",
+                                                      "Molecules and graphs", show_default=False)] = None
+    featurize: Annotated[Optional[str], _opt("--featurize", "Turn SMILES inputs into features: morgan (sparse "
+                                             "Morgan fingerprint bits, for the tanimoto kernels).",
+                                             "Molecules and graphs", show_default=False)] = None
+    featurize_param: Annotated[KV, _kv("--featurize-param", "Featurizer parameter KEY=VALUE, repeatable "
+                                        "(radius=2, n_bits=2048).", "Molecules and graphs")] = None
+    featurize_params: dict = field(default_factory=dict)
+    candidate_molecules: Optional[object] = None  # the --candidates molecules, read once (a GraphBatch)
     # -- kernel -----------------------------------------------------------------------
     kernel: Annotated[str, _opt("--kernel", "Kernel name (see `skframe plugins`).", KERNEL)] = "gaussian"
     kernel_param: Annotated[KV, _kv("--kernel-param", "Kernel parameter KEY=VALUE, repeatable "

@@ -109,6 +109,10 @@ def load_candidates(path, n_rows=None):
 
 
 def _candidates(opts, n_rows):
+    from ._graph_data import is_molecule_output
+
+    if is_molecule_output(opts):  # molecules read at load time (None: the training molecules)
+        return opts.candidate_molecules
     if not opts.candidates:
         return None
     return load_candidates(opts.candidates, n_rows)
@@ -185,6 +189,12 @@ def metrics(model, X_test, Y_test, Y_pred, opts):
     Hits@h is the fraction of *all* test rows whose true output ranks h-th or better (a true
     output that is not a candidate is a miss); MRR and mean rank are over the ranked rows.
     """
+    from ..collections import is_collection
+
+    if is_collection(Y_test):  # molecules: exact match, top-k, fingerprint similarity
+        from ._graph_data import molecule_metrics
+
+        return molecule_metrics(model, X_test, Y_test, Y_pred, opts)
     Y_test = np.asarray(Y_test.toarray() if hasattr(Y_test, "toarray") else Y_test, dtype=np.float64)
     out = {}
     binary = np.isin(Y_test, (0.0, 1.0)).all() and np.isin(Y_pred, (0.0, 1.0)).all()

@@ -76,6 +76,10 @@ def load_data(opts):
         return ds.X_train, ds.y_train[:, None], ds.X_test, ds.y_test[:, None], info
     if opts.lam is None:
         opts.lam = DEFAULT_LAM
+    from . import _graph_data
+
+    if _graph_data.wanted(opts):  # molecules (SMILES, SDF) or graphs (JSON lines)
+        return _graph_data.load(opts)
     tr = load_dataset(opts.train, targets=opts.targets, missing=opts.missing, fmt=opts.format)
     info = {"name": Path(opts.train).name, "source": str(opts.train), "n_missing_train": tr.n_missing,
             "missing": opts.missing}
@@ -111,10 +115,16 @@ def task_is_numeric(Y):
     """True when the targets are numbers whose means make sense (not class labels as text)."""
     import numpy as np
 
+    from ..collections import is_collection
+
+    if is_collection(Y):  # molecules or graphs
+        return False
     return np.asarray(Y).dtype.kind in "fiub" if not hasattr(Y, "toarray") else True
 
 
 def _targets_for_fit(Y, task):
+    if len(Y.shape) < 2:  # a collection of outputs (molecules)
+        return Y
     return Y[:, 0] if (Y.shape[1] == 1 and task != "structured") else Y
 
 
@@ -131,10 +141,12 @@ def run_fit(opts):
     get_plugin_registry()
     X_tr, Y_tr, X_te, Y_te, data_info = load_data(opts)
     opts.train_target_means = np.asarray(Y_tr, dtype=np.float64).mean(axis=0) if task_is_numeric(Y_tr) else None
-    scaler = FeatureScaler(opts.scale).fit(X_tr)
-    X_tr = scaler.transform(X_tr)
-    if X_te is not None:
-        X_te = scaler.transform(X_te)
+    scaler = FeatureScaler(opts.scale if len(X_tr.shape) > 1 else "none")
+    if len(X_tr.shape) > 1:  # a numeric table (molecule and graph collections are not scaled)
+        scaler.fit(X_tr)
+        X_tr = scaler.transform(X_tr)
+        if X_te is not None:
+            X_te = scaler.transform(X_te)
     task = choose_task(opts)
     module = task_module(task)
     model = module.build_estimator(opts)
@@ -153,8 +165,8 @@ def run_fit(opts):
         "predict_seconds": predict_seconds,
         "n_train": int(X_tr.shape[0]),
         "n_test": int(X_te.shape[0]) if X_te is not None else 0,
-        "n_features": int(X_tr.shape[1]),
-        "n_targets": int(Y_tr.shape[1]),
+        "n_features": int(X_tr.shape[1]) if len(X_tr.shape) > 1 else None,
+        "n_targets": int(Y_tr.shape[1]) if len(Y_tr.shape) > 1 else 1,
         "sketch": getattr(model, "sketch_info_", None),
         "model": {"class": type(model).__name__, "params": _params(model)},
         "data": data_info,
@@ -162,14 +174,17 @@ def run_fit(opts):
     if opts.model_out:
         extra = {
             "task": task,
-            "targets": int(Y_tr.shape[1]),
+            "targets": int(Y_tr.shape[1]) if len(Y_tr.shape) > 1 else 1,
             "missing": opts.missing,
             "format": opts.format,
             "train_target_means": opts.train_target_means,
             "top_k": opts.top_k,
             "scaler": {"mean": scaler.mean_, "scale": scaler.scale_, "with_mean": bool(scaler.with_mean_),
-                       "method": opts.scale},
+                       "method": opts.scale} if hasattr(scaler, "scale_") else None,
         }
+        from ._graph_data import model_extra
+
+        extra.update(model_extra(opts, data_info))
         replace_via_temp_path(opts.model_out, lambda tmp: save(model, tmp, extra=extra))
         report["model_path"] = str(opts.model_out)
     return to_jsonable(report)

@@ -117,6 +117,10 @@ def predict(
 ):
     """Predict with a saved model; one row per sample."""
     est, extra = _load(model)
+    if _saved(extra, "representation"):  # molecules or graphs: read as at fit time
+        from ._graph_data import predict_file
+
+        return predict_file(est, extra, data, str(out) if out else None)
     explicit = missing is not None
     missing, fmt = _fit_settings(extra, missing, fmt)
     if missing == "drop" and not explicit:
@@ -139,6 +143,10 @@ def evaluate(
 ):
     """Evaluate a saved model on labelled data and print its metrics."""
     est, extra = _load(model)
+    if _saved(extra, "representation"):  # molecules or graphs: read as at fit time
+        from ._graph_data import evaluate_file
+
+        return _print_evaluation(evaluate_file(est, extra, data), json_out)
     if targets is None:
         targets = int(_saved(extra, "targets", 1))
     if targets < 1:
@@ -162,6 +170,19 @@ def evaluate(
         echo_json(report)
         return
     typer.echo(f"model      {report['model']} ({task}) on {report['n_samples']} samples, {seconds:.4f} s")
+    metrics = to_jsonable(report["metrics"])
+    width = max([16] + [len(k) + 2 for k in metrics])
+    for k, v in metrics.items():
+        typer.echo(f"  {k:<{width}}{_fmt(v)}")
+
+
+def _print_evaluation(report, json_out):
+    """Print an evaluation report (molecules and graphs) as ``evaluate`` prints its own."""
+    if json_out:
+        echo_json(report)
+        return
+    typer.echo(f"model      {report['model']} ({report['task']}) on {report['n_samples']} samples, "
+               f"{report['predict_seconds']:.4f} s")
     metrics = to_jsonable(report["metrics"])
     width = max([16] + [len(k) + 2 for k in metrics])
     for k, v in metrics.items():
