@@ -10,10 +10,13 @@ What the files hold
 ``.sdf`` (molecules, RDKit)
     One record per molecule; the target is the data field named by ``--target-field``.
     Inputs are the molecular graphs, or their SMILES with ``--inputs smiles``.
-``.csv`` with ``--inputs smiles`` or ``--outputs smiles``
-    A header row; SMILES in the ``--input-column`` (and ``--output-column``) column;
-    numeric targets in the ``--target-field`` columns (default: the last ``--targets``
-    columns that hold no SMILES).
+``.csv`` with ``--inputs smiles|graphs`` or ``--outputs smiles``
+    A header row; SMILES in the ``--input-column`` column, read as strings (``--inputs
+    smiles``) or as molecular graphs (``--inputs graphs``); output molecules in the
+    ``--output-column`` column; numeric targets in the ``--target-field`` columns (default:
+    the last ``--targets`` columns that hold no SMILES). ``--split-column NAME`` takes the
+    training and test rows from one file, marked ``train`` or ``test`` in that column, and
+    ``--missing drop`` leaves out rows whose SMILES or target cannot be read.
 
 With ``--featurize morgan`` SMILES inputs become sparse Morgan fingerprint bits. The
 choices are saved in the model file (``representation``) so that ``skframe predict`` and
@@ -36,7 +39,6 @@ __all__ = ["wanted", "load", "read", "model_extra", "representation_of", "load_m
 INPUTS = ("table", "smiles", "graphs")
 OUTPUTS = ("table", "smiles")
 FEATURIZERS = ("none", "morgan")
-GRAPH_SUFFIXES = (".jsonl", ".sdf")
 
 
 def _kind(path):
@@ -57,7 +59,7 @@ def wanted(opts):
     if opts.train is None:
         return False
     return (opts.inputs not in (None, "table") or (opts.outputs or "table") != "table" or opts.featurize is not None
-            or _kind(opts.train) != "csv" or bool(opts.target_field))
+            or _kind(opts.train) != "csv" or bool(opts.target_field) or opts.split_column is not None)
 
 
 def representation_of(opts):
@@ -66,9 +68,6 @@ def representation_of(opts):
     inputs = _choice(opts.inputs or ("graphs" if kind != "csv" else "table"), INPUTS, "--inputs")
     outputs = _choice(opts.outputs or "table", OUTPUTS, "--outputs")
     featurize = _choice(opts.featurize or "none", FEATURIZERS, "--featurize")
-    if kind == "csv" and inputs == "graphs":
-        raise InvalidParameterError("--inputs graphs reads .jsonl or .sdf files; for a CSV column of SMILES use "
-                                    "--inputs smiles")
     if kind == "jsonl" and inputs != "graphs":
         raise InvalidParameterError(f"--inputs {inputs}: a .jsonl file holds graphs; use --inputs graphs")
     if kind == "csv" and inputs == "table":
@@ -77,7 +76,7 @@ def representation_of(opts):
     if opts.scale != "none":
         raise InvalidParameterError(f"--scale {opts.scale} scales numeric columns; molecules and graphs are not "
                                     "scaled: leave --scale out")
-    if featurize != "none" and inputs != "smiles":
+    if featurize != "none" and (inputs != "smiles" or kind == "jsonl"):
         raise InvalidParameterError(f"--featurize {featurize} turns SMILES into features; add --inputs smiles")
     if outputs == "smiles":
         if kind != "csv":
@@ -90,7 +89,10 @@ def representation_of(opts):
 
         morgan_fingerprints([], **_featurize_params(opts.featurize_params))  # checks radius and n_bits now
     fields = list(opts.target_field or [])
-    return {"kind": kind, "inputs": inputs, "outputs": outputs, "input_column": opts.input_column,
+    if opts.split_column and (kind != "csv" or opts.test is not None):
+        raise InvalidParameterError("--split-column splits a CSV file into training and test rows; give it without "
+                                    "--test, on a .csv file")
+    return {"split_column": opts.split_column, "kind": kind, "inputs": inputs, "outputs": outputs, "input_column": opts.input_column,
             "output_column": opts.output_column or opts.input_column, "target_fields": fields,
             "targets": int(opts.targets), "featurize": featurize,
             "featurize_params": _featurize_params(opts.featurize_params) if featurize != "none" else {}}
@@ -238,37 +240,74 @@ def _smiles_inputs(smiles, rep, path, lines=None):
         return morgan_fingerprints(smiles, **rep["featurize_params"]).astype(np.float64)
     from ..graphs import StringBatch
 
-    _parse_smiles(smiles, lines, path)  # a bad SMILES is refused even though the kernel reads characters
-    return StringBatch(smiles)
+    G = _parse_smiles(smiles, lines, path)  # a bad SMILES is refused even though the kernel reads characters
+    return G if rep["inputs"] == "graphs" else StringBatch(smiles)
 
 
-def _read_csv(path, rep, with_targets):
-    header, body = _read_csv_columns(path)
-    lines = [lineno for lineno, _ in body]
-    j_in = _column(header, rep["input_column"], path, "--input-column")
-    X = _smiles_inputs([r[j_in].strip() for _, r in body], rep, path, lines)
-    if not with_targets:
-        return X, None
-    if rep["outputs"] == "smiles":
-        j_out = _column(header, rep["output_column"], path, "--output-column")
-        return X, _parse_smiles([r[j_out].strip() for _, r in body], lines, path)
+def _target_columns(header, j_in, rep, path):
     if rep["target_fields"]:
-        cols = [_column(header, f, path, "--target-field") for f in rep["target_fields"]]
-    else:
-        free = [j for j in range(len(header)) if j != j_in]
-        if len(free) < rep["targets"]:
-            raise InvalidParameterError(f"{path} has {len(free)} columns besides {header[j_in]!r} but --targets is "
-                                        f"{rep['targets']}; name the target columns with --target-field")
-        cols = free[len(free) - rep["targets"]:]
-    rows = []
+        return [_column(header, f, path, "--target-field") for f in rep["target_fields"]]
+    free = [j for j in range(len(header)) if j != j_in and header[j] != rep.get("split_column")]
+    if len(free) < rep["targets"]:
+        raise InvalidParameterError(f"{path} has {len(free)} columns besides {header[j_in]!r} but --targets is "
+                                    f"{rep['targets']}; name the target columns with --target-field")
+    return free[len(free) - rep["targets"]:]
+
+
+def _read_csv(path, rep, with_targets, drop=False, split=None):
+    """Inputs, targets (or output molecules) and split marks of a SMILES CSV.
+
+    With ``drop``, rows whose SMILES cannot be parsed or whose targets are not numbers are
+    left out (``--missing drop``) instead of stopping with an error naming the line.
+    Returns ``(X, Y, info)``; ``info`` has ``n_dropped`` and ``marks`` (``train``/``test``).
+    """
+    from ..graphs.chem import _chem
+
+    Chem = _chem()
+    header, body = _read_csv_columns(path)
+    j_in = _column(header, rep["input_column"], path, "--input-column")
+    j_out = cols = None
+    if with_targets and rep["outputs"] == "smiles":
+        j_out = _column(header, rep["output_column"], path, "--output-column")
+    elif with_targets:
+        cols = _target_columns(header, j_in, rep, path)
+    j_split = _column(header, split, path, "--split-column") if split else None
+    kept, rows, n_dropped = [], [], 0
     for lineno, r in body:
-        where = f"{path}, line {lineno}: target column {header[cols[0]]!r}" if len(cols) == 1 else \
-            f"{path}, line {lineno}: targets {[header[j] for j in cols]}"
         try:
-            rows.append(_numbers([r[j] for j in cols], where))
-        except DataFormatError as exc:
-            raise DataFormatError(f"{exc}; name the numeric target columns with --target-field") from None
-    return X, np.asarray(rows, dtype=np.float64)
+            for j in (j_in, j_out):
+                if j is not None and (not r[j].strip() or Chem.MolFromSmiles(r[j].strip()) is None):
+                    raise InvalidInputError(f"{path}, line {lineno}: SMILES {r[j].strip()!r} cannot be parsed; fix "
+                                            "or drop that row (--missing drop leaves such rows out of a fit)")
+            if cols is not None:
+                where = f"{path}, line {lineno}: target {[header[j] for j in cols]}"
+                try:
+                    rows.append(_numbers([r[j] for j in cols], where))
+                except DataFormatError as exc:
+                    raise DataFormatError(f"{exc}; name the numeric target columns with --target-field, or "
+                                          "leave such rows out with --missing drop") from None
+        except (InvalidInputError, DataFormatError):
+            if not drop:
+                raise
+            n_dropped += 1
+            continue
+        kept.append((lineno, r))
+    if not kept:
+        raise DataFormatError(f"{path}: no usable row is left")
+    lines = [lineno for lineno, _ in kept]
+    X = _smiles_inputs([r[j_in].strip() for _, r in kept], rep, path, lines)
+    Y = None
+    if j_out is not None:
+        Y = _parse_smiles([r[j_out].strip() for _, r in kept], lines, path)
+    elif cols is not None:
+        Y = np.asarray(rows, dtype=np.float64)
+    marks = None
+    if j_split is not None:
+        marks = [r[j_split].strip().lower() for _, r in kept]
+        for lineno, mark in zip(lines, marks):
+            if mark not in ("train", "test"):
+                raise DataFormatError(f"{path}, line {lineno}: {split} is {mark!r}; mark each row train or test")
+    return X, Y, {"n_dropped": n_dropped, "marks": marks}
 
 
 def read(path, rep, with_targets=True):
@@ -284,21 +323,43 @@ def read(path, rep, with_targets=True):
         if rep["outputs"] != "table":
             raise InvalidParameterError(f"{path}: the model predicts molecules from a SMILES column; give a .csv")
         return _read_sdf(path, rep, with_targets)
-    if rep["inputs"] == "graphs":
-        raise InvalidParameterError(f"{path}: the model was trained on graphs; give a .jsonl or .sdf file")
-    return _read_csv(path, rep, with_targets)
+    return _read_csv(path, rep, with_targets)[:2]
 
 
 def load(opts):
     """``(X_train, Y_train, X_test, Y_test, info)`` of molecule or graph files (see the module docstring)."""
     rep = representation_of(opts)
-    X_tr, Y_tr = read(opts.train, rep)
+    drop = opts.missing == "drop"
+    if rep["kind"] == "csv":
+        if not Path(str(opts.train)).exists():
+            raise InvalidParameterError(f"{opts.train}: no such file")
+        X_tr, Y_tr, details = _read_csv(opts.train, rep, True, drop=drop, split=rep.get("split_column"))
+    else:
+        (X_tr, Y_tr), details = read(opts.train, rep), {}
     info = {"name": Path(opts.train).name, "source": str(opts.train), "representation": rep}
+    if drop:
+        info["n_dropped"] = details.get("n_dropped", 0)
     if opts.outputs == "smiles" and opts.candidates:
         opts.candidate_molecules = load_molecule_candidates(opts.candidates, rep)
+    if rep.get("split_column"):
+        from ..collections import take
+
+        marks = np.asarray(details["marks"])
+        train, test = np.flatnonzero(marks == "train"), np.flatnonzero(marks == "test")
+        if train.size == 0:
+            raise DataFormatError(f"{opts.train}: no row is marked train in column {rep['split_column']!r}")
+        info["split"] = {"column": rep["split_column"], "n_train": int(train.size), "n_test": int(test.size)}
+        if test.size == 0:
+            return take(X_tr, train), take(Y_tr, train), None, None, info
+        return take(X_tr, train), take(Y_tr, train), take(X_tr, test), take(Y_tr, test), info
     if opts.test is None:
         return X_tr, Y_tr, None, None, info
-    X_te, Y_te = read(opts.test, rep)
+    if rep["kind"] == "csv" and Path(str(opts.test)).exists():
+        X_te, Y_te, details = _read_csv(opts.test, rep, True, drop=drop)
+        if drop:
+            info["n_dropped_test"] = details["n_dropped"]
+    else:
+        X_te, Y_te = read(opts.test, rep)
     info["test"] = str(opts.test)
     if not isinstance(Y_tr, np.ndarray) or Y_tr.shape[1] == Y_te.shape[1]:
         return X_tr, Y_tr, X_te, Y_te, info

@@ -65,8 +65,9 @@ class FitOptions:
                               "(IOKR family).", DATA)] = "regression"
     # -- molecules and graphs (panel after Data) ---------------------------------------
     inputs: Annotated[Optional[str], _opt("--inputs", "What the inputs are: table (numeric columns), smiles (a "
-                                          "column of SMILES strings, see --input-column) or graphs (default: "
-                                          "graphs for .jsonl and .sdf files, else table).", "Molecules and graphs",
+                                          "CSV column of SMILES strings, see --input-column) or graphs (graphs "
+                                          "of .jsonl/.sdf files, or of a SMILES column; default: graphs for "
+                                          ".jsonl and .sdf files, else table).", "Molecules and graphs",
                                           show_default=False)] = None
     input_column: Annotated[str, _opt("--input-column", "CSV column holding the SMILES inputs.",
                                       "Molecules and graphs")] = "smiles"
@@ -79,7 +80,11 @@ class FitOptions:
     target_field: Annotated[Optional[List[str]], _opt("--target-field", "Target: a CSV column, an SDF data field "
                                                       "or a key of the JSON graph lines; repeatable (default: y "
                                                       "in JSON lines, the last --targets columns of a CSV).",
-                                                      "Molecules and graphs", show_default=False)] = None
+                                                      "Molecules and graphs", show_default=False,
+                                                      metavar="NAME")] = None
+    split_column: Annotated[Optional[str], _opt("--split-column", "CSV column marking each row train or test "
+                                                "(instead of --test).", "Molecules and graphs",
+                                                show_default=False)] = None
     featurize: Annotated[Optional[str], _opt("--featurize", "Turn SMILES inputs into features: morgan (sparse "
                                              "Morgan fingerprint bits, for the tanimoto kernels).",
                                              "Molecules and graphs", show_default=False)] = None
