@@ -8,7 +8,9 @@ changes how it is run::
     <!-- docs-test: expect metrics.arrmse < 0.6 -->   the last command's --json output must satisfy this
 
 Shell blocks of one page run in order in one temporary directory that holds small data files
-(``train.csv``, ``test.csv``, ``new.csv``, ``multi.csv`` with 3 targets, ``adjacency.csv``), so a model written by one command is read by the next. ``pip``
+(``train.csv``, ``test.csv``, ``new.csv``, ``multi.csv`` with 3 targets, ``adjacency.csv``; molecules:
+``molecules.csv``, ``molecules-test.csv``, ``candidates.smi``, ``graphs.jsonl`` and, with RDKit, ``molecules.sdf``),
+so a model written by one command is read by the next. ``pip``
 commands are not run: installing is the test run's own first step.
 """
 
@@ -75,6 +77,41 @@ def _write_small_data(where):
     np.savetxt(where / "multi.csv", np.column_stack([X, Y]), delimiter=",", fmt="%.6f",
                header=",".join([f"x{j}" for j in range(5)] + ["y0", "y1", "y2"]), comments="")
     np.savetxt(where / "adjacency.csv", np.array([[0, 1, 0], [1, 0, 1], [0, 1, 0]]), delimiter=",", fmt="%d")
+    _write_molecule_data(where)
+
+
+# small molecules with a made-up property (longer chains up, more oxygens down); the last 6 are the test set
+MOLECULES = [("CCO", 0.5), ("CCCO", 0.9), ("CCCCO", 1.4), ("CCCCCO", 1.9), ("CCCCCCO", 2.4), ("c1ccccc1", 2.1),
+             ("c1ccccc1O", 1.5), ("Cc1ccccc1", 2.6), ("CCc1ccccc1", 3.1), ("CC(=O)O", -0.2), ("CCC(=O)O", 0.3),
+             ("CCCC(=O)O", 0.8), ("CCN", 0.1), ("CCCN", 0.6), ("CCCCN", 1.1), ("OCCO", -1.0), ("OCCCO", -0.6),
+             ("C1CCCCC1", 3.0), ("CCOC", 0.8), ("CC(C)O", 0.6), ("CCCCCN", 1.6), ("Oc1ccccc1C", 2.0),
+             ("CCCCC(=O)O", 1.3), ("OCCCCO", -0.1)]
+
+
+def _write_molecule_data(where):
+    """molecules.csv / molecules-test.csv (smiles,y), candidates.smi, graphs.jsonl and molecules.sdf (with RDKit)."""
+    import json
+
+    train, test = MOLECULES[:18], MOLECULES[18:]
+    for name, rows in (("molecules.csv", train), ("molecules-test.csv", test)):
+        (where / name).write_text("smiles,y\n" + "".join(f"{s},{y}\n" for s, y in rows))
+    (where / "candidates.smi").write_text("".join(s + "\n" for s, _ in MOLECULES))
+    try:
+        from rdkit import Chem, RDLogger
+    except ImportError:  # the pages' molecule commands need RDKit anyway
+        return
+    RDLogger.DisableLog("rdApp.*")
+    sdf = Chem.SDWriter(str(where / "molecules.sdf"))
+    with open(where / "graphs.jsonl", "w", encoding="utf-8") as fh:
+        for s, y in MOLECULES:
+            mol = Chem.MolFromSmiles(s)
+            bonds = list(mol.GetBonds())
+            fh.write(json.dumps({"nodes": [a.GetSymbol() for a in mol.GetAtoms()],
+                                 "edges": [[b.GetBeginAtomIdx(), b.GetEndAtomIdx()] for b in bonds],
+                                 "edge_labels": [str(b.GetBondType()).lower() for b in bonds], "y": y}) + "\n")
+            mol.SetProp("logS", str(y))
+            sdf.write(mol)
+    sdf.close()
 
 
 def _commands(body):

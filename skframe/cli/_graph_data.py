@@ -340,7 +340,7 @@ def load(opts):
     if drop:
         info["n_dropped"] = details.get("n_dropped", 0)
     if opts.outputs == "smiles" and opts.candidates:
-        opts.candidate_molecules = load_molecule_candidates(opts.candidates, rep)
+        opts.candidate_molecules = load_molecule_candidates(opts.candidates, rep, drop=drop)
     if rep.get("split_column"):
         from ..collections import take
 
@@ -379,8 +379,12 @@ def model_extra(opts, data_info):
 
 
 # ---------------------------------------------------------------------------------- candidates
-def load_molecule_candidates(path, rep):
-    """Candidate molecules: ``.smi``/``.txt`` (one SMILES per line), ``.csv`` (the output column), ``.sdf``, ``.jsonl``."""
+def load_molecule_candidates(path, rep, drop=False):
+    """Candidate molecules: ``.smi``/``.txt`` (one SMILES per line), ``.csv`` (the output column), ``.sdf``, ``.jsonl``.
+
+    With ``drop`` (``--missing drop``), SMILES that cannot be parsed are left out; otherwise
+    they are an error naming their line.
+    """
     from ..graphs import GraphBatch
 
     path = Path(str(path))
@@ -395,14 +399,20 @@ def load_molecule_candidates(path, rep):
         header, body = _read_csv_columns(path)
         name = rep["output_column"] if rep["output_column"] in header else header[0]
         j = header.index(name)
-        return _parse_smiles([r[j].strip() for _, r in body], [n for n, _ in body], path)
-    smiles, lines = [], []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            parts = line.split()
-            if parts and not parts[0].startswith("#"):
-                smiles.append(parts[0])
-                lines.append(lineno)
+        smiles, lines = [r[j].strip() for _, r in body], [n for n, _ in body]
+    else:
+        smiles, lines = [], []
+        with open(path, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                parts = line.split()
+                if parts and not parts[0].startswith("#"):
+                    smiles.append(parts[0])
+                    lines.append(lineno)
+    if drop:
+        from ..graphs.chem import canonical_smiles
+
+        ok = [c is not None for c in canonical_smiles(smiles)]
+        smiles, lines = [s for s, k in zip(smiles, ok) if k], [n for n, k in zip(lines, ok) if k]
     if not smiles:
         raise DataFormatError(f"--candidates {path} holds no SMILES; write one per line")
     return _parse_smiles(smiles, lines, path)
