@@ -2,6 +2,7 @@
 
 import csv
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -176,5 +177,32 @@ def test_errors_are_one_line(files, monkeypatch):
                               "--featurize-param", "bits=12")
     (files / "broken.jsonl").write_text('{"nodes": ["C", "O"], "edges": [[0, 1]], "y": 1}\n{"nodes": 3}\n')
     assert "line 2" in _error("fit", files / "broken.jsonl", "--kernel", "wl-subtree")
+    assert "ngram" in _error("fit", files / "train.csv", "--inputs", "smiles")  # the default gaussian kernel
+    assert "wl-subtree" in _error("fit", files / "graphs.jsonl", "--kernel", "ngram")
+    assert "wl-subtree" in _error("fit", files / "train.csv", "--task", "structured", "--inputs", "smiles",
+                                  "--outputs", "smiles", *NGRAM)  # the default gaussian output kernel
+    model = files / "reg.skf"
+    _run("fit", files / "train.csv", "--inputs", "smiles", *NGRAM, "--model-out", model)
+    assert "not on graphs" in _error("predict", model, files / "graphs.jsonl")
+    with monkeypatch.context() as m:
+        m.setitem(sys.modules, "rdkit", None)  # RDKit not installed: the error names the extra
+        assert "skframe[chem]" in _error("fit", files / "train.csv", "--inputs", "smiles", *NGRAM)
     monkeypatch.setenv("SKFRAME_DISABLE_RDKIT", "1")
     assert "rdkit" in _error("fit", files / "train.csv", "--inputs", "smiles", *NGRAM)
+
+
+def test_split_column_and_dropped_rows(files):
+    rows = [(s, y, "test" if i % 4 == 3 else "train") for i, (s, y) in enumerate(MOLS)]
+    rows.insert(5, ("C1CC(", 1.0, "train"))  # unreadable SMILES
+    rows.insert(9, ("CCCCCCO", "", "test"))  # no target
+    path = _csv(files / "split.csv", rows, header=("smiles", "logS", "split"))
+    assert "line 7" in _error("fit", path, "--inputs", "smiles", "--target-field", "logS", "--split-column", "split",
+                              *NGRAM)
+    rep = _json("fit", path, "--inputs", "smiles", "--target-field", "logS", "--split-column", "split",
+                "--missing", "drop", *NGRAM, "--sketch", "none")
+    assert rep["data"]["n_dropped"] == 2
+    assert (rep["n_train"], rep["n_test"]) == (12, 4)
+    _csv(files / "tr.csv", [r[:2] for r in rows if r[2] == "train" and r[0] != "C1CC("])
+    _csv(files / "te.csv", [r[:2] for r in rows if r[2] == "test" and r[1] != ""])
+    ref = _json("fit", files / "tr.csv", "--test", files / "te.csv", "--inputs", "smiles", *NGRAM, "--sketch", "none")
+    assert rep["metrics"]["mse"] == pytest.approx(ref["metrics"]["mse"])

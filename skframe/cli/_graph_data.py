@@ -336,6 +336,7 @@ def load(opts):
         X_tr, Y_tr, details = _read_csv(opts.train, rep, True, drop=drop, split=rep.get("split_column"))
     else:
         (X_tr, Y_tr), details = read(opts.train, rep), {}
+    check_kernels(opts, X_tr, Y_tr)
     info = {"name": Path(opts.train).name, "source": str(opts.train), "representation": rep}
     if drop:
         info["n_dropped"] = details.get("n_dropped", 0)
@@ -365,6 +366,44 @@ def load(opts):
         return X_tr, Y_tr, X_te, Y_te, info
     raise InvalidParameterError(f"the test file has {Y_te.shape[1]} targets but the training file has "
                                 f"{Y_tr.shape[1]}; check --target-field")
+
+
+_KERNEL_HINTS = {
+    "StringBatch": "ngram (e.g. --kernel-param n=3), or --featurize morgan with tanimoto",
+    "GraphBatch": "a graph kernel: wl-subtree, shortest-path, vertex-histogram, edge-histogram, nspd or core-wl",
+}
+
+
+def _check_kernel(name, params, X, option, what):
+    """Refuse, in one line, a kernel that cannot compare these inputs (a vector kernel on strings or graphs)."""
+    from ..collections import is_collection, take
+    from ..registry import get_kernel
+
+    if not is_collection(X):
+        return
+    kernel = get_kernel(name, **dict(params or {}))
+    try:
+        first = take(X, [0])
+        kernel(first, first)
+    except (InvalidInputError, TypeError, ValueError) as exc:
+        if isinstance(exc, InvalidParameterError):
+            raise
+        kind = type(X).__name__
+        raise InvalidParameterError(f"{option} {name} cannot compare {what} ({kind}); use "
+                                    f"{_KERNEL_HINTS.get(kind, 'a kernel for these objects')}") from None
+
+
+def check_kernels(opts, X, Y):
+    """The input (and output) kernel of the fit options accept the molecules or graphs read."""
+    structured = opts.task == "structured"
+    name = (opts.input_kernel or opts.kernel) if structured else opts.kernel
+    params = (opts.input_kernel_params if (opts.input_kernel_params or opts.input_kernel) else opts.kernel_params) \
+        if structured else opts.kernel_params
+    option = "--input-kernel" if structured and opts.input_kernel else "--kernel"
+    _check_kernel(name, params, X, option, "the inputs")
+    if structured:
+        _check_kernel(opts.output_kernel or "gaussian", opts.output_kernel_params, Y, "--output-kernel",
+                      "the output molecules")
 
 
 def model_extra(opts, data_info):
