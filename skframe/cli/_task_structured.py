@@ -14,6 +14,8 @@ Any other extension is read with :func:`skframe.datasets.load_dataset` with all
 columns as features (CSV, ARFF, LIBSVM), as a global set.
 
 Without ``--candidates`` the distinct training outputs are the candidates.
+With ``--outputs smiles`` (molecules) the candidates are molecules instead: ``.smi``/``.txt``
+(one SMILES per line), ``.csv``, ``.sdf`` or ``.jsonl`` (see :mod:`skframe.cli._graph_data`).
 """
 
 from __future__ import annotations

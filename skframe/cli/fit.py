@@ -214,8 +214,11 @@ def print_report(report):
     """Human-readable summary of a fit report."""
     typer.echo(f"model      {report['model']['class']} ({report['task']})")
     d = report["data"]
-    typer.echo(f"data       {d.get('name')}: n_train={report['n_train']} n_test={report['n_test']} "
-               f"features={report['n_features']} targets={report['n_targets']}")
+    rep = d.get("representation")  # molecules or graphs: say what the inputs and outputs are
+    shape = (f"features={report['n_features']} targets={report['n_targets']}" if rep is None else
+             f"inputs={rep['inputs']}{'+' + rep['featurize'] if rep['featurize'] != 'none' else ''} "
+             f"outputs={rep['outputs'] if rep['outputs'] != 'table' else report['n_targets']}")
+    typer.echo(f"data       {d.get('name')}: n_train={report['n_train']} n_test={report['n_test']} {shape}")
     if d.get("suggested_defaults_used"):
         used = d["suggested_defaults_used"]
         shown = {**used.get("kernel_params", {}), **{k: v for k, v in used.items() if k != "kernel_params"}}
