@@ -56,7 +56,12 @@ def _choice(value, allowed, option):
 
 def wanted(opts):
     """True when the fit options ask for molecules or graphs instead of a numeric table."""
+    asked = (opts.inputs not in (None, "table") or (opts.outputs or "table") != "table" or opts.featurize is not None
+             or bool(opts.target_field) or opts.split_column is not None)
     if opts.train is None:
+        if asked:
+            raise InvalidParameterError("--inputs, --outputs, --featurize, --target-field and --split-column describe "
+                                        "a data file: give one (e.g. skframe fit molecules.csv --inputs smiles)")
         return False
     return (opts.inputs not in (None, "table") or (opts.outputs or "table") != "table" or opts.featurize is not None
             or _kind(opts.train) != "csv" or bool(opts.target_field) or opts.split_column is not None)

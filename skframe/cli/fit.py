@@ -68,6 +68,11 @@ def load_data(opts):
     """Return (X_train, Y_train, X_test, Y_test, dataset_info); Y are 2-D."""
     from ..datasets import load_dataset, load_default
 
+    from . import _graph_data
+
+    if _graph_data.wanted(opts):  # molecules (SMILES, SDF) or graphs (JSON lines)
+        opts.lam = DEFAULT_LAM if opts.lam is None else opts.lam
+        return _graph_data.load(opts)
     if opts.train is None:
         # The embedded data are always drawn with the same seed; --seed only seeds the model.
         ds = load_default(random_state=EMBEDDED_DATA_SEED)
@@ -76,10 +81,6 @@ def load_data(opts):
         return ds.X_train, ds.y_train[:, None], ds.X_test, ds.y_test[:, None], info
     if opts.lam is None:
         opts.lam = DEFAULT_LAM
-    from . import _graph_data
-
-    if _graph_data.wanted(opts):  # molecules (SMILES, SDF) or graphs (JSON lines)
-        return _graph_data.load(opts)
     tr = load_dataset(opts.train, targets=opts.targets, missing=opts.missing, fmt=opts.format)
     info = {"name": Path(opts.train).name, "source": str(opts.train), "n_missing_train": tr.n_missing,
             "missing": opts.missing}
