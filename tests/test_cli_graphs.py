@@ -198,11 +198,16 @@ def test_split_column_and_dropped_rows(files):
     path = _csv(files / "split.csv", rows, header=("smiles", "logS", "split"))
     assert "line 7" in _error("fit", path, "--inputs", "smiles", "--target-field", "logS", "--split-column", "split",
                               *NGRAM)
+    model = files / "split.skf"
     rep = _json("fit", path, "--inputs", "smiles", "--target-field", "logS", "--split-column", "split",
-                "--missing", "drop", *NGRAM, "--sketch", "none")
+                "--missing", "drop", *NGRAM, "--sketch", "none", "--model-out", model)
     assert rep["data"]["n_dropped"] == 2
     assert (rep["n_train"], rep["n_test"]) == (12, 4)
     _csv(files / "tr.csv", [r[:2] for r in rows if r[2] == "train" and r[0] != "C1CC("])
     _csv(files / "te.csv", [r[:2] for r in rows if r[2] == "test" and r[1] != ""])
     ref = _json("fit", files / "tr.csv", "--test", files / "te.csv", "--inputs", "smiles", *NGRAM, "--sketch", "none")
     assert rep["metrics"]["mse"] == pytest.approx(ref["metrics"]["mse"])
+    # evaluate scores the rows marked test (after dropping the unreadable ones on request)
+    assert "line 7" in _error("evaluate", model, path)
+    ev = _json("evaluate", model, path, "--missing", "drop")
+    assert ev["n_samples"] == 4 and ev["metrics"]["mse"] == pytest.approx(rep["metrics"]["mse"])

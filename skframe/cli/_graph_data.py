@@ -283,7 +283,7 @@ def _read_csv(path, rep, with_targets, drop=False, split=None):
             for j in (j_in, j_out):
                 if j is not None and (not r[j].strip() or Chem.MolFromSmiles(r[j].strip()) is None):
                     raise InvalidInputError(f"{path}, line {lineno}: SMILES {r[j].strip()!r} cannot be parsed; fix "
-                                            "or drop that row (--missing drop leaves such rows out of a fit)")
+                                            "or drop that row (--missing drop leaves such rows out)")
             if cols is not None:
                 where = f"{path}, line {lineno}: target {[header[j] for j in cols]}"
                 try:
@@ -315,8 +315,11 @@ def _read_csv(path, rep, with_targets, drop=False, split=None):
     return X, Y, {"n_dropped": n_dropped, "marks": marks}
 
 
-def read(path, rep, with_targets=True):
-    """Inputs (and targets, or output molecules) of one file, read as the representation says."""
+def read(path, rep, with_targets=True, drop=False):
+    """Inputs (and targets, or output molecules) of one file, read as the representation says.
+
+    ``drop``: leave out CSV rows whose SMILES or targets cannot be read (``--missing drop``).
+    """
     if not Path(str(path)).exists():
         raise InvalidParameterError(f"{path}: no such file")
     kind = _kind(path)
@@ -328,7 +331,7 @@ def read(path, rep, with_targets=True):
         if rep["outputs"] != "table":
             raise InvalidParameterError(f"{path}: the model predicts molecules from a SMILES column; give a .csv")
         return _read_sdf(path, rep, with_targets)
-    return _read_csv(path, rep, with_targets)[:2]
+    return _read_csv(path, rep, with_targets, drop=drop)[:2]
 
 
 def load(opts):
@@ -555,27 +558,44 @@ def _options(extra):
     return task, opts
 
 
-def predict_file(model, extra, data, out):
-    """``skframe predict`` on a molecule or graph file: numbers as CSV, molecules as SMILES."""
+def predict_file(model, extra, data, out, drop=False):
+    """``skframe predict`` on a molecule or graph file: numbers as CSV, molecules as SMILES.
+
+    ``drop`` (only on request: it shifts the rows) leaves out rows whose SMILES cannot be read.
+    """
     from .fit import call_predict, task_module
     from .model_commands import _write
 
     task, opts = _options(extra)
-    X, _ = read(data, extra["representation"], with_targets=False)
+    X, _ = read(data, extra["representation"], with_targets=False, drop=drop)
     P = call_predict(task_module(task), model, X, opts)
     if len(P.shape) < 2 and not isinstance(P, np.ndarray):  # predicted molecules
         return write_molecules(out, P)
     return _write(out, P)
 
 
-def evaluate_file(model, extra, data):
-    """``skframe evaluate`` on a labelled molecule or graph file: the report."""
+def evaluate_file(model, extra, data, drop=False):
+    """``skframe evaluate`` on a labelled molecule or graph file: the report.
+
+    When the model was fitted with ``--split-column NAME`` and the file has that column,
+    only the rows marked ``test`` are scored (the figures of the fit's report).
+    """
     import time
 
+    from ..collections import take
     from .fit import call_predict, task_module
 
     task, opts = _options(extra)
-    X, Y = read(data, extra["representation"], with_targets=True)
+    rep = extra["representation"]
+    split = rep.get("split_column")
+    scored = "all rows"
+    if split and _kind(data) == "csv" and Path(str(data)).exists() and split in _read_csv_columns(data)[0]:
+        X, Y, details = _read_csv(data, rep, True, drop=drop, split=split)
+        test = np.flatnonzero(np.asarray(details["marks"]) == "test")
+        if test.size:
+            X, Y, scored = take(X, test), take(Y, test), f"rows marked test in {split}"
+    else:
+        X, Y = read(data, rep, with_targets=True, drop=drop)
     module = task_module(task)
     t0 = time.perf_counter()
     P = call_predict(module, model, X, opts)
@@ -583,4 +603,4 @@ def evaluate_file(model, extra, data):
     if isinstance(Y, np.ndarray) and Y.shape[1] == 1 and task != "structured":
         Y = Y[:, 0]
     return {"task": task, "metrics": module.metrics(model, X, Y, P, opts), "predict_seconds": seconds,
-            "n_samples": int(X.shape[0]), "model": type(model).__name__}
+            "n_samples": int(X.shape[0]), "scored": scored, "model": type(model).__name__}

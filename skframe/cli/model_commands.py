@@ -120,7 +120,7 @@ def predict(
     if _saved(extra, "representation"):  # molecules or graphs: read as at fit time
         from ._graph_data import predict_file
 
-        return predict_file(est, extra, data, str(out) if out else None)
+        return predict_file(est, extra, data, str(out) if out else None, drop=missing == "drop")
     explicit = missing is not None
     missing, fmt = _fit_settings(extra, missing, fmt)
     if missing == "drop" and not explicit:
@@ -146,7 +146,7 @@ def evaluate(
     if _saved(extra, "representation"):  # molecules or graphs: read as at fit time
         from ._graph_data import evaluate_file
 
-        return _print_evaluation(evaluate_file(est, extra, data), json_out)
+        return _print_evaluation(evaluate_file(est, extra, data, drop=missing == "drop"), json_out)
     if targets is None:
         targets = int(_saved(extra, "targets", 1))
     if targets < 1:
