@@ -45,6 +45,7 @@ from skframe.validation import check_scalar
 
 from ._base import BaseSolver, DualSolverMixin, check_init
 from ._duality import dual_from_primal, dual_objective, primal_V, relative_gap
+from ._newton import newton_solve
 
 __all__ = ["DualCDSolver"]
 
@@ -140,7 +141,8 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
     name = "dual-cd"
     needs_memory_because = "visits single samples in random order and needs the features in memory"
 
-    def __init__(self, tol=1e-4, max_epochs=1000, init="ridge", check_every=1, shuffle=True, engine="auto"):
+    def __init__(self, tol=1e-4, max_epochs=1000, init="ridge", check_every=1, shuffle=True, engine="auto",
+                 method="auto", max_newton_steps=200, newton_max_dim=2048, max_admm_iter=5000):
         self.tol = check_scalar(tol, "tol", low=0, low_inclusive=False, fix="tol must be > 0, e.g. 1e-4")
         self.max_epochs = check_scalar(max_epochs, "max_epochs", kind=int, low=1,
                                        fix="max_epochs must be a positive integer")
@@ -150,10 +152,21 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
         if engine not in ("auto", "numba", "numpy"):
             raise InvalidParameterError(f"engine={engine!r}; use 'auto', 'numba' or 'numpy'")
         self.engine = engine
+        if method not in ("auto", "epochs", "newton", "admm"):
+            raise InvalidParameterError(
+                f"method={method!r}; use 'auto', 'epochs' (coordinate ascent), 'newton' or 'admm'")
+        self.method = method
+        self.max_newton_steps = check_scalar(max_newton_steps, "max_newton_steps", kind=int, low=1,
+                                             fix="max_newton_steps must be a positive integer")
+        self.max_admm_iter = check_scalar(max_admm_iter, "max_admm_iter", kind=int, low=1,
+                                          fix="max_admm_iter must be a positive integer")
+        self.newton_max_dim = check_scalar(newton_max_dim, "newton_max_dim", kind=int, low=1,
+                                           fix="newton_max_dim must be a positive integer, e.g. 2048")
 
     @property
     def params(self):
-        keys = ("tol", "max_epochs", "init", "check_every", "shuffle", "engine")
+        keys = ("tol", "max_epochs", "init", "check_every", "shuffle", "engine", "method", "max_newton_steps",
+                "newton_max_dim", "max_admm_iter")
         return {k: getattr(self, k) for k in keys}
 
     def _engine(self):
@@ -166,6 +179,20 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
     def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
         """Run epochs until the relative duality gap is <= tol; ``progress(1)`` after each epoch."""
         fp, dual = self._dual_problem(problem, loss, lam, M)
+        method = self._method(fp, dual)
+        if method == "admm":
+            from .admm import ADMMSolver
+
+            admm = ADMMSolver(tol=self.tol, max_iter=self.max_admm_iter, init=self.init)
+            res = admm._solve_problem(fp, dual, init, progress, name=self.name, cap_name="max_admm_iter")
+            res.info["method"] = "admm"
+            return res
+        if method == "newton":
+            trace = []
+            V, steps, mu = newton_solve(fp, dual, self._start(fp, init, self.init), self.tol, self.max_newton_steps,
+                                        trace, progress)
+            return self._gap_result(fp, V, trace, steps, "newton_steps", self.max_newton_steps, "max_newton_steps",
+                                    {"method": "newton", "smoothing": float(mu)})
         rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         norm_epoch, separable_epoch = _epoch_functions(self._engine())
         n = fp.n
@@ -201,4 +228,28 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
             trace.append((P, D, relative_gap(P, D)))
             if trace[-1][2] <= self.tol:
                 break
-        return self._gap_result(fp, V, trace, epoch, "epochs", self.max_epochs, "max_epochs or lam")
+        return self._gap_result(fp, V, trace, epoch, "epochs", self.max_epochs, "max_epochs or lam",
+                                {"method": "epochs"})
+
+    def _method(self, fp, dual):
+        """The method ``method="auto"`` picks: ``"epochs"``, ``"newton"`` or ``"admm"``.
+
+        Coordinate ascent needs about ``(1 + q) log(1/tol)`` epochs of ``n r k`` operations
+        (``q`` the mean of ``||z_i||^2 ||M|| / (lam n)``); Newton about 15 steps of at most
+        ``n r^2 k^2 + (r k)^3 / 3`` (only when ``r k <= newton_max_dim``). When the epochs
+        would cost more, a loss with a strongly concave dual (``quad > 0``: Huber, ε-ridge)
+        takes the Newton steps and the others (ε-SVR, hinge, pinball) the ADMM splitting.
+        """
+        if self.method != "auto":
+            return self.method
+        return "epochs" if not self._ill_conditioned(fp) else ("newton" if dual.quad > 0 else "admm")
+
+    def _ill_conditioned(self, fp):
+        n, (r, k) = fp.n, fp.shape
+        if r * k > self.newton_max_dim:
+            return False
+        mu = float(np.max(np.sum(fp.C * fp.C, axis=1))) if fp.C.size else 1.0
+        q = float(np.mean(np.einsum("ij,ij->i", fp.Z, fp.Z))) * mu / (fp.lam * n)
+        cd_cost = (1.0 + q) * max(np.log(1.0 / self.tol), 1.0) * n * r * k
+        newton_cost = 15.0 * (n * (r * k) ** 2 + (r * k) ** 3 / 3.0)
+        return newton_cost < cd_cost
