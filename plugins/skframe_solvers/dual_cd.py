@@ -142,7 +142,7 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
     needs_memory_because = "visits single samples in random order and needs the features in memory"
 
     def __init__(self, tol=1e-4, max_epochs=1000, init="ridge", check_every=1, shuffle=True, engine="auto",
-                 method="auto", max_newton_steps=200, newton_max_dim=2048, max_admm_iter=5000):
+                 method="auto", epochs_max_q=10.0, max_newton_steps=200, newton_max_dim=2048, max_admm_iter=5000):
         self.tol = check_scalar(tol, "tol", low=0, low_inclusive=False, fix="tol must be > 0, e.g. 1e-4")
         self.max_epochs = check_scalar(max_epochs, "max_epochs", kind=int, low=1,
                                        fix="max_epochs must be a positive integer")
@@ -158,6 +158,8 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
         self.method = method
         self.max_newton_steps = check_scalar(max_newton_steps, "max_newton_steps", kind=int, low=1,
                                              fix="max_newton_steps must be a positive integer")
+        self.epochs_max_q = check_scalar(epochs_max_q, "epochs_max_q", low=0,
+                                         fix="epochs_max_q must be >= 0, e.g. 10")
         self.max_admm_iter = check_scalar(max_admm_iter, "max_admm_iter", kind=int, low=1,
                                           fix="max_admm_iter must be a positive integer")
         self.newton_max_dim = check_scalar(newton_max_dim, "newton_max_dim", kind=int, low=1,
@@ -165,7 +167,8 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
 
     @property
     def params(self):
-        keys = ("tol", "max_epochs", "init", "check_every", "shuffle", "engine", "method", "max_newton_steps",
+        keys = ("tol", "max_epochs", "init", "check_every", "shuffle", "engine", "method", "epochs_max_q",
+                "max_newton_steps",
                 "newton_max_dim", "max_admm_iter")
         return {k: getattr(self, k) for k in keys}
 
@@ -234,22 +237,22 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
     def _method(self, fp, dual):
         """The method ``method="auto"`` picks: ``"epochs"``, ``"newton"`` or ``"admm"``.
 
-        Coordinate ascent needs about ``(1 + q) log(1/tol)`` epochs of ``n r k`` operations
-        (``q`` the mean of ``||z_i||^2 ||M|| / (lam n)``); Newton about 15 steps of at most
-        ``n r^2 k^2 + (r k)^3 / 3`` (only when ``r k <= newton_max_dim``). When the epochs
-        would cost more, a loss with a strongly concave dual (``quad > 0``: Huber, ε-ridge)
-        takes the Newton steps and the others (ε-SVR, hinge, pinball) the ADMM splitting.
+        With ``q`` the mean of ``||z_i||^2 ||M|| / (lam n)`` (the curvature of the dual in one
+        coordinate; coordinate ascent needs about ``1 + q`` epochs per e-fold of the gap on a
+        smooth loss, and more on a non-smooth one): the coordinate epochs when
+        ``q <= epochs_max_q``; otherwise Newton steps for a loss with a strongly concave dual
+        (``quad > 0``: Huber, ε-ridge) when ``r k <= newton_max_dim``, else the ADMM splitting
+        (ε-SVR, hinge, pinball, or a large ``r k``).
         """
         if self.method != "auto":
             return self.method
-        return "epochs" if not self._ill_conditioned(fp) else ("newton" if dual.quad > 0 else "admm")
+        if self.dual_curvature(fp) <= self.epochs_max_q:
+            return "epochs"
+        r, k = fp.shape
+        return "newton" if dual.quad > 0 and r * k <= self.newton_max_dim else "admm"
 
-    def _ill_conditioned(self, fp):
-        n, (r, k) = fp.n, fp.shape
-        if r * k > self.newton_max_dim:
-            return False
-        mu = float(np.max(np.sum(fp.C * fp.C, axis=1))) if fp.C.size else 1.0
-        q = float(np.mean(np.einsum("ij,ij->i", fp.Z, fp.Z))) * mu / (fp.lam * n)
-        cd_cost = (1.0 + q) * max(np.log(1.0 / self.tol), 1.0) * n * r * k
-        newton_cost = 15.0 * (n * (r * k) ** 2 + (r * k) ** 3 / 3.0)
-        return newton_cost < cd_cost
+    @staticmethod
+    def dual_curvature(fp):
+        """``q``: mean of ``||z_i||^2 ||M|| / (lam n)`` over the samples."""
+        mu = float(np.max(np.sum(fp.C * fp.C, axis=1))) if fp.C.size else 1.0  # largest eigenvalue of M
+        return float(np.mean(np.einsum("ij,ij->i", fp.Z, fp.Z))) * mu / (fp.lam * fp.n)
