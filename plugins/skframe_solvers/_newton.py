@@ -211,7 +211,8 @@ def polish(fp, dual, A, lower=None, upper=None, tol=0.0, rounds=8, max_free=4000
     whose solution is clipped back into the domain (as the solution polishing of OSQP,
     Stellato et al., "OSQP: an operator splitting solver for quadratic programs", 2020,
     iterated). Near the optimum the classification is right and the round lands on the exact
-    optimum. Every round's point is certified by the duality gap.
+    optimum. Every round's point is certified by the duality gap; the rounds stop as soon as
+    one does not improve on the previous (active-set rounds can cycle far from the optimum).
 
     Returns ``(trace, V, A)`` of the best round (``trace``: its ``(P, D, relative gap)``
     entries) or None (a norm dual with several outputs). ``V``: the primal point that goes
@@ -263,8 +264,9 @@ def polish(fp, dual, A, lower=None, upper=None, tol=0.0, rounds=8, max_free=4000
         P = fp.objective(V)
         entry = (P, D, relative_gap(P, D))
         trace.append(entry)
-        if best is None or entry[2] < best[0][2]:
-            best = (entry, V, A_new)
+        if best is not None and entry[2] >= best[0][2]:
+            break  # no better than the previous round: the classification is not settling, stop
+        best = (entry, V, A_new)
         A = A_new
         if entry[2] <= tol:
             break

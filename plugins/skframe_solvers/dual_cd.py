@@ -45,7 +45,7 @@ from skframe.validation import check_scalar
 
 from ._base import BaseSolver, DualSolverMixin, check_init
 from ._duality import dual_from_primal, dual_objective, primal_V, relative_gap
-from ._newton import newton_solve
+from ._newton import newton_solve, polish
 
 __all__ = ["DualCDSolver"]
 
@@ -142,7 +142,7 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
     needs_memory_because = "visits single samples in random order and needs the features in memory"
 
     def __init__(self, tol=1e-4, max_epochs=1000, init="ridge", check_every=1, shuffle=True, engine="auto",
-                 method="auto", epochs_max_q=10.0, max_newton_steps=200, newton_max_dim=2048, max_admm_iter=5000):
+                 method="auto", epochs_max_q=10.0, polish_every=10, max_newton_steps=200, newton_max_dim=2048, max_admm_iter=5000):
         self.tol = check_scalar(tol, "tol", low=0, low_inclusive=False, fix="tol must be > 0, e.g. 1e-4")
         self.max_epochs = check_scalar(max_epochs, "max_epochs", kind=int, low=1,
                                        fix="max_epochs must be a positive integer")
@@ -158,6 +158,8 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
         self.method = method
         self.max_newton_steps = check_scalar(max_newton_steps, "max_newton_steps", kind=int, low=1,
                                              fix="max_newton_steps must be a positive integer")
+        self.polish_every = check_scalar(polish_every, "polish_every", kind=int, low=0,
+                                         fix="polish_every must be >= 0 (0: never)")
         self.epochs_max_q = check_scalar(epochs_max_q, "epochs_max_q", low=0,
                                          fix="epochs_max_q must be >= 0, e.g. 10")
         self.max_admm_iter = check_scalar(max_admm_iter, "max_admm_iter", kind=int, low=1,
@@ -167,7 +169,7 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
 
     @property
     def params(self):
-        keys = ("tol", "max_epochs", "init", "check_every", "shuffle", "engine", "method", "epochs_max_q",
+        keys = ("tol", "max_epochs", "init", "check_every", "shuffle", "engine", "method", "epochs_max_q", "polish_every",
                 "max_newton_steps",
                 "newton_max_dim", "max_admm_iter")
         return {k: getattr(self, k) for k in keys}
@@ -207,6 +209,7 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
         else:
             A = np.zeros((n, fp.d))
         A = np.ascontiguousarray(A)
+        lower = upper = None
         if dual.structure == "separable":
             lower, upper = dual.bounds(fp.Y)
         else:
@@ -231,6 +234,15 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
             trace.append((P, D, relative_gap(P, D)))
             if trace[-1][2] <= self.tol:
                 break
+            if self.polish_every and epoch % self.polish_every == 0:
+                polished = polish(fp, dual, A, lower, upper, tol=self.tol, rounds=3)
+                if polished is not None:
+                    best = min(polished[0], key=lambda t: t[2])
+                    if best[1] >= D:  # keep the ascent: adopt only a better dual point
+                        trace[-1] = best
+                        V, A = np.ascontiguousarray(polished[1]), np.ascontiguousarray(polished[2])
+                        if best[2] <= self.tol:
+                            break
         return self._gap_result(fp, V, trace, epoch, "epochs", self.max_epochs, "max_epochs or lam",
                                 {"method": "epochs"})
 
