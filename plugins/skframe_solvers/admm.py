@@ -19,7 +19,9 @@ and alternates (scaled multipliers U, penalty rho / n):
 * U-update: ``U += Z V C - F``; rho is rebalanced from the primal and dual residuals.
 
 It stops on the same certified relative duality gap as ``dual-cd`` (dual point
-``A = -n rho' U``, objectives by the independent code of :mod:`skframe_solvers._duality`).
+``A = -n rho' U``, objectives by the independent code of :mod:`skframe_solvers._duality`),
+taken between the smallest primal and the largest dual objective seen so far (each is a
+bound on the optimum; the iterates oscillate), and returns the primal point of the former.
 """
 
 from __future__ import annotations
@@ -125,6 +127,7 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
         else:  # a warm start also carries its multipliers, alpha = -grad l(F)
             U = -dual.project(-loss.gradient(F, Y), Y) / rho
         trace = []
+        best = best_D = None
         it = 0
         for it in range(1, self.max_iter + 1):
             # V-update: lam V + rho/n Z^T Z V C C^T = rho/n Z^T (F - U) C^T, column j in Z^T Z's eigenbasis
@@ -149,8 +152,14 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
                 continue
             D, _ = dual_objective(fp, -rho * U)
             P = fp.objective(V)
-            trace.append((P, D, relative_gap(P, D)))
+            # every D is a lower bound and every P an upper bound of the optimum: certify with the best
+            # of each seen so far (the iterates oscillate), and return the primal point of the best P
+            if best is None or P < best[0]:
+                best = (P, V)
+            best_D = D if best_D is None else max(best_D, D)
+            trace.append((best[0], best_D, relative_gap(best[0], best_D)))
             if trace[-1][2] <= self.tol:
+                V = best[1]
                 break
             if self.polish:
                 polished = polish(fp, dual, -rho * U, lower, upper, tol=self.tol, rounds=self.polish_rounds, V=V)
@@ -158,5 +167,7 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
                     trace.extend(polished[0])
                     V = polished[1]
                     break
+        if best is not None and not (trace and trace[-1][2] <= self.tol):
+            V = best[1]
         return self._gap_result(fp, V, trace, it, "iterations", self.max_iter, cap_name, {"rho": float(rho)},
                                 name=name)
