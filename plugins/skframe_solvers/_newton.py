@@ -197,7 +197,7 @@ def newton_solve(fp, dual, V, tol, max_iter, trace, progress=None, mu0=None):
     return V, step_count, mu
 
 
-def polish(fp, dual, A, lower=None, upper=None, tol=0.0, rounds=8, max_free=4000, V=None):
+def polish(fp, dual, A, lower=None, upper=None, tol=0.0, rounds=8, max_free=2000, V=None):
     """Active-set rounds on a dual point: a primal-dual active-set (semismooth Newton) method on the dual.
 
     Each round classifies every dual entry by what one exact coordinate step (the update of
