@@ -26,6 +26,9 @@ from . import naive
 from .test_solvers import M2, StreamedProblem, _objective, _qp_reference, _rel, _smooth_reference
 
 LAM = 0.05
+#: the three methods of dual-cd (coordinate epochs, Newton steps, ADMM splitting) each checked against
+#: the independent references; "auto" picks one of them from the conditioning
+METHODS = ["epochs", "newton", "admm"]
 
 
 def _data(rng, n=60, r=6, d=1, kind="reg"):
@@ -37,7 +40,7 @@ def _data(rng, n=60, r=6, d=1, kind="reg"):
 
 
 def _fit(Z, Y, name, params, lam=LAM, M=None, **solver_params):
-    solver = get_solver("dual-cd", **{"tol": 1e-10, "max_epochs": 20000, **solver_params})
+    solver = get_solver("dual-cd", **{"tol": 1e-10, "max_epochs": 20000, "max_newton_steps": 2000, **solver_params})
     return solver.solve(ArrayProblem(Z, Y), get_loss(name, **params), lam, M=M, rng=0)
 
 
@@ -50,36 +53,40 @@ def _obj(res, Z, Y, name, params, lam=LAM, M=None):
     ("epsilon_insensitive", "epsilon-svr", {"epsilon": 0.0}, 1.0),
     ("squared_epsilon_insensitive", "epsilon-ridge", {"epsilon": 0.2}, 0.5),
 ])
-def test_matches_liblinear_svr(rng, loss, name, params, factor):
+@pytest.mark.parametrize("method", METHODS)
+def test_matches_liblinear_svr(rng, loss, name, params, factor, method):
     Z, Y = _data(rng)
     n = Z.shape[0]
     C = factor / (n * LAM)  # see the module docstring
     svr = LinearSVR(loss=loss, epsilon=params["epsilon"], C=C, dual=True, fit_intercept=False, tol=1e-10, random_state=0,
                     max_iter=1_000_000).fit(Z, Y[:, 0])
     ref = naive.feature_map_objective(svr.coef_[:, None], Z, Y, _objective(name, params), LAM)
-    res = _fit(Z, Y, name, params)
+    res = _fit(Z, Y, name, params, method=method)
+    assert res.info["method"] == method
     got = _obj(res, Z, Y, name, params)
     assert _rel(got, ref) < 1e-5
     assert got <= ref * (1 + 1e-7)  # at least as good as liblinear
     np.testing.assert_allclose(res.W[:, 0], svr.coef_, rtol=1e-3, atol=1e-4)
 
 
-def test_matches_liblinear_svc_hinge(rng):
+@pytest.mark.parametrize("method", METHODS)
+def test_matches_liblinear_svc_hinge(rng, method):
     Z, Y = _data(rng, kind="clf")
     n = Z.shape[0]
     svc = LinearSVC(loss="hinge", C=1.0 / (n * LAM), dual=True, fit_intercept=False, tol=1e-10, random_state=0,
                     max_iter=1_000_000).fit(Z, Y[:, 0])
     ref = naive.feature_map_objective(svc.coef_.T, Z, Y, naive.loss_hinge, LAM)
-    res = _fit(Z, Y, "hinge", {})
+    res = _fit(Z, Y, "hinge", {}, method=method)
     got = _obj(res, Z, Y, "hinge", {})
     assert _rel(got, ref) < 1e-5 and got <= ref * (1 + 1e-7)
 
 
+@pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("tau", [0.5, 0.2, 0.9])
-def test_pinball_matches_dense_qp(rng, tau):
+def test_pinball_matches_dense_qp(rng, tau, method):
     Z, Y = _data(rng, n=30, r=5)
     ref = _qp_reference(Z, Y, "pinball", {"quantiles": [tau]}, LAM)
-    res = _fit(Z, Y, "pinball", {"quantiles": [tau]})
+    res = _fit(Z, Y, "pinball", {"quantiles": [tau]}, method=method)
     got = _obj(res, Z, Y, "pinball", {"quantiles": [tau]})
     assert got >= ref - 1e-9 * abs(ref) and _rel(got, ref) < 1e-5
     assert res.info["dual"] <= ref + 1e-9 * abs(ref)  # weak duality against an independent optimum

@@ -139,13 +139,14 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
         Compiled epochs (numba when available) or the plain NumPy reference.
     method : {"auto", "epochs", "newton", "admm"}, default="auto"
         See above; the other values force one method.
-    epochs_max_q : float, default=10
+    epochs_max_q : float, default=1
         Largest ``q`` for which ``"auto"`` runs the coordinate epochs.
     polish_every : int, default=10
-        Every that many epochs, try active-set rounds from the current dual point
-        (:func:`skframe_solvers._newton.polish`), adopted only when the dual objective
-        improves; once the samples at a kink of the loss are identified this lands on the
-        exact optimum. 0 disables it.
+        Every that many epochs, for the losses with a piecewise-linear primal (ε-SVR, hinge,
+        pinball), try active-set rounds from the current dual point
+        (:func:`skframe_solvers._newton.polish`) when at most ``2 r k`` entries look free,
+        adopted only when the dual objective improves; once the samples at a kink of the loss
+        are identified this lands on the exact optimum. 0 disables it.
     max_newton_steps : int, default=200
         Cap on the Newton steps (``ConvergenceWarning`` when reached).
     newton_max_dim : int, default=2048
@@ -170,7 +171,7 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
     needs_memory_because = "visits single samples in random order and needs the features in memory"
 
     def __init__(self, tol=1e-4, max_epochs=1000, init="ridge", check_every=1, shuffle=True, engine="auto",
-                 method="auto", epochs_max_q=10.0, polish_every=10, max_newton_steps=200, newton_max_dim=2048, max_admm_iter=None):
+                 method="auto", epochs_max_q=1.0, polish_every=10, max_newton_steps=200, newton_max_dim=2048, max_admm_iter=None):
         self.tol = check_scalar(tol, "tol", low=0, low_inclusive=False, fix="tol must be > 0, e.g. 1e-4")
         self.max_epochs = check_scalar(max_epochs, "max_epochs", kind=int, low=1,
                                        fix="max_epochs must be a positive integer")
@@ -263,8 +264,11 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
             trace.append((P, D, relative_gap(P, D)))
             if trace[-1][2] <= self.tol:
                 break
-            if self.polish_every and epoch % self.polish_every == 0:
-                polished = polish(fp, dual, A, lower, upper, tol=self.tol, rounds=3)
+            if self.polish_every and dual.quad == 0 and epoch % self.polish_every == 0:
+                # piecewise-linear losses: at the optimum about r k entries are free (a vertex), so a
+                # larger free set means the guess is still wrong; the system stays small
+                polished = polish(fp, dual, A, lower, upper, tol=self.tol, rounds=3,
+                                  max_free=min(2000, 2 * fp.r * fp.shape[1]))
                 if polished is not None:
                     best = min(polished[0], key=lambda t: t[2])
                     if best[1] >= D:  # keep the ascent: adopt only a better dual point
