@@ -319,9 +319,11 @@ def test_smoothed_dual_point_matches_the_loss(rng):
 
 
 def test_auto_method_small_lam_n_converges(rng):
-    """lam n << 1: 'auto' takes Newton steps for Huber/ε-ridge and the ADMM splitting for ε-SVR/pinball."""
+    """lam n << 1: 'auto' takes Newton steps for Huber/ε-ridge when one regime holds >= 95 % of the samples
+    at the start, else (and for ε-SVR/pinball) the ADMM splitting."""
     Z, Y = _data(rng, n=400, r=10)
-    for name, params, method in (("huber", {"kappa": 1.0}, "newton"), ("epsilon-ridge", {"epsilon": 0.1}, "newton"),
+    for name, params, method in (("huber", {"kappa": 100.0}, "newton"), ("huber", {"kappa": 0.1}, "admm"),
+                                 ("epsilon-ridge", {"epsilon": 0.0}, "newton"), ("epsilon-ridge", {"epsilon": 1.0}, "admm"),
                                  ("epsilon-svr", {"epsilon": 0.1}, "admm"), ("pinball", {"quantiles": 0.3}, "admm")):
         res = get_solver("dual-cd").solve(ArrayProblem(Z, Y), get_loss(name, **params), 1e-6, rng=0)
         assert res.info["method"] == method and res.stop_reason.startswith("converged")

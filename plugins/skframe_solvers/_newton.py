@@ -65,6 +65,24 @@ def smoothed_dual_point(dual, R, mu, lower=None, upper=None):
     return A, value, ratio, b
 
 
+def regime_share(dual, R, lower=None, upper=None):
+    """Largest fraction of the samples (entries, for a separable dual) that share one regime of the
+    loss at the residuals R: flat (alpha = 0), quadratic / free, or saturated (alpha on the boundary).
+
+    Newton steps are exact once every sample is in its final regime; when one regime holds
+    nearly all samples at the start (κ-Huber with a large κ), few steps are needed, while a
+    mixed start means many regime changes, each one a line-searched step.
+    """
+    c = max(dual.quad, np.finfo(float).tiny)
+    if dual.structure == "separable":
+        raw = np.sign(R) * np.maximum(np.abs(R) - dual.l1, 0.0) / c
+        labels = np.where(np.abs(R) <= dual.l1, 0, np.where((raw > lower) & (raw < upper), 1, 2)).ravel()
+    else:
+        t_raw = (np.sqrt(np.sum(R * R, axis=1)) - dual.l1) / c
+        labels = np.where(t_raw <= 0, 0, np.where(t_raw < dual.radius, 1, 2))
+    return float(np.max(np.bincount(labels, minlength=3))) / max(labels.size, 1)
+
+
 class _Gram:
     """``Z^T diag(w) Z`` computed from the fewest rows: the rows with ``w != 0`` or, when most
     rows share the same weight ``w0``, ``w0 Z^T Z`` minus the rows that differ (``Z^T Z`` once)."""
