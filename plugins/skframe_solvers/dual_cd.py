@@ -221,11 +221,14 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
         return self.engine
 
     def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
-        """Run epochs until the relative duality gap is <= tol; ``progress(1)`` after each epoch."""
+        """Run the chosen method until the relative duality gap is <= tol.
+
+        ``progress(1)`` is called after each epoch, Newton step or ADMM iteration.
+        """
         fp, dual = self._dual_problem(problem, loss, lam, M)
         method = self._method(fp, dual)
         V0 = None
-        if method == "newton" or (method == "auto-newton"):
+        if method in ("newton", "auto-newton"):
             V0 = self._start(fp, init, self.init)
             if method == "auto-newton":
                 lower, upper = dual.bounds(fp.Y) if dual.structure == "separable" else (None, None)
