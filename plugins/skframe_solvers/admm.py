@@ -169,5 +169,6 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
                     break
         if best is not None and not (trace and trace[-1][2] <= self.tol):
             V = best[1]
-        return self._gap_result(fp, V, trace, it, "iterations", self.max_iter, cap_name, {"rho": float(rho)},
+        unit = "iterations" if name is None else "admm_iterations"  # say which method ran inside dual-cd
+        return self._gap_result(fp, V, trace, it, unit, self.max_iter, cap_name, {"rho": float(rho)},
                                 name=name)
