@@ -162,10 +162,11 @@ def main(argv=None):
     ap.add_argument("--gamma-quantile", type=float, default=1.0)
     ap.add_argument("--solver", default=None, help="solver name (default: the loss's default, dual-cd)")
     ap.add_argument("--tol", type=float, default=None, help="dual-cd relative duality gap (default: the solver's)")
+    ap.add_argument("--method", default=None, help="dual-cd method: auto, epochs, newton or admm (default: auto)")
     args = ap.parse_args(argv)
     args.lam_grid = [float(v) for v in args.lam_grid.split(",")]
     args.gamma_grid = [float(v) for v in args.gamma_grid.split(",")]
-    solver_params = {"tol": args.tol} if args.tol is not None else None
+    solver_params = {k: v for k, v in (("tol", args.tol), ("method", args.method)) if v is not None} or None
     rng = np.random.default_rng(0)  # warm-up (numba compilation), not timed
     JointQuantileRegressor(sketch_size=5, random_state=0).fit(rng.normal(size=(50, 3)), rng.normal(size=50))
     report = {

@@ -26,6 +26,9 @@ from . import naive
 from .test_solvers import M2, StreamedProblem, _objective, _qp_reference, _rel, _smooth_reference
 
 LAM = 0.05
+#: the three methods of dual-cd (coordinate epochs, Newton steps, ADMM splitting) each checked against
+#: the independent references; "auto" picks one of them from the conditioning
+METHODS = ["epochs", "newton", "admm"]
 
 
 def _data(rng, n=60, r=6, d=1, kind="reg"):
@@ -37,7 +40,7 @@ def _data(rng, n=60, r=6, d=1, kind="reg"):
 
 
 def _fit(Z, Y, name, params, lam=LAM, M=None, **solver_params):
-    solver = get_solver("dual-cd", **{"tol": 1e-10, "max_epochs": 20000, **solver_params})
+    solver = get_solver("dual-cd", **{"tol": 1e-10, "max_epochs": 20000, "max_newton_steps": 2000, **solver_params})
     return solver.solve(ArrayProblem(Z, Y), get_loss(name, **params), lam, M=M, rng=0)
 
 
@@ -50,36 +53,40 @@ def _obj(res, Z, Y, name, params, lam=LAM, M=None):
     ("epsilon_insensitive", "epsilon-svr", {"epsilon": 0.0}, 1.0),
     ("squared_epsilon_insensitive", "epsilon-ridge", {"epsilon": 0.2}, 0.5),
 ])
-def test_matches_liblinear_svr(rng, loss, name, params, factor):
+@pytest.mark.parametrize("method", METHODS)
+def test_matches_liblinear_svr(rng, loss, name, params, factor, method):
     Z, Y = _data(rng)
     n = Z.shape[0]
     C = factor / (n * LAM)  # see the module docstring
     svr = LinearSVR(loss=loss, epsilon=params["epsilon"], C=C, dual=True, fit_intercept=False, tol=1e-10, random_state=0,
                     max_iter=1_000_000).fit(Z, Y[:, 0])
     ref = naive.feature_map_objective(svr.coef_[:, None], Z, Y, _objective(name, params), LAM)
-    res = _fit(Z, Y, name, params)
+    res = _fit(Z, Y, name, params, method=method)
+    assert res.info["method"] == method
     got = _obj(res, Z, Y, name, params)
     assert _rel(got, ref) < 1e-5
     assert got <= ref * (1 + 1e-7)  # at least as good as liblinear
     np.testing.assert_allclose(res.W[:, 0], svr.coef_, rtol=1e-3, atol=1e-4)
 
 
-def test_matches_liblinear_svc_hinge(rng):
+@pytest.mark.parametrize("method", METHODS)
+def test_matches_liblinear_svc_hinge(rng, method):
     Z, Y = _data(rng, kind="clf")
     n = Z.shape[0]
     svc = LinearSVC(loss="hinge", C=1.0 / (n * LAM), dual=True, fit_intercept=False, tol=1e-10, random_state=0,
                     max_iter=1_000_000).fit(Z, Y[:, 0])
     ref = naive.feature_map_objective(svc.coef_.T, Z, Y, naive.loss_hinge, LAM)
-    res = _fit(Z, Y, "hinge", {})
+    res = _fit(Z, Y, "hinge", {}, method=method)
     got = _obj(res, Z, Y, "hinge", {})
     assert _rel(got, ref) < 1e-5 and got <= ref * (1 + 1e-7)
 
 
+@pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("tau", [0.5, 0.2, 0.9])
-def test_pinball_matches_dense_qp(rng, tau):
+def test_pinball_matches_dense_qp(rng, tau, method):
     Z, Y = _data(rng, n=30, r=5)
     ref = _qp_reference(Z, Y, "pinball", {"quantiles": [tau]}, LAM)
-    res = _fit(Z, Y, "pinball", {"quantiles": [tau]})
+    res = _fit(Z, Y, "pinball", {"quantiles": [tau]}, method=method)
     got = _obj(res, Z, Y, "pinball", {"quantiles": [tau]})
     assert got >= ref - 1e-9 * abs(ref) and _rel(got, ref) < 1e-5
     assert res.info["dual"] <= ref + 1e-9 * abs(ref)  # weak duality against an independent optimum
@@ -131,7 +138,7 @@ def test_gap_nonnegative_decreasing_and_independent_paths(rng, name, params, kin
     from skframe_solvers._problem import FeatureMapProblem
 
     Z, Y = _data(rng, n=80, r=6, d=2, kind=kind)
-    res = _fit(Z, Y, name, params, lam=1e-2, M=M, tol=1e-6, init="zeros")
+    res = _fit(Z, Y, name, params, lam=1e-2, M=M, tol=1e-6, init="zeros", method="epochs")
     gaps, duals = res.info["gap_history"], res.info["dual_history"]
     assert min(gaps) >= -1e-12 and gaps[-1] <= 1e-6 and gaps[-1] < gaps[0]
     assert np.all(np.diff(duals) >= -1e-12 * np.abs(duals[1:]))  # ascent: the dual never decreases
@@ -176,7 +183,7 @@ def test_joint_quantile_single_median_equals_median_regression(rng):
     X = rng.uniform(size=(120, 2))
     y = np.sin(3 * X[:, 0]) + 0.3 * rng.standard_t(3, size=120)
     common = dict(kernel_params={"gamma": 2.0}, sketch_size=20, lam=1e-3, random_state=0,
-                  solver_params={"tol": 1e-9, "max_iter": 20000})
+                  solver_params={"tol": 1e-9, "max_epochs": 20000})
     jq = JointQuantileRegressor(quantiles=[0.5], **common).fit(X, y)
     med = SketchedKernelMachine(loss="pinball", loss_params={"quantiles": [0.5]}, **common).fit(X, y)
     assert jq.solver_.name == med.solver_.name == get_loss("pinball").default_solver
@@ -186,16 +193,20 @@ def test_joint_quantile_single_median_equals_median_regression(rng):
 def test_iteration_cap_warns_with_the_gap(rng):
     Z, Y = _data(rng)
     with pytest.warns(ConvergenceWarning, match="duality gap"):
-        res = get_solver("dual-cd", tol=1e-12, max_epochs=2, init="zeros").solve(
+        res = get_solver("dual-cd", tol=1e-12, max_epochs=2, init="zeros", method="epochs").solve(
             ArrayProblem(Z, Y), get_loss("epsilon-svr"), 1e-4, rng=0)
     assert res.stop_reason.startswith("reached the maximum number of epochs") and res.n_iter == 2
     assert res.info["relative_gap"] > 1e-12 and set(res.info) >= {"primal", "dual", "gap", "epochs"}
+    for method, cap, unit in (("newton", "max_newton_steps", "newton_steps"), ("admm", "max_admm_iter", "iterations")):
+        with pytest.warns(ConvergenceWarning, match=f"dual-cd reached .*{unit}.*raise {cap}"):
+            get_solver("dual-cd", tol=1e-14, method=method, **{cap: 1}).solve(
+                ArrayProblem(Z, Y), get_loss("epsilon-svr"), 1e-4, rng=0)
 
 
 def test_warm_start_and_regularisation_path(rng):
     Z, Y = _data(rng)
     loss = get_loss("epsilon-svr", epsilon=0.1)
-    solver = get_solver("dual-cd", tol=1e-6, max_epochs=20000)
+    solver = get_solver("dual-cd", tol=1e-6, max_epochs=20000, method="epochs")
     cold = solver.solve(ArrayProblem(Z, Y), loss, LAM, rng=0)
     again = solver.solve(ArrayProblem(Z, Y), loss, LAM, rng=0, init=cold.W)
     assert again.n_iter < cold.n_iter
@@ -204,7 +215,8 @@ def test_warm_start_and_regularisation_path(rng):
     for lam in (1e-1, 5e-2, 2e-2, 1e-2):
         r = solver.solve(ArrayProblem(Z, Y), loss, lam, rng=0, init=W)
         W, warm_epochs = r.W, warm_epochs + r.n_iter
-        cold_epochs += get_solver("dual-cd", tol=1e-6, max_epochs=20000, init="zeros").solve(ArrayProblem(Z, Y), loss, lam, rng=0).n_iter
+        cold_epochs += get_solver("dual-cd", tol=1e-6, max_epochs=20000, init="zeros", method="epochs").solve(
+            ArrayProblem(Z, Y), loss, lam, rng=0).n_iter
     assert warm_epochs < cold_epochs
 
 
@@ -239,7 +251,7 @@ def test_errors(rng):
 def test_losses_declare_default_solver_and_dual():
     for name in ("huber", "epsilon-svr", "epsilon-ridge", "pinball", "hinge"):
         loss = get_loss(name)
-        assert loss.default_solver == "admm" and loss.dual.structure in ("norm", "separable")
+        assert loss.default_solver == "dual-cd" and loss.dual.structure in ("norm", "separable")
     assert get_loss("square").default_solver == "closed-form"
 
 
@@ -269,3 +281,63 @@ def test_admm_small_lam_and_errors(rng):
     for bad in ({"tol": 0}, {"max_iter": 0}, {"rho": -1.0}):
         with pytest.raises(InvalidParameterError):
             get_solver("admm", **bad)
+
+
+@pytest.mark.parametrize("M", [None, M2], ids=["M=I", "M=coupled"])
+@pytest.mark.parametrize("name,params,kind", [("huber", {"kappa": 0.5}, "reg"), ("epsilon-svr", {"epsilon": 0.2}, "reg"),
+                                              ("epsilon-ridge", {"epsilon": 0.2}, "reg"),
+                                              ("pinball", {"quantiles": [0.3, 0.8]}, "reg"), ("hinge", {}, "clf")])
+def test_newton_steps_reach_the_epochs_optimum(rng, name, params, kind, M):
+    """method='newton' (smoothed semismooth Newton) and the coordinate epochs: same optimum, both certified."""
+    Z, Y = _data(rng, n=60, r=5, d=2, kind=kind)
+    ref = _fit(Z, Y, name, params, M=M, method="epochs")
+    res = _fit(Z, Y, name, params, M=M, method="newton", tol=1e-8)
+    assert res.stop_reason.startswith("converged") and res.info["method"] == "newton"
+    assert -1e-12 <= res.info["relative_gap"] <= 1e-8 and res.info["newton_steps"] == len(res.info["gap_history"])
+    got = _obj(res, Z, Y, name, params, M=M)
+    assert _rel(got, _obj(ref, Z, Y, name, params, M=M)) < 1e-6
+    assert _rel(res.info["primal"], got) < 1e-10  # the reported primal is the plain objective at W
+
+
+def test_smoothed_dual_point_matches_the_loss(rng):
+    """mu = 0 on a smooth loss: the smoothed value is the loss and alpha = -gradient; mu > 0 stays within mu R^2 / 2."""
+    from skframe_solvers._newton import smoothed_dual_point
+
+    F, Y = rng.normal(size=(50, 2)) * 2, rng.normal(size=(50, 2))
+    for name, params in (("huber", {"kappa": 0.7}), ("epsilon-ridge", {"epsilon": 0.3})):
+        loss = get_loss(name, **params)
+        A, val, _, _ = smoothed_dual_point(loss.dual, Y - F, 0.0)
+        np.testing.assert_allclose(val, loss.value(F, Y), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(A, -loss.gradient(F, Y), rtol=1e-12, atol=1e-12)
+    mu = 0.05
+    for name, params, radius2 in (("epsilon-svr", {"epsilon": 0.3}, 1.0), ("pinball", {"quantiles": [0.2, 0.9]}, 0.8**2 + 0.9**2)):
+        loss = get_loss(name, **params)
+        lo, hi = loss.dual.bounds(Y) if loss.dual.structure == "separable" else (None, None)
+        _, val, _, _ = smoothed_dual_point(loss.dual, Y - F, mu, lo, hi)
+        exact = loss.value(F, Y)
+        assert np.all(val <= exact + 1e-12) and np.all(val >= exact - mu * radius2 / 2 - 1e-12)
+
+
+def test_auto_method_small_lam_n_converges(rng):
+    """lam n << 1: 'auto' takes Newton steps for Huber/ε-ridge when one regime holds >= 95 % of the samples
+    at the start, else (and for ε-SVR/pinball) the ADMM splitting."""
+    Z, Y = _data(rng, n=400, r=10)
+    for name, params, method in (("huber", {"kappa": 100.0}, "newton"), ("huber", {"kappa": 0.1}, "admm"),
+                                 ("epsilon-ridge", {"epsilon": 0.0}, "newton"), ("epsilon-ridge", {"epsilon": 1.0}, "admm"),
+                                 ("epsilon-svr", {"epsilon": 0.1}, "admm"), ("pinball", {"quantiles": 0.3}, "admm")):
+        res = get_solver("dual-cd").solve(ArrayProblem(Z, Y), get_loss(name, **params), 1e-6, rng=0)
+        assert res.info["method"] == method and res.stop_reason.startswith("converged")
+        assert -1e-12 <= res.info["relative_gap"] <= 1e-4
+        assert _rel(res.info["primal"], naive.feature_map_objective(res.W, Z, Y, _objective(name, params), 1e-6)) < 1e-10
+    # the well-conditioned default problem keeps the coordinate epochs
+    assert _fit(Z, Y, "huber", {"kappa": 1.0}, lam=1.0).info["method"] == "epochs"
+
+
+def test_admm_polish_lands_on_the_optimum(rng):
+    Z, Y = _data(rng, n=200, r=6)
+    loss = get_loss("epsilon-svr", epsilon=0.2)
+    ref = _fit(Z, Y, "epsilon-svr", {"epsilon": 0.2}, lam=1e-3, method="epochs")
+    res = get_solver("admm", polish=True, tol=1e-9, max_iter=20000).solve(ArrayProblem(Z, Y), loss, 1e-3)
+    assert res.stop_reason.startswith("converged") and -1e-12 <= res.info["relative_gap"] <= 1e-9
+    assert _rel(_obj(res, Z, Y, "epsilon-svr", {"epsilon": 0.2}, lam=1e-3),
+                _obj(ref, Z, Y, "epsilon-svr", {"epsilon": 0.2}, lam=1e-3)) < 1e-7

@@ -163,4 +163,4 @@ def test_dual_domain_and_default_solver(rng, name, params, kind):
     if loss.dual.structure == "norm" and np.isfinite(loss.dual.radius):
         on_sphere = np.linalg.norm(A, axis=1) >= loss.dual.radius * (1 - 1e-12)
         assert on_sphere.any() and np.all(loss.dual.values(A * 1.01, Y)[on_sphere] == -np.inf)
-    assert loss.default_solver == "admm" and get_loss("square").default_solver == "closed-form"
+    assert loss.default_solver == "dual-cd" and get_loss("square").default_solver == "closed-form"

@@ -10,9 +10,9 @@ are summed over the outputs.
 Every loss declares ``lipschitz`` (``inf`` when unbounded), ``smooth`` (differentiable
 everywhere, so L-BFGS applies), ``dual`` (its Fenchel dual, what the ``dual-cd`` solver
 needs, see :mod:`skframe_losses.duals`) and ``default_solver`` (the registered solver a
-model uses when none is given: the closed form for the square loss, ADMM with a
-duality-gap stop for the others; ``dual-cd`` solves the same problems to the same
-certificate and is faster only when ``lam n`` is not small); values and sub-gradients are
+model uses when none is given: the closed form for the square loss, ``dual-cd`` with a
+duality-gap stop for the others; ``dual-cd`` picks coordinate epochs, Newton steps or the
+ADMM splitting from the conditioning of the problem); values and sub-gradients are
 numba-compiled (:mod:`skframe_losses._losses_numba`).
 """
 
@@ -55,7 +55,7 @@ class _BaseLoss(Loss):
     name = "loss"
     classification = False
     closed_form = False
-    default_solver = "admm"
+    default_solver = "dual-cd"
 
     @property
     def params(self):

@@ -90,7 +90,7 @@ class DualSolverMixin:
             )
         return fp, dual
 
-    def _gap_result(self, fp, V, trace, count, unit, cap, cap_name, extra=None):
+    def _gap_result(self, fp, V, trace, count, unit, cap, cap_name, extra=None, name=None):
         """SolveResult from the per-check ``trace`` [(P, D, relative gap)]; warns when the cap was hit."""
         P, D, gap = trace[-1] if trace else (float("nan"),) * 3
         converged = bool(trace) and gap <= self.tol
@@ -104,5 +104,5 @@ class DualSolverMixin:
                       f"tol={self.tol}; raise {cap_name}")
             from sklearn.exceptions import ConvergenceWarning
 
-            warnings.warn(f"{self.name} {reason}", ConvergenceWarning, stacklevel=3)
+            warnings.warn(f"{name or self.name} {reason}", ConvergenceWarning, stacklevel=3)
         return self._result(fp, V, [t[0] for t in trace], reason, count, info, certificate=False)

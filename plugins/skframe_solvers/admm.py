@@ -19,7 +19,9 @@ and alternates (scaled multipliers U, penalty rho / n):
 * U-update: ``U += Z V C - F``; rho is rebalanced from the primal and dual residuals.
 
 It stops on the same certified relative duality gap as ``dual-cd`` (dual point
-``A = -n rho' U``, objectives by the independent code of :mod:`skframe_solvers._duality`).
+``A = -n rho' U``, objectives by the independent code of :mod:`skframe_solvers._duality`),
+taken between the smallest primal and the largest dual objective seen so far (each is a
+bound on the optimum; the iterates oscillate), and returns the primal point of the former.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from skframe.validation import check_scalar
 
 from ._base import BaseSolver, DualSolverMixin, check_init
 from ._duality import dual_objective, relative_gap
+from ._newton import polish
 
 __all__ = ["ADMMSolver"]
 
@@ -82,7 +85,7 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
     needs_memory_because = "keeps one prediction per sample and needs the features in memory"
 
     def __init__(self, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, adapt_until=500, check_every=10,
-                 init="ridge", relaxation=1.6):
+                 init="ridge", relaxation=1.6, polish=False, polish_rounds=3):
         self.tol = check_scalar(tol, "tol", low=0, low_inclusive=False, fix="tol must be > 0, e.g. 1e-4")
         self.max_iter = check_scalar(max_iter, "max_iter", kind=int, low=1)
         self.rho = check_scalar(rho, "rho", low=0, low_inclusive=False, fix="rho must be > 0, e.g. 0.1")
@@ -92,15 +95,23 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
                                        high_inclusive=False, fix="relaxation must lie in (0, 2), e.g. 1.6")
         self.check_every = check_scalar(check_every, "check_every", kind=int, low=1)
         self.init = check_init(init)
+        self.polish = bool(polish)
+        self.polish_rounds = check_scalar(polish_rounds, "polish_rounds", kind=int, low=1)
 
     @property
     def params(self):
-        keys = ("tol", "max_iter", "rho", "adaptive", "adapt_until", "check_every", "init", "relaxation")
+        keys = ("tol", "max_iter", "rho", "adaptive", "adapt_until", "check_every", "init", "relaxation", "polish",
+                "polish_rounds")
         return {k: getattr(self, k) for k in keys}
 
     def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
         """Iterate until the relative duality gap is <= tol; ``progress(1)`` after each iteration."""
         fp, dual = self._dual_problem(problem, loss, lam, M)
+        return self._solve_problem(fp, dual, init, progress)
+
+    def _solve_problem(self, fp, dual, init, progress, name=None, cap_name="max_iter"):
+        """The iterations on a prepared feature-map problem (``name``: the solver named in warnings)."""
+        loss = fp.loss
         Z, Y, C, n, lam = fp.Z, fp.Y, fp.C, fp.n, fp.lam
         lower = upper = None
         if dual.structure == "separable":
@@ -116,6 +127,7 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
         else:  # a warm start also carries its multipliers, alpha = -grad l(F)
             U = -dual.project(-loss.gradient(F, Y), Y) / rho
         trace = []
+        best = best_D = None
         it = 0
         for it in range(1, self.max_iter + 1):
             # V-update: lam V + rho/n Z^T Z V C C^T = rho/n Z^T (F - U) C^T, column j in Z^T Z's eigenbasis
@@ -140,7 +152,23 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
                 continue
             D, _ = dual_objective(fp, -rho * U)
             P = fp.objective(V)
-            trace.append((P, D, relative_gap(P, D)))
+            # every D is a lower bound and every P an upper bound of the optimum: certify with the best
+            # of each seen so far (the iterates oscillate), and return the primal point of the best P
+            if best is None or P < best[0]:
+                best = (P, V)
+            best_D = D if best_D is None else max(best_D, D)
+            trace.append((best[0], best_D, relative_gap(best[0], best_D)))
             if trace[-1][2] <= self.tol:
+                V = best[1]
                 break
-        return self._gap_result(fp, V, trace, it, "iterations", self.max_iter, "max_iter", {"rho": float(rho)})
+            if self.polish:
+                polished = polish(fp, dual, -rho * U, lower, upper, tol=self.tol, rounds=self.polish_rounds, V=V)
+                if polished is not None and polished[0][-1][2] <= self.tol:
+                    trace.extend(polished[0])
+                    V = polished[1]
+                    break
+        if best is not None and not (trace and trace[-1][2] <= self.tol):
+            V = best[1]
+        unit = "iterations" if name is None else "admm_iterations"  # say which method ran inside dual-cd
+        return self._gap_result(fp, V, trace, it, unit, self.max_iter, cap_name, {"rho": float(rho)},
+                                name=name)

@@ -44,6 +44,48 @@ DEFAULT_LAM = 1e-3
 EMBEDDED_DATA_SEED = 0
 
 
+def parse_lam(value):
+    """``--lam``: None, one value (a float) or a regularisation path (a list of floats, fitted in order)."""
+    if value is None or isinstance(value, (int, float, list, tuple)):
+        return value
+    from ._common import parse_float_list
+
+    values = parse_float_list(str(value), "--lam")
+    if not values:
+        from ..exceptions import InvalidParameterError
+
+        raise InvalidParameterError(f"--lam {value!r} is empty; give a value > 0 such as 1e-3, or a path 1e-2,1e-3")
+    return values[0] if len(values) == 1 else values
+
+
+def lam_path_report(model, module, X_eval, Y_eval, task, opts):
+    """Per-λ metrics of a regularisation path (``--lam`` with several values), or None for one value.
+
+    The model keeps the last value's solution; the path's other solutions (``coef_path_``)
+    are swapped in one at a time to predict, then the last one is restored.
+    """
+    import numpy as np
+
+    lams = getattr(model, "lam_path_", None)
+    coefs = getattr(model, "coef_path_", None)
+    if lams is None or coefs is None or len(lams) < 2:
+        return None
+    kept, rows = model.coef_, []
+    objectives = getattr(model, "objective_path_", None) or [None] * len(lams)
+    try:
+        for lam, coef, objective in zip(lams, coefs, objectives):
+            model.coef_ = coef
+            Y_pred = call_predict(module, model, X_eval, opts)
+            metrics = module.metrics(model, X_eval, _targets_for_fit(Y_eval, task), Y_pred, opts)
+            scalars = {k: v for k, v in metrics.items()
+                       if isinstance(v, (int, float, np.floating)) and not isinstance(v, bool)
+                       and k != "n_iter"} if metrics else {}
+            rows.append({"lam": float(lam), "objective": objective, "metrics": scalars})
+    finally:
+        model.coef_ = kept
+    return rows
+
+
 def _apply_suggestions(opts, suggested):
     """Fill in the embedded data set's hyper-parameters that the user left unset; return what was used."""
     used = {}
@@ -140,6 +182,7 @@ def run_fit(opts):
     # Discover the plugins (kernels, sketches, ...) once, before anything is timed: like the
     # imports, it is a cost of the process, not of the fit.
     get_plugin_registry()
+    opts.lam = parse_lam(opts.lam)
     X_tr, Y_tr, X_te, Y_te, data_info = load_data(opts)
     opts.train_target_means = np.asarray(Y_tr, dtype=np.float64).mean(axis=0) if task_is_numeric(Y_tr) else None
     scaler = FeatureScaler(opts.scale if len(X_tr.shape) > 1 else "none")
@@ -172,6 +215,10 @@ def run_fit(opts):
         "model": {"class": type(model).__name__, "params": _params(model)},
         "data": data_info,
     }
+    path = lam_path_report(model, module, X_eval, Y_eval, task, opts)
+    if path is not None:
+        report["lam_path"] = path
+        report["lam_kept"] = path[-1]["lam"]
     if opts.model_out:
         extra = {
             "task": task,
@@ -238,6 +285,10 @@ def print_report(report):
     width = max([16] + [len(k) + 2 for k in report["metrics"]])
     for k, v in report["metrics"].items():
         typer.echo(f"  {k:<{width}}{_fmt(v)}")
+    for row in report.get("lam_path", []):
+        typer.echo(f"lam path   lam={row['lam']:.3g}: {_fmt(row['metrics'])}")
+    if report.get("lam_path"):
+        typer.echo(f"lam kept   {report['lam_kept']:.3g} (the last value of the path)")
     if report.get("model_path"):
         typer.echo(f"saved      {report['model_path']}")
 
