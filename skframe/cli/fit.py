@@ -130,6 +130,9 @@ def run_fit(opts):
     # imports, it is a cost of the process, not of the fit.
     get_plugin_registry()
     X_tr, Y_tr, X_te, Y_te, data_info = load_data(opts)
+    from ..io.missing import column_means
+
+    feature_means = column_means(X_tr)  # saved: `--missing mean` fills new data with the training means
     opts.train_target_means = np.asarray(Y_tr, dtype=np.float64).mean(axis=0) if task_is_numeric(Y_tr) else None
     scaler = FeatureScaler(opts.scale).fit(X_tr)
     X_tr = scaler.transform(X_tr)
@@ -166,6 +169,7 @@ def run_fit(opts):
             "missing": opts.missing,
             "format": opts.format,
             "train_target_means": opts.train_target_means,
+            "train_feature_means": feature_means,
             "top_k": opts.top_k,
             "scaler": {"mean": scaler.mean_, "scale": scaler.scale_, "with_mean": bool(scaler.with_mean_),
                        "method": opts.scale},
