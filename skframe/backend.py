@@ -10,10 +10,13 @@ nowhere else:
   turns a backend name (``ComputeOptions.backend``) into its namespace, raising
   :class:`~skframe.exceptions.DependencyError` when it cannot be used.
 * **Which engine runs the inner loops?** :func:`select_engine` returns
-  ``"cupy"`` for the CuPy backend, ``"numba"`` when numba is installed and not
-  disabled (``SKFRAME_DISABLE_NUMBA=1``), else ``"numpy"`` (the plain formulas,
-  which the fast engines are tested against). :func:`engine_module` imports the
-  private sibling module that implements an engine.
+  ``"cupy"`` for the CuPy backend; ``"numba"`` when numba is installed, not
+  disabled (``SKFRAME_DISABLE_NUMBA=1``) and the problem is large enough to pay
+  for numba's start in a fresh process (:data:`NUMBA_MIN_WORK` kernel entries,
+  declared by fits and predictions through :func:`engine_work`); else ``"numpy"``
+  (the plain formulas, which the fast engines are tested against). A small fit
+  therefore never imports numba. :func:`engine_module` imports the private
+  sibling module that implements an engine.
 
 How an engine plugs in
 ----------------------
