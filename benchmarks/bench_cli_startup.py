@@ -12,8 +12,8 @@ Prints ONE JSON object (and writes ``benchmarks/out/cli_startup.json``):
   ``$SKFRAME_DATA/rf1`` (``--data-dir``), else an rf1-shaped synthetic problem (4 108 x 64
   inputs, 8 targets);
 * ``--sweep``: warm fit seconds of synthetic Gaussian p-SR problems of growing size on the plain
-  NumPy engine and on numba, and numba's start-up cost in a fresh process: where numba's saving
-  exceeds its start, :data:`skframe.backend.NUMBA_MIN_WORK` belongs.
+  NumPy engine and on numba (each forced), and numba's start-up cost in a fresh process: where
+  numba's saving exceeds its start, :data:`skframe.backend.NUMBA_MIN_WORK` belongs.
 
 Each measurement runs in two modes, alternated process by process because the machine may be
 shared: ``auto`` (the engine chosen by problem size, :func:`skframe.backend.select_engine`) and
@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MODES = {"auto": {}, "numba": {"SKFRAME_NUMBA_MIN_WORK": "0"}}
+MODES = {"auto": {}, "numba": {"SKFRAME_NUMBA_MIN_WORK": "0"}, "numpy": {"SKFRAME_NUMBA_MIN_WORK": "1e18"}}
 
 CHILD = r"""
 import os, sys, time, json
@@ -135,7 +135,7 @@ def main():
     py = sys.executable
     roots = [str(ROOT)] + [str(Path(r).resolve()) for r in args.root]
     labels = {str(ROOT): "this"} | {r: r for r in roots[1:]}
-    cases = [(r, m) for r in roots for m in MODES]
+    cases = [(r, m) for r in roots for m in ("auto", "numba")]
     report = {"cwd_note": "child processes without PYTHONDONTWRITEBYTECODE", "data_dir": args.data_dir}
     for r in roots:  # write the bytecode and numba caches once, unmeasured
         _run([py, "-m", "skframe", "--help"], r, "numba")
@@ -167,7 +167,7 @@ def main():
     }
     if args.sweep:
         sweep = {}
-        for mode in MODES:
+        for mode in ("numpy", "numba"):
             sweep[mode] = json.loads(_run([py, "-c", SWEEP], roots[0], mode)[1].strip().splitlines()[-1])
         starts = [tuple(map(float, _run([py, "-c", NUMBA_START], roots[0], "numba")[1].split()))
                   for _ in range(3)]
