@@ -75,9 +75,29 @@ def _feature_sums(X, Yt, out, op, scale=None):
             _exp_nonpositive(acc, acc)
 
 
+def _cdist_exp(X, Yt, metric, gamma, out):
+    """``out = exp(-gamma * cdist(X, Yt.T, metric))`` through SciPy's compiled pairwise distances.
+
+    One C pass over the pairs, differences summed directly (exactly 0 for equal points),
+    about twice as fast as :func:`_feature_sums`; float64 C-contiguous blocks only. Returns
+    False when ``out`` does not qualify.
+    """
+    if not (out.dtype == np.float64 and X.dtype == np.float64 and out.flags.c_contiguous):
+        return False
+    from scipy.spatial.distance import cdist
+
+    cdist(X, Yt.T, metric, out=out)
+    for rows in _row_tiles(out):
+        t = out[rows]
+        t *= -gamma
+        _exp_nonpositive(t, t)
+    return True
+
+
 def sqeuclidean_exp_direct(X, Yt, gamma, out):
     """``out[i, j] = exp(-gamma * ||X[i] - Yt[:, j]||^2)``."""
-    _feature_sums(X, Yt, out, _sq_diff, scale=-gamma)
+    if not _cdist_exp(X, Yt, "sqeuclidean", gamma, out):
+        _feature_sums(X, Yt, out, _sq_diff, scale=-gamma)
 
 
 def sqeuclidean_exp_from_cross(out, xn, yn, gamma):
@@ -97,7 +117,8 @@ def sqeuclidean_exp_from_cross(out, xn, yn, gamma):
 
 def l1_exp_direct(X, Yt, gamma, out):
     """``out[i, j] = exp(-gamma * ||X[i] - Yt[:, j]||_1)``."""
-    _feature_sums(X, Yt, out, _abs_diff, scale=-gamma)
+    if not _cdist_exp(X, Yt, "cityblock", gamma, out):
+        _feature_sums(X, Yt, out, _abs_diff, scale=-gamma)
 
 
 def l1_exp_from_overlap(out, ax, ay, gamma):
