@@ -203,11 +203,12 @@ def resolve_backend(name="numpy"):
 
 
 #: Kernel entries (rows x columns of the kernel blocks) of one fit or prediction below which
-#: the plain NumPy engine runs it even when numba is installed. A process pays about 0.3 s to
-#: import numba and 0.3-0.4 s to load its cached compiled functions (measured on 2 cores);
-#: the compiled Gaussian block saves only a few nanoseconds per entry over the in-place NumPy
-#: formula, so below this size numba cannot pay for its start in a one-shot fit (see
-#: ``benchmarks/bench_cli_startup.py``). Override with ``SKFRAME_NUMBA_MIN_WORK`` (0: numba always).
+#: the plain NumPy engine runs it even when numba is installed. A fresh process pays 0.7-1 s
+#: to import numba and load its cached compiled functions (measured on 2 cores); on Gaussian
+#: p-SR fits the warm NumPy and numba times are equal at about 4e7 entries and numba is faster
+#: above (1.6e8 entries: 3.9 s vs 5.3 s), so below this size numba cannot pay for its start
+#: (see ``benchmarks/bench_cli_startup.py --sweep``). ``SKFRAME_NUMBA_MIN_WORK`` overrides it
+#: (0: numba always).
 NUMBA_MIN_WORK = 40_000_000
 
 _WORK = contextvars.ContextVar("skframe_engine_work", default=None)
