@@ -1,34 +1,51 @@
-"""Command-line start-up: ``skframe --help`` / ``--version`` and the cold first fit of a process.
+"""Command-line start-up: ``skframe --help`` / ``--version``, the cold first fit of a process, the engine threshold.
 
-Prints ONE JSON object:
+Prints ONE JSON object (and writes ``benchmarks/out/cli_startup.json``):
 
-* ``python_pass``, ``help``, ``version``: wall seconds (min / median over ``--runs`` fresh
-  processes) of ``python -c pass``, ``python -m skframe --help`` and ``--version``;
-* ``fit``: per fresh process, the first fit (cold: numba's compiled code and the plugins are
-  loaded then) and the median of ``--warm`` later identical fits, and their difference.
-  The problem is the rf1 p-SR example of the README (sketch size 200, p = 0.005, inputs
-  standardised, missing values as 0) when ``--data-dir`` holds rf1, else an rf1-shaped
-  synthetic problem (4 108 x 64 inputs, 8 targets).
+* ``help``, ``version``, ``python_pass``: wall seconds (min / median over ``--runs`` fresh
+  processes) of ``python -m skframe --help``, ``--version`` and ``python -c pass``;
+* ``default_fit``: wall seconds of the whole process ``skframe fit --kernel gaussian --sketch psr
+  --json`` (embedded data);
+* ``rf1``: per fresh process, the first fit (cold) and the median of ``--warm`` later identical
+  fits, and their difference ``cold_minus_warm``. The problem is the rf1 p-SR example of the
+  README (sketch size 200, p = 0.005, inputs standardised, missing values as 0), read from
+  ``$SKFRAME_DATA/rf1`` (``--data-dir``), else an rf1-shaped synthetic problem (4 108 x 64
+  inputs, 8 targets);
+* ``--sweep``: warm fit seconds of synthetic Gaussian p-SR problems of growing size on the plain
+  NumPy engine and on numba (each forced), and numba's start-up cost in a fresh process: where
+  numba's saving exceeds its start, :data:`skframe.backend.NUMBA_MIN_WORK` belongs.
+
+Each measurement runs in two modes, alternated process by process because the machine may be
+shared: ``auto`` (the engine chosen by problem size, :func:`skframe.backend.select_engine`) and
+``numba`` (``SKFRAME_NUMBA_MIN_WORK=0``: compiled code whatever the size, the behaviour before
+the size rule). ``--root DIR`` measures another checkout of skframe in the same way (e.g. an
+older version); its rows are labelled with ``DIR``.
+
+Child processes run without ``PYTHONDONTWRITEBYTECODE``, as an installed package does (its
+bytecode is compiled at installation), so that they measure skframe and not the compilation of
+its sources.
 
     python benchmarks/bench_cli_startup.py [--data-dir DIR] [--runs 5] [--processes 3] [--warm 5]
+                                           [--root DIR ...] [--sweep]
 
-On a shared machine report ratios measured in one run, not absolute times.
+On a shared machine report differences and ratios measured in one run, not absolute times.
 """
 
 import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+MODES = {"auto": {}, "numba": {"SKFRAME_NUMBA_MIN_WORK": "0"}, "numpy": {"SKFRAME_NUMBA_MIN_WORK": "1e18"}}
 
 CHILD = r"""
 import os, sys, time, json
-os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 import numpy as np
 from skframe.datasets import FeatureScaler, load_dataset
 data_dir, n_warm = sys.argv[1], int(sys.argv[2])
@@ -48,48 +65,125 @@ def fit():
     t = time.perf_counter(); model.fit(X, Y); return time.perf_counter() - t
 cold = fit()
 warm = [fit() for _ in range(n_warm)]
-print(json.dumps({"source": source, "cold": cold, "warm_median": float(np.median(warm)), "warm_min": min(warm)}))
+print(json.dumps({"source": source, "cold": cold, "warm_median": float(np.median(warm)),
+                  "warm_min": min(warm), "numba_loaded": "numba" in sys.modules}))
+"""
+
+SWEEP = r"""
+import json, sys, time
+import numpy as np
+from skframe import SketchedKernelRidge
+rng = np.random.default_rng(0)
+out = []
+for n in (2000, 4000, 8000, 16000):
+    X = rng.standard_normal((n, 64)); y = X[:, 0] ** 2
+    model = SketchedKernelRidge("gaussian", kernel_params={"gamma": 0.01}, sketch="psr", sketch_size=200,
+                                sketch_params={"p": 0.005}, lam=1e-6, random_state=0)
+    model.fit(X, y)  # warm-up (numba: loads the compiled functions)
+    times = []
+    for _ in range(3):
+        t = time.perf_counter(); model.fit(X, y); times.append(time.perf_counter() - t)
+    out.append({"n": n, "work": n * model.sketch_info_["s_prime"], "warm_median": float(np.median(times))})
+print(json.dumps(out))
+"""
+
+NUMBA_START = r"""
+import time
+t = time.perf_counter()
+import numba
+t1 = time.perf_counter()
+from skframe_kernels import _gram_numba
+from skframe import _sketching_numba
+import numpy as np
+X = np.random.default_rng(0).standard_normal((50, 64))
+out = X @ X[:20].T
+_gram_numba.sqeuclidean_exp_from_cross(out, (X * X).sum(1), (X[:20] * X[:20]).sum(1), 0.1)
+import scipy.sparse as sp
+res = np.empty((50, 3)); _sketching_numba.dense_times_csr_t(out, sp.random(3, 20, density=0.3, format="csr"), res)
+print(t1 - t, time.perf_counter() - t1)
 """
 
 
-def _env():
+def _env(root, mode):
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "plugins"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("SKFRAME_NUMBA_MIN_WORK", None)
+    env.update(MODES[mode])
+    env["PYTHONPATH"] = os.pathsep.join([str(root), str(Path(root) / "plugins")])
     return env
 
 
-def wall(cmd, runs):
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        subprocess.run(cmd, check=True, capture_output=True, env=_env())
-        times.append(time.perf_counter() - t)
-    times.sort()
-    return {"min": times[0], "median": times[len(times) // 2]}
+def _run(cmd, root, mode, cwd=None):
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, check=True, capture_output=True, text=True, env=_env(root, mode), cwd=cwd)
+    return time.perf_counter() - t, proc.stdout
+
+
+def _summary(times):
+    return {"min": min(times), "median": statistics.median(times)}
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
+    parser.add_argument("--data-dir", default=os.environ.get("SKFRAME_DATA", str(ROOT.parent / "shared" / "data")))
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--processes", type=int, default=3)
     parser.add_argument("--warm", type=int, default=5)
+    parser.add_argument("--root", action="append", default=[], help="another skframe checkout to measure too")
+    parser.add_argument("--sweep", action="store_true", help="also measure the engines on growing problems")
     args = parser.parse_args()
     py = sys.executable
-    report = {
-        "python_pass": wall([py, "-c", "pass"], args.runs),
-        "help": wall([py, "-m", "skframe", "--help"], args.runs),
-        "version": wall([py, "-m", "skframe", "--version"], args.runs),
-        "fit": [],
-        "versions": _setup.versions(),
-    }
+    roots = [str(ROOT)] + [str(Path(r).resolve()) for r in args.root]
+    labels = {str(ROOT): "this"} | {r: r for r in roots[1:]}
+    cases = [(r, m) for r in roots for m in ("auto", "numba")]
+    report = {"cwd_note": "child processes without PYTHONDONTWRITEBYTECODE", "data_dir": args.data_dir}
+    for r in roots:  # write the bytecode and numba caches once, unmeasured
+        _run([py, "-m", "skframe", "--help"], r, "numba")
+        _run([py, "-c", CHILD, args.data_dir, "1"], r, "numba")
+
+    times = {}
+    for _ in range(args.runs):
+        for r in roots:
+            for name, cmd in (("help", ["--help"]), ("version", ["--version"])):
+                times.setdefault((labels[r], name), []).append(_run([py, "-m", "skframe", *cmd], r, "auto")[0])
+        times.setdefault(("python", "pass"), []).append(_run([py, "-c", "pass"], roots[0], "auto")[0])
+    report["startup"] = {f"{k[0]}:{k[1]}": _summary(v) for k, v in times.items()}
+
+    fit_cmd = [py, "-m", "skframe", "fit", "--kernel", "gaussian", "--sketch", "psr", "--json"]
+    default_fit, rf1 = {}, {}
     for _ in range(args.processes):
-        out = subprocess.run([py, "-c", CHILD, args.data_dir, str(args.warm)], check=True, capture_output=True,
-                             text=True, env=_env()).stdout
-        row = json.loads(out.strip().splitlines()[-1])
-        row["cold_minus_warm"] = row["cold"] - row["warm_median"]
-        report["fit"].append(row)
-    print(json.dumps(report, indent=1))
+        for r, mode in cases:  # alternate checkouts and modes process by process
+            key = f"{labels[r]}:{mode}"
+            default_fit.setdefault(key, []).append(_run(fit_cmd, r, mode, cwd="/tmp")[0])
+            row = json.loads(_run([py, "-c", CHILD, args.data_dir, str(args.warm)], r, mode)[1].strip().splitlines()[-1])
+            row["cold_minus_warm"] = row["cold"] - row["warm_median"]
+            rf1.setdefault(key, []).append(row)
+    report["default_fit_process"] = {k: _summary(v) for k, v in default_fit.items()}
+    report["rf1"] = {
+        k: {"rows": rows, "median_cold": statistics.median(r["cold"] for r in rows),
+            "median_warm": statistics.median(r["warm_median"] for r in rows),
+            "median_cold_minus_warm": statistics.median(r["cold_minus_warm"] for r in rows)}
+        for k, rows in rf1.items()
+    }
+    if args.sweep:
+        sweep = {}
+        for mode in ("numpy", "numba"):
+            sweep[mode] = json.loads(_run([py, "-c", SWEEP], roots[0], mode)[1].strip().splitlines()[-1])
+        starts = [tuple(map(float, _run([py, "-c", NUMBA_START], roots[0], "numba")[1].split()))
+                  for _ in range(3)]
+        report["sweep"] = {
+            "warm_fit": sweep,
+            "numba_import_s": statistics.median(s[0] for s in starts),
+            "numba_first_calls_s": statistics.median(s[1] for s in starts),
+        }
+    report["NUMBA_MIN_WORK"] = int(_run([py, "-c", "from skframe.backend import NUMBA_MIN_WORK as w; print(w)"],
+                                        roots[0], "auto")[1])
+    report["versions"] = _setup.versions()
+    text = json.dumps(report, indent=1)
+    print(text)
+    out = ROOT / "benchmarks" / "out"
+    out.mkdir(exist_ok=True)
+    (out / "cli_startup.json").write_text(text + "\n")
 
 
 if __name__ == "__main__":

@@ -10,10 +10,13 @@ nowhere else:
   turns a backend name (``ComputeOptions.backend``) into its namespace, raising
   :class:`~skframe.exceptions.DependencyError` when it cannot be used.
 * **Which engine runs the inner loops?** :func:`select_engine` returns
-  ``"cupy"`` for the CuPy backend, ``"numba"`` when numba is installed and not
-  disabled (``SKFRAME_DISABLE_NUMBA=1``), else ``"numpy"`` (the plain formulas,
-  which the fast engines are tested against). :func:`engine_module` imports the
-  private sibling module that implements an engine.
+  ``"cupy"`` for the CuPy backend; ``"numba"`` when numba is installed, not
+  disabled (``SKFRAME_DISABLE_NUMBA=1``) and the problem is large enough to pay
+  for numba's start in a fresh process (:data:`NUMBA_MIN_WORK` kernel entries,
+  declared by fits and predictions through :func:`engine_work`); else ``"numpy"``
+  (the plain formulas, which the fast engines are tested against). A small fit
+  therefore never imports numba. :func:`engine_module` imports the private
+  sibling module that implements an engine.
 
 How an engine plugs in
 ----------------------
@@ -48,7 +51,11 @@ True
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import functools
 import importlib
+import os
 import sys
 
 import numpy as np
@@ -66,6 +73,10 @@ __all__ = [
     "resolve_backend",
     "select_engine",
     "engine_module",
+    "engine_work",
+    "declares_work",
+    "lazy_module",
+    "NUMBA_MIN_WORK",
 ]
 
 #: backend names accepted by ``ComputeOptions.backend``
@@ -191,16 +202,117 @@ def resolve_backend(name="numpy"):
     raise InvalidParameterError(f"backend={name!r} is not known; choose one of {', '.join(BACKENDS)}")
 
 
-def select_engine(options=None):
+#: Kernel entries (rows x columns of the kernel blocks) of one fit or prediction below which
+#: the plain NumPy engine runs it even when numba is installed. A fresh process pays 0.7-1 s
+#: to import numba and load its cached compiled functions (measured on 2 cores); on Gaussian
+#: p-SR fits the warm NumPy and numba times are equal at about 4e7 entries and numba is faster
+#: above (1.6e8 entries: 3.9 s vs 5.3 s), so below this size numba cannot pay for its start
+#: (see ``benchmarks/bench_cli_startup.py --sweep``). ``SKFRAME_NUMBA_MIN_WORK`` overrides it
+#: (0: numba always).
+NUMBA_MIN_WORK = 40_000_000
+
+_WORK = contextvars.ContextVar("skframe_engine_work", default=None)
+
+
+def numba_min_work():
+    """:data:`NUMBA_MIN_WORK`, or the integer in ``SKFRAME_NUMBA_MIN_WORK`` when set."""
+    value = os.environ.get("SKFRAME_NUMBA_MIN_WORK", "").strip()
+    if value:
+        try:
+            return max(0, int(float(value)))
+        except ValueError:
+            raise InvalidParameterError(
+                f"SKFRAME_NUMBA_MIN_WORK={value!r} is not a number; give a count of kernel entries, e.g. 4e7"
+            ) from None
+    return NUMBA_MIN_WORK
+
+
+@contextlib.contextmanager
+def engine_work(work):
+    """Declare the size of the computation inside the ``with`` block (kernel entries).
+
+    :func:`select_engine` then picks the plain NumPy engine when ``work`` is below
+    :func:`numba_min_work`. A fit declares ``n x s'`` (its kernel columns against all rows),
+    a prediction ``n_rows x s'``; nested blocks override the outer one.
+
+    Examples
+    --------
+    >>> from skframe.backend import engine_work, select_engine
+    >>> with engine_work(100):
+    ...     select_engine()
+    'numpy'
+    """
+    token = _WORK.set(None if work is None else int(work))
+    try:
+        yield
+    finally:
+        _WORK.reset(token)
+
+
+def declares_work(size_of):
+    """Decorator: run the function inside :func:`engine_work` of ``size_of(*args, **kwargs)``."""
+
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with engine_work(size_of(*args, **kwargs)):
+                return func(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def select_engine(options=None, work=None):
     """The engine that runs the inner loops for ``options`` (a ComputeOptions or None).
 
     ``"cupy"`` when ``options.backend == "cupy"``; otherwise ``"numba"`` when numba is
-    installed and not disabled by ``SKFRAME_DISABLE_NUMBA=1``, else ``"numpy"``.
+    installed and not disabled by ``SKFRAME_DISABLE_NUMBA=1`` and the computation is
+    large enough for compiled code to pay for its start in a fresh process, else ``"numpy"``.
+
+    Parameters
+    ----------
+    options : ComputeOptions, optional
+    work : int, optional
+        Kernel entries of the computation; default: the one declared by the innermost
+        :func:`engine_work` block, and when none is declared the size is taken as large.
+        Below :func:`numba_min_work` the plain NumPy engine is chosen: the choice depends
+        on the problem size only, never on what the process ran before, so a model fitted
+        or loaded in any process computes the same numbers.
     """
     backend = getattr(options, "backend", "numpy") or "numpy"
     if str(backend).lower() == "cupy":
         return "cupy"
-    return "numba" if numba_enabled() else "numpy"
+    if not numba_enabled():
+        return "numpy"
+    work = _WORK.get() if work is None else work
+    if work is not None and work < numba_min_work():
+        return "numpy"
+    return "numba"
+
+
+class _LazyModule:
+    """A module imported at its first attribute access (see :func:`lazy_module`)."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return getattr(importlib.import_module(self._name), attr)
+
+    def __repr__(self):
+        return f"<lazy module {self._name!r}>"
+
+
+def lazy_module(name):
+    """A stand-in for the module ``name`` that imports it at the first attribute access.
+
+    Plugins keep their compiled (numba) siblings behind one, so that discovering the plugins
+    never imports numba.
+    """
+    return _LazyModule(name)
 
 
 def engine_module(module, options=None, engine=None):

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .backend import engine_module
+from .backend import declares_work, engine_module, select_engine
 from .collections import chunks, is_collection, n_items, take
 from .exceptions import InvalidParameterError, PluginError
 from .linalg import default_rtol, eigh_truncated
@@ -150,6 +150,15 @@ def _kernel_block(kernel, X, Y, dtype):
 
 def _block_times_mix(kernel, X_rows, X_sub, mix, diag, options, out):
     dtype = compute_dtype(options)
+    if (diag is None and sp.issparse(mix) and dtype == np.float64 and type(X_rows) is np.ndarray
+            and type(X_sub) is np.ndarray and select_engine(options) == "numpy"):
+        # plain NumPy engine: the block evaluated transposed, k(X_sub, X_rows), is C-ordered (s' x rows),
+        # so SciPy's S_mix @ block needs no transposed copy of the large block
+        res = np.asarray(mix @ _kernel_block(kernel, X_sub, X_rows, dtype)).T
+        if out is None:
+            return np.ascontiguousarray(res)
+        out[...] = res
+        return out
     block = _kernel_block(kernel, X_rows, X_sub, dtype)
     if diag is not None:  # S_mix diagonal: scale the columns in place
         block *= diag.astype(dtype, copy=False)
@@ -221,6 +230,7 @@ def _kernel_times_mixT(kernel, X_rows, X_sub, R, options, progress):
     return KR
 
 
+@declares_work(lambda kernel, X, R, **_: n_items(X) * R.s_prime)  # small problems: plain NumPy engine
 def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progress=None, distinct=None):
     """Compute ``K R^T`` (n x m) and ``R K R^T`` (m x m) evaluating the kernel only on sampled columns.
 
@@ -274,6 +284,7 @@ def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progr
     return KR, RKR
 
 
+@declares_work(lambda kernel, X, X_ref, W, **_: n_items(X) * n_items(X_ref))
 def kernel_times(kernel, X, X_ref, W, *, chunk_rows=None, options=None):
     """``k(X, X_ref) @ W`` in row chunks (the prediction step of every sketched model).
 

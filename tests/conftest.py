@@ -9,9 +9,14 @@ def rng():
 
 @pytest.fixture(params=["numba", "numpy"])
 def engine(request, monkeypatch):
-    """Run a test with the compiled engine and again with the plain NumPy one (SKFRAME_DISABLE_NUMBA=1)."""
+    """Run a test with the compiled engine and again with the plain NumPy one (SKFRAME_DISABLE_NUMBA=1).
+
+    The compiled run sets ``SKFRAME_NUMBA_MIN_WORK=0``: the small test problems would otherwise
+    run on the plain NumPy engine (see :func:`skframe.backend.select_engine`).
+    """
     if request.param == "numpy":
         monkeypatch.setenv("SKFRAME_DISABLE_NUMBA", "1")
     else:
         monkeypatch.delenv("SKFRAME_DISABLE_NUMBA", raising=False)
+        monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", "0")
     return request.param

@@ -78,3 +78,56 @@ def test_engine_selection(monkeypatch):
     monkeypatch.setenv("SKFRAME_DISABLE_NUMBA", "1")
     assert backend.select_engine() == "numpy"
     assert backend.engine_module("skframe.sketching") is None
+
+
+def test_small_problems_run_on_the_numpy_engine(monkeypatch):
+    monkeypatch.delenv("SKFRAME_DISABLE_NUMBA", raising=False)
+    monkeypatch.delenv("SKFRAME_NUMBA_MIN_WORK", raising=False)
+    large = "numba" if backend.numba_enabled() else "numpy"
+    with backend.engine_work(backend.NUMBA_MIN_WORK - 1):
+        assert backend.select_engine() == "numpy"
+        with backend.engine_work(backend.NUMBA_MIN_WORK):  # the innermost declaration wins
+            assert backend.select_engine() == large
+        assert backend.select_engine(ComputeOptions(backend="cupy")) == "cupy"
+    assert backend.select_engine() == large  # nothing declared: taken as large
+    assert backend.select_engine(work=10) == "numpy"
+    monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", "0")
+    assert backend.select_engine(work=10) == large
+    monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", "lots")
+    with pytest.raises(InvalidParameterError, match="SKFRAME_NUMBA_MIN_WORK"):
+        backend.select_engine(work=10)
+
+
+def test_lazy_module_imports_at_first_use():
+    lazy = backend.lazy_module("json")
+    assert "lazy module 'json'" in repr(lazy)
+    assert lazy.dumps([1]) == "[1]"
+    with pytest.raises(AttributeError):
+        lazy.__wrapped__
+
+
+@pytest.mark.parametrize("sketch", ["psr", "gaussian", "subsample"])
+def test_numpy_engine_products_equal_the_compiled_ones(sketch, monkeypatch):
+    """The plain NumPy path of a small fit (transposed block, SciPy product) against the compiled one and the formula."""
+    from skframe.registry import get_kernel, get_sketch
+    from skframe.sketching import draw_sketch, kernel_times, sketched_gram_products
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(70, 5))
+    kernel = get_kernel("gaussian", gamma=0.4)
+    params = {"size": 12, **({"p": 0.2} if sketch == "psr" else {})}
+    R = draw_sketch(get_sketch(sketch, **params), 70, np.random.default_rng(2),
+                    X=X, kernel=kernel)
+    monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", "0")
+    KR1, RKR1 = sketched_gram_products(kernel, X, R, chunk_rows=16)
+    P1 = kernel_times(kernel, X[:9], X[R.indices], np.ones((R.s_prime, 2)))
+    monkeypatch.delenv("SKFRAME_NUMBA_MIN_WORK")
+    KR0, RKR0 = sketched_gram_products(kernel, X, R, chunk_rows=16)
+    P0 = kernel_times(kernel, X[:9], X[R.indices], np.ones((R.s_prime, 2)))
+    K = np.exp(-0.4 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    Rd = R.toarray()
+    np.testing.assert_allclose(KR0, K @ Rd.T, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(RKR0, Rd @ K @ Rd.T, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(KR0, KR1, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(RKR0, RKR1, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(P0, P1, rtol=1e-12)

@@ -68,3 +68,14 @@ def test_kv_options_fill_the_matching_parameter_dicts():
     assert opts.kernel_params == {"gamma": 0.5}
     assert opts.solver_params == {"max_iter": 7, "init": "zeros"}
     assert opts.output_kernel_params == {"gamma": 2}
+
+
+def test_a_small_fit_loads_no_compiled_code():
+    """Below NUMBA_MIN_WORK kernel entries a fit and its predictions run on the plain NumPy engine:
+    the process never imports numba (whose start costs more than it saves there)."""
+    code = ("import numpy as np\nfrom skframe import SketchedKernelRidge\n"
+            "X = np.random.default_rng(0).normal(size=(300, 4)); y = X[:, 0]\n"
+            "SketchedKernelRidge(sketch_size=30, random_state=0).fit(X, y).predict(X)\n"
+            "SketchedKernelRidge(sketch='gaussian', sketch_size=30, random_state=0).fit(X, y).predict(X)\n"
+            "SketchedKernelRidge(sketch='subsample', sketch_size=30, random_state=0).fit(X, y).predict(X)")
+    assert "numba" not in _loaded_after(code)

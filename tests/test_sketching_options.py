@@ -56,6 +56,7 @@ def _rel(a, b):
 @pytest.mark.parametrize("name", sorted(SKETCHES))
 @pytest.mark.parametrize("sparse", [False, True])
 def test_numba_and_numpy_engines_agree(name, sparse, data, monkeypatch):
+    monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", "0")  # compiled engine even on this small problem
     X = sp.csr_matrix(data * (np.abs(data) > 0.5)) if sparse else data
     R = _draw(name, data)
     k = GaussianKernel(0.3)

@@ -29,9 +29,10 @@ import numpy as np
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.graphs import GraphBatch, StringBatch
+from skframe.backend import lazy_module
 from skframe.protocols import Kernel
 
-from . import _features_numba as _nb
+_nb = lazy_module("skframe_graphs._features_numba")  # numba is imported at the first graph kernel call
 
 __all__ = ["GraphKernel", "VertexHistogramKernel", "EdgeHistogramKernel", "ShortestPathKernel",
            "WLSubtreeKernel", "NSPDKernel", "CoreWLKernel", "NGramKernel"]

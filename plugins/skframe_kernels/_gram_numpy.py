@@ -31,28 +31,94 @@ def _exp_nonpositive(a, out):
     return out
 
 
-def _pairwise_rows(X, Yt, out, reduce):
-    """``out[i] = reduce(X[i][:, None], Yt)`` row by row (memory d x m per row)."""
-    for i in range(X.shape[0]):
-        out[i] = reduce(X[i][:, None], Yt)
+#: Entries of ``out`` transformed together by the in-place formulas below (1 MB of float64:
+#: the few passes over one tile stay in the cache).
+_TILE_ENTRIES = 1 << 17
+
+
+def _row_tiles(out):
+    step = max(1, _TILE_ENTRIES // max(1, out.shape[1]))
+    for i0 in range(0, out.shape[0], step):
+        yield slice(i0, min(i0 + step, out.shape[0]))
+
+
+def _sq_diff(a, b, tmp):
+    np.subtract(a, b, out=tmp)
+    np.square(tmp, out=tmp)
+
+
+def _abs_diff(a, b, tmp):
+    np.subtract(a, b, out=tmp)
+    np.abs(tmp, out=tmp)
+
+
+def _min(a, b, tmp):
+    np.minimum(a, b, out=tmp)
+
+
+def _feature_sums(X, Yt, out, op, scale=None):
+    """``out[i, j] = scale * sum_k op(X[i, k], Yt[k, j])``, summed feature by feature over row tiles.
+
+    Vectorised over a tile of ``out`` (no Python loop over rows); the features are added in
+    the same order as in the compiled engine.
+    """
+    for rows in _row_tiles(out):
+        acc = out[rows]
+        acc[...] = 0.0
+        tmp = np.empty_like(acc)
+        Xr = X[rows]
+        for k in range(X.shape[1]):
+            op(Xr[:, k : k + 1], Yt[k], tmp)
+            acc += tmp
+        if scale is not None:
+            acc *= scale
+            _exp_nonpositive(acc, acc)
+
+
+def _cdist_exp(X, Yt, metric, gamma, out):
+    """``out = exp(-gamma * cdist(X, Yt.T, metric))`` through SciPy's compiled pairwise distances.
+
+    One C pass over the pairs, differences summed directly (exactly 0 for equal points),
+    about twice as fast as :func:`_feature_sums`; float64 C-contiguous blocks only. Returns
+    False when ``out`` does not qualify.
+    """
+    if not (out.dtype == np.float64 and X.dtype == np.float64 and out.flags.c_contiguous):
+        return False
+    from scipy.spatial.distance import cdist
+
+    cdist(X, Yt.T, metric, out=out)
+    for rows in _row_tiles(out):
+        t = out[rows]
+        t *= -gamma
+        _exp_nonpositive(t, t)
+    return True
 
 
 def sqeuclidean_exp_direct(X, Yt, gamma, out):
     """``out[i, j] = exp(-gamma * ||X[i] - Yt[:, j]||^2)``."""
-    _pairwise_rows(X, Yt, out, lambda x, Y: ((x - Y) ** 2).sum(axis=0))
-    _exp_nonpositive(-gamma * out, out)
+    if not _cdist_exp(X, Yt, "sqeuclidean", gamma, out):
+        _feature_sums(X, Yt, out, _sq_diff, scale=-gamma)
 
 
 def sqeuclidean_exp_from_cross(out, xn, yn, gamma):
-    """Turn ``out = X @ Y.T`` into ``exp(-gamma * max(xn_i + yn_j - 2 out_ij, 0))``."""
-    d2 = np.maximum(xn[:, None] + yn[None, :] - 2.0 * out, 0.0)
-    _exp_nonpositive(-gamma * d2, out)
+    """Turn ``out = X @ Y.T`` into ``exp(-gamma * max(xn_i + yn_j - 2 out_ij, 0))``.
+
+    In place, tile by tile, without temporaries: ``out`` may be a large block.
+    """
+    gy = -gamma * np.asarray(yn, dtype=out.dtype)
+    for rows in _row_tiles(out):
+        t = out[rows]
+        t *= 2.0 * gamma
+        t += (-gamma * np.asarray(xn[rows], dtype=out.dtype))[:, None]
+        t += gy
+        np.minimum(t, 0.0, out=t)
+        np.exp(t, out=t)
 
 
 def l1_exp_direct(X, Yt, gamma, out):
     """``out[i, j] = exp(-gamma * ||X[i] - Yt[:, j]||_1)``."""
-    _pairwise_rows(X, Yt, out, lambda x, Y: np.abs(x - Y).sum(axis=0))
-    _exp_nonpositive(-gamma * out, out)
+    if not _cdist_exp(X, Yt, "cityblock", gamma, out):
+        _feature_sums(X, Yt, out, _abs_diff, scale=-gamma)
 
 
 def l1_exp_from_overlap(out, ax, ay, gamma):
@@ -63,7 +129,7 @@ def l1_exp_from_overlap(out, ax, ay, gamma):
 
 def min_sum_direct(X, Yt, out):
     """``out[i, j] = sum_k min(X[i, k], Yt[k, j])``."""
-    _pairwise_rows(X, Yt, out, lambda x, Y: np.minimum(x, Y).sum(axis=0))
+    _feature_sums(X, Yt, out, _min)
 
 
 def _ratio_or_one(num, den, out):

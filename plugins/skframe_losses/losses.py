@@ -26,8 +26,10 @@ from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.protocols import Loss
 from skframe.validation import check_scalar
 
-from . import _losses_numba as _nb
+from skframe.backend import lazy_module
 from .duals import NormDual, SeparableDual, hinge_bounds
+
+_nb = lazy_module("skframe_losses._losses_numba")  # numba is imported at the first loss evaluation
 
 __all__ = [
     "SquareLoss",

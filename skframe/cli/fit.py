@@ -184,6 +184,9 @@ def run_fit(opts):
     get_plugin_registry()
     opts.lam = parse_lam(opts.lam)
     X_tr, Y_tr, X_te, Y_te, data_info = load_data(opts)
+    from ..io.missing import column_means
+
+    feature_means = column_means(X_tr)  # saved: `--missing mean` fills new data with the training means
     opts.train_target_means = np.asarray(Y_tr, dtype=np.float64).mean(axis=0) if task_is_numeric(Y_tr) else None
     scaler = FeatureScaler(opts.scale if len(X_tr.shape) > 1 else "none")
     if len(X_tr.shape) > 1:  # a numeric table (molecule and graph collections are not scaled)
@@ -226,6 +229,7 @@ def run_fit(opts):
             "missing": opts.missing,
             "format": opts.format,
             "train_target_means": opts.train_target_means,
+            "train_feature_means": feature_means,
             "top_k": opts.top_k,
             "scaler": {"mean": scaler.mean_, "scale": scaler.scale_, "with_mean": bool(scaler.with_mean_),
                        "method": opts.scale} if hasattr(scaler, "scale_") else None,

@@ -49,11 +49,18 @@ def _apply_scaler(X, extra):
     return scaler.transform(X)
 
 
-def _read(data, targets, missing, fmt):
-    """Features and targets of a data file; ``targets=0`` reads a features-only CSV/ARFF file."""
+def _read(data, targets, missing, fmt, extra=None):
+    """Features and targets of a data file; ``targets=0`` reads a features-only CSV/ARFF file.
+
+    ``missing="mean"`` fills missing cells with the TRAINING means saved beside the model
+    (``train_feature_means``, ``train_target_means``), not with the means of DATA.
+    """
     from ..datasets import load_dataset
 
-    ds = load_dataset(str(data), targets=targets, missing=missing, fmt=fmt)
+    means = None
+    if missing == "mean":
+        means = (_saved(extra, "train_feature_means"), _saved(extra, "train_target_means") if targets else None)
+    ds = load_dataset(str(data), targets=targets, missing=missing, fmt=fmt, means=means)
     return ds.X, (ds.Y if targets else None)
 
 
@@ -103,7 +110,8 @@ def _write(out, P):
             np.savetxt(fh, P[:, None] if P.ndim == 1 else P, delimiter=",", fmt="%.17g")
 
 
-MISSING_HELP = "Missing values: error, zero, mean or drop (default: the policy used at fit time)."
+MISSING_HELP = ("Missing values: error, zero, mean (the training means saved with the model) or drop "
+                "(default: the policy used at fit time).")
 FORMAT_HELP = "File format when the extension does not tell: csv, npz, arff or libsvm (default: as at fit time)."
 
 
@@ -125,7 +133,7 @@ def predict(
     missing, fmt = _fit_settings(extra, missing, fmt)
     if missing == "drop" and not explicit:
         missing = "error"  # dropping rows would misalign the predictions with DATA: only on request
-    X, _ = _read(data, targets, missing, fmt)
+    X, _ = _read(data, targets, missing, fmt, extra)
     _check_features(est, X, data, targets)
     X = _apply_scaler(X, extra)
     task = _saved(extra, "task", "regression")
@@ -154,7 +162,7 @@ def evaluate(
 
         raise InvalidParameterError(f"--targets {targets} must be >= 1 to evaluate")
     missing, fmt = _fit_settings(extra, missing, fmt)
-    X, Y = _read(data, targets, missing, fmt)
+    X, Y = _read(data, targets, missing, fmt, extra)
     _check_features(est, X, data, targets)
     X = _apply_scaler(X, extra)
     task = _saved(extra, "task", "regression")

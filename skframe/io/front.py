@@ -82,7 +82,28 @@ def _npy_has_nan(X, Y, rows=65536):
     return any(np.isnan(X[i:i + rows]).any() or np.isnan(Y[i:i + rows]).any() for i in range(0, X.shape[0], rows))
 
 
-def load_dataset(path, *, targets=1, fmt=None, missing="error", sparse="auto", header="auto", y_path=None):
+def _check_means(means, X, Y, path):
+    """``means`` as ``(x_means, y_means)`` matching the columns of X and Y (each may be None)."""
+    if means is None:
+        return None
+    mx, my = means if isinstance(means, tuple) else (means, None)
+    out = []
+    for name, m, A in (("feature", mx, X), ("target", my, Y)):
+        if m is None or A.shape[1] == 0:
+            out.append(None)
+            continue
+        m = np.asarray(m, dtype=np.float64).ravel()
+        if m.shape[0] != A.shape[1]:
+            raise InvalidParameterError(
+                f"{os.path.basename(path)} has {A.shape[1]} {name} columns but {m.shape[0]} {name} means were given "
+                "(those of the training data); check that it is the same kind of data and the number of targets"
+            )
+        out.append(m)
+    return tuple(out)
+
+
+def load_dataset(path, *, targets=1, fmt=None, missing="error", sparse="auto", header="auto", y_path=None,
+                 means=None):
     """Load a data file into a :class:`Dataset`.
 
     Formats (chosen from the extension, or forced with ``fmt``): ``csv`` (``.csv``, see
@@ -112,6 +133,11 @@ def load_dataset(path, *, targets=1, fmt=None, missing="error", sparse="auto", h
         CSV only: whether the first row is a header (``"auto"``: when all its cells are text).
     y_path : str or path-like, optional
         ``npy`` only: a second ``.npy`` file holding the targets.
+    means : ndarray or tuple (x_means, y_means), optional
+        With ``missing="mean"``: the column means that fill the missing cells, e.g. those
+        of the training data when reading new data for a fitted model (``x_means`` for the
+        features, ``y_means`` for the targets; None for either means that file's own).
+        Default: the file's own column means.
 
     Returns
     -------
@@ -157,7 +183,8 @@ def load_dataset(path, *, targets=1, fmt=None, missing="error", sparse="auto", h
         X, Y, fnames, tnames, linenos = csv.read_csv(path, targets, header)
     else:
         X, Y, fnames, tnames, linenos = arff.read_arff(path, targets)
-    X, Y, n_missing, rows = handle_missing(X, Y, missing, path, linenos)
+    means = _check_means(means, X, Y, path) if missing == "mean" else None
+    X, Y, n_missing, rows = handle_missing(X, Y, missing, path, linenos, means=means)
     return Dataset(
         X=_final_x(X, sparse),
         Y=np.ascontiguousarray(Y, dtype=np.float64),

@@ -27,7 +27,8 @@ import scipy.sparse as sp
 from ..exceptions import InvalidInputError, InvalidParameterError, MissingValuesError
 from ._common import name_of
 
-__all__ = ["MISSING_STRATEGIES", "check_strategy", "ColumnMeans", "impute", "handle_missing", "missing_per_row"]
+__all__ = ["MISSING_STRATEGIES", "check_strategy", "ColumnMeans", "impute", "handle_missing", "missing_per_row",
+           "column_means"]
 
 #: Accepted values of ``missing=``.
 MISSING_STRATEGIES = ("error", "zero", "mean", "drop")
@@ -85,6 +86,20 @@ class ColumnMeans:
     @property
     def means(self):
         return np.divide(self.sums, self.observed, out=np.zeros_like(self.sums), where=self.observed > 0)
+
+
+def column_means(A):
+    """Column means of a numeric ndarray or sparse matrix (float64), else None (e.g. input collections).
+
+    Saved with a model as the training means that ``missing="mean"`` fills new data with.
+    With ``missing="mean"`` at fit time they equal the means of the observed training values
+    (filling a column with its own mean does not change it).
+    """
+    if sp.issparse(A):
+        return np.asarray(A.mean(axis=0), dtype=np.float64).ravel()
+    if isinstance(A, np.ndarray) and A.ndim == 2 and A.dtype.kind in "fiub":
+        return np.asarray(A.mean(axis=0), dtype=np.float64)
+    return None
 
 
 def impute(A, strategy, means=None):

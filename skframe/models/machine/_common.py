@@ -145,16 +145,14 @@ COMMON_PARAMS_DOC = """
 """
 
 
-_COMMON_PLACEHOLDER = "    common_parameters : shared with SketchedKernelMachine (filled in when the class is defined)\n"
-
-
 def finish_machine_class(cls, fit_summary, y_doc):
-    """Fill the ``common_parameters`` placeholder of ``cls``'s docstring and give ``cls`` its own documented ``fit``.
+    """Give ``cls`` its own documented ``fit`` and check that its docstring documents the shared parameters.
 
     The ``fit`` is :meth:`MachineBase.fit`; only its docstring (``fit_summary``, the
-    description ``y_doc`` of ``y`` and the class name) is specific to ``cls``.
+    description ``y_doc`` of ``y`` and the class name) is specific to ``cls``. The shared
+    parameters are written out in each class's docstring (so that documentation tools reading
+    the source show them); a test checks that they contain :data:`COMMON_PARAMS_DOC` word for word.
     """
-    cls.__doc__ = cls.__doc__.replace(_COMMON_PLACEHOLDER, COMMON_PARAMS_DOC.lstrip("\n"))
 
     def fit(self, X, y, progress=None):
         return MachineBase.fit(self, X, y, progress=progress)

@@ -29,7 +29,34 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
 
     Parameters
     ----------
-    common_parameters : shared with SketchedKernelMachine (filled in when the class is defined)
+    kernel : str or kernel object, default="gaussian"
+        Registered kernel name or an object with ``__call__(X, Y)``.
+    kernel_params : dict, optional
+        Parameters of the named kernel, e.g. ``{"gamma": 0.1}``.
+    sketch : str, sketch object or None, default="psr"
+        Registered sketch name (``"psr"``, ``"psg"``, ``"subsample"``, ``"gaussian"``,
+        ``"accumulation"``, ``"countsketch"``, ``"leverage"``, ``"rff"``), a sketch object,
+        or None / ``"none"`` for the exact model (features ``U D^{1/2}`` of the full Gram).
+    sketch_size : int or "auto", default="auto"
+        Number of rows m of the sketch; ``"auto"`` chooses it from the number of
+        training points (see :func:`skframe.models._core.auto_sketch_size`, reported in
+        ``sketch_info_["size_rule"]``). A size above n is clamped to n with a
+        :class:`skframe.exceptions.SketchSizeWarning`.
+    sketch_params : dict, optional
+        Extra parameters of the named sketch, e.g. ``{"p": 0.005}``.
+    warm_start : bool, default=False
+        When True, a refit starts the solver from the previous weights ``weights_``
+        (meaningful when the sketch is the same, i.e. with a fixed ``random_state``).
+    memory_budget : int, str or None, default=None
+        Bytes the fit may use beyond the data, e.g. ``"2GB"``. When set (or with float32,
+        the CuPy backend, memory-mapped or Dask data) the features are kept in memory only
+        if they fit, else recomputed chunk by chunk on every pass; ``representation_``
+        says which (``"in-memory"`` or ``"streamed"``). An impossible budget raises
+        :class:`skframe.exceptions.MemoryBudgetError` before allocating.
+    dtype : {"float64", "float32"}, default="float64"
+        Precision of kernel blocks and kept features.
+    backend : {"numpy", "cupy"}, default="numpy"
+        ``"cupy"`` computes the kernel blocks on an NVIDIA GPU (``pip install "skframe[gpu]"``).
     loss : str or loss object, default="huber"
         Registered loss name or a :class:`skframe.protocols.Loss`.
     loss_params : dict, optional
