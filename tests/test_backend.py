@@ -131,3 +131,21 @@ def test_numpy_engine_products_equal_the_compiled_ones(sketch, monkeypatch):
     np.testing.assert_allclose(KR0, KR1, rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(RKR0, RKR1, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(P0, P1, rtol=1e-12)
+
+
+def test_numpy_gaussian_block_split_over_threads_equals_one_pass(monkeypatch):
+    """The plain engine splits large blocks by rows over the cores: same numbers, any split."""
+    from skframe_kernels import _gram_numpy as g
+
+    rng = np.random.default_rng(1)
+    X, Y = rng.random((700, 5)), rng.random((300, 5))
+    one_pass = np.empty((700, 300))
+    monkeypatch.setattr(g, "_THREADED_ENTRIES", 10**12)
+    g.sqeuclidean_exp_direct(X, Y.T, 0.3, one_pass)
+    monkeypatch.setattr(g, "_THREADED_ENTRIES", 1)
+    monkeypatch.setattr(g, "_n_threads", lambda: 3)
+    split = np.empty_like(one_pass)
+    g.sqeuclidean_exp_direct(X, Y.T, 0.3, split)
+    np.testing.assert_array_equal(split, one_pass)
+    d2 = ((X[:, None, :] - Y[None, :, :]) ** 2).sum(-1)
+    np.testing.assert_allclose(split, np.exp(-0.3 * d2), rtol=1e-13)

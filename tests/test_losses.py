@@ -1,4 +1,8 @@
-"""Built-in losses: values against tests/naive.py, sub-gradients against finite differences."""
+"""Built-in losses: values against tests/naive.py, sub-gradients against finite differences.
+
+The value and sub-gradient tests run on both engines (the ``engine`` fixture): the compiled
+formulas and the plain NumPy ones that small evaluations use.
+"""
 
 import numpy as np
 import pytest
@@ -25,7 +29,7 @@ def _data(name, rng, n=40, d=3):
 
 
 @pytest.mark.parametrize("name,params,ref", CASES, ids=[c[0] for c in CASES])
-def test_value_matches_naive(name, params, ref, rng):
+def test_value_matches_naive(name, params, ref, rng, engine):
     loss = get_loss(name, **params)
     F, Y = _data(name, rng)
     np.testing.assert_allclose(loss.value(F, Y), ref(F, Y), rtol=1e-12, atol=1e-14)
@@ -34,7 +38,7 @@ def test_value_matches_naive(name, params, ref, rng):
 
 
 @pytest.mark.parametrize("name,params,ref", CASES, ids=[c[0] for c in CASES])
-def test_gradient_matches_finite_differences_away_from_kinks(name, params, ref, rng):
+def test_gradient_matches_finite_differences_away_from_kinks(name, params, ref, rng, engine):
     loss = get_loss(name, **params)
     F, Y = _data(name, rng)
     G = loss.gradient(F, Y)
@@ -54,7 +58,7 @@ def _directional_max(ref, F, Y, D, h=1e-7):
 
 
 @pytest.mark.parametrize("name,params,ref", CASES, ids=[c[0] for c in CASES])
-def test_subgradient_at_kinks_is_in_subdifferential(name, params, ref, rng):
+def test_subgradient_at_kinks_is_in_subdifferential(name, params, ref, rng, engine):
     """g is a sub-gradient iff <g, D> <= f'(F; D) for every direction D (checked on many D)."""
     loss = get_loss(name, **params)
     d = 3
@@ -164,3 +168,21 @@ def test_dual_domain_and_default_solver(rng, name, params, kind):
         on_sphere = np.linalg.norm(A, axis=1) >= loss.dual.radius * (1 - 1e-12)
         assert on_sphere.any() and np.all(loss.dual.values(A * 1.01, Y)[on_sphere] == -np.inf)
     assert loss.default_solver == "dual-cd" and get_loss("square").default_solver == "closed-form"
+
+
+@pytest.mark.parametrize("name,params,ref", CASES, ids=[c[0] for c in CASES])
+def test_engines_agree_and_small_evaluations_skip_numba(name, params, ref, rng, monkeypatch):
+    from skframe_losses import _losses_numpy, losses
+
+    loss = get_loss(name, **params)
+    F, Y = _data(name, rng, n=200, d=3)
+    F[:5] = Y[:5]  # kinks of the norm-based losses
+    monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", "0")
+    compiled = loss.value(F, Y), loss.gradient(F, Y)
+    monkeypatch.delenv("SKFRAME_NUMBA_MIN_WORK")
+    monkeypatch.setattr(losses, "_numba", None)  # any use of the compiled engine would fail
+    plain = loss.value(F, Y), loss.gradient(F, Y)
+    np.testing.assert_allclose(plain[0], compiled[0], rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(plain[1], compiled[1], rtol=1e-13, atol=1e-15)
+    assert F.size < losses.LOSS_NUMBA_MIN_ENTRIES
+    assert hasattr(_losses_numpy, "huber_value")

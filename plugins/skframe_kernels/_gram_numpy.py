@@ -5,6 +5,9 @@ each one fills or transforms a preallocated float64 block ``out``. The exponenti
 arguments are clamped at 0 as in the compiled engine.
 """
 
+import os
+import threading
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -75,22 +78,70 @@ def _feature_sums(X, Yt, out, op, scale=None):
             _exp_nonpositive(acc, acc)
 
 
+#: Blocks of at least this many entries are split by rows over the available cores (SciPy's
+#: distances and NumPy's ufuncs release the GIL; each row is computed exactly as in one pass,
+#: so the result does not depend on the split).
+_THREADED_ENTRIES = 1 << 21
+
+_POOL = None
+_POOL_LOCK = threading.Lock()
+
+
+def _n_threads():
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    env = os.environ.get("SKFRAME_NUM_THREADS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        cores = min(cores, int(env))
+    return max(1, cores)
+
+
+def _row_parallel(func, out, *arrays):
+    """Run ``func(rows)`` over row ranges of ``out`` on a thread pool when ``out`` is large."""
+    global _POOL
+    n_threads = _n_threads()
+    n = out.shape[0]
+    if n_threads == 1 or out.size < _THREADED_ENTRIES or n < 2 * n_threads:
+        func(slice(0, n))
+        return
+    if threading.current_thread() is not threading.main_thread():
+        func(slice(0, n))  # already inside a worker (e.g. a Dask or user thread): no nested pool
+        return
+    with _POOL_LOCK:
+        if _POOL is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _POOL = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="skframe-gram")
+    bounds = np.linspace(0, n, n_threads + 1).astype(int)
+    futures = [_POOL.submit(func, slice(a, b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    for f in futures:
+        f.result()
+
+
 def _cdist_exp(X, Yt, metric, gamma, out):
     """``out = exp(-gamma * cdist(X, Yt.T, metric))`` through SciPy's compiled pairwise distances.
 
     One C pass over the pairs, differences summed directly (exactly 0 for equal points),
-    about twice as fast as :func:`_feature_sums`; float64 C-contiguous blocks only. Returns
-    False when ``out`` does not qualify.
+    about twice as fast as :func:`_feature_sums`, and split by rows over the cores for large
+    blocks; float64 C-contiguous blocks only. Returns False when ``out`` does not qualify.
     """
     if not (out.dtype == np.float64 and X.dtype == np.float64 and out.flags.c_contiguous):
         return False
     from scipy.spatial.distance import cdist
 
-    cdist(X, Yt.T, metric, out=out)
-    for rows in _row_tiles(out):
-        t = out[rows]
-        t *= -gamma
-        _exp_nonpositive(t, t)
+    Y = Yt.T
+
+    def rows_of(rows):
+        part = out[rows]
+        cdist(X[rows], Y, metric, out=part)
+        for tile in _row_tiles(part):
+            t = part[tile]
+            t *= -gamma
+            _exp_nonpositive(t, t)
+
+    _row_parallel(rows_of, out)
     return True
 
 

@@ -13,7 +13,8 @@ needs, see :mod:`skframe_losses.duals`) and ``default_solver`` (the registered s
 model uses when none is given: the closed form for the square loss, ``dual-cd`` with a
 duality-gap stop for the others; ``dual-cd`` picks coordinate epochs, Newton steps or the
 ADMM splitting from the conditioning of the problem); values and sub-gradients are
-numba-compiled (:mod:`skframe_losses._losses_numba`).
+numba-compiled on large arrays (:mod:`skframe_losses._losses_numba`) and
+plain NumPy on small ones (:mod:`skframe_losses._losses_numpy`).
 """
 
 from __future__ import annotations
@@ -26,10 +27,34 @@ from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.protocols import Loss
 from skframe.validation import check_scalar
 
-from skframe.backend import lazy_module
+from skframe.backend import lazy_module, numba_min_work
+from skframe.deps import numba_enabled
+from . import _losses_numpy
 from .duals import NormDual, SeparableDual, hinge_bounds
 
-_nb = lazy_module("skframe_losses._losses_numba")  # numba is imported at the first loss evaluation
+_numba = lazy_module("skframe_losses._losses_numba")  # numba is imported at its first large evaluation
+
+#: entries of F below which a loss is evaluated by the plain NumPy formulas (a loss costs a
+#: few operations per entry: compiled code pays for its start in a fresh process only on
+#: large arrays); ``SKFRAME_NUMBA_MIN_WORK=0`` forces the compiled engine, as for kernels.
+LOSS_NUMBA_MIN_ENTRIES = 1_000_000
+
+
+class _Engines:
+    """``_nb.<formula>(F, Y, ...)`` with the engine chosen from the size of ``F``."""
+
+    def __getattr__(self, name):
+        numpy_formula = getattr(_losses_numpy, name)
+
+        def run(F, *args):
+            if numba_enabled() and (numba_min_work() == 0 or F.size >= LOSS_NUMBA_MIN_ENTRIES):
+                return getattr(_numba, name)(F, *args)
+            return numpy_formula(F, *args)
+
+        return run
+
+
+_nb = _Engines()
 
 __all__ = [
     "SquareLoss",
