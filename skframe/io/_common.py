@@ -124,9 +124,15 @@ def bad_token(path, lineno, tok, col=None, extra=""):
     except ValueError:
         what = "is not a number"
     shown = tok if len(tok) <= 40 else tok[:37] + "..."
+    hint = ""
+    if what == "is not a number" and any(c.isalpha() for c in tok) and tok.lower() not in ("nan", "inf", "infinity"):
+        hint = (
+            "; a column of text such as SMILES strings is read with `--inputs smiles --input-column NAME` "
+            "(in Python: skframe.graphs.GraphBatch.from_smiles)"
+        )
     return DataFormatError(
         f"{name_of(path)}, line {lineno}{where}: {shown!r} {what}"
-        f"{extra}; fix the value or mark it missing with '?' (then choose --missing zero|mean|drop)"
+        f"{extra}; fix the value or mark it missing with '?' (then choose --missing zero|mean|drop){hint}"
     )
 
 
