@@ -305,3 +305,56 @@ def test_persistence_errors_are_skframe_errors(tmp_path):
     bad.write_bytes(b"not a model")
     with pytest.raises(PersistenceError):
         load(bad)
+
+
+# ----------------------------------------------------------------------------- command line
+def _cli_files(tmp_path):
+    from skframe.datasets.loaders import save_dataset
+
+    X, Y = _data(n=120, d=5, q=4)
+    save_dataset(str(tmp_path / "train.csv"), X[:90], Y[:90])
+    save_dataset(str(tmp_path / "test.csv"), X[90:], Y[90:])
+    return X, Y
+
+
+def test_cli_fit_predict_evaluate_dsokr(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from skframe.cli import app
+
+    runner = CliRunner()
+    X, Y = _cli_files(tmp_path)
+    model_path = tmp_path / "m.skf"
+    args = ["fit", str(tmp_path / "train.csv"), "--test", str(tmp_path / "test.csv"), "--targets", "4", "--task",
+            "structured", "--model", "dsokr", "--network", "mlp", "--network-param", "hidden=16",
+            "--output-kernel", "gaussian", "--output-kernel-param", "gamma=0.5", "--output-sketch-size", "15",
+            "--epochs", "6", "--batch-size", "16", "--learning-rate", "0.01", "--validation-fraction", "0.2",
+            "--patience", "3", "--top-k", "3", "--model-out", str(model_path), "--json"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    rep = json.loads(res.output)
+    assert rep["model"]["class"] == "DeepOutputKernelRegressor" and rep["sketch"]["n_validation"] == 18
+    assert 0 <= rep["metrics"]["example_based_f1"] <= 1 and rep["metrics"]["hits_at_3"] <= 1
+    ev = runner.invoke(app, ["evaluate", str(model_path), str(tmp_path / "test.csv"), "--json"])
+    assert ev.exit_code == 0, ev.output
+    assert json.loads(ev.output)["metrics"]["example_based_f1"] == rep["metrics"]["example_based_f1"]
+    out = tmp_path / "pred.csv"
+    pr = runner.invoke(app, ["predict", str(model_path), str(tmp_path / "test.csv"), "--targets", "4", "--out", str(out)])
+    assert pr.exit_code == 0, pr.output
+    model = load(model_path)
+    np.testing.assert_array_equal(np.loadtxt(out, delimiter=",", ndmin=2), model.predict(X[90:]))
+    # the default structured model stays SISOKR
+    res = runner.invoke(app, args[:8] + ["--output-sketch", "subsample", "--output-sketch-size", "15", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["model"]["class"] == "OutputKernelRegressor"
+
+
+def test_cli_bad_model_is_one_line_error(tmp_path):
+    _cli_files(tmp_path)
+    for extra, needle in ((["--model", "resnet"], "--model"), (["--model", "dsokr", "--network", "vgg"], "network")):
+        proc = subprocess.run([sys.executable, "-m", "skframe", "fit", str(tmp_path / "train.csv"), "--targets", "4",
+                               "--task", "structured", *extra], capture_output=True, text=True, env=ENV, cwd=ROOT)
+        assert proc.returncode != 0 and needle in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
