@@ -73,6 +73,62 @@ def test_torch_loss_gradient_equals_the_numpy_gradient(name, params):
     np.testing.assert_allclose(Ft.grad.numpy(), loss.gradient(F, Y, off), rtol=1e-10, atol=1e-12)
 
 
+# ----------------------------------------------------------------------------- choosing m_Y (no torch needed)
+def _low_rank_outputs(n=300, d=20, r=3, seed=0):
+    rng = np.random.default_rng(seed)
+    U = np.linalg.qr(rng.normal(size=(d, r)))[0]
+    return rng.normal(size=(n, r)) @ U.T  # exactly rank r: the projection error vanishes from m_Y = r
+
+
+def test_perfect_h_surrogate_metric_equals_the_projection_error():
+    from skframe.registry import get_kernel
+    from skframe.selection import perfect_h_curve
+
+    Y = _low_rank_outputs()
+    Ytr, Yva = Y[:240], Y[240:]
+    curve = perfect_h_curve(get_kernel("linear"), Ytr, Yva, [1, 2, 3, 6, 12], metric="surrogate", tol=0.5,
+                            random_state=0)
+    assert curve["metric"] == "-surrogate_mse" and curve["chosen"] == 3
+    # plain NumPy: the same draws (sub-sampling without replacement) project y_val on span(Y_tr[idx])
+    from skframe.registry import get_sketch
+    from skframe.sketching import draw_sketch
+
+    rng = np.random.default_rng(0)
+    for m, score in zip(curve["sizes"], curve["scores"]):
+        R = draw_sketch(get_sketch("subsample", size=m), 240, rng, X=Ytr, kernel=get_kernel("linear"))
+        Q = np.linalg.qr(Ytr[R.indices].T)[0]
+        err = np.mean(np.sum((Yva - Yva @ Q @ Q.T) ** 2, axis=1))
+        np.testing.assert_allclose(-score, err, rtol=1e-6, atol=1e-10)
+
+
+def test_select_for_dsokr_chooses_m_y_only(tmp_path):
+    from skframe.selection import plot_selection, select_sketch_sizes
+
+    Y = _low_rank_outputs()
+    res = select_sketch_sizes(None, Y, input_kernel=None, output_kernel="linear", lam=1e-4, model="dsokr",
+                              perfect_h_metric="surrogate", sizes_y=[1, 2, 3, 4, 8], tol=0.5)
+    assert res.m_x is None and res.m_y == 3 and not res.input_curve
+    assert 2.5 < res.d_eff_y < 3.5
+    assert plot_selection(res, tmp_path / "c.png") and (tmp_path / "c.png").stat().st_size > 0
+    with pytest.raises(InvalidParameterError, match="model"):
+        select_sketch_sizes(None, Y, input_kernel=None, output_kernel="linear", lam=1e-4, model="vae")
+
+
+def test_cli_select_for_dsokr_writes_the_png(tmp_path):
+    from typer.testing import CliRunner
+
+    from skframe.cli import app
+    from skframe.datasets.loaders import save_dataset
+
+    Y = _low_rank_outputs(n=200)
+    save_dataset(str(tmp_path / "d.csv"), np.random.default_rng(1).normal(size=(200, 3)), Y)
+    res = CliRunner().invoke(app, ["select", str(tmp_path / "d.csv"), "--targets", "20", "--model", "dsokr",
+                                   "--output-kernel", "linear", "--perfect-h-metric", "surrogate",
+                                   "--sizes-y", "1,2,3,5", "--tol", "0.5", "--png", str(tmp_path / "s.png")])
+    assert res.exit_code == 0, res.output
+    assert "chosen  m_Y = 3" in res.output and (tmp_path / "s.png").exists()
+
+
 # ----------------------------------------------------------------------------- the estimator
 torch = pytest.importorskip("torch")
 
