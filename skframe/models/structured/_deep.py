@@ -83,13 +83,16 @@ class _DeepMember:
         return int(sum(w.size for w in self.weights.values()))
 
 
+SMALL_NETWORK = 100_000  # weights; below this, n_threads=None trains on one thread
+
+
 @contextlib.contextmanager
 def _torch_settings(torch, n_threads):
     """Deterministic algorithms and an optional thread count during a fit or a prediction, then restored."""
     was_det = torch.are_deterministic_algorithms_enabled()
     threads = torch.get_num_threads()
     torch.use_deterministic_algorithms(True, warn_only=True)
-    if n_threads:
+    if n_threads and int(n_threads) != threads:
         torch.set_num_threads(int(n_threads))
     try:
         yield
@@ -167,8 +170,10 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
     dtype : {"float32", "float64"}, default="float32"
         Precision of the network.
     n_threads : int, optional
-        PyTorch CPU threads during fit and prediction (restored afterwards); the same seed gives
-        the same weights on the CPU with the same thread count.
+        PyTorch CPU threads during fit and prediction (restored afterwards). Default: one thread for
+        networks under 100 000 weights (more threads only add synchronisation there, and stall
+        badly on a busy machine), PyTorch's own setting otherwise. The same seed gives the same
+        weights on the CPU with the same thread count.
     rtol : float, optional
         Relative eigenvalue tolerance of the output basis.
     verbose : bool, default=False
@@ -504,6 +509,12 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
+    def _threads(self, n_weights):
+        """``n_threads``, else one thread for a network under SMALL_NETWORK weights, else None (PyTorch's own)."""
+        if self.n_threads is not None:
+            return int(self.n_threads)
+        return 1 if n_weights < SMALL_NETWORK else None
+
     def _train(self, torch, X, Psi, off, val, loss, seed, progress, index):
         """Train one network to the targets Psi; return its weights as arrays and the loss history."""
         dev, dt = self._device(torch), self._dtype(torch)
@@ -512,6 +523,9 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         with torch.random.fork_rng(devices=devices):
             torch.manual_seed(seed)
             net = self._build(torch, p).to(device=dev, dtype=dt)
+            threads = self._threads(sum(q.numel() for q in net.parameters()))
+            if threads and threads != torch.get_num_threads():
+                torch.set_num_threads(threads)  # restored by _torch_settings at the end of fit
             T = torch.from_numpy(np.ascontiguousarray(Psi)).to(device=dev, dtype=dt)
             O = torch.from_numpy(np.ascontiguousarray(off)).to(device=dev, dtype=dt)
             order_rng = np.random.default_rng(seed)
@@ -607,7 +621,7 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         self._check_fitted()
         X = self._prepare_inputs(X, reset=False)
         torch = _torch()
-        with _torch_settings(torch, self.n_threads):
+        with _torch_settings(torch, self._threads(self.draws_[0].n_weights)):
             return [self._forward(torch, self._network(torch, m), X) for m in self.draws_]
 
     def surrogate_predict(self, X):
