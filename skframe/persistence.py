@@ -44,6 +44,8 @@ STATE_CLASSES = {
     "JointQuantileRegressor": "skframe.models:JointQuantileRegressor",
     "OutputKernelRegressor": "skframe.models:OutputKernelRegressor",
     "_Draw": "skframe.models.structured:_Draw",
+    "DeepOutputKernelRegressor": "skframe.models:DeepOutputKernelRegressor",
+    "_DeepMember": "skframe.models.structured:_DeepMember",
     "_ModelCandidates": "skframe.models.structured:_ModelCandidates",
     "_EmbeddingCache": "skframe.models.structured:_EmbeddingCache",
     "SketchedFeatureMap": "skframe.sketching:SketchedFeatureMap",

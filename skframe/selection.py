@@ -96,7 +96,7 @@ def _f1(Y_true, Y_pred):
 
 
 def perfect_h_curve(kernel, Y_train, Y_val, sizes, *, sketch="subsample", sketch_params=None, candidates=None,
-                    n_repeats=1, time_budget=None, tol=1e-3, patience=None, random_state=None):
+                    n_repeats=1, time_budget=None, tol=1e-3, patience=None, random_state=None, metric="decode"):
     """Perfect-h validation score as a function of the output sketch size m_Y (PhD thesis cited above, eq. 5.20).
 
     For each ``m_Y``: draw R_Y, build the sketched output basis, decode
@@ -122,6 +122,12 @@ def perfect_h_curve(kernel, Y_train, Y_val, sizes, *, sketch="subsample", sketch
     patience : int, optional
         Stop (converged) once this many consecutive sizes improved the best score by no
         more than ``tol`` (relative); None evaluates every size.
+    metric : {"decode", "surrogate"}, default "decode"
+        ``"decode"``: decode and score the decoded outputs as above. ``"surrogate"``: no
+        decoding; the score is minus the mean squared distance in the output RKHS between
+        ``psi(y_val)`` and its projection, ``k(y, y) - ||psi~(y)||^2`` (for a linear output
+        kernel, the squared error of the projected outputs, as in the thesis's synthetic
+        least-squares study of DSOKR, §5.3.1). Suited to real-valued outputs.
 
     Returns
     -------
@@ -130,7 +136,12 @@ def perfect_h_curve(kernel, Y_train, Y_val, sizes, *, sketch="subsample", sketch
     """
     from .registry import get_sketch
 
+    if metric not in ("decode", "surrogate"):
+        raise InvalidParameterError(f"metric={metric!r}; use 'decode' or 'surrogate'")
     rng = np.random.default_rng(random_state)
+    if metric == "surrogate":
+        return _projection_curve(kernel, Y_train, Y_val, sizes, sketch, sketch_params, n_repeats, time_budget, tol,
+                                 patience, rng, get_sketch)
     C = unique_rows(Y_train)[0] if candidates is None else candidates
     Cd = C.toarray() if hasattr(C, "toarray") else np.asarray(C)
     Yv = Y_val.toarray() if hasattr(Y_val, "toarray") else np.asarray(Y_val)
@@ -159,6 +170,32 @@ def perfect_h_curve(kernel, Y_train, Y_val, sizes, *, sketch="subsample", sketch
             break
     out["chosen"] = _chosen(out, tol, time_budget)
     out["metric"] = "example_based_f1" if binary else "-mse"
+    return out
+
+
+def _projection_curve(kernel, Y_train, Y_val, sizes, sketch, sketch_params, n_repeats, time_budget, tol, patience,
+                      rng, get_sketch):
+    """Perfect h without decoding: minus the mean ``k(y, y) - ||psi~(y)||^2`` over the validation outputs."""
+    n = Y_train.shape[0]
+    kyy = kernel_diag(kernel, Y_val)
+    out = {"sizes": [], "scores": [], "seconds": [], "stopped": "all sizes", "metric": "-surrogate_mse"}
+    for m in sizes:
+        m = int(m)
+        if m > n:
+            out["stopped"] = f"m_Y={m} > n={n}"
+            break
+        sk = get_sketch(sketch, size=m, **dict(sketch_params or {})) if isinstance(sketch, str) else sketch
+        scores, secs = [], []
+        for _ in range(n_repeats):
+            R = draw_sketch(sk, n, rng, X=Y_train, kernel=kernel)
+            basis, _ = SketchedOutputBasis.fit(kernel, Y_train, R)
+            t0 = _clock()
+            Ev = basis.embed(Y_val)
+            secs.append(_clock() - t0)
+            scores.append(-float(np.mean(np.clip(kyy - np.einsum("ij,ij->i", Ev, Ev), 0.0, None))))
+        if _record(out, m, scores, secs, "inference", time_budget, tol, patience):
+            break
+    out["chosen"] = _chosen(out, tol, time_budget)
     return out
 
 
@@ -269,8 +306,11 @@ class SelectionResult:
 def select_sketch_sizes(X, Y, *, input_kernel, output_kernel, lam, sizes_x=None, sizes_y=None,
                         input_sketch="subsample", output_sketch="subsample", val_fraction=0.2,
                         fit_budget=None, inference_budget=None, n_repeats=1, n_leverage=None, tol=1e-3,
-                        random_state=0):
+                        random_state=0, model="sisokr", perfect_h_metric="decode"):
     """Choose m_X and m_Y: leverage scores for the range, then SIOKR and Perfect-h curves.
+
+    With ``model="dsokr"`` only m_Y is chosen (the input is a neural network): the output
+    leverage scores and the Perfect-h curve; ``X`` and ``input_kernel`` are not used (X may be None).
 
     Parameters
     ----------
@@ -282,11 +322,19 @@ def select_sketch_sizes(X, Y, *, input_kernel, output_kernel, lam, sizes_x=None,
         converges (two sizes without a relative gain above ``tol``) or a budget is reached.
     fit_budget, inference_budget : float, optional
         Time budgets (seconds) that stop the m_X and m_Y curves.
+    model : {"sisokr", "dsokr"}, default "sisokr"
+    perfect_h_metric : {"decode", "surrogate"}, default "decode"
+        See ``metric`` in :func:`perfect_h_curve`.
 
     Returns
     -------
     SelectionResult
     """
+    if model not in ("sisokr", "dsokr"):
+        raise InvalidParameterError(f"model={model!r}; use 'sisokr' or 'dsokr'")
+    if model == "dsokr":
+        return _select_output_size(Y, output_kernel, lam, sizes_y, output_sketch, val_fraction, inference_budget,
+                                   n_repeats, n_leverage, tol, random_state, perfect_h_metric)
     from .registry import get_kernel
 
     kx = get_kernel(input_kernel) if isinstance(input_kernel, str) else input_kernel
@@ -320,6 +368,28 @@ def select_sketch_sizes(X, Y, *, input_kernel, output_kernel, lam, sizes_x=None,
     )
 
 
+def _select_output_size(Y, output_kernel, lam, sizes_y, output_sketch, val_fraction, inference_budget, n_repeats,
+                        n_leverage, tol, random_state, metric):
+    """m_Y alone (DSOKR): output leverage scores and the Perfect-h curve on a held-out part of Y."""
+    from .registry import get_kernel
+
+    ky = get_kernel(output_kernel) if isinstance(output_kernel, str) else output_kernel
+    rng = np.random.default_rng(random_state)
+    n = n_items(Y)
+    perm = rng.permutation(n)
+    n_val = max(1, int(round(val_fraction * n)))
+    va, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+    Ytr, Yva = Y[tr], Y[va]
+    ky = kernel_prepare(ky, Ytr)
+    lev_y = approximate_leverage_scores(ky, Ytr, lam, n_samples=n_leverage, random_state=rng)
+    patience = None if sizes_y else 2
+    sizes_y = list(sizes_y) if sizes_y else size_grid(len(tr))
+    cy = perfect_h_curve(ky, Ytr, Yva, sizes_y, sketch=output_sketch, n_repeats=n_repeats,
+                         time_budget=inference_budget, tol=tol, patience=patience, random_state=rng, metric=metric)
+    return SelectionResult(m_x=None, m_y=cy["chosen"], d_eff_x=float("nan"), d_eff_y=effective_dimension(lev_y),
+                           leverage_y=np.sort(lev_y)[::-1][:400].tolist(), output_curve=cy)
+
+
 def plot_selection(result, path):
     """Write the leverage-score and size curves of a :class:`SelectionResult` as a PNG (matplotlib)."""
     try:
@@ -329,13 +399,17 @@ def plot_selection(result, path):
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - optional dependency
         raise InvalidParameterError("writing the PNG needs matplotlib: pip install 'skframe[plot]'") from exc
-    fig, ax = plt.subplots(1, 3, figsize=(13, 3.6))
-    ax[0].plot(result.leverage_x, label=f"inputs (d_eff={result.d_eff_x:.1f})")
+    output_only = not result.input_curve  # DSOKR: m_Y alone
+    fig, ax = plt.subplots(1, 2 if output_only else 3, figsize=(9 if output_only else 13, 3.6))
+    if not output_only:
+        ax[0].plot(result.leverage_x, label=f"inputs (d_eff={result.d_eff_x:.1f})")
     ax[0].plot(result.leverage_y, label=f"outputs (d_eff={result.d_eff_y:.1f})")
     ax[0].set(title="sorted approximate leverage scores", xlabel="rank", yscale="log")
     ax[0].legend()
-    for a, curve, name, chosen in ((ax[1], result.input_curve, "m_X (SIOKR)", result.m_x),
-                                   (ax[2], result.output_curve, "m_Y (Perfect h)", result.m_y)):
+    panels = [(ax[-1], result.output_curve, "m_Y (Perfect h)", result.m_y)]
+    if not output_only:
+        panels.insert(0, (ax[1], result.input_curve, "m_X (SIOKR)", result.m_x))
+    for a, curve, name, chosen in panels:
         a.plot(curve.get("sizes", []), curve.get("scores", []), "o-")
         if chosen is not None:
             a.axvline(chosen, color="r", ls="--", label=f"chosen {chosen}")

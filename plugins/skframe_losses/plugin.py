@@ -10,6 +10,7 @@ from .losses import (
     PinballLoss,
     SquareLoss,
 )
+from .output_losses import OutputEpsilonRidgeLoss, OutputEpsilonSVRLoss, OutputHuberLoss, OutputSquareLoss
 from .output_matrices import CovarianceOutputMatrix, GraphOutputMatrix, IdentityOutputMatrix, QuantileOutputMatrix
 
 
@@ -21,6 +22,11 @@ def register_losses(register):
     register("epsilon-ridge", EpsilonInsensitiveL2Loss)
     register("pinball", PinballLoss)
     register("hinge", HingeLoss)
+    # losses in the output RKHS, c(||g(x) - psi~(y)||^2 + r(y)), for neural output kernel regression
+    register("output-square", OutputSquareLoss)
+    register("output-huber", OutputHuberLoss)
+    register("output-epsilon-svr", OutputEpsilonSVRLoss)
+    register("output-epsilon-ridge", OutputEpsilonRidgeLoss)
 
 
 @skframe.hookimpl

@@ -166,6 +166,24 @@ class FitOptions:
     n_draws: Annotated[int, _opt("--n-draws", "Ensemble over this many sketch draws.", STRUCTURED)] = 1
     aggregate: Annotated[str, _opt("--aggregate", "Ensemble score aggregation: mean or max.",
                                    STRUCTURED)] = "mean"
+    # -- neural network (structured task, --model dsokr) -------------------------------
+    model: Annotated[str, _opt("--model", "Structured model: sisokr (kernel input map) or dsokr (a neural "
+                               "network on the sketched output basis; pip install \"skframe[deep]\"); "
+                               "dsokr uses --epochs, --batch-size, --learning-rate, --loss.",
+                               "Neural network")] = "sisokr"
+    network: Annotated[str, _opt("--network", "dsokr network: mlp, text-cnn or transformer.",
+                                 "Neural network")] = "mlp"
+    network_param: Annotated[KV, _kv("--network-param", "Network parameter KEY=VALUE, repeatable "
+                                      "(e.g. hidden=256,128 dropout=0.1).", "Neural network")] = None
+    weight_decay: Annotated[float, _opt("--weight-decay", "L2 penalty on the network weights.",
+                                        "Neural network")] = 0.0
+    patience: Annotated[Optional[int], _opt("--patience", "Early stopping: hold out --validation-fraction and "
+                                            "stop after this many epochs without improvement (default 10 "
+                                            "with --early-stopping).", "Neural network",
+                                            show_default=False)] = None
+    n_seeds: Annotated[int, _opt("--n-seeds", "Networks trained from different seeds per sketch draw "
+                                 "(scores aggregated with --aggregate).", "Neural network")] = 1
+    device: Annotated[str, _opt("--device", "Where the network trains: cpu or cuda.", "Neural network")] = "cpu"
     # -- compute ----------------------------------------------------------------------
     memory_budget: Annotated[Optional[str], _opt("--memory-budget", "Memory a fit may use beyond the data, e.g. "
                                                  "2GB: the fit streams over row chunks and refuses an impossible "
@@ -188,6 +206,7 @@ class FitOptions:
     output_kernel_params: dict = field(default_factory=dict)
     input_sketch_params: dict = field(default_factory=dict)
     output_sketch_params: dict = field(default_factory=dict)
+    network_params: dict = field(default_factory=dict)
     progress: Optional[Callable] = None
     train_target_means: Optional[object] = None  # RRMSE/ARRMSE reference (the training means) when known
     topk: Optional[dict] = None  # the K best candidates found by the structured task's predict

@@ -1,4 +1,4 @@
-"""The structured-prediction task of ``skframe fit`` (IOKR / SIOKR / ISOKR / SISOKR).
+"""The structured-prediction task of ``skframe fit`` (IOKR / SIOKR / ISOKR / SISOKR, and DSOKR with ``--model dsokr``).
 
 Candidate files (``--candidates FILE``)
 ---------------------------------------
@@ -35,8 +35,51 @@ def _none(sketch):
     return None if sketch is None or str(sketch).lower() in ("none", "exact") else sketch
 
 
+MODELS = ("sisokr", "dsokr")
+
+
+def build_deep_estimator(opts):
+    """A :class:`DeepOutputKernelRegressor` (``--model dsokr``) from the fit options.
+
+    Early stopping (holding out ``--validation-fraction``) is on with ``--early-stopping`` or
+    ``--patience``; the output sketch defaults to sub-sampling.
+    """
+    from ..models import DeepOutputKernelRegressor
+
+    early = bool(opts.early_stopping or opts.patience is not None)
+    params = {k: v for k, v in (("epochs", opts.epochs), ("batch_size", opts.batch_size),
+                                ("learning_rate", opts.learning_rate)) if v is not None}
+    if opts.output_sketch_size is not None:
+        params["output_sketch_size"] = int(opts.output_sketch_size)
+    return DeepOutputKernelRegressor(
+        opts.network,
+        network_params=dict(opts.network_params or {}) or None,
+        output_kernel=opts.output_kernel or "gaussian",
+        output_kernel_params=dict(opts.output_kernel_params or {}) or None,
+        output_sketch=_none(opts.output_sketch) or "subsample",
+        output_sketch_params=dict(opts.output_sketch_params or {}) or None,
+        loss=opts.loss or "square",
+        loss_params=dict(opts.loss_params or {}) or None,
+        weight_decay=opts.weight_decay,
+        validation_fraction=opts.validation_fraction if early else 0.0,
+        patience=opts.patience or 10,
+        n_draws=int(opts.n_draws or 1),
+        n_seeds=int(opts.n_seeds or 1),
+        aggregate=opts.aggregate or "mean",
+        device=opts.device,
+        random_state=opts.seed,
+        **params,
+    )
+
+
 def build_estimator(opts):
-    """An :class:`OutputKernelRegressor` from the fit options (``input_*`` fall back to ``kernel``/``sketch``)."""
+    """An :class:`OutputKernelRegressor` from the fit options (``input_*`` fall back to ``kernel``/``sketch``);
+    a :class:`DeepOutputKernelRegressor` with ``--model dsokr``."""
+    model = str(getattr(opts, "model", "sisokr") or "sisokr").lower()
+    if model not in MODELS:
+        raise InvalidParameterError(f"--model {opts.model!r} is not one of {', '.join(MODELS)}")
+    if model == "dsokr":
+        return build_deep_estimator(opts)
     input_kernel = opts.input_kernel or opts.kernel
     input_kernel_params = opts.input_kernel_params if (opts.input_kernel_params or opts.input_kernel) else opts.kernel_params
     # each input_* option wins when given; otherwise the generic --sketch/--sketch-size/--sketch-param

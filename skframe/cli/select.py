@@ -6,7 +6,8 @@ and Inference for Structured Prediction with Kernels*, AISTATS 2024.
 Approximate leverage scores give the effective dimensions and the size range; the
 SIOKR validation curve (under an optional fit-time budget) picks m_X and the
 Perfect-h curve (under an optional inference-time budget) picks m_Y. The curves are
-printed (or returned as JSON) and written as a PNG with ``--png``.
+printed (or returned as JSON) and written as a PNG with ``--png``. With ``--model dsokr``
+only m_Y is chosen (El Ahmad, PhD thesis 2024, §5.3: the input is a neural network).
 """
 
 from __future__ import annotations
@@ -54,6 +55,11 @@ def select(
     scale: Annotated[str, typer.Option("--scale", help="Input scaling: standard or none.")] = "none",
     png: Annotated[Optional[Path], typer.Option("--png", help="Write the curves to this PNG file (needs matplotlib).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    model: Annotated[str, typer.Option("--model", help="sisokr (choose m_X and m_Y) or dsokr (m_Y only: the "
+                                       "input is a neural network).")] = "sisokr",
+    perfect_h_metric: Annotated[str, typer.Option("--perfect-h-metric", help="decode (score decoded outputs) or "
+                                                  "surrogate (distance of psi(y) to its projection; for "
+                                                  "real-valued outputs).")] = "decode",
     json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ):
     """Estimate the sketch sizes m_X and m_Y from leverage scores, SIOKR and Perfect-h curves."""
@@ -72,7 +78,7 @@ def select(
         X, ds.Y, input_kernel=kx, output_kernel=ky, lam=lam, sizes_x=_sizes(sizes_x, "--sizes-x"),
         sizes_y=_sizes(sizes_y, "--sizes-y"), input_sketch=input_sketch, output_sketch=output_sketch,
         val_fraction=val_fraction, fit_budget=fit_budget, inference_budget=inference_budget, n_repeats=repeats,
-        tol=tol, random_state=seed,
+        tol=tol, random_state=seed, model=model.lower(), perfect_h_metric=perfect_h_metric.lower(),
     )
     report = res.as_dict()
     if png is not None:
@@ -80,12 +86,16 @@ def select(
     if json_out:
         echo_json(to_jsonable(report))
         return
-    typer.echo(f"effective dimension  inputs {res.d_eff_x:.1f}   outputs {res.d_eff_y:.1f}")
+    dsokr = not res.input_curve
+    typer.echo(f"effective dimension  outputs {res.d_eff_y:.1f}" if dsokr else
+               f"effective dimension  inputs {res.d_eff_x:.1f}   outputs {res.d_eff_y:.1f}")
     for name, curve in (("m_X  (SIOKR, -surrogate MSE)", res.input_curve), ("m_Y  (Perfect h)", res.output_curve)):
+        if not curve:  # DSOKR: no m_X curve
+            continue
         typer.echo(f"{name}: stopped: {curve['stopped']}")
         for m, s, t in zip(curve["sizes"], curve["scores"], curve["seconds"]):
             typer.echo(f"  {m:>7d}  score {s: .6g}  {t:.3f}s")
-    typer.echo(f"chosen  m_X = {res.m_x}   m_Y = {res.m_y}")
+    typer.echo(f"chosen  m_Y = {res.m_y}" if dsokr else f"chosen  m_X = {res.m_x}   m_Y = {res.m_y}")
     if png is not None:
         typer.echo(f"curves written to {png}")
 

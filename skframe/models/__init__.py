@@ -2,11 +2,12 @@
 
 from .machine import JointQuantileRegressor, SketchedKernelClassifier, SketchedKernelMachine
 from .ridge import SketchedKernelRidge
-from .structured import OutputKernelRegressor
+from .structured import DeepOutputKernelRegressor, OutputKernelRegressor
 
 __all__ = [
     "SketchedKernelRidge",
     "OutputKernelRegressor",
+    "DeepOutputKernelRegressor",
     "SketchedKernelMachine",
     "SketchedKernelClassifier",
     "JointQuantileRegressor",

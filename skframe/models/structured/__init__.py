@@ -30,6 +30,7 @@ rank) and ``_estimator`` (fit).
 """
 
 from ._candidates import CandidatePool, candidate_cache_info, clear_candidate_cache
+from ._deep import DeepOutputKernelRegressor, _DeepMember
 from ._estimator import OutputKernelRegressor
 from ._ranking import candidate_ranking, true_candidate_index
 from ._sisokr import has_duplicate_rows, sisokr_omega, sketched_input_coef
@@ -43,6 +44,7 @@ _SAVED_NAMES = (_Draw, _ModelCandidates, _EmbeddingCache)
 
 __all__ = [
     "OutputKernelRegressor",
+    "DeepOutputKernelRegressor",
     "CandidatePool",
     "candidate_ranking",
     "true_candidate_index",
