@@ -34,16 +34,21 @@ def _format_of(path, fmt):
 
 
 def streams_file(opts):
-    """True when ``skframe fit`` should read its files in blocks: a budget and a CSV / LIBSVM / NPY file."""
-    if opts.memory_budget is None or opts.train is None or opts.task == "structured":
+    """True when ``skframe fit`` should read its files in blocks: a ``.npy`` file, or a budget and a CSV / LIBSVM file."""
+    if opts.train is None or opts.task == "structured":
         return False
-    return _format_of(opts.train, opts.format) in STREAMED_FORMATS
+    fmt = _format_of(opts.train, opts.format)
+    if fmt == "npy":  # memory-mapped: the model streams it whatever the budget (never copied to memory here)
+        return True
+    return opts.memory_budget is not None and fmt in STREAMED_FORMATS
 
 
 def read_rows_for_budget(budget, n_cells):
     """Rows per block of text so that one block costs at most an eighth of the budget (64 to 100 000)."""
     from ..options import parse_bytes
 
+    if budget is None:
+        return 65_536
     rows = parse_bytes(budget) // (8 * BYTES_PER_CELL * max(int(n_cells), 1))
     return int(min(max(rows, 64), 100_000))
 
