@@ -292,6 +292,7 @@ def main():
     p.add_argument("--huber-dtype", default="float32")
     p.add_argument("--dask-n", type=int, default=2_000_000)
     p.add_argument("--dask-chunk", type=int, default=250_000)
+    p.add_argument("--out", help="also write benchmarks/out/OUT.json (e.g. scale_1e6)")
     p.add_argument("--study-n", type=int, default=100_000, help="rows of the f32study section")
     p.add_argument("--sections", default=DEFAULT_SECTIONS)
     p.add_argument("--section", help=argparse.SUPPRESS)
@@ -302,15 +303,21 @@ def main():
         return
     out = {"benchmark": "scale", "settings": {k: v for k, v in vars(args).items() if k not in ("section", "tmp")},
            "versions": _setup.versions(), "results": []}
+    load_before = os.getloadavg()  # a shared machine: the load says how noisy the timings are
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.sections.split(","):
-            cmd = [sys.executable, __file__, "--section", name.strip(), "--tmp", args.tmp or tmp] + sys.argv[1:]
+            cmd = [sys.executable, __file__, "--section", name.strip(), "--tmp", args.tmp or tmp] + [
+                a for a in sys.argv[1:] if a != "--out" and a != args.out]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode:
                 out["results"].append({"section": name, "error": proc.stderr.strip().splitlines()[-1:]})
             else:
                 out["results"].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    out["load_average_before"] = load_before
+    out["load_average_after"] = os.getloadavg()
     print(json.dumps(out, indent=1))
+    if args.out:
+        (Path(__file__).resolve().parent / "out" / f"{args.out}.json").write_text(json.dumps(out, indent=1) + "\n")
 
 
 if __name__ == "__main__":

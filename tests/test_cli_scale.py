@@ -134,3 +134,23 @@ def test_dask_options_errors_are_one_line(data, monkeypatch):
 def test_dask_options_in_the_compute_panel():
     res = runner.invoke(app, ["fit", "--help"], env={"COLUMNS": "200"})
     assert "--dask-scheduler" in res.output and "--dask-local" in res.output
+
+
+def test_block_statistics_equal_the_in_memory_scaler(tmp_path):
+    from skframe.cli._streamed import chunked_scaler, spill_file
+    from skframe.datasets import FeatureScaler
+
+    rng = np.random.default_rng(1)
+    X = np.column_stack([rng.normal(3.0, 2.0, size=1000), np.full(1000, 7.0), rng.uniform(size=1000)])
+    y = rng.normal(size=1000)
+    np.savetxt(tmp_path / "d.csv", np.column_stack([X, y]), delimiter=",", fmt="%.17g")
+    Xs, Ys, blocks = spill_file(tmp_path / "d.csv", str(tmp_path), rows=128)
+    assert blocks == 8 and isinstance(Xs, np.memmap)
+    np.testing.assert_array_equal(Xs, X)
+    np.testing.assert_array_equal(Ys[:, 0], y)
+    ref = FeatureScaler("standard").fit(X)
+    sc = chunked_scaler(Xs, "standard", 128)
+    np.testing.assert_allclose(sc.mean_, ref.mean_, rtol=1e-12)
+    np.testing.assert_allclose(sc.scale_, ref.scale_, rtol=1e-10)
+    assert sc.scale_[1] == 1.0  # a constant column stays unscaled
+    np.testing.assert_allclose(sc.transform(X), ref.transform(X), rtol=1e-10, atol=1e-12)
