@@ -71,6 +71,42 @@ def peak_bytes():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+class RssSampler:
+    """Peak anonymous and file-backed resident memory, sampled from /proc/self/status every 0.1 s.
+
+    ``ru_maxrss`` counts the pages of a memory-mapped data file that the fit has read; the
+    anonymous part is the memory the fit itself allocated.
+    """
+
+    def __init__(self):
+        import threading
+
+        self.peak = {"RssAnon": 0, "RssFile": 0}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def sample(self):
+        with open("/proc/self/status") as f:
+            for line in f:
+                key = line.split(":")[0]
+                if key in self.peak:
+                    self.peak[key] = max(self.peak[key], int(line.split()[1]) * 1024)
+
+    def _run(self):
+        while not self._stop.wait(0.1):
+            self.sample()
+
+    def __enter__(self):
+        self.sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.sample()
+
+
 def load(args):
     d = args.d
     if args.memmap:
@@ -98,9 +134,13 @@ def section(args):
     run(small, X[:small.n], y[:small.n], Xt[:100], yt[:100])
     base = rss_bytes()
     data_bytes = (0 if args.memmap else X.nbytes) + y.nbytes
-    rec = run(args, X, y, Xt, yt)
+    with open("/proc/self/status") as f:
+        anon_base = next(int(line.split()[1]) * 1024 for line in f if line.startswith("RssAnon:"))
+    with RssSampler() as sampler:
+        rec = run(args, X, y, Xt, yt)
     rec.update(peak_rss_bytes=peak_bytes(), data_bytes=data_bytes, rss_with_data_bytes=base,
-               above_data_bytes=peak_bytes() - base)
+               above_data_bytes=peak_bytes() - base, peak_rss_anon_bytes=sampler.peak["RssAnon"],
+               peak_rss_file_bytes=sampler.peak["RssFile"], anon_above_data_bytes=sampler.peak["RssAnon"] - anon_base)
     return rec
 
 
