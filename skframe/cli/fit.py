@@ -158,6 +158,11 @@ def _run_fit(opts, stack):
     if opts.dask_scheduler is not None or opts.dask_local is not None:  # the fit runs on a Dask cluster
         from ..distributed import dask_client, to_dask
 
+        if task == "structured":
+            from ..exceptions import InvalidParameterError
+
+            raise InvalidParameterError("--dask-scheduler / --dask-local fit regression and kernel-machine models; "
+                                        "structured prediction runs on one machine (drop the Dask option)")
         client = stack.enter_context(dask_client(opts.dask_scheduler, opts.dask_local))
         X_fit, y_fit = to_dask(X_tr, y_fit)
         data_info["dask"] = {"scheduler": str(client.scheduler.address), "workers": len(client.nthreads()),
