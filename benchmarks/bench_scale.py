@@ -274,7 +274,8 @@ def f32_study(args):
         return (time.perf_counter() - t0) / rep * 1e6 / rows
 
     rec["seconds_per_1e6_rows"] = {
-        "kernel block (float64, rounded to float32 when asked)": per_million(lambda: kernel_block(kernel, X[:rows], X_sub)),
+        "kernel block (float64, rounded to float32 when asked)": per_million(
+            lambda: kernel_block(kernel, X[:rows], X_sub)),
         "dsyrk B^T B": per_million(lambda: blas.dsyrk(1.0, B.T, beta=1.0, c=C, trans=0, lower=0, overwrite_c=1)),
         "ssyrk B^T B": per_million(lambda: blas.ssyrk(1.0, B32.T, beta=0.0, c=C32, trans=0, lower=0,
                                                       overwrite_c=1)),

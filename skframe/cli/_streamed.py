@@ -34,7 +34,7 @@ def _format_of(path, fmt):
 
 
 def streams_file(opts):
-    """True when ``skframe fit`` should read its files in blocks: a ``.npy`` file, or a budget and a CSV / LIBSVM file."""
+    """True when ``skframe fit`` reads its files in blocks: a ``.npy`` file, or a budget and a CSV / LIBSVM file."""
     if opts.train is None or opts.task == "structured":
         return False
     fmt = _format_of(opts.train, opts.format)
