@@ -12,6 +12,11 @@ Sections (``--sections``, comma-separated):
   inmemory  SketchedKernelRidge without a budget: the in-memory path (holds n x m; for small n)
   huber     κ-Huber with L-BFGS within --budget (features kept or streamed, as the budget says)
   dask      Dask LocalCluster, 2 worker processes, n = --dask-n rows: time, per-worker peak
+  f32study  where float32 time goes and what it costs in accuracy, on --study-n rows (default 1e5) with
+            the same m, gamma, lam: float64 products (the reference), float32 products of B = K R^T
+            (forced), float32 whitened products (Z = B U D^-1/2 per chunk, Z^T Z by ssyrk, summed in
+            float64), float32 blocks with float64 products (what dtype="float32" does when kappa is
+            large); plus the per-operation costs (kernel block, dsyrk, ssyrk, sgemm + ssyrk) per 1e6 rows
   gpu64     stream64 on an NVIDIA GPU (backend="cupy"); gpu32 the same in float32
             (on a GPU machine: --n 10000000 --m 2000 --sections stream64,gpu64,gpu32)
 
@@ -38,7 +43,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 
 import numpy as np  # noqa: E402
 
-DEFAULT_SECTIONS = "stream64,stream32,sklearn,huber,dask"
+DEFAULT_SECTIONS = "stream64,stream32,sklearn,huber,dask,f32study"
 
 
 def friedman_target(X, rng=None):
@@ -64,6 +69,42 @@ def rss_bytes():
 
 def peak_bytes():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+class RssSampler:
+    """Peak anonymous and file-backed resident memory, sampled from /proc/self/status every 0.1 s.
+
+    ``ru_maxrss`` counts the pages of a memory-mapped data file that the fit has read; the
+    anonymous part is the memory the fit itself allocated.
+    """
+
+    def __init__(self):
+        import threading
+
+        self.peak = {"RssAnon": 0, "RssFile": 0}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def sample(self):
+        with open("/proc/self/status") as f:
+            for line in f:
+                key = line.split(":")[0]
+                if key in self.peak:
+                    self.peak[key] = max(self.peak[key], int(line.split()[1]) * 1024)
+
+    def _run(self):
+        while not self._stop.wait(0.1):
+            self.sample()
+
+    def __enter__(self):
+        self.sample()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.sample()
 
 
 def load(args):
@@ -93,9 +134,13 @@ def section(args):
     run(small, X[:small.n], y[:small.n], Xt[:100], yt[:100])
     base = rss_bytes()
     data_bytes = (0 if args.memmap else X.nbytes) + y.nbytes
-    rec = run(args, X, y, Xt, yt)
+    with open("/proc/self/status") as f:
+        anon_base = next(int(line.split()[1]) * 1024 for line in f if line.startswith("RssAnon:"))
+    with RssSampler() as sampler:
+        rec = run(args, X, y, Xt, yt)
     rec.update(peak_rss_bytes=peak_bytes(), data_bytes=data_bytes, rss_with_data_bytes=base,
-               above_data_bytes=peak_bytes() - base)
+               above_data_bytes=peak_bytes() - base, peak_rss_anon_bytes=sampler.peak["RssAnon"],
+               peak_rss_file_bytes=sampler.peak["RssFile"], anon_above_data_bytes=sampler.peak["RssAnon"] - anon_base)
     return rec
 
 
@@ -157,6 +202,89 @@ def run(args, X, y, Xt, yt):
     return rec
 
 
+def f32_study(args):
+    """float32 vs float64 on one problem: times, test MSEs and per-operation costs (see the module docstring)."""
+    from scipy.linalg import blas
+
+    from skframe._engines import _mix_diagonal
+    from skframe.linalg import default_rtol
+    from skframe.options import ComputeOptions
+    from skframe.protocols import kernel_block
+    from skframe.registry import get_kernel, get_sketch
+    from skframe.sketching import draw_sketch
+    from skframe.streaming import _eigh_desc, accumulate, predict_chunks, ridge_from_sums, sketch_gram
+
+    n, m, rows = args.study_n, args.m, 8000
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(n, args.d))
+    y = friedman_target(X, rng)
+    Xt = np.random.default_rng(1).uniform(size=(args.n_test, args.d))
+    yt = friedman_target(Xt)
+    kernel = get_kernel("gaussian", gamma=args.gamma)
+    R = draw_sketch(get_sketch("subsample", size=m), n, np.random.default_rng(2))
+    X_sub = X[R.indices]
+    RKR = sketch_gram(kernel, X_sub, R.mix)
+    w, U = _eigh_desc(RKR, default_rtol(m), np)
+    lam = 1e-3 / n
+    kernel_block(kernel, X[:100], X_sub)  # compiled kernels, not timed
+    rec = {"section": "f32study", "n": n, "m": m, "rank": int(w.size), "kappa": float(w.max() / w.min()),
+           "chunk_rows": rows, "variants": {}}
+
+    def mse(coef):
+        return float(np.mean((predict_chunks(kernel, Xt, X_sub, coef)[:, 0] - yt) ** 2))
+
+    for name, dtype, products in (("float64", "float64", "float64"), ("float32 products", "float32", "float32"),
+                                  ("float32 blocks, float64 products", "float32", "float64")):
+        t0 = time.perf_counter()
+        sums = accumulate(kernel, X, y, X_sub, R.mix, options=ComputeOptions(dtype=dtype), chunk_rows=rows,
+                          products=products)
+        seconds = time.perf_counter() - t0
+        coef = ridge_from_sums(sums, RKR, R.mix, lam, eig=(w, U))[0]
+        rec["variants"][name] = {"seconds": seconds, "test_mse": mse(coef)}
+    # whitened float32: features Z = B (s U D^-1/2) per chunk, Z^T Z by ssyrk, added to a float64 sum
+    UDs = (_mix_diagonal(R.mix)[:, None] * (U / np.sqrt(w)))
+    UD32 = UDs.astype(np.float32)
+    r = w.size
+    A, b, part = np.zeros((r, r), order="F"), np.zeros((r, 1)), np.zeros((r, r), np.float32, order="F")
+    t0 = time.perf_counter()
+    for start in range(0, n, rows):
+        Z = kernel_block(kernel, X[start:start + rows], X_sub, dtype=np.float32) @ UD32
+        blas.ssyrk(1.0, Z.T, beta=0.0, c=part, trans=0, lower=0, overwrite_c=1)
+        A += part
+        b += Z.T @ y[start:start + rows, None].astype(np.float32)  # float32 product, float64 sum
+    seconds = time.perf_counter() - t0
+    A = np.triu(A)
+    A = A + np.triu(A, 1).T
+    A[np.diag_indices(r)] += n * lam
+    rec["variants"]["float32 whitened products"] = {"seconds": seconds, "test_mse": mse(UDs @ np.linalg.solve(A, b))}
+    ref = rec["variants"]["float64"]["test_mse"]
+    for v in rec["variants"].values():
+        v["test_mse_change"] = v["test_mse"] / ref - 1.0
+        v["speedup_vs_float64"] = rec["variants"]["float64"]["seconds"] / v["seconds"]
+    # per-operation costs on one chunk, scaled to 1e6 rows
+    B = kernel_block(kernel, X[:rows], X_sub)
+    B32 = B.astype(np.float32)
+    C, C32 = np.zeros((m, m), order="F"), np.zeros((m, m), np.float32, order="F")
+
+    def per_million(f, rep=5):
+        f()
+        t0 = time.perf_counter()
+        for _ in range(rep):
+            f()
+        return (time.perf_counter() - t0) / rep * 1e6 / rows
+
+    rec["seconds_per_1e6_rows"] = {
+        "kernel block (float64, rounded to float32 when asked)": per_million(
+            lambda: kernel_block(kernel, X[:rows], X_sub)),
+        "dsyrk B^T B": per_million(lambda: blas.dsyrk(1.0, B.T, beta=1.0, c=C, trans=0, lower=0, overwrite_c=1)),
+        "ssyrk B^T B": per_million(lambda: blas.ssyrk(1.0, B32.T, beta=0.0, c=C32, trans=0, lower=0,
+                                                      overwrite_c=1)),
+        "sgemm Z = B U D^-1/2 + ssyrk Z^T Z": per_million(
+            lambda: blas.ssyrk(1.0, (B32 @ UD32).T, trans=0, lower=0)),
+    }
+    return rec
+
+
 def dask_section(args):
     import dask.array as da
     from distributed import Client, LocalCluster
@@ -205,24 +333,32 @@ def main():
     p.add_argument("--huber-dtype", default="float32")
     p.add_argument("--dask-n", type=int, default=2_000_000)
     p.add_argument("--dask-chunk", type=int, default=250_000)
+    p.add_argument("--out", help="also write benchmarks/out/OUT.json (e.g. scale_1e6)")
+    p.add_argument("--study-n", type=int, default=100_000, help="rows of the f32study section")
     p.add_argument("--sections", default=DEFAULT_SECTIONS)
     p.add_argument("--section", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.section:  # child process: one section, one JSON line
-        rec = dask_section(args) if args.section == "dask" else section(args)
+        rec = {"dask": dask_section, "f32study": f32_study}.get(args.section, section)(args)
         print(json.dumps(rec))
         return
     out = {"benchmark": "scale", "settings": {k: v for k, v in vars(args).items() if k not in ("section", "tmp")},
            "versions": _setup.versions(), "results": []}
+    load_before = os.getloadavg()  # a shared machine: the load says how noisy the timings are
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.sections.split(","):
-            cmd = [sys.executable, __file__, "--section", name.strip(), "--tmp", args.tmp or tmp] + sys.argv[1:]
+            cmd = [sys.executable, __file__, "--section", name.strip(), "--tmp", args.tmp or tmp] + [
+                a for a in sys.argv[1:] if a != "--out" and a != args.out]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode:
                 out["results"].append({"section": name, "error": proc.stderr.strip().splitlines()[-1:]})
             else:
                 out["results"].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    out["load_average_before"] = load_before
+    out["load_average_after"] = os.getloadavg()
     print(json.dumps(out, indent=1))
+    if args.out:
+        (Path(__file__).resolve().parent / "out" / f"{args.out}.json").write_text(json.dumps(out, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -31,7 +31,8 @@ from .linalg import default_rtol, eigh_truncated
 from .streaming import (StreamedRidge, _np_dtype, block_shift, chunk_sums, get_engine, product_precision,
                         ridge_from_sums, sketch_gram)
 
-__all__ = ["is_dask_array", "fit_sketched_ridge_dask", "DaskFeatureProblem", "partition_sums", "tree_reduce"]
+__all__ = ["is_dask_array", "fit_sketched_ridge_dask", "DaskFeatureProblem", "partition_sums", "tree_reduce",
+           "dask_client", "to_dask"]
 
 
 def is_dask_array(X):
@@ -41,6 +42,68 @@ def is_dask_array(X):
 
 def _dask():
     return require("dask", "dask-array inputs (fitting on a Dask cluster)")
+
+
+def dask_client(scheduler=None, local=None):
+    """A context manager giving a ``distributed.Client``: to a running scheduler, or on a new local cluster.
+
+    Parameters
+    ----------
+    scheduler : str, optional
+        Address of a running Dask scheduler, e.g. ``"tcp://10.0.0.5:8786"``.
+    local : int, optional
+        Start a ``LocalCluster`` of this many single-threaded worker processes (closed on exit).
+
+    Exactly one of them is given. Without the ``dask`` extra, one
+    :class:`~skframe.exceptions.DependencyError` names it.
+    """
+    import contextlib
+
+    from .exceptions import InvalidParameterError
+
+    if (scheduler is None) == (local is None):
+        raise InvalidParameterError("give either a Dask scheduler address (--dask-scheduler tcp://HOST:8786) or a "
+                                    "number of local workers (--dask-local N), not both and not neither")
+    if local is not None and (isinstance(local, bool) or int(local) < 1):
+        raise InvalidParameterError(f"--dask-local {local!r} must be a positive number of worker processes")
+    if scheduler is not None and "://" not in str(scheduler) and ":" not in str(scheduler):
+        raise InvalidParameterError(f"--dask-scheduler {scheduler!r} is not an address; write e.g. tcp://HOST:8786")
+    require("dask", "a Dask cluster (--dask-scheduler / --dask-local)")
+    distributed = require("distributed", "a Dask cluster (--dask-scheduler / --dask-local)")
+
+    @contextlib.contextmanager
+    def session():
+        with contextlib.ExitStack() as stack:
+            if local is not None:
+                cluster = stack.enter_context(distributed.LocalCluster(
+                    n_workers=int(local), threads_per_worker=1, processes=True, dashboard_address=None,
+                    silence_logs=40))
+                address = cluster
+            else:
+                address = str(scheduler)
+            try:
+                client = stack.enter_context(distributed.Client(address, timeout="10s"))
+            except OSError as exc:
+                raise DistributedError(f"cannot reach the Dask scheduler at {scheduler} ({exc}); check the address "
+                                       "and that the scheduler is running") from exc
+            yield client
+
+    return session()
+
+
+def to_dask(X, Y=None, rows=None):
+    """NumPy arrays or memory maps as dask arrays of ``rows`` rows per partition (default: about 8 partitions)."""
+    _dask()
+    import dask.array as da
+
+    n = int(X.shape[0])
+    rows = int(rows or max(1, -(-n // 8)))
+    Xd = X if is_dask_array(X) else da.from_array(X, chunks=(rows, -1))
+    if Y is None:
+        return Xd
+    Y = np.asarray(Y)
+    Yd = Y if is_dask_array(Y) else da.from_array(Y, chunks=(rows,) + ((-1,) if Y.ndim > 1 else ()))
+    return Xd, Yd
 
 
 def partition_sums(kernel, X_part, Y_part, X_sub, mix, dtype, shift, chunk_rows, products=None):

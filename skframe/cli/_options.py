@@ -192,6 +192,13 @@ class FitOptions:
                                "products stay float64).", COMPUTE)] = "float64"
     backend: Annotated[str, _opt("--backend", "numpy (CPU), or cupy for an NVIDIA GPU (pip install "
                                  "\"skframe[gpu]\").", COMPUTE)] = "numpy"
+    dask_scheduler: Annotated[Optional[str], _opt("--dask-scheduler", "Fit on the Dask cluster of this scheduler, "
+                                                  "e.g. tcp://10.0.0.5:8786: partitions are summed on its workers "
+                                                  "(pip install \"skframe[dask]\").", COMPUTE,
+                                                  show_default=False)] = None
+    dask_local: Annotated[Optional[int], _opt("--dask-local", "Fit on a local Dask cluster of N worker processes "
+                                              "(pip install \"skframe[dask]\").", COMPUTE, show_default=False,
+                                              metavar="N")] = None
     # -- output -----------------------------------------------------------------------
     model_out: Annotated[Optional[Path], _opt("--model-out", "Save the fitted model (with its preprocessing) "
                                               "to this file; no pickle.", OUTPUT)] = None

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
+import tempfile
 import time
 from pathlib import Path
 
@@ -173,32 +175,59 @@ def _targets_for_fit(Y, task):
 
 def run_fit(opts):
     """Run ``skframe fit`` from options; returns the JSON-serialisable report."""
-    import numpy as np
-
-    from ..datasets import FeatureScaler
-    from ..persistence import save
     from ..plugins import get_plugin_registry
 
     # Discover the plugins (kernels, sketches, ...) once, before anything is timed: like the
     # imports, it is a cost of the process, not of the fit.
     get_plugin_registry()
     opts.lam = parse_lam(opts.lam)
-    X_tr, Y_tr, X_te, Y_te, data_info = load_data(opts)
-    from ..io.missing import column_means
+    with contextlib.ExitStack() as stack:
+        return _run_fit(opts, stack)
 
-    feature_means = column_means(X_tr)  # saved: `--missing mean` fills new data with the training means
+
+def _run_fit(opts, stack):
+    import numpy as np
+
+    from ..datasets import FeatureScaler
+    from ..io.missing import column_means
+    from ..persistence import save
+    from . import _streamed
+
+    if _streamed.streams_file(opts):  # a budget: files read in blocks, memory-mapped (skframe.cli._streamed)
+        if opts.lam is None:
+            opts.lam = DEFAULT_LAM
+        spill_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="skframe-stream-"))
+        X_tr, Y_tr, X_te, Y_te, data_info, scaler = _streamed.load_streamed(opts, spill_dir)
+        # saved: `--missing mean` fills new data with the training means (taken before any scaling)
+        feature_means = scaler.mean_ if opts.scale == "standard" else column_means(X_tr)
+    else:
+        X_tr, Y_tr, X_te, Y_te, data_info = load_data(opts)
+        feature_means = column_means(X_tr)  # saved: `--missing mean` fills new data with the training means
+        scaler = FeatureScaler(opts.scale if len(X_tr.shape) > 1 else "none")
+        if len(X_tr.shape) > 1:  # a numeric table (molecule and graph collections are not scaled)
+            scaler.fit(X_tr)
+            X_tr = scaler.transform(X_tr)
+            if X_te is not None:
+                X_te = scaler.transform(X_te)
     opts.train_target_means = np.asarray(Y_tr, dtype=np.float64).mean(axis=0) if task_is_numeric(Y_tr) else None
-    scaler = FeatureScaler(opts.scale if len(X_tr.shape) > 1 else "none")
-    if len(X_tr.shape) > 1:  # a numeric table (molecule and graph collections are not scaled)
-        scaler.fit(X_tr)
-        X_tr = scaler.transform(X_tr)
-        if X_te is not None:
-            X_te = scaler.transform(X_te)
     task = choose_task(opts)
     module = task_module(task)
     model = module.build_estimator(opts)
     y_fit = _targets_for_fit(Y_tr, task)
-    fit_seconds = fit_model(model, X_tr, y_fit, opts)
+    X_fit = X_tr
+    if opts.dask_scheduler is not None or opts.dask_local is not None:  # the fit runs on a Dask cluster
+        from ..distributed import dask_client, to_dask
+
+        if task == "structured":
+            from ..exceptions import InvalidParameterError
+
+            raise InvalidParameterError("--dask-scheduler / --dask-local fit regression and kernel-machine models; "
+                                        "structured prediction runs on one machine (drop the Dask option)")
+        client = stack.enter_context(dask_client(opts.dask_scheduler, opts.dask_local))
+        X_fit, y_fit = to_dask(X_tr, y_fit)
+        data_info["dask"] = {"scheduler": str(client.scheduler.address), "workers": len(client.nthreads()),
+                             "partitions": int(X_fit.numblocks[0])}
+    fit_seconds = fit_model(model, X_fit, y_fit, opts)
     X_eval, Y_eval, evaluated_on = (X_te, Y_te, "test") if X_te is not None else (X_tr, Y_tr, "train")
     t0 = time.perf_counter()
     Y_pred = call_predict(module, model, X_eval, opts)

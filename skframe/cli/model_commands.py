@@ -115,6 +115,20 @@ MISSING_HELP = ("Missing values: error, zero, mean (the training means saved wit
 FORMAT_HELP = "File format when the extension does not tell: csv, npz, arff or libsvm (default: as at fit time)."
 
 
+def _predict_in_blocks(est, extra, data, targets, missing, fmt, out):
+    """CSV / LIBSVM / NPY data and a ``.csv`` --out: read, predict and write block by block (True when done)."""
+    from . import _streamed
+
+    task = _saved(extra, "task", "regression")
+    if not _streamed.can_stream_predict(data, fmt, out, task):
+        return False
+    module, opts = task_module(task), _options_for(extra, task)
+    _streamed.predict_streamed(est, extra, data, targets=targets, missing=missing, fmt=fmt, out=str(out),
+                               predict_block=lambda X: call_predict(module, est, X, opts),
+                               check_features=_check_features, scale=_apply_scaler)
+    return True
+
+
 def predict(
     model: Annotated[Path, typer.Argument(help="Model file written by `skframe fit --model-out`.", metavar="MODEL")],
     data: Annotated[Path, typer.Argument(help="Data file (CSV, NPZ, ARFF, LIBSVM).", metavar="DATA")],
@@ -133,6 +147,8 @@ def predict(
     missing, fmt = _fit_settings(extra, missing, fmt)
     if missing == "drop" and not explicit:
         missing = "error"  # dropping rows would misalign the predictions with DATA: only on request
+    if _predict_in_blocks(est, extra, data, targets, missing, fmt, out):
+        return
     X, _ = _read(data, targets, missing, fmt, extra)
     _check_features(est, X, data, targets)
     X = _apply_scaler(X, extra)

@@ -215,7 +215,8 @@ def _blocks(path, fmt, rows, targets, header, y_path):
             yield X[i:i + rows], Y[i:i + rows], None, i
 
 
-def iter_chunks(path, *, rows=10000, targets=1, fmt=None, missing="error", sparse="auto", header="auto", y_path=None):
+def iter_chunks(path, *, rows=10000, targets=1, fmt=None, missing="error", sparse="auto", header="auto", y_path=None,
+                means=None):
     """Read a CSV, LIBSVM or ``.npy`` file block by block: yield ``(X_chunk, Y_chunk)``.
 
     Each block holds at most ``rows`` rows; parsing and the missing-value policy are those
@@ -237,6 +238,9 @@ def iter_chunks(path, *, rows=10000, targets=1, fmt=None, missing="error", spars
     sparse : {"auto", True, False}, default="auto"
         ``"auto"``: LIBSVM blocks are CSR (every block has the same type, whatever its
         density), CSV and NPY blocks are dense; ``True`` / ``False`` force CSR / dense.
+    means : tuple (feature_means, target_means), optional
+        With ``missing="mean"``: fill with these means (e.g. a model's training means) instead
+        of the file's own, and skip the extra pass; either entry may be None (then the file's).
 
     Yields
     ------
@@ -256,15 +260,19 @@ def iter_chunks(path, *, rows=10000, targets=1, fmt=None, missing="error", spars
     _check_file(path)
     if y_path is not None:
         _check_file(os.fspath(y_path))
+    given = tuple(means) if means is not None else (None, None)
     means = None
-    if missing == "mean":
+    if missing == "mean" and all(m is not None for m in given):
+        means = tuple(np.asarray(m, dtype=np.float64) for m in given)
+    elif missing == "mean":
         mx = my = None
         for X, Y, _, _ in _blocks(path, fmt, rows, targets, header, y_path):
             mx = mx or ColumnMeans(X.shape[1])
             my = my or ColumnMeans(Y.shape[1])
             mx.update(X)
             my.update(Y)
-        means = (mx.means, my.means)
+        means = (mx.means if given[0] is None else np.asarray(given[0], dtype=np.float64),
+                 my.means if given[1] is None else np.asarray(given[1], dtype=np.float64))
     if sparse == "auto" and fmt == "libsvm":
         sparse = True
     for X, Y, lines, offset in _blocks(path, fmt, rows, targets, header, y_path):
