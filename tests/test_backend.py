@@ -149,3 +149,17 @@ def test_numpy_gaussian_block_split_over_threads_equals_one_pass(monkeypatch):
     np.testing.assert_array_equal(split, one_pass)
     d2 = ((X[:, None, :] - Y[None, :, :]) ** 2).sum(-1)
     np.testing.assert_allclose(split, np.exp(-0.3 * d2), rtol=1e-13)
+
+
+def test_serial_blas_limits_blas_threads_inside_and_restores_them():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def blas_threads():
+        return [p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
+
+    before = blas_threads()
+    with backend.serial_blas():
+        assert all(t == 1 for t in blas_threads())
+    with backend.serial_blas(enabled=False):
+        assert blas_threads() == before
+    assert blas_threads() == before

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from skframe.backend import serial_blas
 from skframe.validation import check_scalar
 
 from ._base import BaseSolver, DualSolverMixin, check_init
@@ -111,6 +112,12 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
 
     def _solve_problem(self, fp, dual, init, progress, name=None, cap_name="max_iter"):
         """The iterations on a prepared feature-map problem (``name``: the solver named in warnings)."""
+        # the loop multiplies Z by a few columns at a time: one BLAS thread is as fast, and immune
+        # to threads waiting for a core another process holds (skframe.backend.serial_blas)
+        with serial_blas(fp.Y.shape[1] <= 16):
+            return self._iterate(fp, dual, init, progress, name, cap_name)
+
+    def _iterate(self, fp, dual, init, progress, name, cap_name):
         loss = fp.loss
         Z, Y, C, n, lam = fp.Z, fp.Y, fp.C, fp.n, fp.lam
         lower = upper = None

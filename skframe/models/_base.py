@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 
+from ..backend import serial_blas
 from ..collections import is_collection, n_items
 from ..exceptions import InvalidInputError, InvalidParameterError, NotFittedError
 from ._core import (
@@ -26,6 +27,10 @@ from ._core import (
 )
 
 __all__ = ["store_params", "KernelModelMixin", "KernelRegressorMixin", "validate_X", "validate_XY", "resolve_kernel", "resolve_sketch"]
+
+#: fits with at most this many flops in their n x m x m products (about 50 ms on one core) run their
+#: dense algebra on one BLAS thread (see :func:`skframe.backend.serial_blas`)
+SERIAL_BLAS_MAX_FLOPS = 1e9
 
 
 def store_params(estimator, params):
@@ -171,6 +176,17 @@ class KernelModelMixin:
             self.sketch, self.sketch_size, self.sketch_params, n,
             memory_budget=getattr(options, "memory_budget", None))
         rngs = make_rngs(self.random_state, n_rngs)
+        # small dense algebra (m x m eigendecompositions, n x m x m products, solver iterations) runs on
+        # one BLAS thread: as fast, and immune to threads waiting for a core another process holds
+        m = getattr(sketch, "size", None) if sketch is not None else n
+        with serial_blas(isinstance(m, (int, np.integer)) and n * float(m) ** 2 <= SERIAL_BLAS_MAX_FLOPS):
+            return self._represent_and_solve(X, Y, n, kernel, sketch, size_info, options, rngs, solve, loss, M,
+                                             fit_intercept, exact, progress, rtol, t0)
+
+    def _represent_and_solve(self, X, Y, n, kernel, sketch, size_info, options, rngs, solve, loss, M,
+                             fit_intercept, exact, progress, rtol, t0):
+        from ..stream_fit import streamed_representation, streaming_requested
+
         if streaming_requested(X, sketch, options):  # one streamed pass, no n x m array (skframe.streaming)
             rep = streamed_representation(X, Y, kernel, sketch, rngs[0], options, rtol=rtol, progress=progress)
         else:
