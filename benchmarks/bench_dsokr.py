@@ -210,7 +210,8 @@ def run_synthetic(args):
                                  "closed_form_s": ols_s, "last_layer_weights": int(nn_weights), "fit_s": nn_s,
                                  "best_epoch": int(np.argmin(nn_curve)), "val_curve": nn_curve}
     chosen = results[f"dsokr_m{m_y}"]
-    fitted = sorted((r["m_y"], r["test_mse"]) for k, r in results.items() if k.startswith("dsokr") and r["p"] == r["m_y"])
+    fitted = sorted((r["m_y"], r["test_mse"]) for k, r in results.items()
+                    if k.startswith("dsokr") and r["p"] == r["m_y"])
     ok = [m for m, mse in fitted if mse <= 1.05 * nn_mse]
     m_ok = ok[0] if ok else None
     ranked = results[f"dsokr_m{args.big_m_y}_p{p_y}"]
