@@ -144,7 +144,7 @@ class SketchedOutputBasis(OutputBasis):
         return int(self.proj.shape[1])
 
     @classmethod
-    def fit(cls, kernel, Y, R, *, rtol=None, distinct=None):
+    def fit(cls, kernel, Y, R, *, rtol=None, distinct=None, n_components=None):
         """Eigendecompose ``R K_Y R^T`` and return ``(basis, Psi_train)``.
 
         Parameters
@@ -159,6 +159,10 @@ class SketchedOutputBasis(OutputBasis):
         distinct : tuple (first, inverse), optional
             The distinct rows of Y (:func:`unique_rows`): the output kernel is then only
             evaluated on them, which pays off when label sets repeat.
+        n_components : int, optional
+            Keep at most this many directions, those of the largest eigenvalues of ``R K_Y R^T``
+            (p_Y <= m_Y in the thesis's Alg. 5.1): a large sketch estimates the output subspace
+            well, and the network then predicts only its leading coordinates.
 
         Returns
         -------
@@ -170,9 +174,13 @@ class SketchedOutputBasis(OutputBasis):
         fmap, Psi, _ = build_feature_map(kernel, Y, R, rtol=rtol, distinct=distinct)
         info = R.summary()
         info["rank"] = fmap.rank
+        proj, w = fmap.proj, fmap.eigenvalues
+        if n_components is not None and int(n_components) < w.size:
+            k = int(n_components)  # eigenvalues come in descending order
+            proj, w, Psi = proj[:, :k], w[:k], np.ascontiguousarray(Psi[:, :k])
+            info["n_components"] = k
         # C-contiguous arrays: a saved and reloaded basis embeds bit-identically
-        return cls(kernel, fmap.X_sub, np.ascontiguousarray(fmap.proj), np.ascontiguousarray(fmap.eigenvalues),
-                   info), Psi
+        return cls(kernel, fmap.X_sub, np.ascontiguousarray(proj), np.ascontiguousarray(w), info), Psi
 
     def embed(self, Y, chunk_rows=None):
         return kernel_times(self.kernel, Y, self.Y_sub, self.proj, chunk_rows=chunk_rows)

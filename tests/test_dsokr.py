@@ -101,6 +101,49 @@ def test_perfect_h_surrogate_metric_equals_the_projection_error():
         np.testing.assert_allclose(-score, err, rtol=1e-6, atol=1e-10)
 
 
+def test_linear_output_basis_of_noisy_outputs_keeps_every_direction():
+    """Low-rank outputs plus small noise (as in the thesis's synthetic study): the sketched basis keeps all
+    m_Y directions (the noise ones too) and psi~(y) E (thesis eq. 5.22) is the orthogonal projection of y
+    on the span of the sub-sampled outputs, in plain NumPy."""
+    from skframe.output_basis import SketchedOutputBasis
+    from skframe.registry import get_kernel, get_sketch
+    from skframe.sketching import draw_sketch
+
+    rng = np.random.default_rng(3)
+    Y = _low_rank_outputs(n=400, d=60, r=5, seed=3) * 10 + 0.1 * rng.normal(size=(400, 60))
+    Ytr, Yte = Y[:300], Y[300:]
+    lin = get_kernel("linear")
+    for m in (5, 8, 20):
+        R = draw_sketch(get_sketch("subsample", size=m), 300, np.random.default_rng(m), X=Ytr, kernel=lin)
+        basis, Psi = SketchedOutputBasis.fit(lin, Ytr, R)
+        assert basis.n_components == m
+        E = basis.vectors()
+        np.testing.assert_allclose(E @ E.T, np.eye(m), atol=1e-8)
+        Q = np.linalg.qr(Ytr[R.indices].T)[0]
+        np.testing.assert_allclose(basis.embed(Yte) @ E, Yte @ Q @ Q.T, atol=1e-8)
+        np.testing.assert_allclose(Psi @ E, Ytr @ Q @ Q.T, atol=1e-8)
+
+
+def test_output_rank_keeps_the_leading_directions_of_the_sketched_gram():
+    """p_Y < m_Y: the basis is the top p_Y right singular vectors of the sub-sampled outputs (plain NumPy SVD)."""
+    from skframe.output_basis import SketchedOutputBasis
+    from skframe.registry import get_kernel, get_sketch
+    from skframe.sketching import draw_sketch
+
+    rng = np.random.default_rng(4)
+    Y = _low_rank_outputs(n=400, d=60, r=5, seed=4) * 10 + 0.1 * rng.normal(size=(400, 60))
+    Ytr, Yte = Y[:300], Y[300:]
+    lin = get_kernel("linear")
+    R = draw_sketch(get_sketch("subsample", size=40), 300, np.random.default_rng(0), X=Ytr, kernel=lin)
+    basis, Psi = SketchedOutputBasis.fit(lin, Ytr, R, n_components=5)
+    assert basis.n_components == 5 and Psi.shape == (300, 5) and basis.sketch_info["n_components"] == 5
+    Vr = np.linalg.svd(Ytr[R.indices], full_matrices=False)[2][:5].T
+    np.testing.assert_allclose(basis.embed(Yte) @ basis.vectors(), Yte @ Vr @ Vr.T, atol=1e-8)
+    np.testing.assert_allclose(Psi, basis.embed(Ytr), atol=1e-8)
+    full = SketchedOutputBasis.fit(lin, Ytr, R, n_components=100)[0]  # more than the rank: all kept
+    assert full.n_components == 40
+
+
 def test_select_for_dsokr_chooses_m_y_only(tmp_path):
     from skframe.selection import plot_selection, select_sketch_sizes
 
@@ -169,6 +212,26 @@ def test_linear_network_equals_the_isokr_closed_form():
     g_ref, g = isokr.surrogate_predict(X)[0], deep.surrogate_predict(X)[0]
     assert np.abs(g - g_ref).max() <= 1e-6 * np.abs(g_ref).max()
     np.testing.assert_array_equal(deep.predict(X), isokr.predict(X))
+
+
+def test_output_rank_network_equals_the_ridge_closed_form(tmp_path):
+    """output_rank = p_Y < m_Y: the network predicts the leading p_Y coordinates only; a linear network
+    trained to convergence equals W = (X^T X + n lam I)^{-1} X^T Psi_p (plain NumPy) on them."""
+    X, Y = _data(n=150)
+    lam = 1e-3
+    deep = DeepOutputKernelRegressor(network_params={"hidden": (), "bias": False}, output_kernel_params={"gamma": 0.5},
+                                     output_sketch_size=25, output_rank=6, optimizer="lbfgs", learning_rate=1.0,
+                                     epochs=2, weight_decay=lam, dtype="float64", random_state=3).fit(X, Y)
+    assert deep.output_basis_.n_components == 6 and deep.n_weights_ == X.shape[1] * 6
+    Psi = deep.output_basis_.embed(Y)
+    W = np.linalg.solve(X.T @ X + len(X) * lam * np.eye(X.shape[1]), X.T @ Psi)
+    g = deep.surrogate_predict(X)[0]
+    assert np.abs(g - X @ W).max() <= 1e-6 * np.abs(X @ W).max()
+    again = load(save(deep, tmp_path / "rank.skf"))
+    assert again.get_params()["output_rank"] == 6
+    np.testing.assert_array_equal(again.decision_function(X[:5]), deep.decision_function(X[:5]))
+    with pytest.raises(InvalidParameterError, match="output_rank"):
+        DeepOutputKernelRegressor(output_rank=0).fit(X, Y)
 
 
 def test_decoding_equals_brute_force(fitted):

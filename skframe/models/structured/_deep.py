@@ -176,6 +176,13 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         weights on the CPU with the same thread count.
     rtol : float, optional
         Relative eigenvalue tolerance of the output basis.
+    output_rank : int, optional
+        p_Y: keep only the directions of the ``output_rank`` largest eigenvalues of ``K~_Y``
+        (default: all above ``rtol``). With noisy outputs, the span of m_Y sub-sampled outputs
+        misses part of the signal (for outputs on a d-dimensional subspace with isotropic noise
+        of variance s2, about ``s2 (1 - d/d_Y) d / (m_Y - d - 1)`` per coordinate); a larger
+        ``output_sketch_size`` with ``output_rank`` near d estimates the subspace better while
+        the network keeps only p_Y outputs.
     verbose : bool, default=False
         Print one line per epoch to stderr.
     random_state : int, RandomState or None
@@ -240,6 +247,7 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         dtype="float32",
         n_threads=None,
         rtol=None,
+        output_rank=None,
         verbose=False,
         random_state=None,
     ):
@@ -267,6 +275,7 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         self.dtype = dtype
         self.n_threads = n_threads
         self.rtol = rtol
+        self.output_rank = output_rank
         self.verbose = verbose
         self.random_state = random_state
 
@@ -298,6 +307,9 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
                 raise InvalidParameterError(f"{name}={value!r}; use one of {', '.join(map(repr, allowed))}")
         if self.rtol is not None:
             check_scalar(self.rtol, "rtol", low=0, high=1)
+        if self.output_rank is not None:
+            check_scalar(self.output_rank, "output_rank", kind=int, low=1,
+                         fix="output_rank must be a positive integer (p_Y <= output_sketch_size) or None")
 
     def _resolve_loss(self):
         loss = self.loss
@@ -471,7 +483,8 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         with _torch_settings(torch, self.n_threads):
             for _d in range(int(self.n_draws)):
                 R = draw_sketch(sy, len(tr), rng_sketch, X=Y_tr, kernel=ky)
-                basis, Psi = SketchedOutputBasis.fit(ky, Y_tr, R, rtol=self.rtol, distinct=(first, inverse))
+                basis, Psi = SketchedOutputBasis.fit(ky, Y_tr, R, rtol=self.rtol, distinct=(first, inverse),
+                                                     n_components=self.output_rank)
                 off = np.clip(basis.self_kernel(Y_tr) - np.einsum("ij,ij->i", Psi, Psi), 0.0, None)
                 val = None
                 if n_val:
@@ -650,6 +663,7 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
     def from_state(cls, state):
         obj = cls.__new__(cls)
         obj.__dict__.update(state)
+        obj.__dict__.setdefault("output_rank", None)  # files saved before the parameter existed
         return obj
 
     def __sklearn_tags__(self):
