@@ -464,6 +464,10 @@ def test_cli_fit_predict_evaluate_dsokr(tmp_path):
     assert pr.exit_code == 0, pr.output
     model = load(model_path)
     np.testing.assert_array_equal(np.loadtxt(out, delimiter=",", ndmin=2), model.predict(X[90:]))
+    # --output-rank keeps the p_Y leading directions of the output basis
+    res = runner.invoke(app, args[:-3] + ["--output-rank", "5", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["model"]["params"]["output_rank"] == 5
     # the default structured model stays SISOKR
     res = runner.invoke(app, args[:8] + ["--output-sketch", "subsample", "--output-sketch-size", "15", "--json"])
     assert res.exit_code == 0, res.output

@@ -184,6 +184,9 @@ class FitOptions:
     n_seeds: Annotated[int, _opt("--n-seeds", "Networks trained from different seeds per sketch draw "
                                  "(scores aggregated with --aggregate).", "Neural network")] = 1
     device: Annotated[str, _opt("--device", "Where the network trains: cpu or cuda.", "Neural network")] = "cpu"
+    output_rank: Annotated[Optional[int], _opt("--output-rank", "dsokr: keep only the p_Y leading directions of "
+                                               "the sketched output basis (p_Y <= --output-sketch-size; default: "
+                                               "all).", "Neural network", show_default=False)] = None
     # -- compute ----------------------------------------------------------------------
     memory_budget: Annotated[Optional[str], _opt("--memory-budget", "Memory a fit may use beyond the data, e.g. "
                                                  "2GB: the fit streams over row chunks and refuses an impossible "

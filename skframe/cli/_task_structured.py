@@ -51,6 +51,8 @@ def build_deep_estimator(opts):
                                 ("learning_rate", opts.learning_rate)) if v is not None}
     if opts.output_sketch_size is not None:
         params["output_sketch_size"] = int(opts.output_sketch_size)
+    if getattr(opts, "output_rank", None) is not None:
+        params["output_rank"] = int(opts.output_rank)
     return DeepOutputKernelRegressor(
         opts.network,
         network_params=dict(opts.network_params or {}) or None,
