@@ -163,3 +163,32 @@ def test_serial_blas_limits_blas_threads_inside_and_restores_them():
     with backend.serial_blas(enabled=False):
         assert blas_threads() == before
     assert blas_threads() == before
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_numpy_gaussian_block_after_fork_does_not_hang(monkeypatch):
+    """A process forked after a threaded block computes its own blocks (no dead thread pool)."""
+    import multiprocessing
+
+    from skframe_kernels import _gram_numpy as g
+
+    monkeypatch.setattr(g, "_THREADED_ENTRIES", 1)
+    monkeypatch.setattr(g, "_n_threads", lambda: 2)
+    rng = np.random.default_rng(2)
+    X, Y = rng.random((200, 3)), rng.random((50, 3))
+    parent = np.empty((200, 50))
+    g.sqeuclidean_exp_direct(X, Y.T, 0.5, parent)  # creates the pool
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        child = pool.apply_async(_child_block, (X, Y)).get(timeout=60)
+    np.testing.assert_array_equal(child, parent)
+
+
+def _child_block(X, Y):
+    from skframe_kernels import _gram_numpy as g
+
+    g._THREADED_ENTRIES = 1
+    g._n_threads = lambda: 2
+    out = np.empty((X.shape[0], Y.shape[0]))
+    g.sqeuclidean_exp_direct(X, Y.T, 0.5, out)
+    return out

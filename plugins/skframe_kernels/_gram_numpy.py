@@ -87,6 +87,16 @@ _POOL = None
 _POOL_LOCK = threading.Lock()
 
 
+def _forget_pool():
+    """A forked child has none of the parent's threads: it starts its own pool when needed."""
+    global _POOL, _POOL_LOCK
+    _POOL, _POOL_LOCK = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
 def _n_threads():
     try:
         cores = len(os.sched_getaffinity(0))
