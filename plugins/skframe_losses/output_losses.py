@@ -40,6 +40,8 @@ from skframe.exceptions import InvalidInputError
 from skframe.protocols import Loss
 from skframe.validation import check_scalar
 
+from .losses import _as_pair
+
 __all__ = ["OutputSquareLoss", "OutputHuberLoss", "OutputEpsilonSVRLoss", "OutputEpsilonRidgeLoss"]
 
 # below this squared distance the square root is treated as 0 (sub-gradient 0 at the kink)
@@ -47,14 +49,7 @@ _TINY = 1e-30
 
 
 def _pair(F, Y, offset):
-    F = np.asarray(F, dtype=np.float64)
-    Y = np.asarray(Y, dtype=np.float64)
-    if F.ndim == 1:
-        F = F[:, None]
-    if Y.ndim == 1:
-        Y = Y[:, None]
-    if F.shape != Y.shape:
-        raise InvalidInputError(f"predictions have shape {F.shape} but targets have shape {Y.shape}; they must match")
+    F, Y = _as_pair(F, Y)
     R = F - Y
     u = np.einsum("ij,ij->i", R, R)
     if offset is not None:
