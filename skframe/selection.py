@@ -146,29 +146,19 @@ def perfect_h_curve(kernel, Y_train, Y_val, sizes, *, sketch="subsample", sketch
     Cd = C.toarray() if hasattr(C, "toarray") else np.asarray(C)
     Yv = Y_val.toarray() if hasattr(Y_val, "toarray") else np.asarray(Y_val)
     binary = np.isin(Yv, (0.0, 1.0)).all() and np.isin(Cd, (0.0, 1.0)).all()
-    n = Y_train.shape[0]
-    out = {"sizes": [], "scores": [], "seconds": [], "stopped": "all sizes"}
-    for m in sizes:
-        m = int(m)
-        if m > n:
-            out["stopped"] = f"m_Y={m} > n={n}"
-            break
-        sk = get_sketch(sketch, size=m, **dict(sketch_params or {})) if isinstance(sketch, str) else sketch
-        scores, secs = [], []
-        for _ in range(n_repeats):
-            R = draw_sketch(sk, n, rng, X=Y_train, kernel=kernel)
-            basis, _ = SketchedOutputBasis.fit(kernel, Y_train, R)
-            t0 = _clock()
-            Ev, Ec = basis.embed(Y_val), basis.embed(C)
-            S = Ev @ Ec.T
-            if not basis.normalized:
-                S -= 0.5 * basis.self_kernel(C)[None, :]
-            pred = Cd[np.argmax(S, axis=1)]
-            secs.append(_clock() - t0)
-            scores.append(_f1(Yv, pred) if binary else -float(np.mean((Yv - pred) ** 2)))
-        if _record(out, m, scores, secs, "inference", time_budget, tol, patience):
-            break
-    out["chosen"] = _chosen(out, tol, time_budget)
+
+    def decode_score(basis):
+        t0 = _clock()
+        Ev, Ec = basis.embed(Y_val), basis.embed(C)
+        S = Ev @ Ec.T
+        if not basis.normalized:
+            S -= 0.5 * basis.self_kernel(C)[None, :]
+        pred = Cd[np.argmax(S, axis=1)]
+        seconds = _clock() - t0
+        return (_f1(Yv, pred) if binary else -float(np.mean((Yv - pred) ** 2))), seconds
+
+    out = _basis_curve(kernel, Y_train, sizes, sketch, sketch_params, n_repeats, time_budget, tol, patience, rng,
+                       get_sketch, decode_score, {"sizes": [], "scores": [], "seconds": [], "stopped": "all sizes"})
     out["metric"] = "example_based_f1" if binary else "-mse"
     return out
 
@@ -176,9 +166,27 @@ def perfect_h_curve(kernel, Y_train, Y_val, sizes, *, sketch="subsample", sketch
 def _projection_curve(kernel, Y_train, Y_val, sizes, sketch, sketch_params, n_repeats, time_budget, tol, patience,
                       rng, get_sketch):
     """Perfect h without decoding: minus the mean ``k(y, y) - ||psi~(y)||^2`` over the validation outputs."""
-    n = Y_train.shape[0]
     kyy = kernel_diag(kernel, Y_val)
-    out = {"sizes": [], "scores": [], "seconds": [], "stopped": "all sizes", "metric": "-surrogate_mse"}
+
+    def projection_score(basis):
+        t0 = _clock()
+        Ev = basis.embed(Y_val)
+        seconds = _clock() - t0
+        return -float(np.mean(np.clip(kyy - np.einsum("ij,ij->i", Ev, Ev), 0.0, None))), seconds
+
+    return _basis_curve(kernel, Y_train, sizes, sketch, sketch_params, n_repeats, time_budget, tol, patience, rng,
+                        get_sketch, projection_score,
+                        {"sizes": [], "scores": [], "seconds": [], "stopped": "all sizes", "metric": "-surrogate_mse"})
+
+
+def _basis_curve(kernel, Y_train, sizes, sketch, sketch_params, n_repeats, time_budget, tol, patience, rng, get_sketch,
+                 score, out):
+    """Perfect h's loop: for each m_Y, ``n_repeats`` sketched output bases, each scored by ``score(basis)``.
+
+    ``score`` returns ``(value, inference seconds)``; the values and times are recorded in ``out``
+    until the curve stops improving or the time budget is exceeded, and ``out["chosen"]`` is set.
+    """
+    n = Y_train.shape[0]
     for m in sizes:
         m = int(m)
         if m > n:
@@ -189,10 +197,9 @@ def _projection_curve(kernel, Y_train, Y_val, sizes, sketch, sketch_params, n_re
         for _ in range(n_repeats):
             R = draw_sketch(sk, n, rng, X=Y_train, kernel=kernel)
             basis, _ = SketchedOutputBasis.fit(kernel, Y_train, R)
-            t0 = _clock()
-            Ev = basis.embed(Y_val)
-            secs.append(_clock() - t0)
-            scores.append(-float(np.mean(np.clip(kyy - np.einsum("ij,ij->i", Ev, Ev), 0.0, None))))
+            value, seconds = score(basis)
+            scores.append(value)
+            secs.append(seconds)
         if _record(out, m, scores, secs, "inference", time_budget, tol, patience):
             break
     out["chosen"] = _chosen(out, tol, time_budget)
