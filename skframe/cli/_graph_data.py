@@ -26,7 +26,6 @@ choices are saved in the model file (``representation``) so that ``skframe predi
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 import numpy as np
@@ -115,39 +114,29 @@ def _featurize_params(params):
 def _read_jsonl(path, fields, with_targets):
     """Graphs of a JSON-lines file, and their targets (``None`` when not asked)."""
     from ..graphs import GraphBatch
+    from ..graphs.batch import JSONL_LINE, iter_jsonl_graphs
 
     nodes, edges, elabels, Y = [], [], [], []
     keys = fields or ["y"]
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-                n = [str(v) for v in obj["nodes"]]
-                e = [(int(u), int(v)) for u, v in obj.get("edges", [])]
-                el = [str(v) for v in obj.get("edge_labels", ["-"] * len(e))]
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                raise DataFormatError(
-                    f"{path}, line {lineno}: not a graph object ({type(exc).__name__}: {exc}); each line must be "
-                    '{"nodes": [labels], "edges": [[u, v], ...], "edge_labels": [labels], "y": target}') from exc
-            bad = [(u, v) for u, v in e if u == v or not (0 <= u < len(n) and 0 <= v < len(n))]
-            if bad or len(el) != len(e):
-                problem = (f"edge {list(bad[0])} is a self-loop or names a node outside 0..{len(n) - 1}" if bad
-                           else f"{len(e)} edges but {len(el)} edge labels")
-                raise DataFormatError(f"{path}, line {lineno}: {problem}; fix that graph")
-            if with_targets:
-                row = []
-                for key in keys:
-                    if key not in obj:
-                        raise DataFormatError(f"{path}, line {lineno}: no target {key!r}; give each graph a "
-                                              f'"{key}" number, or name its key with --target-field')
-                    value = obj[key]
-                    row.extend(value if isinstance(value, list) else [value])
-                Y.append(_numbers(row, f"{path}, line {lineno}: target"))
-            nodes.append(n)
-            edges.append(e)
-            elabels.append(el)
+    line_format = JSONL_LINE[:-1] + ', "y": target}'
+    for lineno, obj, n, e, el in iter_jsonl_graphs(path, line_format):
+        bad = [(u, v) for u, v in e if u == v or not (0 <= u < len(n) and 0 <= v < len(n))]
+        if bad or len(el) != len(e):
+            problem = (f"edge {list(bad[0])} is a self-loop or names a node outside 0..{len(n) - 1}" if bad
+                       else f"{len(e)} edges but {len(el)} edge labels")
+            raise DataFormatError(f"{path}, line {lineno}: {problem}; fix that graph")
+        if with_targets:
+            row = []
+            for key in keys:
+                if key not in obj:
+                    raise DataFormatError(f"{path}, line {lineno}: no target {key!r}; give each graph a "
+                                          f'"{key}" number, or name its key with --target-field')
+                value = obj[key]
+                row.extend(value if isinstance(value, list) else [value])
+            Y.append(_numbers(row, f"{path}, line {lineno}: target"))
+        nodes.append(n)
+        edges.append(e)
+        elabels.append(el)
     if not nodes:
         raise DataFormatError(f"{path} holds no graph; write one JSON object per line")
     try:

@@ -288,23 +288,41 @@ def _ranges(starts, lengths):
     return np.arange(total, dtype=np.int64) + offsets
 
 
-def read_jsonl(path):
-    """Read graphs written one JSON object per line (see :meth:`GraphBatch.write_jsonl`)."""
-    node_labels, edges, edge_labels = [], [], []
+#: what one line of a graph JSON-lines file holds (named in the format errors)
+JSONL_LINE = '{"nodes": [labels], "edges": [[u, v], ...], "edge_labels": [labels]}'
+
+
+def iter_jsonl_graphs(path, line_format=JSONL_LINE):
+    """Yield ``(lineno, obj, node_labels, edges, edge_labels)`` for each graph line of a JSON-lines file.
+
+    ``obj`` is the parsed JSON object (other keys, e.g. targets, stay in it); blank lines are
+    skipped; a line that is not a graph object raises :class:`DataFormatError` naming its line
+    number and ``line_format``.
+    """
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
                 obj = json.loads(line)
-                node_labels.append([str(v) for v in obj["nodes"]])
-                edges.append([(int(u), int(v)) for u, v in obj.get("edges", [])])
-                edge_labels.append([str(v) for v in obj.get("edge_labels", ["-"] * len(edges[-1]))])
-            except (ValueError, KeyError, TypeError) as exc:
+                nodes = [str(v) for v in obj["nodes"]]
+                edges = [(int(u), int(v)) for u, v in obj.get("edges", [])]
+                edge_labels = [str(v) for v in obj.get("edge_labels", ["-"] * len(edges))]
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 raise DataFormatError(
-                    f"{path}, line {lineno}: not a graph object ({exc}); each line must be "
-                    '{"nodes": [labels], "edges": [[u, v], ...], "edge_labels": [labels]}'
+                    f"{path}, line {lineno}: not a graph object ({type(exc).__name__}: {exc}); each line must be "
+                    f"{line_format}"
                 ) from exc
+            yield lineno, obj, nodes, edges, edge_labels
+
+
+def read_jsonl(path):
+    """Read graphs written one JSON object per line (see :meth:`GraphBatch.write_jsonl`)."""
+    node_labels, edges, edge_labels = [], [], []
+    for _, _, nodes, e, el in iter_jsonl_graphs(path):
+        node_labels.append(nodes)
+        edges.append(e)
+        edge_labels.append(el)
     if not node_labels:
         raise DataFormatError(f"{path} holds no graph; write one JSON object per line")
     return GraphBatch.from_edge_lists(node_labels, edges, edge_labels)
