@@ -51,6 +51,7 @@ class _Engines:
                 return getattr(_numba, name)(F, *args)
             return numpy_formula(F, *args)
 
+        setattr(self, name, run)  # found directly from now on
         return run
 
 
