@@ -108,7 +108,7 @@ def _n_threads():
     return max(1, cores)
 
 
-def _row_parallel(func, out, *arrays):
+def _row_parallel(func, out):
     """Run ``func(rows)`` over row ranges of ``out`` on a thread pool when ``out`` is large."""
     global _POOL
     n_threads = _n_threads()
