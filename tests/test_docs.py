@@ -5,6 +5,7 @@ changes how it is run::
 
     <!-- docs-test: skip -->                 not run (e.g. an install command or a sketch of a plugin file)
     <!-- docs-test: data -->                 needs the real benchmark data (skframe.datasets); skipped without it
+    <!-- docs-test: needs torch -->          needs an optional module (here PyTorch); skipped without it
     <!-- docs-test: expect metrics.arrmse < 0.6 -->   the last command's --json output must satisfy this
 
 Shell blocks of one page run in order in one temporary directory that holds small data files
@@ -155,6 +156,16 @@ def _run_shell(cmd, cwd, env):
     return res.stdout
 
 
+def _missing_module(opts):
+    """The first module named by ``needs MODULE`` in a block's marker that cannot be imported, else None."""
+    import importlib.util
+
+    for name in re.findall(r"\bneeds (\w+)", opts):
+        if importlib.util.find_spec(name) is None:
+            return name
+    return None
+
+
 def _page_id(page):
     return str(page.relative_to(ROOT))
 
@@ -168,7 +179,7 @@ def test_shell_commands(page, tmp_path):
     env = _env(tmp_path)
     ran = 0
     for _, _, body, opts in blocks:
-        if "skip" in opts or ("data" in opts and not _have_data()):
+        if "skip" in opts or ("data" in opts and not _have_data()) or _missing_module(opts):
             continue
         out = None
         for cmd in _commands(body):
@@ -191,6 +202,8 @@ def test_python_snippet(page, index, body, opts, tmp_path):
         pytest.skip("marked skip")
     if "data" in opts and not _have_data():
         pytest.skip("needs the benchmark data")
+    if _missing_module(opts):
+        pytest.skip(f"needs {_missing_module(opts)}")
     _write_small_data(tmp_path)
     script = tmp_path / "snippet.py"
     script.write_text(body, encoding="utf-8")
