@@ -341,3 +341,34 @@ def test_admm_polish_lands_on_the_optimum(rng):
     assert res.stop_reason.startswith("converged") and -1e-12 <= res.info["relative_gap"] <= 1e-9
     assert _rel(_obj(res, Z, Y, "epsilon-svr", {"epsilon": 0.2}, lam=1e-3),
                 _obj(ref, Z, Y, "epsilon-svr", {"epsilon": 0.2}, lam=1e-3)) < 1e-7
+
+
+@pytest.mark.parametrize("name,params,kind", [("epsilon-svr", {"epsilon": 0.2}, "reg"), ("huber", {"kappa": 0.5}, "reg"),
+                                              ("pinball", {"quantiles": 0.3}, "reg"), ("hinge", {}, "clf")])
+def test_admm_one_output_loop_is_the_general_loop(rng, name, params, kind):
+    """One output runs the in-place vector loop: the same iterates as the general (n, d) loop."""
+    Z, Y = _data(rng, n=300, r=8, kind=kind)
+    solver = get_solver("admm", tol=1e-8, max_iter=20000, products="float64")
+    loss = get_loss(name, **params)
+    fp, dual = solver._dual_problem(ArrayProblem(Z, Y), loss, 1e-4, None)
+    fast = solver._iterate_scalar(fp, dual, None, None, None, "max_iter")
+    general = solver._iterate(fp, dual, None, None, None, "max_iter")
+    assert fast.n_iter == general.n_iter and fast.stop_reason.startswith("converged")
+    np.testing.assert_allclose(fast.W, general.W, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(fast.info["gap_history"], general.info["gap_history"], rtol=1e-6, atol=1e-12)
+
+
+@pytest.mark.parametrize("name,params", [("epsilon-svr", {"epsilon": 0.1}), ("pinball", {"quantiles": 0.7})])
+def test_admm_float32_products_reach_the_certified_optimum(rng, name, params):
+    """float32 products in the iterations: the gap is still certified in float64, the optimum is the same."""
+    Z, Y = _data(rng, n=2000, r=20)
+    loss = get_loss(name, **params)
+    ref = _fit(Z, Y, name, params, lam=1e-3)  # dual-cd to a 1e-10 gap
+    res = get_solver("admm", tol=1e-5, products="float32").solve(ArrayProblem(Z, Y), loss, 1e-3)
+    assert res.stop_reason.startswith("converged") and 0 <= res.info["relative_gap"] <= 1e-5
+    got = naive.feature_map_objective(res.W, Z, Y, _objective(name, params), 1e-3)
+    best = naive.feature_map_objective(ref.W, Z, Y, _objective(name, params), 1e-3)
+    assert _rel(res.info["primal"], got) < 1e-10  # the reported primal is the float64 objective at W
+    assert 0 <= (got - best) / best <= 1e-5
+    with pytest.raises(InvalidParameterError, match="products"):
+        get_solver("admm", products="float16")

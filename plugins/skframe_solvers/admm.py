@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from skframe.backend import serial_blas
+from skframe.exceptions import InvalidParameterError
 from skframe.validation import check_scalar
 
 from ._base import BaseSolver, DualSolverMixin, check_init
@@ -80,13 +81,21 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
     relaxation : float in (0, 2), default=1.6
         Over-relaxation of the splitting (``Z V C`` replaced by ``a Z V C + (1 - a) F``; 1 is plain
         ADMM, 1.5 to 1.8 usually saves a third of the iterations).
+    polish : bool, default=False
+        Try the active-set rounds of :func:`skframe_solvers._newton.polish` at each gap check.
+    polish_rounds : int, default=3
+    products : {"auto", "float32", "float64"}, default="auto"
+        Precision of the two products with Z of each iteration (one output only). Iterations
+        are memory-bound, and float32 halves the bytes read; the primal and dual objectives that
+        certify the gap are always computed in float64, so the stop means the same. "auto":
+        float32 when Z has at least 2**20 entries and ``tol >= 1e-6``.
     """
 
     name = "admm"
     needs_memory_because = "keeps one prediction per sample and needs the features in memory"
 
     def __init__(self, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, adapt_until=500, check_every=10,
-                 init="ridge", relaxation=1.6, polish=False, polish_rounds=3):
+                 init="ridge", relaxation=1.6, polish=False, polish_rounds=3, products="auto"):
         self.tol = check_scalar(tol, "tol", low=0, low_inclusive=False, fix="tol must be > 0, e.g. 1e-4")
         self.max_iter = check_scalar(max_iter, "max_iter", kind=int, low=1)
         self.rho = check_scalar(rho, "rho", low=0, low_inclusive=False, fix="rho must be > 0, e.g. 0.1")
@@ -98,11 +107,14 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
         self.init = check_init(init)
         self.polish = bool(polish)
         self.polish_rounds = check_scalar(polish_rounds, "polish_rounds", kind=int, low=1)
+        if products not in ("auto", "float32", "float64"):
+            raise InvalidParameterError(f"products={products!r}; use 'auto', 'float32' or 'float64'")
+        self.products = products
 
     @property
     def params(self):
         keys = ("tol", "max_iter", "rho", "adaptive", "adapt_until", "check_every", "init", "relaxation", "polish",
-                "polish_rounds")
+                "polish_rounds", "products")
         return {k: getattr(self, k) for k in keys}
 
     def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
@@ -115,7 +127,110 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
         # the loop multiplies Z by a few columns at a time: one BLAS thread is as fast, and immune
         # to threads waiting for a core another process holds (skframe.backend.serial_blas)
         with serial_blas(fp.Y.shape[1] <= 16):
+            if fp.Y.shape[1] == 1 and fp.C.shape == (1, 1):
+                return self._iterate_scalar(fp, dual, init, progress, name, cap_name)
             return self._iterate(fp, dual, init, progress, name, cap_name)
+
+    def _float32_products(self, Z):
+        """True when the iterations multiply by a float32 copy of Z (``products``, see the class)."""
+        if self.products == "float64":
+            return False
+        if self.products == "float32":
+            return True
+        return Z.size >= self.FLOAT32_MIN_ENTRIES and self.tol >= 1e-6
+
+    #: ``products="auto"`` uses float32 products from this many entries of Z on (smaller Z fit in the cache)
+    FLOAT32_MIN_ENTRIES = 1 << 20
+
+    def _iterate_scalar(self, fp, dual, init, progress, name, cap_name):
+        """The iterations of :meth:`_iterate` for one output (``C`` is 1 x 1), on vectors, in place.
+
+        The same updates in the same order; the per-sample work is a few in-place vector
+        operations, so an iteration costs little more than its two products with Z.
+        """
+        loss = fp.loss
+        Z, n, lam = fp.Z, fp.n, fp.lam
+        y = fp.Y[:, 0]
+        c = float(fp.C[0, 0])
+        if dual.structure == "separable":
+            lower, upper = (np.ascontiguousarray(b[:, 0], dtype=np.float64) for b in dual.bounds(fp.Y))
+        else:  # one output: the ball of radius R is the interval [-R, R]
+            lower, upper = -dual.radius, dual.radius
+        sig, E = np.linalg.eigh(Z.T @ Z)
+        sig = np.maximum(sig, 0.0)
+        # the products of the iterations may run in float32 (half the memory traffic); the
+        # objectives that certify the gap are always evaluated in float64 on Z itself
+        Zi = Z.astype(np.float32) if self._float32_products(Z) else Z
+        v = self._start(fp, init, self.init)[:, 0] * c  # v = V c: predictions are Z v
+        F = Z @ v
+        rho = self.rho
+        if init is None:
+            U = np.zeros_like(F)
+        else:
+            U = -dual.project(-loss.gradient(F[:, None], fp.Y), fp.Y)[:, 0] / rho
+        a = self.relaxation
+        ZR, T, A, F_old = (np.empty_like(F) for _ in range(4))
+        trace = []
+        best = best_D = None
+        it = 0
+        for it in range(1, self.max_iter + 1):
+            # V-update in Z^T Z's eigenbasis (the s = c^2 of the general loop folded into v = V c)
+            np.subtract(F, U, out=T)
+            b = E.T @ (Zi.T @ T.astype(Zi.dtype, copy=False)).astype(np.float64, copy=False)
+            b *= (rho / n) * c * c
+            b /= lam + (rho / n) * c * c * sig
+            v = E @ b
+            ZV = (Zi @ v.astype(Zi.dtype, copy=False)).astype(np.float64, copy=False)
+            # over-relaxed prediction, the loss's proximal step (as the dual point A), multipliers
+            np.multiply(ZV, a, out=ZR)
+            ZR += (1.0 - a) * F
+            np.add(ZR, U, out=T)  # the point the proximal step is taken at
+            np.subtract(y, T, out=A)
+            np.abs(A, out=F_old)
+            F_old -= dual.l1
+            np.maximum(F_old, 0.0, out=F_old)
+            np.copysign(F_old, A, out=A)
+            A /= dual.quad + 1.0 / rho
+            np.clip(A, lower, upper, out=A)
+            F_old[...] = F
+            np.divide(A, rho, out=F)
+            F += T
+            U += ZR
+            U -= F
+            if progress is not None:
+                progress(1)
+            if self.adaptive and it % 5 == 0 and it <= self.adapt_until:
+                r_norm = np.linalg.norm(ZV - F)
+                s_norm = rho * np.linalg.norm(F - F_old)
+                if r_norm > 10 * s_norm:
+                    rho = rho * 2.0
+                    U /= 2.0
+                elif s_norm > 10 * r_norm:
+                    rho = rho / 2.0
+                    U *= 2.0
+            if it % self.check_every and it < self.max_iter:
+                continue
+            V = (v / c)[:, None]
+            D, _ = dual_objective(fp, (-rho * U)[:, None])
+            P = fp.objective(V)
+            if best is None or P < best[0]:
+                best = (P, V)
+            best_D = D if best_D is None else max(best_D, D)
+            trace.append((best[0], best_D, relative_gap(best[0], best_D)))
+            if trace[-1][2] <= self.tol:
+                break
+            if self.polish:
+                polished = polish(fp, dual, (-rho * U)[:, None], None if np.isscalar(lower) else lower[:, None],
+                                  None if np.isscalar(upper) else upper[:, None], tol=self.tol,
+                                  rounds=self.polish_rounds, V=V)
+                if polished is not None and polished[0][-1][2] <= self.tol:
+                    trace.extend(polished[0])
+                    best = (polished[0][-1][0], polished[1])
+                    break
+        V = best[1] if best is not None else (v / c)[:, None]
+        unit = "iterations" if name is None else "admm_iterations"
+        return self._gap_result(fp, V, trace, it, unit, self.max_iter, cap_name, {"rho": float(rho)},
+                                name=name)
 
     def _iterate(self, fp, dual, init, progress, name, cap_name):
         loss = fp.loss
