@@ -148,17 +148,43 @@ def _kernel_block(kernel, X, Y, dtype):
     return kernel_block(kernel, X, Y, dtype=dtype)
 
 
+#: Kernel entries of one tile of :func:`_tiled_times_mix` (2 MB of float64, kept in the cache
+#: between the kernel's passes and the sparse product)
+_TILE_ENTRIES = 1 << 18
+#: Blocks of at least this many kernel entries are split over the cores
+_THREADED_ENTRIES = 1 << 21
+
+
+def _tiled_times_mix(kernel, X_rows, X_sub, mix, out):
+    """``k(X_rows, X_sub) @ S_mix^T`` for a sparse mix on the plain NumPy engine, tile by tile.
+
+    Each tile of rows is evaluated by the kernel and multiplied by ``S_mix^T`` at once, so
+    the (rows x s') block is never held: the few passes over a tile stay in the cache, and
+    the tiles are shared among the cores (:func:`skframe._threads.run_row_ranges`). The
+    kernel values are those of one call on all rows (each entry depends on its pair only).
+    """
+    from ._threads import run_row_ranges
+
+    rows, s = X_rows.shape[0], X_sub.shape[0]
+    if out is None:
+        out = np.empty((rows, mix.shape[0]))
+    mix_t = sp.csr_matrix(mix.T, dtype=np.float64)
+    tile = max(1, _TILE_ENTRIES // max(s, 1))
+
+    def work(start, stop):
+        for t0 in range(start, stop, tile):
+            t1 = min(t0 + tile, stop)
+            out[t0:t1] = _kernel_block(kernel, X_rows[t0:t1], X_sub, np.float64) @ mix_t
+
+    run_row_ranges(work, rows, None if rows * s >= _THREADED_ENTRIES else 1)
+    return out
+
+
 def _block_times_mix(kernel, X_rows, X_sub, mix, diag, options, out):
     dtype = compute_dtype(options)
     if (diag is None and sp.issparse(mix) and dtype == np.float64 and type(X_rows) is np.ndarray
             and type(X_sub) is np.ndarray and select_engine(options) == "numpy"):
-        # plain NumPy engine: the block evaluated transposed, k(X_sub, X_rows), is C-ordered (s' x rows),
-        # so SciPy's S_mix @ block needs no transposed copy of the large block
-        res = np.asarray(mix @ _kernel_block(kernel, X_sub, X_rows, dtype)).T
-        if out is None:
-            return np.ascontiguousarray(res)
-        out[...] = res
-        return out
+        return _tiled_times_mix(kernel, X_rows, X_sub, mix, out)
     block = _kernel_block(kernel, X_rows, X_sub, dtype)
     if diag is not None:  # S_mix diagonal: scale the columns in place
         block *= diag.astype(dtype, copy=False)

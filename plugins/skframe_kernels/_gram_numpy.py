@@ -5,9 +5,6 @@ each one fills or transforms a preallocated float64 block ``out``. The exponenti
 arguments are clamped at 0 as in the compiled engine.
 """
 
-import os
-import threading
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -83,51 +80,21 @@ def _feature_sums(X, Yt, out, op, scale=None):
 #: so the result does not depend on the split).
 _THREADED_ENTRIES = 1 << 21
 
-_POOL = None
-_POOL_LOCK = threading.Lock()
-
-
-def _forget_pool():
-    """A forked child has none of the parent's threads: it starts its own pool when needed."""
-    global _POOL, _POOL_LOCK
-    _POOL, _POOL_LOCK = None, threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
-
-
 def _n_threads():
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    env = os.environ.get("SKFRAME_NUM_THREADS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        cores = min(cores, int(env))
-    return max(1, cores)
+    from skframe._threads import available_cores
+
+    return available_cores()
 
 
 def _row_parallel(func, out):
-    """Run ``func(rows)`` over row ranges of ``out`` on a thread pool when ``out`` is large."""
-    global _POOL
-    n_threads = _n_threads()
-    n = out.shape[0]
-    if n_threads == 1 or out.size < _THREADED_ENTRIES or n < 2 * n_threads:
-        func(slice(0, n))
-        return
-    if threading.current_thread() is not threading.main_thread():
-        func(slice(0, n))  # already inside a worker (e.g. a Dask or user thread): no nested pool
-        return
-    with _POOL_LOCK:
-        if _POOL is None:
-            from concurrent.futures import ThreadPoolExecutor
+    """Run ``func(rows)`` over row ranges of ``out`` on the shared thread pool when ``out`` is large."""
+    from skframe._threads import run_row_ranges
 
-            _POOL = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="skframe-gram")
-    bounds = np.linspace(0, n, n_threads + 1).astype(int)
-    futures = [_POOL.submit(func, slice(a, b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-    for f in futures:
-        f.result()
+    n_threads = _n_threads()
+    if n_threads == 1 or out.size < _THREADED_ENTRIES:
+        func(slice(0, out.shape[0]))
+        return
+    run_row_ranges(lambda a, b: func(slice(a, b)), out.shape[0], n_threads)
 
 
 def _cdist_exp(X, Yt, metric, gamma, out):

@@ -1,0 +1,68 @@
+"""One shared thread pool for the plain-NumPy engine: row ranges of a block on the cores.
+
+SciPy's distances and sparse products and NumPy's ufuncs release the GIL on large arrays,
+so splitting a block's rows over threads uses every core without copying anything. The
+pool is created on first use and forgotten in a forked child (which has none of the
+parent's threads). Work submitted from a thread other than the main one runs inline
+(no nested pools, e.g. inside a Dask worker or a user's thread).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import threading
+
+__all__ = ["available_cores", "run_row_ranges"]
+
+_POOL = None
+_POOL_SIZE = 0
+_POOL_LOCK = threading.Lock()
+
+
+def _forget_pool():
+    global _POOL, _POOL_SIZE, _POOL_LOCK
+    _POOL, _POOL_SIZE, _POOL_LOCK = None, 0, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+def available_cores():
+    """Cores this process may use, capped by ``SKFRAME_NUM_THREADS`` when set."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    env = os.environ.get("SKFRAME_NUM_THREADS", "").strip()
+    if env.isdigit() and int(env) > 0:
+        cores = min(cores, int(env))
+    return max(1, cores)
+
+
+def run_row_ranges(func, n, n_threads=None):
+    """Call ``func(start, stop)`` on ``n_threads`` contiguous ranges covering ``range(n)``, in parallel.
+
+    Runs inline (one call) when one thread is asked for, when there are fewer rows than
+    threads, or when called from a thread other than the main one. Each range runs in a
+    copy of the caller's :mod:`contextvars` context. Exceptions of any range are raised here.
+    """
+    global _POOL, _POOL_SIZE
+    n_threads = available_cores() if n_threads is None else max(1, int(n_threads))
+    if n_threads == 1 or n < 2 * n_threads or threading.current_thread() is not threading.main_thread():
+        func(0, n)
+        return
+    with _POOL_LOCK:
+        if _POOL is None or _POOL_SIZE < n_threads:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _POOL = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="skframe-rows")
+            _POOL_SIZE = n_threads
+        pool = _POOL
+    bounds = [n * k // n_threads for k in range(n_threads + 1)]
+    # each range runs in a copy of the caller's context (e.g. the work size that picks the engine)
+    futures = [pool.submit(contextvars.copy_context().run, func, a, b)
+               for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    for f in futures:
+        f.result()
