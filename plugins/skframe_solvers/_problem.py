@@ -166,10 +166,16 @@ class FeatureMapProblem:
         return total / self.n + self.penalty(V), grad / self.n + self.lam * V
 
     # ------------------------------------------------------------------ square loss
+    def gram(self):
+        """``Z^T Z`` (r x r) of the in-memory features, computed once and kept (do not modify it)."""
+        if getattr(self, "_gram", None) is None:
+            self._gram = self.Z.T @ self.Z
+        return self._gram
+
     def ridge_V(self):
         """Closed-form minimiser of the square-loss problem in V (one r x r system or eigendecomposition)."""
         if self.in_memory:
-            A, ZtY = self.Z.T @ self.Z, self.Z.T @ self.Y
+            A, ZtY = self.gram().copy(), self.Z.T @ self.Y
         else:
             A, ZtY = self.problem.gram()
             A = np.array(A, dtype=np.float64)
