@@ -369,10 +369,28 @@ def serial_blas(enabled=True):
     if not enabled:
         yield
         return
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - scikit-learn requires it
+    controller = _blas_controller()
+    if controller is None:  # pragma: no cover - scikit-learn requires threadpoolctl
         yield
         return
-    with threadpool_limits(limits=1, user_api="blas"):
+    with controller.limit(limits=1, user_api="blas"):
         yield
+
+
+_CONTROLLER = []
+
+
+def _blas_controller():
+    """threadpoolctl's controller of the loaded BLAS libraries, built once per process.
+
+    Building one scans the process's shared libraries (about 15 ms); NumPy's BLAS, the one
+    the solvers use, is loaded with NumPy, before any solver runs.
+    """
+    if not _CONTROLLER:
+        try:
+            from threadpoolctl import ThreadpoolController
+        except ImportError:  # pragma: no cover
+            _CONTROLLER.append(None)
+        else:
+            _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0]
