@@ -8,7 +8,9 @@ ever passed, so each function is compiled once and cached on disk
 
 The exponential is evaluated by :func:`_exp_nonpositive_inplace`, a
 vectorisable Cody-Waite range reduction plus a degree-12 Taylor polynomial
-(relative error below 1e-15 on ``[-708, 0]``, exact 0 below). numba's
+(relative error below 1e-15 on ``[-708, 0]``, exact 0 below); the integer of
+the range reduction is read from the bits of ``x / ln 2 + 1.5 * 2**52``, as
+AVX2 has no vector float-to-int64 conversion. numba's
 ``math.exp`` calls scalar libm and is about 3x slower than NumPy's SIMD
 ``np.exp``; this polynomial vectorises (AVX2/AVX-512) inside the fused loops,
 which is what brings a Gaussian Gram block to the cost of one ``np.exp``
@@ -37,25 +39,35 @@ _INV_LN2 = 1.44269504088896338700e00
 _UNDERFLOW = -708.0  # exp(x) < 2.3e-308 below: returned as 0
 
 
+_SHIFT = 6755399441055744.0  # 1.5 * 2**52: x + _SHIFT rounds x to the integer held in its low bits
+_SHIFT_BITS = 0x4338000000000000  # the bits of _SHIFT
+
+
 @njit(nogil=True, fastmath=_FASTMATH, cache=True, inline="always")
 def _exp_nonpositive_inplace(a):
     """Replace each ``a[j] <= 0`` of a contiguous 1-D array by ``exp(a[j])``.
 
     Positive entries (rounding noise) are clamped to 0 (result 1); entries
-    below -708 give exactly 0.
+    below -708 give exactly 0. The integer k = round(x / ln 2) is obtained by
+    adding ``_SHIFT`` (no float-to-int64 conversion, which AVX2 lacks, so the
+    loop vectorises) and read back from the sum's bits, which also give 2**k.
     """
     bits = a.view(np.int64)
+    shift_bits = np.int64(_SHIFT_BITS)
     for j in range(a.shape[0]):
         x = min(a[j], 0.0)
         under = x < _UNDERFLOW
         x = 0.0 if under else x
-        kf = math.floor(x * _INV_LN2 + 0.5)
+        t = x * _INV_LN2 + _SHIFT
+        kf = t - _SHIFT  # round(x / ln 2), exactly (no reassoc among the fast-math flags)
         r = (x - kf * _LN2_HI) - kf * _LN2_LO  # |r| <= ln(2)/2
         p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 + r * (
             1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (1.0 / 362880 + r * (
                 1.0 / 3628800 + r * (1.0 / 39916800 + r * (1.0 / 479001600))))))))))))
+        a[j] = t
+        k = bits[j] - shift_bits  # the integer k, from the bits of t
         a[j] = 0.0 if under else p
-        bits[j] = bits[j] + (np.int64(kf) << 52)  # multiply by 2**kf (kf in [-1022, 0])
+        bits[j] = bits[j] + (k << 52)  # multiply by 2**k (k in [-1022, 0])
 
 
 _SQDIFF = 0  # ops of :func:`_tiled_row`: sum_k (x_k - y_k)^2
@@ -329,23 +341,29 @@ _INV_LN2_32 = np.float32(1.4426950408889634)
 _UNDERFLOW32 = np.float32(-87.0)  # exp(x) < 1.7e-38 below: returned as 0
 
 
+_SHIFT32 = np.float32(12582912.0)  # 1.5 * 2**23
+_SHIFT32_BITS = 0x4B400000
+
+
 @njit(nogil=True, fastmath=_FASTMATH, cache=True, inline="always")
 def _exp_nonpositive_inplace32(a):
     """Float32 version of :func:`_exp_nonpositive_inplace` (degree-7 polynomial, relative error < 2e-7)."""
     bits = a.view(np.int32)
     zero = np.float32(0.0)
-    half = np.float32(0.5)
+    shift_bits = np.int32(_SHIFT32_BITS)
     for j in range(a.shape[0]):
         x = min(a[j], zero)
         under = x < _UNDERFLOW32
         x = zero if under else x
-        kf = math.floor(x * _INV_LN2_32 + half)
-        k32 = np.float32(kf)
+        t = x * _INV_LN2_32 + _SHIFT32
+        k32 = t - _SHIFT32
         r = (x - k32 * _LN2_HI32) - k32 * _LN2_LO32
         p = np.float32(1.0) + r * (np.float32(1.0) + r * (np.float32(0.5) + r * (np.float32(1.0 / 6) + r * (
             np.float32(1.0 / 24) + r * (np.float32(1.0 / 120) + r * (np.float32(1.0 / 720) + r * np.float32(1.0 / 5040)))))))
+        a[j] = t
+        k = bits[j] - shift_bits
         a[j] = zero if under else p
-        bits[j] = bits[j] + (np.int32(kf) << 23)
+        bits[j] = bits[j] + (k << 23)
 
 
 def _exp_row(a):  # pragma: no cover - replaced in compiled code by the overload below
