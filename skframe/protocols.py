@@ -61,6 +61,10 @@ class Kernel(ABC):
         True when ``k(x, y) = <x, y>`` (lets structured models skip the output basis).
     ``backends``
         Array backends the kernel computes on (default ``("numpy",)``).
+    ``thread_safe``
+        True when several threads may call the kernel at once (it keeps no state that a
+        call changes); the plain-NumPy sketch product then shares tiles of rows among the
+        cores. Default False: the kernel is called from one thread, on whole chunks.
     ``spectral_sampler(d, m, rng)``
         For shift-invariant kernels: ``m`` frequencies of shape ``(m, d)`` drawn from
         the kernel's spectral measure (random Fourier features); absent otherwise.
@@ -72,6 +76,7 @@ class Kernel(ABC):
     normalized = False
     is_linear = False
     backends = ("numpy",)
+    thread_safe = False
 
     @abstractmethod
     def __call__(self, X, Y=None):

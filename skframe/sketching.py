@@ -184,7 +184,16 @@ def _block_times_mix(kernel, X_rows, X_sub, mix, diag, options, out):
     dtype = compute_dtype(options)
     if (diag is None and sp.issparse(mix) and dtype == np.float64 and type(X_rows) is np.ndarray
             and type(X_sub) is np.ndarray and select_engine(options) == "numpy"):
-        return _tiled_times_mix(kernel, X_rows, X_sub, mix, out)
+        if getattr(kernel, "thread_safe", False):
+            return _tiled_times_mix(kernel, X_rows, X_sub, mix, out)
+        # a kernel that may not be called from several threads: one call on the whole chunk, the
+        # block evaluated transposed, k(X_sub, X_rows), C-ordered (s' x rows), so SciPy's
+        # S_mix @ block needs no transposed copy of the large block
+        res = np.asarray(mix @ _kernel_block(kernel, X_sub, X_rows, dtype)).T
+        if out is None:
+            return np.ascontiguousarray(res)
+        out[...] = res
+        return out
     block = _kernel_block(kernel, X_rows, X_sub, dtype)
     if diag is not None:  # S_mix diagonal: scale the columns in place
         block *= diag.astype(dtype, copy=False)

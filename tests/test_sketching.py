@@ -200,3 +200,49 @@ def test_sketched_gram_products_on_distinct_rows(name, chunk_rows):
     assert_rel_close(KR, KR0)
     assert_rel_close(RKR, RKR0)
     assert sum(done) == 45
+
+
+def test_tiled_numpy_sketch_product_on_threads_equals_the_dense_formula(monkeypatch):
+    """Plain NumPy engine, thread-safe kernel: tiles of a few rows shared by 3 threads give K R^T exactly."""
+    import skframe._threads as threads
+    import skframe.sketching as sk
+    from skframe.registry import get_kernel
+
+    monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", str(10**12))
+    monkeypatch.setattr(sk, "_TILE_ENTRIES", 50)
+    monkeypatch.setattr(sk, "_THREADED_ENTRIES", 1)
+    monkeypatch.setattr(threads, "available_cores", lambda: 3)
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(301, 4))
+    kernel = get_kernel("gaussian", gamma=0.3)
+    assert kernel.thread_safe
+    R = PSparsifiedSketch(9, p=0.05).draw(301, np.random.default_rng(1))
+    KR, RKR = sketched_gram_products(kernel, X, R)
+    K = rbf_kernel(X, X, gamma=0.3)
+    dense = R.toarray()
+    assert_rel_close(KR, K @ dense.T, rtol=1e-13)
+    assert_rel_close(RKR, dense @ K @ dense.T, rtol=1e-12)
+
+
+def test_kernel_not_declared_thread_safe_is_called_from_one_thread(monkeypatch):
+    import threading
+
+    import skframe._threads as threads
+    import skframe.sketching as sk
+
+    calls = []
+
+    class Recording(RBF):
+        def __call__(self, X, Y=None):
+            calls.append(threading.current_thread() is threading.main_thread())
+            return super().__call__(X, Y)
+
+    monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", str(10**12))
+    monkeypatch.setattr(sk, "_TILE_ENTRIES", 50)
+    monkeypatch.setattr(sk, "_THREADED_ENTRIES", 1)
+    monkeypatch.setattr(threads, "available_cores", lambda: 3)
+    X = np.random.default_rng(6).normal(size=(120, 3))
+    R = PSparsifiedSketch(5, p=0.1).draw(120, np.random.default_rng(2))
+    KR, _ = sketched_gram_products(Recording(0.5), X, R)
+    assert calls and all(calls)
+    assert_rel_close(KR, RBF(0.5)(X, X) @ R.toarray().T, rtol=1e-12)

@@ -38,6 +38,7 @@ class _BaseKernel(Kernel):
     _sparse_ok = True
     backends = ("numpy",)
     dtypes = ("float64", "float32")
+    thread_safe = True  # parameters only: concurrent calls share nothing they change
 
     @property
     def params(self):
