@@ -87,9 +87,9 @@ class _Gram:
     """``Z^T diag(w) Z`` computed from the fewest rows: the rows with ``w != 0`` or, when most
     rows share the same weight ``w0``, ``w0 Z^T Z`` minus the rows that differ (``Z^T Z`` once)."""
 
-    def __init__(self, Z):
+    def __init__(self, Z, full=None):
         self.Z = Z
-        self._full = None
+        self._full = full  # Z^T Z when already known (FeatureMapProblem.gram)
 
     def __call__(self, w):
         nz = np.flatnonzero(w)
@@ -166,7 +166,7 @@ def newton_solve(fp, dual, V, tol, max_iter, trace, progress=None, mu0=None):
     lower = upper = None
     if dual.structure == "separable":
         lower, upper = dual.bounds(Y)
-    gram = _Gram(Z)
+    gram = _Gram(Z, getattr(fp, "_gram", None))
     smooth = dual.quad > 0
     F = fp.predict(V, Z)
     if smooth:
