@@ -132,6 +132,12 @@ class SumsProblem(ProjectedProblem):
     def blocks(self, chunk_rows=None):
         return self._feature_problem().blocks(chunk_rows)
 
+    def loss_pass(self, V, C, loss, gradient=True):
+        """The feature problem's one-pass loss and gradient without forming Z (see
+        :meth:`skframe.stream_problems.StreamedFeatureProblem.loss_pass`), or None."""
+        own = getattr(self._feature_problem(), "loss_pass", None)
+        return None if own is None else own(V, C, loss, gradient)
+
     def loss_sums(self, loss, W):
         """Distributed problems reduce the loss over partitions (see :func:`skframe.stream_problems.value_and_grad`)."""
         own = getattr(self._feature_problem(), "loss_sums", None)

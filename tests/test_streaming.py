@@ -308,3 +308,30 @@ def test_machine_keeps_or_streams_features_by_budget(budget, expected):
     model = SketchedKernelMachine(memory_budget=budget, **params).fit(X, y)
     assert model.representation_ == expected and ref.representation_ == "in-memory"
     np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=1e-7, atol=1e-8)
+
+
+def test_streamed_pass_without_features_equals_the_feature_blocks():
+    """loss_pass (K (proj V), proj^T K^T G) gives the objective and gradient of the Z = K proj blocks."""
+    import skframe_solvers._problem as P
+
+    X, Y = _data(900)
+    _, kernel, R = _reference(X, Y, "psr")
+    X_sub = X[R.indices]
+    proj, _ = feature_projection(kernel, X_sub, R.mix)
+    loss = _huber()
+    streamed = StreamedFeatureProblem(kernel, X, Y, X_sub, proj, ComputeOptions(chunk_rows=97))
+    dense = ArrayProblem(naive_gaussian(X, X_sub, GAMMA) @ proj, Y)
+    M = np.array([[2.0, 0.5], [0.5, 1.0]])
+    fs, fd = P.FeatureMapProblem(streamed, loss, LAM, M=M), P.FeatureMapProblem(dense, loss, LAM, M=M)
+    V = np.random.default_rng(3).normal(size=fs.shape)
+    assert streamed.loss_pass(V, fs.C, loss) is not None  # the factored pass is the one that runs
+    (v1, g1), (v2, g2) = fs.value_and_grad(V), fd.value_and_grad(V)
+    assert v1 == pytest.approx(v2, rel=1e-10)
+    np.testing.assert_allclose(g1, g2, rtol=1e-9, atol=1e-12)
+    assert fs.mean_loss(V) == pytest.approx(fd.mean_loss(V), rel=1e-10)
+    # float32 kernel blocks: the products stay float64, so the pass is as accurate as the blocks
+    f32 = StreamedFeatureProblem(kernel, X, Y, X_sub, proj, ComputeOptions(chunk_rows=97, dtype="float32"),
+                                 products="float32")
+    v3, g3 = P.FeatureMapProblem(f32, loss, LAM, M=M).value_and_grad(V)
+    assert v3 == pytest.approx(v2, rel=1e-5)
+    np.testing.assert_allclose(g3, g2, rtol=1e-4, atol=1e-4 * np.abs(g2).max())

@@ -142,8 +142,18 @@ class FeatureMapProblem:
         """``J(V)`` over all rows, penalty included."""
         return self.mean_loss(V) + self.penalty(V)
 
+    def _factored_pass(self, V, gradient):
+        """A streamed problem's own pass (:meth:`StreamedFeatureProblem.loss_pass`), or None."""
+        if self.in_memory:
+            return None
+        fn = getattr(self.problem, "loss_pass", None)
+        return None if fn is None else fn(V, self.C, self.loss, gradient)
+
     def mean_loss(self, V):
         """Data term ``(1/n) sum_i l(z_i^T V C, y_i)``."""
+        res = self._factored_pass(V, False)
+        if res is not None:
+            return res[0] / self.n
         total = 0.0
         for _, Zb, Yb in self.blocks():
             total += float(np.sum(self.loss.value(self.predict(V, Zb), Yb)))
@@ -158,6 +168,9 @@ class FeatureMapProblem:
 
     def value_and_grad(self, V):
         """Full objective and gradient, accumulated block by block."""
+        res = self._factored_pass(V, True)
+        if res is not None:
+            return res[0] / self.n + self.penalty(V), res[1] / self.n + self.lam * V
         total, grad = 0.0, np.zeros_like(V)
         for _, Zb, Yb in self.blocks():
             F = self.predict(V, Zb)
