@@ -223,9 +223,12 @@ def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, re
 def _partition_loss(kernel, X_part, Y_part, X_sub, proj, W, loss, dtype):
     """``(sum_i l(z_i^T W, y_i), Z^T G)`` of one partition (runs on a worker)."""
     K = get_engine(None).block(kernel, np.ascontiguousarray(X_part, dtype=np.float64), X_sub, _np_dtype(dtype))
-    Z = K.astype(np.float64) @ proj  # float32 blocks, float64 products (as the single-machine problem)
-    F = Z @ W
-    return float(np.sum(loss.value(F, Y_part))), Z.T @ np.asarray(loss.gradient(F, Y_part), dtype=np.float64)
+    K = K if K.dtype == np.float64 else K.astype(np.float64)  # float32 blocks, float64 products
+    # Z W = K (proj W) and Z^T G = proj^T (K^T G): the n x r features are never formed
+    # (as skframe.stream_problems.StreamedFeatureProblem.loss_pass)
+    F = K @ (proj @ W)
+    G = np.asarray(loss.gradient(F, Y_part), dtype=np.float64)
+    return float(np.sum(loss.value(F, Y_part))), proj.T @ (K.T @ G)
 
 
 def _add_pairs(a, b):
