@@ -372,3 +372,23 @@ def test_admm_float32_products_reach_the_certified_optimum(rng, name, params):
     assert 0 <= (got - best) / best <= 1e-5
     with pytest.raises(InvalidParameterError, match="products"):
         get_solver("admm", products="float16")
+
+
+def test_admm_float32_products_hand_over_to_float64(rng, monkeypatch):
+    """An uncertified float32 solve goes on with float64 products and a full check every check_every iterations."""
+    from skframe_solvers.admm import ADMMSolver
+
+    Z, Y = _data(rng, n=500, r=10)
+    loss = get_loss("epsilon-svr", epsilon=0.1)
+
+    def solve():
+        return get_solver("admm", tol=1e-6, max_iter=4000, products="float32").solve(ArrayProblem(Z, Y), loss, 1e-4)
+
+    screened = solve()
+    monkeypatch.setattr(ADMMSolver, "FLOAT32_HANDOVER", 0.0)  # hand over after the first iteration
+    handed = solve()
+    for res in (screened, handed):
+        assert res.stop_reason.startswith("converged") and 0 <= res.info["relative_gap"] <= 1e-6
+    assert len(screened.info["gap_history"]) < screened.n_iter // 10  # screened: only the certified checks
+    assert len(handed.info["gap_history"]) == handed.n_iter // 10  # float64: every check certified
+    assert _rel(handed.info["primal"], screened.info["primal"]) < 1e-5

@@ -91,7 +91,9 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
         float32 when Z has at least 2**20 entries and ``tol >= 1e-6``. With float32 products the
         gap checks are screened: P and D are estimated from the float32 products, and the float64
         certificate is computed when the estimates reach ``tol`` (``gap_history`` then lists the
-        certified checks only).
+        certified checks only). A solve still uncertified after a quarter of ``max_iter``
+        iterations goes on with float64 products and full checks (float32 rounding can hide
+        the last digits of a very small optimum).
     """
 
     name = "admm"
@@ -144,6 +146,8 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
 
     #: ``products="auto"`` uses float32 products from this many entries of Z on (smaller Z fit in the cache)
     FLOAT32_MIN_ENTRIES = 1 << 20
+    #: fraction of ``max_iter`` after which an uncertified float32 solve goes on in float64
+    FLOAT32_HANDOVER = 0.25
 
     def _iterate_scalar(self, fp, dual, init, progress, name, cap_name):
         """The iterations of :meth:`_iterate` for one output (``C`` is 1 x 1), on vectors, in place.
@@ -177,6 +181,7 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
         best = best_D = None
         screen = Zi is not Z and not self.polish
         cand_P = cand_D = None
+        switch_at = max(int(self.max_iter * self.FLOAT32_HANDOVER), 1)
         it = 0
         for it in range(1, self.max_iter + 1):
             # V-update in Z^T Z's eigenbasis (the s = c^2 of the general loop folded into v = V c)
@@ -213,6 +218,10 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
                 elif s_norm > 10 * r_norm:
                     rho = rho / 2.0
                     U *= 2.0
+            if screen and it >= switch_at:
+                # float32 noise may keep a problem with a tiny optimum from certifying: the rest of the
+                # iterations run in float64 with full checks
+                Zi, screen, cand_P, cand_D = Z, False, None, None
             if it % self.check_every and it < self.max_iter:
                 continue
             V = (v / c)[:, None]
