@@ -190,15 +190,20 @@ def test_feature_problem_representation(budget, expected):
     np.testing.assert_allclose(np.vstack([b[1] for b in blocks]), Z, rtol=1e-9, atol=1e-12)
 
 
-def test_streamed_iterative_loss_equals_in_memory():
-    X, Y = _data(1500)
+def _streamed_and_dense(n, chunk_rows):
+    """A p-SR streamed feature problem of n rows and the same problem with its features in memory."""
+    X, Y = _data(n)
     _, kernel, R = _reference(X, Y, "psr")
     X_sub = X[R.indices]
     proj, _ = feature_projection(kernel, X_sub, R.mix)
+    streamed = StreamedFeatureProblem(kernel, X, Y, X_sub, proj, ComputeOptions(chunk_rows=chunk_rows))
+    return streamed, ArrayProblem(naive_gaussian(X, X_sub, GAMMA) @ proj, Y)
+
+
+def test_streamed_iterative_loss_equals_in_memory():
     loss = _huber()
-    streamed = StreamedFeatureProblem(kernel, X, Y, X_sub, proj, ComputeOptions(chunk_rows=211))
-    Z = naive_gaussian(X, X_sub, GAMMA) @ proj
-    dense = ArrayProblem(Z, Y)
+    streamed, dense = _streamed_and_dense(1500, 211)
+    proj = streamed.proj
     W = np.random.default_rng(0).normal(size=(proj.shape[1], 2))
     v1, g1 = value_and_grad(streamed, loss, W, LAM)
     v2, g2 = value_and_grad(dense, loss, W, LAM)
@@ -314,13 +319,8 @@ def test_streamed_pass_without_features_equals_the_feature_blocks():
     """loss_pass (K (proj V), proj^T K^T G) gives the objective and gradient of the Z = K proj blocks."""
     import skframe_solvers._problem as P
 
-    X, Y = _data(900)
-    _, kernel, R = _reference(X, Y, "psr")
-    X_sub = X[R.indices]
-    proj, _ = feature_projection(kernel, X_sub, R.mix)
     loss = _huber()
-    streamed = StreamedFeatureProblem(kernel, X, Y, X_sub, proj, ComputeOptions(chunk_rows=97))
-    dense = ArrayProblem(naive_gaussian(X, X_sub, GAMMA) @ proj, Y)
+    streamed, dense = _streamed_and_dense(900, 97)
     M = np.array([[2.0, 0.5], [0.5, 1.0]])
     fs, fd = P.FeatureMapProblem(streamed, loss, LAM, M=M), P.FeatureMapProblem(dense, loss, LAM, M=M)
     V = np.random.default_rng(3).normal(size=fs.shape)
@@ -330,8 +330,8 @@ def test_streamed_pass_without_features_equals_the_feature_blocks():
     np.testing.assert_allclose(g1, g2, rtol=1e-9, atol=1e-12)
     assert fs.mean_loss(V) == pytest.approx(fd.mean_loss(V), rel=1e-10)
     # float32 kernel blocks: the products stay float64, so the pass is as accurate as the blocks
-    f32 = StreamedFeatureProblem(kernel, X, Y, X_sub, proj, ComputeOptions(chunk_rows=97, dtype="float32"),
-                                 products="float32")
+    f32 = StreamedFeatureProblem(streamed.kernel, streamed.X, streamed.Y, streamed.X_sub, streamed.proj,
+                                 ComputeOptions(chunk_rows=97, dtype="float32"), products="float32")
     v3, g3 = P.FeatureMapProblem(f32, loss, LAM, M=M).value_and_grad(V)
     assert v3 == pytest.approx(v2, rel=1e-5)
     np.testing.assert_allclose(g3, g2, rtol=1e-4, atol=1e-4 * np.abs(g2).max())

@@ -57,6 +57,17 @@ def loss_prox(dual, V_pred, Y, c, lower=None, upper=None):
     return np.clip(soft / (dual.quad + inv), lower, upper)
 
 
+def _certify(trace, best, best_D, P, V, D):
+    """Record a checked pair (P at V, D): every D is a lower bound and every P an upper bound of
+    the optimum, so the certificate uses the best of each seen so far (the iterates oscillate)
+    and the primal point of the best P is the one returned. Appends ``(P, D, gap)`` to trace."""
+    if best is None or P < best[0]:
+        best = (P, V)
+    best_D = D if best_D is None else max(best_D, D)
+    trace.append((best[0], best_D, relative_gap(best[0], best_D)))
+    return best, best_D
+
+
 class ADMMSolver(DualSolverMixin, BaseSolver):
     """ADMM with a closed-form loss proximal step and a duality-gap stop (see the module docstring).
 
@@ -136,6 +147,19 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
                 return self._iterate_scalar(fp, dual, init, progress, name, cap_name)
             return self._iterate(fp, dual, init, progress, name, cap_name)
 
+    def _rho_factor(self, it, ZV, F, F_old, rho):
+        """Residual balancing of the penalty: 2 or 1/2 when the primal and dual residuals differ by
+        more than 10x (every 5 iterations during the first ``adapt_until``), else 1."""
+        if not (self.adaptive and it % 5 == 0 and it <= self.adapt_until):
+            return 1.0
+        r_norm = np.linalg.norm(ZV - F)
+        s_norm = rho * np.linalg.norm(F - F_old)
+        if r_norm > 10 * s_norm:
+            return 2.0
+        if s_norm > 10 * r_norm:
+            return 0.5
+        return 1.0
+
     def _float32_products(self, Z):
         """True when the iterations multiply by a float32 copy of Z (``products``, see the class)."""
         if self.products == "float64":
@@ -209,15 +233,10 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
             U -= F
             if progress is not None:
                 progress(1)
-            if self.adaptive and it % 5 == 0 and it <= self.adapt_until:
-                r_norm = np.linalg.norm(ZV - F)
-                s_norm = rho * np.linalg.norm(F - F_old)
-                if r_norm > 10 * s_norm:
-                    rho = rho * 2.0
-                    U /= 2.0
-                elif s_norm > 10 * r_norm:
-                    rho = rho / 2.0
-                    U *= 2.0
+            factor = self._rho_factor(it, ZV, F, F_old, rho)
+            if factor != 1.0:
+                rho *= factor
+                U /= factor
             if screen and it >= switch_at:
                 # float32 noise may keep a problem with a tiny optimum from certifying: the rest of the
                 # iterations run in float64 with full checks
@@ -241,11 +260,7 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
                 V, A_now = cand_P[1], cand_D[1]
                 cand_P = cand_D = None  # estimates start afresh if the certificate disagrees
             D, _ = dual_objective(fp, A_now)
-            P = fp.objective(V)
-            if best is None or P < best[0]:
-                best = (P, V)
-            best_D = D if best_D is None else max(best_D, D)
-            trace.append((best[0], best_D, relative_gap(best[0], best_D)))
+            best, best_D = _certify(trace, best, best_D, fp.objective(V), V, D)
             if trace[-1][2] <= self.tol:
                 break
             if self.polish:
@@ -292,23 +307,13 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
             U += ZR - F
             if progress is not None:
                 progress(1)
-            if self.adaptive and it % 5 == 0 and it <= self.adapt_until:
-                r_norm = np.linalg.norm(ZV - F)
-                s_norm = rho * np.linalg.norm(F - F_old)
-                if r_norm > 10 * s_norm:
-                    rho, U = rho * 2.0, U / 2.0
-                elif s_norm > 10 * r_norm:
-                    rho, U = rho / 2.0, U * 2.0
+            factor = self._rho_factor(it, ZV, F, F_old, rho)
+            if factor != 1.0:
+                rho, U = rho * factor, U / factor
             if it % self.check_every and it < self.max_iter:
                 continue
             D, _ = dual_objective(fp, -rho * U)
-            P = fp.objective(V)
-            # every D is a lower bound and every P an upper bound of the optimum: certify with the best
-            # of each seen so far (the iterates oscillate), and return the primal point of the best P
-            if best is None or P < best[0]:
-                best = (P, V)
-            best_D = D if best_D is None else max(best_D, D)
-            trace.append((best[0], best_D, relative_gap(best[0], best_D)))
+            best, best_D = _certify(trace, best, best_D, fp.objective(V), V, D)
             if trace[-1][2] <= self.tol:
                 V = best[1]
                 break
