@@ -26,7 +26,7 @@ from .deps import require
 from .exceptions import DistributedError, InvalidInputError
 from .memory import plan_stream
 from .options import DEFAULT_OPTIONS
-from .stream_problems import ProjectedProblem
+from .stream_problems import ProjectedProblem, block_loss_sums
 from .linalg import default_rtol, eigh_truncated
 from .streaming import (StreamedRidge, _np_dtype, block_shift, chunk_sums, get_engine, product_precision,
                         ridge_from_sums, sketch_gram)
@@ -223,12 +223,10 @@ def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, re
 def _partition_loss(kernel, X_part, Y_part, X_sub, proj, W, loss, dtype):
     """``(sum_i l(z_i^T W, y_i), Z^T G)`` of one partition (runs on a worker)."""
     K = get_engine(None).block(kernel, np.ascontiguousarray(X_part, dtype=np.float64), X_sub, _np_dtype(dtype))
-    K = K if K.dtype == np.float64 else K.astype(np.float64)  # float32 blocks, float64 products
     # Z W = K (proj W) and Z^T G = proj^T (K^T G): the n x r features are never formed
-    # (as skframe.stream_problems.StreamedFeatureProblem.loss_pass)
-    F = K @ (proj @ W)
-    G = np.asarray(loss.gradient(F, Y_part), dtype=np.float64)
-    return float(np.sum(loss.value(F, Y_part))), proj.T @ (K.T @ G)
+    W = np.asarray(W, dtype=np.float64)
+    total, KG = block_loss_sums(K, proj @ W, np.eye(W.shape[1]), Y_part, loss)
+    return total, proj.T @ KG
 
 
 def _add_pairs(a, b):

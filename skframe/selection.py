@@ -347,10 +347,7 @@ def select_sketch_sizes(X, Y, *, input_kernel, output_kernel, lam, sizes_x=None,
     kx = get_kernel(input_kernel) if isinstance(input_kernel, str) else input_kernel
     ky = get_kernel(output_kernel) if isinstance(output_kernel, str) else output_kernel
     rng = np.random.default_rng(random_state)
-    n = n_items(X)
-    perm = rng.permutation(n)
-    n_val = max(1, int(round(val_fraction * n)))
-    va, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+    tr, va = _holdout(n_items(X), val_fraction, rng)
     Xtr, Xva, Ytr, Yva = take(X, tr), take(X, va), Y[tr], Y[va]
     kx, ky = kernel_prepare(kx, Xtr), kernel_prepare(ky, Ytr)  # e.g. gamma='scale', set on the training part
     lev_x = approximate_leverage_scores(kx, Xtr, lam, n_samples=n_leverage, random_state=rng)
@@ -375,6 +372,13 @@ def select_sketch_sizes(X, Y, *, input_kernel, output_kernel, lam, sizes_x=None,
     )
 
 
+def _holdout(n, val_fraction, rng):
+    """Sorted training and validation indices: a random ``val_fraction`` of ``range(n)`` (at least 1) held out."""
+    perm = rng.permutation(n)
+    n_val = max(1, int(round(val_fraction * n)))
+    return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+
+
 def _select_output_size(Y, output_kernel, lam, sizes_y, output_sketch, val_fraction, inference_budget, n_repeats,
                         n_leverage, tol, random_state, metric):
     """m_Y alone (DSOKR): output leverage scores and the Perfect-h curve on a held-out part of Y."""
@@ -382,10 +386,7 @@ def _select_output_size(Y, output_kernel, lam, sizes_y, output_sketch, val_fract
 
     ky = get_kernel(output_kernel) if isinstance(output_kernel, str) else output_kernel
     rng = np.random.default_rng(random_state)
-    n = n_items(Y)
-    perm = rng.permutation(n)
-    n_val = max(1, int(round(val_fraction * n)))
-    va, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+    tr, va = _holdout(n_items(Y), val_fraction, rng)
     Ytr, Yva = Y[tr], Y[va]
     ky = kernel_prepare(ky, Ytr)
     lev_y = approximate_leverage_scores(ky, Ytr, lam, n_samples=n_leverage, random_state=rng)

@@ -115,19 +115,15 @@ class StreamedFeatureProblem(ProjectedProblem):
         if self._engine.name != "numpy":
             return None
         dtype = _np_dtype(self.options.dtype)
-        V = np.asarray(V, dtype=np.float64)
-        PV = self.proj @ V  # (s', k)
+        PV = self.proj @ np.asarray(V, dtype=np.float64)  # (s', k)
         total = 0.0
         acc = np.zeros_like(PV) if gradient else None
         for _, Xc, Yc in iter_rows(self.X, self.Y, self.chunk_rows):
             K = self._engine.block(self.kernel, self._engine.asarray(Xc), self._Xs, dtype)
-            K = K if K.dtype == np.float64 else K.astype(np.float64)
-            Yb = np.asarray(Yc, dtype=np.float64)
-            Yb = Yb[:, None] if Yb.ndim == 1 else Yb
-            F = (K @ PV) @ C
-            total += float(np.sum(loss.value(F, Yb)))
+            part, KG = block_loss_sums(K, PV, C, Yc, loss, gradient)
+            total += part
             if gradient:
-                acc += K.T @ (loss.gradient(F, Yb) @ C.T)
+                acc += KG
         return total, (self.proj.T @ acc if gradient else None)
 
     def gram(self):
@@ -140,6 +136,22 @@ class StreamedFeatureProblem(ProjectedProblem):
             B += (Zb.T @ Yb.astype(Zb.dtype)).astype(np.float64)
         A = np.triu(A)
         return A + np.triu(A, 1).T, B
+
+
+def block_loss_sums(K, PV, C, Y, loss, gradient=True):
+    """``(sum_i l(f_i, y_i), K^T G C^T)`` of one kernel block K at ``F = K PV C`` (``PV = proj V``).
+
+    The per-block step of a pass that never forms the features ``Z = K proj``
+    (:meth:`StreamedFeatureProblem.loss_pass`, the Dask partitions): float32 blocks are
+    multiplied in float64. ``G`` is the loss gradient at F; the second item is None without
+    ``gradient``.
+    """
+    K = K if K.dtype == np.float64 else K.astype(np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    Y = Y[:, None] if Y.ndim == 1 else Y
+    F = (K @ PV) @ C
+    total = float(np.sum(loss.value(F, Y)))
+    return total, (K.T @ (np.asarray(loss.gradient(F, Y), dtype=np.float64) @ C.T) if gradient else None)
 
 
 def make_feature_problem(kernel, X, Y, X_sub, proj, options=None, *, products=None):
@@ -175,9 +187,9 @@ def value_and_grad(problem, loss, W, lam, *, chunk_rows=None):
     sums instead.
     """
     W = np.asarray(W, dtype=np.float64)
-    own = getattr(problem, "loss_sums", None)
     factored = getattr(problem, "loss_pass", None)
     res = factored(W, np.eye(W.shape[1]), loss) if factored is not None else None
+    own = getattr(problem, "loss_sums", None)
     if res is not None:  # a streamed problem's pass without forming the features
         total, G = res
     elif own is not None:

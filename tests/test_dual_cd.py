@@ -31,6 +31,12 @@ LAM = 0.05
 METHODS = ["epochs", "newton", "admm"]
 
 
+#: every built-in loss with a dual, as (name, params, kind of targets)
+EVERY_LOSS = [("huber", {"kappa": 0.5}, "reg"), ("epsilon-svr", {"epsilon": 0.2}, "reg"),
+              ("epsilon-ridge", {"epsilon": 0.2}, "reg"), ("pinball", {"quantiles": [0.3, 0.8]}, "reg"),
+              ("hinge", {}, "clf")]
+
+
 def _data(rng, n=60, r=6, d=1, kind="reg"):
     Z = rng.normal(size=(n, r))
     Y = Z @ rng.normal(size=(r, d)) + 0.5 * rng.standard_t(2, size=(n, d))
@@ -256,9 +262,7 @@ def test_losses_declare_default_solver_and_dual():
 
 
 @pytest.mark.parametrize("M", [None, M2], ids=["M=I", "M=coupled"])
-@pytest.mark.parametrize("name,params,kind", [("huber", {"kappa": 0.5}, "reg"), ("epsilon-svr", {"epsilon": 0.2}, "reg"),
-                                              ("epsilon-ridge", {"epsilon": 0.2}, "reg"),
-                                              ("pinball", {"quantiles": [0.3, 0.8]}, "reg"), ("hinge", {}, "clf")])
+@pytest.mark.parametrize("name,params,kind", EVERY_LOSS)
 def test_admm_reaches_the_dual_cd_optimum(rng, name, params, kind, M):
     Z, Y = _data(rng, n=60, r=5, d=2, kind=kind)
     ref = _fit(Z, Y, name, params, M=M)  # dual-cd to a 1e-10 gap
@@ -284,9 +288,7 @@ def test_admm_small_lam_and_errors(rng):
 
 
 @pytest.mark.parametrize("M", [None, M2], ids=["M=I", "M=coupled"])
-@pytest.mark.parametrize("name,params,kind", [("huber", {"kappa": 0.5}, "reg"), ("epsilon-svr", {"epsilon": 0.2}, "reg"),
-                                              ("epsilon-ridge", {"epsilon": 0.2}, "reg"),
-                                              ("pinball", {"quantiles": [0.3, 0.8]}, "reg"), ("hinge", {}, "clf")])
+@pytest.mark.parametrize("name,params,kind", EVERY_LOSS)
 def test_newton_steps_reach_the_epochs_optimum(rng, name, params, kind, M):
     """method='newton' (smoothed semismooth Newton) and the coordinate epochs: same optimum, both certified."""
     Z, Y = _data(rng, n=60, r=5, d=2, kind=kind)

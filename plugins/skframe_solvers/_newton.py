@@ -89,7 +89,8 @@ class _Gram:
 
     def __init__(self, Z, full=None):
         self.Z = Z
-        self._full = full  # Z^T Z when already known (FeatureMapProblem.gram)
+        self._full = None
+        self._full_of = full  # callable giving Z^T Z when it is shared (FeatureMapProblem.gram)
 
     def __call__(self, w):
         nz = np.flatnonzero(w)
@@ -99,7 +100,7 @@ class _Gram:
         other = np.flatnonzero(w != w0)
         if other.size < 0.5 * nz.size:
             if self._full is None:
-                self._full = self.Z.T @ self.Z
+                self._full = self._full_of() if self._full_of is not None else self.Z.T @ self.Z
             Zo = self.Z[other]
             return w0 * self._full - Zo.T @ ((w0 - w[other])[:, None] * Zo)
         Zs = self.Z[nz]
@@ -166,7 +167,7 @@ def newton_solve(fp, dual, V, tol, max_iter, trace, progress=None, mu0=None):
     lower = upper = None
     if dual.structure == "separable":
         lower, upper = dual.bounds(Y)
-    gram = _Gram(Z, getattr(fp, "_gram", None))
+    gram = _Gram(Z, fp.gram)
     smooth = dual.quad > 0
     F = fp.predict(V, Z)
     if smooth:

@@ -64,6 +64,7 @@ class FeatureMapProblem:
         self.chunk_rows = chunk_rows
         self.n, self.r, d = int(problem.n), int(problem.r), int(problem.d)
         self.d = d
+        self._gram = None  # Z^T Z, computed once by gram()
         feats = problem.features()
         if feats is not None:
             Z, Yf = feats
@@ -181,7 +182,7 @@ class FeatureMapProblem:
     # ------------------------------------------------------------------ square loss
     def gram(self):
         """``Z^T Z`` (r x r) of the in-memory features, computed once and kept (do not modify it)."""
-        if getattr(self, "_gram", None) is None:
+        if self._gram is None:
             self._gram = self.Z.T @ self.Z
         return self._gram
 
