@@ -115,8 +115,8 @@ def _cdist_exp(X, Yt, metric, gamma, out):
         cdist(X[rows], Y, metric, out=part)
         for tile in _row_tiles(part):
             t = part[tile]
-            t *= -gamma
-            _exp_nonpositive(t, t)
+            t *= -gamma  # distances are >= 0 and gamma > 0: no clamp needed before the exponential
+            np.exp(t, out=t)
 
     _row_parallel(rows_of, out)
     return True
