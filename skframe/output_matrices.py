@@ -29,6 +29,7 @@ import os
 import numpy as np
 
 from .exceptions import DataFormatError, InvalidParameterError
+from .protocols import repr_from_params
 
 __all__ = [
     "OUTPUT_MATRICES",
@@ -75,9 +76,7 @@ class OutputMatrix:
         """
         raise NotImplementedError
 
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
-        return f"{type(self).__name__}({args})"
+    __repr__ = repr_from_params
 
     def __eq__(self, other):
         return type(self) is type(other) and self.params == other.params

@@ -28,7 +28,23 @@ __all__ = [
     "kernel_prepare",
     "kernel_is_linear",
     "kernel_backends",
+    "repr_from_params",
 ]
+
+
+def repr_from_params(component):
+    """``Name(key=value, ...)`` from a component's ``params``: its ``__repr__`` (``__repr__ = repr_from_params``).
+
+    Examples
+    --------
+    >>> class Scaled:
+    ...     params = {"factor": 2.0}
+    ...     __repr__ = repr_from_params
+    >>> Scaled()
+    Scaled(factor=2.0)
+    """
+    args = ", ".join(f"{k}={v!r}" for k, v in component.params.items())
+    return f"{type(component).__name__}({args})"
 
 
 class Kernel(ABC):

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from skframe.collections import chunks
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.options import DEFAULT_OPTIONS
-from skframe.protocols import Kernel
+from skframe.protocols import Kernel, repr_from_params
 from skframe.sketching import rows_within_budget
 from skframe.validation import check_same_features
 
@@ -45,9 +45,7 @@ class _BaseKernel(Kernel):
         """dict: constructor parameters, JSON-serialisable; ``type(self)(**self.params)`` rebuilds the kernel."""
         return {name: getattr(self, name) for name in self._param_names}
 
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
-        return f"{type(self).__name__}({args})"
+    __repr__ = repr_from_params
 
     def __eq__(self, other):
         return type(self) is type(other) and self.params == other.params

@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.protocols import Loss
+from skframe.protocols import Loss, repr_from_params
 from skframe.validation import check_scalar
 
 from skframe.backend import lazy_module, numba_min_work
@@ -93,9 +93,7 @@ class _BaseLoss(Loss):
         """Mean loss ``(1/n) sum_i l(F_i, Y_i)``."""
         return float(np.mean(self.value(F, Y)))
 
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
-        return f"{type(self).__name__}({args})"
+    __repr__ = repr_from_params
 
 
 class SquareLoss(_BaseLoss):

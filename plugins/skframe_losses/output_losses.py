@@ -37,7 +37,7 @@ import math
 import numpy as np
 
 from skframe.exceptions import InvalidInputError
-from skframe.protocols import Loss
+from skframe.protocols import Loss, repr_from_params
 from skframe.validation import check_scalar
 
 from .losses import _as_pair
@@ -95,9 +95,7 @@ class _OutputLoss(Loss):
     def objective(self, F, Y, offset=None):
         return float(np.mean(self.value(F, Y, offset)))
 
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
-        return f"{type(self).__name__}({args})"
+    __repr__ = repr_from_params
 
 
 class OutputSquareLoss(_OutputLoss):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from skframe.exceptions import InvalidParameterError
-from skframe.protocols import Sketch
+from skframe.protocols import Sketch, repr_from_params
 from skframe.validation import check_scalar
 
 
@@ -25,6 +25,4 @@ class _BaseSketch(Sketch):
     def params(self):
         return {"size": self.size}
 
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
-        return f"{type(self).__name__}({args})"
+    __repr__ = repr_from_params

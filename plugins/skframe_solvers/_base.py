@@ -8,7 +8,7 @@ import numpy as np
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.problems import SolveResult
-from skframe.protocols import Solver
+from skframe.protocols import Solver, repr_from_params
 from skframe.validation import check_scalar
 
 from ._duality import gap_report
@@ -38,9 +38,7 @@ class BaseSolver(Solver):
     def params(self):
         return {}
 
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
-        return f"{type(self).__name__}({args})"
+    __repr__ = repr_from_params
 
     def _check_lam(self, lam):
         return check_scalar(lam, "lam", low=0, low_inclusive=False, fix="lam must be > 0, e.g. 1e-3")
