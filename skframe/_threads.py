@@ -13,7 +13,12 @@ import contextvars
 import os
 import threading
 
-__all__ = ["available_cores", "run_row_ranges"]
+__all__ = ["THREADED_ENTRIES", "available_cores", "run_row_ranges", "threads_for"]
+
+#: Blocks of at least this many entries are split by rows over the cores (smaller ones cost less
+#: than handing them to the threads); each row is computed as in one pass, so results do not
+#: depend on the split
+THREADED_ENTRIES = 1 << 21
 
 _POOL = None
 _POOL_SIZE = 0
@@ -39,6 +44,11 @@ def available_cores():
     if env.isdigit() and int(env) > 0:
         cores = min(cores, int(env))
     return max(1, cores)
+
+
+def threads_for(entries):
+    """Threads for a block of ``entries`` entries: 1 below :data:`THREADED_ENTRIES`, else :func:`available_cores`."""
+    return 1 if entries < THREADED_ENTRIES else available_cores()
 
 
 def run_row_ranges(func, n, n_threads=None):

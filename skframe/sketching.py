@@ -151,8 +151,6 @@ def _kernel_block(kernel, X, Y, dtype):
 #: Kernel entries of one tile of :func:`_tiled_times_mix` (2 MB of float64, kept in the cache
 #: between the kernel's passes and the sparse product)
 _TILE_ENTRIES = 1 << 18
-#: Blocks of at least this many kernel entries are split over the cores
-_THREADED_ENTRIES = 1 << 21
 
 
 def _tiled_times_mix(kernel, X_rows, X_sub, mix, out):
@@ -163,7 +161,7 @@ def _tiled_times_mix(kernel, X_rows, X_sub, mix, out):
     the tiles are shared among the cores (:func:`skframe._threads.run_row_ranges`). The
     kernel values are those of one call on all rows (each entry depends on its pair only).
     """
-    from ._threads import run_row_ranges
+    from ._threads import run_row_ranges, threads_for
 
     rows, s = X_rows.shape[0], X_sub.shape[0]
     if out is None:
@@ -176,7 +174,7 @@ def _tiled_times_mix(kernel, X_rows, X_sub, mix, out):
             t1 = min(t0 + tile, stop)
             out[t0:t1] = _kernel_block(kernel, X_rows[t0:t1], X_sub, np.float64) @ mix_t
 
-    run_row_ranges(work, rows, None if rows * s >= _THREADED_ENTRIES else 1)
+    run_row_ranges(work, rows, threads_for(rows * s))
     return out
 
 

@@ -135,15 +135,16 @@ def test_numpy_engine_products_equal_the_compiled_ones(sketch, monkeypatch):
 
 def test_numpy_gaussian_block_split_over_threads_equals_one_pass(monkeypatch):
     """The plain engine splits large blocks by rows over the cores: same numbers, any split."""
+    import skframe._threads as threads
     from skframe_kernels import _gram_numpy as g
 
     rng = np.random.default_rng(1)
     X, Y = rng.random((700, 5)), rng.random((300, 5))
     one_pass = np.empty((700, 300))
-    monkeypatch.setattr(g, "_THREADED_ENTRIES", 10**12)
+    monkeypatch.setattr(threads, "THREADED_ENTRIES", 10**12)
     g.sqeuclidean_exp_direct(X, Y.T, 0.3, one_pass)
-    monkeypatch.setattr(g, "_THREADED_ENTRIES", 1)
-    monkeypatch.setattr(g, "_n_threads", lambda: 3)
+    monkeypatch.setattr(threads, "THREADED_ENTRIES", 1)
+    monkeypatch.setattr(threads, "available_cores", lambda: 3)
     split = np.empty_like(one_pass)
     g.sqeuclidean_exp_direct(X, Y.T, 0.3, split)
     np.testing.assert_array_equal(split, one_pass)
@@ -170,10 +171,11 @@ def test_numpy_gaussian_block_after_fork_does_not_hang(monkeypatch):
     """A process forked after a threaded block computes its own blocks (no dead thread pool)."""
     import multiprocessing
 
+    import skframe._threads as threads
     from skframe_kernels import _gram_numpy as g
 
-    monkeypatch.setattr(g, "_THREADED_ENTRIES", 1)
-    monkeypatch.setattr(g, "_n_threads", lambda: 2)
+    monkeypatch.setattr(threads, "THREADED_ENTRIES", 1)
+    monkeypatch.setattr(threads, "available_cores", lambda: 2)
     rng = np.random.default_rng(2)
     X, Y = rng.random((200, 3)), rng.random((50, 3))
     parent = np.empty((200, 50))
@@ -185,10 +187,11 @@ def test_numpy_gaussian_block_after_fork_does_not_hang(monkeypatch):
 
 
 def _child_block(X, Y):
+    import skframe._threads as threads
     from skframe_kernels import _gram_numpy as g
 
-    g._THREADED_ENTRIES = 1
-    g._n_threads = lambda: 2
+    threads.THREADED_ENTRIES = 1
+    threads.available_cores = lambda: 2
     out = np.empty((X.shape[0], Y.shape[0]))
     g.sqeuclidean_exp_direct(X, Y.T, 0.5, out)
     return out

@@ -210,7 +210,7 @@ def test_tiled_numpy_sketch_product_on_threads_equals_the_dense_formula(monkeypa
 
     monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", str(10**12))
     monkeypatch.setattr(sk, "_TILE_ENTRIES", 50)
-    monkeypatch.setattr(sk, "_THREADED_ENTRIES", 1)
+    monkeypatch.setattr(threads, "THREADED_ENTRIES", 1)
     monkeypatch.setattr(threads, "available_cores", lambda: 3)
     rng = np.random.default_rng(5)
     X = rng.normal(size=(301, 4))
@@ -239,7 +239,7 @@ def test_kernel_not_declared_thread_safe_is_called_from_one_thread(monkeypatch):
 
     monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", str(10**12))
     monkeypatch.setattr(sk, "_TILE_ENTRIES", 50)
-    monkeypatch.setattr(sk, "_THREADED_ENTRIES", 1)
+    monkeypatch.setattr(threads, "THREADED_ENTRIES", 1)
     monkeypatch.setattr(threads, "available_cores", lambda: 3)
     X = np.random.default_rng(6).normal(size=(120, 3))
     R = PSparsifiedSketch(5, p=0.1).draw(120, np.random.default_rng(2))

@@ -75,26 +75,15 @@ def _feature_sums(X, Yt, out, op, scale=None):
             _exp_nonpositive(acc, acc)
 
 
-#: Blocks of at least this many entries are split by rows over the available cores (SciPy's
-#: distances and NumPy's ufuncs release the GIL; each row is computed exactly as in one pass,
-#: so the result does not depend on the split).
-_THREADED_ENTRIES = 1 << 21
-
-def _n_threads():
-    from skframe._threads import available_cores
-
-    return available_cores()
-
-
 def _row_parallel(func, out):
-    """Run ``func(rows)`` over row ranges of ``out`` on the shared thread pool when ``out`` is large."""
-    from skframe._threads import run_row_ranges
+    """Run ``func(rows)`` over row ranges of ``out`` on the shared thread pool when ``out`` is large.
 
-    n_threads = _n_threads()
-    if n_threads == 1 or out.size < _THREADED_ENTRIES:
-        func(slice(0, out.shape[0]))
-        return
-    run_row_ranges(lambda a, b: func(slice(a, b)), out.shape[0], n_threads)
+    SciPy's distances and NumPy's ufuncs release the GIL; the size from which a block is split
+    is :data:`skframe._threads.THREADED_ENTRIES`.
+    """
+    from skframe._threads import run_row_ranges, threads_for
+
+    run_row_ranges(lambda a, b: func(slice(a, b)), out.shape[0], threads_for(out.size))
 
 
 def _cdist_exp(X, Yt, metric, gamma, out):
