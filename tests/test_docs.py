@@ -161,7 +161,10 @@ def _missing_module(opts):
     import importlib.util
 
     for name in re.findall(r"\bneeds (\w+)", opts):
-        if importlib.util.find_spec(name) is None:
+        try:
+            if importlib.util.find_spec(name) is None:
+                return name
+        except ImportError:  # an import hook that refuses the module (e.g. an environment that blocks it)
             return name
     return None
 

@@ -15,6 +15,7 @@ from skframe.streaming import (StreamSums, accumulate, chunk_sums, fit_sketched_
                                predict_chunks, sketch_gram)
 from skframe.problems import ArrayProblem
 from tests.naive import naive_gaussian
+from tests.tolerances import assert_normwise_close, gaussian_float32_perturbation, solve_rtol, sketched_ridge_conditions
 
 GAMMA, LAM, M = 2.0, 1e-3, 40
 
@@ -130,7 +131,11 @@ def test_product_precision_follows_conditioning():
     res = fit_sketched_ridge(kernel, X, Y, R, LAM, options=ComputeOptions(dtype="float32"))
     assert res.info["products"] == "float32"
     ref = fit_sketched_ridge(kernel, X, Y, R, LAM)
-    np.testing.assert_allclose(res.coef, ref.coef, rtol=1e-4, atol=1e-5 * np.abs(ref.coef).max())
+    # float32 kernel blocks perturb every entry by ~eps32 (1 + gamma ||x||^2); the solve amplifies that by
+    # its conditioning (the bound is normwise: one small coefficient may move more, by the BLAS kernel used)
+    kappa, kappa_rkr = sketched_ridge_conditions(kernel, X, R, LAM)
+    delta = gaussian_float32_perturbation(X, X[R.indices], 20.0)
+    assert_normwise_close(res.coef, ref.coef, solve_rtol(kappa * kappa_rkr, delta))
     wide = resolve_kernel("gaussian", {"gamma": 0.5})  # m = 40 on 4 features: kappa ~ 5e6, products in float64
     R = draw_sketch(resolve_sketch("subsample", 40, None), len(X), np.random.default_rng(0))
     res = fit_sketched_ridge(wide, X, Y, R, LAM, options=ComputeOptions(dtype="float32"))
