@@ -2,7 +2,7 @@
 
 ``--doctest-modules`` imports every module under ``skframe/`` and ``plugins/``; the PyTorch
 networks of DSOKR cannot be imported without the ``deep`` extra (their tests in
-``tests/test_dsokr.py`` are skipped then, and run where PyTorch is installed, as in CI).
+``tests/models/test_dsokr.py`` are skipped then, and run where PyTorch is installed, as in CI).
 """
 
 import importlib.util

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 
 from skframe.datasets import load_bibtex  # noqa: E402
-from skframe.preprocessing import FeatureScaler  # noqa: E402
+from skframe.core.preprocessing import FeatureScaler  # noqa: E402
 from skframe.metrics import example_based_f1, hamming_loss  # noqa: E402
 from skframe.models import OutputKernelRegressor  # noqa: E402
 

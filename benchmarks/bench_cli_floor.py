@@ -35,11 +35,11 @@ sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
-import skframe.sketching as sketching  # noqa: E402
+import skframe.core.sketching as sketching  # noqa: E402
 from skframe.datasets import load_default  # noqa: E402
 from skframe.metrics import relative_mse  # noqa: E402
 from skframe.models import SketchedKernelMachine  # noqa: E402
-from skframe.registry import get_component  # noqa: E402
+from skframe.plugin.registry import get_component  # noqa: E402
 
 LOSSES = {"huber": {"kappa": 100.0}, "epsilon-svr": {"epsilon": 3.0}}
 
@@ -156,7 +156,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     grid = [(int(a), float(b)) for a, b in (point.split(":") for point in args.grid.split(","))]
 
-    from skframe.plugins import get_plugin_registry
+    from skframe.plugin.loader import get_plugin_registry
 
     get_plugin_registry()
     data = load_default()
@@ -165,7 +165,7 @@ def main(argv=None):
     s_prime, nnz = stage["huber"]["s_prime"], stage["huber"]["nnz"]
     costs = pass_costs(data.X_train, s_prime, 200, nnz, rng)
     entries = data.X_train.shape[0] * s_prime
-    from skframe._threads import available_cores
+    from skframe.compute.threads import available_cores
 
     cores = available_cores()
     kernel_ns = sum(v for k, v in costs.items() if not k.startswith("for comparison"))

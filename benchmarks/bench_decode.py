@@ -35,7 +35,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 
-from skframe.registry import get_decoder  # noqa: E402
+from skframe.plugin.registry import get_decoder  # noqa: E402
 
 
 class RandomSource:

@@ -50,8 +50,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 OUT = ROOT / "benchmarks" / "out"
 
 from skframe.models import DeepOutputKernelRegressor, OutputKernelRegressor  # noqa: E402
-from skframe.registry import get_kernel  # noqa: E402
-from skframe.selection import approximate_leverage_scores, effective_dimension, perfect_h_curve  # noqa: E402
+from skframe.plugin.registry import get_kernel  # noqa: E402
+from skframe.model_selection.curves import approximate_leverage_scores, effective_dimension, perfect_h_curve  # noqa: E402
 
 
 def _versions():
@@ -158,9 +158,9 @@ def run_synthetic(args):
     # p_Y < m_Y (Alg. 5.1): a large sketch, truncated to its leading directions; Perfect h over p_Y on the
     # validation set (the coordinates of an orthonormal basis: the error of the top-k projection is
     # ||y||^2 minus the first k squared coordinates), the same elbow rule
-    from skframe.output_basis import SketchedOutputBasis
-    from skframe.registry import get_sketch
-    from skframe.sketching import draw_sketch
+    from skframe.core.output_basis import SketchedOutputBasis
+    from skframe.plugin.registry import get_sketch
+    from skframe.core.sketching import draw_sketch
 
     t0 = time.perf_counter()
     R = draw_sketch(get_sketch("subsample", size=args.big_m_y), n, np.random.default_rng(args.seed), X=Ytr, kernel=lin)
@@ -249,7 +249,7 @@ def run_synthetic(args):
 def run_bibtex(args):
     from skframe.datasets import load_bibtex
     from skframe.metrics import example_based_f1, hamming_loss
-    from skframe.preprocessing import FeatureScaler
+    from skframe.core.preprocessing import FeatureScaler
 
     ds = _setup.load_or_exit(load_bibtex)
     Xtr_raw, Xte_raw = ds.X_train, ds.X_test

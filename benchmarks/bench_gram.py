@@ -49,8 +49,8 @@ def main():
 
     import skframe_kernels._gram_ops as kmod
     from skframe.options import ComputeOptions
-    from skframe.sketching import draw_sketch, sketched_gram_products
-    from skframe.registry import get_sketch
+    from skframe.core.sketching import draw_sketch, sketched_gram_products
+    from skframe.plugin.registry import get_sketch
     from skframe_kernels import GaussianKernel, LaplacianKernel, TanimotoKernel
 
     rng = np.random.default_rng(0)

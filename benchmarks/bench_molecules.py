@@ -36,7 +36,7 @@ def main():
     from skframe.graphs.chem import canonical_smiles
     from skframe.graphs.metrics import graph_edit_distance
     from skframe.models import OutputKernelRegressor
-    from skframe.registry import get_kernel
+    from skframe.plugin.registry import get_kernel
 
     data = load_or_exit(load_solubility)
     tr = [s for s, c in zip(data.X_train, canonical_smiles(data.X_train)) if c]

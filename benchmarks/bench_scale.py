@@ -146,8 +146,8 @@ def section(args):
 
 def run(args, X, y, Xt, yt):
     from skframe.options import ComputeOptions
-    from skframe.registry import get_kernel, get_sketch
-    from skframe.sketching import draw_sketch
+    from skframe.plugin.registry import get_kernel, get_sketch
+    from skframe.core.sketching import draw_sketch
 
     lam = 1e-3 / args.n
     kernel = get_kernel("gaussian", gamma=args.gamma)
@@ -176,16 +176,16 @@ def run(args, X, y, Xt, yt):
         rec["fit_seconds"] = time.perf_counter() - t0
         pred = model.predict(ny.transform(Xt))
     elif args.section == "huber":
-        from skframe.registry import get_loss
-        from skframe.stream_problems import feature_projection, lbfgs_solve, make_feature_problem
-        from skframe.streaming import gather_rows, predict_chunks
+        from skframe.plugin.registry import get_loss
+        from skframe.compute.stream_problems import feature_projection, lbfgs_solve, make_feature_problem
+        from skframe.compute.streaming import gather_rows, predict_chunks
 
         opts = ComputeOptions(memory_budget=args.budget, dtype=args.huber_dtype)
         R = draw_sketch(get_sketch("subsample", size=args.m), args.n, np.random.default_rng(2))
         X_sub = gather_rows(X, R.indices)
         proj, _ = feature_projection(kernel, X_sub, R.mix)
         problem, rep = make_feature_problem(kernel, X, y, X_sub, proj, opts)
-        from skframe.linalg import solve_psd
+        from skframe.core.linalg import solve_psd
 
         A, B = problem.gram()  # one pass: the square-loss solution starts L-BFGS
         A[np.diag_indices_from(A)] += args.n * lam
@@ -206,13 +206,13 @@ def f32_study(args):
     """float32 vs float64 on one problem: times, test MSEs and per-operation costs (see the module docstring)."""
     from scipy.linalg import blas
 
-    from skframe._engines import _mix_diagonal
-    from skframe.linalg import default_rtol
+    from skframe.compute.engines import _mix_diagonal
+    from skframe.core.linalg import default_rtol
     from skframe.options import ComputeOptions
-    from skframe.protocols import kernel_block
-    from skframe.registry import get_kernel, get_sketch
-    from skframe.sketching import draw_sketch
-    from skframe.streaming import _eigh_desc, accumulate, predict_chunks, ridge_from_sums, sketch_gram
+    from skframe.plugin.protocols import kernel_block
+    from skframe.plugin.registry import get_kernel, get_sketch
+    from skframe.core.sketching import draw_sketch
+    from skframe.compute.streaming import _eigh_desc, accumulate, predict_chunks, ridge_from_sums, sketch_gram
 
     n, m, rows = args.study_n, args.m, 8000
     rng = np.random.default_rng(0)
@@ -289,9 +289,9 @@ def dask_section(args):
     import dask.array as da
     from distributed import Client, LocalCluster
 
-    from skframe.registry import get_kernel, get_sketch
-    from skframe.sketching import draw_sketch
-    from skframe.streaming import fit_sketched_ridge, predict_chunks
+    from skframe.plugin.registry import get_kernel, get_sketch
+    from skframe.core.sketching import draw_sketch
+    from skframe.compute.streaming import fit_sketched_ridge, predict_chunks
 
     n, chunk = args.dask_n, args.dask_chunk
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,

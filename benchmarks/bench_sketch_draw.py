@@ -22,7 +22,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 
 import numpy as np  # noqa: E402
 
-from skframe.registry import get_sketch  # noqa: E402
+from skframe.plugin.registry import get_sketch  # noqa: E402
 
 
 

@@ -6,7 +6,7 @@ for scalar, multi-output and structured prediction, assembled from plugins.
 
 __version__ = "0.1.0"
 
-from .hookspecs import hookimpl  # pluggy only: importing skframe stays light (no NumPy yet)
+from skframe.plugin.hookspecs import hookimpl  # pluggy only: importing skframe stays light (no NumPy yet)
 
 __all__ = [
     "__version__",
@@ -37,11 +37,11 @@ _LAZY = {
     "DeepOutputKernelRegressor": ("skframe.models", "DeepOutputKernelRegressor"),
     "save": ("skframe.persistence", "save"),
     "load": ("skframe.persistence", "load"),
-    "get_kernel": ("skframe.registry", "get_kernel"),
-    "get_sketch": ("skframe.registry", "get_sketch"),
-    "get_loss": ("skframe.registry", "get_loss"),
-    "get_solver": ("skframe.registry", "get_solver"),
-    "get_decoder": ("skframe.registry", "get_decoder"),
+    "get_kernel": ("skframe.plugin.registry", "get_kernel"),
+    "get_sketch": ("skframe.plugin.registry", "get_sketch"),
+    "get_loss": ("skframe.plugin.registry", "get_loss"),
+    "get_solver": ("skframe.plugin.registry", "get_solver"),
+    "get_decoder": ("skframe.plugin.registry", "get_decoder"),
 }
 
 

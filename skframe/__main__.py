@@ -1,6 +1,6 @@
 """``python -m skframe``: the command line."""
 
-from .cli import main
+from skframe.cli import main
 
 if __name__ == "__main__":
     main()

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from .exceptions import InvalidParameterError
+from skframe.exceptions import InvalidParameterError
 
 __all__ = ["Interval", "Options", "HasMethods", "validate_params", "check_param", "satisfies", "describe"]
 

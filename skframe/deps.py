@@ -25,7 +25,7 @@ import importlib
 import importlib.util
 import os
 
-from .exceptions import DependencyError
+from skframe.exceptions import DependencyError
 
 __all__ = ["EXTRAS", "available", "require", "disabled", "numba_enabled"]
 

@@ -18,7 +18,7 @@ def parse_bytes(value):
     >>> parse_bytes("64 MiB")
     67108864
     """
-    from .exceptions import InvalidParameterError
+    from skframe.exceptions import InvalidParameterError
 
     if value is None:
         return None
@@ -55,7 +55,7 @@ class ComputeOptions:
     dtype : {"float64", "float32"}
         Precision of kernel blocks and sketch products (m x m accumulations stay float64).
     backend : str
-        Array backend (``"numpy"``; others come from :mod:`skframe.backend`).
+        Array backend (``"numpy"``; others come from :mod:`skframe.compute.backend`).
     memory_budget : int or None
         Total bytes a fit may allocate beyond the data; None means no limit is enforced.
     """

@@ -18,7 +18,7 @@ import numbers
 
 import numpy as np
 
-from .exceptions import InvalidInputError, InvalidParameterError
+from skframe.exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = ["check_scalar", "check_data", "check_same_features", "as_float_array"]
 

@@ -211,7 +211,7 @@ def naive_rff_features(X, W, b):
 
 
 # ---------------------------------------------------------------- a non-array input collection
-from skframe.collections import InputCollection  # noqa: E402
+from skframe.plugin.collections import InputCollection  # noqa: E402
 
 
 class ArrayRows(InputCollection):

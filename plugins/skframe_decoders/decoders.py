@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from skframe.exceptions import InvalidParameterError
-from skframe.protocols import Decoder
+from skframe.plugin.protocols import Decoder
 
 __all__ = ["IdentityDecoder", "CandidateDecoder", "ArrayCandidates", "select_topk"]
 

@@ -2,7 +2,7 @@
 
 import skframe
 
-from .decoders import CandidateDecoder, IdentityDecoder
+from skframe_decoders.decoders import CandidateDecoder, IdentityDecoder
 
 
 @skframe.hookimpl

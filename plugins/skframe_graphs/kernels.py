@@ -29,8 +29,8 @@ import numpy as np
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.graphs import GraphBatch, StringBatch
-from skframe.backend import lazy_module
-from skframe.protocols import Kernel
+from skframe.compute.backend import lazy_module
+from skframe.plugin.protocols import Kernel
 
 _nb = lazy_module("skframe_graphs._features_numba")  # numba is imported at the first graph kernel call
 

@@ -2,15 +2,7 @@
 
 import skframe
 
-from .kernels import (
-    CoreWLKernel,
-    EdgeHistogramKernel,
-    NGramKernel,
-    NSPDKernel,
-    ShortestPathKernel,
-    VertexHistogramKernel,
-    WLSubtreeKernel,
-)
+from skframe_graphs.kernels import CoreWLKernel, EdgeHistogramKernel, NGramKernel, NSPDKernel, ShortestPathKernel, VertexHistogramKernel, WLSubtreeKernel
 
 __all__ = ["register_kernels"]
 

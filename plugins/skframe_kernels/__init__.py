@@ -1,21 +1,12 @@
 """Built-in skframe kernels, registered through the ``skframe`` entry-point group.
 
 Import the classes from here or look them up by name with
-:func:`skframe.registry.get_kernel` (``"gaussian"``/``"rbf"``, ``"laplacian"``,
+:func:`skframe.plugin.registry.get_kernel` (``"gaussian"``/``"rbf"``, ``"laplacian"``,
 ``"linear"``, ``"polynomial"``, ``"cosine"``, ``"tanimoto"``,
 ``"gaussian-tanimoto"``, ``"precomputed"``).
 """
 
-from .kernels import (
-    CosineKernel,
-    GaussianKernel,
-    GaussianTanimotoKernel,
-    LaplacianKernel,
-    LinearKernel,
-    PolynomialKernel,
-    PrecomputedKernel,
-    TanimotoKernel,
-)
+from skframe_kernels.kernels import CosineKernel, GaussianKernel, GaussianTanimotoKernel, LaplacianKernel, LinearKernel, PolynomialKernel, PrecomputedKernel, TanimotoKernel
 
 __all__ = [
     "GaussianKernel",

@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
 
-from ._gram_numpy import __all__  # noqa: F401  (the same functions as the plain engine)
+from skframe_kernels._gram_numpy import __all__  # noqa: F401  (the same functions as the plain engine)
 
 _FASTMATH = {"nnan", "ninf", "nsz", "contract", "arcp"}
 _TILE = 512  # columns of ``out`` processed together by the direct kernels (stays in L1/L2)

@@ -79,9 +79,9 @@ def _row_parallel(func, out):
     """Run ``func(rows)`` over row ranges of ``out`` on the shared thread pool when ``out`` is large.
 
     SciPy's distances and NumPy's ufuncs release the GIL; the size from which a block is split
-    is :data:`skframe._threads.THREADED_ENTRIES`.
+    is :data:`skframe.compute.threads.THREADED_ENTRIES`.
     """
-    from skframe._threads import run_row_ranges, threads_for
+    from skframe.compute.threads import run_row_ranges, threads_for
 
     run_row_ranges(lambda a, b: func(slice(a, b)), out.shape[0], threads_for(out.size))
 

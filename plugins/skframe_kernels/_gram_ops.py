@@ -2,7 +2,7 @@
 
 Tuning constants, input validation, row norms, the cross product ``X @ Y.T`` for
 every dense/sparse combination, and the Tanimoto block. The element-wise loops
-run in the engine chosen by :func:`skframe.backend.select_engine`: the compiled
+run in the engine chosen by :func:`skframe.compute.backend.select_engine`: the compiled
 :mod:`skframe_kernels._gram_numba` or, with ``SKFRAME_DISABLE_NUMBA=1``, the
 plain formulas of :mod:`skframe_kernels._gram_numpy` (same function names).
 """
@@ -12,12 +12,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.backend import engine_module
+from skframe.compute.backend import engine_module
 from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.sparsetools import csr_arrays
+from skframe.core.sparsetools import csr_arrays
 from skframe.validation import as_float_array, check_scalar
 
-from . import _gram_numpy
+from skframe_kernels import _gram_numpy
 
 
 def engine():

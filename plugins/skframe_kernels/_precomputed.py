@@ -9,8 +9,8 @@ import scipy.sparse as sp
 
 from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError
 
-from ._base import _BaseKernel
-from ._gram_ops import _as_input
+from skframe_kernels._base import _BaseKernel
+from skframe_kernels._gram_ops import _as_input
 
 __all__ = ["PrecomputedKernel"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import _Bandwidth, _BaseKernel
-from ._gram_ops import _check_variant, _tanimoto_block, engine
+from skframe_kernels._base import _Bandwidth, _BaseKernel
+from skframe_kernels._gram_ops import _check_variant, _tanimoto_block, engine
 
 __all__ = ["TanimotoKernel", "GaussianTanimotoKernel", "SCALE_SAMPLE"]
 

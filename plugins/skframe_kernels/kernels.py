@@ -1,7 +1,7 @@
 """The built-in kernels: Gaussian, Laplacian, linear, polynomial, cosine, Tanimoto,
 Gaussian-Tanimoto and precomputed.
 
-Every kernel subclasses :class:`skframe.protocols.Kernel`: ``__init__`` stores and
+Every kernel subclasses :class:`skframe.plugin.protocols.Kernel`: ``__init__`` stores and
 validates the parameters, ``kernel(X, Y=None)`` returns the dense float64 Gram
 block of shape ``(len(X), len(Y))``, ``kernel.diag(X)`` its diagonal for
 ``Y = X``, ``kernel.params`` the JSON-serialisable constructor arguments (so
@@ -16,7 +16,7 @@ products in row chunks (:data:`GRAM_CHUNK_ELEMENTS` bounds the temporary sparse
 block); norms are sparse row norms. The element-wise work (distances, exponentials, ratios) runs in
 compiled, multi-threaded loops from :mod:`skframe_kernels._gram_numba`, or, when numba is
 disabled (``SKFRAME_DISABLE_NUMBA=1``), in the plain NumPy loops of
-:mod:`skframe_kernels._gram_numpy` (the engine is chosen by :mod:`skframe.backend`); the
+:mod:`skframe_kernels._gram_numpy` (the engine is chosen by :mod:`skframe.compute.backend`); the
 textbook formulas both are checked against live in ``tests/naive.py``.
 
 Bandwidths: the Gaussian, Laplacian and Gaussian-Tanimoto kernels default to
@@ -24,7 +24,7 @@ Bandwidths: the Gaussian, Laplacian and Gaussian-Tanimoto kernels default to
 scikit-learn's ``SVC(gamma="scale")`` for the Gaussian kernel). An unprepared
 ``"scale"`` kernel called directly sets ``gamma`` from its first argument.
 
-Capabilities (see :class:`skframe.protocols.Kernel`): every kernel has
+Capabilities (see :class:`skframe.plugin.protocols.Kernel`): every kernel has
 ``matvec``, ``block_bytes`` and ``backends``; the linear kernel declares
 ``is_linear``; the Gaussian and Laplacian kernels provide ``spectral_sampler`` for
 random Fourier features.
@@ -35,29 +35,13 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.sparsetools import csr_arrays
+from skframe.core.sparsetools import csr_arrays
 from skframe.validation import check_scalar
 
-from ._base import _Bandwidth, _BaseKernel, _dense_moments
-from ._gram_ops import (
-    DENSE_TILE_ELEMENTS,
-    DENSIFY_MIN_DENSITY,
-    DIRECT_MAX_FEATURES,
-    GRAM_CHUNK_ELEMENTS,
-    SPARSIFY_MAX_DENSITY,
-    _check_positive,
-    _cross,
-    _dense_tiles,
-    _densify_y,
-    _maybe_csr,
-    _row_sums,
-    _sq_row_norms,
-    _to_csr_pair,
-    _transpose_c,
-    engine,
-)
-from ._precomputed import PrecomputedKernel
-from ._tanimoto import SCALE_SAMPLE, GaussianTanimotoKernel, TanimotoKernel
+from skframe_kernels._base import _Bandwidth, _BaseKernel, _dense_moments
+from skframe_kernels._gram_ops import DENSE_TILE_ELEMENTS, DENSIFY_MIN_DENSITY, DIRECT_MAX_FEATURES, GRAM_CHUNK_ELEMENTS, SPARSIFY_MAX_DENSITY, _check_positive, _cross, _dense_tiles, _densify_y, _maybe_csr, _row_sums, _sq_row_norms, _to_csr_pair, _transpose_c, engine
+from skframe_kernels._precomputed import PrecomputedKernel
+from skframe_kernels._tanimoto import SCALE_SAMPLE, GaussianTanimotoKernel, TanimotoKernel
 
 __all__ = [
     "GaussianKernel",

@@ -24,13 +24,13 @@ import math
 import numpy as np
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.protocols import Loss, repr_from_params
+from skframe.plugin.protocols import Loss, repr_from_params
 from skframe.validation import check_scalar
 
-from skframe.backend import lazy_module, numba_min_work
+from skframe.compute.backend import lazy_module, numba_min_work
 from skframe.deps import numba_enabled
-from . import _losses_numpy
-from .duals import NormDual, SeparableDual, hinge_bounds
+from skframe_losses import _losses_numpy
+from skframe_losses.duals import NormDual, SeparableDual, hinge_bounds
 
 _numba = lazy_module("skframe_losses._losses_numba")  # numba is imported at its first large evaluation
 

@@ -37,10 +37,10 @@ import math
 import numpy as np
 
 from skframe.exceptions import InvalidInputError
-from skframe.protocols import Loss, repr_from_params
+from skframe.plugin.protocols import Loss, repr_from_params
 from skframe.validation import check_scalar
 
-from .losses import _as_pair
+from skframe_losses.losses import _as_pair
 
 __all__ = ["OutputSquareLoss", "OutputHuberLoss", "OutputEpsilonSVRLoss", "OutputEpsilonRidgeLoss"]
 

@@ -16,8 +16,8 @@ import os
 import numpy as np
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.linalg import pinv_sym
-from skframe.output_matrices import OutputMatrix, load_adjacency
+from skframe.core.linalg import pinv_sym
+from skframe.core.output_matrices import OutputMatrix, load_adjacency
 from skframe.validation import check_scalar
 
 __all__ = ["IdentityOutputMatrix", "QuantileOutputMatrix", "GraphOutputMatrix", "CovarianceOutputMatrix"]

@@ -2,16 +2,9 @@
 
 import skframe
 
-from .losses import (
-    EpsilonInsensitiveL1Loss,
-    EpsilonInsensitiveL2Loss,
-    HingeLoss,
-    HuberLoss,
-    PinballLoss,
-    SquareLoss,
-)
-from .output_losses import OutputEpsilonRidgeLoss, OutputEpsilonSVRLoss, OutputHuberLoss, OutputSquareLoss
-from .output_matrices import CovarianceOutputMatrix, GraphOutputMatrix, IdentityOutputMatrix, QuantileOutputMatrix
+from skframe_losses.losses import EpsilonInsensitiveL1Loss, EpsilonInsensitiveL2Loss, HingeLoss, HuberLoss, PinballLoss, SquareLoss
+from skframe_losses.output_losses import OutputEpsilonRidgeLoss, OutputEpsilonSVRLoss, OutputHuberLoss, OutputSquareLoss
+from skframe_losses.output_matrices import CovarianceOutputMatrix, GraphOutputMatrix, IdentityOutputMatrix, QuantileOutputMatrix
 
 
 @skframe.hookimpl

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from skframe.exceptions import InvalidParameterError
-from skframe.protocols import Sketch, repr_from_params
+from skframe.plugin.protocols import Sketch, repr_from_params
 from skframe.validation import check_scalar
 
 

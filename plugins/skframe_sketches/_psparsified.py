@@ -11,10 +11,10 @@ import scipy.sparse as sp
 from scipy.special import gammaln
 
 from skframe.exceptions import InvalidParameterError
-from skframe.sketching import SketchMatrix
+from skframe.core.sketching import SketchMatrix
 from skframe.validation import check_scalar
 
-from ._base import _BaseSketch, _check_size
+from skframe_sketches._base import _BaseSketch, _check_size
 
 __all__ = ["PSparsifiedSketch", "PSRSketch", "PSGSketch"]
 

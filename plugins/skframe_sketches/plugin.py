@@ -2,17 +2,7 @@
 
 import skframe
 
-from .sketches import (
-    AccumulationSketch,
-    CountSketch,
-    GaussianSketch,
-    LeverageScoreSketch,
-    PSGSketch,
-    PSRSketch,
-    RandomFourierFeatures,
-    SubSampleSketch,
-    _FourierMap,
-)
+from skframe_sketches.sketches import AccumulationSketch, CountSketch, GaussianSketch, LeverageScoreSketch, PSGSketch, PSRSketch, RandomFourierFeatures, SubSampleSketch, _FourierMap
 
 
 @skframe.hookimpl

@@ -1,7 +1,7 @@
 """Sketching distributions, all as ``R = S_mix @ S_sub``.
 
 Each class stores its parameters in ``__init__`` (validated there, nothing
-random), and ``draw(n, rng)`` returns a :class:`skframe.sketching.SketchMatrix`.
+random), and ``draw(n, rng)`` returns a :class:`skframe.core.sketching.SketchMatrix`.
 All sketches are isometries in expectation: ``E[R^T R] = I_n``. The
 p-sparsified sketches are those of El Ahmad et al., Fast Kernel Methods for
 Generic Lipschitz Losses via p-Sparsified Sketches, TMLR 2023; the others are
@@ -9,18 +9,18 @@ surveyed in chapter 2 of T. El Ahmad, Learning Deep Kernel Networks: Application
 Efficient and Robust Structured Prediction, PhD thesis, Institut Polytechnique de Paris, 2024.
 
 Data-dependent sketches (leverage scores) touch the training inputs only through
-:func:`skframe.collections.n_items` and :func:`skframe.collections.take`, so they
-accept any :class:`skframe.collections.InputCollection`.
+:func:`skframe.plugin.collections.n_items` and :func:`skframe.plugin.collections.take`, so they
+accept any :class:`skframe.plugin.collections.InputCollection`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from skframe.collections import n_items, take
+from skframe.plugin.collections import n_items, take
 from skframe.exceptions import InvalidParameterError
-from skframe.protocols import kernel_block, kernel_diag, kernel_prepare
-from skframe.sketching import SketchMatrix, from_entries
+from skframe.plugin.protocols import kernel_block, kernel_diag, kernel_prepare
+from skframe.core.sketching import SketchMatrix, from_entries
 from skframe.validation import check_scalar
 
 __all__ = [
@@ -35,8 +35,8 @@ __all__ = [
     "RandomFourierFeatures",
 ]
 
-from ._base import _BaseSketch, _check_size
-from ._psparsified import PSGSketch, PSparsifiedSketch, PSRSketch
+from skframe_sketches._base import _BaseSketch, _check_size
+from skframe_sketches._psparsified import PSGSketch, PSparsifiedSketch, PSRSketch
 
 
 class SubSampleSketch(_BaseSketch):
@@ -104,7 +104,7 @@ class LeverageScoreSketch(_BaseSketch):
     def scores(self, X, kernel, rng):
         """Approximate ridge leverage scores of the items of X (array, sparse matrix or InputCollection).
 
-        The kernel is prepared on X first (:func:`skframe.protocols.kernel_prepare`).
+        The kernel is prepared on X first (:func:`skframe.plugin.protocols.kernel_prepare`).
         """
         n = n_items(X)
         kernel = kernel_prepare(kernel, X)
@@ -212,7 +212,7 @@ class _FourierMap:
 def _kernels_with_sampler():
     """Registered kernel names whose factory provides ``spectral_sampler``."""
     try:
-        from skframe.registry import list_components
+        from skframe.plugin.registry import list_components
 
         return sorted(c.name for c in list_components("kernel") if hasattr(c.factory, "spectral_sampler"))
     except Exception:  # the registry is unavailable: name the built-ins

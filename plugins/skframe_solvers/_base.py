@@ -7,12 +7,12 @@ import warnings
 import numpy as np
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.problems import SolveResult
-from skframe.protocols import Solver, repr_from_params
+from skframe.plugin.problems import SolveResult
+from skframe.plugin.protocols import Solver, repr_from_params
 from skframe.validation import check_scalar
 
-from ._duality import gap_report
-from ._problem import FeatureMapProblem
+from skframe_solvers._duality import gap_report
+from skframe_solvers._problem import FeatureMapProblem
 
 __all__ = ["BaseSolver", "DualSolverMixin", "check_init"]
 
@@ -28,7 +28,7 @@ class BaseSolver(Solver):
     """Base of the built-in solvers: they keep only their parameters, never run state.
 
     ``solve(problem, loss, lam, *, M=None, rng=None, init=None, progress=None)`` returns a
-    :class:`skframe.problems.SolveResult`; ``init`` (an (r, d) array, e.g. the previous
+    :class:`skframe.plugin.problems.SolveResult`; ``init`` (an (r, d) array, e.g. the previous
     solution on a regularisation path) overrides the solver's own start point.
     """
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._duality import dual_objective, relative_gap
+from skframe_solvers._duality import dual_objective, relative_gap
 
 __all__ = ["smoothed_dual_point", "newton_solve"]
 

@@ -15,7 +15,7 @@ a decomposable kernel ``k M`` (identity when None). The nd x rd Kronecker featur
 (prediction ``Z V C = Z W M``, penalty ``||V||^2 = tr(W M W^T)``, ``C^T C = M``) which is
 well conditioned whatever M; ``W = V S^{-1/2} Q^T`` is returned. For ``M = I``: ``V = W``.
 
-The features come from a :class:`skframe.problems.Problem`: in memory when
+The features come from a :class:`skframe.plugin.problems.Problem`: in memory when
 ``problem.features()`` returns them, else streamed block by block.
 """
 
@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.linalg import eigh_truncated, solve_psd
-from skframe.problems import Problem, as_problem
+from skframe.core.linalg import eigh_truncated, solve_psd
+from skframe.plugin.problems import Problem, as_problem
 
 __all__ = ["FeatureMapProblem", "is_square_loss"]
 

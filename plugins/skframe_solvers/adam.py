@@ -9,8 +9,8 @@ import numpy as np
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.validation import check_scalar
 
-from ._base import BaseSolver, check_init
-from ._problem import FeatureMapProblem
+from skframe_solvers._base import BaseSolver, check_init
+from skframe_solvers._problem import FeatureMapProblem
 
 __all__ = ["AdamSolver"]
 

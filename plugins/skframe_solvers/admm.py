@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.backend import serial_blas
+from skframe.compute.backend import serial_blas
 from skframe.exceptions import InvalidParameterError
 from skframe.validation import check_scalar
 
-from ._base import BaseSolver, DualSolverMixin, check_init
-from ._duality import dual_objective, relative_gap
-from ._newton import polish
+from skframe_solvers._base import BaseSolver, DualSolverMixin, check_init
+from skframe_solvers._duality import dual_objective, relative_gap
+from skframe_solvers._newton import polish
 
 __all__ = ["ADMMSolver"]
 
@@ -141,7 +141,7 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
     def _solve_problem(self, fp, dual, init, progress, name=None, cap_name="max_iter"):
         """The iterations on a prepared feature-map problem (``name``: the solver named in warnings)."""
         # the loop multiplies Z by a few columns at a time: one BLAS thread is as fast, and immune
-        # to threads waiting for a core another process holds (skframe.backend.serial_blas)
+        # to threads waiting for a core another process holds (skframe.compute.backend.serial_blas)
         with serial_blas(fp.Y.shape[1] <= 16):
             if fp.Y.shape[1] == 1 and fp.C.shape == (1, 1):
                 return self._iterate_scalar(fp, dual, init, progress, name, cap_name)

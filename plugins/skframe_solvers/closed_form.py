@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from skframe.exceptions import InvalidParameterError
 
-from ._base import BaseSolver
-from ._problem import is_square_loss
+from skframe_solvers._base import BaseSolver
+from skframe_solvers._problem import is_square_loss
 
 __all__ = ["ClosedFormSolver"]
 
@@ -24,7 +24,7 @@ class ClosedFormSolver(BaseSolver):
     name = "closed-form"
 
     def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
-        """Return the :class:`skframe.problems.SolveResult` of the exact minimiser."""
+        """Return the :class:`skframe.plugin.problems.SolveResult` of the exact minimiser."""
         if not is_square_loss(loss):
             raise InvalidParameterError(
                 f"solver 'closed-form' only handles the square loss, not {getattr(loss, 'name', loss)!r}; "

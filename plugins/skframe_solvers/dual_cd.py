@@ -44,9 +44,9 @@ from skframe import deps
 from skframe.exceptions import InvalidParameterError
 from skframe.validation import check_scalar
 
-from ._base import BaseSolver, DualSolverMixin, check_init
-from ._duality import dual_from_primal, dual_objective, primal_V, relative_gap
-from ._newton import newton_solve, polish, regime_share
+from skframe_solvers._base import BaseSolver, DualSolverMixin, check_init
+from skframe_solvers._duality import dual_from_primal, dual_objective, primal_V, relative_gap
+from skframe_solvers._newton import newton_solve, polish, regime_share
 
 __all__ = ["DualCDSolver"]
 
@@ -93,7 +93,7 @@ def _separable_epoch_numpy(Z, Y, A, V, C, M, perm, scale, quad, l1, lower, upper
 def _epoch_functions(engine):
     if engine == "numpy":
         return _norm_epoch_numpy, _separable_epoch_numpy
-    from . import _dual_cd_numba as nb
+    from skframe_solvers import _dual_cd_numba as nb
 
     return nb.norm_epoch, nb.separable_epoch
 
@@ -166,8 +166,8 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
     Examples
     --------
     >>> import numpy as np
-    >>> from skframe.registry import get_loss, get_solver
-    >>> from skframe.problems import ArrayProblem
+    >>> from skframe.plugin.registry import get_loss, get_solver
+    >>> from skframe.plugin.problems import ArrayProblem
     >>> rng = np.random.default_rng(0)
     >>> Z = rng.normal(size=(200, 5)); y = Z @ rng.normal(size=5) + rng.standard_t(2, size=200)
     >>> res = get_solver("dual-cd").solve(ArrayProblem(Z, y), get_loss("epsilon-svr", epsilon=0.1), 1e-2, rng=0)
@@ -235,7 +235,7 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
                 share = regime_share(dual, fp.Y - fp.predict(V0, fp.Z), lower, upper)
                 method = "newton" if share >= self.newton_min_share else "admm"
         if method == "admm":
-            from .admm import ADMMSolver
+            from skframe_solvers.admm import ADMMSolver
 
             cap = self.max_admm_iter if self.max_admm_iter is not None else 5 * self.max_epochs
             admm = ADMMSolver(tol=self.tol, max_iter=cap, init=self.init)

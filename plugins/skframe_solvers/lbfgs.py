@@ -5,7 +5,7 @@ from __future__ import annotations
 from skframe.exceptions import InvalidParameterError
 from skframe.validation import check_scalar
 
-from ._base import BaseSolver, check_init
+from skframe_solvers._base import BaseSolver, check_init
 
 __all__ = ["LBFGSSolver"]
 

@@ -2,7 +2,7 @@
 
 import skframe
 
-from .solvers import ADMMSolver, AdamSolver, ClosedFormSolver, DualCDSolver, LBFGSSolver
+from skframe_solvers.solvers import ADMMSolver, AdamSolver, ClosedFormSolver, DualCDSolver, LBFGSSolver
 
 
 @skframe.hookimpl

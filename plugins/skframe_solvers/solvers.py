@@ -5,12 +5,12 @@ This module keeps the historical import path: every solver lives in its own modu
 in :mod:`._problem`.
 """
 
-from ._problem import FeatureMapProblem, is_square_loss
-from .adam import AdamSolver
-from .admm import ADMMSolver
-from .closed_form import ClosedFormSolver
-from .dual_cd import DualCDSolver
-from .lbfgs import LBFGSSolver
+from skframe_solvers._problem import FeatureMapProblem, is_square_loss
+from skframe_solvers.adam import AdamSolver
+from skframe_solvers.admm import ADMMSolver
+from skframe_solvers.closed_form import ClosedFormSolver
+from skframe_solvers.dual_cd import DualCDSolver
+from skframe_solvers.lbfgs import LBFGSSolver
 
 __all__ = ["FeatureMapProblem", "ClosedFormSolver", "LBFGSSolver", "AdamSolver", "DualCDSolver", "ADMMSolver",
            "is_square_loss"]

@@ -21,11 +21,11 @@ os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 import typer
 
-from ._common import debug_enabled
-from .fit import fit
-from .model_commands import evaluate, predict
-from .plugins_command import plugins
-from .select import select
+from skframe.cli._common import debug_enabled
+from skframe.cli.fit import fit
+from skframe.cli.model_commands import evaluate, predict
+from skframe.cli.plugins_command import plugins
+from skframe.cli.select import select
 
 __all__ = ["app", "main", "register_plugin_commands", "CORE_COMMANDS"]
 
@@ -45,7 +45,7 @@ CORE_COMMANDS = frozenset({"fit", "predict", "evaluate", "select", "plugins"})
 
 def _print_version(value: bool):
     if value:
-        from .. import __version__
+        from skframe import __version__
 
         typer.echo(f"skframe {__version__}")
         raise typer.Exit()
@@ -82,7 +82,7 @@ def register_plugin_commands(app):
     """
     if not _third_party_plugins():
         return
-    from ..plugins import BrokenPlugin, get_plugin_registry
+    from skframe.plugin.loader import BrokenPlugin, get_plugin_registry
 
     try:
         reg = get_plugin_registry()

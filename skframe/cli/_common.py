@@ -41,7 +41,7 @@ def handle_errors(func):
             os.dup2(devnull, sys.stdout.fileno())
             raise typer.Exit(code=0)
         except Exception as exc:
-            from ..exceptions import SkframeError  # imported late: `skframe --help` stays light
+            from skframe.exceptions import SkframeError  # imported late: `skframe --help` stays light
 
             if debug_enabled() or not isinstance(exc, (SkframeError, OSError, MemoryError)):
                 raise
@@ -107,7 +107,7 @@ def _parse_value(text):
 
 def parse_kv(items, option):
     """Parse repeated ``KEY=VALUE`` options into a dict (numbers, booleans and lists recognised)."""
-    from ..exceptions import InvalidParameterError
+    from skframe.exceptions import InvalidParameterError
 
     out = {}
     for item in items or []:
@@ -123,7 +123,7 @@ def parse_kv(items, option):
 
 def parse_float_list(text, option):
     """Parse ``0.1,0.3,0.5`` into a list of floats."""
-    from ..exceptions import InvalidParameterError
+    from skframe.exceptions import InvalidParameterError
 
     if text is None:
         return None

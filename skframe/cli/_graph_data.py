@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..exceptions import DataFormatError, InvalidInputError, InvalidParameterError
+from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError
 
 __all__ = ["wanted", "load", "read", "model_extra", "representation_of", "load_molecule_candidates",
            "molecule_metrics", "write_molecules", "is_molecule_output"]
@@ -89,7 +89,7 @@ def representation_of(opts):
         if opts.task != "structured":
             raise InvalidParameterError("--outputs smiles predicts molecules: add --task structured")
     if featurize == "morgan":
-        from ..graphs.chem import morgan_fingerprints
+        from skframe.graphs.chem import morgan_fingerprints
 
         morgan_fingerprints([], **_featurize_params(opts.featurize_params))  # checks radius and n_bits now
     fields = list(opts.target_field or [])
@@ -113,8 +113,8 @@ def _featurize_params(params):
 # ---------------------------------------------------------------------------------- readers
 def _read_jsonl(path, fields, with_targets):
     """Graphs of a JSON-lines file, and their targets (``None`` when not asked)."""
-    from ..graphs import GraphBatch
-    from ..graphs.batch import JSONL_LINE, iter_jsonl_graphs
+    from skframe.graphs import GraphBatch
+    from skframe.graphs.batch import JSONL_LINE, iter_jsonl_graphs
 
     nodes, edges, elabels, Y = [], [], [], []
     keys = fields or ["y"]
@@ -165,8 +165,8 @@ def _stack(rows, path):
 
 
 def _read_sdf(path, rep, with_targets):
-    from ..graphs import GraphBatch
-    from ..graphs.chem import read_sdf
+    from skframe.graphs import GraphBatch
+    from skframe.graphs.chem import read_sdf
 
     nodes, edges, elabels, props, smiles = read_sdf(path)
     Y = None
@@ -212,8 +212,8 @@ def _column(header, name, path, option):
 
 def _parse_smiles(smiles, lines, path):
     """Molecular graphs of SMILES strings; a bad one is an error naming its line."""
-    from ..graphs import GraphBatch
-    from ..graphs.chem import _chem
+    from skframe.graphs import GraphBatch
+    from skframe.graphs.chem import _chem
 
     Chem = _chem()
     for s, lineno in zip(smiles, lines):
@@ -225,14 +225,14 @@ def _parse_smiles(smiles, lines, path):
 def _smiles_inputs(smiles, rep, path, lines=None):
     lines = lines if lines is not None else range(1, len(smiles) + 1)
     if rep["featurize"] == "morgan":
-        from ..graphs.chem import _chem, morgan_fingerprints
+        from skframe.graphs.chem import _chem, morgan_fingerprints
 
         Chem = _chem()
         for s, lineno in zip(smiles, lines):
             if not s or Chem.MolFromSmiles(s) is None:
                 raise InvalidInputError(f"{path}, line {lineno}: SMILES {s!r} cannot be parsed; fix or drop that row")
         return morgan_fingerprints(smiles, **rep["featurize_params"]).astype(np.float64)
-    from ..graphs import StringBatch
+    from skframe.graphs import StringBatch
 
     G = _parse_smiles(smiles, lines, path)  # a bad SMILES is refused even though the kernel reads characters
     return G if rep["inputs"] == "graphs" else StringBatch(smiles)
@@ -255,7 +255,7 @@ def _read_csv(path, rep, with_targets, drop=False, split=None):
     left out (``--missing drop``) instead of stopping with an error naming the line.
     Returns ``(X, Y, info)``; ``info`` has ``n_dropped`` and ``marks`` (``train``/``test``).
     """
-    from ..graphs.chem import _chem
+    from skframe.graphs.chem import _chem
 
     Chem = _chem()
     header, body = _read_csv_columns(path)
@@ -340,7 +340,7 @@ def load(opts):
     if opts.outputs == "smiles" and opts.candidates:
         opts.candidate_molecules = load_molecule_candidates(opts.candidates, rep, drop=drop)
     if rep.get("split_column"):
-        from ..collections import take
+        from skframe.plugin.collections import take
 
         marks = np.asarray(details["marks"])
         train, test = np.flatnonzero(marks == "train"), np.flatnonzero(marks == "test")
@@ -373,8 +373,8 @@ _KERNEL_HINTS = {
 
 def _check_kernel(name, params, X, option, what):
     """Refuse, in one line, a kernel that cannot compare these inputs (a vector kernel on strings or graphs)."""
-    from ..collections import is_collection, take
-    from ..registry import get_kernel
+    from skframe.plugin.collections import is_collection, take
+    from skframe.plugin.registry import get_kernel
 
     if not is_collection(X):
         return
@@ -421,7 +421,7 @@ def load_molecule_candidates(path, rep, drop=False):
     With ``drop`` (``--missing drop``), SMILES that cannot be parsed are left out; otherwise
     they are an error naming their line.
     """
-    from ..graphs import GraphBatch
+    from skframe.graphs import GraphBatch
 
     path = Path(str(path))
     if not path.exists():
@@ -445,7 +445,7 @@ def load_molecule_candidates(path, rep, drop=False):
                     smiles.append(parts[0])
                     lines.append(lineno)
     if drop:
-        from ..graphs.chem import canonical_smiles
+        from skframe.graphs.chem import canonical_smiles
 
         ok = [c is not None for c in canonical_smiles(smiles)]
         smiles, lines = [s for s, k in zip(smiles, ok) if k], [n for n, k in zip(lines, ok) if k]
@@ -466,7 +466,7 @@ def _smiles_of(G):
 def _same(a_smiles, b_smiles, A, B, i, j):
     if a_smiles[i] is not None and b_smiles[j] is not None:
         return a_smiles[i] == b_smiles[j]
-    from ..graphs.metrics import exact_match
+    from skframe.graphs.metrics import exact_match
 
     return exact_match(A.take([i]), B.take([j])) == 1.0
 
@@ -501,7 +501,7 @@ def molecule_metrics(model, X_test, Y_test, Y_pred, opts):
 
 def _mean_tanimoto(pred_smiles, true_smiles):
     """Mean Tanimoto similarity of Morgan fingerprints (radius 2, 2048 bits); 0 where a graph is no molecule."""
-    from ..graphs.metrics import fingerprint_tanimoto
+    from skframe.graphs.metrics import fingerprint_tanimoto
 
     valid = [i for i, (p, t) in enumerate(zip(pred_smiles, true_smiles)) if p is not None and t is not None]
     if not valid:
@@ -526,7 +526,7 @@ def write_molecules(out, G):
         return
     if Path(str(out)).suffix.lower() != ".csv":
         raise InvalidParameterError(f"--out {out}: predicted molecules are written as SMILES; use a .csv file name")
-    from ..io import atomic_write
+    from skframe.io import atomic_write
 
     with atomic_write(str(out), "w") as fh:
         fh.write(buf.getvalue())
@@ -535,7 +535,7 @@ def write_molecules(out, G):
 # ---------------------------------------------------------------------------------- predict / evaluate
 def _options(extra):
     """Fit options carrying what the task modules need at prediction time."""
-    from ._options import FitOptions
+    from skframe.cli._options import FitOptions
 
     rep = extra["representation"]
     task = extra.get("task") or "regression"
@@ -552,8 +552,8 @@ def predict_file(model, extra, data, out, drop=False):
 
     ``drop`` (only on request: it shifts the rows) leaves out rows whose SMILES cannot be read.
     """
-    from .fit import call_predict, task_module
-    from .model_commands import _write
+    from skframe.cli.fit import call_predict, task_module
+    from skframe.cli.model_commands import _write
 
     task, opts = _options(extra)
     X, _ = read(data, extra["representation"], with_targets=False, drop=drop)
@@ -571,8 +571,8 @@ def evaluate_file(model, extra, data, drop=False):
     """
     import time
 
-    from ..collections import take
-    from .fit import call_predict, task_module
+    from skframe.plugin.collections import take
+    from skframe.cli.fit import call_predict, task_module
 
     task, opts = _options(extra)
     rep = extra["representation"]

@@ -222,8 +222,8 @@ class FitOptions:
     topk: Optional[dict] = None  # the K best candidates found by the structured task's predict
 
     def __post_init__(self):
-        from ..exceptions import InvalidParameterError
-        from ._common import parse_float_list, parse_kv
+        from skframe.exceptions import InvalidParameterError
+        from skframe.cli._common import parse_float_list, parse_kv
 
         for name in ("train", "test", "candidates", "model_out"):
             value = getattr(self, name)
@@ -268,7 +268,7 @@ def _choice(value, allowed, option):
         return None
     v = str(value).lower()
     if v not in allowed:
-        from ..exceptions import InvalidParameterError
+        from skframe.exceptions import InvalidParameterError
 
         raise InvalidParameterError(f"{option} {value!r} is not one of {', '.join(allowed)}")
     return v
@@ -281,7 +281,7 @@ def _size(value, option):
     try:
         return int(value)
     except ValueError:
-        from ..exceptions import InvalidParameterError
+        from skframe.exceptions import InvalidParameterError
 
         raise InvalidParameterError(f"{option} {value!r} must be a positive integer or auto") from None
 

@@ -28,7 +28,7 @@ STREAMED_FORMATS = ("csv", "libsvm", "npy")
 
 
 def _format_of(path, fmt):
-    from ..io.front import _resolve_format
+    from skframe.io.front import _resolve_format
 
     return _resolve_format(os.fspath(path), fmt)
 
@@ -50,7 +50,7 @@ def streams_file(opts):
 
 def read_rows_for_budget(budget, n_cells):
     """Rows per block of text so that one block costs at most an eighth of the budget (64 to 100 000)."""
-    from ..options import parse_bytes
+    from skframe.options import parse_bytes
 
     if budget is None:
         return 65_536
@@ -66,7 +66,7 @@ def _cells_per_row(path, fmt, targets):
                 if line.strip() and not line.lstrip().startswith("#"):
                     return line.count(",") + 1
         return 1
-    from ..io import scan_file
+    from skframe.io import scan_file
 
     info = scan_file(path, targets=targets, fmt=fmt)
     return info["n_features"] + info["n_targets"]
@@ -82,8 +82,8 @@ def spill_file(path, directory, *, rows, targets=1, fmt=None, missing="error"):
     chunks : int
         Blocks read.
     """
-    from ..exceptions import InvalidInputError
-    from ..io import iter_chunks
+    from skframe.exceptions import InvalidInputError
+    from skframe.io import iter_chunks
 
     target = os.path.join(directory, "X.f64")
     ys, n, width, chunks = [], 0, None, 0
@@ -104,7 +104,7 @@ def spill_file(path, directory, *, rows, targets=1, fmt=None, missing="error"):
 
 def chunked_scaler(X, method, rows):
     """A fitted :class:`~skframe.datasets.FeatureScaler` from block-wise column statistics (two passes)."""
-    from ..datasets import FeatureScaler
+    from skframe.datasets import FeatureScaler
 
     scaler = FeatureScaler(method)
     d = X.shape[1]
@@ -138,7 +138,7 @@ def _scale_into(X, scaler, out, rows):
 
 def _open(path, directory, opts, rows, name):
     """(X, Y, chunks) of one file: spilled (CSV / LIBSVM) or memory-mapped (NPY)."""
-    from ..io import load_dataset
+    from skframe.io import load_dataset
 
     fmt = _format_of(path, opts.format)
     if fmt == "npy":
@@ -155,7 +155,7 @@ def load_streamed(opts, directory):
 
     Returns ``(X_train, Y_train, X_test, Y_test, info, scaler)``; the arrays X are memory maps.
     """
-    from ..exceptions import InvalidParameterError
+    from skframe.exceptions import InvalidParameterError
 
     fmt = _format_of(opts.train, opts.format)
     rows = read_rows_for_budget(opts.memory_budget, _cells_per_row(opts.train, fmt, opts.targets))
@@ -201,7 +201,7 @@ def can_stream_predict(data, fmt, out, task):
 def predict_streamed(est, extra, data, *, targets, missing, fmt, out, predict_block, check_features, scale,
                      rows=DEFAULT_ROWS):
     """Predict DATA block by block into ``out`` (CSV), written atomically; returns the number of blocks."""
-    from ..io import atomic_write, iter_chunks
+    from skframe.io import atomic_write, iter_chunks
 
     blocks = 0
     means = None

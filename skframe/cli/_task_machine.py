@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..exceptions import InvalidParameterError
-from ..metrics import accuracy, crossing_loss, pinball_loss, regression_report
-from ..models import JointQuantileRegressor, SketchedKernelClassifier, SketchedKernelMachine
-from ..registry import get_loss
-from ._task_regression import SHARED_PARAMS, training_means
+from skframe.exceptions import InvalidParameterError
+from skframe.metrics import accuracy, crossing_loss, pinball_loss, regression_report
+from skframe.models import JointQuantileRegressor, SketchedKernelClassifier, SketchedKernelMachine
+from skframe.plugin.registry import get_loss
+from skframe.cli._task_regression import SHARED_PARAMS, training_means
 
 NAME = "machine"
 
@@ -76,7 +76,7 @@ def _loss_name(opts):
 
 def build_estimator(opts):
     """Build the estimator the options ask for (see the module docstring)."""
-    from ..models.machine import default_solver_name
+    from skframe.models.machine import default_solver_name
 
     loss_name = _loss_name(opts)
     common = opts.estimator_params(*SHARED_PARAMS)

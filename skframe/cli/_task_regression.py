@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..metrics import regression_report
-from ..models import SketchedKernelRidge
+from skframe.metrics import regression_report
+from skframe.models import SketchedKernelRidge
 
 NAME = "regression"
 SHARED_PARAMS = ("kernel_params", "sketch", "sketch_size", "sketch_params", "lam", "fit_intercept", "memory_budget",

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..exceptions import InvalidInputError, InvalidParameterError
-from ..metrics import example_based_f1, hamming_loss, mean_rank, mean_reciprocal_rank, rank_of_true
-from ..models import OutputKernelRegressor
+from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.metrics import example_based_f1, hamming_loss, mean_rank, mean_reciprocal_rank, rank_of_true
+from skframe.models import OutputKernelRegressor
 
 NAME = "structured"
 
@@ -44,7 +44,7 @@ def build_deep_estimator(opts):
     Early stopping (holding out ``--validation-fraction``) is on with ``--early-stopping`` or
     ``--patience``; the output sketch defaults to sub-sampling.
     """
-    from ..models import DeepOutputKernelRegressor
+    from skframe.models import DeepOutputKernelRegressor
 
     early = bool(opts.early_stopping or opts.patience is not None)
     params = {k: v for k, v in (("epochs", opts.epochs), ("batch_size", opts.batch_size),
@@ -134,7 +134,7 @@ def load_candidates(path, n_rows=None):
             C = f["candidates"]
             offsets = f["offsets"] if "offsets" in f else None
     else:
-        from ..datasets import load_dataset
+        from skframe.datasets import load_dataset
 
         ds = load_dataset(str(path), targets=0)
         C, offsets = ds.X, None
@@ -156,7 +156,7 @@ def load_candidates(path, n_rows=None):
 
 
 def _candidates(opts, n_rows):
-    from ._graph_data import is_molecule_output
+    from skframe.cli._graph_data import is_molecule_output
 
     if is_molecule_output(opts):  # molecules read at load time (None: the training molecules)
         return opts.candidate_molecules
@@ -236,10 +236,10 @@ def metrics(model, X_test, Y_test, Y_pred, opts):
     Hits@h is the fraction of *all* test rows whose true output ranks h-th or better (a true
     output that is not a candidate is a miss); MRR and mean rank are over the ranked rows.
     """
-    from ..collections import is_collection
+    from skframe.plugin.collections import is_collection
 
     if is_collection(Y_test):  # molecules: exact match, top-k, fingerprint similarity
-        from ._graph_data import molecule_metrics
+        from skframe.cli._graph_data import molecule_metrics
 
         return molecule_metrics(model, X_test, Y_test, Y_pred, opts)
     Y_test = np.asarray(Y_test.toarray() if hasattr(Y_test, "toarray") else Y_test, dtype=np.float64)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import typer
 
-from ._common import echo_json, handle_errors, progress_bar, replace_via_temp_path, to_jsonable
-from ._options import FitOptions, command_signature
+from skframe.cli._common import echo_json, handle_errors, progress_bar, replace_via_temp_path, to_jsonable
+from skframe.cli._options import FitOptions, command_signature
 
 TASK_MODULES = {
     "regression": "skframe.cli._task_regression",
@@ -26,7 +26,7 @@ def task_module(name):
     try:
         return importlib.import_module(TASK_MODULES[name])
     except ModuleNotFoundError as exc:  # pragma: no cover - partial installs
-        from ..exceptions import InvalidParameterError
+        from skframe.exceptions import InvalidParameterError
 
         raise InvalidParameterError(f"task {name!r} is not available in this installation ({exc})") from exc
 
@@ -50,11 +50,11 @@ def parse_lam(value):
     """``--lam``: None, one value (a float) or a regularisation path (a list of floats, fitted in order)."""
     if value is None or isinstance(value, (int, float, list, tuple)):
         return value
-    from ._common import parse_float_list
+    from skframe.cli._common import parse_float_list
 
     values = parse_float_list(str(value), "--lam")
     if not values:
-        from ..exceptions import InvalidParameterError
+        from skframe.exceptions import InvalidParameterError
 
         raise InvalidParameterError(f"--lam {value!r} is empty; give a value > 0 such as 1e-3, or a path 1e-2,1e-3")
     return values[0] if len(values) == 1 else values
@@ -110,9 +110,9 @@ def _apply_suggestions(opts, suggested):
 
 def load_data(opts):
     """Return (X_train, Y_train, X_test, Y_test, dataset_info); Y are 2-D."""
-    from ..datasets import load_dataset, load_default
+    from skframe.datasets import load_dataset, load_default
 
-    from . import _graph_data
+    from skframe.cli import _graph_data
 
     if _graph_data.wanted(opts):  # molecules (SMILES, SDF) or graphs (JSON lines)
         opts.lam = DEFAULT_LAM if opts.lam is None else opts.lam
@@ -134,7 +134,7 @@ def load_data(opts):
     info["test"] = str(opts.test)
     info["n_missing_test"] = te.n_missing
     if te.X.shape[1] != tr.X.shape[1]:
-        from ..exceptions import InvalidParameterError
+        from skframe.exceptions import InvalidParameterError
 
         raise InvalidParameterError(
             f"the test file has {te.X.shape[1]} features but the training file has {tr.X.shape[1]}; "
@@ -160,7 +160,7 @@ def task_is_numeric(Y):
     """True when the targets are numbers whose means make sense (not class labels as text)."""
     import numpy as np
 
-    from ..collections import is_collection
+    from skframe.plugin.collections import is_collection
 
     if is_collection(Y):  # molecules or graphs
         return False
@@ -175,7 +175,7 @@ def _targets_for_fit(Y, task):
 
 def run_fit(opts):
     """Run ``skframe fit`` from options; returns the JSON-serialisable report."""
-    from ..plugins import get_plugin_registry
+    from skframe.plugin.loader import get_plugin_registry
 
     # Discover the plugins (kernels, sketches, ...) once, before anything is timed: like the
     # imports, it is a cost of the process, not of the fit.
@@ -188,10 +188,10 @@ def run_fit(opts):
 def _run_fit(opts, stack):
     import numpy as np
 
-    from ..datasets import FeatureScaler
-    from ..io.missing import column_means
-    from ..persistence import save
-    from . import _streamed
+    from skframe.datasets import FeatureScaler
+    from skframe.io.missing import column_means
+    from skframe.persistence import save
+    from skframe.cli import _streamed
 
     if _streamed.streams_file(opts):  # a budget: files read in blocks, memory-mapped (skframe.cli._streamed)
         if opts.lam is None:
@@ -216,10 +216,10 @@ def _run_fit(opts, stack):
     y_fit = _targets_for_fit(Y_tr, task)
     X_fit = X_tr
     if opts.dask_scheduler is not None or opts.dask_local is not None:  # the fit runs on a Dask cluster
-        from ..distributed import dask_client, to_dask
+        from skframe.compute.distributed import dask_client, to_dask
 
         if task == "structured":
-            from ..exceptions import InvalidParameterError
+            from skframe.exceptions import InvalidParameterError
 
             raise InvalidParameterError("--dask-scheduler / --dask-local fit regression and kernel-machine models; "
                                         "structured prediction runs on one machine (drop the Dask option)")
@@ -263,7 +263,7 @@ def _run_fit(opts, stack):
             "scaler": {"mean": scaler.mean_, "scale": scaler.scale_, "with_mean": bool(scaler.with_mean_),
                        "method": opts.scale} if hasattr(scaler, "scale_") else None,
         }
-        from ._graph_data import model_extra
+        from skframe.cli._graph_data import model_extra
 
         extra.update(model_extra(opts, data_info))
         replace_via_temp_path(opts.model_out, lambda tmp: save(model, tmp, extra=extra))

@@ -8,13 +8,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from ._common import echo_json, handle_errors, to_jsonable
-from ._options import FORMATS, MISSING, FitOptions, _choice
-from .fit import _fmt, call_predict, task_module
+from skframe.cli._common import echo_json, handle_errors, to_jsonable
+from skframe.cli._options import FORMATS, MISSING, FitOptions, _choice
+from skframe.cli.fit import _fmt, call_predict, task_module
 
 
 def _load(model_path):
-    from ..persistence import load_bundle
+    from skframe.persistence import load_bundle
 
     model, extra = load_bundle(model_path)
     return model, extra
@@ -23,7 +23,7 @@ def _load(model_path):
 def _check_features(est, X, data, targets):
     expected = getattr(est, "n_features_in_", None)
     if expected is not None and X.shape[1] != expected:
-        from ..exceptions import InvalidParameterError
+        from skframe.exceptions import InvalidParameterError
 
         hint = (f"use --targets {targets + X.shape[1] - expected} if its last columns are targets"
                 if X.shape[1] > expected else "check that it is the same kind of data (and --targets)")
@@ -36,7 +36,7 @@ def _apply_scaler(X, extra):
     """Scale X with the training statistics saved beside the model (the fit's FeatureScaler)."""
     import numpy as np
 
-    from ..datasets import FeatureScaler
+    from skframe.datasets import FeatureScaler
 
     sc = extra.get("scaler") if isinstance(extra, dict) else None
     if not sc or sc.get("method", "none") == "none":
@@ -55,7 +55,7 @@ def _read(data, targets, missing, fmt, extra=None):
     ``missing="mean"`` fills missing cells with the TRAINING means saved beside the model
     (``train_feature_means``, ``train_target_means``), not with the means of DATA.
     """
-    from ..datasets import load_dataset
+    from skframe.datasets import load_dataset
 
     means = None
     if missing == "mean":
@@ -97,11 +97,11 @@ def _write(out, P):
 
     suffix = Path(out).suffix.lower()
     if suffix not in (".csv", ".npz"):
-        from ..exceptions import InvalidParameterError
+        from skframe.exceptions import InvalidParameterError
 
         raise InvalidParameterError(f"--out {out}: use a .csv or .npz file name")
 
-    from ..io import atomic_write
+    from skframe.io import atomic_write
 
     with atomic_write(out, "wb") as fh:  # an interrupted write leaves the previous file intact
         if suffix == ".npz":
@@ -117,7 +117,7 @@ FORMAT_HELP = "File format when the extension does not tell: csv, npz, arff or l
 
 def _predict_in_blocks(est, extra, data, targets, missing, fmt, out):
     """CSV / LIBSVM / NPY data and a ``.csv`` --out: read, predict and write block by block (True when done)."""
-    from . import _streamed
+    from skframe.cli import _streamed
 
     task = _saved(extra, "task", "regression")
     if not _streamed.can_stream_predict(data, fmt, out, task):
@@ -140,7 +140,7 @@ def predict(
     """Predict with a saved model; one row per sample."""
     est, extra = _load(model)
     if _saved(extra, "representation"):  # molecules or graphs: read as at fit time
-        from ._graph_data import predict_file
+        from skframe.cli._graph_data import predict_file
 
         return predict_file(est, extra, data, str(out) if out else None, drop=missing == "drop")
     explicit = missing is not None
@@ -168,13 +168,13 @@ def evaluate(
     """Evaluate a saved model on labelled data and print its metrics."""
     est, extra = _load(model)
     if _saved(extra, "representation"):  # molecules or graphs: read as at fit time
-        from ._graph_data import evaluate_file
+        from skframe.cli._graph_data import evaluate_file
 
         return _print_evaluation(evaluate_file(est, extra, data, drop=missing == "drop"), json_out)
     if targets is None:
         targets = int(_saved(extra, "targets", 1))
     if targets < 1:
-        from ..exceptions import InvalidParameterError
+        from skframe.exceptions import InvalidParameterError
 
         raise InvalidParameterError(f"--targets {targets} must be >= 1 to evaluate")
     missing, fmt = _fit_settings(extra, missing, fmt)

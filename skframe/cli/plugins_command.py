@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ._common import echo_json, handle_errors
+from skframe.cli._common import echo_json, handle_errors
 
 
 def plugins(
@@ -15,8 +15,8 @@ def plugins(
     ] = False,
 ):
     """List every registered kernel, sketch, loss, solver, decoder and output matrix, with aliases; broken plugins and collisions."""
-    from ..plugins import get_plugin_registry
-    from ..registry import _PLURAL, list_components
+    from skframe.plugin.loader import get_plugin_registry
+    from skframe.plugin.registry import _PLURAL, list_components
 
     reg = get_plugin_registry()
     comps = [c.as_dict() for c in list_components()]

@@ -17,11 +17,11 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from ._common import echo_json, handle_errors, parse_kv, to_jsonable
+from skframe.cli._common import echo_json, handle_errors, parse_kv, to_jsonable
 
 
 def _sizes(text, option):
-    from ..exceptions import InvalidParameterError
+    from skframe.exceptions import InvalidParameterError
 
     if not text:
         return None
@@ -63,10 +63,10 @@ def select(
     json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ):
     """Estimate the sketch sizes m_X and m_Y from leverage scores, SIOKR and Perfect-h curves."""
-    from ..datasets import FeatureScaler, load_dataset
-    from ..exceptions import InvalidParameterError
-    from ..registry import get_kernel
-    from ..selection import plot_selection, select_sketch_sizes
+    from skframe.datasets import FeatureScaler, load_dataset
+    from skframe.exceptions import InvalidParameterError
+    from skframe.plugin.registry import get_kernel
+    from skframe.model_selection.curves import plot_selection, select_sketch_sizes
 
     if not 0 < val_fraction < 1:
         raise InvalidParameterError(f"--val-fraction {val_fraction} must be in (0, 1)")

@@ -9,13 +9,13 @@
 - :func:`load_dataset` / :func:`iter_chunks` / :func:`save_dataset`: CSV, NPZ, NPY, ARFF
   (Mulan) and LIBSVM files (see :mod:`skframe.io`).
 - :class:`FeatureScaler` / :func:`scale_features`: standardisation that keeps sparse data
-  sparse (see :mod:`skframe.preprocessing`).
+  sparse (see :mod:`skframe.core.preprocessing`).
 """
 
-from ..io import FORMATS, MISSING_STRATEGIES, Dataset, iter_chunks, load_dataset, read_dataset, save_dataset
-from ..preprocessing import FeatureScaler, scale_features
-from .published import DATA_ENV, data_home, dataset_file, load_bibtex, load_rf1, load_solubility
-from .synthetic import TrainTestDataset, friedman_function, load_default, make_friedman_outliers
+from skframe.io import FORMATS, MISSING_STRATEGIES, Dataset, iter_chunks, load_dataset, read_dataset, save_dataset
+from skframe.core.preprocessing import FeatureScaler, scale_features
+from skframe.datasets.published import DATA_ENV, data_home, dataset_file, load_bibtex, load_rf1, load_solubility
+from skframe.datasets.synthetic import TrainTestDataset, friedman_function, load_default, make_friedman_outliers
 
 __all__ = [
     "DATA_ENV",

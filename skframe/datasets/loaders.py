@@ -1,11 +1,11 @@
 """Data-file loaders, kept under this name for existing imports.
 
 The readers live in :mod:`skframe.io` (one module per format, the missing-value policy,
-atomic writes) and the scaler in :mod:`skframe.preprocessing`; this module re-exports them.
+atomic writes) and the scaler in :mod:`skframe.core.preprocessing`; this module re-exports them.
 """
 
-from ..io import FORMATS, MISSING_STRATEGIES, Dataset, iter_chunks, load_dataset, read_dataset, save_dataset
-from ..preprocessing import FeatureScaler, scale_features
+from skframe.io import FORMATS, MISSING_STRATEGIES, Dataset, iter_chunks, load_dataset, read_dataset, save_dataset
+from skframe.core.preprocessing import FeatureScaler, scale_features
 
 __all__ = [
     "Dataset",

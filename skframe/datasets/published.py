@@ -37,8 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..exceptions import DataFormatError, InvalidInputError
-from .synthetic import TrainTestDataset
+from skframe.exceptions import DataFormatError, InvalidInputError
+from skframe.datasets.synthetic import TrainTestDataset
 
 __all__ = ["DATA_ENV", "data_home", "dataset_file", "load_rf1", "load_bibtex", "load_solubility", "PUBLISHED"]
 
@@ -139,7 +139,7 @@ def dataset_file(relpath, *, data_home=None, verify=True):
 
 
 def _pair(folder, stem, targets, missing, sparse, data_home, verify):
-    from ..io import load_dataset
+    from skframe.io import load_dataset
 
     tr = load_dataset(dataset_file(f"{folder}/{stem}-train.arff", data_home=data_home, verify=verify),
                       targets=targets, missing=missing, sparse=sparse)

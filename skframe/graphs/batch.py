@@ -19,8 +19,8 @@ import json
 
 import numpy as np
 
-from ..collections import InputCollection
-from ..exceptions import DataFormatError, InvalidInputError
+from skframe.plugin.collections import InputCollection
+from skframe.exceptions import DataFormatError, InvalidInputError
 
 __all__ = ["GraphBatch", "label_code"]
 
@@ -149,7 +149,7 @@ class GraphBatch(InputCollection):
 
         Hydrogens stay implicit. Needs the ``chem`` extra (``pip install "skframe[chem]"``).
         """
-        from .chem import smiles_to_edge_lists
+        from skframe.graphs.chem import smiles_to_edge_lists
 
         return cls.from_edge_lists(*smiles_to_edge_lists(smiles))
 
@@ -163,7 +163,7 @@ class GraphBatch(InputCollection):
         records' data fields are read by :func:`skframe.graphs.chem.read_sdf`. Needs the
         ``chem`` extra (``pip install "skframe[chem]"``).
         """
-        from .chem import read_sdf
+        from skframe.graphs.chem import read_sdf
 
         nodes, edges, elabels, _, _ = read_sdf(path)
         return cls.from_edge_lists(nodes, edges, elabels)
@@ -234,7 +234,7 @@ class GraphBatch(InputCollection):
 
     def to_networkx(self, node_label="label", edge_label="label"):
         """The graphs as a list of ``networkx.Graph`` (needs networkx)."""
-        from .. import deps
+        from skframe import deps
 
         nx = deps.require("networkx", "GraphBatch.to_networkx")
         out = []
@@ -248,7 +248,7 @@ class GraphBatch(InputCollection):
 
     def to_smiles(self):
         """Canonical SMILES of each graph read as a molecule (needs RDKit)."""
-        from .chem import edge_lists_to_smiles
+        from skframe.graphs.chem import edge_lists_to_smiles
 
         return edge_lists_to_smiles([self.graph(g) for g in range(len(self))])
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .. import deps
-from ..exceptions import DataFormatError, InvalidInputError
+from skframe import deps
+from skframe.exceptions import DataFormatError, InvalidInputError
 
 __all__ = ["smiles_to_edge_lists", "edge_lists_to_smiles", "canonical_smiles", "morgan_fingerprints", "read_sdf"]
 

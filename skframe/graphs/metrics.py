@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import deps
-from ..exceptions import InvalidInputError
-from .batch import GraphBatch
+from skframe import deps
+from skframe.exceptions import InvalidInputError
+from skframe.graphs.batch import GraphBatch
 
 __all__ = ["exact_match", "topk_exact_match", "fingerprint_tanimoto", "graph_edit_distance"]
 
@@ -52,7 +52,7 @@ def exact_match(pred, true):
         raise InvalidInputError("no predictions to score")
     p0 = pred[0] if not isinstance(pred, GraphBatch) else None
     if isinstance(p0, str):
-        from .chem import canonical_smiles
+        from skframe.graphs.chem import canonical_smiles
 
         cp, ct = canonical_smiles(pred), canonical_smiles(true)
         return float(np.mean([a is not None and a == b for a, b in zip(cp, ct)]))
@@ -71,7 +71,7 @@ def topk_exact_match(topk, true, k=None):
     for ranked, t in zip(topk, T):
         ranked = list(ranked)[:k] if k else list(ranked)
         if ranked and isinstance(ranked[0], str):
-            from .chem import canonical_smiles
+            from skframe.graphs.chem import canonical_smiles
 
             ct = canonical_smiles([t])[0]
             hits.append(ct is not None and ct in canonical_smiles(ranked))
@@ -82,7 +82,7 @@ def topk_exact_match(topk, true, k=None):
 
 def fingerprint_tanimoto(pred_smiles, true_smiles, radius=2, n_bits=2048):
     """Mean Tanimoto similarity of the Morgan fingerprints of predicted and true molecules."""
-    from .chem import morgan_fingerprints
+    from skframe.graphs.chem import morgan_fingerprints
 
     _check_len(pred_smiles, true_smiles)
     A = morgan_fingerprints(pred_smiles, radius, n_bits).astype(np.float64)

@@ -12,10 +12,10 @@ One module per format: :mod:`skframe.io.csv`, :mod:`skframe.io.arff`,
 read-only.
 """
 
-from ._common import Dataset
-from .atomic import atomic_write
-from .front import FORMATS, iter_chunks, load_dataset, read_dataset, save_dataset, scan_file
-from .missing import MISSING_STRATEGIES
+from skframe.io._common import Dataset
+from skframe.io.atomic import atomic_write
+from skframe.io.front import FORMATS, iter_chunks, load_dataset, read_dataset, save_dataset, scan_file
+from skframe.io.missing import MISSING_STRATEGIES
 
 __all__ = [
     "Dataset",

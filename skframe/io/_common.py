@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..exceptions import DataFormatError, InvalidParameterError
+from skframe.exceptions import DataFormatError, InvalidParameterError
 
 __all__ = ["Dataset", "MISSING_TOKENS"]
 

@@ -16,8 +16,8 @@ import re
 import numpy as np
 import scipy.sparse as sp
 
-from ..exceptions import DataFormatError
-from ._common import bad_token, check_targets, iter_lines, name_of, parse_number, parse_row, split_fields, split_quoted, unquote
+from skframe.exceptions import DataFormatError
+from skframe.io._common import bad_token, check_targets, iter_lines, name_of, parse_number, parse_row, split_fields, split_quoted, unquote
 
 __all__ = ["read_arff"]
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from ..exceptions import DataFormatError, InvalidInputError, InvalidParameterError
-from . import arff, csv, libsvm, npy
-from ._common import Dataset, name_of
-from .atomic import atomic_write
-from .missing import ColumnMeans, check_strategy, handle_missing
+from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError
+from skframe.io import arff, csv, libsvm, npy
+from skframe.io._common import Dataset, name_of
+from skframe.io.atomic import atomic_write
+from skframe.io.missing import ColumnMeans, check_strategy, handle_missing
 
 __all__ = ["FORMATS", "load_dataset", "read_dataset", "iter_chunks", "scan_file", "save_dataset"]
 

@@ -16,8 +16,8 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from ..exceptions import DataFormatError
-from ._common import MAX_INDEX, bad_token, iter_lines, name_of, parse_number
+from skframe.exceptions import DataFormatError
+from skframe.io._common import MAX_INDEX, bad_token, iter_lines, name_of, parse_number
 
 __all__ = ["read_libsvm", "iter_libsvm", "scan_libsvm"]
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..exceptions import InvalidInputError, InvalidParameterError, MissingValuesError
-from ._common import name_of
+from skframe.exceptions import InvalidInputError, InvalidParameterError, MissingValuesError
+from skframe.io._common import name_of
 
 __all__ = ["MISSING_STRATEGIES", "check_strategy", "ColumnMeans", "impute", "handle_missing", "missing_per_row",
            "column_means"]

@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..exceptions import DataFormatError
-from ._common import check_targets, name_of
+from skframe.exceptions import DataFormatError
+from skframe.io._common import check_targets, name_of
 
 __all__ = ["read_npz", "write_npz", "open_npy"]
 

@@ -11,10 +11,10 @@ Arrays are samples × outputs; a 1-D array is one output. Shapes are checked and
 raises :class:`~skframe.exceptions.InvalidInputError` naming both shapes.
 """
 
-from .classification import accuracy, example_based_f1, hamming_loss
-from .quantile import check_quantiles, crossing_loss, pinball_loss
-from .ranking import hits_at_k, mean_rank, mean_reciprocal_rank, rank_of_true
-from .regression import arrmse, mae, mse, r2, regression_report, relative_mse, rrmse
+from skframe.metrics.classification import accuracy, example_based_f1, hamming_loss
+from skframe.metrics.quantile import check_quantiles, crossing_loss, pinball_loss
+from skframe.metrics.ranking import hits_at_k, mean_rank, mean_reciprocal_rank, rank_of_true
+from skframe.metrics.regression import arrmse, mae, mse, r2, regression_report, relative_mse, rrmse
 
 __all__ = [
     "mse",

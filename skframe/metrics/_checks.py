@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..exceptions import InvalidInputError, InvalidParameterError
+from skframe.exceptions import InvalidInputError, InvalidParameterError
 
 _MULTIOUTPUT = ("uniform_average", "raw_values")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..exceptions import InvalidInputError
+from skframe.exceptions import InvalidInputError
 
 __all__ = ["accuracy", "example_based_f1", "hamming_loss"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..exceptions import InvalidInputError, InvalidParameterError
-from ._checks import _as_2d
+from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.metrics._checks import _as_2d
 
 __all__ = ["check_quantiles", "pinball_loss", "crossing_loss"]
 

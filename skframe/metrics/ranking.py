@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..exceptions import InvalidInputError, InvalidParameterError
+from skframe.exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = ["rank_of_true", "hits_at_k", "mean_reciprocal_rank", "mean_rank"]
 

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from ..exceptions import InvalidInputError, InvalidParameterError
-from ._checks import _as_2d, _check_pair, _ratio, _reduce
+from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.metrics._checks import _as_2d, _check_pair, _ratio, _reduce
 
 __all__ = ["mse", "mae", "r2", "rrmse", "arrmse", "relative_mse", "regression_report"]
 

@@ -1,8 +1,8 @@
 """scikit-learn estimators assembled from skframe components."""
 
-from .machine import JointQuantileRegressor, SketchedKernelClassifier, SketchedKernelMachine
-from .ridge import SketchedKernelRidge
-from .structured import DeepOutputKernelRegressor, OutputKernelRegressor
+from skframe.models.machine import JointQuantileRegressor, SketchedKernelClassifier, SketchedKernelMachine
+from skframe.models.ridge import SketchedKernelRidge
+from skframe.models.structured import DeepOutputKernelRegressor, OutputKernelRegressor
 
 __all__ = [
     "SketchedKernelRidge",

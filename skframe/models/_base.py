@@ -11,25 +11,15 @@ import time
 
 import numpy as np
 
-from ..backend import serial_blas
-from ..collections import is_collection, n_items
-from ..exceptions import InvalidInputError, InvalidParameterError, NotFittedError
-from ._core import (
-    build_representation,
-    is_exact_sketch,
-    lam_path,
-    make_rngs,
-    predict_expansion,
-    resolve_kernel as _core_resolve_kernel,
-    resolve_sketch as _core_resolve_sketch,
-    size_and_resolve_sketch,
-    target_offset,
-)
+from skframe.compute.backend import serial_blas
+from skframe.plugin.collections import is_collection, n_items
+from skframe.exceptions import InvalidInputError, InvalidParameterError, NotFittedError
+from skframe.models._core import build_representation, is_exact_sketch, lam_path, make_rngs, predict_expansion, resolve_kernel as _core_resolve_kernel, resolve_sketch as _core_resolve_sketch, size_and_resolve_sketch, target_offset
 
 __all__ = ["store_params", "KernelModelMixin", "KernelRegressorMixin", "validate_X", "validate_XY", "resolve_kernel", "resolve_sketch"]
 
 #: fits with at most this many flops in their n x m x m products (about 50 ms on one core) run their
-#: dense algebra on one BLAS thread (see :func:`skframe.backend.serial_blas`)
+#: dense algebra on one BLAS thread (see :func:`skframe.compute.backend.serial_blas`)
 SERIAL_BLAS_MAX_FLOPS = 1e9
 
 
@@ -60,7 +50,7 @@ def _wrap_value_error(func, *args, **kwargs):
 def validate_X(estimator, X, *, reset):
     """Validate inputs like scikit-learn (NaN/inf, shape, n_features_in_) raising InvalidInputError.
 
-    An :class:`skframe.collections.InputCollection` is returned unchanged: the kernel
+    An :class:`skframe.plugin.collections.InputCollection` is returned unchanged: the kernel
     is the only thing that reads its items.
     """
     if is_collection(X):
@@ -86,8 +76,8 @@ def _check_targets(Y, n):
 
 def validate_XY(estimator, X, Y, *, multi_output=True, y_numeric=True):
     """Validate training data; returns X and a 2-D float Y plus whether y was 1-D."""
-    if type(X).__module__.startswith("dask"):  # stays distributed: fitted by skframe.distributed
-        from ..stream_fit import validate_dask_XY
+    if type(X).__module__.startswith("dask"):  # stays distributed: fitted by skframe.compute.distributed
+        from skframe.compute.stream_fit import validate_dask_XY
 
         return validate_dask_XY(estimator, X, Y)
     if is_collection(X):
@@ -157,7 +147,7 @@ class KernelModelMixin:
         rep = build_representation(X, kernel, sketch, rng, rtol=rtol, progress=progress)
         if rep.feature_map is not None:
             return rep.feature_map, rep.Z, rep.info
-        from ..sketching import SketchedFeatureMap
+        from skframe.core.sketching import SketchedFeatureMap
 
         return SketchedFeatureMap(kernel, rep.X_basis, rep.proj, None), rep.Z, rep.info
 
@@ -169,7 +159,7 @@ class KernelModelMixin:
         t0 = time.perf_counter() if t0 is None else t0
         n = n_items(X)
         kernel, self.kernel_spec_ = _core_resolve_kernel(self.kernel, self.kernel_params, X)
-        from ..stream_fit import options_from, streamed_representation, streaming_requested
+        from skframe.compute.stream_fit import options_from, streamed_representation, streaming_requested
 
         options = options_from(self, getattr(self, "_compute_options", None))  # memory_budget, dtype, backend
         sketch, self.sketch_spec_, size_info = size_and_resolve_sketch(
@@ -185,9 +175,9 @@ class KernelModelMixin:
 
     def _represent_and_solve(self, X, Y, n, kernel, sketch, size_info, options, rngs, solve, loss, M,
                              fit_intercept, exact, progress, rtol, t0):
-        from ..stream_fit import streamed_representation, streaming_requested
+        from skframe.compute.stream_fit import streamed_representation, streaming_requested
 
-        if streaming_requested(X, sketch, options):  # one streamed pass, no n x m array (skframe.streaming)
+        if streaming_requested(X, sketch, options):  # one streamed pass, no n x m array (skframe.compute.streaming)
             rep = streamed_representation(X, Y, kernel, sketch, rngs[0], options, rtol=rtol, progress=progress)
         else:
             rep = build_representation(X, kernel, sketch, rngs[0], rtol=rtol, progress=progress, exact=exact)

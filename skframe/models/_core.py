@@ -7,10 +7,10 @@ approximation transformers):
 
 1. **validate** the parameters (:func:`skframe.constraints.validate_params`);
 2. **resolve** the components: names (+ params) or objects become objects, and a
-   :class:`skframe.specs.ComponentSpec` is recorded for those given by name
+   :class:`skframe.plugin.specs.ComponentSpec` is recorded for those given by name
    (:func:`resolve_kernel`, :func:`resolve_sketch`, :func:`resolve_loss`,
    :func:`resolve_solver`); kernels are bound to the training data with
-   :func:`skframe.protocols.kernel_prepare`;
+   :func:`skframe.plugin.protocols.kernel_prepare`;
 3. **seed**: one helper turns ``random_state`` into NumPy Generators (:func:`make_rngs`);
 4. **size** the sketch (:func:`choose_sketch_size`: ``"auto"`` or an explicit size,
    clamped to n with a :class:`skframe.exceptions.SketchSizeWarning`);
@@ -19,7 +19,7 @@ approximation transformers):
    (:meth:`Representation.expansion`): ``coef_ = proj W`` on ``X_fit_`` for a sketch,
    ``feature_map_`` for an explicit feature map (random Fourier features), the full
    Gram matrix for the exact model;
-6. **solve** a :class:`skframe.problems.Problem` (:func:`run_solver`, which also calls
+6. **solve** a :class:`skframe.plugin.problems.Problem` (:func:`run_solver`, which also calls
    solvers written to the earlier ``solve(Z, Y, loss, lam)`` contract).
 
 Prediction is :func:`predict_expansion` (kernel expansion or feature map). Steps 4
@@ -33,14 +33,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..collections import n_items, take
-from ..exceptions import InvalidParameterError
-from ..problems import ArrayProblem
-from ..protocols import kernel_block, kernel_prepare
-from ..registry import component_name, component_params, get_component
-from ..specs import ComponentSpec
-from ._sizes import auto_sketch_size, choose_sketch_size, size_and_resolve_sketch
-from ._solve import lam_path, run_solver, solver_contract, target_offset
+from skframe.plugin.collections import n_items, take
+from skframe.exceptions import InvalidParameterError
+from skframe.plugin.problems import ArrayProblem
+from skframe.plugin.protocols import kernel_block, kernel_prepare
+from skframe.plugin.registry import component_name, component_params, get_component
+from skframe.plugin.specs import ComponentSpec
+from skframe.models._sizes import auto_sketch_size, choose_sketch_size, size_and_resolve_sketch
+from skframe.models._solve import lam_path, run_solver, solver_contract, target_offset
 
 __all__ = [
     "EXACT_SKETCH_NAMES",
@@ -99,7 +99,7 @@ def component_spec(kind, obj, given_name=None, given_params=None):
     ``given_name``/``given_params`` are what the user passed; the object's own ``params``
     (after e.g. ``kernel_prepare`` resolved ``gamma="scale"``) take precedence.
     """
-    from .. import registry
+    from skframe.plugin import registry
 
     spec_of = getattr(registry, "spec_of", None)  # the registry's reverse map, where it has one
     found = spec_of(kind, obj) if spec_of is not None else None
@@ -228,7 +228,7 @@ class Representation:
     K: np.ndarray | None = None
 
     def problem(self, Y):
-        """The :class:`skframe.problems.ArrayProblem` ``(Z, Y)`` handed to solvers."""
+        """The :class:`skframe.plugin.problems.ArrayProblem` ``(Z, Y)`` handed to solvers."""
         return ArrayProblem(self.Z, Y)
 
     def expansion(self, W):
@@ -265,7 +265,7 @@ def build_representation(X, kernel, sketch, rng, *, rtol=None, progress=None, ex
     -------
     Representation
     """
-    from ..sketching import SketchMatrix, build_feature_map, draw_sketch
+    from skframe.core.sketching import SketchMatrix, build_feature_map, draw_sketch
 
     n = n_items(X)
     if sketch is None:
@@ -299,7 +299,7 @@ def predict_expansion(kernel, X, coef, X_fit=None, feature_map=None):
     """``k(X, X_fit) @ coef``, or ``feature_map.transform(X) @ coef`` for an explicit feature map."""
     if feature_map is not None:
         return feature_map.transform(X) @ coef
-    from ..sketching import kernel_times
+    from skframe.core.sketching import kernel_times
 
     return kernel_times(kernel, X, X_fit, coef)
 

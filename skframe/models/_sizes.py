@@ -7,8 +7,8 @@ import warnings
 
 import numpy as np
 
-from ..exceptions import SketchSizeWarning
-from ..specs import ComponentSpec
+from skframe.exceptions import SketchSizeWarning
+from skframe.plugin.specs import ComponentSpec
 
 __all__ = ["auto_sketch_size", "choose_sketch_size", "size_and_resolve_sketch"]
 
@@ -74,7 +74,7 @@ def size_and_resolve_sketch(sketch, sketch_size, sketch_params, n, *, memory_bud
     A named sketch gets the size from :func:`choose_sketch_size`; a sketch object keeps
     its own size, except that a size above n is clamped (on a copy) with a warning.
     """
-    from ._core import is_exact_sketch, resolve_sketch
+    from skframe.models._core import is_exact_sketch, resolve_sketch
 
     if is_exact_sketch(sketch):
         return None, None, {"size_rule": "none: exact model"}
@@ -89,7 +89,7 @@ def size_and_resolve_sketch(sketch, sketch_size, sketch_params, n, *, memory_bud
 
 def _is_feature_map_name(name):
     """True when the registered sketch ``name`` is an explicit feature map (its class says so)."""
-    from ..plugins import get_plugin_registry
+    from skframe.plugin.loader import get_plugin_registry
 
     comp = get_plugin_registry().components["sketch"].get(name.strip().lower())
     return bool(getattr(getattr(comp, "factory", None), "feature_map", False))

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..problems import SolveResult
+from skframe.plugin.problems import SolveResult
 
 __all__ = ["solver_contract", "run_solver", "target_offset", "lam_path"]
 

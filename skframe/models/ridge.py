@@ -8,10 +8,10 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 
-from ..constraints import HasMethods, Interval, Options, validate_params
-from ..linalg import solve_psd
-from ..problems import SolveResult
-from ._base import KernelModelMixin, KernelRegressorMixin, check_lam, store_params, validate_XY
+from skframe.constraints import HasMethods, Interval, Options, validate_params
+from skframe.core.linalg import solve_psd
+from skframe.plugin.problems import SolveResult
+from skframe.models._base import KernelModelMixin, KernelRegressorMixin, check_lam, store_params, validate_XY
 
 __all__ = ["SketchedKernelRidge"]
 
@@ -73,7 +73,7 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
     memory_budget : int, str or None, default=None
         Bytes the fit may use beyond the data, e.g. ``"2GB"``. When set (or with float32,
         the CuPy backend, memory-mapped or Dask data) the fit streams: one pass over row
-        chunks sized by the budget, never an n x m array (:mod:`skframe.streaming`); an
+        chunks sized by the budget, never an n x m array (:mod:`skframe.compute.streaming`); an
         impossible budget raises :class:`skframe.exceptions.MemoryBudgetError` before allocating.
     dtype : {"float64", "float32"}, default="float64"
         Precision of kernel blocks and sketch products (sums stay float64).

@@ -5,8 +5,8 @@ import scipy.sparse as sp
 
 import skframe
 from skframe.exceptions import InvalidInputError
-from skframe.output_matrices import OutputMatrix
-from skframe.protocols import Kernel
+from skframe.core.output_matrices import OutputMatrix
+from skframe.plugin.protocols import Kernel
 from skframe.validation import check_scalar
 
 

@@ -4,10 +4,10 @@ The classes are defined in the sub-modules and published here: their public (and
 saved) home is ``skframe.models.machine``.
 """
 
-from ._common import default_solver_name
-from .classifier import SketchedKernelClassifier
-from .quantile import JointQuantileRegressor
-from .regressor import SketchedKernelMachine
+from skframe.models.machine._common import default_solver_name
+from skframe.models.machine.classifier import SketchedKernelClassifier
+from skframe.models.machine.quantile import JointQuantileRegressor
+from skframe.models.machine.regressor import SketchedKernelMachine
 
 __all__ = ["SketchedKernelMachine", "SketchedKernelClassifier", "JointQuantileRegressor", "default_solver_name"]
 

@@ -18,9 +18,9 @@ import time
 
 from sklearn.base import BaseEstimator
 
-from ...constraints import HasMethods, Interval, Options, validate_params
-from .._base import KernelModelMixin, check_lam
-from .._core import default_solver_name, resolve_solver, run_solver
+from skframe.constraints import HasMethods, Interval, Options, validate_params
+from skframe.models._base import KernelModelMixin, check_lam
+from skframe.models._core import default_solver_name, resolve_solver, run_solver
 
 __all__ = ["MachineBase", "COMMON_CONSTRAINTS", "COMMON_PARAMS_DOC", "default_solver_name", "finish_machine_class"]
 

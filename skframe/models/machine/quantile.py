@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...constraints import Interval
-from ...exceptions import InvalidInputError, InvalidParameterError
-from ...output_matrices import quantile_matrix
-from .._base import store_params, validate_XY
-from .._core import resolve_loss
-from ._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
+from skframe.constraints import Interval
+from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.core.output_matrices import quantile_matrix
+from skframe.models._base import store_params, validate_XY
+from skframe.models._core import resolve_loss
+from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
 
 __all__ = ["JointQuantileRegressor"]
 
@@ -128,7 +128,7 @@ class JointQuantileRegressor(MachineBase):
 
     def score(self, X, y):
         """Minus the mean joint pinball loss (higher is better), see :func:`skframe.metrics.pinball_loss`."""
-        from ...metrics import pinball_loss
+        from skframe.metrics import pinball_loss
 
         return -pinball_loss(np.asarray(y, dtype=np.float64).reshape(-1, 1), self.predict(X), self.quantiles_)
 

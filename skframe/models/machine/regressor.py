@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from sklearn.base import MultiOutputMixin, RegressorMixin
 
-from ...constraints import HasMethods
-from ...exceptions import InvalidParameterError
-from ...output_matrices import build_output_matrix
-from .._base import KernelRegressorMixin, store_params, validate_XY
-from .._core import resolve_loss
-from ._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
+from skframe.constraints import HasMethods
+from skframe.exceptions import InvalidParameterError
+from skframe.core.output_matrices import build_output_matrix
+from skframe.models._base import KernelRegressorMixin, store_params, validate_XY
+from skframe.models._core import resolve_loss
+from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
 
 __all__ = ["SketchedKernelMachine"]
 
@@ -58,7 +58,7 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
     backend : {"numpy", "cupy"}, default="numpy"
         ``"cupy"`` computes the kernel blocks on an NVIDIA GPU (``pip install "skframe[gpu]"``).
     loss : str or loss object, default="huber"
-        Registered loss name or a :class:`skframe.protocols.Loss`.
+        Registered loss name or a :class:`skframe.plugin.protocols.Loss`.
     loss_params : dict, optional
         Parameters of the named loss, e.g. ``{"kappa": 1.0}``, ``{"epsilon": 0.1}``,
         ``{"quantiles": [0.5]}``.
@@ -69,7 +69,7 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
         E.g. ``{"epochs": 50, "batch_size": 128, "learning_rate": 0.01}`` for Adam.
     output_matrix : {"identity", "quantile", "graph", "covariance"}, array or None, default=None
         Output matrix M of the decomposable kernel (None: identity, d independent outputs);
-        see :mod:`skframe.output_matrices`.
+        see :mod:`skframe.core.output_matrices`.
     output_matrix_params : dict, optional
         ``{"gamma": ...}`` for "quantile" (levels taken from a pinball loss),
         ``{"adjacency": array_or_path, "mu": 0.5}`` for "graph".

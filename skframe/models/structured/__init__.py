@@ -2,7 +2,7 @@
 
 The surrogate estimator ``h(x) = sum_i alpha_i(x) psi(y_i)`` lives in the output
 RKHS. skframe represents it by its coordinates ``g(x)`` in an output basis
-(:mod:`skframe.output_basis`) and decodes by a maximum inner-product search
+(:mod:`skframe.core.output_basis`) and decodes by a maximum inner-product search
 against candidate embeddings (``skframe_decoders``). The four models are the
 four combinations of an optional input sketch R_X and output sketch R_Y:
 
@@ -29,16 +29,16 @@ embedding cache), ``_decoding`` (prediction), ``_ranking`` (Hits@k / MRR / mean
 rank) and ``_estimator`` (fit).
 """
 
-from ._candidates import CandidatePool, candidate_cache_info, clear_candidate_cache
-from ._deep import DeepOutputKernelRegressor, _DeepMember
-from ._estimator import OutputKernelRegressor
-from ._ranking import candidate_ranking, true_candidate_index
-from ._sisokr import has_duplicate_rows, sisokr_omega, sketched_input_coef
+from skframe.models.structured._candidates import CandidatePool, candidate_cache_info, clear_candidate_cache
+from skframe.models.structured._deep import DeepOutputKernelRegressor, _DeepMember
+from skframe.models.structured._estimator import OutputKernelRegressor
+from skframe.models.structured._ranking import candidate_ranking, true_candidate_index
+from skframe.models.structured._sisokr import has_duplicate_rows, sisokr_omega, sketched_input_coef
 
 # classes saved model files and pickles name as skframe.models.structured.<name>
-from ._candidates import _LegacyCandidates as _ModelCandidates  # noqa: E402
-from ._candidates import _LegacyEmbeddingCache as _EmbeddingCache  # noqa: E402
-from ._sisokr import _Draw  # noqa: E402
+from skframe.models.structured._candidates import _LegacyCandidates as _ModelCandidates  # noqa: E402
+from skframe.models.structured._candidates import _LegacyEmbeddingCache as _EmbeddingCache  # noqa: E402
+from skframe.models.structured._sisokr import _Draw  # noqa: E402
 
 _SAVED_NAMES = (_Draw, _ModelCandidates, _EmbeddingCache)
 

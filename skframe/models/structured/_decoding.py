@@ -5,18 +5,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ...exceptions import InvalidInputError
-from ...protocols import kernel_is_linear
-from ...registry import component_name
-from ._candidates import (
-    CandidatePool,
-    EmbeddedCandidates,
-    StreamedCandidates,
-    array_source,
-    cached_embeddings,
-    check_candidate_rows,
-    pool_source,
-)
+from skframe.exceptions import InvalidInputError
+from skframe.plugin.protocols import kernel_is_linear
+from skframe.plugin.registry import component_name
+from skframe.models.structured._candidates import CandidatePool, EmbeddedCandidates, StreamedCandidates, array_source, cached_embeddings, check_candidate_rows, pool_source
 
 
 def _is_linear(kernel):
@@ -136,7 +128,7 @@ class DecodingMixin:
         scores : ndarray of shape (n_samples, k)
             ``<h(x), psi(c)> - k_Y(c, c)/2`` (aggregated over draws).
         """
-        from ..._validation import check_scalar
+        from skframe._validation import check_scalar
 
         self._check_fitted()
         k = check_scalar(k, "k", kind=int, low=1, fix="k must be a positive integer")

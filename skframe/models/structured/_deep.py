@@ -19,18 +19,18 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from ... import deps
-from ..._validation import check_scalar
-from ...collections import is_collection, n_items, take
-from ...exceptions import InvalidInputError, InvalidParameterError
-from ...output_basis import SketchedOutputBasis, unique_rows
-from ...registry import get_decoder, get_loss
-from ...sketching import draw_sketch
-from .._base import KernelModelMixin, validate_X
-from .._core import make_rngs, resolve_kernel, size_and_resolve_sketch
-from ._candidates import check_outputs
-from ._decoding import DecodingMixin
-from ._estimator import OutputKernelRegressor
+from skframe import deps
+from skframe._validation import check_scalar
+from skframe.plugin.collections import is_collection, n_items, take
+from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.core.output_basis import SketchedOutputBasis, unique_rows
+from skframe.plugin.registry import get_decoder, get_loss
+from skframe.core.sketching import draw_sketch
+from skframe.models._base import KernelModelMixin, validate_X
+from skframe.models._core import make_rngs, resolve_kernel, size_and_resolve_sketch
+from skframe.models.structured._candidates import check_outputs
+from skframe.models.structured._decoding import DecodingMixin
+from skframe.models.structured._estimator import OutputKernelRegressor
 
 __all__ = ["DeepOutputKernelRegressor"]
 
@@ -46,7 +46,7 @@ def _torch(feature="DeepOutputKernelRegressor"):
 
 def _strings(X):
     """A :class:`~skframe.graphs.StringBatch` when X holds strings, else None."""
-    from ...graphs import StringBatch
+    from skframe.graphs import StringBatch
 
     if isinstance(X, StringBatch):
         return X
@@ -105,7 +105,7 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
     """Deep Sketched Output Kernel Regression (DSOKR): a neural network ``g_W`` predicts the
     coordinates of the surrogate in a sketched output basis; predictions are decoded against candidates.
 
-    The output basis is the sketched one of ISOKR/SISOKR (:class:`skframe.output_basis.SketchedOutputBasis`):
+    The output basis is the sketched one of ISOKR/SISOKR (:class:`skframe.core.output_basis.SketchedOutputBasis`):
     with ``K~_Y = R_Y K_Y R_Y^T = U D U^T``, ``psi~(y) = D^{-1/2} U^T R_Y k_Y^y`` in R^p. The network
     is trained to minimise ``(1/n) sum_i c(||g_W(x_i) - psi~(y_i)||^2 + r(y_i))`` (``r`` the part of
     ``psi(y)`` outside the basis; ``c(u) = u/2`` for the square loss, robust ``c`` from thesis App.
@@ -137,7 +137,7 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
     output_sketch : str or sketch object, default="subsample"
         The output sketch R_Y (required: it defines the output basis).
     output_sketch_size : int or "auto", default="auto"
-        m_Y; choose it with :func:`skframe.selection.perfect_h_curve` (Perfect h).
+        m_Y; choose it with :func:`skframe.model_selection.curves.perfect_h_curve` (Perfect h).
     output_sketch_params : dict, optional
     loss : str or loss object, default="square"
         ``square``, ``huber``, ``epsilon-svr`` or ``epsilon-ridge`` (the ``output-*`` losses of
@@ -387,7 +387,7 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
                     f"the network factory returned {type(net).__name__}; it must return a torch.nn.Module"
                 )
             return net
-        from ._networks import build_network
+        from skframe.models.structured._networks import build_network
 
         return build_network(self.network, self._n_inputs(), p, self.network_params,
                              max_length=getattr(self, "max_length_", None))

@@ -7,19 +7,19 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ..._validation import check_scalar
-from ...collections import is_collection, n_items, take
-from ...exceptions import InvalidInputError, InvalidParameterError
-from ...linalg import solve_psd
-from ...output_basis import SketchedOutputBasis, TrainingOutputBasis, unique_rows
-from ...protocols import kernel_block
-from ...registry import get_decoder
-from ...sketching import draw_sketch, kernel_times
-from .._base import KernelModelMixin, validate_X
-from .._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch
-from ._candidates import check_outputs
-from ._decoding import DecodingMixin
-from ._sisokr import _Draw, sketched_input_coef
+from skframe._validation import check_scalar
+from skframe.plugin.collections import is_collection, n_items, take
+from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.core.linalg import solve_psd
+from skframe.core.output_basis import SketchedOutputBasis, TrainingOutputBasis, unique_rows
+from skframe.plugin.protocols import kernel_block
+from skframe.plugin.registry import get_decoder
+from skframe.core.sketching import draw_sketch, kernel_times
+from skframe.models._base import KernelModelMixin, validate_X
+from skframe.models._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch
+from skframe.models.structured._candidates import check_outputs
+from skframe.models.structured._decoding import DecodingMixin
+from skframe.models.structured._sisokr import _Draw, sketched_input_coef
 
 __all__ = ["OutputKernelRegressor"]
 
@@ -38,7 +38,7 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
     Accelerating both Learning and Inference for Structured Prediction with
     Kernels", AISTATS 2024, Prop. 1): SIOKR (input sketch), ISOKR (output sketch)
     and SISOKR (both). Each model predicts coordinates ``g(x)`` in an output basis
-    (:mod:`skframe.output_basis`) and the decoder returns the candidate ``c``
+    (:mod:`skframe.core.output_basis`) and the decoder returns the candidate ``c``
     maximising ``<h(x), psi(c)> - k_Y(c, c)/2``.
 
     Parameters
@@ -92,7 +92,7 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
     sketch_infos_ : list of dict
         Input and output sketch description of each draw.
     input_kernel_spec_, output_kernel_spec_, input_sketch_spec_, output_sketch_spec_ : ComponentSpec or None
-        The :class:`skframe.specs.ComponentSpec` of each component known to the registry
+        The :class:`skframe.plugin.specs.ComponentSpec` of each component known to the registry
         (None for an unregistered object or no sketch).
     fit_seconds_ : float
 

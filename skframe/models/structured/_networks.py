@@ -25,7 +25,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ...exceptions import InvalidParameterError
+from skframe.exceptions import InvalidParameterError
 
 __all__ = ["NETWORKS", "TOKEN_NETWORKS", "build_network", "network_defaults"]
 

@@ -9,7 +9,7 @@ R_Y (m_Y x n), the SISOKR estimator is
     ``Omega~ = K~_Y^+ R_Y K_Y K_X R_X^T (R_X K_X^2 R_X^T + n lam K~_X)^+``,
 
 ``K~_X = R_X K_X R_X^T`` and ``K~_Y = R_Y K_Y R_Y^T``. skframe splits it into an
-output basis (the left factor, :mod:`skframe.output_basis`) and the coefficients of
+output basis (the left factor, :mod:`skframe.core.output_basis`) and the coefficients of
 the input map on the sampled inputs (the right factor, :func:`sketched_input_coef`).
 """
 
@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
-from ...collections import n_items, take
-from ...linalg import pinv_sym, solve_psd
-from ...protocols import kernel_block
-from ...sketching import diagonal_of_mix, kernel_times, sketched_gram_products
+from skframe.plugin.collections import n_items, take
+from skframe.core.linalg import pinv_sym, solve_psd
+from skframe.plugin.protocols import kernel_block
+from skframe.core.sketching import diagonal_of_mix, kernel_times, sketched_gram_products
 
 __all__ = ["sisokr_omega", "sketched_input_coef", "has_duplicate_rows"]
 
@@ -64,7 +64,7 @@ def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None):
     feature-map form ``z(x)^T (Z^T Z + n lam I)^{-1} Z^T T`` (El Ahmad et al.,
     "Fast Kernel Methods for Generic Lipschitz Losses via p-Sparsified Sketches",
     TMLR 2023, Prop. 1) without its m x m eigendecomposition: the m x m system is
-    formed by one BLAS ``syrk`` and solved by :func:`skframe.linalg.solve_psd`.
+    formed by one BLAS ``syrk`` and solved by :func:`skframe.core.linalg.solve_psd`.
 
     Parameters
     ----------
@@ -109,7 +109,7 @@ def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None):
 def has_duplicate_rows(A):
     """True when two rows of A (dense or CSR) are identical (two random projections agree).
 
-    Always False for an :class:`~skframe.collections.InputCollection` (no row arithmetic):
+    Always False for an :class:`~skframe.plugin.collections.InputCollection` (no row arithmetic):
     the solver then finds out by a failed factorisation.
     """
     if n_items(A) < 2 or not hasattr(A, "__matmul__") or getattr(A, "ndim", 0) != 2:

@@ -1,0 +1,1 @@
+"""How the work runs: array backends and engines, threads, memory planning, streaming, out-of-core data, Dask."""

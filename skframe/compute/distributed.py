@@ -1,0 +1,269 @@
+"""Many machines: the streamed accumulation as a Dask map-reduce over partitions.
+
+``X`` and ``y`` given as ``dask.array`` s are fitted by the very routine of
+:mod:`skframe.compute.streaming`: each partition's ``m x m`` and ``m x d`` contributions are
+computed on the workers by :func:`skframe.compute.streaming.chunk_sums` (in bounded row
+chunks), and the partial sums are added in a fixed binary tree, so the result does not
+depend on which worker computed what. The sketch is drawn once on the client; its
+sampled points, mixing matrix and the kernel are shipped to the workers as single graph
+nodes. Iterative losses compute each epoch's loss and gradient as a map-reduce over the
+persisted partitions (:class:`DaskFeatureProblem`).
+
+A worker lost mid-fit is survived: the scheduler recomputes its partitions (the tasks
+are pure), and the fit is retried ``retries`` times on failure; if the cluster keeps
+losing workers the fit stops with :class:`~skframe.exceptions.DistributedError` —
+never a silently different model. Requires the ``dask`` extra
+(``pip install "skframe[dask]"``).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from skframe.deps import require
+from skframe.exceptions import DistributedError, InvalidInputError
+from skframe.compute.memory import plan_stream
+from skframe.options import DEFAULT_OPTIONS
+from skframe.compute.stream_problems import ProjectedProblem, block_loss_sums
+from skframe.core.linalg import default_rtol, eigh_truncated
+from skframe.compute.streaming import StreamedRidge, _np_dtype, block_shift, chunk_sums, get_engine, product_precision, ridge_from_sums, sketch_gram
+
+__all__ = ["is_dask_array", "fit_sketched_ridge_dask", "DaskFeatureProblem", "partition_sums", "tree_reduce",
+           "dask_client", "to_dask"]
+
+
+def is_dask_array(X):
+    """True for a ``dask.array.Array`` (checked without importing dask)."""
+    return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "to_delayed")
+
+
+def _dask():
+    return require("dask", "dask-array inputs (fitting on a Dask cluster)")
+
+
+def dask_client(scheduler=None, local=None):
+    """A context manager giving a ``distributed.Client``: to a running scheduler, or on a new local cluster.
+
+    Parameters
+    ----------
+    scheduler : str, optional
+        Address of a running Dask scheduler, e.g. ``"tcp://10.0.0.5:8786"``.
+    local : int, optional
+        Start a ``LocalCluster`` of this many single-threaded worker processes (closed on exit).
+
+    Exactly one of them is given. Without the ``dask`` extra, one
+    :class:`~skframe.exceptions.DependencyError` names it.
+    """
+    import contextlib
+
+    from skframe.exceptions import InvalidParameterError
+
+    if (scheduler is None) == (local is None):
+        raise InvalidParameterError("give either a Dask scheduler address (--dask-scheduler tcp://HOST:8786) or a "
+                                    "number of local workers (--dask-local N), not both and not neither")
+    if local is not None and (isinstance(local, bool) or int(local) < 1):
+        raise InvalidParameterError(f"--dask-local {local!r} must be a positive number of worker processes")
+    if scheduler is not None and "://" not in str(scheduler) and ":" not in str(scheduler):
+        raise InvalidParameterError(f"--dask-scheduler {scheduler!r} is not an address; write e.g. tcp://HOST:8786")
+    require("dask", "a Dask cluster (--dask-scheduler / --dask-local)")
+    distributed = require("distributed", "a Dask cluster (--dask-scheduler / --dask-local)")
+
+    @contextlib.contextmanager
+    def session():
+        with contextlib.ExitStack() as stack:
+            if local is not None:
+                cluster = stack.enter_context(distributed.LocalCluster(
+                    n_workers=int(local), threads_per_worker=1, processes=True, dashboard_address=None,
+                    silence_logs=40))
+                address = cluster
+            else:
+                address = str(scheduler)
+            try:
+                client = stack.enter_context(distributed.Client(address, timeout="10s"))
+            except OSError as exc:
+                raise DistributedError(f"cannot reach the Dask scheduler at {scheduler} ({exc}); check the address "
+                                       "and that the scheduler is running") from exc
+            yield client
+
+    return session()
+
+
+def to_dask(X, Y=None, rows=None):
+    """NumPy arrays or memory maps as dask arrays of ``rows`` rows per partition (default: about 8 partitions)."""
+    _dask()
+    import dask.array as da
+
+    n = int(X.shape[0])
+    rows = int(rows or max(1, -(-n // 8)))
+    Xd = X if is_dask_array(X) else da.from_array(X, chunks=(rows, -1))
+    if Y is None:
+        return Xd
+    Y = np.asarray(Y)
+    Yd = Y if is_dask_array(Y) else da.from_array(Y, chunks=(rows,) + ((-1,) if Y.ndim > 1 else ()))
+    return Xd, Yd
+
+
+def partition_sums(kernel, X_part, Y_part, X_sub, mix, dtype, shift, chunk_rows, products=None):
+    """One partition's :class:`~skframe.compute.streaming.StreamSums`, computed in row chunks (runs on a worker)."""
+    engine = get_engine(None)
+    mix_t = engine.prepare_mix(mix, _np_dtype(dtype))
+    total = None
+    for start in range(0, max(X_part.shape[0], 1), max(int(chunk_rows), 1)):
+        stop = start + int(chunk_rows)
+        part = chunk_sums(kernel, X_part[start:stop], Y_part[start:stop], X_sub, mix, dtype=dtype, engine=engine,
+                          mix_t=mix_t, shift=shift, products=products)
+        total = part if total is None else total + part
+    return total
+
+
+def tree_reduce(items, func=operator.add):
+    """Combine delayed values pairwise in a fixed binary tree (deterministic summation order)."""
+    dask = _dask()
+    items = list(items)
+    while len(items) > 1:
+        nxt = [dask.delayed(func, pure=True)(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]
+        if len(items) % 2:
+            nxt.append(items[-1])
+        items = nxt
+    return items[0]
+
+
+def _compute(obj, retries):
+    """Compute on the active distributed client (with retries), else on the local scheduler."""
+    dask = _dask()
+    client = None
+    try:
+        from distributed import default_client
+
+        client = default_client()
+    except (ImportError, ValueError):
+        client = None
+    try:
+        if client is not None:
+            return client.gather(client.compute(obj, retries=retries))
+        return dask.compute(obj)[0]
+    except Exception as exc:  # KilledWorker, CommClosedError, ... : no partial model may come out
+        name = type(exc).__name__
+        if name in ("KilledWorker", "CommClosedError", "FutureCancelledError", "CancelledError") or \
+                type(exc).__module__.split(".")[0] == "distributed":
+            raise DistributedError(
+                f"the Dask computation failed ({name}: {exc}); no model was produced. Workers kept dying on "
+                "a partition: give them more memory or lower memory_budget / the partition size, then fit again"
+            ) from exc
+        raise
+
+
+def _aligned(X, Y):
+    """X with one column chunk and Y as a 2-D dask array with X's row chunks."""
+    _dask()
+    import dask.array as da
+    if Y is None:
+        raise InvalidInputError("y is missing: pass y as a dask array (or NumPy array) with X's rows")
+    Y = Y if is_dask_array(Y) else da.from_array(np.asarray(Y), chunks=(X.chunks[0],) + ((-1,) if np.ndim(Y) > 1 else ()))
+    if Y.shape[0] != X.shape[0]:
+        raise InvalidInputError(f"X has {X.shape[0]} rows but y has {Y.shape[0]}; they must have the same length")
+    if Y.ndim == 1:
+        Y = Y[:, None]
+    return X.rechunk({1: -1}), Y.rechunk({0: X.chunks[0], 1: -1})
+
+
+def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, retries=3, keep_sums=False):
+    """Sketched kernel ridge regression on dask arrays; same numbers as :func:`skframe.compute.streaming.fit_sketched_ridge`.
+
+    Parameters
+    ----------
+    kernel : kernel object (picklable)
+    X : dask.array of shape (n, n_features)
+    Y : dask.array or ndarray of shape (n,) or (n, d)
+    R : skframe.core.sketching.SketchMatrix
+        Drawn once on the client.
+    lam : float
+    options : ComputeOptions, optional
+        ``dtype`` and ``memory_budget`` (per worker: sizes the row chunks within a partition).
+    rtol : float, optional
+    retries : int
+        Times a failed partition is retried by the distributed scheduler.
+    keep_sums : bool
+        Also return the sums and ``U D^{-1/2}`` in ``info`` (see :func:`skframe.compute.streaming.fit_sketched_ridge`).
+    """
+    dask = _dask()
+    options = options or DEFAULT_OPTIONS
+    X, Y = _aligned(X, Y)
+    n = int(X.shape[0])
+    if R.n != n:
+        raise InvalidInputError(f"the sketch was drawn for n={R.n} rows but X has {n}")
+    plan = plan_stream(max(X.chunks[0]), R.m, R.s_prime, X.shape[1], Y.shape[1], options, kernel=kernel)
+    X_sub = np.ascontiguousarray(_compute(X[np.sort(R.indices)], retries), dtype=np.float64)
+    X_sub = X_sub[np.argsort(np.argsort(R.indices))]  # back to the order of R.indices
+    RKR = sketch_gram(kernel, X_sub, R.mix)
+    eig = eigh_truncated(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol)
+    products = product_precision(eig[0], options.dtype)
+    shift = block_shift(kernel, X_sub, R.mix, products)
+    if products != str(options.dtype):  # float64 products: float64 blocks, as the single-machine path
+        plan = plan_stream(max(X.chunks[0]), R.m, R.s_prime, X.shape[1], Y.shape[1],
+                           options.replace(dtype=products), kernel=kernel)
+    ship = [dask.delayed(v, pure=True) for v in (kernel, X_sub, R.mix, shift)]
+    parts = [dask.delayed(partition_sums, pure=True)(ship[0], xp, yp, ship[1], ship[2], products, ship[3],
+                                                      plan.chunk_rows, products)
+             for xp, yp in zip(X.to_delayed().ravel(), Y.to_delayed().ravel())]
+    sums = _compute(tree_reduce(parts), retries).to_numpy()
+    if sums.n != n:
+        raise DistributedError(f"the partitions summed to {sums.n} rows instead of {n}; no model was produced")
+    coef, proj, w, UD = ridge_from_sums(sums, RKR, R.mix, lam, rtol=rtol, return_ud=True, eig=eig)
+    info = {"chunk_rows": plan.chunk_rows, "planned_peak_bytes": plan.peak_bytes, "dtype": str(options.dtype),
+            "products": products, "backend": "dask", "partitions": len(parts), "rank": int(w.size)}
+    if keep_sums:
+        info.update(sums=sums, UD=UD)
+    return StreamedRidge(coef, X_sub, proj, w, n, info)
+
+
+def _partition_loss(kernel, X_part, Y_part, X_sub, proj, W, loss, dtype):
+    """``(sum_i l(z_i^T W, y_i), Z^T G)`` of one partition (runs on a worker)."""
+    K = get_engine(None).block(kernel, np.ascontiguousarray(X_part, dtype=np.float64), X_sub, _np_dtype(dtype))
+    # Z W = K (proj W) and Z^T G = proj^T (K^T G): the n x r features are never formed
+    W = np.asarray(W, dtype=np.float64)
+    total, KG = block_loss_sums(K, proj @ W, np.eye(W.shape[1]), Y_part, loss)
+    return total, proj.T @ KG
+
+
+def _add_pairs(a, b):
+    return a[0] + b[0], a[1] + b[1]
+
+
+class DaskFeatureProblem(ProjectedProblem):
+    """Features of dask-array data: each epoch's loss and gradient is a map-reduce over partitions.
+
+    The partitions are persisted on the workers once; :meth:`loss_sums` ships only the
+    current weights. :meth:`blocks` brings feature blocks to the client (for generic
+    solvers on small data).
+    """
+
+    def __init__(self, kernel, X, Y, X_sub, proj, options=None, retries=3):
+        self._dask = _dask()
+        X, Y = _aligned(X, Y)
+        self.X, self.Y = X.persist(), Y.persist()
+        self.kernel, self.X_sub, self.retries = kernel, np.asarray(X_sub), retries
+        self.proj = np.asarray(proj, dtype=np.float64)
+        self.options = options or DEFAULT_OPTIONS
+        self._ship = [self._dask.delayed(v, pure=True) for v in (kernel, self.X_sub, self.proj)]
+
+    def loss_sums(self, loss, W):
+        """``(sum of losses, Z^T G)`` reduced over partitions."""
+        dl = self._dask.delayed
+        k, xs, pj = self._ship
+        Wd, ld = dl(np.asarray(W, dtype=np.float64), pure=True), dl(loss, pure=True)
+        parts = [dl(_partition_loss, pure=True)(k, xp, yp, xs, pj, Wd, ld, self.options.dtype)
+                 for xp, yp in zip(self.X.to_delayed().ravel(), self.Y.to_delayed().ravel())]
+        return _compute(tree_reduce(parts, _add_pairs), self.retries)
+
+    def blocks(self, chunk_rows=None):
+        start = 0
+        dt = _np_dtype(self.options.dtype)
+        for xp, yp in zip(self.X.to_delayed().ravel(), self.Y.to_delayed().ravel()):
+            Xb, Yb = _compute((xp, yp), self.retries)
+            Z = get_engine(None).block(self.kernel, np.asarray(Xb, dtype=np.float64), self.X_sub, dt) @ \
+                self.proj.astype(dt)
+            yield start, Z, np.asarray(Yb, dtype=np.float64)
+            start += Z.shape[0]

@@ -1,0 +1,208 @@
+"""The streamed representation a model fits with when memory, precision, device or data ask for it.
+
+A model's fit draws a sketch and builds a *representation* of the training data, then
+asks it for the solver's problem. :func:`streamed_representation` builds one in a single
+streamed pass (:mod:`skframe.compute.streaming`): it keeps the accumulated m x m and m x d sums,
+never the n x r features. Its :meth:`~StreamedRepresentation.problem` gives the square
+loss ``(Z^T Z, Z^T Y)`` from the sums (for targets shifted by any constant row, e.g.
+centred for an intercept, without another pass), and iterative losses their feature
+blocks: kept in memory when the budget allows, else recomputed chunk by chunk
+(:func:`skframe.compute.stream_problems.make_feature_problem`). ``info["representation"]``
+records which: ``"accumulated"`` (square loss), ``"in-memory"`` or ``"streamed"``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skframe.compute.distributed import is_dask_array
+from skframe.options import ComputeOptions, parse_bytes
+from skframe.compute.stream_problems import ProjectedProblem
+
+__all__ = ["options_from", "streaming_requested", "streamed_representation", "StreamedRepresentation",
+           "SumsProblem", "is_memory_mapped", "validate_dask_XY"]
+
+
+def is_memory_mapped(X):
+    """True when ``X`` is (a view of) a memory-mapped array, e.g. ``np.load(path, mmap_mode="r")``."""
+    import mmap
+
+    seen = 0
+    while X is not None and seen < 16:
+        if isinstance(X, (np.memmap, mmap.mmap)):
+            return True
+        X, seen = getattr(X, "base", None), seen + 1
+    return False
+
+
+def validate_dask_XY(estimator, X, Y):
+    """Dask training data: X stays distributed (shape checked), y (n x d, small) is brought to memory.
+
+    Returns ``(X, Y, one_d)`` as :func:`skframe.models._base.validate_XY` does; sets ``n_features_in_``.
+    """
+    from skframe.exceptions import InvalidInputError
+
+    if X.ndim != 2:
+        raise InvalidInputError(f"X must be 2-D (n_samples, n_features), got a dask array of shape {X.shape}")
+    Y = np.asarray(Y.compute() if is_dask_array(Y) else Y, dtype=np.float64)
+    if Y.shape[0] != X.shape[0]:
+        raise InvalidInputError(f"X has {X.shape[0]} rows but y has {Y.shape[0]}; they must have the same length")
+    if not np.all(np.isfinite(Y)):
+        raise InvalidInputError("y contains NaN or infinity; remove or impute those targets first")
+    estimator.n_features_in_ = int(X.shape[1])
+    one_d = Y.ndim == 1
+    return X, (Y[:, None] if one_d else Y), one_d
+
+
+def options_from(estimator, base=None):
+    """:class:`ComputeOptions` from an estimator's ``memory_budget``, ``dtype`` and ``backend`` parameters."""
+    base = base or ComputeOptions()
+    changes = {}
+    for name in ("memory_budget", "dtype", "backend"):
+        value = getattr(estimator, name, None)
+        if value is not None:
+            changes[name] = parse_bytes(value) if name == "memory_budget" else str(value)
+    return base.replace(**changes)
+
+
+def streaming_requested(X, sketch, options):
+    """True when the fit should stream: a sketch of the ``R = S_mix S_sub`` form, and memory-mapped
+    or Dask data, a memory budget, float32 or the CuPy backend."""
+    if sketch is None or getattr(sketch, "feature_map", False):
+        return False
+    if is_memory_mapped(X) or is_dask_array(X):
+        return True
+    return bool(options.memory_budget) or options.dtype == "float32" or options.backend != "numpy"
+
+
+class SumsProblem(ProjectedProblem):
+    """The problem of a :class:`StreamedRepresentation` for targets ``Y``.
+
+    ``gram()`` comes from the accumulated sums; ``blocks()`` from the feature problem the
+    budget allows (built on first use).
+    """
+
+    def __init__(self, rep, Y):
+        self.rep = rep
+        self.Y = Y if Y.ndim == 2 else Y[:, None]
+        self._features = None
+
+    @property
+    def proj(self):
+        return self.rep.proj
+
+    def gram(self):
+        rep = self.rep
+        C, b, kr = rep.sums.products()
+        # targets shifted by a constant row (centred for an intercept) need no other pass:
+        # B^T (Y - 1 s^T) = B^T Y - (B^T 1) s^T
+        shift = (np.asarray(rep.sums.y_sum) - self.Y.sum(axis=0)) / max(self.n, 1)
+        if not isinstance(rep.Y, np.ndarray) or np.allclose(rep.Y - shift, self.Y, rtol=0,
+                                                             atol=1e-12 * (1.0 + np.abs(self.Y).max(initial=0.0))):
+            b = b - np.outer(kr, shift)
+        else:  # targets unrelated to the accumulated ones: one more pass
+            from skframe.compute.streaming import accumulate
+
+            b = accumulate(rep.kernel, rep.X, self.Y, rep.X_basis, rep.mix, options=rep.options).products()[1]
+        UD = rep.UD
+        A = UD.T @ C @ UD
+        return 0.5 * (A + A.T), UD.T @ b
+
+    def _feature_problem(self):
+        if self._features is None:
+            rep = self.rep
+            if is_dask_array(rep.X):
+                from skframe.compute.distributed import DaskFeatureProblem
+                from skframe.compute.memory import choose_representation
+                from skframe.plugin.problems import ArrayProblem
+
+                self._features = DaskFeatureProblem(rep.kernel, rep.X, self.Y, rep.X_basis, rep.proj, rep.options)
+                how = choose_representation(self.n, self.r, rep.options)
+                if how == "in-memory":  # gathered once on the client: every solver can use it
+                    Z = np.vstack([Zb for _, Zb, _ in self._features.blocks()])
+                    self._features = ArrayProblem(Z, self.Y)
+            else:
+                from skframe.compute.stream_problems import make_feature_problem
+
+                self._features, how = make_feature_problem(rep.kernel, rep.X, self.Y, rep.X_basis, rep.proj,
+                                                           rep.options, products=rep.info.get("products"))
+            rep.info["representation"] = how
+        return self._features
+
+    def blocks(self, chunk_rows=None):
+        return self._feature_problem().blocks(chunk_rows)
+
+    def loss_pass(self, V, C, loss, gradient=True):
+        """The feature problem's one-pass loss and gradient without forming Z (see
+        :meth:`skframe.compute.stream_problems.StreamedFeatureProblem.loss_pass`), or None."""
+        own = getattr(self._feature_problem(), "loss_pass", None)
+        return None if own is None else own(V, C, loss, gradient)
+
+    def loss_sums(self, loss, W):
+        """Distributed problems reduce the loss over partitions (see :func:`skframe.compute.stream_problems.value_and_grad`)."""
+        own = getattr(self._feature_problem(), "loss_sums", None)
+        if own is None:
+            raise AttributeError("loss_sums")
+        return own(loss, W)
+
+    def features(self):
+        return self._feature_problem().features()
+
+
+class StreamedRepresentation:
+    """Training representation from one streamed pass (same interface as the in-memory one).
+
+    Attributes
+    ----------
+    kind : str
+        ``"sketch"``.
+    Z : None
+        Features are never held here (see :meth:`problem`).
+    info : dict
+        Sketch summary, rank, chunking and ``representation``.
+    X_basis : array (s', n_features)
+        The sampled points ``X_sub``.
+    proj : ndarray (s', r)
+        ``S_mix^T U D^{-1/2}``: ``coef_ = proj @ W``.
+    """
+
+    kind = "sketch"
+    Z = None
+    K = None
+    feature_map = None
+
+    def __init__(self, kernel, X, Y, R, fit, options, UD):
+        self.kernel, self.X, self.Y, self.mix, self.options = kernel, X, Y, R.mix, options
+        self.sums, self.UD = fit.info.pop("sums"), UD
+        self.X_basis, self.proj = fit.X_sub, fit.proj
+        self.info = dict(R.summary(), rank=int(fit.proj.shape[1]), representation="accumulated",
+                         **{k: v for k, v in fit.info.items() if k != "rank"})
+
+    def problem(self, Y):
+        return SumsProblem(self, np.asarray(Y, dtype=np.float64))
+
+    def expansion(self, W):
+        return {"coef_": self.proj @ W, "X_fit_": self.X_basis, "feature_map_": None}
+
+
+def streamed_representation(X, Y, kernel, sketch, rng, options, *, rtol=None, progress=None):
+    """Draw the sketch and accumulate the streamed sums of ``(X, Y)``: a :class:`StreamedRepresentation`.
+
+    Parameters
+    ----------
+    X : ndarray, np.memmap, sparse matrix or dask array
+    Y : ndarray (n, d) (dask array for dask X)
+    kernel : kernel object, prepared on X
+    sketch : sketch object (``draw`` returning a SketchMatrix)
+    rng : numpy.random.Generator
+    options : ComputeOptions
+    """
+    from skframe.core.sketching import draw_sketch
+    from skframe.compute.streaming import fit_sketched_ridge
+
+    n = int(X.shape[0])
+    R = draw_sketch(sketch, n, rng, X=None if is_dask_array(X) else X, kernel=kernel)
+    fit = fit_sketched_ridge(kernel, X, Y, R, None, options=options, rtol=rtol, progress=progress, keep_sums=True)
+    UD = fit.info.pop("UD")
+    return StreamedRepresentation(kernel, X, np.asarray(Y, dtype=np.float64) if not is_dask_array(Y) else Y,
+                                  R, fit, options, UD)

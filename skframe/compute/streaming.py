@@ -1,0 +1,367 @@
+"""One streamed accumulation for sketched kernel ridge: bounded memory, any executor.
+
+With a drawn sketch ``R = S_mix S_sub`` (``S_sub`` picks the s' sampled points
+``X_sub``), the square-loss problem of a sketched kernel model only needs
+
+    C = (K R^T)^T (K R^T)  (m x m),    b = (K R^T)^T Y  (m x d),    R K R^T  (m x m),
+
+(El Ahmad, Brogat-Motte, Laforgue, d'Alché-Buc, *Sketch In, Sketch Out: Accelerating
+both Learning and Inference for Structured Prediction with Kernels*, AISTATS 2024;
+El Ahmad, Laforgue, d'Alché-Buc, *Fast Kernel Methods for Generic Lipschitz Losses via
+p-Sparsified Sketches*, TMLR 2023). Each row chunk contributes
+``B = k(X_chunk, X_sub) S_mix^T`` through ``B^T B`` (a BLAS ``syrk`` into a float64
+accumulator, float32 chunk products allowed) and ``B^T Y_chunk``; no n x m array is
+ever held. The accumulation is a map-reduce: :func:`chunk_sums` is the map (one chunk,
+or one Dask partition), :class:`StreamSums` addition is the reduce. The in-memory,
+memory-mapped, GPU and Dask paths all run these two functions, on different executors.
+
+From the sums, with ``R K R^T = U D U^T`` (rank r), the features
+``Z = K R^T U D^{-1/2}`` give ``Z^T Z = D^{-1/2} U^T C U D^{-1/2}`` and
+``Z^T Y = D^{-1/2} U^T b``; ``W = (Z^T Z + n lam I)^{-1} Z^T Y`` and the weights on
+``X_sub`` are ``S_mix^T U D^{-1/2} W``: exactly the in-memory
+:class:`~skframe.models.SketchedKernelRidge` solution.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from skframe.compute.engines import _NUMPY, NumpyEngine, _mix_diagonal, _np_dtype, get_engine
+from skframe.plugin.collections import chunks
+from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.core.linalg import default_rtol, eigh_truncated, solve_psd
+from skframe.compute.memory import plan_stream
+from skframe.options import DEFAULT_OPTIONS
+from skframe.plugin.protocols import kernel_block
+from skframe.compute.stream_io import _is_sliceable, count_rows, gather_rows, iter_predict, iter_rows, predict_chunks
+
+__all__ = ["StreamSums", "NumpyEngine", "chunk_sums", "accumulate", "iter_rows", "sketch_gram", "ridge_from_sums",
+           "StreamedRidge", "fit_sketched_ridge", "block_shift", "product_precision", "iter_predict", "predict_chunks", "gather_rows", "count_rows", "get_engine"]
+
+
+@dataclass
+class StreamSums:
+    """Sums accumulated over row chunks (NumPy float64 after :meth:`to_numpy`).
+
+    Attributes
+    ----------
+    C : ndarray (m, m)
+        Upper triangle of ``sum B^T B`` (B = chunk of ``K R^T``, unscaled by a diagonal mix).
+    b : ndarray (m, d)
+        ``sum B^T Y``.
+    kr_sum : ndarray (m,)
+        Column sums of ``K R^T`` (for intercepts).
+    y_sum, y_sq : ndarray (d,)
+        Sums of targets and of squared targets.
+    n : int
+    scale : ndarray (m,) or None
+        Diagonal of a diagonal ``S_mix`` (sub-sampling), applied by :meth:`products`.
+    shift : ndarray (m,) or None
+        A row ``mu`` subtracted from every row of B before the products (float32: the
+        products of the centred ``B_c = B - 1 mu^T`` lose far less to rounding); C, b and
+        kr_sum are then sums of ``B_c`` and :meth:`products` adds the exact correction.
+    """
+
+    C: object
+    b: object
+    kr_sum: object
+    y_sum: object
+    y_sq: object
+    n: int = 0
+    scale: object = None
+    shift: object = None
+
+    def __add__(self, other):
+        if other is None or (isinstance(other, int) and other == 0):
+            return self
+        return StreamSums(self.C + other.C, self.b + other.b, self.kr_sum + other.kr_sum, self.y_sum + other.y_sum,
+                          self.y_sq + other.y_sq, self.n + other.n, self.scale, self.shift)
+
+    __radd__ = __add__
+
+    def to_numpy(self, engine=None):
+        conv = (engine or _NUMPY).to_numpy
+        arrays = (np.asarray(conv(a), dtype=np.float64) for a in (self.C, self.b, self.kr_sum, self.y_sum, self.y_sq))
+        shift = None if self.shift is None else np.asarray(conv(self.shift), dtype=np.float64)
+        return StreamSums(*arrays, int(self.n), self.scale, shift)
+
+    def products(self):
+        """``(C, b, kr_sum)`` with the full symmetric C, the shift undone and the diagonal mix applied (float64)."""
+        C = np.triu(np.asarray(self.C, dtype=np.float64))
+        C = C + np.triu(C, 1).T
+        b = np.array(self.b, dtype=np.float64)
+        kr = np.array(self.kr_sum, dtype=np.float64)
+        if self.shift is not None:  # B = B_c + 1 mu^T: B^T B = B_c^T B_c + mu s^T + s mu^T + n mu mu^T
+            mu = np.asarray(self.shift, dtype=np.float64)
+            cross = np.outer(mu, kr)
+            C += cross + cross.T + self.n * np.outer(mu, mu)
+            b += np.outer(mu, np.asarray(self.y_sum, dtype=np.float64))
+            kr += self.n * mu
+        if self.scale is not None:
+            s = np.asarray(self.scale, dtype=np.float64)
+            C *= s[:, None]
+            C *= s[None, :]
+            b *= s[:, None]
+            kr *= s
+        return C, b, kr
+
+
+def chunk_sums(kernel, X_chunk, Y_chunk, X_sub, mix, *, dtype="float64", engine=None, mix_t=None, shift=None,
+               products=None):
+    """The map step: contributions of one row chunk (one Dask partition) to :class:`StreamSums`.
+
+    Parameters
+    ----------
+    kernel : kernel object
+    X_chunk : ndarray or sparse matrix (rows, n_features)
+    Y_chunk : ndarray (rows,) or (rows, d)
+    X_sub : ndarray or sparse matrix (s', n_features)
+        The sampled points.
+    mix : ndarray or sparse matrix (m, s')
+        ``S_mix``.
+    dtype : {"float64", "float32"}
+        Precision of the kernel block and ``B``; the sums are float64.
+    engine : NumpyEngine or CupyEngine, optional
+    mix_t : optional
+        ``engine.prepare_mix(mix, dtype)`` computed once by the caller.
+    shift : array (m,), optional
+        Row subtracted from B before the products (see :class:`StreamSums`, :func:`block_shift`);
+        every chunk of one fit must use the same shift.
+    products : {"float64", "float32"}, optional
+        Precision of the chunk products ``B^T B`` and ``B^T Y`` (default: ``dtype``). float32
+        blocks with float64 products keep the accuracy of an ill-conditioned problem
+        (see :func:`product_precision`).
+    """
+    engine = engine or _NUMPY
+    dt = _np_dtype(dtype)
+    if mix_t is None:
+        mix_t = engine.prepare_mix(mix, dt)
+    m = mix.shape[0]
+    Y = engine.asarray(Y_chunk, np.float64)
+    if Y.ndim == 1:
+        Y = Y[:, None]
+    acc = engine.zeros((m, m), order="F")
+    if X_chunk.shape[0] == 0:
+        z = engine.zeros((Y.shape[1],))
+        return StreamSums(acc, engine.zeros((m, Y.shape[1])), engine.zeros((m,)), z, z.copy(), 0,
+                          _mix_diagonal(mix), shift)
+    B = engine.times_mix_t(engine.block(kernel, engine.asarray(X_chunk), X_sub, dt), mix_t)
+    if products is not None and _np_dtype(products) != dt:
+        dt = _np_dtype(products)
+        B = B.astype(dt)
+    if shift is not None:
+        B -= shift
+    engine.syrk_add(acc, B)
+    xp = engine.xp
+    Yext = xp.empty((Y.shape[0], Y.shape[1] + 1), dtype=dt)
+    Yext[:, :-1] = Y
+    Yext[:, -1] = 1.0
+    bk = (B.T @ Yext).astype(np.float64)  # one gemm gives B^T Y and the column sums of B
+    return StreamSums(acc, bk[:, :-1], bk[:, -1], Y.sum(axis=0), (Y * Y).sum(axis=0), int(Y.shape[0]),
+                      _mix_diagonal(mix), shift)
+
+
+def block_shift(kernel, X_sub, mix, dtype="float64", *, engine=None, rows=256):
+    """The shift of float32 accumulations: column means of B over the first ``rows`` sampled points.
+
+    Depends only on the sketch, so every chunk, partition and executor uses the same one.
+    Returns None in float64 (products are exact enough, and equal to the in-memory path).
+    """
+    if str(dtype) != "float32":
+        return None
+    engine = engine or _NUMPY
+    dt = _np_dtype(dtype)
+    Xs = engine.asarray(X_sub)
+    B = engine.times_mix_t(engine.block(kernel, Xs[:rows], Xs, np.float64), engine.prepare_mix(mix, np.float64))
+    return B.mean(axis=0).astype(dt)
+
+
+def product_precision(eigenvalues, dtype):
+    """Precision of the chunk products for kernel blocks of ``dtype`` and ``R K R^T`` eigenvalues.
+
+    float32 products of n rows lose about ``eps32`` relative to the largest direction, which
+    swamps directions ``kappa = w_max / w_min`` times smaller: above ``kappa ~ 1e-2 / eps32``
+    (about 8e4) the products are taken in float64 (from the float32 blocks). Measured on
+    Friedman data: kappa = 1.2e5 costs +0.5 % test MSE in float32 products, 5e5 costs +40 %.
+    """
+    if str(dtype) != "float32":
+        return "float64"
+    w = np.asarray(eigenvalues, dtype=np.float64)
+    if w.size == 0:
+        return "float32"
+    kappa = float(w.max() / w.min())
+    return "float32" if kappa * np.finfo(np.float32).eps <= 1e-2 else "float64"
+
+
+def accumulate(kernel, X, Y, X_sub, mix, *, options=None, chunk_rows=None, progress=None, products=None):
+    """The reduce over chunks: :class:`StreamSums` of ``(X, Y)`` in float64 (NumPy).
+
+    ``chunk_rows`` defaults to the memory plan of ``options`` (:func:`skframe.compute.memory.plan_stream`);
+    ``products`` is the precision of the chunk products (default ``options.dtype``).
+    """
+    options = options or DEFAULT_OPTIONS
+    engine = get_engine(options)
+    dt = _np_dtype(options.dtype)
+    if chunk_rows is None:
+        n = X.shape[0] if _is_sliceable(X) else 0
+        chunk_rows = plan_stream(n or 10**9, mix.shape[0], mix.shape[1], X_sub.shape[1], 1, options,
+                                 kernel=kernel).chunk_rows
+    Xs = engine.asarray(X_sub)
+    mix_t = engine.prepare_mix(mix, dt)
+    products = products or options.dtype
+    shift = block_shift(kernel, Xs, mix, products, engine=engine)
+    total = None
+    for _, Xc, Yc in iter_rows(X, Y, chunk_rows):
+        if Yc is None:
+            raise InvalidInputError("targets are missing: pass y, or (X_chunk, y_chunk) pairs")
+        part = chunk_sums(kernel, Xc, Yc, Xs, mix, dtype=options.dtype, engine=engine, mix_t=mix_t, shift=shift,
+                          products=products)
+        total = part if total is None else total + part
+        if progress is not None:
+            progress(int(Xc.shape[0]))
+    if total is None:
+        raise InvalidInputError("X is empty; a fit needs at least one row")
+    return total.to_numpy(engine)
+
+
+def sketch_gram(kernel, X_sub, mix, *, chunk_rows=None):
+    """``R K R^T = S_mix k(X_sub, X_sub) S_mix^T`` (m x m, float64), in row chunks of ``X_sub``."""
+    diag = _mix_diagonal(mix)
+    s = X_sub.shape[0]
+    if diag is not None:
+        G = kernel_block(kernel, X_sub, X_sub) * diag[:, None] * diag[None, :]
+    else:
+        m = mix.shape[0]
+        G = np.zeros((m, m))
+        mix_c = sp.csc_matrix(mix) if sp.issparse(mix) else mix
+        for start, stop in chunks(s, chunk_rows or max(1, 8_000_000 // max(s, 1))):
+            T = kernel_block(kernel, X_sub[start:stop], X_sub) @ mix.T if not sp.issparse(mix) else \
+                np.asarray((mix @ kernel_block(kernel, X_sub[start:stop], X_sub).T)).T
+            G += np.asarray(mix_c[:, start:stop] @ T)
+    G += G.T
+    G *= 0.5
+    return G
+
+
+def _eigh_desc(A, rtol, xp):
+    """Eigenpairs above ``rtol * max`` in descending order, on the CPU (LAPACK) or the device of ``xp``."""
+    if xp is np:
+        return eigh_truncated(A, rtol)
+    w, U = xp.linalg.eigh(xp.asarray(A))
+    w, U = w[::-1], U[:, ::-1]
+    keep = w > rtol * max(float(w[0]), 0.0) if w.size else w > 0
+    return w[keep], U[:, keep]
+
+
+def ridge_from_sums(sums, RKR, mix, lam, *, rtol=None, xp=np, return_ud=False, eig=None):
+    """Sketched kernel ridge weights from accumulated sums.
+
+    The m x m eigendecomposition and solve run with the namespace ``xp`` (NumPy/LAPACK, or
+    CuPy on the GPU of ``backend="cupy"``); the results are NumPy arrays.
+
+    Returns
+    -------
+    coef : ndarray (s', d)
+        Weights on the sampled points: ``f(x) = k(x, X_sub) @ coef``.
+    proj : ndarray (s', r)
+        ``S_mix^T U D^{-1/2}``: features ``z(x) = k(x, X_sub) @ proj``.
+    eigenvalues : ndarray (r,)
+    UD : ndarray (m, r)
+        ``U D^{-1/2}``, only with ``return_ud=True``.
+
+    ``eig`` is ``(w, U)`` of ``R K R^T`` when already computed; ``lam=None`` skips the solve
+    (``coef`` is then None).
+    """
+    C, b, _ = sums.products()
+    w, U = eig if eig is not None else _eigh_desc(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol, xp)
+    if w.size == 0:
+        raise InvalidParameterError(
+            "the sketched Gram matrix R K R^T is zero; check the kernel parameters (e.g. a huge gamma) or the data"
+        )
+    UD = U / xp.sqrt(w)
+    if lam is None:
+        UD, w = (np.asarray(a) if xp is np else a.get() for a in (UD, w))
+        proj = np.asarray(mix.T @ UD)
+        return (None, proj, w, UD) if return_ud else (None, proj, w)
+    A = UD.T @ xp.asarray(C) @ UD
+    A = 0.5 * (A + A.T)
+    A[xp.arange(A.shape[0]), xp.arange(A.shape[0])] += sums.n * float(lam)
+    rhs = UD.T @ xp.asarray(b)
+    W = solve_psd(A, rhs) if xp is np else xp.linalg.solve(A, rhs)
+    UD, W, w = (np.asarray(a) if xp is np else a.get() for a in (UD, W, w))
+    proj = np.asarray(mix.T @ UD)
+    return (proj @ W, proj, w, UD) if return_ud else (proj @ W, proj, w)
+
+
+@dataclass
+class StreamedRidge:
+    """Result of :func:`fit_sketched_ridge`: ``f(x) = k(x, X_sub) @ coef``."""
+
+    coef: np.ndarray
+    X_sub: object
+    proj: np.ndarray
+    eigenvalues: np.ndarray
+    n: int
+    info: dict = field(default_factory=dict)
+
+
+def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=None, progress=None,
+                       keep_sums=False):
+    """Sketched kernel ridge regression by one streamed pass over ``(X, Y)``.
+
+    Parameters
+    ----------
+    kernel : kernel object
+    X : ndarray, np.memmap, sparse matrix, dask array, or iterable / callable of row chunks
+    Y : ndarray (n,) or (n, d), or None when X yields ``(X_chunk, Y_chunk)`` pairs
+    R : skframe.core.sketching.SketchMatrix
+    lam : float or None
+        None only accumulates (``coef`` is None; with ``keep_sums`` the sums solve any λ).
+    options : ComputeOptions, optional
+        ``memory_budget``, ``chunk_rows``, ``dtype`` and ``backend``.
+    rtol : float, optional
+        Relative eigenvalue tolerance of ``R K R^T``.
+    X_sub : array, optional
+        ``X[R.indices]``; read from X when omitted.
+    progress : callable, optional
+        Called with the number of rows after each chunk.
+    keep_sums : bool
+        Also return the :class:`StreamSums` and ``U D^{-1/2}`` in ``info["sums"]`` and ``info["UD"]``
+        (other targets and λ values can then be solved for without another pass).
+
+    Returns
+    -------
+    StreamedRidge
+    """
+    options = options or DEFAULT_OPTIONS
+    if type(X).__module__.split(".")[0] == "dask":
+        from skframe.compute.distributed import fit_sketched_ridge_dask
+
+        return fit_sketched_ridge_dask(kernel, X, Y, R, lam, options=options, rtol=rtol, keep_sums=keep_sums)
+    engine = get_engine(options)  # an unusable backend fails here, before any work
+    n_features = X_sub.shape[1] if X_sub is not None else (X.shape[1] if _is_sliceable(X) else 1)
+    d = 1 if Y is None or getattr(Y, "ndim", 1) == 1 else Y.shape[1]
+    plan = plan_stream(R.n, R.m, R.s_prime, n_features, d, options, kernel=kernel)
+    if X_sub is None:
+        X_sub = gather_rows(X, R.indices, plan.chunk_rows)
+    RKR = sketch_gram(kernel, X_sub, R.mix)  # before the pass: its spectrum sets the product precision
+    eig = _eigh_desc(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol, engine.xp)
+    products = product_precision(engine.to_numpy(eig[0]), options.dtype)
+    blocks = options
+    if products != str(options.dtype):  # float64 products: keep the kernel's float64 blocks (no round trip)
+        blocks = options.replace(dtype=products)
+        plan = plan_stream(R.n, R.m, R.s_prime, n_features, d, blocks, kernel=kernel)
+    sums = accumulate(kernel, X, Y, X_sub, R.mix, options=blocks, chunk_rows=plan.chunk_rows, progress=progress)
+    if sums.n != R.n:
+        raise InvalidInputError(f"the sketch was drawn for n={R.n} rows but the data have {sums.n}")
+    coef, proj, w, UD = ridge_from_sums(sums, RKR, R.mix, lam, rtol=rtol, xp=engine.xp, return_ud=True, eig=eig)
+    info = {"chunk_rows": plan.chunk_rows, "planned_peak_bytes": plan.peak_bytes, "dtype": str(options.dtype),
+            "products": products, "backend": engine.name, "rank": int(w.size)}
+    if keep_sums:
+        info.update(sums=sums, UD=UD)
+    return StreamedRidge(coef, X_sub, proj, w, sums.n, info)
+
+

@@ -1,0 +1,411 @@
+"""The generic sketching machinery: ``R = S_mix @ S_sub`` and the products the models need.
+
+Every sketch in skframe is represented by a :class:`SketchMatrix`: the indices
+of the s' columns of R that are not all zero (``S_sub``, a sub-sampling) and the
+m x s' mixing matrix ``S_mix`` (dense or sparse). Then (the *decomposition trick*
+of El Ahmad et al., Fast Kernel Methods for Generic Lipschitz Losses via
+p-Sparsified Sketches, TMLR 2023)::
+
+    K R^T   = K[:, idx] @ S_mix^T
+    R K R^T = S_mix @ K[idx, idx] @ S_mix^T = S_mix @ (K R^T)[idx]
+
+so the kernel is only ever evaluated against the s' sampled points, in row
+chunks of bounded memory (``ComputeOptions.block_bytes``), and ``R K R^T`` needs
+no extra kernel evaluation.
+
+Engines: the sparse product ``block @ S_mix^T`` runs in the engine chosen by
+:func:`skframe.compute.backend.select_engine` (compiled numba gather in
+:mod:`skframe.core._sketching_numba`, or SciPy's sparse product when numba is disabled
+with ``SKFRAME_DISABLE_NUMBA=1``). Precision: ``ComputeOptions(dtype="float32")``
+computes kernel blocks and ``K R^T`` in float32 and accumulates ``R K R^T`` in
+float64.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from skframe.compute.backend import declares_work, engine_module, select_engine
+from skframe.plugin.collections import chunks, is_collection, n_items, take
+from skframe.exceptions import InvalidParameterError, PluginError
+from skframe.core.linalg import default_rtol, eigh_truncated
+from skframe.options import DEFAULT_OPTIONS
+from skframe.core.sketch_matrix import SketchMatrix, diagonal_of_mix, from_entries
+from skframe.plugin.protocols import kernel_block, kernel_matvec, kernel_prepare
+
+__all__ = [
+    "SketchMatrix",
+    "from_entries",
+    "default_chunk_rows",
+    "compute_dtype",
+    "sketched_gram_products",
+    "kernel_times_mixT",
+    "rows_within_budget",
+    "kernel_times",
+    "SketchedFeatureMap",
+    "build_feature_map",
+    "draw_sketch",
+    "diagonal_of_mix",
+]
+
+#: Budget for one dense temporary block in float64 entries (``DEFAULT_OPTIONS.block_bytes / 8``);
+#: kept for callers of :func:`default_chunk_rows`. New code passes a :class:`~skframe.options.ComputeOptions`.
+BLOCK_ENTRIES = DEFAULT_OPTIONS.block_bytes // 8
+
+
+def default_chunk_rows(n_cols, options=None):
+    """Rows per chunk so that a (rows x n_cols) block stays within ``options.block_bytes`` (default 64 MB)."""
+    options = options or DEFAULT_OPTIONS
+    return options.rows_per_block(n_cols, compute_dtype(options).itemsize)
+
+
+def _resolve_options(options=None, chunk_rows=None):
+    """``options`` (default :data:`skframe.options.DEFAULT_OPTIONS`) with ``chunk_rows`` applied when given."""
+    options = options or DEFAULT_OPTIONS
+    if chunk_rows:
+        options = options.replace(chunk_rows=int(chunk_rows))
+    return options
+
+
+def compute_dtype(options=None):
+    """The NumPy dtype of kernel blocks and ``K R^T`` for ``options.dtype`` ("float64" or "float32")."""
+    name = getattr(options, "dtype", "float64") or "float64"
+    if str(name) not in ("float64", "float32"):
+        raise InvalidParameterError(f"dtype={name!r} is not supported; use 'float64' or 'float32'")
+    return np.dtype(str(name))
+
+
+def rows_within_budget(kernel, n_cols, options=None):
+    """Rows per kernel block ``k(X[rows], Y)`` (``len(Y) = n_cols``) that fit ``options.block_bytes``.
+
+    ``options.chunk_rows`` wins when set. Otherwise the kernel's own estimate
+    ``kernel.block_bytes(n_rows, n_cols, itemsize)`` is used when it has one (it counts
+    the kernel's temporaries), else the block itself, in the compute precision.
+
+    Parameters
+    ----------
+    kernel : kernel object
+    n_cols : int
+        Number of columns of each block.
+    options : ComputeOptions, optional
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
+    options = options or DEFAULT_OPTIONS
+    itemsize = compute_dtype(options).itemsize
+    estimate = getattr(kernel, "block_bytes", None)
+    if options.chunk_rows or estimate is None:
+        return options.rows_per_block(n_cols, itemsize)
+    one = int(estimate(1, n_cols, itemsize))
+    per_row = max(int(estimate(2, n_cols, itemsize)) - one, 1)
+    return int(max(1, (options.block_bytes - (one - per_row)) // per_row))
+
+
+def _times_mixT(block, mix, out=None, options=None):
+    """``block @ mix.T`` for a dense block and a dense or sparse mix (written into ``out`` when given).
+
+    A sparse mix goes through the selected engine (a compiled row-wise gather for numba,
+    see :mod:`skframe.compute.backend`) or, in plain NumPy, through SciPy's ``mix @ block.T``.
+    """
+    dtype = block.dtype if out is None else out.dtype
+    if sp.issparse(mix):
+        fast = engine_module("skframe.core.sketching", options)
+        if fast is not None and hasattr(fast, "dense_times_csr_t"):
+            direct = out is not None and out.flags.c_contiguous and out.dtype == block.dtype
+            res = out if direct else np.empty((block.shape[0], mix.shape[0]), dtype=block.dtype)
+            fast.dense_times_csr_t(np.ascontiguousarray(block), mix, res)
+        else:
+            res = np.asarray(mix @ block.T).T
+    else:
+        res = block @ mix.T
+    if out is None:
+        return res if res.dtype == dtype else res.astype(dtype)
+    if res is not out:
+        out[...] = res
+    return out
+
+
+def _rows(X, start, stop):
+    """Rows ``start:stop`` of an array, sparse matrix or input collection."""
+    if is_collection(X):
+        return X.take(np.arange(start, stop))
+    return X[start:stop]
+
+
+def _kernel_block(kernel, X, Y, dtype):
+    """The block in ``dtype``: computed so by kernels listing it in ``dtypes``, else rounded once."""
+    if dtype != np.float64 and dtype.name in getattr(kernel, "dtypes", ()):
+        try:
+            K = kernel(X, Y, dtype=dtype)
+        except TypeError:  # e.g. a subclass whose __call__ does not take dtype
+            K = None
+        if getattr(K, "dtype", None) == dtype and K.shape == (n_items(X), n_items(Y)):
+            return K
+    return kernel_block(kernel, X, Y, dtype=dtype)
+
+
+#: Kernel entries of one tile of :func:`_tiled_times_mix` (2 MB of float64, kept in the cache
+#: between the kernel's passes and the sparse product)
+_TILE_ENTRIES = 1 << 18
+
+
+def _tiled_times_mix(kernel, X_rows, X_sub, mix, out):
+    """``k(X_rows, X_sub) @ S_mix^T`` for a sparse mix on the plain NumPy engine, tile by tile.
+
+    Each tile of rows is evaluated by the kernel and multiplied by ``S_mix^T`` at once, so
+    the (rows x s') block is never held: the few passes over a tile stay in the cache, and
+    the tiles are shared among the cores (:func:`skframe.compute.threads.run_row_ranges`). The
+    kernel values are those of one call on all rows (each entry depends on its pair only).
+    """
+    from skframe.compute.threads import run_row_ranges, threads_for
+
+    rows, s = X_rows.shape[0], X_sub.shape[0]
+    if out is None:
+        out = np.empty((rows, mix.shape[0]))
+    mix_t = sp.csr_matrix(mix.T, dtype=np.float64)
+    tile = max(1, _TILE_ENTRIES // max(s, 1))
+
+    def work(start, stop):
+        for t0 in range(start, stop, tile):
+            t1 = min(t0 + tile, stop)
+            out[t0:t1] = _kernel_block(kernel, X_rows[t0:t1], X_sub, np.float64) @ mix_t
+
+    run_row_ranges(work, rows, threads_for(rows * s))
+    return out
+
+
+def _block_times_mix(kernel, X_rows, X_sub, mix, diag, options, out):
+    dtype = compute_dtype(options)
+    if (diag is None and sp.issparse(mix) and dtype == np.float64 and type(X_rows) is np.ndarray
+            and type(X_sub) is np.ndarray and select_engine(options) == "numpy"):
+        if getattr(kernel, "thread_safe", False):
+            return _tiled_times_mix(kernel, X_rows, X_sub, mix, out)
+        # a kernel that may not be called from several threads: one call on the whole chunk, the
+        # block evaluated transposed, k(X_sub, X_rows), C-ordered (s' x rows), so SciPy's
+        # S_mix @ block needs no transposed copy of the large block
+        res = np.asarray(mix @ _kernel_block(kernel, X_sub, X_rows, dtype)).T
+        if out is None:
+            return np.ascontiguousarray(res)
+        out[...] = res
+        return out
+    block = _kernel_block(kernel, X_rows, X_sub, dtype)
+    if diag is not None:  # S_mix diagonal: scale the columns in place
+        block *= diag.astype(dtype, copy=False)
+        if out is None:
+            return block
+        out[...] = block
+        return out
+    return _times_mixT(block, mix, out=out, options=options)
+
+
+def kernel_times_mixT(kernel, X_rows, X_sub, R, options=None, out=None):
+    """One chunk of ``K R^T``: ``k(X_rows, X_sub) @ S_mix^T`` of shape (len(X_rows), m).
+
+    This is the unit of work of :func:`sketched_gram_products`; a streaming or
+    distributed engine calls it on each block of rows it holds.
+
+    Parameters
+    ----------
+    kernel : kernel object
+        Evaluated once on ``(X_rows, X_sub)``; prepare it on the training data first
+        (:func:`skframe.plugin.protocols.kernel_prepare`), e.g. for ``gamma="scale"``.
+    X_rows : ndarray, sparse matrix or InputCollection
+        The rows of this chunk.
+    X_sub : same type as X_rows
+        The sampled points ``take(X, R.indices)``.
+    R : SketchMatrix
+    options : ComputeOptions, optional
+        ``options.dtype`` sets the precision of the block and of the result.
+    out : ndarray of shape (len(X_rows), m), optional
+        Written in place when given.
+
+    Returns
+    -------
+    ndarray of shape (len(X_rows), m)
+    """
+    return _block_times_mix(kernel, X_rows, X_sub, _mix_for(R.mix, options), diagonal_of_mix(R.mix), options, out)
+
+
+def _mix_for(mix, options):
+    """A dense mix in the compute precision (sparse mixes are gathered in float64)."""
+    dtype = compute_dtype(options)
+    if sp.issparse(mix) or mix.dtype == dtype:
+        return mix
+    return mix.astype(dtype)
+
+
+def _kernel_times_mixT(kernel, X_rows, X_sub, R, options, progress):
+    """``k(X_rows, X_sub) @ S_mix^T`` (rows x m), chunked over rows within ``options.block_bytes``.
+
+    The chunk size comes from :func:`rows_within_budget` (the kernel's ``block_bytes``).
+    """
+    rows = n_items(X_rows)
+    dtype = compute_dtype(options)
+    diag = diagonal_of_mix(R.mix)
+    if diag is not None and options.chunk_rows is None and dtype == np.float64:
+        # sub-sampling: S_mix is diagonal, so the block is the (rows x m) output itself, scaled
+        # column-wise; one kernel call (the kernel tiles internally), no temporary copy
+        KR = _block_times_mix(kernel, X_rows, X_sub, None, diag, options, None)
+        if progress is not None:
+            progress(rows)
+        return KR
+    mix = _mix_for(R.mix, options)
+    KR = np.empty((rows, R.m), dtype=dtype)
+    for start, stop in chunks(rows, rows_within_budget(kernel, R.s_prime, options)):
+        # a sparse mix is applied by a compiled row-wise gather writing straight into KR's rows
+        _block_times_mix(kernel, _rows(X_rows, start, stop), X_sub, mix, diag, options, KR[start:stop])
+        if progress is not None:
+            progress(stop - start)
+    return KR
+
+
+@declares_work(lambda kernel, X, R, **_: n_items(X) * R.s_prime)  # small problems: plain NumPy engine
+def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progress=None, distinct=None):
+    """Compute ``K R^T`` (n x m) and ``R K R^T`` (m x m) evaluating the kernel only on sampled columns.
+
+    Parameters
+    ----------
+    kernel : kernel object
+        ``kernel(A, B)`` returns the Gram block; it is prepared on ``X`` first
+        (:func:`skframe.plugin.protocols.kernel_prepare`, e.g. ``gamma="scale"``).
+    X : ndarray, sparse matrix or InputCollection with n items
+    R : SketchMatrix
+    options : ComputeOptions, optional
+        Block budget, chunk rows and precision. With ``dtype="float32"`` the kernel
+        blocks and ``K R^T`` are float32 while ``R K R^T`` accumulates in float64.
+    chunk_rows : int, optional
+        Rows of X per kernel block; overrides ``options.chunk_rows``.
+    progress : callable, optional
+        Called with the number of rows done after each chunk.
+    distinct : tuple (first, inverse), optional
+        When X has repeated rows (e.g. multi-label outputs): ``X[first]`` are the distinct
+        rows and ``X[i] == X[first][inverse[i]]`` (see
+        :func:`skframe.core.output_basis.unique_rows`). The kernel is then evaluated on the
+        distinct rows only and ``K R^T`` is expanded from them.
+
+    Returns
+    -------
+    KR : ndarray of shape (n, m), in the compute precision
+    RKR : ndarray of shape (m, m), float64, symmetric
+    """
+    options = _resolve_options(options, chunk_rows)
+    n = n_items(X)
+    if R.n != n:
+        raise InvalidParameterError(f"sketch was drawn for n={R.n} points but X has {n} rows")
+    kernel = kernel_prepare(kernel, X)
+    X_sub = take(X, R.indices)
+    if distinct is not None and len(distinct[0]) < n:
+        first, inverse = (np.asarray(a, dtype=np.int64) for a in distinct)
+        KR = _kernel_times_mixT(kernel, take(X, first), X_sub, R, options, None)[inverse]
+        if progress is not None:
+            progress(n)
+    else:
+        KR = _kernel_times_mixT(kernel, X, X_sub, R, options, progress)
+    diag = diagonal_of_mix(R.mix)
+    if diag is not None:
+        RKR = KR[R.indices].astype(np.float64) * diag[:, None]
+    else:
+        # R K R^T = S_mix @ (K R^T)[idx] = ((K R^T)[idx]^T @ S_mix^T)^T, in float64; symmetric up to rounding
+        KRt = np.ascontiguousarray(KR[R.indices].T, dtype=np.float64)
+        RKR = _times_mixT(KRt, R.mix, options=options)
+    RKR += RKR.T
+    RKR *= 0.5
+    return KR, RKR
+
+
+@declares_work(lambda kernel, X, X_ref, W, **_: n_items(X) * n_items(X_ref))
+def kernel_times(kernel, X, X_ref, W, *, chunk_rows=None, options=None):
+    """``k(X, X_ref) @ W`` in row chunks (the prediction step of every sketched model).
+
+    Goes through :func:`skframe.plugin.protocols.kernel_matvec`, so a kernel with its own
+    ``matvec`` (fused, GPU) is used as such. ``W`` is cast to the compute precision
+    (``options.dtype``); ``chunk_rows`` overrides ``options.chunk_rows``. The kernel
+    is used as given: prepare it on the training data first.
+    """
+    options = _resolve_options(options, chunk_rows)
+    W = np.asarray(W, dtype=compute_dtype(options))
+    return kernel_matvec(kernel, X, X_ref, W, options=options)
+
+
+class SketchedFeatureMap:
+    """The sketched feature map ``z(x) = D_r^{-1/2} U_r^T R k_x``.
+
+    With ``R K R^T = U D U^T`` (rank r after the relative tolerance), the sketched
+    problem with any loss is linear in ``omega`` in R^r with penalty ``||omega||^2``
+    (El Ahmad et al., Fast Kernel Methods for Generic Lipschitz Losses via
+    p-Sparsified Sketches, TMLR 2023, Prop. 1).
+    ``transform(X) = k(X, X_sub) @ proj`` with ``proj = S_mix^T U_r D_r^{-1/2}`` (s' x r).
+
+    Attributes
+    ----------
+    kernel : kernel object
+        The kernel prepared on the training data.
+    X_sub : ndarray, sparse matrix or InputCollection with s' items
+        The sampled training points.
+    proj : ndarray of shape (s', r)
+    eigenvalues : ndarray of shape (r,)
+    """
+
+    def __init__(self, kernel, X_sub, proj, eigenvalues):
+        self.kernel = kernel
+        self.X_sub = X_sub
+        self.proj = proj
+        self.eigenvalues = eigenvalues
+
+    @property
+    def rank(self):
+        return int(self.proj.shape[1])
+
+    def transform(self, X, chunk_rows=None, options=None):
+        """Features ``z(x)`` of shape (len(X), r); see :func:`kernel_times` for the options."""
+        return kernel_times(self.kernel, X, self.X_sub, self.proj, chunk_rows=chunk_rows, options=options)
+
+
+def build_feature_map(kernel, X, R, *, rtol=None, chunk_rows=None, progress=None, distinct=None, options=None):
+    """Draw-independent part of fitting: the feature map and the training features.
+
+    ``rtol`` is the relative eigenvalue tolerance for ``R K R^T`` (default
+    ``options.rtol``, then a size-based default); ``options``, ``chunk_rows``,
+    ``progress`` and ``distinct`` are passed to :func:`sketched_gram_products`. The
+    kernel is prepared on ``X`` (:func:`skframe.plugin.protocols.kernel_prepare`) and the
+    map keeps the prepared kernel.
+
+    Returns
+    -------
+    fmap : SketchedFeatureMap
+    Z : ndarray of shape (n, r)
+        ``z(x_i)`` for the training points, equal to ``fmap.transform(X)``; in the
+        compute precision (``options.dtype``).
+    KR : ndarray of shape (n, m)
+        ``K R^T``, returned for callers that need it (e.g. SISOKR).
+    """
+    options = _resolve_options(options, chunk_rows)
+    kernel = kernel_prepare(kernel, X)
+    KR, RKR = sketched_gram_products(kernel, X, R, options=options, progress=progress, distinct=distinct)
+    if rtol is None:
+        rtol = options.rtol
+    w, U = eigh_truncated(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol)
+    if w.size == 0:
+        raise InvalidParameterError(
+            "the sketched Gram matrix R K R^T is zero; check the kernel parameters (e.g. a huge gamma) or the data"
+        )
+    UD = U / np.sqrt(w)
+    Z = KR @ UD.astype(KR.dtype, copy=False)
+    proj = np.asarray(R.mix.T @ UD)
+    return SketchedFeatureMap(kernel, take(X, R.indices), proj, w), Z, KR
+
+
+def draw_sketch(sketch, n, rng, *, X=None, kernel=None):
+    """Call ``sketch.draw`` and check that a :class:`SketchMatrix` of the right size comes back."""
+    R = sketch.draw(n, rng, X=X, kernel=kernel)
+    if not isinstance(R, SketchMatrix):
+        raise PluginError(
+            f"sketch {type(sketch).__name__}.draw returned {type(R).__name__}; it must return skframe.core.sketching.SketchMatrix"
+        )
+    if R.n != n:
+        raise PluginError(f"sketch {type(sketch).__name__} drew a sketch for n={R.n}, expected n={n}")
+    return R

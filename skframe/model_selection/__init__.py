@@ -1,0 +1,1 @@
+"""Choosing a model: sketch-size selection curves."""

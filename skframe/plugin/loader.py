@@ -1,0 +1,396 @@
+"""Plugin discovery: entry points of group ``skframe``, loaded with pluggy.
+
+Built-in components are ordinary plugins shipped in the ``skframe``
+distribution; third-party distributions add theirs through the same entry-point
+group. Loading is lazy (on first registry access) and robust: a plugin that
+fails to import, defines a function that looks like a hook but is not one
+(``register_kernel`` for ``register_kernels``), or raises inside a hook is
+recorded as broken, with its error, and the other plugins keep working.
+
+Name collisions: the built-in plugins are loaded first, then third-party plugins
+in the order of their distribution and entry-point names. When a plugin
+registers a name (or alias) that an earlier plugin of another distribution
+already registered, the later component is disabled and one
+:class:`skframe.exceptions.PluginCollisionWarning` (once per process) names both
+distributions and how to choose.
+
+Set ``SKFRAME_DISABLE_PLUGINS=1`` to load only the built-in plugins, or to a
+comma-separated list of entry-point names, distribution names (``-``, ``_`` and
+``.`` are equivalent, case is ignored) or ``distribution:entry-point`` pairs to
+skip those.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import threading
+import warnings
+from dataclasses import dataclass, field
+from importlib import metadata
+
+import pluggy
+
+from skframe.plugin import hookspecs
+from skframe.exceptions import DuplicateComponentError, PluginCollisionWarning, PluginError
+
+__all__ = [
+    "KINDS",
+    "HOOK_OF_KIND",
+    "Component",
+    "BrokenPlugin",
+    "Collision",
+    "PluginRegistry",
+    "get_plugin_registry",
+    "reset_plugins",
+]
+
+KINDS = ("kernel", "sketch", "loss", "solver", "decoder", "output_matrix")
+HOOK_OF_KIND = {
+    "kernel": "register_kernels",
+    "sketch": "register_sketches",
+    "loss": "register_losses",
+    "solver": "register_solvers",
+    "decoder": "register_decoders",
+    "output_matrix": "register_output_matrices",
+}
+_HOOK_OF_KIND = HOOK_OF_KIND  # former private name
+HOOK_NAMES = tuple(HOOK_OF_KIND.values()) + ("register_state_classes", "register_commands")
+_OWN_DIST = "skframe"
+# Used only when skframe runs from a source tree that was never installed.
+_BUILTIN_MODULES = {
+    "kernels": "skframe_kernels.plugin",
+    "sketches": "skframe_sketches.plugin",
+    "losses": "skframe_losses.plugin",
+    "solvers": "skframe_solvers.plugin",
+    "decoders": "skframe_decoders.plugin",
+}
+
+
+@dataclass
+class Component:
+    """One registered component: its canonical name, aliases, factory and provider."""
+
+    name: str
+    kind: str
+    factory: object
+    plugin: str
+    distribution: str
+    version: str
+    aliases: tuple = ()
+
+    def as_dict(self):
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "aliases": list(self.aliases),
+            "plugin": self.plugin,
+            "distribution": self.distribution,
+            "version": self.version,
+        }
+
+
+@dataclass
+class BrokenPlugin:
+    """A plugin that could not be loaded, defines an unknown hook, or whose hook raised."""
+
+    plugin: str
+    distribution: str
+    version: str
+    error: str
+
+    def as_dict(self):
+        return {"plugin": self.plugin, "distribution": self.distribution, "version": self.version, "error": self.error}
+
+
+@dataclass
+class Collision:
+    """A name registered by two distributions: the later registration is disabled."""
+
+    kind: str
+    name: str
+    kept: str  # "distribution (plugin 'entry point')"
+    disabled: str
+    message: str
+
+    def as_dict(self):
+        return {"kind": self.kind, "name": self.name, "kept": self.kept, "disabled": self.disabled, "message": self.message}
+
+
+@dataclass
+class _Source:
+    name: str
+    distribution: str
+    version: str
+    module: object = None
+
+    def label(self):
+        return f"{self.distribution} {self.version} (plugin {self.name!r})"
+
+
+@dataclass
+class PluginRegistry:
+    """All components of every loaded plugin, by kind and canonical name, plus their aliases."""
+
+    components: dict = field(default_factory=lambda: {k: {} for k in KINDS})
+    aliases: dict = field(default_factory=lambda: {k: {} for k in KINDS})
+    broken: list = field(default_factory=list)
+    collisions: list = field(default_factory=list)
+    state_classes: dict = field(default_factory=dict)
+    by_factory: dict = field(default_factory=dict)
+    sources: list = field(default_factory=list)
+    manager: pluggy.PluginManager = None
+
+    def lookup(self, kind, name):
+        """The :class:`Component` registered under ``name`` or one of its aliases, or None."""
+        key = name.strip().lower()
+        table = self.components[kind]
+        return table.get(key) or table.get(self.aliases[kind].get(key, ""))
+
+    def add(self, kind, name, factory, source, aliases=()):
+        """Register ``factory`` under ``name`` (and ``aliases``) for ``source``; see the module doc for collisions."""
+        where = f"plugin {source.name!r} ({source.distribution})"
+        if isinstance(aliases, str):
+            aliases = (aliases,)
+        for value in (name, *aliases):
+            if not isinstance(value, str) or not value.strip():
+                raise PluginError(f"{where} registered a {kind} with invalid name {value!r}; names must be non-empty strings")
+        if not callable(factory):
+            raise PluginError(f"{where} registered {kind} {name!r} with a non-callable factory {factory!r}; pass a class or function")
+        key = name.strip().lower()
+        alias_keys = tuple(dict.fromkeys(a.strip().lower() for a in aliases if a.strip().lower() != key))
+        kept_aliases = []
+        for k in (key, *alias_keys):
+            other = self.lookup(kind, k)
+            if other is None:
+                if k != key:
+                    kept_aliases.append(k)
+                continue
+            if other.plugin == source.name and other.distribution == source.distribution:
+                raise DuplicateComponentError(f"{where} registers the {kind} name {k!r} twice; register each name once (use aliases=...)")
+            self._collide(kind, k, other, source)
+            if k == key:
+                return None  # the whole component is disabled
+        comp = Component(key, kind, factory, source.name, source.distribution, source.version, tuple(kept_aliases))
+        self.components[kind][key] = comp
+        try:
+            self.by_factory.setdefault(factory, []).append(comp)
+        except TypeError:  # an unhashable callable object: found by name only
+            pass
+        for a in kept_aliases:
+            self.aliases[kind][a] = key
+        return comp
+
+    def _collide(self, kind, name, other, source):
+        kept = f"{other.distribution} {other.version} (plugin {other.plugin!r})"
+        if other.distribution == _OWN_DIST:
+            choose = (
+                f"built-in names cannot be replaced: use the built-in one, or ask {source.distribution} for another name; "
+                f"SKFRAME_DISABLE_PLUGINS={source.distribution} skips {source.distribution} and silences this warning"
+            )
+        else:
+            choose = (
+                f"to use {source.distribution}'s instead set SKFRAME_DISABLE_PLUGINS={other.distribution} "
+                f"(skips all of {other.distribution}); SKFRAME_DISABLE_PLUGINS={source.distribution} keeps {other.distribution}'s "
+                "and silences this warning"
+            )
+        message = (
+            f"{kind} name {name!r} is registered by {kept} and by {source.label()}; "
+            f"{source.distribution}'s {kind} {name!r} is disabled. {choose[0].upper()}{choose[1:]}."
+        )
+        self.collisions.append(Collision(kind, name, kept, source.label(), message))
+        _warn_once(message)
+
+    def commands_hooks(self):
+        """Hook implementations of ``register_commands`` with their sources."""
+        if self.manager is None:
+            return []
+        return [(impl, self._source_of(impl.plugin)) for impl in self.manager.hook.register_commands.get_hookimpls()]
+
+    def _source_of(self, module):
+        for src in self.sources:
+            if src.module is module:
+                return src
+        return _Source(getattr(module, "__name__", "?"), "?", "?", module)
+
+
+_WARNED = set()
+
+
+def _warn_once(message):
+    """Emit ``message`` as a :class:`PluginCollisionWarning` once per process."""
+    if message in _WARNED:
+        return
+    _WARNED.add(message)
+    warnings.warn(message, PluginCollisionWarning, stacklevel=5)  # points at the plugin's register() call
+
+
+def _norm(name):
+    return re.sub(r"[-_.]+", "-", (name or "").strip()).lower()
+
+
+def _disabled_names():
+    value = os.environ.get("SKFRAME_DISABLE_PLUGINS", "").strip()
+    if not value or value.lower() in ("0", "false", "no"):
+        return None
+    if value.lower() in ("1", "true", "yes", "all"):
+        return "all"
+    return {_norm(v) for v in value.split(",") if v.strip()}
+
+
+def _is_disabled(disabled, dist_name, ep_name):
+    if disabled is None:
+        return False
+    if disabled == "all":
+        return True
+    return bool({_norm(ep_name), _norm(dist_name), f"{_norm(dist_name)}:{_norm(ep_name)}"} & disabled)
+
+
+def _entry_points():
+    eps = metadata.entry_points()
+    if hasattr(eps, "select"):
+        return list(eps.select(group="skframe"))
+    return list(eps.get("skframe", []))  # pragma: no cover - Python < 3.10
+
+
+def _discover_sources(registry):
+    disabled = _disabled_names()
+    found = {}
+    for ep in _entry_points():
+        dist = getattr(ep, "dist", None)
+        dist_name = (dist.metadata["Name"] if dist is not None else None) or "?"
+        version = dist.version if dist is not None else "?"
+        # the same distribution visible twice on sys.path counts once
+        found.setdefault((dist_name, ep.name, ep.value), (ep, dist_name, version))
+    own = [v for v in found.values() if v[1].lower() == _OWN_DIST]
+    others = sorted((v for v in found.values() if v[1].lower() != _OWN_DIST), key=lambda v: (_norm(v[1]), v[0].name))
+    sources = []
+    for ep, dist_name, version in own + others:
+        if dist_name.lower() != _OWN_DIST and _is_disabled(disabled, dist_name, ep.name):
+            continue
+        src = _Source(ep.name, dist_name, version)
+        try:
+            src.module = ep.load()
+        except Exception as exc:  # a broken plugin must not stop the others
+            registry.broken.append(BrokenPlugin(ep.name, dist_name, version, f"{type(exc).__name__}: {exc}"))
+            continue
+        sources.append(src)
+    if not own:
+        from skframe import __version__
+
+        builtins = []
+        for name, modname in _BUILTIN_MODULES.items():
+            src = _Source(name, _OWN_DIST, __version__)
+            try:
+                src.module = importlib.import_module(modname)
+            except Exception as exc:
+                registry.broken.append(BrokenPlugin(name, _OWN_DIST, __version__, f"{type(exc).__name__}: {exc}"))
+                continue
+            builtins.append(src)
+        sources = builtins + sources
+    return sources
+
+
+def _unknown_hooks(pm, src):
+    """Names of functions in a plugin that look like hooks but are not valid skframe hooks (as pluggy's check_pending)."""
+    import difflib
+
+    problems = []
+    for caller in pm.get_hookcallers(src.module) or ():
+        if not caller.has_spec() and any(not impl.optionalhook for impl in caller.get_hookimpls()):
+            problems.append((caller.name, "is not a skframe hook"))
+    module_name = getattr(src.module, "__name__", None)
+    for attr in dir(src.module):
+        fn = getattr(src.module, attr, None)
+        if not attr.startswith("register_") or not callable(fn) or getattr(fn, "__module__", None) != module_name:
+            continue
+        if getattr(fn, "skframe_impl", None) is not None:
+            continue  # marked: pluggy knows it (checked above)
+        if attr in HOOK_NAMES:
+            problems.append((attr, "is not marked with @skframe.hookimpl, so skframe would never call it"))
+        else:
+            problems.append((attr, "is not a skframe hook"))
+    out = []
+    for name, why in problems:
+        close = difflib.get_close_matches(name, HOOK_NAMES, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close and close[0] != name else ""
+        out.append(f"plugin {src.name!r} ({src.distribution}) defines {name!r}, which {why}{hint} "
+                   f"(hooks: {', '.join(HOOK_NAMES)})")
+    return out
+
+
+def _call_hook(registry, hook_name, make_register):
+    """Call every implementation of ``hook_name`` in plugin order; a raising plugin is recorded as broken."""
+    hook = getattr(registry.manager.hook, hook_name)
+    by_plugin = {id(impl.plugin): impl for impl in hook.get_hookimpls()}
+    for src in registry.sources:
+        impl = by_plugin.get(id(src.module))
+        if impl is None:
+            continue
+        try:
+            impl.function(register=make_register(src))
+        except Exception as exc:
+            registry.broken.append(
+                BrokenPlugin(src.name, src.distribution, src.version, f"{type(exc).__name__} in {impl.function.__name__}: {exc}")
+            )
+
+
+def _load():
+    registry = PluginRegistry()
+    pm = pluggy.PluginManager("skframe")
+    pm.add_hookspecs(hookspecs)
+    registry.manager = pm
+    for src in _discover_sources(registry):
+        try:
+            pm.register(src.module, name=f"{src.distribution}:{src.name}")
+        except Exception as exc:
+            registry.broken.append(BrokenPlugin(src.name, src.distribution, src.version, f"{type(exc).__name__}: {exc}"))
+            continue
+        errors = _unknown_hooks(pm, src)
+        if errors:
+            pm.unregister(src.module)
+            registry.broken.append(BrokenPlugin(src.name, src.distribution, src.version, "; ".join(errors)))
+            continue
+        registry.sources.append(src)
+    for kind in KINDS:
+
+        def make_register(src, _kind=kind):
+            def register(name, factory, aliases=()):
+                registry.add(_kind, name, factory, src, aliases)
+
+            return register
+
+        _call_hook(registry, HOOK_OF_KIND[kind], make_register)
+
+    def make_class_register(src):
+        def register(cls):
+            if not isinstance(cls, type):
+                raise PluginError(f"plugin {src.name!r} ({src.distribution}) registered {cls!r} as a state class; pass a class")
+            registry.state_classes[f"{cls.__module__}:{cls.__qualname__}"] = cls
+
+        return register
+
+    _call_hook(registry, "register_state_classes", make_class_register)
+    return registry
+
+
+_REGISTRY = None
+_LOCK = threading.Lock()
+
+
+def get_plugin_registry():
+    """Load every plugin once and return the :class:`PluginRegistry`."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        with _LOCK:
+            if _REGISTRY is None:
+                _REGISTRY = _load()
+    return _REGISTRY
+
+
+def reset_plugins():
+    """Forget loaded plugins; the next registry access discovers them again (collision warnings are not repeated)."""
+    global _REGISTRY
+    with _LOCK:
+        _REGISTRY = None

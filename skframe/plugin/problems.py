@@ -1,0 +1,142 @@
+"""Problems, not matrices: what a solver receives.
+
+Every sketched model is a linear model on features ``z(x)`` (r of them) with a
+ridge penalty. A :class:`Problem` gives the solver those features and targets in
+row blocks, and for the square loss the accumulated products ``Z^T Z`` and
+``Z^T Y``. The in-memory case (:class:`ArrayProblem`) holds Z; streamed,
+memory-mapped, GPU and distributed problems compute the blocks on the fly, and the
+same solver runs on all of them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from skframe.plugin.collections import chunks
+
+__all__ = ["Problem", "ArrayProblem", "SolveResult", "as_problem"]
+
+
+@dataclass
+class SolveResult:
+    """What a solver returns: the weights and its run state (solvers keep no state on themselves).
+
+    Attributes
+    ----------
+    W : ndarray of shape (r, d)
+    history : list of float
+        Objective after each iteration or epoch.
+    stop_reason : str or None
+    n_iter : int
+    info : dict
+        Anything else worth reporting (primal/dual objectives, duality gap, ...), JSON values.
+    """
+
+    W: np.ndarray
+    history: list = field(default_factory=list)
+    stop_reason: str | None = None
+    n_iter: int = 0
+    info: dict = field(default_factory=dict)
+
+
+class Problem(ABC):
+    """Features ``Z`` (n x r) and targets ``Y`` (n x d) of a sketched linear problem.
+
+    Required
+    --------
+    ``n``, ``r``, ``d``
+        Numbers of samples, features and outputs.
+    ``blocks(chunk_rows=None)``
+        Iterate over ``(start, Z_block, Y_block)`` row blocks covering all samples in order.
+
+    Optional (generic defaults)
+    ---------------------------
+    ``gram()``
+        ``(Z^T Z, Z^T Y)`` accumulated over blocks in float64.
+    ``features()``
+        The whole ``(Z, Y)`` in memory, or None when the problem streams.
+    """
+
+    in_memory = False
+
+    @property
+    @abstractmethod
+    def n(self):
+        """Number of samples."""
+
+    @property
+    @abstractmethod
+    def r(self):
+        """Number of features."""
+
+    @property
+    @abstractmethod
+    def d(self):
+        """Number of outputs."""
+
+    @abstractmethod
+    def blocks(self, chunk_rows=None):
+        """Yield ``(start, Z_block, Y_block)``."""
+
+    def gram(self):
+        """``(Z^T Z, Z^T Y)`` accumulated block by block (float64)."""
+        A = np.zeros((self.r, self.r))
+        B = np.zeros((self.r, self.d))
+        for _, Zb, Yb in self.blocks():
+            Zb = np.asarray(Zb, dtype=np.float64)
+            A += Zb.T @ Zb
+            B += Zb.T @ np.asarray(Yb, dtype=np.float64)
+        return A, B
+
+    def features(self):
+        """``(Z, Y)`` when held in memory, else None."""
+        return None
+
+
+class ArrayProblem(Problem):
+    """A problem whose features and targets are in-memory arrays.
+
+    >>> import numpy as np
+    >>> P = ArrayProblem(np.eye(3), np.ones((3, 1)))
+    >>> P.n, P.r, P.d, P.gram()[1].ravel().tolist()
+    (3, 3, 1, [1.0, 1.0, 1.0])
+    """
+
+    in_memory = True
+
+    def __init__(self, Z, Y):
+        self.Z = Z
+        self.Y = Y if Y.ndim == 2 else Y[:, None]
+
+    @property
+    def n(self):
+        return int(self.Z.shape[0])
+
+    @property
+    def r(self):
+        return int(self.Z.shape[1])
+
+    @property
+    def d(self):
+        return int(self.Y.shape[1])
+
+    def blocks(self, chunk_rows=None):
+        step = chunk_rows or self.n
+        for start, stop in chunks(self.n, step):
+            yield start, self.Z[start:stop], self.Y[start:stop]
+
+    def gram(self):
+        return self.Z.T @ self.Z, self.Z.T @ self.Y
+
+    def features(self):
+        return self.Z, self.Y
+
+
+def as_problem(Z, Y=None):
+    """Wrap arrays in an :class:`ArrayProblem`; return a :class:`Problem` unchanged."""
+    if isinstance(Z, Problem):
+        return Z
+    return ArrayProblem(np.asarray(Z), np.asarray(Y))

@@ -1,0 +1,146 @@
+"""Dask: partitions reduced on a LocalCluster give the single-machine numbers; lost workers never change them."""
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+import dask.array as da  # noqa: E402
+
+from skframe.exceptions import DistributedError  # noqa: E402
+from skframe.options import ComputeOptions  # noqa: E402
+from skframe.plugin.registry import get_kernel, get_loss, get_sketch  # noqa: E402
+from skframe.core.sketching import draw_sketch  # noqa: E402
+from skframe.compute.stream_problems import StreamedFeatureProblem, feature_projection, lbfgs_solve  # noqa: E402
+from skframe.compute.streaming import fit_sketched_ridge  # noqa: E402
+
+from skframe_kernels.kernels import GaussianKernel  # noqa: E402
+from tests.tolerances import EPS64, assert_normwise_close, solve_rtol, sketched_ridge_conditions  # noqa: E402
+
+LAM = 1e-3
+
+
+class SlowGaussian(GaussianKernel):
+    """A Gaussian kernel that takes its time, so that a worker can be killed mid-fit."""
+
+    def __call__(self, X, Y=None):
+        time.sleep(0.15)
+        return super().__call__(X, Y)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def _problem(n=1200, sketch="psr", seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, 3))
+    y = np.sin(4 * X[:, 0]) + X[:, 1] + 0.05 * rng.normal(size=n)
+    kernel = get_kernel("gaussian", gamma=2.0)
+    R = draw_sketch(get_sketch(sketch, size=30), n, np.random.default_rng(seed + 1), X=X, kernel=kernel)
+    return X, y, kernel, R
+
+
+@pytest.mark.parametrize("sketch", ["subsample", "psr"])
+def test_dask_equals_single_machine(client, sketch):
+    X, y, kernel, R = _problem(sketch=sketch)
+    ref = fit_sketched_ridge(kernel, X, y, R, LAM)
+    res = fit_sketched_ridge(kernel, da.from_array(X, chunks=(250, 3)), da.from_array(y, chunks=250), R, LAM)
+    assert res.info["backend"] == "dask" and res.info["partitions"] == 5
+    # the partitions sum in another order than one machine: rounding bounded by the conditioning
+    kappa, kappa_rkr = sketched_ridge_conditions(kernel, X, R, LAM)
+    pred, pred_ref = kernel(X, res.X_sub) @ res.coef, kernel(X, ref.X_sub) @ ref.coef
+    assert_normwise_close(pred, pred_ref, solve_rtol(kappa, EPS64))
+    assert_normwise_close(res.coef, ref.coef, solve_rtol(kappa * kappa_rkr, EPS64))
+
+
+def test_dask_float32_close(client):
+    X, y, kernel, R = _problem()
+    opts = ComputeOptions(dtype="float32")
+    ref = fit_sketched_ridge(kernel, X, y, R, LAM)
+    res = fit_sketched_ridge(kernel, da.from_array(X, chunks=(400, 3)), y, R, LAM, options=opts)
+    pred_ref, pred = kernel(X, ref.X_sub) @ ref.coef, kernel(X, res.X_sub) @ res.coef
+    assert np.max(np.abs(pred - pred_ref)) < 1e-3 * np.max(np.abs(pred_ref))
+
+
+def test_dask_iterative_loss_equals_single_machine(client):
+    from skframe.compute.distributed import DaskFeatureProblem
+
+    X, y, kernel, R = _problem(600)
+    X_sub = X[R.indices]
+    proj, _ = feature_projection(kernel, X_sub, R.mix)
+    loss = get_loss("huber")
+    local = StreamedFeatureProblem(kernel, X, y, X_sub, proj, ComputeOptions(chunk_rows=300))
+    remote = DaskFeatureProblem(kernel, da.from_array(X, chunks=(300, 3)), da.from_array(y, chunks=300), X_sub, proj)
+    r1 = lbfgs_solve(local, loss, LAM, max_iter=8)
+    r2 = lbfgs_solve(remote, loss, LAM, max_iter=8)
+    np.testing.assert_allclose(r2.W, r1.W, rtol=1e-8, atol=1e-10)
+
+
+def test_killed_worker_gives_same_model_or_clear_error(client):
+    """A worker killed mid-fit: the partitions are recomputed (same model) or DistributedError is raised."""
+    X, y, _, R = _problem(1600, sketch="subsample")
+    kernel = SlowGaussian(gamma=2.0)
+    opts = ComputeOptions(chunk_rows=160)
+    ref = fit_sketched_ridge(get_kernel("gaussian", gamma=2.0), X, y, R, LAM, options=opts)
+    pids = client.run(os.getpid)
+    victim = sorted(pids.values())[0]
+
+    def kill():
+        time.sleep(0.6)
+        os.kill(victim, signal.SIGKILL)
+
+    killer = threading.Thread(target=kill)
+    killer.start()
+    Xd, yd = da.from_array(X, chunks=(160, 3)), da.from_array(y, chunks=160)
+    try:
+        res = fit_sketched_ridge(kernel, Xd, yd, R, LAM, options=opts)
+    except DistributedError as exc:
+        assert "no model was produced" in str(exc)
+    else:
+        np.testing.assert_allclose(res.coef, ref.coef, rtol=1e-8, atol=1e-9 * np.abs(ref.coef).max())
+    finally:
+        killer.join()
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_model_fits_dask_arrays(client):
+    from skframe import SketchedKernelRidge
+
+    X, y, _, _ = _problem(1000)
+    params = dict(kernel_params={"gamma": 2.0}, sketch="subsample", sketch_size=30, lam=LAM, random_state=0)
+    ref = SketchedKernelRidge(**params).fit(X, y)
+    model = SketchedKernelRidge(**params).fit(da.from_array(X, chunks=(250, 3)), da.from_array(y, chunks=250))
+    assert model.sketch_info_["backend"] == "dask" and model.n_features_in_ == 3
+    np.testing.assert_allclose(model.coef_, ref.coef_, rtol=1e-8, atol=1e-10 * np.abs(ref.coef_).max())
+    np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=1e-8, atol=1e-10)
+
+
+def test_machine_fits_dask_arrays(client):
+    from skframe.models import SketchedKernelMachine
+
+    X, y, _, _ = _problem(600)
+    params = dict(loss="huber", kernel_params={"gamma": 2.0}, sketch="subsample", sketch_size=30, lam=LAM,
+                  random_state=0, solver="lbfgs")
+    ref = SketchedKernelMachine(**params).fit(X, y)
+    model = SketchedKernelMachine(**params).fit(da.from_array(X, chunks=(200, 3)), da.from_array(y, chunks=200))
+    assert model.sketch_info_["representation"] == "in-memory"  # features gathered within the (absent) budget
+    np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=1e-8, atol=1e-10)
+
+
+def test_without_dask_a_clear_error(monkeypatch):
+    from skframe.compute import distributed as dist
+    from skframe.exceptions import DependencyError
+
+    monkeypatch.setenv("SKFRAME_DISABLE_DASK", "1")
+    with pytest.raises(DependencyError, match="SKFRAME_DISABLE_DASK"):
+        dist.tree_reduce([1, 2])
