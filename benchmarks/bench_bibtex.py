@@ -16,8 +16,6 @@ predict seconds (median over repeats) beside the reference figures.
 
 from __future__ import annotations
 
-import _setup  # runtime settings and the data directory, before NumPy
-
 import argparse
 import json
 import os
@@ -26,13 +24,14 @@ import sys
 import time
 from pathlib import Path
 
+import _setup  # runtime settings and the data directory, before NumPy
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 
-from skframe.datasets import load_bibtex  # noqa: E402
 from skframe.core.preprocessing import FeatureScaler  # noqa: E402
+from skframe.datasets import load_bibtex  # noqa: E402
 from skframe.metrics import example_based_f1, hamming_loss  # noqa: E402
 from skframe.models import OutputKernelRegressor  # noqa: E402
 

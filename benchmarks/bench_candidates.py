@@ -16,8 +16,6 @@ Usage::
 
 from __future__ import annotations
 
-import _setup  # noqa: F401  (runtime settings, before NumPy)
-
 import argparse
 import json
 import resource
@@ -25,6 +23,7 @@ import sys
 import time
 from pathlib import Path
 
+import _setup  # noqa: F401  (runtime settings, before NumPy)
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]

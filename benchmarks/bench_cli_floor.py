@@ -18,7 +18,6 @@ Prints ONE JSON object.
     python benchmarks/bench_cli_floor.py [--seeds 5] [--grid 200:20,200:10,250:8,300:7]
 """
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 import argparse
 import functools
 import json
@@ -26,6 +25,8 @@ import os
 import sys
 import time
 from pathlib import Path
+
+import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 
 os.environ.setdefault("SKFRAME_DISABLE_NUMBA", "1")  # the engine of a fresh CLI process at this size
 

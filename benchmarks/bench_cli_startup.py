@@ -31,7 +31,6 @@ its sources.
 On a shared machine report differences and ratios measured in one run, not absolute times.
 """
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 import argparse
 import json
 import os
@@ -40,6 +39,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 
 ROOT = Path(__file__).resolve().parents[1]
 MODES = {"auto": {}, "numba": {"SKFRAME_NUMBA_MIN_WORK": "0"}, "numpy": {"SKFRAME_NUMBA_MIN_WORK": "1e18"}}

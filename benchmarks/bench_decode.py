@@ -18,8 +18,6 @@ Usage::
 
 from __future__ import annotations
 
-import _setup  # noqa: F401  (runtime settings, before NumPy)
-
 import argparse
 import json
 import os
@@ -30,6 +28,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import _setup  # noqa: F401  (runtime settings, before NumPy)
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]

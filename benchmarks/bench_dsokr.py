@@ -34,8 +34,6 @@ Writes benchmarks/out/dsokr_<part>.json and prints them.
 
 from __future__ import annotations
 
-import _setup  # runtime settings and the data directory, before NumPy
-
 import argparse
 import json
 import sys
@@ -43,15 +41,16 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import _setup  # runtime settings and the data directory, before NumPy
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 OUT = ROOT / "benchmarks" / "out"
 
+from skframe.model_selection.curves import approximate_leverage_scores, effective_dimension, perfect_h_curve  # noqa: E402
 from skframe.models import DeepOutputKernelRegressor, OutputKernelRegressor  # noqa: E402
 from skframe.plugin.registry import get_kernel  # noqa: E402
-from skframe.model_selection.curves import approximate_leverage_scores, effective_dimension, perfect_h_curve  # noqa: E402
 
 
 def _versions():
@@ -159,8 +158,8 @@ def run_synthetic(args):
     # validation set (the coordinates of an orthonormal basis: the error of the top-k projection is
     # ||y||^2 minus the first k squared coordinates), the same elbow rule
     from skframe.core.output_basis import SketchedOutputBasis
-    from skframe.plugin.registry import get_sketch
     from skframe.core.sketching import draw_sketch
+    from skframe.plugin.registry import get_sketch
 
     t0 = time.perf_counter()
     R = draw_sketch(get_sketch("subsample", size=args.big_m_y), n, np.random.default_rng(args.seed), X=Ytr, kernel=lin)
@@ -247,9 +246,9 @@ def run_synthetic(args):
 
 
 def run_bibtex(args):
+    from skframe.core.preprocessing import FeatureScaler
     from skframe.datasets import load_bibtex
     from skframe.metrics import example_based_f1, hamming_loss
-    from skframe.core.preprocessing import FeatureScaler
 
     ds = _setup.load_or_exit(load_bibtex)
     Xtr_raw, Xte_raw = ds.X_train, ds.X_test

@@ -13,13 +13,14 @@ Targets: p-SR p = 50/n with κ-Huber: relative MSE <= 0.05 with fit <= 0.65 s
 (the reference code: 0.048 in 3.3 s on the same kind of machine).
 """
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 import argparse
 import json
 import os
 import sys
 import time
 from pathlib import Path
+
+import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
@@ -29,8 +30,6 @@ import numpy as np  # noqa: E402
 from skframe.datasets import load_default, make_friedman_outliers  # noqa: E402
 from skframe.metrics import relative_mse  # noqa: E402
 from skframe.models import SketchedKernelMachine  # noqa: E402
-
-
 
 
 def configs(n, s):

@@ -9,13 +9,14 @@ checked. Prints ONE JSON object (the 12 best settings and the chosen one).
         [--lams 1e-8,1e-7,1e-6,1e-5,1e-4] [--gammas 0.1]
 """
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 import argparse
 import json
 import sys
 import time
 import warnings
 from pathlib import Path
+
+import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]

@@ -15,13 +15,13 @@ Run: ``python benchmarks/bench_gram.py [--repeats 7]``. Timings are never
 asserted in the tests.
 """
 
-import _setup  # noqa: F401  (runtime settings, before NumPy)
 import argparse
 import json
 import os
 import platform
 import time
 
+import _setup  # noqa: F401  (runtime settings, before NumPy)
 import numba
 import numpy as np
 import scipy
@@ -48,8 +48,8 @@ def main():
     args = parser.parse_args()
 
     import skframe_kernels._gram_ops as kmod
-    from skframe.options import ComputeOptions
     from skframe.core.sketching import draw_sketch, sketched_gram_products
+    from skframe.options import ComputeOptions
     from skframe.plugin.registry import get_sketch
     from skframe_kernels import GaussianKernel, LaplacianKernel, TanimotoKernel
 

@@ -6,13 +6,12 @@ skframe (features extracted from scratch each run) and of GraKeL, the speed-up a
 between the two Gram matrices.
 """
 
-import _setup  # noqa: F401  (runtime settings first)
-
 import argparse
 import json
 import time
 import warnings
 
+import _setup  # noqa: F401  (runtime settings first)
 import numpy as np
 
 

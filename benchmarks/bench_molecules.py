@@ -10,12 +10,11 @@ model (IOKR), a sketched one (sub-sampling input and output, SISOKR) and a neare
 Usage: ``python benchmarks/bench_molecules.py [--output-kernel wl-subtree] [--ged-n 100]``.
 """
 
-import _setup  # noqa: F401  (runtime settings first)
-
 import argparse
 import json
 import time
 
+import _setup  # noqa: F401  (runtime settings first)
 import numpy as np
 
 

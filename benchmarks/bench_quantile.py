@@ -24,13 +24,14 @@ number of fits that hit the epoch cap are reported. Prints ONE JSON object.
 Targets: sketched pinball within 10 % of the exact model, both converged, fit >= 4x faster.
 """
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 import argparse
 import json
 import sys
 import time
 import warnings
 from pathlib import Path
+
+import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]

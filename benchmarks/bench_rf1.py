@@ -24,12 +24,13 @@ Protocol (matches the authors' run_rf1.py):
     python benchmarks/bench_rf1.py [--data-dir DIR] [--seeds 10] [--repeats 3] [--targets real|int|both]
 """
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 import argparse
 import json
 import sys
 import time
 from pathlib import Path
+
+import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
@@ -119,9 +120,9 @@ def run_sketch(name, X, Y, Xt, Yt, seeds, m):
 def profile_psr(X, Y, m, repeats=5):
     """Min wall time over repeats of each p-SR fit step: draw, kernel block, sparse mix product, eigh, solve."""
     from skframe.core.linalg import default_rtol, eigh_truncated, solve_psd
+    from skframe.core.sketching import draw_sketch
     from skframe.plugin.protocols import kernel_block
     from skframe.plugin.registry import get_kernel, get_sketch
-    from skframe.core.sketching import draw_sketch
 
     hp = SKETCHED["psr"]
     n = X.shape[0]

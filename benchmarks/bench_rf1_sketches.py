@@ -16,12 +16,13 @@ Prints ONE JSON object.
     python benchmarks/bench_rf1_sketches.py [--data-dir DIR] [--seeds 5]
 """
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 import argparse
 import json
 import sys
 import time
 from pathlib import Path
+
+import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]

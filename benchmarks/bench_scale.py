@@ -27,7 +27,6 @@ Targets (2-core machine): n = 1e6, m = 1000: <= 20 s (float32 <= 10 s) and <= 0.
 the data, test MSE within 1 % of the in-memory path. Prints ONE JSON object.
 """
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 import argparse
 import json
 import os
@@ -37,6 +36,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
@@ -145,9 +146,9 @@ def section(args):
 
 
 def run(args, X, y, Xt, yt):
+    from skframe.core.sketching import draw_sketch
     from skframe.options import ComputeOptions
     from skframe.plugin.registry import get_kernel, get_sketch
-    from skframe.core.sketching import draw_sketch
 
     lam = 1e-3 / args.n
     kernel = get_kernel("gaussian", gamma=args.gamma)
@@ -176,9 +177,9 @@ def run(args, X, y, Xt, yt):
         rec["fit_seconds"] = time.perf_counter() - t0
         pred = model.predict(ny.transform(Xt))
     elif args.section == "huber":
-        from skframe.plugin.registry import get_loss
         from skframe.compute.stream_problems import feature_projection, lbfgs_solve, make_feature_problem
         from skframe.compute.streaming import gather_rows, predict_chunks
+        from skframe.plugin.registry import get_loss
 
         opts = ComputeOptions(memory_budget=args.budget, dtype=args.huber_dtype)
         R = draw_sketch(get_sketch("subsample", size=args.m), args.n, np.random.default_rng(2))
@@ -207,12 +208,12 @@ def f32_study(args):
     from scipy.linalg import blas
 
     from skframe.compute.engines import _mix_diagonal
+    from skframe.compute.streaming import _eigh_desc, accumulate, predict_chunks, ridge_from_sums, sketch_gram
     from skframe.core.linalg import default_rtol
+    from skframe.core.sketching import draw_sketch
     from skframe.options import ComputeOptions
     from skframe.plugin.protocols import kernel_block
     from skframe.plugin.registry import get_kernel, get_sketch
-    from skframe.core.sketching import draw_sketch
-    from skframe.compute.streaming import _eigh_desc, accumulate, predict_chunks, ridge_from_sums, sketch_gram
 
     n, m, rows = args.study_n, args.m, 8000
     rng = np.random.default_rng(0)
@@ -289,9 +290,9 @@ def dask_section(args):
     import dask.array as da
     from distributed import Client, LocalCluster
 
-    from skframe.plugin.registry import get_kernel, get_sketch
-    from skframe.core.sketching import draw_sketch
     from skframe.compute.streaming import fit_sketched_ridge, predict_chunks
+    from skframe.core.sketching import draw_sketch
+    from skframe.plugin.registry import get_kernel, get_sketch
 
     n, chunk = args.dask_n, args.dask_chunk
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,

@@ -9,7 +9,6 @@ matrix: 6 GB here).
     python benchmarks/bench_sketch_draw.py [--m 13000] [--n 60000] [--p-times-n 20] [--repeats 15]
 """
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 import argparse
 import json
 import sys
@@ -17,14 +16,14 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import _setup  # runtime settings, before NumPy; _setup.versions() for the report
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 
 import numpy as np  # noqa: E402
 
 from skframe.plugin.registry import get_sketch  # noqa: E402
-
-
 
 
 def main(argv=None):

@@ -18,13 +18,14 @@ stderr.
     python benchmarks/bench_solvers.py [--n 2000] [--s 100] [--lam 1e-4,1e-7] [--adam-epochs 100]
 """
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 import argparse
 import json
 import sys
 import time
 import warnings
 from pathlib import Path
+
+import _setup  # runtime settings, before NumPy; _setup.versions() for the report
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]

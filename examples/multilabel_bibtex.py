@@ -18,11 +18,11 @@ import argparse
 import sys
 import time
 
+from skframe.core.preprocessing import FeatureScaler
 from skframe.datasets import load_bibtex
 from skframe.exceptions import SkframeError
 from skframe.metrics import example_based_f1, hamming_loss
 from skframe.models import OutputKernelRegressor
-from skframe.core.preprocessing import FeatureScaler
 
 #: Exit status when the data files are missing or corrupt.
 EXIT_NO_DATA = 3

@@ -1,7 +1,6 @@
 """Entry-point module registering the built-in decoders: ``identity`` and ``candidates``."""
 
 import skframe
-
 from skframe_decoders.decoders import CandidateDecoder, IdentityDecoder
 
 

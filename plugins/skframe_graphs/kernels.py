@@ -27,9 +27,9 @@ import weakref
 
 import numpy as np
 
+from skframe.compute.backend import lazy_module
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.graphs import GraphBatch, StringBatch
-from skframe.compute.backend import lazy_module
 from skframe.plugin.protocols import Kernel
 
 _nb = lazy_module("skframe_graphs._features_numba")  # numba is imported at the first graph kernel call

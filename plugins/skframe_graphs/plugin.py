@@ -1,8 +1,15 @@
 """Hook implementation registering the graph and string kernels (public plugin API only)."""
 
 import skframe
-
-from skframe_graphs.kernels import CoreWLKernel, EdgeHistogramKernel, NGramKernel, NSPDKernel, ShortestPathKernel, VertexHistogramKernel, WLSubtreeKernel
+from skframe_graphs.kernels import (
+    CoreWLKernel,
+    EdgeHistogramKernel,
+    NGramKernel,
+    NSPDKernel,
+    ShortestPathKernel,
+    VertexHistogramKernel,
+    WLSubtreeKernel,
+)
 
 __all__ = ["register_kernels"]
 

@@ -6,7 +6,16 @@ Import the classes from here or look them up by name with
 ``"gaussian-tanimoto"``, ``"precomputed"``).
 """
 
-from skframe_kernels.kernels import CosineKernel, GaussianKernel, GaussianTanimotoKernel, LaplacianKernel, LinearKernel, PolynomialKernel, PrecomputedKernel, TanimotoKernel
+from skframe_kernels.kernels import (
+    CosineKernel,
+    GaussianKernel,
+    GaussianTanimotoKernel,
+    LaplacianKernel,
+    LinearKernel,
+    PolynomialKernel,
+    PrecomputedKernel,
+    TanimotoKernel,
+)
 
 __all__ = [
     "GaussianKernel",

@@ -11,13 +11,12 @@ import copy
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.plugin.collections import chunks
+from skframe.core.sketching import rows_within_budget
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.options import DEFAULT_OPTIONS
+from skframe.plugin.collections import chunks
 from skframe.plugin.protocols import Kernel, repr_from_params
-from skframe.core.sketching import rows_within_budget
 from skframe.validation import check_same_features
-
 from skframe_kernels._gram_ops import _as_input, _check_positive
 
 

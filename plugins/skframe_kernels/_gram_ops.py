@@ -13,10 +13,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe.compute.backend import engine_module
-from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.core.sparsetools import csr_arrays
+from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.validation import as_float_array, check_scalar
-
 from skframe_kernels import _gram_numpy
 
 

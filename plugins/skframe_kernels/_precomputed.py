@@ -8,7 +8,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError
-
 from skframe_kernels._base import _BaseKernel
 from skframe_kernels._gram_ops import _as_input
 

@@ -37,9 +37,24 @@ import scipy.sparse as sp
 
 from skframe.core.sparsetools import csr_arrays
 from skframe.validation import check_scalar
-
 from skframe_kernels._base import _Bandwidth, _BaseKernel, _dense_moments
-from skframe_kernels._gram_ops import DENSE_TILE_ELEMENTS, DENSIFY_MIN_DENSITY, DIRECT_MAX_FEATURES, GRAM_CHUNK_ELEMENTS, SPARSIFY_MAX_DENSITY, _check_positive, _cross, _dense_tiles, _densify_y, _maybe_csr, _row_sums, _sq_row_norms, _to_csr_pair, _transpose_c, engine
+from skframe_kernels._gram_ops import (
+    DENSE_TILE_ELEMENTS,
+    DENSIFY_MIN_DENSITY,
+    DIRECT_MAX_FEATURES,
+    GRAM_CHUNK_ELEMENTS,
+    SPARSIFY_MAX_DENSITY,
+    _check_positive,
+    _cross,
+    _dense_tiles,
+    _densify_y,
+    _maybe_csr,
+    _row_sums,
+    _sq_row_norms,
+    _to_csr_pair,
+    _transpose_c,
+    engine,
+)
 from skframe_kernels._precomputed import PrecomputedKernel
 from skframe_kernels._tanimoto import SCALE_SAMPLE, GaussianTanimotoKernel, TanimotoKernel
 

@@ -5,8 +5,16 @@ it uses only skframe's public plugin API, exactly as a third-party plugin would.
 """
 
 import skframe
-
-from skframe_kernels.kernels import CosineKernel, GaussianKernel, GaussianTanimotoKernel, LaplacianKernel, LinearKernel, PolynomialKernel, PrecomputedKernel, TanimotoKernel
+from skframe_kernels.kernels import (
+    CosineKernel,
+    GaussianKernel,
+    GaussianTanimotoKernel,
+    LaplacianKernel,
+    LinearKernel,
+    PolynomialKernel,
+    PrecomputedKernel,
+    TanimotoKernel,
+)
 
 __all__ = ["register_kernels"]
 

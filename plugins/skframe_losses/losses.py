@@ -23,12 +23,11 @@ import math
 
 import numpy as np
 
+from skframe.compute.backend import lazy_module, numba_min_work
+from skframe.deps import numba_enabled
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.plugin.protocols import Loss, repr_from_params
 from skframe.validation import check_scalar
-
-from skframe.compute.backend import lazy_module, numba_min_work
-from skframe.deps import numba_enabled
 from skframe_losses import _losses_numpy
 from skframe_losses.duals import NormDual, SeparableDual, hinge_bounds
 

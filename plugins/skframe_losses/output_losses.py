@@ -39,7 +39,6 @@ import numpy as np
 from skframe.exceptions import InvalidInputError
 from skframe.plugin.protocols import Loss, repr_from_params
 from skframe.validation import check_scalar
-
 from skframe_losses.losses import _as_pair
 
 __all__ = ["OutputSquareLoss", "OutputHuberLoss", "OutputEpsilonSVRLoss", "OutputEpsilonRidgeLoss"]

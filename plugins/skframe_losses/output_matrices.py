@@ -15,9 +15,9 @@ import os
 
 import numpy as np
 
-from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.core.linalg import pinv_sym
 from skframe.core.output_matrices import OutputMatrix, load_adjacency
+from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.validation import check_scalar
 
 __all__ = ["IdentityOutputMatrix", "QuantileOutputMatrix", "GraphOutputMatrix", "CovarianceOutputMatrix"]

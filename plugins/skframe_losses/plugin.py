@@ -1,10 +1,21 @@
 """Entry-point module registering the built-in losses and output matrices."""
 
 import skframe
-
-from skframe_losses.losses import EpsilonInsensitiveL1Loss, EpsilonInsensitiveL2Loss, HingeLoss, HuberLoss, PinballLoss, SquareLoss
+from skframe_losses.losses import (
+    EpsilonInsensitiveL1Loss,
+    EpsilonInsensitiveL2Loss,
+    HingeLoss,
+    HuberLoss,
+    PinballLoss,
+    SquareLoss,
+)
 from skframe_losses.output_losses import OutputEpsilonRidgeLoss, OutputEpsilonSVRLoss, OutputHuberLoss, OutputSquareLoss
-from skframe_losses.output_matrices import CovarianceOutputMatrix, GraphOutputMatrix, IdentityOutputMatrix, QuantileOutputMatrix
+from skframe_losses.output_matrices import (
+    CovarianceOutputMatrix,
+    GraphOutputMatrix,
+    IdentityOutputMatrix,
+    QuantileOutputMatrix,
+)
 
 
 @skframe.hookimpl

@@ -10,10 +10,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import gammaln
 
-from skframe.exceptions import InvalidParameterError
 from skframe.core.sketching import SketchMatrix
+from skframe.exceptions import InvalidParameterError
 from skframe.validation import check_scalar
-
 from skframe_sketches._base import _BaseSketch, _check_size
 
 __all__ = ["PSparsifiedSketch", "PSRSketch", "PSGSketch"]

@@ -1,8 +1,17 @@
 """Entry-point module registering the built-in sketches."""
 
 import skframe
-
-from skframe_sketches.sketches import AccumulationSketch, CountSketch, GaussianSketch, LeverageScoreSketch, PSGSketch, PSRSketch, RandomFourierFeatures, SubSampleSketch, _FourierMap
+from skframe_sketches.sketches import (
+    AccumulationSketch,
+    CountSketch,
+    GaussianSketch,
+    LeverageScoreSketch,
+    PSGSketch,
+    PSRSketch,
+    RandomFourierFeatures,
+    SubSampleSketch,
+    _FourierMap,
+)
 
 
 @skframe.hookimpl

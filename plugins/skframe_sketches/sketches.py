@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.plugin.collections import n_items, take
-from skframe.exceptions import InvalidParameterError
-from skframe.plugin.protocols import kernel_block, kernel_diag, kernel_prepare
 from skframe.core.sketching import SketchMatrix, from_entries
+from skframe.exceptions import InvalidParameterError
+from skframe.plugin.collections import n_items, take
+from skframe.plugin.protocols import kernel_block, kernel_diag, kernel_prepare
 from skframe.validation import check_scalar
 
 __all__ = [

@@ -10,7 +10,6 @@ from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.plugin.problems import SolveResult
 from skframe.plugin.protocols import Solver, repr_from_params
 from skframe.validation import check_scalar
-
 from skframe_solvers._duality import gap_report
 from skframe_solvers._problem import FeatureMapProblem
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.core.linalg import eigh_truncated, solve_psd
+from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.plugin.problems import Problem, as_problem
 
 __all__ = ["FeatureMapProblem", "is_square_loss"]

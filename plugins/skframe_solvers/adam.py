@@ -8,7 +8,6 @@ import numpy as np
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.validation import check_scalar
-
 from skframe_solvers._base import BaseSolver, check_init
 from skframe_solvers._problem import FeatureMapProblem
 

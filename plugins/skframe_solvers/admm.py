@@ -31,7 +31,6 @@ import numpy as np
 from skframe.compute.backend import serial_blas
 from skframe.exceptions import InvalidParameterError
 from skframe.validation import check_scalar
-
 from skframe_solvers._base import BaseSolver, DualSolverMixin, check_init
 from skframe_solvers._duality import dual_objective, relative_gap
 from skframe_solvers._newton import polish

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from skframe.exceptions import InvalidParameterError
-
 from skframe_solvers._base import BaseSolver
 from skframe_solvers._problem import is_square_loss
 

@@ -43,7 +43,6 @@ import numpy as np
 from skframe import deps
 from skframe.exceptions import InvalidParameterError
 from skframe.validation import check_scalar
-
 from skframe_solvers._base import BaseSolver, DualSolverMixin, check_init
 from skframe_solvers._duality import dual_from_primal, dual_objective, primal_V, relative_gap
 from skframe_solvers._newton import newton_solve, polish, regime_share

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from skframe.exceptions import InvalidParameterError
 from skframe.validation import check_scalar
-
 from skframe_solvers._base import BaseSolver, check_init
 
 __all__ = ["LBFGSSolver"]

@@ -1,8 +1,7 @@
 """Entry-point module registering the built-in solvers."""
 
 import skframe
-
-from skframe_solvers.solvers import ADMMSolver, AdamSolver, ClosedFormSolver, DualCDSolver, LBFGSSolver
+from skframe_solvers.solvers import AdamSolver, ADMMSolver, ClosedFormSolver, DualCDSolver, LBFGSSolver
 
 
 @skframe.hookimpl

@@ -571,8 +571,8 @@ def evaluate_file(model, extra, data, drop=False):
     """
     import time
 
-    from skframe.plugin.collections import take
     from skframe.cli.fit import call_predict, task_module
+    from skframe.plugin.collections import take
 
     task, opts = _options(extra)
     rep = extra["representation"]

@@ -222,8 +222,8 @@ class FitOptions:
     topk: Optional[dict] = None  # the K best candidates found by the structured task's predict
 
     def __post_init__(self):
-        from skframe.exceptions import InvalidParameterError
         from skframe.cli._common import parse_float_list, parse_kv
+        from skframe.exceptions import InvalidParameterError
 
         for name in ("train", "test", "candidates", "model_out"):
             value = getattr(self, name)

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from skframe.cli._task_regression import SHARED_PARAMS, training_means
 from skframe.exceptions import InvalidParameterError
 from skframe.metrics import accuracy, crossing_loss, pinball_loss, regression_report
 from skframe.models import JointQuantileRegressor, SketchedKernelClassifier, SketchedKernelMachine
 from skframe.plugin.registry import get_loss
-from skframe.cli._task_regression import SHARED_PARAMS, training_means
 
 NAME = "machine"
 

@@ -110,9 +110,8 @@ def _apply_suggestions(opts, suggested):
 
 def load_data(opts):
     """Return (X_train, Y_train, X_test, Y_test, dataset_info); Y are 2-D."""
-    from skframe.datasets import load_dataset, load_default
-
     from skframe.cli import _graph_data
+    from skframe.datasets import load_dataset, load_default
 
     if _graph_data.wanted(opts):  # molecules (SMILES, SDF) or graphs (JSON lines)
         opts.lam = DEFAULT_LAM if opts.lam is None else opts.lam
@@ -188,10 +187,10 @@ def run_fit(opts):
 def _run_fit(opts, stack):
     import numpy as np
 
+    from skframe.cli import _streamed
     from skframe.datasets import FeatureScaler
     from skframe.io.missing import column_means
     from skframe.persistence import save
-    from skframe.cli import _streamed
 
     if _streamed.streams_file(opts):  # a budget: files read in blocks, memory-mapped (skframe.cli._streamed)
         if opts.lam is None:

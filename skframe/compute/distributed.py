@@ -22,13 +22,22 @@ import operator
 
 import numpy as np
 
+from skframe.compute.memory import plan_stream
+from skframe.compute.stream_problems import ProjectedProblem, block_loss_sums
+from skframe.compute.streaming import (
+    StreamedRidge,
+    _np_dtype,
+    block_shift,
+    chunk_sums,
+    get_engine,
+    product_precision,
+    ridge_from_sums,
+    sketch_gram,
+)
+from skframe.core.linalg import default_rtol, eigh_truncated
 from skframe.deps import require
 from skframe.exceptions import DistributedError, InvalidInputError
-from skframe.compute.memory import plan_stream
 from skframe.options import DEFAULT_OPTIONS
-from skframe.compute.stream_problems import ProjectedProblem, block_loss_sums
-from skframe.core.linalg import default_rtol, eigh_truncated
-from skframe.compute.streaming import StreamedRidge, _np_dtype, block_shift, chunk_sums, get_engine, product_precision, ridge_from_sums, sketch_gram
 
 __all__ = ["is_dask_array", "fit_sketched_ridge_dask", "DaskFeatureProblem", "partition_sums", "tree_reduce",
            "dask_client", "to_dask"]

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from skframe.compute.distributed import is_dask_array
-from skframe.options import ComputeOptions, parse_bytes
 from skframe.compute.stream_problems import ProjectedProblem
+from skframe.options import ComputeOptions, parse_bytes
 
 __all__ = ["options_from", "streaming_requested", "streamed_representation", "StreamedRepresentation",
            "SumsProblem", "is_memory_mapped", "validate_dask_XY"]
@@ -197,8 +197,8 @@ def streamed_representation(X, Y, kernel, sketch, rng, options, *, rtol=None, pr
     rng : numpy.random.Generator
     options : ComputeOptions
     """
-    from skframe.core.sketching import draw_sketch
     from skframe.compute.streaming import fit_sketched_ridge
+    from skframe.core.sketching import draw_sketch
 
     n = int(X.shape[0])
     R = draw_sketch(sketch, n, rng, X=None if is_dask_array(X) else X, kernel=kernel)

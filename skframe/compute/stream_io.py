@@ -6,10 +6,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe.compute.engines import _np_dtype, get_engine
-from skframe.plugin.collections import chunks
-from skframe.exceptions import InvalidInputError
 from skframe.compute.memory import plan_stream
+from skframe.exceptions import InvalidInputError
 from skframe.options import DEFAULT_OPTIONS
+from skframe.plugin.collections import chunks
 
 __all__ = ["iter_rows", "count_rows", "gather_rows", "iter_predict", "predict_chunks"]
 

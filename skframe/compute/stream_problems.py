@@ -17,12 +17,12 @@ import time
 
 import numpy as np
 
-from skframe.exceptions import InvalidParameterError
-from skframe.core.linalg import default_rtol, eigh_truncated
 from skframe.compute.memory import check_allocation, choose_representation, itemsize_of, plan_stream
+from skframe.compute.streaming import _np_dtype, get_engine, iter_rows, sketch_gram
+from skframe.core.linalg import default_rtol, eigh_truncated
+from skframe.exceptions import InvalidParameterError
 from skframe.options import DEFAULT_OPTIONS
 from skframe.plugin.problems import ArrayProblem, Problem, SolveResult
-from skframe.compute.streaming import _np_dtype, get_engine, iter_rows, sketch_gram
 
 __all__ = ["feature_projection", "ProjectedProblem", "StreamedFeatureProblem", "make_feature_problem", "value_and_grad", "lbfgs_solve"]
 

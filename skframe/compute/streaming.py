@@ -30,13 +30,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe.compute.engines import _NUMPY, NumpyEngine, _mix_diagonal, _np_dtype, get_engine
-from skframe.plugin.collections import chunks
-from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.core.linalg import default_rtol, eigh_truncated, solve_psd
 from skframe.compute.memory import plan_stream
-from skframe.options import DEFAULT_OPTIONS
-from skframe.plugin.protocols import kernel_block
 from skframe.compute.stream_io import _is_sliceable, count_rows, gather_rows, iter_predict, iter_rows, predict_chunks
+from skframe.core.linalg import default_rtol, eigh_truncated, solve_psd
+from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.options import DEFAULT_OPTIONS
+from skframe.plugin.collections import chunks
+from skframe.plugin.protocols import kernel_block
 
 __all__ = ["StreamSums", "NumpyEngine", "chunk_sums", "accumulate", "iter_rows", "sketch_gram", "ridge_from_sums",
            "StreamedRidge", "fit_sketched_ridge", "block_shift", "product_precision", "iter_predict", "predict_chunks", "gather_rows", "count_rows", "get_engine"]

@@ -32,9 +32,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from skframe.core.sketching import build_feature_map, kernel_times
 from skframe.plugin.collections import is_collection, n_items
 from skframe.plugin.protocols import kernel_block, kernel_diag
-from skframe.core.sketching import build_feature_map, kernel_times
 
 __all__ = ["OutputBasis", "SketchedOutputBasis", "TrainingOutputBasis", "unique_rows", "kernel_is_normalized"]
 

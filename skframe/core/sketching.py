@@ -27,11 +27,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe.compute.backend import declares_work, engine_module, select_engine
-from skframe.plugin.collections import chunks, is_collection, n_items, take
-from skframe.exceptions import InvalidParameterError, PluginError
 from skframe.core.linalg import default_rtol, eigh_truncated
-from skframe.options import DEFAULT_OPTIONS
 from skframe.core.sketch_matrix import SketchMatrix, diagonal_of_mix, from_entries
+from skframe.exceptions import InvalidParameterError, PluginError
+from skframe.options import DEFAULT_OPTIONS
+from skframe.plugin.collections import chunks, is_collection, n_items, take
 from skframe.plugin.protocols import kernel_block, kernel_matvec, kernel_prepare
 
 __all__ = [

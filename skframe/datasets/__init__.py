@@ -12,10 +12,10 @@
   sparse (see :mod:`skframe.core.preprocessing`).
 """
 
-from skframe.io import FORMATS, MISSING_STRATEGIES, Dataset, iter_chunks, load_dataset, read_dataset, save_dataset
 from skframe.core.preprocessing import FeatureScaler, scale_features
 from skframe.datasets.published import DATA_ENV, data_home, dataset_file, load_bibtex, load_rf1, load_solubility
 from skframe.datasets.synthetic import TrainTestDataset, friedman_function, load_default, make_friedman_outliers
+from skframe.io import FORMATS, MISSING_STRATEGIES, Dataset, iter_chunks, load_dataset, read_dataset, save_dataset
 
 __all__ = [
     "DATA_ENV",

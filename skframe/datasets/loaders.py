@@ -4,8 +4,8 @@ The readers live in :mod:`skframe.io` (one module per format, the missing-value 
 atomic writes) and the scaler in :mod:`skframe.core.preprocessing`; this module re-exports them.
 """
 
-from skframe.io import FORMATS, MISSING_STRATEGIES, Dataset, iter_chunks, load_dataset, read_dataset, save_dataset
 from skframe.core.preprocessing import FeatureScaler, scale_features
+from skframe.io import FORMATS, MISSING_STRATEGIES, Dataset, iter_chunks, load_dataset, read_dataset, save_dataset
 
 __all__ = [
     "Dataset",

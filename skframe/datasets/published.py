@@ -37,8 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from skframe.exceptions import DataFormatError, InvalidInputError
 from skframe.datasets.synthetic import TrainTestDataset
+from skframe.exceptions import DataFormatError, InvalidInputError
 
 __all__ = ["DATA_ENV", "data_home", "dataset_file", "load_rf1", "load_bibtex", "load_solubility", "PUBLISHED"]
 

@@ -19,8 +19,8 @@ import json
 
 import numpy as np
 
-from skframe.plugin.collections import InputCollection
 from skframe.exceptions import DataFormatError, InvalidInputError
+from skframe.plugin.collections import InputCollection
 
 __all__ = ["GraphBatch", "label_code"]
 

@@ -17,7 +17,17 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe.exceptions import DataFormatError
-from skframe.io._common import bad_token, check_targets, iter_lines, name_of, parse_number, parse_row, split_fields, split_quoted, unquote
+from skframe.io._common import (
+    bad_token,
+    check_targets,
+    iter_lines,
+    name_of,
+    parse_number,
+    parse_row,
+    split_fields,
+    split_quoted,
+    unquote,
+)
 
 __all__ = ["read_arff"]
 

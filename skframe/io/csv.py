@@ -14,7 +14,15 @@ from __future__ import annotations
 import numpy as np
 
 from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError
-from skframe.io._common import check_targets, is_number_or_missing, iter_lines, name_of, parse_row, split_fields, unquote
+from skframe.io._common import (
+    check_targets,
+    is_number_or_missing,
+    iter_lines,
+    name_of,
+    parse_row,
+    split_fields,
+    unquote,
+)
 
 __all__ = ["read_csv", "iter_csv", "write_csv"]
 

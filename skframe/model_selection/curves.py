@@ -27,11 +27,11 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from skframe.plugin.collections import n_items, take
-from skframe.exceptions import InvalidParameterError
 from skframe.core.output_basis import SketchedOutputBasis, unique_rows
-from skframe.plugin.protocols import kernel_block, kernel_diag, kernel_prepare
 from skframe.core.sketching import draw_sketch
+from skframe.exceptions import InvalidParameterError
+from skframe.plugin.collections import n_items, take
+from skframe.plugin.protocols import kernel_block, kernel_diag, kernel_prepare
 
 # the clock the time budgets are measured with (replaced by a fake one in tests)
 _clock = time.perf_counter

@@ -12,9 +12,19 @@ import time
 import numpy as np
 
 from skframe.compute.backend import serial_blas
-from skframe.plugin.collections import is_collection, n_items
 from skframe.exceptions import InvalidInputError, InvalidParameterError, NotFittedError
-from skframe.models._core import build_representation, is_exact_sketch, lam_path, make_rngs, predict_expansion, resolve_kernel as _core_resolve_kernel, resolve_sketch as _core_resolve_sketch, size_and_resolve_sketch, target_offset
+from skframe.models._core import (
+    build_representation,
+    is_exact_sketch,
+    lam_path,
+    make_rngs,
+    predict_expansion,
+    size_and_resolve_sketch,
+    target_offset,
+)
+from skframe.models._core import resolve_kernel as _core_resolve_kernel
+from skframe.models._core import resolve_sketch as _core_resolve_sketch
+from skframe.plugin.collections import is_collection, n_items
 
 __all__ = ["store_params", "KernelModelMixin", "KernelRegressorMixin", "validate_X", "validate_XY", "resolve_kernel", "resolve_sketch"]
 

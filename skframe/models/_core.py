@@ -33,14 +33,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from skframe.plugin.collections import n_items, take
 from skframe.exceptions import InvalidParameterError
+from skframe.models._sizes import auto_sketch_size, choose_sketch_size, size_and_resolve_sketch
+from skframe.models._solve import lam_path, run_solver, solver_contract, target_offset
+from skframe.plugin.collections import n_items, take
 from skframe.plugin.problems import ArrayProblem
 from skframe.plugin.protocols import kernel_block, kernel_prepare
 from skframe.plugin.registry import component_name, component_params, get_component
 from skframe.plugin.specs import ComponentSpec
-from skframe.models._sizes import auto_sketch_size, choose_sketch_size, size_and_resolve_sketch
-from skframe.models._solve import lam_path, run_solver, solver_contract, target_offset
 
 __all__ = [
     "EXACT_SKETCH_NAMES",

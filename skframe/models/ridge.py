@@ -10,8 +10,8 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 
 from skframe.constraints import HasMethods, Interval, Options, validate_params
 from skframe.core.linalg import solve_psd
-from skframe.plugin.problems import SolveResult
 from skframe.models._base import KernelModelMixin, KernelRegressorMixin, check_lam, store_params, validate_XY
+from skframe.plugin.problems import SolveResult
 
 __all__ = ["SketchedKernelRidge"]
 

@@ -29,8 +29,15 @@ import os
 
 import numpy as np
 
-from skframe.persistence.file_format import FORMAT_NAME, FORMAT_VERSION, describe_array, prepare_array, read_model_file, write_model_file
 from skframe.exceptions import PersistenceError, SkframeError, UnknownComponentError
+from skframe.persistence.file_format import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    describe_array,
+    prepare_array,
+    read_model_file,
+    write_model_file,
+)
 
 __all__ = ["save", "load", "load_bundle", "register_class", "persistable", "STATE_CLASSES", "FORMAT_VERSION"]
 

@@ -32,8 +32,8 @@ from importlib import metadata
 
 import pluggy
 
-from skframe.plugin import hookspecs
 from skframe.exceptions import DuplicateComponentError, PluginCollisionWarning, PluginError
+from skframe.plugin import hookspecs
 
 __all__ = [
     "KINDS",

@@ -128,8 +128,8 @@ def kernel_diag(kernel, X):
 
 
 def _blocked_matvec(kernel, X, Y, W, options=None):
-    from skframe.plugin.collections import chunks, is_collection, n_items
     from skframe.options import DEFAULT_OPTIONS
+    from skframe.plugin.collections import chunks, is_collection, n_items
 
     options = options or DEFAULT_OPTIONS
     W = np.asarray(W)

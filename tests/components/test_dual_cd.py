@@ -21,7 +21,6 @@ from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.models import JointQuantileRegressor, SketchedKernelMachine
 from skframe.plugin.problems import ArrayProblem
 from skframe.plugin.registry import get_loss, get_solver
-
 from tests import naive
 from tests.components.test_solvers import M2, StreamedProblem, _objective, _qp_reference, _rel, _smooth_reference
 

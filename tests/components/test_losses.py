@@ -9,7 +9,6 @@ import pytest
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError, UnknownComponentError
 from skframe.plugin.registry import get_loss
-
 from tests import naive
 
 CASES = [

@@ -10,21 +10,20 @@ import pytest
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import rbf_kernel
 
+from skframe.core.sketching import SketchMatrix, from_entries
 from skframe.exceptions import InvalidParameterError
 from skframe.plugin.registry import get_sketch
-from skframe.core.sketching import SketchMatrix, from_entries
 from skframe_sketches.sketches import (
     AccumulationSketch,
     CountSketch,
     GaussianSketch,
     LeverageScoreSketch,
-    PSparsifiedSketch,
     PSGSketch,
+    PSparsifiedSketch,
     PSRSketch,
     RandomFourierFeatures,
     SubSampleSketch,
 )
-
 from tests.naive import ArrayRows, ArrayRowsRBF, naive_rff_features, naive_truncated_binomial_pmf
 
 

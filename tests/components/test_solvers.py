@@ -7,7 +7,6 @@ import scipy.optimize as sopt
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.plugin.problems import ArrayProblem, Problem, SolveResult
 from skframe.plugin.registry import get_loss, get_solver
-
 from tests import naive
 
 LAM = 0.05

@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 
 from skframe import deps
-from skframe.compute._engine_cupy import ArrayEngine, DEVICE_FORMULAS, device_kernel_name
+from skframe.compute._engine_cupy import DEVICE_FORMULAS, ArrayEngine, device_kernel_name
+from skframe.compute.streaming import accumulate, chunk_sums, fit_sketched_ridge, get_engine
+from skframe.core.sketching import draw_sketch
 from skframe.exceptions import DependencyError, InvalidParameterError
 from skframe.options import ComputeOptions
 from skframe.plugin.registry import get_kernel, get_sketch
-from skframe.core.sketching import draw_sketch
-from skframe.compute.streaming import accumulate, chunk_sums, fit_sketched_ridge, get_engine
 from tests.naive import naive_gaussian, naive_laplacian, naive_linear, naive_polynomial
 
 KERNELS = [

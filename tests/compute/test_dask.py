@@ -13,15 +13,14 @@ distributed = pytest.importorskip("distributed")
 
 import dask.array as da  # noqa: E402
 
+from skframe.compute.stream_problems import StreamedFeatureProblem, feature_projection, lbfgs_solve  # noqa: E402
+from skframe.compute.streaming import fit_sketched_ridge  # noqa: E402
+from skframe.core.sketching import draw_sketch  # noqa: E402
 from skframe.exceptions import DistributedError  # noqa: E402
 from skframe.options import ComputeOptions  # noqa: E402
 from skframe.plugin.registry import get_kernel, get_loss, get_sketch  # noqa: E402
-from skframe.core.sketching import draw_sketch  # noqa: E402
-from skframe.compute.stream_problems import StreamedFeatureProblem, feature_projection, lbfgs_solve  # noqa: E402
-from skframe.compute.streaming import fit_sketched_ridge  # noqa: E402
-
 from skframe_kernels.kernels import GaussianKernel  # noqa: E402
-from tests.tolerances import EPS64, assert_normwise_close, solve_rtol, sketched_ridge_conditions  # noqa: E402
+from tests.tolerances import EPS64, assert_normwise_close, sketched_ridge_conditions, solve_rtol  # noqa: E402
 
 LAM = 1e-3
 

@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from skframe.exceptions import InvalidParameterError, MemoryBudgetError
 from skframe.compute.memory import check_allocation, choose_representation, format_bytes, plan_stream
-from skframe.options import ComputeOptions
-from skframe.core.sketching import SketchMatrix
 from skframe.compute.stream_problems import make_feature_problem
 from skframe.compute.streaming import fit_sketched_ridge
+from skframe.core.sketching import SketchMatrix
+from skframe.exceptions import InvalidParameterError, MemoryBudgetError
+from skframe.options import ComputeOptions
 
 
 def test_chunks_grow_with_the_budget_and_stay_within_it():

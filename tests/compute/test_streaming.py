@@ -5,17 +5,30 @@ import pytest
 from sklearn.utils import check_random_state
 
 from skframe import SketchedKernelRidge
+from skframe.compute.stream_problems import (
+    StreamedFeatureProblem,
+    feature_projection,
+    lbfgs_solve,
+    make_feature_problem,
+    value_and_grad,
+)
+from skframe.compute.streaming import (
+    StreamSums,
+    accumulate,
+    chunk_sums,
+    fit_sketched_ridge,
+    gather_rows,
+    iter_rows,
+    predict_chunks,
+    sketch_gram,
+)
+from skframe.core.sketching import draw_sketch
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.models._base import resolve_kernel, resolve_sketch
 from skframe.options import ComputeOptions
-from skframe.core.sketching import draw_sketch
-from skframe.compute.stream_problems import (StreamedFeatureProblem, feature_projection, lbfgs_solve, make_feature_problem,
-                                     value_and_grad)
-from skframe.compute.streaming import (StreamSums, accumulate, chunk_sums, fit_sketched_ridge, gather_rows, iter_rows,
-                               predict_chunks, sketch_gram)
 from skframe.plugin.problems import ArrayProblem
 from tests.naive import naive_gaussian
-from tests.tolerances import assert_normwise_close, gaussian_float32_perturbation, solve_rtol, sketched_ridge_conditions
+from tests.tolerances import assert_normwise_close, gaussian_float32_perturbation, sketched_ridge_conditions, solve_rtol
 
 GAMMA, LAM, M = 2.0, 1e-3, 40
 
@@ -226,8 +239,8 @@ def test_streamed_iterative_loss_equals_in_memory():
 @pytest.mark.parametrize("sketch", ["subsample", "psr"])
 def test_streamed_representation_gives_in_memory_problem(sketch):
     """Square loss from the sums for shifted (centred) targets, and feature blocks for iterative losses."""
-    from skframe.core.sketching import build_feature_map
     from skframe.compute.stream_fit import options_from, streamed_representation, streaming_requested
+    from skframe.core.sketching import build_feature_map
 
     X, Y = _data(900)
     kernel = resolve_kernel("gaussian", {"gamma": GAMMA})

@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 
-from skframe.exceptions import InvalidInputError, InvalidParameterError, UnknownComponentError
 from skframe.core.output_matrices import (
     build_output_matrix,
     covariance_matrix,
@@ -11,6 +10,7 @@ from skframe.core.output_matrices import (
     identity_matrix,
     quantile_matrix,
 )
+from skframe.exceptions import InvalidInputError, InvalidParameterError, UnknownComponentError
 
 
 def test_quantile_matrix_formula_and_psd():

@@ -5,8 +5,8 @@ import pytest
 import scipy.sparse as sp
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skframe.exceptions import InvalidInputError, InvalidParameterError, NotFittedError
 from skframe.core.preprocessing import FeatureScaler, scale_features
+from skframe.exceptions import InvalidInputError, InvalidParameterError, NotFittedError
 
 
 @parametrize_with_checks([FeatureScaler(), FeatureScaler("none"), FeatureScaler(with_mean=False)])

@@ -5,7 +5,6 @@ import pytest
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import rbf_kernel
 
-from skframe.exceptions import InvalidParameterError, PluginError
 from skframe.core.sketching import (
     SketchMatrix,
     build_feature_map,
@@ -14,6 +13,7 @@ from skframe.core.sketching import (
     kernel_times,
     sketched_gram_products,
 )
+from skframe.exceptions import InvalidParameterError, PluginError
 from skframe_sketches.sketches import (
     AccumulationSketch,
     CountSketch,
@@ -22,7 +22,6 @@ from skframe_sketches.sketches import (
     PSparsifiedSketch,
     SubSampleSketch,
 )
-
 from tests.naive import naive_sketched_gram_products
 
 

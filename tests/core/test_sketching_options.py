@@ -8,7 +8,6 @@ import pytest
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import rbf_kernel
 
-from skframe.options import ComputeOptions
 from skframe.core.sketching import (
     build_feature_map,
     draw_sketch,
@@ -16,6 +15,7 @@ from skframe.core.sketching import (
     kernel_times_mixT,
     sketched_gram_products,
 )
+from skframe.options import ComputeOptions
 from skframe_kernels import GaussianKernel
 from skframe_sketches.sketches import (
     AccumulationSketch,
@@ -24,7 +24,6 @@ from skframe_sketches.sketches import (
     PSparsifiedSketch,
     SubSampleSketch,
 )
-
 from tests.naive import ArrayRows, ArrayRowsRBF, naive_sketched_gram_products
 
 SKETCHES = {

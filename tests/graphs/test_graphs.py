@@ -8,11 +8,19 @@ import pytest
 
 from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError
 from skframe.graphs import GraphBatch, StringBatch, read_jsonl
-from skframe_graphs.kernels import (CoreWLKernel, EdgeHistogramKernel, NGramKernel, NSPDKernel, ShortestPathKernel,
-                                    VertexHistogramKernel, WLSubtreeKernel)
+from skframe_graphs.kernels import (
+    CoreWLKernel,
+    EdgeHistogramKernel,
+    NGramKernel,
+    NSPDKernel,
+    ShortestPathKernel,
+    VertexHistogramKernel,
+    WLSubtreeKernel,
+)
 
 nx = pytest.importorskip("networkx")
 from tests import naive_graphs as naive  # noqa: E402  (needs networkx)
+
 FIXTURE = Path(__file__).resolve().parents[1] / "data" / "graph_kernels_grakel.json"
 
 

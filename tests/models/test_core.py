@@ -6,14 +6,18 @@ import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
-from skframe.plugin.collections import InputCollection
 from skframe.constraints import HasMethods, Interval, Options, check_param, validate_params
 from skframe.exceptions import InvalidParameterError, SketchSizeWarning
-from skframe.models import JointQuantileRegressor, SketchedKernelClassifier, SketchedKernelMachine, SketchedKernelRidge
-from skframe.models import _core
+from skframe.models import (
+    JointQuantileRegressor,
+    SketchedKernelClassifier,
+    SketchedKernelMachine,
+    SketchedKernelRidge,
+    _core,
+)
+from skframe.plugin.collections import InputCollection
 from skframe.plugin.problems import SolveResult
 from skframe.plugin.specs import ComponentSpec
-
 from tests.naive import naive_krr
 
 

@@ -65,12 +65,10 @@ def test_machine_docstrings_document_every_shared_parameter(cls):
     """Written out in the source (the API reference is generated from it), equal to COMMON_PARAMS_DOC."""
     import ast
     import inspect
-
-    from skframe.models.machine._common import COMMON_PARAMS_DOC
-
     from pathlib import Path
 
     import skframe.models.machine as machine
+    from skframe.models.machine._common import COMMON_PARAMS_DOC
 
     nodes = (n for f in sorted(Path(machine.__file__).parent.glob("*.py"))
              for n in ast.parse(f.read_text(encoding="utf-8")).body)

@@ -15,7 +15,6 @@ from skframe.exceptions import InvalidInputError, InvalidParameterError, Unknown
 from skframe.models import SketchedKernelRidge
 from skframe.plugin.registry import list_components
 from skframe_sketches.sketches import GaussianSketch, PSparsifiedSketch, SubSampleSketch
-
 from tests.naive import naive_krr, naive_sketched_krr, naive_sketched_krr_predict
 
 

@@ -182,10 +182,9 @@ def _saved(tmp_path, data):
 
 
 def test_directly_constructed_component_is_saved_by_name(tmp_path, data):
+    from skframe.models import SketchedKernelMachine
     from skframe_kernels import GaussianKernel
     from skframe_losses.losses import HuberLoss
-
-    from skframe.models import SketchedKernelMachine
 
     X, y = data
     model = SketchedKernelMachine(kernel=GaussianKernel(gamma=1.5), loss=HuberLoss(kappa=0.5), sketch_size=15,
@@ -290,8 +289,8 @@ def test_structured_model_arrays_keep_memory_order_and_predictions_are_bit_ident
 
 def test_format_1_class_names_resolve():
     """Format 1 named classes "module:qualname"; skframe's are found by qualname, components by their class."""
-    from skframe.persistence import _class_named
     from skframe.core.sketching import SketchedFeatureMap
+    from skframe.persistence import _class_named
 
     assert _class_named("skframe.core.sketching:SketchedFeatureMap") is SketchedFeatureMap
     assert _class_named("skframe.somewhere_else:SketchedFeatureMap") is SketchedFeatureMap  # moved since

@@ -153,8 +153,8 @@ EXAMPLE_PLUGIN = Path(__file__).resolve().parents[2] / "examples/skframe-example
 
 
 def test_plugin_output_matrix_in_a_model_and_saved(make_dist, tmp_path):
-    from skframe.models import SketchedKernelMachine
     from skframe.core.output_matrices import build_output_matrix
+    from skframe.models import SketchedKernelMachine
 
     make_dist("skframe-example-plugin", EXAMPLE_PLUGIN.read_text(), ep_name="example")
     assert spec_of("kernel", get_kernel("rq", alpha=2.0)) == ComponentSpec("kernel", "rational-quadratic",

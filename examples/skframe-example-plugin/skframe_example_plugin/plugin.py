@@ -4,8 +4,8 @@ import numpy as np
 import scipy.sparse as sp
 
 import skframe
-from skframe.exceptions import InvalidInputError
 from skframe.core.output_matrices import OutputMatrix
+from skframe.exceptions import InvalidInputError
 from skframe.plugin.protocols import Kernel
 from skframe.validation import check_scalar
 

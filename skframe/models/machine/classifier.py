@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import ClassifierMixin
 
-from skframe.plugin.collections import is_collection
 from skframe.constraints import HasMethods
 from skframe.exceptions import InvalidInputError
-from skframe.models._base import store_params, _wrap_value_error, validate_X
+from skframe.models._base import _wrap_value_error, store_params, validate_X
 from skframe.models._core import resolve_loss
 from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
+from skframe.plugin.collections import is_collection
 
 __all__ = ["SketchedKernelClassifier"]
 

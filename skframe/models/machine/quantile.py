@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from skframe.constraints import Interval
-from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.core.output_matrices import quantile_matrix
+from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.models._base import store_params, validate_XY
 from skframe.models._core import resolve_loss
 from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class

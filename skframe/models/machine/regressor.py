@@ -5,8 +5,8 @@ from __future__ import annotations
 from sklearn.base import MultiOutputMixin, RegressorMixin
 
 from skframe.constraints import HasMethods
-from skframe.exceptions import InvalidParameterError
 from skframe.core.output_matrices import build_output_matrix
+from skframe.exceptions import InvalidParameterError
 from skframe.models._base import KernelRegressorMixin, store_params, validate_XY
 from skframe.models._core import resolve_loss
 from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class

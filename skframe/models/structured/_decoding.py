@@ -6,9 +6,17 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe.exceptions import InvalidInputError
+from skframe.models.structured._candidates import (
+    CandidatePool,
+    EmbeddedCandidates,
+    StreamedCandidates,
+    array_source,
+    cached_embeddings,
+    check_candidate_rows,
+    pool_source,
+)
 from skframe.plugin.protocols import kernel_is_linear
 from skframe.plugin.registry import component_name
-from skframe.models.structured._candidates import CandidatePool, EmbeddedCandidates, StreamedCandidates, array_source, cached_embeddings, check_candidate_rows, pool_source
 
 
 def _is_linear(kernel):

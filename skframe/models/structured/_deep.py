@@ -21,16 +21,16 @@ from sklearn.base import BaseEstimator
 
 from skframe import deps
 from skframe._validation import check_scalar
-from skframe.plugin.collections import is_collection, n_items, take
-from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.core.output_basis import SketchedOutputBasis, unique_rows
-from skframe.plugin.registry import get_decoder, get_loss
 from skframe.core.sketching import draw_sketch
+from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.models._base import KernelModelMixin, validate_X
 from skframe.models._core import make_rngs, resolve_kernel, size_and_resolve_sketch
 from skframe.models.structured._candidates import check_outputs
 from skframe.models.structured._decoding import DecodingMixin
 from skframe.models.structured._estimator import OutputKernelRegressor
+from skframe.plugin.collections import is_collection, n_items, take
+from skframe.plugin.registry import get_decoder, get_loss
 
 __all__ = ["DeepOutputKernelRegressor"]
 

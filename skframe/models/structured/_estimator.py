@@ -8,18 +8,18 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from skframe._validation import check_scalar
-from skframe.plugin.collections import is_collection, n_items, take
-from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.core.linalg import solve_psd
 from skframe.core.output_basis import SketchedOutputBasis, TrainingOutputBasis, unique_rows
-from skframe.plugin.protocols import kernel_block
-from skframe.plugin.registry import get_decoder
 from skframe.core.sketching import draw_sketch, kernel_times
+from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.models._base import KernelModelMixin, validate_X
 from skframe.models._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch
 from skframe.models.structured._candidates import check_outputs
 from skframe.models.structured._decoding import DecodingMixin
 from skframe.models.structured._sisokr import _Draw, sketched_input_coef
+from skframe.plugin.collections import is_collection, n_items, take
+from skframe.plugin.protocols import kernel_block
+from skframe.plugin.registry import get_decoder
 
 __all__ = ["OutputKernelRegressor"]
 

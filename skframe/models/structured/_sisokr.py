@@ -18,10 +18,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
-from skframe.plugin.collections import n_items, take
 from skframe.core.linalg import pinv_sym, solve_psd
-from skframe.plugin.protocols import kernel_block
 from skframe.core.sketching import diagonal_of_mix, kernel_times, sketched_gram_products
+from skframe.plugin.collections import n_items, take
+from skframe.plugin.protocols import kernel_block
 
 __all__ = ["sisokr_omega", "sketched_input_coef", "has_duplicate_rows"]
 
