@@ -22,6 +22,7 @@ os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 import typer
 
 from skframe.cli._common import debug_enabled
+from skframe.cli._warnings import install as install_warnings
 from skframe.cli.fit import fit
 from skframe.cli.model_commands import evaluate, predict
 from skframe.cli.plugins_command import plugins
@@ -107,6 +108,8 @@ def _command_name(argv):
 def main(argv=None):
     """Console-script entry point; plugin commands are loaded only when a core command is not asked for."""
     argv = sys.argv[1:] if argv is None else list(argv)
+    if not debug_enabled():
+        install_warnings()
     if _command_name(argv) not in CORE_COMMANDS and "--version" not in argv:
         register_plugin_commands(app)
     app(args=argv, prog_name="skframe")
