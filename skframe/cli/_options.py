@@ -168,7 +168,7 @@ class FitOptions:
                                    STRUCTURED)] = "mean"
     # -- neural network (structured task, --model dsokr) -------------------------------
     model: Annotated[str, _opt("--model", "Structured model: sisokr (kernel input map) or dsokr (a neural "
-                               "network on the sketched output basis; pip install \"skframe[deep]\"); "
+                               "network on the sketched output basis; pip install \"skframe\\[deep]\"); "
                                "dsokr uses --epochs, --batch-size, --learning-rate, --loss.",
                                "Neural network")] = "sisokr"
     network: Annotated[str, _opt("--network", "dsokr network: mlp, text-cnn or transformer.",
@@ -194,13 +194,13 @@ class FitOptions:
     dtype: Annotated[str, _opt("--dtype", "float64, or float32 for kernel blocks and sketch products (m x m "
                                "products stay float64).", COMPUTE)] = "float64"
     backend: Annotated[str, _opt("--backend", "numpy (CPU), or cupy for an NVIDIA GPU (pip install "
-                                 "\"skframe[gpu]\").", COMPUTE)] = "numpy"
+                                 "\"skframe\\[gpu]\").", COMPUTE)] = "numpy"
     dask_scheduler: Annotated[Optional[str], _opt("--dask-scheduler", "Fit on the Dask cluster of this scheduler, "
                                                   "e.g. tcp://10.0.0.5:8786: partitions are summed on its workers "
-                                                  "(pip install \"skframe[dask]\").", COMPUTE,
+                                                  "(pip install \"skframe\\[dask]\").", COMPUTE,
                                                   show_default=False)] = None
     dask_local: Annotated[Optional[int], _opt("--dask-local", "Fit on a local Dask cluster of N worker processes "
-                                              "(pip install \"skframe[dask]\").", COMPUTE, show_default=False,
+                                              "(pip install \"skframe\\[dask]\").", COMPUTE, show_default=False,
                                               metavar="N")] = None
     # -- output -----------------------------------------------------------------------
     model_out: Annotated[Optional[Path], _opt("--model-out", "Save the fitted model (with its preprocessing) "
