@@ -40,7 +40,6 @@ import skframe.core.sketching as sketching  # noqa: E402
 from skframe.datasets import load_default  # noqa: E402
 from skframe.metrics import relative_mse  # noqa: E402
 from skframe.models import SketchedKernelMachine  # noqa: E402
-from skframe.plugin.registry import get_component  # noqa: E402
 
 LOSSES = {"huber": {"kappa": 100.0}, "epsilon-svr": {"epsilon": 3.0}}
 
@@ -79,7 +78,6 @@ def pass_costs(X, s_prime, m, nnz, rng):
 
 def stages(loss, data, repeats):
     """Median warm seconds of the stages of the default fit (the registry is loaded first, as in the CLI)."""
-    import skframe.models._core as core
     import skframe_solvers.dual_cd as dual_cd
 
     timed = {}

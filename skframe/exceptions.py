@@ -101,6 +101,10 @@ def _not_fitted_error():
     return NotFittedError
 
 
+# Declared here, bound on first access by the module ``__getattr__`` below.
+NotFittedError: type
+
+
 def __getattr__(name):
     if name == "NotFittedError":
         cls = _not_fitted_error()

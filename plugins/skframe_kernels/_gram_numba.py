@@ -20,8 +20,6 @@ The fast-math flags exclude ``reassoc`` so that LLVM cannot fold the two-step
 range reduction ``(x - k*ln2_hi) - k*ln2_lo`` back into one rounding.
 """
 
-import math
-
 import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload

@@ -175,7 +175,8 @@ def newton_solve(fp, dual, V, tol, max_iter, trace, progress=None, mu0=None):
     else:  # start with a smoothing of the size of the residuals, then shrink it
         mu = float(mu0) if mu0 is not None else max(float(np.median(np.abs(Y - F))), 1e-12)
     step_count = 0
-    for step_count in range(1, max_iter + 1):
+    while step_count < max_iter:
+        step_count += 1
         R = Y - F
         A, val, a, b = smoothed_dual_point(dual, R, mu, lower, upper)
         P = fp.objective(V)

@@ -39,7 +39,7 @@ def handle_errors(func):
         except BrokenPipeError:  # output piped into e.g. `head`: stop quietly
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
-            raise typer.Exit(code=0)
+            raise typer.Exit(code=0) from None
         except Exception as exc:
             from skframe.exceptions import SkframeError  # imported late: `skframe --help` stays light
 

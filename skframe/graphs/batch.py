@@ -125,7 +125,9 @@ class GraphBatch(InputCollection):
             elab_parts.append(_vocab_index(kept_lab, edge_vocab, edge_index))
             node_ptr.append(node_ptr[-1] + n)
             edge_ptr.append(edge_ptr[-1] + len(kept))
-        cat = (lambda parts, dt: np.concatenate(parts).astype(dt) if parts else np.zeros(0, dt))
+        def cat(parts, dt):
+            return np.concatenate(parts).astype(dt) if parts else np.zeros(0, dt)
+
         E = np.concatenate(edge_parts) if edge_parts else np.zeros((0, 2), np.int64)
         return cls(node_ptr, cat(lab_parts, np.int32), edge_ptr, E, cat(elab_parts, np.int32), node_vocab, edge_vocab)
 

@@ -36,7 +36,10 @@ def _objective(name, params):
 def _smooth_reference(Z, Y, ref, lam, M):
     """scipy BFGS on the plain objective (numerical gradients, tight tolerance)."""
     r, d = Z.shape[1], Y.shape[1]
-    f = lambda w: naive.feature_map_objective(w.reshape(r, d), Z, Y, ref, lam, M)
+
+    def f(w):
+        return naive.feature_map_objective(w.reshape(r, d), Z, Y, ref, lam, M)
+
     res = sopt.minimize(f, np.zeros(r * d), method="BFGS", options={"gtol": 1e-9})
     res = sopt.minimize(f, res.x, method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-14, "maxiter": 20000})
     return res.fun
@@ -63,8 +66,13 @@ def _qp_reference(Z, y, name, params, lam):
         rows += [(np.r_[np.zeros(r), e], 0.0)]
     A = np.array([a for a, _ in rows])
     b = np.array([c for _, c in rows])
-    fun = lambda x: 0.5 * lam * x[:r] @ x[:r] + x[r:].mean()
-    jac = lambda x: np.r_[lam * x[:r], np.full(n, 1.0 / n)]
+
+    def fun(x):
+        return 0.5 * lam * x[:r] @ x[:r] + x[r:].mean()
+
+    def jac(x):
+        return np.r_[lam * x[:r], np.full(n, 1.0 / n)]
+
     x0 = np.r_[np.zeros(r), np.abs(y) + 1.0]
     res = sopt.minimize(fun, x0, jac=jac, method="SLSQP",
                         constraints=[{"type": "ineq", "fun": lambda x: A @ x + b, "jac": lambda x: A}],
@@ -146,8 +154,7 @@ def test_nonsmooth_losses_adam_reaches_qp_optimum(rng, name, params, kind):
 def test_adam_is_reproducible_and_seed_dependent(rng):
     Z, Y = _problem(rng, n=200, d=2)
     loss = get_loss("epsilon-svr", epsilon=0.1)
-    mk = lambda: get_solver("adam", epochs=5, batch_size=16)
-    W1, W2, W3 = (mk().solve(ArrayProblem(Z, Y), loss, LAM, rng=s).W for s in (1, 1, 2))
+    W1, W2, W3 = (get_solver("adam", epochs=5, batch_size=16).solve(ArrayProblem(Z, Y), loss, LAM, rng=s).W for s in (1, 1, 2))
     np.testing.assert_array_equal(W1, W2)
     assert not np.array_equal(W1, W3)
 

@@ -103,7 +103,7 @@ def test_lazy_module_imports_at_first_use():
     assert "lazy module 'json'" in repr(lazy)
     assert lazy.dumps([1]) == "[1]"
     with pytest.raises(AttributeError):
-        lazy.__wrapped__
+        _ = lazy.__wrapped__
 
 
 @pytest.mark.parametrize("sketch", ["psr", "gaussian", "subsample"])

@@ -118,7 +118,7 @@ def test_values_equal_grakel_live_when_installed():
 
     data, batch = _fixture()
     G = []
-    for labels, edges, elabels in data["graphs"]:
+    for labels, edges, _ in data["graphs"]:
         adj = {i: {} for i in range(len(labels))}
         for u, v in edges:
             adj[u][v] = adj[v][u] = 1.0

@@ -97,7 +97,10 @@ def test_huber_is_robust_to_outliers(rng):
     kw = dict(COMMON, lam=1e-4, sketch_size=60)
     hub = SketchedKernelMachine(loss="huber", loss_params={"kappa": 0.2}, **kw).fit(X, y)
     sq = SketchedKernelMachine(loss="square", **kw).fit(X, y)
-    err = lambda m: np.mean((m.predict(X) - y_clean) ** 2)
+
+    def err(m):
+        return np.mean((m.predict(X) - y_clean) ** 2)
+
     assert hub.solver_.name == default_solver_name(hub.loss_)
     assert err(hub) < 0.2 * err(sq)
 

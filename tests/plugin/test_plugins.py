@@ -5,11 +5,6 @@ Each test writes a tiny distribution (METADATA + entry_points.txt + a module) in
 goes through ``importlib.metadata`` exactly as for an installed third party.
 """
 
-import importlib
-import sys
-import textwrap
-import uuid
-
 import numpy as np
 import pytest
 
@@ -18,38 +13,7 @@ from skframe.exceptions import UnknownComponentError
 from skframe.plugin.loader import get_plugin_registry, reset_plugins
 from skframe.plugin.registry import get_kernel, get_sketch, list_components
 
-
-@pytest.fixture(autouse=True)
-def fresh_registry(monkeypatch):
-    monkeypatch.delenv("SKFRAME_DISABLE_PLUGINS", raising=False)
-    monkeypatch.setattr("skframe.plugin.loader._WARNED", set())  # each test sees its own once-per-process warnings
-    reset_plugins()
-    yield
-    reset_plugins()
-
-
-@pytest.fixture
-def make_dist(tmp_path, monkeypatch):
-    """Create a distribution ``dist`` with entry point ``ep_name`` -> a fresh module holding ``source``."""
-    made = []
-
-    def make(dist, source, ep_name="myplugin", version="1.2.3"):
-        modname = f"skf_test_{dist.replace('-', '_')}_{uuid.uuid4().hex[:8]}"
-        root = tmp_path / modname
-        root.mkdir()
-        (root / f"{modname}.py").write_text(textwrap.dedent(source))
-        info = root / f"{dist.replace('-', '_')}-{version}.dist-info"
-        info.mkdir()
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
-        (info / "entry_points.txt").write_text(f"[skframe]\n{ep_name} = {modname}\n")
-        monkeypatch.syspath_prepend(str(root))
-        made.append(modname)
-        importlib.invalidate_caches()
-        return modname
-
-    yield make
-    for modname in made:
-        sys.modules.pop(modname, None)
+pytestmark = pytest.mark.usefixtures("fresh_registry")  # fixtures in conftest.py
 
 
 GOOD_PLUGIN = """

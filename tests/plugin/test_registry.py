@@ -20,7 +20,8 @@ from skframe.plugin.registry import (
     spec_of,
 )
 from skframe.plugin.specs import ComponentSpec
-from tests.plugin.test_plugins import fresh_registry, make_dist  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.usefixtures("fresh_registry")  # fixtures in conftest.py
 
 
 def test_alias_resolves_to_its_entry():

@@ -32,19 +32,19 @@ rank) and ``_estimator`` (fit).
 from skframe.models.structured._candidates import CandidatePool, candidate_cache_info, clear_candidate_cache
 
 # classes saved model files and pickles name as skframe.models.structured.<name>
-from skframe.models.structured._candidates import _LegacyCandidates as _ModelCandidates  # noqa: E402
-from skframe.models.structured._candidates import _LegacyEmbeddingCache as _EmbeddingCache  # noqa: E402
+from skframe.models.structured._candidates import _LegacyCandidates as _ModelCandidates
+from skframe.models.structured._candidates import _LegacyEmbeddingCache as _EmbeddingCache
 from skframe.models.structured._deep import DeepOutputKernelRegressor, _DeepMember
 from skframe.models.structured._estimator import OutputKernelRegressor
 from skframe.models.structured._ranking import candidate_ranking, true_candidate_index
 from skframe.models.structured._sisokr import (
-    _Draw,  # noqa: E402
+    _Draw,
     has_duplicate_rows,
     sisokr_omega,
     sketched_input_coef,
 )
 
-_SAVED_NAMES = (_Draw, _ModelCandidates, _EmbeddingCache)
+_SAVED_NAMES = (_Draw, _ModelCandidates, _EmbeddingCache, _DeepMember)
 
 __all__ = [
     "OutputKernelRegressor",
