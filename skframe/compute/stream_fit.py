@@ -54,15 +54,14 @@ def validate_dask_XY(estimator, X, Y):
     return X, (Y[:, None] if one_d else Y), one_d
 
 
-def options_from(estimator, base=None):
+def options_from(estimator):
     """:class:`ComputeOptions` from an estimator's ``memory_budget``, ``dtype`` and ``backend`` parameters."""
-    base = base or ComputeOptions()
     changes = {}
     for name in ("memory_budget", "dtype", "backend"):
         value = getattr(estimator, name, None)
         if value is not None:
             changes[name] = parse_bytes(value) if name == "memory_budget" else str(value)
-    return base.replace(**changes)
+    return ComputeOptions().replace(**changes)
 
 
 def streaming_requested(X, sketch, options):

@@ -169,12 +169,12 @@ class KernelModelMixin:
         t0 = time.perf_counter() if t0 is None else t0
         n = n_items(X)
         kernel, self.kernel_spec_ = _core_resolve_kernel(self.kernel, self.kernel_params, X)
-        from skframe.compute.stream_fit import options_from, streamed_representation, streaming_requested
+        from skframe.compute.stream_fit import options_from
 
-        options = options_from(self, getattr(self, "_compute_options", None))  # memory_budget, dtype, backend
+        options = options_from(self)  # memory_budget, dtype, backend
         sketch, self.sketch_spec_, size_info = size_and_resolve_sketch(
             self.sketch, self.sketch_size, self.sketch_params, n,
-            memory_budget=getattr(options, "memory_budget", None))
+            memory_budget=options.memory_budget)
         rngs = make_rngs(self.random_state, n_rngs)
         # small dense algebra (m x m eigendecompositions, n x m x m products, solver iterations) runs on
         # one BLAS thread: as fast, and immune to threads waiting for a core another process holds
