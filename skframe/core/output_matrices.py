@@ -29,7 +29,7 @@ import os
 import numpy as np
 
 from skframe.exceptions import DataFormatError, InvalidParameterError
-from skframe.plugin.protocols import repr_from_params
+from skframe.plugin.protocols import OutputMatrix  # the protocol of the kind; re-exported here
 
 __all__ = [
     "OUTPUT_MATRICES",
@@ -45,43 +45,6 @@ __all__ = [
 
 #: Names of the built-in output matrices (plugins may register more; see ``skframe plugins``).
 OUTPUT_MATRICES = ("identity", "quantile", "graph", "covariance")
-
-
-class OutputMatrix:
-    """Base class of output-matrix components.
-
-    Subclasses implement :meth:`matrix`; constructor arguments are the component's
-    parameters (``params`` returns them, JSON-ready, so that ``type(self)(**self.params)``
-    rebuilds the object and models using it can be saved).
-    """
-
-    name = "output-matrix"
-
-    @property
-    def params(self):
-        """dict: the constructor parameters (none by default)."""
-        return {}
-
-    def matrix(self, d=None, *, Y=None, quantiles=None):
-        """The d x d matrix.
-
-        Parameters
-        ----------
-        d : int, optional
-            Number of outputs; None lets the component infer it (from ``Y``, its levels, ...).
-        Y : ndarray of shape (n, d), optional
-            The training targets.
-        quantiles : sequence of float, optional
-            The quantile levels the model is fitted at, if any.
-        """
-        raise NotImplementedError
-
-    __repr__ = repr_from_params
-
-    def __eq__(self, other):
-        return type(self) is type(other) and self.params == other.params
-
-    __hash__ = object.__hash__
 
 
 def _get(name, **params):

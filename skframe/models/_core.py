@@ -146,7 +146,7 @@ def resolve_kernel(kernel, kernel_params=None, X=None):
         if prepared is not obj:
             spec = component_spec("kernel", prepared, spec.name if spec else None)
             if spec is not None and component_name(prepared) is None:
-                prepared = spec.build()  # registry-built: saved and rebuilt by name
+                prepared = get_component("kernel", spec)  # registry-built: saved and rebuilt by name
             obj = prepared
     return obj, spec
 

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from skframe.exceptions import SketchSizeWarning
+from skframe.plugin.registry import build_component
 from skframe.plugin.specs import ComponentSpec
 
 __all__ = ["auto_sketch_size", "choose_sketch_size", "size_and_resolve_sketch"]
@@ -103,7 +104,7 @@ def _clamp_sketch_object(sketch, spec, n, param):
     m, info = choose_sketch_size(int(size), n, param=param)
     if spec is not None:
         spec = ComponentSpec(spec.kind, spec.name, dict(spec.params, size=m))
-        return spec.build(), spec, info
+        return build_component(spec), spec, info
     import copy
 
     clone = copy.copy(sketch)

@@ -294,12 +294,13 @@ class _Decoder:
 
     @staticmethod
     def _component(kind, name, params):
+        from skframe.plugin.registry import build_component
         from skframe.plugin.specs import ComponentSpec
 
         if not isinstance(name, str) or not isinstance(params, dict):
             raise PersistenceError("model file describes a component without a name; the file is corrupted")
         try:
-            return ComponentSpec(kind, name, params).build()
+            return build_component(ComponentSpec(kind, name, params))
         except UnknownComponentError as exc:
             raise PersistenceError(
                 f"the model needs the {kind} {name!r}, which no installed plugin provides; install the plugin "

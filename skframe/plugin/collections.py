@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
+import numpy as np
+
 __all__ = ["InputCollection", "is_collection", "n_items", "take", "chunks"]
 
 
@@ -50,8 +52,6 @@ class InputCollection(ABC):
         """Rebuild a collection from :meth:`to_state`'s output."""
 
     def __getitem__(self, index):
-        import numpy as np
-
         if isinstance(index, slice):
             return self.take(np.arange(len(self))[index])
         return self.take(np.atleast_1d(np.asarray(index)))

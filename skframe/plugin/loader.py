@@ -22,9 +22,11 @@ skip those.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import re
+import sys
 import threading
 import warnings
 from dataclasses import dataclass, field
@@ -65,6 +67,7 @@ _BUILTIN_MODULES = {
     "losses": "skframe_losses.plugin",
     "solvers": "skframe_solvers.plugin",
     "decoders": "skframe_decoders.plugin",
+    "graphs": "skframe_graphs.plugin",
 }
 
 
@@ -277,8 +280,7 @@ def _discover_sources(registry):
             continue
         sources.append(src)
     if not own:
-        from skframe import __version__
-
+        __version__ = getattr(sys.modules.get("skframe"), "__version__", "?")  # the package holding this module
         builtins = []
         for name, modname in _BUILTIN_MODULES.items():
             src = _Source(name, _OWN_DIST, __version__)
@@ -294,8 +296,6 @@ def _discover_sources(registry):
 
 def _unknown_hooks(pm, src):
     """Names of functions in a plugin that look like hooks but are not valid skframe hooks (as pluggy's check_pending)."""
-    import difflib
-
     problems = []
     for caller in pm.get_hookcallers(src.module) or ():
         if not caller.has_spec() and any(not impl.optionalhook for impl in caller.get_hookimpls()):

@@ -1,13 +1,19 @@
-"""The five component protocols: the contract a plugin implements.
+"""The six component protocols: the contract a plugin implements.
 
-skframe assembles every model from five kinds of components, each looked up by
-name in the registry (see :mod:`skframe.plugin.registry`) and built by a factory that a
-plugin registers through the ``register_*`` hooks (see :mod:`skframe.plugin.hookspecs`).
+skframe assembles every model from six kinds of components — kernels, sketches, losses,
+solvers, decoders and output matrices — each looked up by name in the registry (see
+:mod:`skframe.plugin.registry`) and built by a factory that a plugin registers through the
+``register_*`` hooks (see :mod:`skframe.plugin.hookspecs`). Losses on an output RKHS (neural
+output kernel regression) are losses with the tag ``output_rkhs``, not a kind of their own.
 
-The classes below are abstract bases. A plugin may subclass them, which gives
-default implementations of the optional methods, or provide any object with the
-required methods (duck typing): the core only calls what is documented here as
-required and falls back when an optional method is absent.
+The classes below are abstract bases. A plugin may subclass them, which gives default
+implementations of the optional methods, or provide any object with the required methods
+(duck typing): the core only calls what is documented here as required and falls back when an
+optional method is absent. What a component *can do* (a kernel's precisions, a loss being
+smooth, ...) is declared in one typed tags object, ``__skframe_tags__`` (see
+:mod:`skframe.plugin.tags`), never in loose attributes.
+
+Plugin authors import all of this from :mod:`skframe.plugin.api`.
 """
 
 from __future__ import annotations
@@ -16,12 +22,18 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from skframe.exceptions import PluginError
+from skframe.options import DEFAULT_OPTIONS
+from skframe.plugin.collections import chunks, is_collection, n_items
+from skframe.plugin.tags import get_tags
+
 __all__ = [
     "Kernel",
     "Sketch",
     "Loss",
     "Solver",
     "Decoder",
+    "OutputMatrix",
     "kernel_diag",
     "kernel_block",
     "kernel_matvec",
@@ -65,34 +77,22 @@ class Kernel(ABC):
     ``params``
         A JSON-serialisable dict of the parameters the factory was called with,
         used to save models. The default reads ``get_params()`` if present.
-    ``normalized``
-        True when ``k(x, x) = 1`` for every x (lets decoders skip a term).
     ``matvec(X, Y, W, options=None)``
         ``k(X, Y) @ W`` without returning the whole block (large data, GPUs); the
         default evaluates row blocks within ``options.block_bytes``.
     ``block_bytes(n_rows, n_cols, itemsize=8)``
         Bytes one call ``k(X[:n_rows], Y[:n_cols])`` allocates at its peak (the block
         itself plus temporaries); used to size chunks and refuse impossible budgets.
-    ``is_linear``
-        True when ``k(x, y) = <x, y>`` (lets structured models skip the output basis).
-    ``backends``
-        Array backends the kernel computes on (default ``("numpy",)``).
-    ``thread_safe``
-        True when several threads may call the kernel at once (it keeps no state that a
-        call changes); the plain-NumPy sketch product then shares tiles of rows among the
-        cores. Default False: the kernel is called from one thread, on whole chunks.
     ``spectral_sampler(d, m, rng)``
-        For shift-invariant kernels: ``m`` frequencies of shape ``(m, d)`` drawn from
-        the kernel's spectral measure (random Fourier features); absent otherwise.
+        For shift-invariant kernels (tag ``spectral_sampler=True``): ``m`` frequencies of
+        shape ``(m, d)`` drawn from the kernel's spectral measure (random Fourier features).
     ``prepare(X)``
         A kernel bound to training data (e.g. a bandwidth ``gamma="scale"`` set from
         ``X``); the default returns the kernel itself.
+    ``__skframe_tags__``
+        Its :class:`skframe.plugin.tags.KernelTags`: ``normalized``, ``is_linear``,
+        ``backends``, ``dtypes``, ``thread_safe``, ``spectral_sampler``.
     """
-
-    normalized = False
-    is_linear = False
-    backends = ("numpy",)
-    thread_safe = False
 
     @abstractmethod
     def __call__(self, X, Y=None):
@@ -128,9 +128,6 @@ def kernel_diag(kernel, X):
 
 
 def _blocked_matvec(kernel, X, Y, W, options=None):
-    from skframe.options import DEFAULT_OPTIONS
-    from skframe.plugin.collections import chunks, is_collection, n_items
-
     options = options or DEFAULT_OPTIONS
     W = np.asarray(W)
     n = n_items(X)
@@ -162,13 +159,13 @@ def kernel_prepare(kernel, X):
 
 
 def kernel_is_linear(kernel):
-    """True when the kernel declares ``is_linear`` (``k(x, y) = <x, y>``)."""
-    return bool(getattr(kernel, "is_linear", False))
+    """True when the kernel's tags say ``is_linear`` (``k(x, y) = <x, y>``); ``get_tags(kernel).is_linear``."""
+    return get_tags(kernel, "kernel").is_linear
 
 
 def kernel_backends(kernel):
-    """Backends the kernel declares (``("numpy",)`` when it says nothing)."""
-    return tuple(getattr(kernel, "backends", ("numpy",)))
+    """Backends the kernel's tags list (``("numpy",)`` when it says nothing); ``get_tags(kernel).backends``."""
+    return get_tags(kernel, "kernel").backends
 
 
 def kernel_block(kernel, X, Y, dtype=np.float64):
@@ -180,8 +177,6 @@ def kernel_block(kernel, X, Y, dtype=np.float64):
     nx = len(X) if not hasattr(X, "shape") else X.shape[0]
     ny = len(Y) if not hasattr(Y, "shape") else Y.shape[0]
     if K.shape != (nx, ny):
-        from skframe.exceptions import PluginError
-
         raise PluginError(
             f"kernel {type(kernel).__name__} returned a block of shape {K.shape}, expected "
             f"{(nx, ny)}; a kernel must return shape (len(X), len(Y))"
@@ -204,14 +199,13 @@ class Sketch(ABC):
     --------
     ``size``
         The number of rows m the sketch will have.
-    ``feature_map``
-        True for data-independent feature maps (random Fourier features) that
-        are not of the ``R = S_mix S_sub`` form; such a sketch implements
-        ``fit_features(kernel, X, rng)`` returning an object with
-        ``transform(X) -> (len(X), m)`` instead of ``draw``.
+    ``fit_features(kernel, X, rng)``
+        For data-independent feature maps (random Fourier features) that are not of the
+        ``R = S_mix S_sub`` form (tag ``feature_map=True``): an object with
+        ``transform(X) -> (len(X), m)``, instead of ``draw``.
+    ``__skframe_tags__``
+        Its :class:`skframe.plugin.tags.SketchTags`: ``feature_map``.
     """
-
-    feature_map = False
 
     @abstractmethod
     def draw(self, n, rng, *, X=None, kernel=None):
@@ -231,22 +225,16 @@ class Loss(ABC):
 
     Optional
     --------
-    ``lipschitz``
-        Lipschitz constant (``inf`` when unbounded, e.g. the square loss).
-    ``smooth``
-        True when the loss is differentiable everywhere (L-BFGS applies).
     ``dual``
         Its Fenchel dual, what the duality-gap solvers (``admm``, ``dual-cd``) need: an
         object with ``structure`` ("norm" or "separable"), ``quad``, ``l1``, ``radius`` or
         ``bounds(Y)``, ``values(A, Y)`` and ``project(A, Y)`` (see ``skframe_losses.duals``).
-    ``default_solver``
-        Registered name of the solver a model uses when none is given.
+    ``__skframe_tags__``
+        Its :class:`skframe.plugin.tags.LossTags`: ``square``, ``smooth``, ``lipschitz``,
+        ``classification``, ``quantiles``, ``output_rkhs``, ``default_solver``.
     """
 
-    lipschitz = float("inf")
-    smooth = False
     dual = None
-    default_solver = None
 
     @abstractmethod
     def value(self, F, Y):
@@ -286,8 +274,53 @@ class Decoder(ABC):
         Map surrogate predictions ``G`` of shape ``(n, p)`` to outputs. The
         identity decoder returns ``G``; candidate decoders search a candidate
         set given in ``context``.
+
+    Optional
+    --------
+    ``__skframe_tags__``
+        Its :class:`skframe.plugin.tags.DecoderTags`: ``candidates`` (False for a decoder
+        that maps the surrogate to outputs instead of searching candidates).
     """
 
     @abstractmethod
     def decode(self, G, **context):
         """Return decoded outputs."""
+
+
+class OutputMatrix:
+    """The output matrix ``M`` of a decomposable kernel ``k(x, x') M`` (d x d, symmetric PSD).
+
+    Subclasses implement :meth:`matrix`; constructor arguments are the component's
+    parameters (``params`` returns them, JSON-ready, so that ``type(self)(**self.params)``
+    rebuilds the object and models using it can be saved). Tags:
+    :class:`skframe.plugin.tags.OutputMatrixTags` (``needs_targets``). The built-in matrices
+    and the checks live in :mod:`skframe.core.output_matrices`.
+    """
+
+    name = "output-matrix"
+
+    @property
+    def params(self):
+        """dict: the constructor parameters (none by default)."""
+        return {}
+
+    def matrix(self, d=None, *, Y=None, quantiles=None):
+        """The d x d matrix.
+
+        Parameters
+        ----------
+        d : int, optional
+            Number of outputs; None lets the component infer it (from ``Y``, its levels, ...).
+        Y : ndarray of shape (n, d), optional
+            The training targets.
+        quantiles : sequence of float, optional
+            The quantile levels the model is fitted at, if any.
+        """
+        raise NotImplementedError
+
+    __repr__ = repr_from_params
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.params == other.params
+
+    __hash__ = object.__hash__

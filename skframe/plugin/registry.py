@@ -16,6 +16,7 @@ factory to its entry, and remembers (weakly) which name built which object.
 from __future__ import annotations
 
 import difflib
+import inspect
 import weakref
 
 from skframe.exceptions import InvalidParameterError, UnknownComponentError
@@ -24,6 +25,7 @@ from skframe.plugin.specs import ComponentSpec
 
 __all__ = [
     "get_component",
+    "build_component",
     "get_kernel",
     "get_sketch",
     "get_loss",
@@ -122,10 +124,19 @@ def get_component(kind, spec, **params):
     return obj
 
 
+def build_component(spec):
+    """Build the component a :class:`~skframe.plugin.specs.ComponentSpec` describes, through the registry.
+
+    Examples
+    --------
+    >>> build_component(ComponentSpec("kernel", "rbf", {"gamma": 0.5}))
+    GaussianKernel(gamma=0.5)
+    """
+    return get_component(spec.kind, spec)
+
+
 def _accepted_hint(factory, params):
     """'; accepted parameters: ...' (with a did-you-mean) when the factory's signature is readable."""
-    import inspect
-
     try:
         sig = inspect.signature(factory)
     except (TypeError, ValueError):

@@ -2,8 +2,10 @@
 
 An estimator stores a :class:`ComponentSpec` for each of its components and saves
 that, so models are saved and rebuilt by name, whether the component was given by
-name or built directly (``GaussianKernel(gamma=1.0)``): the registry knows which
-name each registered factory is registered under.
+name or built directly (``GaussianKernel(gamma=1.0)``). A spec is a plain value: the
+registry finds the spec of an object (:func:`skframe.plugin.registry.spec_of`) and builds
+the object of a spec (:func:`skframe.plugin.registry.build_component`, or any ``get_*``
+function, which accept a spec in place of a name).
 """
 
 from __future__ import annotations
@@ -25,19 +27,6 @@ class ComponentSpec:
     kind: str
     name: str
     params: dict = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, obj, kind=None):
-        """The spec describing a component object, or None; see :func:`skframe.plugin.registry.spec_of`."""
-        from skframe.plugin.registry import spec_of
-
-        return spec_of(kind, obj)
-
-    def build(self):
-        """Build the component through the registry."""
-        from skframe.plugin.registry import get_component
-
-        return get_component(self.kind, self.name, **dict(self.params))
 
     def to_dict(self):
         """JSON-ready dict."""

@@ -10,6 +10,7 @@ import skframe
 from skframe.exceptions import InvalidParameterError, UnknownComponentError
 from skframe.plugin.loader import get_plugin_registry
 from skframe.plugin.registry import (
+    build_component,
     component_name,
     component_params,
     get_component,
@@ -74,7 +75,7 @@ def test_spec_of_object_built_directly():
     assert spec_of("sketch", SubSampleSketch(5)).name == "subsample"  # the entry, not its alias "nystrom"
     spec = spec_of("sketch", PSGSketch(10, p=0.3))
     assert spec == ComponentSpec("sketch", "psg", {"size": 10, "p": 0.3})
-    rebuilt = spec.build()
+    rebuilt = build_component(spec)
     assert type(rebuilt) is PSGSketch and rebuilt.name == "psg" and rebuilt.params == {"size": 10, "p": 0.3}
 
 
@@ -182,7 +183,10 @@ def test_output_matrix_front_functions_resolve_through_the_registry():
         identity_matrix(0)
 
 
-def test_component_spec_of():
+def test_the_registry_resolves_specs_and_a_spec_is_a_plain_value():
     k = get_kernel("laplacian", gamma=0.5)
-    assert ComponentSpec.of(k) == spec_of("kernel", k) == ComponentSpec("kernel", "laplacian", {"gamma": 0.5})
-    assert ComponentSpec.of(k, kind="sketch") is None
+    spec = spec_of(None, k)
+    assert spec == spec_of("kernel", k) == ComponentSpec("kernel", "laplacian", {"gamma": 0.5})
+    assert spec_of("sketch", k) is None
+    assert build_component(spec) == k and get_kernel(spec) == k
+    assert not hasattr(ComponentSpec, "build") and not hasattr(ComponentSpec, "of")
