@@ -9,22 +9,25 @@ the value and the fix, as the built-in components do:
 >>> check_scalar(-1, "gamma", low=0, low_inclusive=False)
 Traceback (most recent call last):
 ...
-skframe.exceptions.InvalidParameterError: gamma=-1.0 is outside (0, inf); choose gamma in (0, inf)
+skframe.exceptions.InvalidParameterError: gamma=-1 is invalid; it must be a real number in (0, inf)
 """
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
-from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.constraints import Interval, check_param
+from skframe.exceptions import InvalidInputError
 
 __all__ = ["check_scalar", "check_data", "check_same_features", "as_float_array"]
 
 
 def check_scalar(value, name, *, kind=float, low=None, high=None, low_inclusive=True, high_inclusive=True, fix=None):
     """Validate a scalar parameter and return it converted to ``kind``.
+
+    A thin wrapper over :mod:`skframe.constraints` (one :class:`~skframe.constraints.Interval`)
+    for components that check their parameters one by one in ``__init__``; estimators
+    declare ``_parameter_constraints`` and call :func:`~skframe.constraints.validate_params`.
 
     Parameters
     ----------
@@ -39,7 +42,7 @@ def check_scalar(value, name, *, kind=float, low=None, high=None, low_inclusive=
     low_inclusive, high_inclusive : bool, default=True
         Whether the bounds belong to the interval.
     fix : str, optional
-        Advice appended to the message instead of the default "choose ... in ...".
+        Advice appended to the message.
 
     Returns
     -------
@@ -51,23 +54,11 @@ def check_scalar(value, name, *, kind=float, low=None, high=None, low_inclusive=
         Wrong type, NaN/inf, or outside the interval; the message names the parameter,
         the value and the allowed range.
     """
-    ok_type = numbers.Integral if kind is int else numbers.Real
-    if isinstance(value, bool) or not isinstance(value, ok_type):
-        raise InvalidParameterError(f"{name}={value!r} must be a {'integer' if kind is int else 'number'}" + (f"; {fix}" if fix else ""))
-    value = kind(value)
-    if kind is float and not np.isfinite(value):
-        raise InvalidParameterError(f"{name}={value!r} must be finite" + (f"; {fix}" if fix else ""))
-    bad = False
-    if low is not None:
-        bad |= value < low if low_inclusive else value <= low
-    if high is not None:
-        bad |= value > high if high_inclusive else value >= high
-    if bad:
-        lo = "-inf" if low is None else repr(low)
-        hi = "inf" if high is None else repr(high)
-        interval = ("[" if low_inclusive and low is not None else "(") + f"{lo}, {hi}" + ("]" if high_inclusive and high is not None else ")")
-        raise InvalidParameterError(f"{name}={value!r} is outside {interval}" + (f"; {fix}" if fix else f"; choose {name} in {interval}"))
-    return value
+    closed = {(True, True): "both", (True, False): "left", (False, True): "right", (False, False): "neither"}
+    interval = Interval("int" if kind is int else "real", low, high, closed=closed[bool(low_inclusive),
+                                                                                  bool(high_inclusive)])
+    check_param(name, value, [interval], hint=fix)
+    return kind(value)
 
 
 def as_float_array(X, name="X", *, allow_sparse=True, ensure_2d=True):
@@ -96,7 +87,8 @@ def as_float_array(X, name="X", *, allow_sparse=True, ensure_2d=True):
         import scipy.sparse as sp
 
         if not allow_sparse:
-            raise InvalidInputError(f"{name} is a sparse matrix but this component needs dense data; call {name}.toarray()")
+            raise InvalidInputError(f"{name} is a sparse matrix but this component needs dense data; "
+                                    f"call {name}.toarray()")
         X = sp.csr_matrix(X, dtype=np.float64)
         data = X.data
     else:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.utils import check_random_state
 
-from skframe._validation import check_scalar
+from skframe.validation import check_scalar
 from skframe.exceptions import InvalidParameterError
 
 __all__ = ["make_friedman_outliers", "friedman_function", "load_default", "TrainTestDataset", "DEFAULT_TRAIN_SEED", "DEFAULT_TEST_SEED"]

@@ -26,7 +26,9 @@ Accelerating both Learning and Inference for Structured Prediction with Kernels"
 
 Modules: ``_sisokr`` (the algebra), ``_candidates`` (candidate sets, pools and the
 embedding cache), ``_decoding`` (prediction), ``_ranking`` (Hits@k / MRR / mean
-rank) and ``_estimator`` (fit).
+rank) and ``_estimator`` (fit). The neural model DSOKR: ``_deep`` (the estimator),
+``_deep_training`` (building, training and running its networks), ``_tokenizer``
+(string inputs as character tokens) and ``_networks`` (the built-in PyTorch networks).
 """
 
 from skframe.models.structured._candidates import CandidatePool, candidate_cache_info, clear_candidate_cache
@@ -34,7 +36,8 @@ from skframe.models.structured._candidates import CandidatePool, candidate_cache
 # classes saved model files and pickles name as skframe.models.structured.<name>
 from skframe.models.structured._candidates import _LegacyCandidates as _ModelCandidates
 from skframe.models.structured._candidates import _LegacyEmbeddingCache as _EmbeddingCache
-from skframe.models.structured._deep import DeepOutputKernelRegressor, _DeepMember
+from skframe.models.structured._deep import DeepOutputKernelRegressor
+from skframe.models.structured._deep_training import _DeepMember
 from skframe.models.structured._estimator import OutputKernelRegressor
 from skframe.models.structured._ranking import candidate_ranking, true_candidate_index
 from skframe.models.structured._sisokr import (

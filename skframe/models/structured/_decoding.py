@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from skframe.constraints import Interval, check_param
 from skframe.exceptions import InvalidInputError
 from skframe.models.structured._candidates import (
     CandidatePool,
@@ -17,6 +18,11 @@ from skframe.models.structured._candidates import (
 )
 from skframe.plugin.protocols import kernel_is_linear
 from skframe.plugin.registry import component_name
+
+
+def option(value):
+    """A string option as declared: :class:`skframe.constraints.Options` accepts any case and spacing."""
+    return value.strip().lower() if isinstance(value, str) else value
 
 
 def _is_linear(kernel):
@@ -70,7 +76,8 @@ class DecodingMixin:
     def _decode(self, X, k, candidates):
         G_list = self._surrogate(X)
         src, offsets, outputs = self._candidate_source(candidates, G_list[0].shape[0])
-        idx, scores = self._decoder.decode(G_list, candidates=src, k=k, aggregate=self.aggregate, offsets=offsets)
+        idx, scores = self._decoder.decode(G_list, candidates=src, k=k, aggregate=option(self.aggregate),
+                                           offsets=offsets)
         return idx, scores + self._offset(), outputs
 
     def _offset(self):
@@ -136,10 +143,8 @@ class DecodingMixin:
         scores : ndarray of shape (n_samples, k)
             ``<h(x), psi(c)> - k_Y(c, c)/2`` (aggregated over draws).
         """
-        from skframe._validation import check_scalar
-
         self._check_fitted()
-        k = check_scalar(k, "k", kind=int, low=1, fix="k must be a positive integer")
+        k = int(check_param("k", k, [Interval("int", 1, None)], hint="k must be a positive integer"))
         idx, scores, _ = self._decode(X, k, candidates)
         return idx, scores
 
@@ -165,7 +170,7 @@ class DecodingMixin:
         return out
 
     def _aggregate(self, blocks, bias):
-        S = np.max(blocks, axis=0) if self.aggregate == "max" else np.mean(blocks, axis=0)
+        S = np.max(blocks, axis=0) if option(self.aggregate) == "max" else np.mean(blocks, axis=0)
         if bias is not None:
             S = S + bias[None, :]
         return S + self._offset()

@@ -11,94 +11,40 @@ PyTorch is imported only inside :meth:`DeepOutputKernelRegressor.fit` and predic
 
 from __future__ import annotations
 
-import contextlib
-import sys
 import time
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from skframe import deps
-from skframe._validation import check_scalar
-from skframe.core.output_basis import SketchedOutputBasis, unique_rows
-from skframe.core.sketching import draw_sketch
+from skframe.constraints import Interval, Options, validate_params
 from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.models._base import KernelModelMixin, validate_X
+from skframe.models._base import KernelModelMixin
 from skframe.models._core import make_rngs, resolve_kernel, size_and_resolve_sketch
 from skframe.models.structured._candidates import check_outputs
-from skframe.models.structured._decoding import DecodingMixin
+from skframe.models.structured._decoding import DecodingMixin, option
+from skframe.models.structured._deep_training import (
+    device_of,
+    forward,
+    member_network,
+    output_loss,
+    threads_for,
+    torch_settings,
+    train_members,
+)
 from skframe.models.structured._estimator import OutputKernelRegressor
-from skframe.plugin.collections import is_collection, n_items, take
-from skframe.plugin.registry import get_decoder, get_loss
+from skframe.models.structured._tokenizer import prepare_inputs
+from skframe.plugin.collections import is_collection, n_items
+from skframe.plugin.registry import get_decoder
 
 __all__ = ["DeepOutputKernelRegressor"]
 
 NETWORK_NAMES = ("mlp", "text-cnn", "transformer")
 TOKEN_NETWORK_NAMES = ("text-cnn", "transformer")
-UNKNOWN = 1  # token id of a character not seen in training (0 pads)
-_PREDICT_BATCH = 4096
 
 
 def _torch(feature="DeepOutputKernelRegressor"):
     return deps.require("torch", feature)
-
-
-def _strings(X):
-    """A :class:`~skframe.graphs.StringBatch` when X holds strings, else None."""
-    from skframe.graphs import StringBatch
-
-    if isinstance(X, StringBatch):
-        return X
-    if isinstance(X, str):
-        raise InvalidInputError("X is a single string; pass a list of strings (one per sample)")
-    if isinstance(X, (list, tuple)) or (isinstance(X, np.ndarray) and X.dtype.kind in "UO"):
-        items = list(X)
-        if items and all(isinstance(s, str) for s in items):
-            return StringBatch(items)
-    return None
-
-
-class _DeepMember:
-    """One ensemble member: an output basis and the weights of the network trained to it."""
-
-    __module__ = "skframe.models.structured"  # the name saved model files know it by
-
-    def __init__(self, basis, weights, seed, info):
-        self.basis = basis
-        self.weights = weights  # parameter name -> ndarray (the network's state_dict)
-        self.seed = int(seed)
-        self.info = info
-        self._net = None
-
-    def to_state(self):
-        return {"basis": self.basis, "weights": self.weights, "seed": self.seed, "info": self.info}
-
-    @classmethod
-    def from_state(cls, state):
-        return cls(state["basis"], dict(state["weights"]), state["seed"], state["info"])
-
-    @property
-    def n_weights(self):
-        return int(sum(w.size for w in self.weights.values()))
-
-
-SMALL_NETWORK = 100_000  # weights; below this, n_threads=None trains on one thread
-
-
-@contextlib.contextmanager
-def _torch_settings(torch, n_threads):
-    """Deterministic algorithms and an optional thread count during a fit or a prediction, then restored."""
-    was_det = torch.are_deterministic_algorithms_enabled()
-    threads = torch.get_num_threads()
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    if n_threads and int(n_threads) != threads:
-        torch.set_num_threads(int(n_threads))
-    try:
-        yield
-    finally:
-        torch.use_deterministic_algorithms(was_det)
-        torch.set_num_threads(threads)
 
 
 class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
@@ -280,155 +226,39 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         self.random_state = random_state
 
     # ------------------------------------------------------------------ checks
-    def _check_params(self):
-        net = self.network
-        if not callable(net) and net not in NETWORK_NAMES:
-            raise InvalidParameterError(
-                f"network={net!r}; use one of {', '.join(NETWORK_NAMES)} or a callable factory(n_inputs, n_outputs)"
-            )
-        check_scalar(self.epochs, "epochs", kind=int, low=1, fix="epochs must be a positive integer")
-        check_scalar(self.batch_size, "batch_size", kind=int, low=1, fix="batch_size must be a positive integer")
-        check_scalar(self.learning_rate, "learning_rate", low=0, low_inclusive=False, fix="e.g. learning_rate=1e-3")
-        check_scalar(self.weight_decay, "weight_decay", low=0, fix="weight_decay must be >= 0")
-        check_scalar(self.validation_fraction, "validation_fraction", low=0, high=1, high_inclusive=False,
-                     fix="validation_fraction must be in [0, 1), e.g. 0.1")
-        check_scalar(self.patience, "patience", kind=int, low=1, fix="patience must be a positive integer")
-        check_scalar(self.n_draws, "n_draws", kind=int, low=1, fix="n_draws must be a positive integer")
-        check_scalar(self.n_seeds, "n_seeds", kind=int, low=1, fix="n_seeds must be a positive integer")
-        if self.max_length is not None:
-            check_scalar(self.max_length, "max_length", kind=int, low=1, fix="max_length must be a positive integer")
-        if self.n_threads is not None:
-            check_scalar(self.n_threads, "n_threads", kind=int, low=1, fix="n_threads must be a positive integer")
-        for name, value, allowed in (("optimizer", self.optimizer, ("adam", "lbfgs")),
-                                     ("aggregate", self.aggregate, ("mean", "max")),
-                                     ("device", self.device, ("cpu", "cuda")),
-                                     ("dtype", self.dtype, ("float32", "float64"))):
-            if value not in allowed:
-                raise InvalidParameterError(f"{name}={value!r}; use one of {', '.join(map(repr, allowed))}")
-        if self.rtol is not None:
-            check_scalar(self.rtol, "rtol", low=0, high=1)
-        if self.output_rank is not None:
-            check_scalar(self.output_rank, "output_rank", kind=int, low=1,
-                         fix="output_rank must be a positive integer (p_Y <= output_sketch_size) or None")
-
-    def _resolve_loss(self):
-        loss = self.loss
-        if isinstance(loss, str):
-            name = loss.strip().lower()
-            name = name if name.startswith("output-") else "output-" + name
-            try:
-                loss = get_loss(name, **dict(self.loss_params or {}))
-            except InvalidParameterError:
-                raise
-            except Exception as exc:  # unknown name
-                raise InvalidParameterError(
-                    f"loss={self.loss!r} is not a loss in the output RKHS; use square, huber, epsilon-svr or "
-                    f"epsilon-ridge ({exc})"
-                ) from exc
-        if not getattr(loss, "output_rkhs", False) or not hasattr(loss, "torch_value"):
-            raise InvalidParameterError(
-                f"loss={self.loss!r} does not act on the output RKHS distance; use square, huber, epsilon-svr or "
-                "epsilon-ridge"
-            )
-        return loss
+    _parameter_constraints = {
+        "network": [Options(*NETWORK_NAMES), "callable"],
+        "epochs": [Interval("int", 1, None)],
+        "batch_size": [Interval("int", 1, None)],
+        "learning_rate": [Interval("real", 0, None, closed="neither")],
+        "weight_decay": [Interval("real", 0, None)],
+        "optimizer": [Options("adam", "lbfgs")],
+        "validation_fraction": [Interval("real", 0, 1, closed="left")],
+        "patience": [Interval("int", 1, None)],
+        "max_length": [Interval("int", 1, None), None],
+        "n_draws": [Interval("int", 1, None)],
+        "n_seeds": [Interval("int", 1, None)],
+        "aggregate": [Options("mean", "max")],
+        "device": [Options("cpu", "cuda")],
+        "dtype": [Options("float32", "float64")],
+        "n_threads": [Interval("int", 1, None), None],
+        "rtol": [Interval("real", 0, 1), None],
+        "output_rank": [Interval("int", 1, None), None],
+    }
+    _parameter_hints = {
+        "network": "or a callable factory(n_inputs, n_outputs) returning a torch.nn.Module",
+        "learning_rate": "e.g. learning_rate=1e-3",
+        "validation_fraction": "e.g. 0.1 to hold out a tenth of the pairs for early stopping",
+        "output_rank": "p_Y <= output_sketch_size, or None to keep every direction above rtol",
+    }
 
     # ------------------------------------------------------------------ inputs
-    def _uses_tokens(self):
-        return self.network in TOKEN_NETWORK_NAMES
-
     def _prepare_inputs(self, X, reset):
         """Feature matrix (dense float64 or CSR) or an (n, L) int64 token array."""
-        strings = _strings(X)
-        if reset:
-            if self._uses_tokens() and strings is None:
-                raise InvalidInputError(
-                    f"network={self.network!r} reads strings; pass a list of strings (or a StringBatch), "
-                    "or use network='mlp' for feature vectors"
-                )
-            self.input_kind_ = "tokens" if strings is not None else "features"
-        elif strings is None and self.input_kind_ == "tokens":
-            raise InvalidInputError("this model was trained on strings; pass a list of strings")
-        elif strings is not None and self.input_kind_ == "features":
-            raise InvalidInputError("this model was trained on feature vectors; pass an array, not strings")
-        if self.input_kind_ == "features":
-            if is_collection(X):
-                raise InvalidInputError(
-                    f"{type(X).__name__} inputs need a network that reads them; pass feature vectors or strings"
-                )
-            return validate_X(self, X, reset=reset)
-        if len(strings) == 0:
-            raise InvalidInputError("X holds no strings; at least one is needed")
-        lengths = np.diff(strings.ptr)
-        if reset:
-            self.vocabulary_ = np.unique(strings.codes).astype(np.int64)
-            longest = int(max(1, lengths.max()))
-            self.max_length_ = int(self.max_length) if self.max_length is not None else min(longest, 512)
-        L = self.max_length_
-        pos = np.searchsorted(self.vocabulary_, strings.codes)
-        pos = np.clip(pos, 0, max(len(self.vocabulary_) - 1, 0))
-        known = self.vocabulary_[pos] == strings.codes if len(self.vocabulary_) else np.zeros(0, bool)
-        ids = np.where(known, pos + 2, UNKNOWN).astype(np.int64)
-        T = np.zeros((len(strings), L), dtype=np.int64)
-        row = np.repeat(np.arange(len(strings)), lengths)
-        col = np.arange(ids.size) - np.repeat(strings.ptr[:-1], lengths)
-        keep = col < L
-        T[row[keep], col[keep]] = ids[keep]
-        return T
+        return prepare_inputs(self, X, reset, tokens=option(self.network) in TOKEN_NETWORK_NAMES)
 
     def _n_inputs(self):
         return len(self.vocabulary_) + 2 if self.input_kind_ == "tokens" else int(self.n_features_in_)
-
-    # ------------------------------------------------------------------ networks
-    def _build(self, torch, p):
-        if callable(self.network):
-            net = self.network(self._n_inputs(), p)
-            if not isinstance(net, torch.nn.Module):
-                raise InvalidParameterError(
-                    f"the network factory returned {type(net).__name__}; it must return a torch.nn.Module"
-                )
-            return net
-        from skframe.models.structured._networks import build_network
-
-        return build_network(self.network, self._n_inputs(), p, self.network_params,
-                             max_length=getattr(self, "max_length_", None))
-
-    def _network(self, torch, member):
-        """The member's network, rebuilt from its recorded description and weights on first use."""
-        if member._net is None:
-            if self.network is None:
-                where = getattr(self, "network_factory_", "a callable")
-                raise InvalidParameterError(
-                    f"this model was trained with the network factory {where}, which model files do not store; "
-                    "set model.network to the same factory before predicting"
-                )
-            net = self._build(torch, member.basis.n_components)
-            state = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in member.weights.items()}
-            try:
-                net.load_state_dict(state)
-            except RuntimeError as exc:
-                raise InvalidParameterError(
-                    f"the network does not match the saved weights ({str(exc).splitlines()[0]}); use the "
-                    "same network and network_params as when the model was trained"
-                ) from exc
-            member._net = net.to(device=self._device(torch), dtype=self._dtype(torch)).eval()
-        return member._net
-
-    def _device(self, torch):
-        if self.device == "cuda" and not torch.cuda.is_available():
-            raise InvalidParameterError("device='cuda' but PyTorch sees no CUDA GPU; use device='cpu'")
-        return torch.device(self.device)
-
-    def _dtype(self, torch):
-        return torch.float64 if self.dtype == "float64" else torch.float32
-
-    def _batch(self, torch, X, idx):
-        """Rows ``idx`` of the prepared inputs as a tensor on the device."""
-        dev = self._device(torch)
-        if self.input_kind_ == "tokens":
-            return torch.from_numpy(np.ascontiguousarray(X[idx])).to(dev)
-        rows = X[idx]
-        rows = rows.toarray() if sp.issparse(rows) else np.ascontiguousarray(rows)
-        return torch.from_numpy(rows).to(device=dev, dtype=self._dtype(torch))
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, Y, progress=None):
@@ -446,11 +276,11 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         self : DeepOutputKernelRegressor
         """
         t0 = time.perf_counter()
-        self._check_params()
+        validate_params(self)
         if Y is None:
             raise InvalidInputError(f"{type(self).__name__} requires the outputs Y; pass them to fit(X, Y)")
         torch = _torch()
-        loss = self._resolve_loss()
+        loss = output_loss(self.loss, self.loss_params)
         for attr in ("n_features_in_", "vocabulary_", "max_length_"):
             if hasattr(self, attr):
                 delattr(self, attr)
@@ -459,7 +289,7 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         n = n_items(X)
         if n_items(Y) != n:
             raise InvalidInputError(f"X has {n} rows but Y has {n_items(Y)}; they must match")
-        self._device(torch)
+        device_of(self, torch)
         ky, self.output_kernel_spec_ = resolve_kernel(self.output_kernel, self.output_kernel_params, Y)
         rng_sketch, rng_train = make_rngs(self.random_state, 2)
         n_val = int(round(self.validation_fraction * n)) if self.validation_fraction else 0
@@ -469,7 +299,6 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
             )
         perm = rng_train.permutation(n) if n_val else np.arange(n)
         tr, va = np.sort(perm[n_val:]), np.sort(perm[:n_val])
-        Y_tr = Y if not n_val else take(Y, tr)
         sy, self.output_sketch_spec_, size_y = size_and_resolve_sketch(
             self.output_sketch, self.output_sketch_size, self.output_sketch_params, len(tr), param="output_sketch_size")
         if sy is None:
@@ -477,31 +306,9 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
                 "output_sketch=None: DSOKR needs an output sketch to build its output basis; use e.g. "
                 "output_sketch='subsample' with output_sketch_size=m_Y"
             )
-        C, first, inverse = unique_rows(Y_tr)
-        members, histories, embeddings = [], [], []
-        C_all = unique_rows(Y)[0] if n_val else C
-        with _torch_settings(torch, self.n_threads):
-            for _d in range(int(self.n_draws)):
-                R = draw_sketch(sy, len(tr), rng_sketch, X=Y_tr, kernel=ky)
-                basis, Psi = SketchedOutputBasis.fit(ky, Y_tr, R, rtol=self.rtol, distinct=(first, inverse),
-                                                     n_components=self.output_rank)
-                off = np.clip(basis.self_kernel(Y_tr) - np.einsum("ij,ij->i", Psi, Psi), 0.0, None)
-                val = None
-                if n_val:
-                    Y_va = take(Y, va)
-                    P_va = basis.embed(Y_va)
-                    val = (take(X, va), P_va, np.clip(basis.self_kernel(Y_va) - np.einsum("ij,ij->i", P_va, P_va),
-                                                      0.0, None))
-                E = np.ascontiguousarray(basis.embed(C_all)) if n_val else np.ascontiguousarray(Psi[first])
-                info = dict(R.summary(), rank=basis.n_components, **size_y)
-                basis.sketch_info = dict(basis.sketch_info, **size_y)
-                for _s in range(int(self.n_seeds)):
-                    seed = int(rng_train.integers(0, 2**31 - 1))
-                    weights, hist = self._train(torch, X if not n_val else take(X, tr), Psi, off, val, loss, seed,
-                                                progress, len(members))
-                    members.append(_DeepMember(basis, weights, seed, dict(info)))
-                    histories.append(hist)
-                    embeddings.append(E)
+        with torch_settings(torch, self.n_threads):
+            members, histories, embeddings, C_all = train_members(self, torch, X, Y, tr, va, ky, sy, size_y, loss,
+                                                                  (rng_sketch, rng_train), progress)
         self.draws_ = members
         self.output_basis_ = members[0].basis
         self.output_kernel_ = ky
@@ -522,120 +329,14 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         self.fit_seconds_ = time.perf_counter() - t0
         return self
 
-    def _threads(self, n_weights):
-        """``n_threads``, else one thread for a network under SMALL_NETWORK weights, else None (PyTorch's own)."""
-        if self.n_threads is not None:
-            return int(self.n_threads)
-        return 1 if n_weights < SMALL_NETWORK else None
-
-    def _train(self, torch, X, Psi, off, val, loss, seed, progress, index):
-        """Train one network to the targets Psi; return its weights as arrays and the loss history."""
-        dev, dt = self._device(torch), self._dtype(torch)
-        n, p = Psi.shape
-        devices = [torch.cuda.current_device()] if dev.type == "cuda" else []
-        with torch.random.fork_rng(devices=devices):
-            torch.manual_seed(seed)
-            net = self._build(torch, p).to(device=dev, dtype=dt)
-            threads = self._threads(sum(q.numel() for q in net.parameters()))
-            if threads and threads != torch.get_num_threads():
-                torch.set_num_threads(threads)  # restored by _torch_settings at the end of fit
-            T = torch.from_numpy(np.ascontiguousarray(Psi)).to(device=dev, dtype=dt)
-            O = torch.from_numpy(np.ascontiguousarray(off)).to(device=dev, dtype=dt)
-            order_rng = np.random.default_rng(seed)
-            params = [q for q in net.parameters() if q.requires_grad]
-            wd = float(self.weight_decay)
-            if self.optimizer == "adam":
-                opt = torch.optim.Adam(params, lr=float(self.learning_rate), weight_decay=wd)
-            else:
-                opt = torch.optim.LBFGS(params, lr=float(self.learning_rate), max_iter=50, history_size=50,
-                                        tolerance_grad=1e-12, tolerance_change=1e-15, line_search_fn="strong_wolfe")
-
-            def batch_loss(idx, penalty=False):
-                G = net(self._batch(torch, X, idx))
-                t = torch.from_numpy(idx).to(dev)
-                u = ((G - T[t]) ** 2).sum(dim=1) + O[t]
-                value = loss.torch_value(u).mean()
-                if penalty and wd:
-                    value = value + 0.5 * wd * sum((q * q).sum() for q in params)
-                return value
-
-            hist = {"train_loss": [], "val_loss": [], "best_epoch": None, "stopped": "epochs"}
-            best, best_state, bad = np.inf, None, 0
-            if progress is not None and index == 0 and hasattr(progress, "new_stage"):
-                progress.new_stage("epochs", total=int(self.epochs) * int(self.n_draws) * int(self.n_seeds))
-            for epoch in range(int(self.epochs)):
-                net.train()
-                if self.optimizer == "adam":
-                    total = 0.0
-                    perm = order_rng.permutation(n)
-                    for start in range(0, n, int(self.batch_size)):
-                        idx = perm[start : start + int(self.batch_size)]
-                        opt.zero_grad()
-                        value = batch_loss(idx)
-                        value.backward()
-                        opt.step()
-                        total += float(value.detach()) * len(idx)
-                    train_loss = total / n
-                else:
-                    every = np.arange(n)
-
-                    def closure():
-                        opt.zero_grad()
-                        value = batch_loss(every, penalty=True)
-                        value.backward()
-                        return value
-
-                    train_loss = float(opt.step(closure).detach())
-                hist["train_loss"].append(train_loss)
-                line = f"member {index + 1} epoch {epoch + 1}/{self.epochs} train loss {train_loss:.6g}"
-                if val is not None:
-                    v = self._loss_on(torch, net, val, loss)
-                    hist["val_loss"].append(v)
-                    line += f" validation loss {v:.6g}"
-                    if v < best:
-                        best, bad, hist["best_epoch"] = v, 0, epoch
-                        best_state = {k: t.detach().clone() for k, t in net.state_dict().items()}
-                    else:
-                        bad += 1
-                if self.verbose:
-                    print(line, file=sys.stderr)
-                if progress is not None:
-                    progress(1)
-                if not np.isfinite(train_loss):
-                    raise InvalidParameterError(
-                        f"training diverged (loss {train_loss}) at epoch {epoch + 1}; lower learning_rate"
-                    )
-                if val is not None and bad >= int(self.patience):
-                    hist["stopped"] = f"early stopping: {self.patience} epochs without a validation improvement"
-                    break
-            if best_state is not None:
-                net.load_state_dict(best_state)
-        weights = {k: t.detach().cpu().numpy().copy() for k, t in net.state_dict().items()}
-        return weights, hist
-
-    def _loss_on(self, torch, net, val, loss):
-        Xv, Pv, Ov = val
-        G = self._forward(torch, net, Xv)
-        u = np.einsum("ij,ij->i", G - Pv, G - Pv) + Ov
-        return float(np.mean(loss.c(u)))
-
-    def _forward(self, torch, net, X):
-        net.eval()
-        out = []
-        with torch.no_grad():
-            for start in range(0, n_items(X), _PREDICT_BATCH):
-                idx = np.arange(start, min(n_items(X), start + _PREDICT_BATCH))
-                out.append(net(self._batch(torch, X, idx)).cpu().numpy().astype(np.float64))
-        return np.concatenate(out, axis=0) if out else np.zeros((0, 0))
-
     # ------------------------------------------------------------------ surrogate
     def _surrogate(self, X):
         """Per-member coordinates ``g(x)`` in its output basis, float64 arrays."""
         self._check_fitted()
         X = self._prepare_inputs(X, reset=False)
         torch = _torch()
-        with _torch_settings(torch, self._threads(self.draws_[0].n_weights)):
-            return [self._forward(torch, self._network(torch, m), X) for m in self.draws_]
+        with torch_settings(torch, threads_for(self, self.draws_[0].n_weights)):
+            return [forward(self, torch, member_network(self, torch, m), X) for m in self.draws_]
 
     def surrogate_predict(self, X):
         """Coordinates ``g(x)`` of each member's network in its output basis.

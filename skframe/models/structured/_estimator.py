@@ -7,11 +7,11 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from skframe._validation import check_scalar
+from skframe.constraints import Interval, Options, validate_params
 from skframe.core.linalg import solve_psd
 from skframe.core.output_basis import SketchedOutputBasis, TrainingOutputBasis, unique_rows
 from skframe.core.sketching import draw_sketch, kernel_times
-from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.exceptions import InvalidInputError
 from skframe.models._base import KernelModelMixin, validate_X
 from skframe.models._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch
 from skframe.models.structured._candidates import check_outputs
@@ -112,6 +112,14 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
 
     __module__ = "skframe.models.structured"
 
+    _parameter_constraints = {
+        "lam": [Interval("real", 0, None, closed="neither")],
+        "n_draws": [Interval("int", 1, None)],
+        "aggregate": [Options("mean", "max")],
+        "rtol": [Interval("real", 0, 1), None],
+    }
+    _parameter_hints = {"lam": "lam must be > 0, e.g. 1e-5", "n_draws": "n_draws must be a positive integer"}
+
     def __init__(
         self,
         input_kernel="gaussian",
@@ -170,12 +178,8 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         self : OutputKernelRegressor
         """
         t0 = time.perf_counter()
-        lam = check_scalar(self.lam, "lam", low=0, low_inclusive=False, fix="lam must be > 0, e.g. 1e-5")
-        n_draws = check_scalar(self.n_draws, "n_draws", kind=int, low=1, fix="n_draws must be a positive integer")
-        if self.aggregate not in ("mean", "max"):
-            raise InvalidParameterError(f"aggregate={self.aggregate!r}; use 'mean' or 'max'")
-        if self.rtol is not None:
-            check_scalar(self.rtol, "rtol", low=0, high=1)
+        validate_params(self)
+        lam, n_draws = float(self.lam), int(self.n_draws)
         if Y is None:
             raise InvalidInputError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None; pass the outputs Y"
