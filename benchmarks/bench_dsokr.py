@@ -48,7 +48,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 OUT = ROOT / "benchmarks" / "out"
 
-from skframe.model_selection.curves import approximate_leverage_scores, effective_dimension, perfect_h_curve  # noqa: E402
+from skframe.core.leverage import approximate_leverage_scores, effective_dimension  # noqa: E402
+from skframe.model_selection.curves import perfect_h_curve  # noqa: E402
 from skframe.models import DeepOutputKernelRegressor, OutputKernelRegressor  # noqa: E402
 from skframe.plugin.registry import get_kernel  # noqa: E402
 
@@ -217,7 +218,8 @@ def run_synthetic(args):
     out = {
         "benchmark": "dsokr_synthetic_least_squares",
         "setting": {"n": n, "n_val": n_val, "n_test": n_te, "d_x": 2000, "d_y": 1000, "subspace_dim": 50,
-                    "noise_var": 0.01, "epochs": args.epochs, "batch_size": args.batch_size, "optimizer": f"adam lr={args.lr}",
+                    "noise_var": 0.01, "epochs": args.epochs, "batch_size": args.batch_size,
+                    "optimizer": f"adam lr={args.lr}",
                     "thesis_n": 50000, "reduced": n != 50000},
         "leverage": {"lam": 1e-4, "n_samples": int(np.sqrt(n)), "d_eff": effective_dimension(lev),
                      "sorted_top400": np.sort(lev)[::-1][:400].tolist(), "seconds": lev_s},

@@ -208,8 +208,8 @@ def f32_study(args):
     from scipy.linalg import blas
 
     from skframe.compute.engines import _mix_diagonal
-    from skframe.compute.streaming import _eigh_desc, accumulate, predict_chunks, ridge_from_sums, sketch_gram
-    from skframe.core.linalg import default_rtol
+    from skframe.compute.streaming import accumulate, predict_chunks, ridge_from_sums, sketch_gram
+    from skframe.core.linalg import sketch_spectrum
     from skframe.core.sketching import draw_sketch
     from skframe.options import ComputeOptions
     from skframe.plugin.protocols import kernel_block
@@ -225,7 +225,7 @@ def f32_study(args):
     R = draw_sketch(get_sketch("subsample", size=m), n, np.random.default_rng(2))
     X_sub = X[R.indices]
     RKR = sketch_gram(kernel, X_sub, R.mix)
-    w, U = _eigh_desc(RKR, default_rtol(m), np)
+    w, U = sketch_spectrum(RKR)
     lam = 1e-3 / n
     kernel_block(kernel, X[:100], X_sub)  # compiled kernels, not timed
     rec = {"section": "f32study", "n": n, "m": m, "rank": int(w.size), "kappa": float(w.max() / w.min()),

@@ -27,7 +27,7 @@ import os
 
 from skframe.exceptions import DependencyError
 
-__all__ = ["EXTRAS", "available", "require", "disabled", "numba_enabled"]
+__all__ = ["EXTRAS", "available", "require", "disabled", "numba_enabled", "is_dask_collection"]
 
 #: optional library -> the ``pip install "skframe[extra]"`` that brings it
 EXTRAS = {
@@ -83,6 +83,20 @@ def require(name, feature=None):
         extra = EXTRAS.get(name)
         fix = f'pip install "skframe[{extra}]"' if extra else f"pip install {name}"
         raise DependencyError(f"{name} is needed{what} but cannot be imported ({exc}); install it with {fix}") from exc
+
+
+def is_dask_collection(x):
+    """True when ``x`` is a Dask collection (a ``dask.array``, a Dask dataframe, ...); Dask is not imported.
+
+    Told by the type's home package (``dask``, or ``dask_expr`` for the dataframes of recent
+    releases) and Dask's collection protocol (``__dask_graph__``), without building the graph.
+
+    >>> import numpy as np
+    >>> is_dask_collection(np.zeros(3))
+    False
+    """
+    root = type(x).__module__.split(".", 1)[0]
+    return root in ("dask", "dask_expr") and hasattr(x, "__dask_graph__")
 
 
 def numba_enabled():

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-__all__ = ["ComputeOptions", "DEFAULT_OPTIONS", "parse_bytes"]
+import numpy as np
+
+from skframe.exceptions import InvalidParameterError
+
+__all__ = ["ComputeOptions", "DEFAULT_OPTIONS", "PRECISIONS", "compute_dtype", "parse_bytes"]
+
+#: the precisions of kernel blocks and sketch products (``ComputeOptions.dtype``)
+PRECISIONS = ("float64", "float32")
 
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
@@ -18,8 +25,6 @@ def parse_bytes(value):
     >>> parse_bytes("64 MiB")
     67108864
     """
-    from skframe.exceptions import InvalidParameterError
-
     if value is None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -79,3 +84,41 @@ class ComputeOptions:
 
 
 DEFAULT_OPTIONS = ComputeOptions()
+
+
+def compute_dtype(precision=None):
+    """The NumPy dtype of a compute precision: the one dtype helper of skframe.
+
+    Parameters
+    ----------
+    precision : ComputeOptions, str, NumPy dtype or scalar type, or None
+        ``ComputeOptions`` (its ``dtype``), ``"float64"`` / ``"float32"``, ``np.float32``,
+        ``np.dtype("float64")``, ...; None (or options without ``dtype``) is float64.
+
+    Returns
+    -------
+    numpy.dtype
+        ``float64`` or ``float32``.
+
+    Raises
+    ------
+    InvalidParameterError
+        Any other precision.
+
+    >>> compute_dtype(ComputeOptions(dtype="float32"))
+    dtype('float32')
+    >>> compute_dtype("float64").itemsize
+    8
+    """
+    if isinstance(precision, (str, np.dtype, type)) or precision is None:
+        name = precision
+    else:
+        name = getattr(precision, "dtype", None)
+    name = "float64" if name is None else name
+    try:
+        dtype = np.dtype(name)
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.name not in PRECISIONS:
+        raise InvalidParameterError(f"dtype={name!r} is not supported; use 'float64' or 'float32'")
+    return dtype

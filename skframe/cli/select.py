@@ -65,7 +65,8 @@ def select(
     """Estimate the sketch sizes m_X and m_Y from leverage scores, SIOKR and Perfect-h curves."""
     from skframe.datasets import FeatureScaler, load_dataset
     from skframe.exceptions import InvalidParameterError
-    from skframe.model_selection.curves import plot_selection, select_sketch_sizes
+    from skframe.model_selection.curves import select_sketch_sizes
+    from skframe.model_selection.plots import plot_selection
     from skframe.plugin.registry import get_kernel
 
     if not 0 < val_fraction < 1:

@@ -26,7 +26,6 @@ from skframe.compute.memory import plan_stream
 from skframe.compute.stream_problems import ProjectedProblem, block_loss_sums
 from skframe.compute.streaming import (
     StreamedRidge,
-    _np_dtype,
     block_shift,
     chunk_sums,
     get_engine,
@@ -34,18 +33,13 @@ from skframe.compute.streaming import (
     ridge_from_sums,
     sketch_gram,
 )
-from skframe.core.linalg import default_rtol, eigh_truncated
-from skframe.deps import require
+from skframe.core.linalg import sketch_spectrum
+from skframe.deps import is_dask_collection, require
 from skframe.exceptions import DistributedError, InvalidInputError
-from skframe.options import DEFAULT_OPTIONS
+from skframe.options import DEFAULT_OPTIONS, compute_dtype
 
-__all__ = ["is_dask_array", "fit_sketched_ridge_dask", "DaskFeatureProblem", "partition_sums", "tree_reduce",
+__all__ = ["fit_sketched_ridge_dask", "DaskFeatureProblem", "partition_sums", "tree_reduce",
            "dask_client", "to_dask"]
-
-
-def is_dask_array(X):
-    """True for a ``dask.array.Array`` (checked without importing dask)."""
-    return type(X).__module__.split(".")[0] == "dask" and hasattr(X, "to_delayed")
 
 
 def _dask():
@@ -106,18 +100,18 @@ def to_dask(X, Y=None, rows=None):
 
     n = int(X.shape[0])
     rows = int(rows or max(1, -(-n // 8)))
-    Xd = X if is_dask_array(X) else da.from_array(X, chunks=(rows, -1))
+    Xd = X if is_dask_collection(X) else da.from_array(X, chunks=(rows, -1))
     if Y is None:
         return Xd
     Y = np.asarray(Y)
-    Yd = Y if is_dask_array(Y) else da.from_array(Y, chunks=(rows,) + ((-1,) if Y.ndim > 1 else ()))
+    Yd = Y if is_dask_collection(Y) else da.from_array(Y, chunks=(rows,) + ((-1,) if Y.ndim > 1 else ()))
     return Xd, Yd
 
 
 def partition_sums(kernel, X_part, Y_part, X_sub, mix, dtype, shift, chunk_rows, products=None):
     """One partition's :class:`~skframe.compute.streaming.StreamSums`, computed in row chunks (runs on a worker)."""
     engine = get_engine(None)
-    mix_t = engine.prepare_mix(mix, _np_dtype(dtype))
+    mix_t = engine.prepare_mix(mix, compute_dtype(dtype))
     total = None
     for start in range(0, max(X_part.shape[0], 1), max(int(chunk_rows), 1)):
         stop = start + int(chunk_rows)
@@ -170,7 +164,7 @@ def _aligned(X, Y):
     import dask.array as da
     if Y is None:
         raise InvalidInputError("y is missing: pass y as a dask array (or NumPy array) with X's rows")
-    Y = Y if is_dask_array(Y) else da.from_array(np.asarray(Y), chunks=(X.chunks[0],) + ((-1,) if np.ndim(Y) > 1 else ()))
+    Y = Y if is_dask_collection(Y) else da.from_array(np.asarray(Y), chunks=(X.chunks[0],) + ((-1,) if np.ndim(Y) > 1 else ()))
     if Y.shape[0] != X.shape[0]:
         raise InvalidInputError(f"X has {X.shape[0]} rows but y has {Y.shape[0]}; they must have the same length")
     if Y.ndim == 1:
@@ -207,7 +201,7 @@ def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, re
     X_sub = np.ascontiguousarray(_compute(X[np.sort(R.indices)], retries), dtype=np.float64)
     X_sub = X_sub[np.argsort(np.argsort(R.indices))]  # back to the order of R.indices
     RKR = sketch_gram(kernel, X_sub, R.mix)
-    eig = eigh_truncated(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol)
+    eig = sketch_spectrum(RKR, rtol)
     products = product_precision(eig[0], options.dtype)
     shift = block_shift(kernel, X_sub, R.mix, products)
     if products != str(options.dtype):  # float64 products: float64 blocks, as the single-machine path
@@ -230,7 +224,7 @@ def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, re
 
 def _partition_loss(kernel, X_part, Y_part, X_sub, proj, W, loss, dtype):
     """``(sum_i l(z_i^T W, y_i), Z^T G)`` of one partition (runs on a worker)."""
-    K = get_engine(None).block(kernel, np.ascontiguousarray(X_part, dtype=np.float64), X_sub, _np_dtype(dtype))
+    K = get_engine(None).block(kernel, np.ascontiguousarray(X_part, dtype=np.float64), X_sub, compute_dtype(dtype))
     # Z W = K (proj W) and Z^T G = proj^T (K^T G): the n x r features are never formed
     W = np.asarray(W, dtype=np.float64)
     total, KG = block_loss_sums(K, proj @ W, np.eye(W.shape[1]), Y_part, loss)
@@ -269,7 +263,7 @@ class DaskFeatureProblem(ProjectedProblem):
 
     def blocks(self, chunk_rows=None):
         start = 0
-        dt = _np_dtype(self.options.dtype)
+        dt = compute_dtype(self.options.dtype)
         for xp, yp in zip(self.X.to_delayed().ravel(), self.Y.to_delayed().ravel()):
             Xb, Yb = _compute((xp, yp), self.retries)
             Z = get_engine(None).block(self.kernel, np.asarray(Xb, dtype=np.float64), self.X_sub, dt) @ \

@@ -17,10 +17,6 @@ from skframe.plugin.protocols import kernel_block
 __all__ = ["NumpyEngine", "get_engine"]
 
 
-def _np_dtype(dtype):
-    return np.float32 if str(dtype) == "float32" else np.float64
-
-
 def _mix_diagonal(mix):
     from skframe.core.sketching import diagonal_of_mix
 

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from skframe.exceptions import MemoryBudgetError
-from skframe.options import DEFAULT_OPTIONS, parse_bytes
+from skframe.options import DEFAULT_OPTIONS, compute_dtype, parse_bytes
 
 __all__ = ["StreamPlan", "plan_stream", "check_allocation", "budget_of", "format_bytes", "choose_representation",
-           "itemsize_of", "MIN_CHUNK_ROWS", "MAX_CHUNK_ROWS"]
+           "MIN_CHUNK_ROWS", "MAX_CHUNK_ROWS"]
 
 #: The smallest chunk a streamed fit accepts (below it BLAS products are inefficient).
 MIN_CHUNK_ROWS = 64
@@ -44,11 +44,6 @@ def format_bytes(nbytes):
         if nbytes >= size:
             return f"{nbytes / size:.3g} {unit}"
     return f"{int(nbytes)} B"
-
-
-def itemsize_of(options):
-    """Bytes per entry of kernel blocks for ``options.dtype`` (4 for float32, else 8)."""
-    return 4 if str(getattr(options, "dtype", "float64")) == "float32" else 8
 
 
 def budget_of(options):
@@ -145,7 +140,7 @@ def plan_stream(n, m, s_prime, n_features, n_outputs, options=None, *, kernel=No
         When the fixed part plus a chunk of :data:`MIN_CHUNK_ROWS` rows exceeds the budget.
     """
     options = options or DEFAULT_OPTIONS
-    item = itemsize_of(options)
+    item = compute_dtype(options).itemsize
     # m x m: C (float64), the float32 chunk product, R K R^T, eigh workspace (~3 m^2); m x d; sampled points
     fixed = 8 * m * m * 5 + item * m * m + 8 * m * (n_outputs + 2) + 8 * s_prime * (n_features + m)
     # kernel block (float64 temporaries, cast to item), K R^T chunk, X chunk copy, Y chunk (+ ones column)
@@ -187,5 +182,5 @@ def choose_representation(n, r, options=None, *, reserved=0):
     budget = budget_of(options)
     if budget is None:
         return "in-memory"
-    need = int(n) * int(r) * itemsize_of(options) + int(reserved)
+    need = int(n) * int(r) * compute_dtype(options).itemsize + int(reserved)
     return "in-memory" if need <= budget else "streamed"

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.compute.distributed import is_dask_array
 from skframe.compute.stream_problems import ProjectedProblem
+from skframe.deps import is_dask_collection
 from skframe.options import ComputeOptions, parse_bytes
 
 __all__ = ["options_from", "streaming_requested", "streamed_representation", "StreamedRepresentation",
@@ -44,7 +44,7 @@ def validate_dask_XY(estimator, X, Y):
 
     if X.ndim != 2:
         raise InvalidInputError(f"X must be 2-D (n_samples, n_features), got a dask array of shape {X.shape}")
-    Y = np.asarray(Y.compute() if is_dask_array(Y) else Y, dtype=np.float64)
+    Y = np.asarray(Y.compute() if is_dask_collection(Y) else Y, dtype=np.float64)
     if Y.shape[0] != X.shape[0]:
         raise InvalidInputError(f"X has {X.shape[0]} rows but y has {Y.shape[0]}; they must have the same length")
     if not np.all(np.isfinite(Y)):
@@ -69,7 +69,7 @@ def streaming_requested(X, sketch, options):
     or Dask data, a memory budget, float32 or the CuPy backend."""
     if sketch is None or getattr(sketch, "feature_map", False):
         return False
-    if is_memory_mapped(X) or is_dask_array(X):
+    if is_memory_mapped(X) or is_dask_collection(X):
         return True
     return bool(options.memory_budget) or options.dtype == "float32" or options.backend != "numpy"
 
@@ -110,7 +110,7 @@ class SumsProblem(ProjectedProblem):
     def _feature_problem(self):
         if self._features is None:
             rep = self.rep
-            if is_dask_array(rep.X):
+            if is_dask_collection(rep.X):
                 from skframe.compute.distributed import DaskFeatureProblem
                 from skframe.compute.memory import choose_representation
                 from skframe.plugin.problems import ArrayProblem
@@ -200,8 +200,8 @@ def streamed_representation(X, Y, kernel, sketch, rng, options, *, rtol=None, pr
     from skframe.core.sketching import draw_sketch
 
     n = int(X.shape[0])
-    R = draw_sketch(sketch, n, rng, X=None if is_dask_array(X) else X, kernel=kernel)
+    R = draw_sketch(sketch, n, rng, X=None if is_dask_collection(X) else X, kernel=kernel)
     fit = fit_sketched_ridge(kernel, X, Y, R, None, options=options, rtol=rtol, progress=progress, keep_sums=True)
     UD = fit.info.pop("UD")
-    return StreamedRepresentation(kernel, X, np.asarray(Y, dtype=np.float64) if not is_dask_array(Y) else Y,
+    return StreamedRepresentation(kernel, X, np.asarray(Y, dtype=np.float64) if not is_dask_collection(Y) else Y,
                                   R, fit, options, UD)

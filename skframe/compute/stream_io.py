@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.compute.engines import _np_dtype, get_engine
+from skframe.compute.engines import get_engine
 from skframe.compute.memory import plan_stream
 from skframe.exceptions import InvalidInputError
-from skframe.options import DEFAULT_OPTIONS
+from skframe.options import DEFAULT_OPTIONS, compute_dtype
 from skframe.plugin.collections import chunks
 
 __all__ = ["iter_rows", "count_rows", "gather_rows", "iter_predict", "predict_chunks"]
@@ -82,7 +82,7 @@ def iter_predict(kernel, X, X_ref, coef, *, options=None, chunk_rows=None):
     """Yield ``(start, k(X_chunk, X_ref) @ coef)`` chunk by chunk (X as in :func:`iter_rows`)."""
     options = options or DEFAULT_OPTIONS
     engine = get_engine(options)
-    dt = _np_dtype(options.dtype)
+    dt = compute_dtype(options.dtype)
     coef = np.asarray(coef, dtype=np.float64)
     if chunk_rows is None:
         chunk_rows = plan_stream(X.shape[0] if _is_sliceable(X) else 10**9, coef.shape[0], X_ref.shape[0],

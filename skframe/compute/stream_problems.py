@@ -17,11 +17,10 @@ import time
 
 import numpy as np
 
-from skframe.compute.memory import check_allocation, choose_representation, itemsize_of, plan_stream
-from skframe.compute.streaming import _np_dtype, get_engine, iter_rows, sketch_gram
-from skframe.core.linalg import default_rtol, eigh_truncated
-from skframe.exceptions import InvalidParameterError
-from skframe.options import DEFAULT_OPTIONS
+from skframe.compute.memory import check_allocation, choose_representation, plan_stream
+from skframe.compute.streaming import get_engine, iter_rows, sketch_gram
+from skframe.core.linalg import spectral_projection
+from skframe.options import DEFAULT_OPTIONS, compute_dtype
 from skframe.plugin.problems import ArrayProblem, Problem, SolveResult
 
 __all__ = ["feature_projection", "ProjectedProblem", "StreamedFeatureProblem", "make_feature_problem", "value_and_grad", "lbfgs_solve"]
@@ -33,13 +32,8 @@ def feature_projection(kernel, X_sub, mix, *, rtol=None):
     The eigenvalues decide the product precision of float32 features
     (:func:`skframe.compute.streaming.product_precision`).
     """
-    RKR = sketch_gram(kernel, X_sub, mix)
-    w, U = eigh_truncated(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol)
-    if w.size == 0:
-        raise InvalidParameterError(
-            "the sketched Gram matrix R K R^T is zero; check the kernel parameters (e.g. a huge gamma) or the data"
-        )
-    return np.asarray(mix.T @ (U / np.sqrt(w))), w
+    UD, w = spectral_projection(sketch_gram(kernel, X_sub, mix), rtol)
+    return np.asarray(mix.T @ UD), w
 
 
 class ProjectedProblem(Problem):
@@ -88,8 +82,8 @@ class StreamedFeatureProblem(ProjectedProblem):
         self.chunk_rows = plan_stream(self.n, self.r, X_sub.shape[0], X_sub.shape[1], self.d, self.options,
                                       kernel=kernel).chunk_rows
         self._engine = get_engine(self.options)
-        self._products = _np_dtype(products or self.options.dtype)
-        self._dtype = np.float64 if self._products == np.float64 else _np_dtype(self.options.dtype)
+        self._products = compute_dtype(products or self.options.dtype)
+        self._dtype = np.float64 if self._products == np.float64 else compute_dtype(self.options.dtype)
         self._Xs = self._engine.asarray(X_sub)
         self._P = self._engine.asarray(self.proj, self._products)
 
@@ -114,7 +108,7 @@ class StreamedFeatureProblem(ProjectedProblem):
         """
         if self._engine.name != "numpy":
             return None
-        dtype = _np_dtype(self.options.dtype)
+        dtype = compute_dtype(self.options.dtype)
         PV = self.proj @ np.asarray(V, dtype=np.float64)  # (s', k)
         total = 0.0
         acc = np.zeros_like(PV) if gradient else None
@@ -170,9 +164,9 @@ def make_feature_problem(kernel, X, Y, X_sub, proj, options=None, *, products=No
     plan = plan_stream(streamed.n, streamed.r, X_sub.shape[0], X_sub.shape[1], streamed.d, options, kernel=kernel)
     if choose_representation(streamed.n, streamed.r, options, reserved=plan.peak_bytes) == "streamed":
         return streamed, "streamed"
-    nbytes = streamed.n * streamed.r * itemsize_of(options)
+    nbytes = streamed.n * streamed.r * compute_dtype(options).itemsize
     check_allocation(nbytes, f"the {streamed.n} x {streamed.r} feature matrix", options)
-    Z = np.empty((streamed.n, streamed.r), dtype=_np_dtype(options.dtype))
+    Z = np.empty((streamed.n, streamed.r), dtype=compute_dtype(options.dtype))
     for start, Zb, _ in streamed.blocks():
         Z[start:start + Zb.shape[0]] = Zb
     return ArrayProblem(Z, streamed.Y), "in-memory"

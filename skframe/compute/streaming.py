@@ -29,17 +29,19 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.compute.engines import _NUMPY, NumpyEngine, _mix_diagonal, _np_dtype, get_engine
+from skframe.compute.engines import _NUMPY, NumpyEngine, _mix_diagonal, get_engine
 from skframe.compute.memory import plan_stream
 from skframe.compute.stream_io import _is_sliceable, count_rows, gather_rows, iter_predict, iter_rows, predict_chunks
-from skframe.core.linalg import default_rtol, eigh_truncated, solve_psd
-from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.options import DEFAULT_OPTIONS
+from skframe.core.linalg import sketch_spectrum, solve_psd
+from skframe.deps import is_dask_collection
+from skframe.exceptions import InvalidInputError
+from skframe.options import DEFAULT_OPTIONS, compute_dtype
 from skframe.plugin.collections import chunks
 from skframe.plugin.protocols import kernel_block
 
 __all__ = ["StreamSums", "NumpyEngine", "chunk_sums", "accumulate", "iter_rows", "sketch_gram", "ridge_from_sums",
-           "StreamedRidge", "fit_sketched_ridge", "block_shift", "product_precision", "iter_predict", "predict_chunks", "gather_rows", "count_rows", "get_engine"]
+           "StreamedRidge", "fit_sketched_ridge", "block_shift", "product_precision", "iter_predict", "predict_chunks",
+           "gather_rows", "count_rows", "get_engine"]
 
 
 @dataclass
@@ -136,7 +138,7 @@ def chunk_sums(kernel, X_chunk, Y_chunk, X_sub, mix, *, dtype="float64", engine=
         (see :func:`product_precision`).
     """
     engine = engine or _NUMPY
-    dt = _np_dtype(dtype)
+    dt = compute_dtype(dtype)
     if mix_t is None:
         mix_t = engine.prepare_mix(mix, dt)
     m = mix.shape[0]
@@ -149,8 +151,8 @@ def chunk_sums(kernel, X_chunk, Y_chunk, X_sub, mix, *, dtype="float64", engine=
         return StreamSums(acc, engine.zeros((m, Y.shape[1])), engine.zeros((m,)), z, z.copy(), 0,
                           _mix_diagonal(mix), shift)
     B = engine.times_mix_t(engine.block(kernel, engine.asarray(X_chunk), X_sub, dt), mix_t)
-    if products is not None and _np_dtype(products) != dt:
-        dt = _np_dtype(products)
+    if products is not None and compute_dtype(products) != dt:
+        dt = compute_dtype(products)
         B = B.astype(dt)
     if shift is not None:
         B -= shift
@@ -173,7 +175,7 @@ def block_shift(kernel, X_sub, mix, dtype="float64", *, engine=None, rows=256):
     if str(dtype) != "float32":
         return None
     engine = engine or _NUMPY
-    dt = _np_dtype(dtype)
+    dt = compute_dtype(dtype)
     Xs = engine.asarray(X_sub)
     B = engine.times_mix_t(engine.block(kernel, Xs[:rows], Xs, np.float64), engine.prepare_mix(mix, np.float64))
     return B.mean(axis=0).astype(dt)
@@ -204,7 +206,7 @@ def accumulate(kernel, X, Y, X_sub, mix, *, options=None, chunk_rows=None, progr
     """
     options = options or DEFAULT_OPTIONS
     engine = get_engine(options)
-    dt = _np_dtype(options.dtype)
+    dt = compute_dtype(options.dtype)
     if chunk_rows is None:
         n = X.shape[0] if _is_sliceable(X) else 0
         chunk_rows = plan_stream(n or 10**9, mix.shape[0], mix.shape[1], X_sub.shape[1], 1, options,
@@ -246,16 +248,6 @@ def sketch_gram(kernel, X_sub, mix, *, chunk_rows=None):
     return G
 
 
-def _eigh_desc(A, rtol, xp):
-    """Eigenpairs above ``rtol * max`` in descending order, on the CPU (LAPACK) or the device of ``xp``."""
-    if xp is np:
-        return eigh_truncated(A, rtol)
-    w, U = xp.linalg.eigh(xp.asarray(A))
-    w, U = w[::-1], U[:, ::-1]
-    keep = w > rtol * max(float(w[0]), 0.0) if w.size else w > 0
-    return w[keep], U[:, keep]
-
-
 def ridge_from_sums(sums, RKR, mix, lam, *, rtol=None, xp=np, return_ud=False, eig=None):
     """Sketched kernel ridge weights from accumulated sums.
 
@@ -276,11 +268,7 @@ def ridge_from_sums(sums, RKR, mix, lam, *, rtol=None, xp=np, return_ud=False, e
     (``coef`` is then None).
     """
     C, b, _ = sums.products()
-    w, U = eig if eig is not None else _eigh_desc(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol, xp)
-    if w.size == 0:
-        raise InvalidParameterError(
-            "the sketched Gram matrix R K R^T is zero; check the kernel parameters (e.g. a huge gamma) or the data"
-        )
+    w, U = eig if eig is not None else sketch_spectrum(RKR, rtol, xp=xp)
     UD = U / xp.sqrt(w)
     if lam is None:
         UD, w = (np.asarray(a) if xp is np else a.get() for a in (UD, w))
@@ -337,7 +325,7 @@ def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=N
     StreamedRidge
     """
     options = options or DEFAULT_OPTIONS
-    if type(X).__module__.split(".")[0] == "dask":
+    if is_dask_collection(X):
         from skframe.compute.distributed import fit_sketched_ridge_dask
 
         return fit_sketched_ridge_dask(kernel, X, Y, R, lam, options=options, rtol=rtol, keep_sums=keep_sums)
@@ -348,7 +336,7 @@ def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=N
     if X_sub is None:
         X_sub = gather_rows(X, R.indices, plan.chunk_rows)
     RKR = sketch_gram(kernel, X_sub, R.mix)  # before the pass: its spectrum sets the product precision
-    eig = _eigh_desc(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol, engine.xp)
+    eig = sketch_spectrum(RKR, rtol, xp=engine.xp)
     products = product_precision(engine.to_numpy(eig[0]), options.dtype)
     blocks = options
     if products != str(options.dtype):  # float64 products: keep the kernel's float64 blocks (no round trip)

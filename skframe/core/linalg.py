@@ -11,7 +11,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
-__all__ = ["default_rtol", "eigh_truncated", "pinv_sym", "solve_psd", "sqrt_pinv_sym"]
+from skframe.exceptions import InvalidParameterError
+
+__all__ = ["default_rtol", "eigh_truncated", "pinv_sym", "solve_psd", "sqrt_pinv_sym", "sketch_spectrum",
+           "spectral_projection"]
 
 
 def default_rtol(size):
@@ -49,6 +52,69 @@ def eigh_truncated(A, rtol=None):
         return w[:0], V[:, :0]
     keep = w > rtol * top
     return w[keep].copy(), np.ascontiguousarray(V[:, keep])
+
+
+def sketch_spectrum(RKR, rtol=None, *, xp=None):
+    """The eigenpairs of a sketched Gram matrix ``R K R^T`` kept for the feature map, in descending order.
+
+    The one truncation step of the in-memory, streamed, GPU and Dask fits: eigenvalues
+    ``<= rtol * max`` are dropped (:func:`eigh_truncated`), and a matrix with none left is
+    refused.
+
+    Parameters
+    ----------
+    RKR : ndarray of shape (m, m)
+        Symmetric PSD matrix (NumPy; or an array of ``xp``).
+    rtol : float, optional
+        Relative eigenvalue tolerance (default :func:`default_rtol` of m).
+    xp : module, optional
+        Array namespace of a device (CuPy): the decomposition runs there and ``w, U`` are
+        arrays of ``xp``. Default NumPy (LAPACK through SciPy).
+
+    Returns
+    -------
+    w : ndarray of shape (r,)
+        Kept eigenvalues, descending, ``r >= 1``.
+    U : ndarray of shape (m, r)
+
+    Raises
+    ------
+    InvalidParameterError
+        When no eigenvalue is kept: ``R K R^T`` is zero.
+    """
+    rtol = default_rtol(RKR.shape[0]) if rtol is None else rtol
+    if xp is None or xp is np:
+        w, U = eigh_truncated(RKR, rtol)
+    else:
+        w, U = xp.linalg.eigh(xp.asarray(RKR))
+        w, U = w[::-1], U[:, ::-1]
+        keep = w > rtol * max(float(w[0]), 0.0) if w.size else w > 0
+        w, U = w[keep], U[:, keep]
+    if w.size == 0:
+        raise InvalidParameterError(
+            "the sketched Gram matrix R K R^T is zero; check the kernel parameters (e.g. a huge gamma) or the data"
+        )
+    return w, U
+
+
+def spectral_projection(RKR, rtol=None, *, xp=None):
+    """``U_r D_r^{-1/2}`` of ``R K R^T = U D U^T`` and the kept eigenvalues (see :func:`sketch_spectrum`).
+
+    The sketched features are ``z(x) = k(x, X) R^T U_r D_r^{-1/2}`` (El Ahmad, Laforgue and
+    d'Alché-Buc, "Fast Kernel Methods for Generic Lipschitz Losses via p-Sparsified Sketches",
+    TMLR 2023, Prop. 1).
+
+    Returns
+    -------
+    UD : ndarray of shape (m, r)
+    w : ndarray of shape (r,)
+
+    >>> UD, w = spectral_projection(np.diag([4.0, 1.0, 0.0]))
+    >>> w.tolist(), np.round(UD.T @ np.diag([4.0, 1.0, 0.0]) @ UD, 12).tolist()
+    ([4.0, 1.0], [[1.0, 0.0], [0.0, 1.0]])
+    """
+    w, U = sketch_spectrum(RKR, rtol, xp=xp)
+    return U / (np if xp is None else xp).sqrt(w), w
 
 
 def pinv_sym(A, rtol=None):

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.core.sketching import build_feature_map, kernel_times
+from skframe.core.feature_map import build_feature_map, kernel_times
 from skframe.plugin.collections import is_collection, n_items
 from skframe.plugin.protocols import kernel_block, kernel_diag
 

@@ -18,7 +18,7 @@ Engines: the sparse product ``block @ S_mix^T`` runs in the engine chosen by
 :mod:`skframe.core._sketching_numba`, or SciPy's sparse product when numba is disabled
 with ``SKFRAME_DISABLE_NUMBA=1``). Precision: ``ComputeOptions(dtype="float32")``
 computes kernel blocks and ``K R^T`` in float32 and accumulates ``R K R^T`` in
-float64.
+float64. The feature map built from these products is in :mod:`skframe.core.feature_map`.
 """
 
 from __future__ import annotations
@@ -27,24 +27,21 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe.compute.backend import declares_work, engine_module, select_engine
-from skframe.core.linalg import default_rtol, eigh_truncated
 from skframe.core.sketch_matrix import SketchMatrix, diagonal_of_mix, from_entries
 from skframe.exceptions import InvalidParameterError, PluginError
-from skframe.options import DEFAULT_OPTIONS
+from skframe.options import DEFAULT_OPTIONS, compute_dtype
 from skframe.plugin.collections import chunks, is_collection, n_items, take
-from skframe.plugin.protocols import kernel_block, kernel_matvec, kernel_prepare
+from skframe.plugin.protocols import kernel_block, kernel_prepare
 
 __all__ = [
     "SketchMatrix",
     "from_entries",
     "default_chunk_rows",
+    "resolve_options",
     "compute_dtype",
     "sketched_gram_products",
     "kernel_times_mixT",
     "rows_within_budget",
-    "kernel_times",
-    "SketchedFeatureMap",
-    "build_feature_map",
     "draw_sketch",
     "diagonal_of_mix",
 ]
@@ -60,20 +57,12 @@ def default_chunk_rows(n_cols, options=None):
     return options.rows_per_block(n_cols, compute_dtype(options).itemsize)
 
 
-def _resolve_options(options=None, chunk_rows=None):
+def resolve_options(options=None, chunk_rows=None):
     """``options`` (default :data:`skframe.options.DEFAULT_OPTIONS`) with ``chunk_rows`` applied when given."""
     options = options or DEFAULT_OPTIONS
     if chunk_rows:
         options = options.replace(chunk_rows=int(chunk_rows))
     return options
-
-
-def compute_dtype(options=None):
-    """The NumPy dtype of kernel blocks and ``K R^T`` for ``options.dtype`` ("float64" or "float32")."""
-    name = getattr(options, "dtype", "float64") or "float64"
-    if str(name) not in ("float64", "float32"):
-        raise InvalidParameterError(f"dtype={name!r} is not supported; use 'float64' or 'float32'")
-    return np.dtype(str(name))
 
 
 def rows_within_budget(kernel, n_cols, options=None):
@@ -292,7 +281,7 @@ def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progr
     KR : ndarray of shape (n, m), in the compute precision
     RKR : ndarray of shape (m, m), float64, symmetric
     """
-    options = _resolve_options(options, chunk_rows)
+    options = resolve_options(options, chunk_rows)
     n = n_items(X)
     if R.n != n:
         raise InvalidParameterError(f"sketch was drawn for n={R.n} points but X has {n} rows")
@@ -317,94 +306,13 @@ def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progr
     return KR, RKR
 
 
-@declares_work(lambda kernel, X, X_ref, W, **_: n_items(X) * n_items(X_ref))
-def kernel_times(kernel, X, X_ref, W, *, chunk_rows=None, options=None):
-    """``k(X, X_ref) @ W`` in row chunks (the prediction step of every sketched model).
-
-    Goes through :func:`skframe.plugin.protocols.kernel_matvec`, so a kernel with its own
-    ``matvec`` (fused, GPU) is used as such. ``W`` is cast to the compute precision
-    (``options.dtype``); ``chunk_rows`` overrides ``options.chunk_rows``. The kernel
-    is used as given: prepare it on the training data first.
-    """
-    options = _resolve_options(options, chunk_rows)
-    W = np.asarray(W, dtype=compute_dtype(options))
-    return kernel_matvec(kernel, X, X_ref, W, options=options)
-
-
-class SketchedFeatureMap:
-    """The sketched feature map ``z(x) = D_r^{-1/2} U_r^T R k_x``.
-
-    With ``R K R^T = U D U^T`` (rank r after the relative tolerance), the sketched
-    problem with any loss is linear in ``omega`` in R^r with penalty ``||omega||^2``
-    (El Ahmad et al., Fast Kernel Methods for Generic Lipschitz Losses via
-    p-Sparsified Sketches, TMLR 2023, Prop. 1).
-    ``transform(X) = k(X, X_sub) @ proj`` with ``proj = S_mix^T U_r D_r^{-1/2}`` (s' x r).
-
-    Attributes
-    ----------
-    kernel : kernel object
-        The kernel prepared on the training data.
-    X_sub : ndarray, sparse matrix or InputCollection with s' items
-        The sampled training points.
-    proj : ndarray of shape (s', r)
-    eigenvalues : ndarray of shape (r,)
-    """
-
-    def __init__(self, kernel, X_sub, proj, eigenvalues):
-        self.kernel = kernel
-        self.X_sub = X_sub
-        self.proj = proj
-        self.eigenvalues = eigenvalues
-
-    @property
-    def rank(self):
-        return int(self.proj.shape[1])
-
-    def transform(self, X, chunk_rows=None, options=None):
-        """Features ``z(x)`` of shape (len(X), r); see :func:`kernel_times` for the options."""
-        return kernel_times(self.kernel, X, self.X_sub, self.proj, chunk_rows=chunk_rows, options=options)
-
-
-def build_feature_map(kernel, X, R, *, rtol=None, chunk_rows=None, progress=None, distinct=None, options=None):
-    """Draw-independent part of fitting: the feature map and the training features.
-
-    ``rtol`` is the relative eigenvalue tolerance for ``R K R^T`` (default
-    ``options.rtol``, then a size-based default); ``options``, ``chunk_rows``,
-    ``progress`` and ``distinct`` are passed to :func:`sketched_gram_products`. The
-    kernel is prepared on ``X`` (:func:`skframe.plugin.protocols.kernel_prepare`) and the
-    map keeps the prepared kernel.
-
-    Returns
-    -------
-    fmap : SketchedFeatureMap
-    Z : ndarray of shape (n, r)
-        ``z(x_i)`` for the training points, equal to ``fmap.transform(X)``; in the
-        compute precision (``options.dtype``).
-    KR : ndarray of shape (n, m)
-        ``K R^T``, returned for callers that need it (e.g. SISOKR).
-    """
-    options = _resolve_options(options, chunk_rows)
-    kernel = kernel_prepare(kernel, X)
-    KR, RKR = sketched_gram_products(kernel, X, R, options=options, progress=progress, distinct=distinct)
-    if rtol is None:
-        rtol = options.rtol
-    w, U = eigh_truncated(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol)
-    if w.size == 0:
-        raise InvalidParameterError(
-            "the sketched Gram matrix R K R^T is zero; check the kernel parameters (e.g. a huge gamma) or the data"
-        )
-    UD = U / np.sqrt(w)
-    Z = KR @ UD.astype(KR.dtype, copy=False)
-    proj = np.asarray(R.mix.T @ UD)
-    return SketchedFeatureMap(kernel, take(X, R.indices), proj, w), Z, KR
-
-
 def draw_sketch(sketch, n, rng, *, X=None, kernel=None):
     """Call ``sketch.draw`` and check that a :class:`SketchMatrix` of the right size comes back."""
     R = sketch.draw(n, rng, X=X, kernel=kernel)
     if not isinstance(R, SketchMatrix):
         raise PluginError(
-            f"sketch {type(sketch).__name__}.draw returned {type(R).__name__}; it must return skframe.core.sketching.SketchMatrix"
+            f"sketch {type(sketch).__name__}.draw returned {type(R).__name__}; it must return "
+            "skframe.core.sketching.SketchMatrix"
         )
     if R.n != n:
         raise PluginError(f"sketch {type(sketch).__name__} drew a sketch for n={R.n}, expected n={n}")

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.utils import check_random_state
 
-from skframe.validation import check_scalar
 from skframe.exceptions import InvalidParameterError
+from skframe.validation import check_scalar
 
 __all__ = ["make_friedman_outliers", "friedman_function", "load_default", "TrainTestDataset", "DEFAULT_TRAIN_SEED", "DEFAULT_TEST_SEED"]
 

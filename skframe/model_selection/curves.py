@@ -5,7 +5,7 @@ Structured Prediction", PhD thesis, Institut Polytechnique de Paris 2024, §5.3.
 
 Three routines, combined by :func:`select_sketch_sizes`:
 
-:func:`approximate_leverage_scores`
+:func:`approximate_leverage_scores` (:mod:`skframe.core.leverage`)
     Ridge leverage scores ``l_i(lam) = [K (K + n lam I)^{-1}]_ii`` approximated from a
     uniform Nyström factor of ``n_s`` columns (Alaoui & Mahoney 2015). Their sum is the
     effective dimension ``d_eff(lam)``, a first estimate of the sketch size needed for
@@ -18,6 +18,8 @@ Three routines, combined by :func:`select_sketch_sizes`:
 :func:`input_size_curve`
     SIOKR's validation surrogate MSE (output kernel trick) for increasing ``m_X``
     until it converges or fitting exceeds a training time budget.
+
+The figure of a selection is drawn by :func:`skframe.model_selection.plots.plot_selection`.
 """
 
 from __future__ import annotations
@@ -27,11 +29,12 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from skframe.core.leverage import approximate_leverage_scores, effective_dimension
 from skframe.core.output_basis import SketchedOutputBasis, unique_rows
 from skframe.core.sketching import draw_sketch
 from skframe.exceptions import InvalidParameterError
 from skframe.plugin.collections import n_items, take
-from skframe.plugin.protocols import kernel_block, kernel_diag, kernel_prepare
+from skframe.plugin.protocols import kernel_diag, kernel_prepare
 
 # the clock the time budgets are measured with (replaced by a fake one in tests)
 _clock = time.perf_counter
@@ -43,50 +46,8 @@ __all__ = [
     "input_size_curve",
     "select_sketch_sizes",
     "SelectionResult",
-    "plot_selection",
+    "size_grid",
 ]
-
-
-def approximate_leverage_scores(kernel, Z, lam, *, n_samples=None, random_state=None):
-    """Approximate ridge leverage scores of the rows of Z.
-
-    ``l_i ~ F_i (F^T F + n lam I)^{-1} F_i^T + (k(z_i, z_i) - ||F_i||^2) / (n lam)`` with
-    the Nyström factor ``F = K[:, J] K[J, J]^{-1/2}`` of ``n_samples`` uniform columns.
-
-    Parameters
-    ----------
-    kernel : kernel object
-    Z : ndarray, sparse matrix or InputCollection of n items
-    lam : float
-    n_samples : int, optional
-        Number of Nyström columns (default ``min(n, max(100, 2 sqrt(n)))``).
-    random_state : int or Generator, optional
-
-    Returns
-    -------
-    ndarray of shape (n,)
-    """
-    if lam <= 0:
-        raise InvalidParameterError(f"lam={lam!r} must be > 0")
-    rng = np.random.default_rng(random_state)
-    n = n_items(Z)
-    q = int(min(n, n_samples or max(100, int(2 * np.sqrt(n)))))
-    J = np.sort(rng.choice(n, size=q, replace=False))
-    B = kernel_block(kernel, Z, take(Z, J))
-    W = 0.5 * (B[J] + B[J].T)
-    w, V = np.linalg.eigh(W)
-    keep = w > max(w.max(), 0) * q * np.finfo(float).eps * 10
-    F = B @ (V[:, keep] / np.sqrt(w[keep]))
-    A = F.T @ F
-    A[np.diag_indices_from(A)] += n * lam
-    lev = np.einsum("ij,ij->i", F, np.linalg.solve(A, F.T).T)
-    resid = np.clip(kernel_diag(kernel, Z) - np.einsum("ij,ij->i", F, F), 0, None)
-    return np.clip(lev + resid / (n * lam), 0, 1)
-
-
-def effective_dimension(scores):
-    """``d_eff = sum_i l_i``: the degrees of freedom, a sketch-size estimate."""
-    return float(np.sum(scores))
 
 
 def _f1(Y_true, Y_pred):
@@ -396,51 +357,3 @@ def _select_output_size(Y, output_kernel, lam, sizes_y, output_sketch, val_fract
                          time_budget=inference_budget, tol=tol, patience=patience, random_state=rng, metric=metric)
     return SelectionResult(m_x=None, m_y=cy["chosen"], d_eff_x=float("nan"), d_eff_y=effective_dimension(lev_y),
                            leverage_y=np.sort(lev_y)[::-1][:400].tolist(), output_curve=cy)
-
-
-def plot_selection(result, path):
-    """Write the leverage-score and size curves of a :class:`SelectionResult` as a PNG (matplotlib)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - optional dependency
-        raise InvalidParameterError("writing the PNG needs matplotlib: pip install 'skframe[plot]'") from exc
-    output_only = not result.input_curve  # DSOKR: m_Y alone
-    fig, ax = plt.subplots(1, 2 if output_only else 3, figsize=(9 if output_only else 13, 3.6))
-    if not output_only:
-        ax[0].plot(result.leverage_x, label=f"inputs (d_eff={result.d_eff_x:.1f})")
-    ax[0].plot(result.leverage_y, label=f"outputs (d_eff={result.d_eff_y:.1f})")
-    ax[0].set(title="sorted approximate leverage scores", xlabel="rank", yscale="log")
-    ax[0].legend()
-    panels = [(ax[-1], result.output_curve, "m_Y (Perfect h)", result.m_y)]
-    if not output_only:
-        panels.insert(0, (ax[1], result.input_curve, "m_X (SIOKR)", result.m_x))
-    for a, curve, name, chosen in panels:
-        a.plot(curve.get("sizes", []), curve.get("scores", []), "o-")
-        if chosen is not None:
-            a.axvline(chosen, color="r", ls="--", label=f"chosen {chosen}")
-            a.legend()
-        a.set(title=name, xlabel="sketch size", ylabel=curve.get("metric", "score"), xscale="log")
-        _plain_log_ticks(a.xaxis)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
-
-
-def _plain_log_ticks(axis):
-    """A few labelled ticks on a log axis, as plain numbers (``20``, ``500``, ``2000``), no minor labels.
-
-    Ticks at 1-2-5 per decade over at most 1.5 decades, 1-3 over at most 3, else decades only,
-    so that the labels never run into each other.
-    """
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    lo, hi = sorted(float(v) for v in axis.get_view_interval())
-    span = np.log10(max(hi, 1e-300) / max(lo, 1e-300)) if lo > 0 else 9.0
-    subs = (1.0, 2.0, 5.0) if span <= 1.5 else (1.0, 3.0) if span <= 3 else (1.0,)
-    axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0f}" if v >= 1 else f"{v:g}"))
-    axis.set_minor_formatter(NullFormatter())

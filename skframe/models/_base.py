@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from skframe.compute.backend import serial_blas
+from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidInputError, InvalidParameterError, NotFittedError
 from skframe.models._core import (
     build_representation,
@@ -86,7 +87,7 @@ def _check_targets(Y, n):
 
 def validate_XY(estimator, X, Y, *, multi_output=True, y_numeric=True):
     """Validate training data; returns X and a 2-D float Y plus whether y was 1-D."""
-    if type(X).__module__.startswith("dask"):  # stays distributed: fitted by skframe.compute.distributed
+    if is_dask_collection(X):  # stays distributed: fitted by skframe.compute.distributed
         from skframe.compute.stream_fit import validate_dask_XY
 
         return validate_dask_XY(estimator, X, Y)

@@ -265,7 +265,8 @@ def build_representation(X, kernel, sketch, rng, *, rtol=None, progress=None, ex
     -------
     Representation
     """
-    from skframe.core.sketching import SketchMatrix, build_feature_map, draw_sketch
+    from skframe.core.feature_map import build_feature_map
+    from skframe.core.sketching import SketchMatrix, draw_sketch
 
     n = n_items(X)
     if sketch is None:
@@ -299,7 +300,7 @@ def predict_expansion(kernel, X, coef, X_fit=None, feature_map=None):
     """``k(X, X_fit) @ coef``, or ``feature_map.transform(X) @ coef`` for an explicit feature map."""
     if feature_map is not None:
         return feature_map.transform(X) @ coef
-    from skframe.core.sketching import kernel_times
+    from skframe.core.feature_map import kernel_times
 
     return kernel_times(kernel, X, X_fit, coef)
 

@@ -55,7 +55,7 @@ STATE_CLASSES = {
     "_DeepMember": "skframe.models.structured:_DeepMember",
     "_ModelCandidates": "skframe.models.structured:_ModelCandidates",
     "_EmbeddingCache": "skframe.models.structured:_EmbeddingCache",
-    "SketchedFeatureMap": "skframe.core.sketching:SketchedFeatureMap",
+    "SketchedFeatureMap": "skframe.core.feature_map:SketchedFeatureMap",
     "SketchedOutputBasis": "skframe.core.output_basis:SketchedOutputBasis",
     "TrainingOutputBasis": "skframe.core.output_basis:TrainingOutputBasis",
     "ComponentSpec": "skframe.plugin.specs:ComponentSpec",

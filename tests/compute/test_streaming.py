@@ -240,7 +240,7 @@ def test_streamed_iterative_loss_equals_in_memory():
 def test_streamed_representation_gives_in_memory_problem(sketch):
     """Square loss from the sums for shifted (centred) targets, and feature blocks for iterative losses."""
     from skframe.compute.stream_fit import options_from, streamed_representation, streaming_requested
-    from skframe.core.sketching import build_feature_map
+    from skframe.core.feature_map import build_feature_map
 
     X, Y = _data(900)
     kernel = resolve_kernel("gaussian", {"gamma": GAMMA})

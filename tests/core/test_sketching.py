@@ -5,14 +5,8 @@ import pytest
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import rbf_kernel
 
-from skframe.core.sketching import (
-    SketchMatrix,
-    build_feature_map,
-    default_chunk_rows,
-    draw_sketch,
-    kernel_times,
-    sketched_gram_products,
-)
+from skframe.core.feature_map import build_feature_map, kernel_times
+from skframe.core.sketching import SketchMatrix, default_chunk_rows, draw_sketch, sketched_gram_products
 from skframe.exceptions import InvalidParameterError, PluginError
 from skframe_sketches.sketches import (
     AccumulationSketch,

@@ -1,4 +1,4 @@
-"""skframe.core.sketching with ComputeOptions (block budget, float32), engines, input collections and kernel_times_mixT."""
+"""skframe.core.sketching with ComputeOptions (block budget, float32), engines, input collections, kernel_times_mixT."""
 
 import subprocess
 import sys
@@ -8,13 +8,8 @@ import pytest
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import rbf_kernel
 
-from skframe.core.sketching import (
-    build_feature_map,
-    draw_sketch,
-    kernel_times,
-    kernel_times_mixT,
-    sketched_gram_products,
-)
+from skframe.core.feature_map import build_feature_map, kernel_times
+from skframe.core.sketching import draw_sketch, kernel_times_mixT, sketched_gram_products
 from skframe.options import ComputeOptions
 from skframe_kernels import GaussianKernel
 from skframe_sketches.sketches import (

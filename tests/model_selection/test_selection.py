@@ -1,32 +1,8 @@
-import numpy as np
 import pytest
 
-from skframe.model_selection.curves import (
-    approximate_leverage_scores,
-    effective_dimension,
-    input_size_curve,
-    perfect_h_curve,
-    plot_selection,
-    select_sketch_sizes,
-)
+from skframe.model_selection.curves import input_size_curve, perfect_h_curve, select_sketch_sizes
+from skframe.model_selection.plots import plot_selection
 from tests._structured_helpers import GaussK, LinK, multilabel_data
-
-
-def test_leverage_scores_exact_when_all_columns_sampled():
-    X, _ = multilabel_data(n=60)
-    k, lam, n = GaussK(0.2), 1e-2, 60
-    K = k(X, X)
-    exact = np.diag(K @ np.linalg.inv(K + n * lam * np.eye(n)))
-    approx = approximate_leverage_scores(k, X, lam, n_samples=n, random_state=0)
-    np.testing.assert_allclose(approx, exact, rtol=1e-6, atol=1e-8)
-    assert effective_dimension(approx) == pytest.approx(exact.sum(), rel=1e-6)
-
-
-def test_leverage_scores_low_rank_effective_dimension():
-    rng = np.random.default_rng(0)
-    Y = rng.normal(size=(200, 3)) @ rng.normal(size=(3, 30))  # rank 3 under the linear kernel
-    lev = approximate_leverage_scores(LinK(), Y, 1e-8, n_samples=40, random_state=0)
-    assert effective_dimension(lev) == pytest.approx(3.0, abs=0.05)
 
 
 def test_perfect_h_reaches_full_score_on_low_rank_outputs():
@@ -105,29 +81,3 @@ def test_chosen_size_respects_the_time_budget(monkeypatch):
     monkeypatch.setattr(sel, "_clock", _FakeClock([0.1, 0.3, 0.9]))
     c = sel.perfect_h_curve(GaussK(0.3), Y[:100], Y[100:], [5, 10, 20], time_budget=0.2, random_state=0)
     assert c["sizes"] == [5, 10] and c["chosen"] == 5
-
-
-def test_png_log_axis_has_few_plain_tick_labels(tmp_path):
-    pytest.importorskip("matplotlib")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from skframe.model_selection.curves import SelectionResult, _plain_log_ticks
-
-    fig, ax = plt.subplots()
-    ax.plot([10, 15, 22, 33, 50, 75, 112, 168, 253, 379, 569, 854, 1281, 1922, 2250], np.arange(15.0))
-    ax.set_xscale("log")
-    _plain_log_ticks(ax.xaxis)
-    fig.canvas.draw()
-    labels = [t.get_text() for t in ax.get_xticklabels() if t.get_visible() and t.get_text()]
-    lo, hi = ax.get_xlim()
-    shown = [v for v in ax.xaxis.get_majorticklocs() if lo <= v <= hi]
-    assert 2 <= len(shown) <= 9 and all("$" not in s for s in labels)
-    plt.close(fig)
-    res = SelectionResult(m_x=569, m_y=50, d_eff_x=3.0, d_eff_y=2.0, leverage_x=[0.5, 0.1], leverage_y=[0.4, 0.2],
-                          input_curve={"sizes": [10, 100, 1000, 2250], "scores": [1, 2, 3, 3]},
-                          output_curve={"sizes": [10, 50, 200], "scores": [1, 2, 2]})
-    plot_selection(res, tmp_path / "c.png")
-    assert (tmp_path / "c.png").stat().st_size > 1000

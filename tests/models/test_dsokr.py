@@ -145,7 +145,8 @@ def test_output_rank_keeps_the_leading_directions_of_the_sketched_gram():
 
 
 def test_select_for_dsokr_chooses_m_y_only(tmp_path):
-    from skframe.model_selection.curves import plot_selection, select_sketch_sizes
+    from skframe.model_selection.curves import select_sketch_sizes
+    from skframe.model_selection.plots import plot_selection
 
     Y = _low_rank_outputs()
     res = select_sketch_sizes(None, Y, input_kernel=None, output_kernel="linear", lam=1e-4, model="dsokr",
@@ -460,7 +461,8 @@ def test_cli_fit_predict_evaluate_dsokr(tmp_path):
     assert ev.exit_code == 0, ev.output
     assert json.loads(ev.output)["metrics"]["example_based_f1"] == rep["metrics"]["example_based_f1"]
     out = tmp_path / "pred.csv"
-    pr = runner.invoke(app, ["predict", str(model_path), str(tmp_path / "test.csv"), "--targets", "4", "--out", str(out)])
+    pr = runner.invoke(app, ["predict", str(model_path), str(tmp_path / "test.csv"), "--targets", "4",
+                             "--out", str(out)])
     assert pr.exit_code == 0, pr.output
     model = load(model_path)
     np.testing.assert_array_equal(np.loadtxt(out, delimiter=",", ndmin=2), model.predict(X[90:]))

@@ -289,7 +289,7 @@ def test_structured_model_arrays_keep_memory_order_and_predictions_are_bit_ident
 
 def test_format_1_class_names_resolve():
     """Format 1 named classes "module:qualname"; skframe's are found by qualname, components by their class."""
-    from skframe.core.sketching import SketchedFeatureMap
+    from skframe.core.feature_map import SketchedFeatureMap
     from skframe.persistence import _class_named
 
     assert _class_named("skframe.core.sketching:SketchedFeatureMap") is SketchedFeatureMap

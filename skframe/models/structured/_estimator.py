@@ -8,9 +8,10 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from skframe.constraints import Interval, Options, validate_params
+from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import solve_psd
 from skframe.core.output_basis import SketchedOutputBasis, TrainingOutputBasis, unique_rows
-from skframe.core.sketching import draw_sketch, kernel_times
+from skframe.core.sketching import draw_sketch
 from skframe.exceptions import InvalidInputError
 from skframe.models._base import KernelModelMixin, validate_X
 from skframe.models._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch

@@ -18,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
+from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import pinv_sym, solve_psd
-from skframe.core.sketching import diagonal_of_mix, kernel_times, sketched_gram_products
+from skframe.core.sketching import diagonal_of_mix, sketched_gram_products
 from skframe.plugin.collections import n_items, take
 from skframe.plugin.protocols import kernel_block
 

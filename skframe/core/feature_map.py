@@ -1,0 +1,99 @@
+"""The sketched feature map ``z(x) = D_r^{-1/2} U_r^T R k_x`` and the prediction product ``k(X, X_ref) W``.
+
+With ``R K R^T = U D U^T`` (rank r after the relative tolerance), the sketched problem
+with any loss is linear in ``omega`` in R^r with penalty ``||omega||^2`` (El Ahmad,
+Laforgue and d'Alché-Buc, "Fast Kernel Methods for Generic Lipschitz Losses via
+p-Sparsified Sketches", TMLR 2023, Prop. 1). :func:`build_feature_map` computes the map
+and the training features from the products of :mod:`skframe.core.sketching`;
+:func:`kernel_times` is the chunked ``k(X, X_ref) @ W`` every sketched model predicts with.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skframe.compute.backend import declares_work
+from skframe.core.linalg import default_rtol, spectral_projection
+from skframe.core.sketching import resolve_options, sketched_gram_products
+from skframe.options import compute_dtype
+from skframe.plugin.collections import n_items, take
+from skframe.plugin.protocols import kernel_matvec, kernel_prepare
+
+__all__ = ["kernel_times", "SketchedFeatureMap", "build_feature_map"]
+
+
+@declares_work(lambda kernel, X, X_ref, W, **_: n_items(X) * n_items(X_ref))
+def kernel_times(kernel, X, X_ref, W, *, chunk_rows=None, options=None):
+    """``k(X, X_ref) @ W`` in row chunks (the prediction step of every sketched model).
+
+    Goes through :func:`skframe.plugin.protocols.kernel_matvec`, so a kernel with its own
+    ``matvec`` (fused, GPU) is used as such. ``W`` is cast to the compute precision
+    (``options.dtype``); ``chunk_rows`` overrides ``options.chunk_rows``. The kernel
+    is used as given: prepare it on the training data first.
+    """
+    options = resolve_options(options, chunk_rows)
+    W = np.asarray(W, dtype=compute_dtype(options))
+    return kernel_matvec(kernel, X, X_ref, W, options=options)
+
+
+class SketchedFeatureMap:
+    """The sketched feature map ``z(x) = D_r^{-1/2} U_r^T R k_x``.
+
+    With ``R K R^T = U D U^T`` (rank r after the relative tolerance), the sketched
+    problem with any loss is linear in ``omega`` in R^r with penalty ``||omega||^2``
+    (El Ahmad et al., Fast Kernel Methods for Generic Lipschitz Losses via
+    p-Sparsified Sketches, TMLR 2023, Prop. 1).
+    ``transform(X) = k(X, X_sub) @ proj`` with ``proj = S_mix^T U_r D_r^{-1/2}`` (s' x r).
+
+    Attributes
+    ----------
+    kernel : kernel object
+        The kernel prepared on the training data.
+    X_sub : ndarray, sparse matrix or InputCollection with s' items
+        The sampled training points.
+    proj : ndarray of shape (s', r)
+    eigenvalues : ndarray of shape (r,)
+    """
+
+    def __init__(self, kernel, X_sub, proj, eigenvalues):
+        self.kernel = kernel
+        self.X_sub = X_sub
+        self.proj = proj
+        self.eigenvalues = eigenvalues
+
+    @property
+    def rank(self):
+        return int(self.proj.shape[1])
+
+    def transform(self, X, chunk_rows=None, options=None):
+        """Features ``z(x)`` of shape (len(X), r); see :func:`kernel_times` for the options."""
+        return kernel_times(self.kernel, X, self.X_sub, self.proj, chunk_rows=chunk_rows, options=options)
+
+
+def build_feature_map(kernel, X, R, *, rtol=None, chunk_rows=None, progress=None, distinct=None, options=None):
+    """Draw-independent part of fitting: the feature map and the training features.
+
+    ``rtol`` is the relative eigenvalue tolerance for ``R K R^T`` (default
+    ``options.rtol``, then a size-based default); ``options``, ``chunk_rows``,
+    ``progress`` and ``distinct`` are passed to :func:`sketched_gram_products`. The
+    kernel is prepared on ``X`` (:func:`skframe.plugin.protocols.kernel_prepare`) and the
+    map keeps the prepared kernel.
+
+    Returns
+    -------
+    fmap : SketchedFeatureMap
+    Z : ndarray of shape (n, r)
+        ``z(x_i)`` for the training points, equal to ``fmap.transform(X)``; in the
+        compute precision (``options.dtype``).
+    KR : ndarray of shape (n, m)
+        ``K R^T``, returned for callers that need it (e.g. SISOKR).
+    """
+    options = resolve_options(options, chunk_rows)
+    kernel = kernel_prepare(kernel, X)
+    KR, RKR = sketched_gram_products(kernel, X, R, options=options, progress=progress, distinct=distinct)
+    if rtol is None:
+        rtol = options.rtol
+    UD, w = spectral_projection(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol)
+    Z = KR @ UD.astype(KR.dtype, copy=False)
+    proj = np.asarray(R.mix.T @ UD)
+    return SketchedFeatureMap(kernel, take(X, R.indices), proj, w), Z, KR
