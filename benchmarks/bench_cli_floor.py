@@ -164,7 +164,7 @@ def main(argv=None):
     s_prime, nnz = stage["huber"]["s_prime"], stage["huber"]["nnz"]
     costs = pass_costs(data.X_train, s_prime, 200, nnz, rng)
     entries = data.X_train.shape[0] * s_prime
-    from skframe.compute.threads import available_cores
+    from skframe.core.threads import available_cores
 
     cores = available_cores()
     kernel_ns = sum(v for k, v in costs.items() if not k.startswith("for comparison"))

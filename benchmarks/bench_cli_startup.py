@@ -13,10 +13,10 @@ Prints ONE JSON object (and writes ``benchmarks/out/cli_startup.json``):
   inputs, 8 targets);
 * ``--sweep``: warm fit seconds of synthetic Gaussian p-SR problems of growing size on the plain
   NumPy engine and on numba (each forced), and numba's start-up cost in a fresh process: where
-  numba's saving exceeds its start, :data:`skframe.compute.backend.NUMBA_MIN_WORK` belongs.
+  numba's saving exceeds its start, :data:`skframe.core.engine.NUMBA_MIN_WORK` belongs.
 
 Each measurement runs in two modes, alternated process by process because the machine may be
-shared: ``auto`` (the engine chosen by problem size, :func:`skframe.compute.backend.select_engine`) and
+shared: ``auto`` (the engine chosen by problem size, :func:`skframe.core.engine.select_engine`) and
 ``numba`` (``SKFRAME_NUMBA_MIN_WORK=0``: compiled code whatever the size, the behaviour before
 the size rule). ``--root DIR`` measures another checkout of skframe in the same way (e.g. an
 older version); its rows are labelled with ``DIR``.
@@ -177,7 +177,7 @@ def main():
             "numba_import_s": statistics.median(s[0] for s in starts),
             "numba_first_calls_s": statistics.median(s[1] for s in starts),
         }
-    report["NUMBA_MIN_WORK"] = int(_run([py, "-c", "from skframe.compute.backend import NUMBA_MIN_WORK as w; print(w)"],
+    report["NUMBA_MIN_WORK"] = int(_run([py, "-c", "from skframe.core.engine import NUMBA_MIN_WORK as w; print(w)"],
                                         roots[0], "auto")[1])
     report["versions"] = _setup.versions()
     text = json.dumps(report, indent=1)

@@ -12,7 +12,7 @@ def engine(request, monkeypatch):
     """Run a test with the compiled engine and again with the plain NumPy one (SKFRAME_DISABLE_NUMBA=1).
 
     The compiled run sets ``SKFRAME_NUMBA_MIN_WORK=0``: the small test problems would otherwise
-    run on the plain NumPy engine (see :func:`skframe.compute.backend.select_engine`).
+    run on the plain NumPy engine (see :func:`skframe.core.engine.select_engine`).
     """
     if request.param == "numpy":
         monkeypatch.setenv("SKFRAME_DISABLE_NUMBA", "1")

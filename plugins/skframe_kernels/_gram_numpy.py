@@ -79,7 +79,7 @@ def _row_parallel(func, out):
     """Run ``func(rows)`` over row ranges of ``out`` on the shared thread pool when ``out`` is large.
 
     SciPy's distances and NumPy's ufuncs release the GIL; the size from which a block is split
-    is :data:`skframe.compute.threads.THREADED_ENTRIES`.
+    is :data:`skframe.core.threads.THREADED_ENTRIES`.
     """
     from skframe.compute.threads import run_row_ranges, threads_for
 

@@ -1,4 +1,4 @@
-"""Compiled (numba) engine of :mod:`skframe.core.sketching`; selected by :mod:`skframe.compute.backend`.
+"""Compiled (numba) engine of :mod:`skframe.core.sketching`; selected by :mod:`skframe.core.engine`.
 
 Each function has the same signature as the plain formula it replaces in
 :mod:`skframe.core.sketching`, which the tests compare it with.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.compute.backend import declares_work
+from skframe.core.engine import declares_work
 from skframe.core.linalg import default_rtol, spectral_projection
 from skframe.core.sketching import resolve_options, sketched_gram_products
 from skframe.options import compute_dtype

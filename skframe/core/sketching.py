@@ -14,7 +14,7 @@ chunks of bounded memory (``ComputeOptions.block_bytes``), and ``R K R^T`` needs
 no extra kernel evaluation.
 
 Engines: the sparse product ``block @ S_mix^T`` runs in the engine chosen by
-:func:`skframe.compute.backend.select_engine` (compiled numba gather in
+:func:`skframe.core.engine.select_engine` (compiled numba gather in
 :mod:`skframe.core._sketching_numba`, or SciPy's sparse product when numba is disabled
 with ``SKFRAME_DISABLE_NUMBA=1``). Precision: ``ComputeOptions(dtype="float32")``
 computes kernel blocks and ``K R^T`` in float32 and accumulates ``R K R^T`` in
@@ -26,8 +26,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.compute.backend import declares_work, engine_module, select_engine
+from skframe.core.engine import declares_work, engine_module, select_engine
 from skframe.core.sketch_matrix import SketchMatrix, diagonal_of_mix, from_entries
+from skframe.core.threads import run_row_ranges, threads_for
 from skframe.exceptions import InvalidParameterError, PluginError
 from skframe.options import DEFAULT_OPTIONS, compute_dtype
 from skframe.plugin.collections import chunks, is_collection, n_items, take
@@ -98,7 +99,7 @@ def _times_mixT(block, mix, out=None, options=None):
     """``block @ mix.T`` for a dense block and a dense or sparse mix (written into ``out`` when given).
 
     A sparse mix goes through the selected engine (a compiled row-wise gather for numba,
-    see :mod:`skframe.compute.backend`) or, in plain NumPy, through SciPy's ``mix @ block.T``.
+    see :mod:`skframe.core.engine`) or, in plain NumPy, through SciPy's ``mix @ block.T``.
     """
     dtype = block.dtype if out is None else out.dtype
     if sp.issparse(mix):
@@ -147,11 +148,9 @@ def _tiled_times_mix(kernel, X_rows, X_sub, mix, out):
 
     Each tile of rows is evaluated by the kernel and multiplied by ``S_mix^T`` at once, so
     the (rows x s') block is never held: the few passes over a tile stay in the cache, and
-    the tiles are shared among the cores (:func:`skframe.compute.threads.run_row_ranges`). The
+    the tiles are shared among the cores (:func:`skframe.core.threads.run_row_ranges`). The
     kernel values are those of one call on all rows (each entry depends on its pair only).
     """
-    from skframe.compute.threads import run_row_ranges, threads_for
-
     rows, s = X_rows.shape[0], X_sub.shape[0]
     if out is None:
         out = np.empty((rows, mix.shape[0]))

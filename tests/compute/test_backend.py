@@ -1,4 +1,5 @@
-"""skframe.compute.backend: array namespaces, host/device moves, backend resolution and engine selection."""
+"""skframe.compute.backend and skframe.core.engine: array namespaces, host/device moves, backend resolution and
+engine selection."""
 
 import sys
 import types
@@ -8,6 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 from skframe.compute import backend
+from skframe.core import engine
 from skframe.exceptions import DependencyError, InvalidParameterError
 from skframe.options import ComputeOptions
 
@@ -67,39 +69,39 @@ def test_cupy_arrays_are_recognised_by_their_type_module(monkeypatch):
 
 def test_engine_selection(monkeypatch):
     monkeypatch.delenv("SKFRAME_DISABLE_NUMBA", raising=False)
-    assert backend.select_engine() == ("numba" if backend.numba_enabled() else "numpy")
-    assert backend.select_engine(ComputeOptions(backend="cupy")) == "cupy"
-    assert backend.engine_module("skframe.core.sketching", engine="numpy") is None
-    assert backend.engine_module("skframe.core.sketching", engine="cupy") is None  # no GPU engine written yet
+    assert engine.select_engine() == ("numba" if engine.numba_enabled() else "numpy")
+    assert engine.select_engine(ComputeOptions(backend="cupy")) == "cupy"
+    assert engine.engine_module("skframe.core.sketching", engine="numpy") is None
+    assert engine.engine_module("skframe.core.sketching", engine="cupy") is None  # no GPU engine written yet
     with pytest.raises(InvalidParameterError, match="engine"):
-        backend.engine_module("skframe.core.sketching", engine="fortran")
-    if backend.numba_enabled():
-        assert backend.engine_module("skframe.core.sketching").__name__ == "skframe.core._sketching_numba"
+        engine.engine_module("skframe.core.sketching", engine="fortran")
+    if engine.numba_enabled():
+        assert engine.engine_module("skframe.core.sketching").__name__ == "skframe.core._sketching_numba"
     monkeypatch.setenv("SKFRAME_DISABLE_NUMBA", "1")
-    assert backend.select_engine() == "numpy"
-    assert backend.engine_module("skframe.core.sketching") is None
+    assert engine.select_engine() == "numpy"
+    assert engine.engine_module("skframe.core.sketching") is None
 
 
 def test_small_problems_run_on_the_numpy_engine(monkeypatch):
     monkeypatch.delenv("SKFRAME_DISABLE_NUMBA", raising=False)
     monkeypatch.delenv("SKFRAME_NUMBA_MIN_WORK", raising=False)
-    large = "numba" if backend.numba_enabled() else "numpy"
-    with backend.engine_work(backend.NUMBA_MIN_WORK - 1):
-        assert backend.select_engine() == "numpy"
-        with backend.engine_work(backend.NUMBA_MIN_WORK):  # the innermost declaration wins
-            assert backend.select_engine() == large
-        assert backend.select_engine(ComputeOptions(backend="cupy")) == "cupy"
-    assert backend.select_engine() == large  # nothing declared: taken as large
-    assert backend.select_engine(work=10) == "numpy"
+    large = "numba" if engine.numba_enabled() else "numpy"
+    with engine.engine_work(engine.NUMBA_MIN_WORK - 1):
+        assert engine.select_engine() == "numpy"
+        with engine.engine_work(engine.NUMBA_MIN_WORK):  # the innermost declaration wins
+            assert engine.select_engine() == large
+        assert engine.select_engine(ComputeOptions(backend="cupy")) == "cupy"
+    assert engine.select_engine() == large  # nothing declared: taken as large
+    assert engine.select_engine(work=10) == "numpy"
     monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", "0")
-    assert backend.select_engine(work=10) == large
+    assert engine.select_engine(work=10) == large
     monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", "lots")
     with pytest.raises(InvalidParameterError, match="SKFRAME_NUMBA_MIN_WORK"):
-        backend.select_engine(work=10)
+        engine.select_engine(work=10)
 
 
 def test_lazy_module_imports_at_first_use():
-    lazy = backend.lazy_module("json")
+    lazy = engine.lazy_module("json")
     assert "lazy module 'json'" in repr(lazy)
     assert lazy.dumps([1]) == "[1]"
     with pytest.raises(AttributeError):
@@ -136,7 +138,7 @@ def test_numpy_engine_products_equal_the_compiled_ones(sketch, monkeypatch):
 
 def test_numpy_gaussian_block_split_over_threads_equals_one_pass(monkeypatch):
     """The plain engine splits large blocks by rows over the cores: same numbers, any split."""
-    import skframe.compute.threads as threads
+    import skframe.core.threads as threads
     from skframe_kernels import _gram_numpy as g
 
     rng = np.random.default_rng(1)
@@ -172,7 +174,7 @@ def test_numpy_gaussian_block_after_fork_does_not_hang(monkeypatch):
     """A process forked after a threaded block computes its own blocks (no dead thread pool)."""
     import multiprocessing
 
-    import skframe.compute.threads as threads
+    import skframe.core.threads as threads
     from skframe_kernels import _gram_numpy as g
 
     monkeypatch.setattr(threads, "THREADED_ENTRIES", 1)
@@ -188,7 +190,7 @@ def test_numpy_gaussian_block_after_fork_does_not_hang(monkeypatch):
 
 
 def _child_block(X, Y):
-    import skframe.compute.threads as threads
+    import skframe.core.threads as threads
     from skframe_kernels import _gram_numpy as g
 
     threads.THREADED_ENTRIES = 1

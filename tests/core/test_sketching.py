@@ -197,7 +197,7 @@ def test_sketched_gram_products_on_distinct_rows(name, chunk_rows):
 
 def test_tiled_numpy_sketch_product_on_threads_equals_the_dense_formula(monkeypatch):
     """Plain NumPy engine, thread-safe kernel: tiles of a few rows shared by 3 threads give K R^T exactly."""
-    import skframe.compute.threads as threads
+    import skframe.core.threads as threads
     import skframe.core.sketching as sk
     from skframe.plugin.registry import get_kernel
 
@@ -220,7 +220,7 @@ def test_tiled_numpy_sketch_product_on_threads_equals_the_dense_formula(monkeypa
 def test_kernel_not_declared_thread_safe_is_called_from_one_thread(monkeypatch):
     import threading
 
-    import skframe.compute.threads as threads
+    import skframe.core.threads as threads
     import skframe.core.sketching as sk
 
     calls = []

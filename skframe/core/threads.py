@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextvars
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["THREADED_ENTRIES", "available_cores", "run_row_ranges", "threads_for"]
 
@@ -65,8 +66,6 @@ def run_row_ranges(func, n, n_threads=None):
         return
     with _POOL_LOCK:
         if _POOL is None or _POOL_SIZE < n_threads:
-            from concurrent.futures import ThreadPoolExecutor
-
             _POOL = ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="skframe-rows")
             _POOL_SIZE = n_threads
         pool = _POOL

@@ -1,0 +1,214 @@
+"""Which engine runs the inner loops of a numerical routine: plain NumPy, compiled numba, or CuPy.
+
+:func:`select_engine` returns ``"cupy"`` for the CuPy backend; ``"numba"`` when numba is
+installed, not disabled (``SKFRAME_DISABLE_NUMBA=1``) and the problem is large enough to pay
+for numba's start in a fresh process (:data:`NUMBA_MIN_WORK` kernel entries, declared by fits
+and predictions through :func:`engine_work`); else ``"numpy"`` (the plain formulas, which the
+fast engines are tested against). A small fit therefore never imports numba.
+:func:`engine_module` imports the private sibling module that implements an engine.
+
+This is the one place the choice is made, for :mod:`skframe.core` and for the plugins (through
+:mod:`skframe.plugin.api`); the array namespace of the data is :mod:`skframe.compute.backend`'s.
+
+How an engine plugs in
+----------------------
+A numerical module ``<package>/<name>.py`` keeps its plain NumPy formulas and puts
+each accelerated version of a function in a private sibling module named after
+the engine: ``<package>/_<name>_numba.py``, ``<package>/_<name>_cupy.py``. Each
+sibling defines the same function names with the same signatures. The module
+asks :func:`engine_module` for the sibling of the selected engine and calls its
+function, or falls back to its own formula when the engine is ``"numpy"`` or
+the sibling lacks the function::
+
+    from skframe.core.engine import engine_module
+
+    def times_mixT(block, mix, out, options=None):
+        fast = engine_module("skframe.core.sketching", options)
+        if fast is not None and hasattr(fast, "dense_times_csr_t"):
+            return fast.dense_times_csr_t(block, mix, out)
+        ...  # plain NumPy / SciPy formula
+
+The sibling modules are imported lazily, so ``import skframe`` never imports
+numba or CuPy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import importlib
+import os
+
+from skframe.deps import numba_enabled, require
+from skframe.exceptions import InvalidParameterError
+
+__all__ = [
+    "ENGINES",
+    "NUMBA_MIN_WORK",
+    "numba_min_work",
+    "engine_work",
+    "declares_work",
+    "select_engine",
+    "engine_module",
+    "lazy_module",
+]
+
+#: engine names returned by :func:`select_engine`
+ENGINES = ("numpy", "numba", "cupy")
+
+_ENGINE_MODULES = {}  # (module, engine) -> imported engine module or None
+
+
+#: Kernel entries (rows x columns of the kernel blocks) of one fit or prediction below which
+#: the plain NumPy engine runs it even when numba is installed. A fresh process pays 0.7-1 s
+#: to import numba and load its cached compiled functions (measured on 2 cores); on Gaussian
+#: p-SR fits the warm NumPy and numba times are equal at about 4e7 entries and numba is faster
+#: above (1.6e8 entries: 3.9 s vs 5.3 s), so below this size numba cannot pay for its start
+#: (see ``benchmarks/bench_cli_startup.py --sweep``). ``SKFRAME_NUMBA_MIN_WORK`` overrides it
+#: (0: numba always).
+NUMBA_MIN_WORK = 40_000_000
+
+_WORK = contextvars.ContextVar("skframe_engine_work", default=None)
+
+
+def numba_min_work():
+    """:data:`NUMBA_MIN_WORK`, or the integer in ``SKFRAME_NUMBA_MIN_WORK`` when set."""
+    value = os.environ.get("SKFRAME_NUMBA_MIN_WORK", "").strip()
+    if value:
+        try:
+            return max(0, int(float(value)))
+        except ValueError:
+            raise InvalidParameterError(
+                f"SKFRAME_NUMBA_MIN_WORK={value!r} is not a number; give a count of kernel entries, e.g. 4e7"
+            ) from None
+    return NUMBA_MIN_WORK
+
+
+@contextlib.contextmanager
+def engine_work(work):
+    """Declare the size of the computation inside the ``with`` block (kernel entries).
+
+    :func:`select_engine` then picks the plain NumPy engine when ``work`` is below
+    :func:`numba_min_work`. A fit declares ``n x s'`` (its kernel columns against all rows),
+    a prediction ``n_rows x s'``; nested blocks override the outer one.
+
+    Examples
+    --------
+    >>> from skframe.core.engine import engine_work, select_engine
+    >>> with engine_work(100):
+    ...     select_engine()
+    'numpy'
+    """
+    token = _WORK.set(None if work is None else int(work))
+    try:
+        yield
+    finally:
+        _WORK.reset(token)
+
+
+def declares_work(size_of):
+    """Decorator: run the function inside :func:`engine_work` of ``size_of(*args, **kwargs)``."""
+
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with engine_work(size_of(*args, **kwargs)):
+                return func(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def select_engine(options=None, work=None):
+    """The engine that runs the inner loops for ``options`` (a ComputeOptions or None).
+
+    ``"cupy"`` when ``options.backend == "cupy"``; otherwise ``"numba"`` when numba is
+    installed and not disabled by ``SKFRAME_DISABLE_NUMBA=1`` and the computation is
+    large enough for compiled code to pay for its start in a fresh process, else ``"numpy"``.
+
+    Parameters
+    ----------
+    options : ComputeOptions, optional
+    work : int, optional
+        Kernel entries of the computation; default: the one declared by the innermost
+        :func:`engine_work` block, and when none is declared the size is taken as large.
+        Below :func:`numba_min_work` the plain NumPy engine is chosen: the choice depends
+        on the problem size only, never on what the process ran before, so a model fitted
+        or loaded in any process computes the same numbers.
+    """
+    backend = getattr(options, "backend", "numpy") or "numpy"
+    if str(backend).lower() == "cupy":
+        return "cupy"
+    if not numba_enabled():
+        return "numpy"
+    work = _WORK.get() if work is None else work
+    if work is not None and work < numba_min_work():
+        return "numpy"
+    return "numba"
+
+
+class _LazyModule:
+    """A module imported at its first attribute access (see :func:`lazy_module`)."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return getattr(importlib.import_module(self._name), attr)
+
+    def __repr__(self):
+        return f"<lazy module {self._name!r}>"
+
+
+def lazy_module(name):
+    """A stand-in for the module ``name`` that imports it at the first attribute access.
+
+    Plugins keep their compiled (numba) siblings behind one, so that discovering the plugins
+    never imports numba.
+    """
+    return _LazyModule(name)
+
+
+def engine_module(module, options=None, engine=None):
+    """The private engine sibling of ``module`` for the selected engine, or None for plain NumPy.
+
+    Parameters
+    ----------
+    module : str
+        Dotted name of the numerical module, e.g. ``"skframe.core.sketching"``; the numba
+        engine of it is ``"skframe.core._sketching_numba"``.
+    options : ComputeOptions, optional
+        Decides the engine through :func:`select_engine`.
+    engine : str, optional
+        Force an engine (``"numpy"``, ``"numba"`` or ``"cupy"``), e.g. in tests.
+
+    Returns
+    -------
+    module or None
+        None when the engine is ``"numpy"`` or when no sibling exists for a GPU
+        engine (the caller then runs its plain formula, on CuPy arrays for the
+        CuPy backend).
+    """
+    engine = engine or select_engine(options)
+    key = (module, engine)
+    if key in _ENGINE_MODULES:
+        return _ENGINE_MODULES[key]
+    if engine not in ENGINES:
+        raise InvalidParameterError(f"engine={engine!r} is not known; choose one of {', '.join(ENGINES)}")
+    found = None
+    if engine != "numpy":
+        package, _, stem = module.rpartition(".")
+        name = f"{package}._{stem}_{engine}" if package else f"_{stem}_{engine}"
+        if engine == "numba":
+            require("numba", f"the compiled engine of {module}")
+        try:
+            found = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+    _ENGINE_MODULES[key] = found
+    return found
