@@ -8,7 +8,8 @@ machines without a GPU. Kernel blocks are computed on the device: products by cu
 is copied to the host but the m x m and m x d sums. :class:`CupyEngine` is the engine of
 ``backend="cupy"``; it imports CuPy (the ``gpu`` extra) only when asked for.
 
-Kernels with a device formula here: Gaussian, Laplacian, linear, polynomial. A kernel that
+Kernels with a device formula here: those whose tags name one (``KernelTags.device_formula``:
+Gaussian, Laplacian, linear, polynomial), computed from the kernel's ``params``. A kernel that
 lists ``"cupy"`` in its ``backends`` is called with device arrays; any other kernel is
 refused on the GPU with an error saying so (it keeps working with ``backend="numpy"``).
 """
@@ -19,14 +20,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe.compute.backend import resolve_backend, to_numpy
+from skframe.core.sketching import diagonal_of_mix
 from skframe.exceptions import InvalidParameterError
 from skframe.plugin.protocols import kernel_backends
-from skframe.plugin.registry import component_name
+from skframe.plugin.tags import get_tags
 
 __all__ = ["ArrayEngine", "CupyEngine", "DEVICE_FORMULAS", "device_kernel_name"]
-
-_CLASS_NAMES = {"GaussianKernel": "gaussian", "LaplacianKernel": "laplacian", "LinearKernel": "linear",
-                "PolynomialKernel": "polynomial"}
 
 
 def _sq_norms(xp, X):
@@ -65,14 +64,16 @@ def _polynomial(xp, X, Y, params, out_fn=None):
     return G ** int(params.get("degree", 3))
 
 
-#: kernel name -> device formula ``f(xp, X, Y, params, fused) -> block``
-DEVICE_FORMULAS = {"gaussian": _gaussian, "rbf": _gaussian, "laplacian": _laplacian, "linear": _linear,
-                   "polynomial": _polynomial}
+#: ``KernelTags.device_formula`` -> device formula ``f(xp, X, Y, params, fused) -> block``
+DEVICE_FORMULAS = {"gaussian": _gaussian, "laplacian": _laplacian, "linear": _linear, "polynomial": _polynomial}
 
 
 def device_kernel_name(kernel):
-    """The device formula's name for ``kernel`` (registry name, else the built-in class), or None."""
-    name = component_name(kernel) or _CLASS_NAMES.get(type(kernel).__name__)
+    """The device formula the kernel declares in its tags (``KernelTags.device_formula``), or None.
+
+    The kernel says which family it is; nothing is inferred from its registered name or class.
+    """
+    name = get_tags(kernel, "kernel").device_formula
     return name if name in DEVICE_FORMULAS else None
 
 
@@ -114,12 +115,10 @@ class ArrayEngine:
                 "GPU; use backend='numpy', or a kernel that lists 'cupy' in its backends"
             )
         params = dict(getattr(kernel, "params", None) or {})
-        fused = self._fused if name in ("gaussian", "rbf") else None
+        fused = self._fused if name == "gaussian" else None
         return DEVICE_FORMULAS[name](self.xp, X, Y, params, fused)
 
     def prepare_mix(self, mix, dtype):
-        from skframe.core.sketching import diagonal_of_mix
-
         if diagonal_of_mix(mix) is not None:
             return None
         dense = mix.toarray() if sp.issparse(mix) else np.asarray(mix)
@@ -133,7 +132,7 @@ class ArrayEngine:
         prod = None
         if self.xp is not np:
             try:
-                from cupy.cublas import syrk
+                from cupy.cublas import syrk  # lazy: CuPy is optional (the gpu extra)
 
                 prod = syrk("T", B, lower=False)
             except (ImportError, AttributeError, TypeError):

@@ -79,6 +79,12 @@ class KernelTags:
     spectral_sampler : bool, default False
         The kernel is shift-invariant and has a method ``spectral_sampler(d, m, rng)`` giving m
         frequencies of shape (m, d) of its spectral measure (random Fourier features).
+    device_formula : str or None, default None
+        The kernel is one of the families the GPU engine computes on the device from the kernel's
+        ``params`` (``"gaussian"`` and ``"laplacian"`` with ``gamma``, ``"linear"``, ``"polynomial"``
+        with ``gamma``, ``coef0``, ``degree``), so ``backend="cupy"`` needs no device code of its own;
+        None otherwise (a kernel with ``"cupy"`` in ``backends`` computes its device blocks itself).
+        A subclass that changes the formula declares its own tags.
     """
 
     normalized: bool = False
@@ -87,6 +93,7 @@ class KernelTags:
     dtypes: tuple = ("float64",)
     thread_safe: bool = False
     spectral_sampler: bool = False
+    device_formula: str | None = None
 
 
 @dataclass(frozen=True)
@@ -338,7 +345,7 @@ def get_tags(component, kind=None):
     ...     def __call__(self, X, Y=None): ...
     >>> get_tags(Minimal())
     KernelTags(normalized=False, is_linear=False, backends=('numpy',), dtypes=('float64',), \
-thread_safe=False, spectral_sampler=False)
+thread_safe=False, spectral_sampler=False, device_formula=None)
     """
     if kind is not None and kind not in TAGS_OF_KIND:
         raise InvalidParameterError(f"unknown component kind {kind!r}; use one of {', '.join(TAGS_OF_KIND)}")
@@ -411,6 +418,8 @@ def check_tags(tags):
             problem = None if ok else "give None or a tuple of levels in (0, 1)"
         elif f.name == "default_solver" and value is not None:
             problem = None if isinstance(value, str) and value.strip() else "give None or a registered solver name"
+        elif f.name == "device_formula" and value is not None:
+            problem = None if isinstance(value, str) and value.strip() else "give None or a formula such as 'gaussian'"
         if problem:
             raise PluginError(f"{name}.{f.name}={value!r} is invalid; {problem}")
     if isinstance(tags, KernelTags):

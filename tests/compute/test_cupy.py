@@ -10,6 +10,7 @@ from skframe.core.sketching import draw_sketch
 from skframe.exceptions import DependencyError, InvalidParameterError
 from skframe.options import ComputeOptions
 from skframe.plugin.registry import get_kernel, get_sketch
+from skframe.plugin.tags import KernelTags
 from tests.naive import naive_gaussian, naive_laplacian, naive_linear, naive_polynomial
 
 KERNELS = [
@@ -33,6 +34,27 @@ def test_device_formulas_match_plain_ones(name, params, naive):
     assert device_kernel_name(kernel) == name
     block = ArrayEngine(np).block(kernel, X, X[:20], np.float64)
     np.testing.assert_allclose(block, naive(X, X[:20]), rtol=1e-10, atol=1e-12)
+
+
+def test_the_kernel_names_its_device_formula():
+    """The engine asks the kernel's tags for its formula, never its registered or class name."""
+
+    class GaussianKernel:  # a third party's kernel with a built-in's class name: no device formula
+        params = {"gamma": 0.7}
+
+        def __call__(self, X, Y=None):
+            return X @ Y.T
+
+    class Declared(GaussianKernel):  # any class may say it is a Gaussian kernel of params["gamma"]
+        __skframe_tags__ = KernelTags(device_formula="gaussian")
+
+    X, _ = _data(30)
+    assert device_kernel_name(GaussianKernel()) is None
+    with pytest.raises(InvalidParameterError, match="backend='numpy'"):
+        ArrayEngine(np).block(GaussianKernel(), X, X[:5], np.float64)
+    assert device_kernel_name(Declared()) == "gaussian"
+    np.testing.assert_allclose(ArrayEngine(np).block(Declared(), X, X[:5], np.float64), naive_gaussian(X, X[:5], 0.7),
+                               rtol=1e-10)
 
 
 def test_fused_gaussian_hook_is_used():
