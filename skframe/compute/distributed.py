@@ -18,6 +18,7 @@ never a silently different model. Requires the ``dask`` extra
 
 from __future__ import annotations
 
+import contextlib
 import operator
 
 import numpy as np
@@ -35,7 +36,7 @@ from skframe.compute.streaming import (
 )
 from skframe.core.linalg import sketch_spectrum
 from skframe.deps import is_dask_collection, require
-from skframe.exceptions import DistributedError, InvalidInputError
+from skframe.exceptions import DistributedError, InvalidInputError, InvalidParameterError
 from skframe.options import DEFAULT_OPTIONS, compute_dtype
 
 __all__ = ["fit_sketched_ridge_dask", "DaskFeatureProblem", "partition_sums", "tree_reduce",
@@ -59,10 +60,6 @@ def dask_client(scheduler=None, local=None):
     Exactly one of them is given. Without the ``dask`` extra, one
     :class:`~skframe.exceptions.DependencyError` names it.
     """
-    import contextlib
-
-    from skframe.exceptions import InvalidParameterError
-
     if (scheduler is None) == (local is None):
         raise InvalidParameterError("give either a Dask scheduler address (--dask-scheduler tcp://HOST:8786) or a "
                                     "number of local workers (--dask-local N), not both and not neither")
@@ -96,7 +93,7 @@ def dask_client(scheduler=None, local=None):
 def to_dask(X, Y=None, rows=None):
     """NumPy arrays or memory maps as dask arrays of ``rows`` rows per partition (default: about 8 partitions)."""
     _dask()
-    import dask.array as da
+    import dask.array as da  # lazy: Dask is optional (the dask extra)
 
     n = int(X.shape[0])
     rows = int(rows or max(1, -(-n // 8)))
@@ -138,7 +135,7 @@ def _compute(obj, retries):
     dask = _dask()
     client = None
     try:
-        from distributed import default_client
+        from distributed import default_client  # lazy: Dask is optional (the dask extra)
 
         client = default_client()
     except (ImportError, ValueError):
@@ -161,7 +158,7 @@ def _compute(obj, retries):
 def _aligned(X, Y):
     """X with one column chunk and Y as a 2-D dask array with X's row chunks."""
     _dask()
-    import dask.array as da
+    import dask.array as da  # lazy: Dask is optional (the dask extra)
     if Y is None:
         raise InvalidInputError("y is missing: pass y as a dask array (or NumPy array) with X's rows")
     Y = Y if is_dask_collection(Y) else da.from_array(np.asarray(Y), chunks=(X.chunks[0],) + ((-1,) if np.ndim(Y) > 1 else ()))

@@ -13,11 +13,19 @@ records which: ``"accumulated"`` (square loss), ``"in-memory"`` or ``"streamed"`
 
 from __future__ import annotations
 
+import mmap
+
 import numpy as np
 
-from skframe.compute.stream_problems import ProjectedProblem
+from skframe.compute.distributed import DaskFeatureProblem, fit_sketched_ridge_dask
+from skframe.compute.memory import choose_representation
+from skframe.compute.stream_problems import ProjectedProblem, make_feature_problem
+from skframe.compute.streaming import accumulate, fit_sketched_ridge
+from skframe.core.sketching import draw_sketch
 from skframe.deps import is_dask_collection
+from skframe.exceptions import InvalidInputError
 from skframe.options import ComputeOptions, parse_bytes
+from skframe.plugin.problems import ArrayProblem
 
 __all__ = ["options_from", "streaming_requested", "streamed_representation", "StreamedRepresentation",
            "SumsProblem", "is_memory_mapped", "validate_dask_XY"]
@@ -25,8 +33,6 @@ __all__ = ["options_from", "streaming_requested", "streamed_representation", "St
 
 def is_memory_mapped(X):
     """True when ``X`` is (a view of) a memory-mapped array, e.g. ``np.load(path, mmap_mode="r")``."""
-    import mmap
-
     seen = 0
     while X is not None and seen < 16:
         if isinstance(X, (np.memmap, mmap.mmap)):
@@ -40,8 +46,6 @@ def validate_dask_XY(estimator, X, Y):
 
     Returns ``(X, Y, one_d)`` as :func:`skframe.models._base.validate_XY` does; sets ``n_features_in_``.
     """
-    from skframe.exceptions import InvalidInputError
-
     if X.ndim != 2:
         raise InvalidInputError(f"X must be 2-D (n_samples, n_features), got a dask array of shape {X.shape}")
     Y = np.asarray(Y.compute() if is_dask_collection(Y) else Y, dtype=np.float64)
@@ -100,8 +104,6 @@ class SumsProblem(ProjectedProblem):
                                                              atol=1e-12 * (1.0 + np.abs(self.Y).max(initial=0.0))):
             b = b - np.outer(kr, shift)
         else:  # targets unrelated to the accumulated ones: one more pass
-            from skframe.compute.streaming import accumulate
-
             b = accumulate(rep.kernel, rep.X, self.Y, rep.X_basis, rep.mix, options=rep.options).products()[1]
         UD = rep.UD
         A = UD.T @ C @ UD
@@ -111,18 +113,12 @@ class SumsProblem(ProjectedProblem):
         if self._features is None:
             rep = self.rep
             if is_dask_collection(rep.X):
-                from skframe.compute.distributed import DaskFeatureProblem
-                from skframe.compute.memory import choose_representation
-                from skframe.plugin.problems import ArrayProblem
-
                 self._features = DaskFeatureProblem(rep.kernel, rep.X, self.Y, rep.X_basis, rep.proj, rep.options)
                 how = choose_representation(self.n, self.r, rep.options)
                 if how == "in-memory":  # gathered once on the client: every solver can use it
                     Z = np.vstack([Zb for _, Zb, _ in self._features.blocks()])
                     self._features = ArrayProblem(Z, self.Y)
             else:
-                from skframe.compute.stream_problems import make_feature_problem
-
                 self._features, how = make_feature_problem(rep.kernel, rep.X, self.Y, rep.X_basis, rep.proj,
                                                            rep.options, products=rep.info.get("products"))
             rep.info["representation"] = how
@@ -187,6 +183,10 @@ class StreamedRepresentation:
 def streamed_representation(X, Y, kernel, sketch, rng, options, *, rtol=None, progress=None):
     """Draw the sketch and accumulate the streamed sums of ``(X, Y)``: a :class:`StreamedRepresentation`.
 
+    The executor is chosen here: a dask array is summed partition by partition on its cluster
+    (:func:`skframe.compute.distributed.fit_sketched_ridge_dask`), anything else in one streamed
+    pass in this process (:func:`skframe.compute.streaming.fit_sketched_ridge`).
+
     Parameters
     ----------
     X : ndarray, np.memmap, sparse matrix or dask array
@@ -196,12 +196,13 @@ def streamed_representation(X, Y, kernel, sketch, rng, options, *, rtol=None, pr
     rng : numpy.random.Generator
     options : ComputeOptions
     """
-    from skframe.compute.streaming import fit_sketched_ridge
-    from skframe.core.sketching import draw_sketch
-
     n = int(X.shape[0])
     R = draw_sketch(sketch, n, rng, X=None if is_dask_collection(X) else X, kernel=kernel)
-    fit = fit_sketched_ridge(kernel, X, Y, R, None, options=options, rtol=rtol, progress=progress, keep_sums=True)
+    if is_dask_collection(X):
+        fit = fit_sketched_ridge_dask(kernel, X, Y, R, None, options=options, rtol=rtol, keep_sums=True)
+    else:
+        fit = fit_sketched_ridge(kernel, X, Y, R, None, options=options, rtol=rtol, progress=progress,
+                                 keep_sums=True)
     UD = fit.info.pop("UD")
     return StreamedRepresentation(kernel, X, np.asarray(Y, dtype=np.float64) if not is_dask_collection(Y) else Y,
                                   R, fit, options, UD)

@@ -298,12 +298,15 @@ class StreamedRidge:
 
 def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=None, progress=None,
                        keep_sums=False):
-    """Sketched kernel ridge regression by one streamed pass over ``(X, Y)``.
+    """Sketched kernel ridge regression by one streamed pass over ``(X, Y)``, in this process.
+
+    Dask arrays are fitted on their cluster by :func:`skframe.compute.distributed.fit_sketched_ridge_dask`
+    (same arguments, same numbers); the models choose between the two.
 
     Parameters
     ----------
     kernel : kernel object
-    X : ndarray, np.memmap, sparse matrix, dask array, or iterable / callable of row chunks
+    X : ndarray, np.memmap, sparse matrix, or iterable / callable of row chunks
     Y : ndarray (n,) or (n, d), or None when X yields ``(X_chunk, Y_chunk)`` pairs
     R : skframe.core.sketching.SketchMatrix
     lam : float or None
@@ -326,9 +329,10 @@ def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=N
     """
     options = options or DEFAULT_OPTIONS
     if is_dask_collection(X):
-        from skframe.compute.distributed import fit_sketched_ridge_dask
-
-        return fit_sketched_ridge_dask(kernel, X, Y, R, lam, options=options, rtol=rtol, keep_sums=keep_sums)
+        raise InvalidInputError(
+            "X is a dask array; fit it on its cluster with "
+            "skframe.compute.distributed.fit_sketched_ridge_dask(kernel, X, Y, R, lam), or pass it to a model's fit"
+        )
     engine = get_engine(options)  # an unusable backend fails here, before any work
     n_features = X_sub.shape[1] if X_sub is not None else (X.shape[1] if _is_sliceable(X) else 1)
     d = 1 if Y is None or getattr(Y, "ndim", 1) == 1 else Y.shape[1]
