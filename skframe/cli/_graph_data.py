@@ -552,15 +552,14 @@ def predict_file(model, extra, data, out, drop=False):
 
     ``drop`` (only on request: it shifts the rows) leaves out rows whose SMILES cannot be read.
     """
-    from skframe.cli.fit import call_predict, task_module
-    from skframe.cli.model_commands import _write
+    from skframe.cli._services import call_predict, task_module, write_predictions
 
     task, opts = _options(extra)
     X, _ = read(data, extra["representation"], with_targets=False, drop=drop)
     P = call_predict(task_module(task), model, X, opts)
     if len(P.shape) < 2 and not isinstance(P, np.ndarray):  # predicted molecules
         return write_molecules(out, P)
-    return _write(out, P)
+    return write_predictions(out, P)
 
 
 def evaluate_file(model, extra, data, drop=False):
@@ -571,7 +570,7 @@ def evaluate_file(model, extra, data, drop=False):
     """
     import time
 
-    from skframe.cli.fit import call_predict, task_module
+    from skframe.cli._services import call_predict, task_module
     from skframe.plugin.collections import take
 
     task, opts = _options(extra)

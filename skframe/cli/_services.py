@@ -1,0 +1,73 @@
+"""What the command modules share: the task modules, predicting with one, formatting and writing results.
+
+``skframe fit``, ``skframe predict`` / ``evaluate`` and the molecule and graph files
+(:mod:`skframe.cli._graph_data`) all use these services; they live here, below the command modules,
+so that no command module imports another. Importing this module is light (Typer and the standard library).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from pathlib import Path
+
+import typer
+
+from skframe.exceptions import InvalidParameterError
+
+__all__ = ["TASK_MODULES", "task_module", "call_predict", "format_value", "write_predictions"]
+
+TASK_MODULES = {
+    "regression": "skframe.cli._task_regression",
+    "machine": "skframe.cli._task_machine",
+    "structured": "skframe.cli._task_structured",
+}
+
+
+def task_module(name):
+    """Import the module implementing a CLI task (build_estimator, predict, metrics)."""
+    try:
+        return importlib.import_module(TASK_MODULES[name])
+    except ModuleNotFoundError as exc:  # pragma: no cover - partial installs
+        raise InvalidParameterError(f"task {name!r} is not available in this installation ({exc})") from exc
+
+
+def call_predict(module, model, X, opts):
+    """``module.predict(model, X, opts)``, or ``module.predict(model, X)`` for a task that takes no options."""
+    params = inspect.signature(module.predict).parameters
+    return module.predict(model, X, opts) if len(params) >= 3 else module.predict(model, X)
+
+
+def format_value(value):
+    """Short human form of a report value (details stay in --json)."""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={format_value(v)}" for k, v in value.items() if not isinstance(v, (list, dict)))
+    if isinstance(value, list):
+        if value and all(isinstance(x, (float, int)) for x in value):
+            return " ".join(f"{x:.4g}" for x in value)
+        return f"[{len(value)} items; see --json]"
+    return str(value)
+
+
+def write_predictions(out, P):
+    """Predictions as CSV on stdout (``out=None``), or to a ``.csv`` / ``.npz`` file, atomically."""
+    import numpy as np  # lazy: NumPy costs ~0.1 s at the start of every command
+
+    P = np.asarray(P)
+    if out is None:
+        rows = P[:, None] if P.ndim == 1 else P
+        for row in rows:
+            typer.echo(",".join(repr(float(v)) for v in np.ravel(row)))
+        return
+    suffix = Path(out).suffix.lower()
+    if suffix not in (".csv", ".npz"):
+        raise InvalidParameterError(f"--out {out}: use a .csv or .npz file name")
+    from skframe.io import atomic_write  # lazy: skframe.io loads SciPy's sparse matrices
+
+    with atomic_write(out, "wb") as fh:  # an interrupted write leaves the previous file intact
+        if suffix == ".npz":
+            np.savez(fh, predictions=P)
+        else:
+            np.savetxt(fh, P[:, None] if P.ndim == 1 else P, delimiter=",", fmt="%.17g")
