@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import warnings
 
 import numpy as np
 
 from skframe.exceptions import SketchSizeWarning
+from skframe.plugin.loader import get_plugin_registry
 from skframe.plugin.registry import build_component
 from skframe.plugin.specs import ComponentSpec
 
-__all__ = ["auto_sketch_size", "choose_sketch_size", "size_and_resolve_sketch"]
+__all__ = ["auto_sketch_size", "choose_sketch_size"]
 
 AUTO_FACTOR = 2.0
 AUTO_MIN_SIZE = 100
@@ -69,29 +71,8 @@ def choose_sketch_size(sketch_size, n, *, feature_map=False, memory_budget=None,
     return m, {"size_rule": "given"}
 
 
-def size_and_resolve_sketch(sketch, sketch_size, sketch_params, n, *, memory_budget=None, param="sketch_size"):
-    """Steps 2 and 4 for a sketch: ``(sketch or None, spec or None, {"size_rule": ...})``.
-
-    A named sketch gets the size from :func:`choose_sketch_size`; a sketch object keeps
-    its own size, except that a size above n is clamped (on a copy) with a warning.
-    """
-    from skframe.models._core import is_exact_sketch, resolve_sketch
-
-    if is_exact_sketch(sketch):
-        return None, None, {"size_rule": "none: exact model"}
-    if isinstance(sketch, str):
-        fmap = _is_feature_map_name(sketch)
-        m, info = choose_sketch_size(sketch_size, n, feature_map=fmap, memory_budget=memory_budget, param=param)
-        obj, spec = resolve_sketch(sketch, m, sketch_params)
-        return obj, spec, info
-    obj, spec = resolve_sketch(sketch, None, sketch_params)
-    return _clamp_sketch_object(obj, spec, n, param)
-
-
 def _is_feature_map_name(name):
     """True when the registered sketch ``name`` is an explicit feature map (its class says so)."""
-    from skframe.plugin.loader import get_plugin_registry
-
     comp = get_plugin_registry().components["sketch"].get(name.strip().lower())
     return bool(getattr(getattr(comp, "factory", None), "feature_map", False))
 
@@ -105,8 +86,6 @@ def _clamp_sketch_object(sketch, spec, n, param):
     if spec is not None:
         spec = ComponentSpec(spec.kind, spec.name, dict(spec.params, size=m))
         return build_component(spec), spec, info
-    import copy
-
     clone = copy.copy(sketch)
     clone.size = m
     return clone, spec, info
