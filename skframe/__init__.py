@@ -4,8 +4,9 @@ Kernel methods with random sketches (Nyström, Gaussian, p-sparsified, ...)
 for scalar, multi-output and structured prediction, assembled from plugins.
 """
 
-__version__ = "0.1.0"
+import importlib
 
+from skframe._version import __version__
 from skframe.plugin.hookspecs import hookimpl  # pluggy only: importing skframe stays light (no NumPy yet)
 
 __all__ = [
@@ -47,8 +48,6 @@ _LAZY = {
 
 def __getattr__(name):
     if name in _LAZY:
-        import importlib
-
         mod, attr = _LAZY[name]
         value = getattr(importlib.import_module(mod), attr)
         globals()[name] = value

@@ -21,6 +21,7 @@ os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 import typer
 
+from skframe._version import __version__
 from skframe.cli._common import debug_enabled
 from skframe.cli._warnings import install as install_warnings
 from skframe.cli.fit import fit
@@ -46,8 +47,6 @@ CORE_COMMANDS = frozenset({"fit", "predict", "evaluate", "select", "plugins"})
 
 def _print_version(value: bool):
     if value:
-        from skframe import __version__
-
         typer.echo(f"skframe {__version__}")
         raise typer.Exit()
 
@@ -62,6 +61,7 @@ def _root(
 
 def _third_party_plugins():
     """True when a distribution other than skframe declares ``skframe`` entry points (no import)."""
+    # lazy: plugin discovery reads the entry points (~15 ms); only the commands that need components pay it
     from importlib import metadata
 
     try:
@@ -83,6 +83,7 @@ def register_plugin_commands(app):
     """
     if not _third_party_plugins():
         return
+    # lazy: plugin discovery reads the entry points (~15 ms); only the commands that need components pay it
     from skframe.plugin.loader import BrokenPlugin, get_plugin_registry
 
     try:

@@ -28,7 +28,9 @@ import importlib
 import os
 
 import numpy as np
+import scipy.sparse as sp
 
+from skframe._version import __version__
 from skframe.exceptions import PersistenceError, SkframeError, UnknownComponentError
 from skframe.persistence.file_format import (
     FORMAT_NAME,
@@ -38,6 +40,9 @@ from skframe.persistence.file_format import (
     read_model_file,
     write_model_file,
 )
+from skframe.plugin.loader import get_plugin_registry
+from skframe.plugin.registry import build_component, spec_of
+from skframe.plugin.specs import ComponentSpec
 
 __all__ = ["save", "load", "load_bundle", "register_class", "persistable", "STATE_CLASSES", "FORMAT_VERSION"]
 
@@ -118,14 +123,10 @@ def _table_class(name):
 
 
 def _plugin_classes():
-    from skframe.plugin.loader import get_plugin_registry
-
     return get_plugin_registry().state_classes
 
 
 def _registered_classes():
-    from skframe.plugin.loader import get_plugin_registry
-
     return [f for f in get_plugin_registry().by_factory if isinstance(f, type)]
 
 
@@ -197,7 +198,6 @@ class _Encoder:
             if not all(isinstance(k, str) for k in value):
                 raise PersistenceError(f"{where}: dictionary keys must be strings to be saved")
             return {"__dict__": {k: self.encode(v, f"{where}.{k}") for k, v in value.items()}}
-        from skframe.plugin.registry import spec_of
 
         spec = spec_of(None, value)
         if spec is not None:
@@ -232,14 +232,11 @@ def _is_sparse(value):
     mod = type(value).__module__
     if not mod.startswith("scipy."):
         return False
-    import scipy.sparse as sp
 
     return sp.issparse(value)
 
 
 def _is_sparse_matrix(value):
-    import scipy.sparse as sp
-
     return isinstance(value, sp.spmatrix)
 
 
@@ -283,8 +280,6 @@ class _Decoder:
         raise PersistenceError("model file manifest has an unknown entry; the file is corrupted")
 
     def _sparse(self, node):
-        import scipy.sparse as sp
-
         fmt = node["__sparse__"]
         if fmt not in ("csr", "csc"):
             raise PersistenceError(f"model file holds a sparse matrix of unknown format {fmt!r}; the file is corrupted")
@@ -294,9 +289,6 @@ class _Decoder:
 
     @staticmethod
     def _component(kind, name, params):
-        from skframe.plugin.registry import build_component
-        from skframe.plugin.specs import ComponentSpec
-
         if not isinstance(name, str) or not isinstance(params, dict):
             raise PersistenceError("model file describes a component without a name; the file is corrupted")
         try:
@@ -340,8 +332,6 @@ def save(model, path, *, extra=None):
     str
         The path written.
     """
-    from skframe import __version__
-
     enc = _Encoder()
     manifest = {
         "format": FORMAT_NAME,
