@@ -33,6 +33,8 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
+
 from skframe.exceptions import InvalidParameterError
 
 __all__ = ["Interval", "Options", "HasMethods", "validate_params", "check_param", "satisfies", "describe"]
@@ -121,8 +123,6 @@ class HasMethods:
 
 def satisfies(value, constraint):
     """True when ``value`` satisfies one constraint (see the module docstring)."""
-    import numpy as np
-
     if constraint is None:
         return value is None
     if isinstance(constraint, (Interval, Options, HasMethods)):

@@ -89,8 +89,7 @@ class PluginCollisionWarning(SkframeWarning):
 
 
 def _not_fitted_error():
-    # scikit-learn is imported only when this class is first needed, so that importing
-    # skframe.exceptions (the command line does) stays light.
+    # lazy: scikit-learn costs ~0.5 s, and the command line imports this module at start-up
     from sklearn.exceptions import NotFittedError as _SkNotFittedError
 
     class NotFittedError(SkframeError, _SkNotFittedError):

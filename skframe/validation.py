@@ -84,7 +84,7 @@ def as_float_array(X, name="X", *, allow_sparse=True, ensure_2d=True):
         Not numeric, wrong dimension, empty, or containing NaN/inf.
     """
     if _is_sparse(X):
-        import scipy.sparse as sp
+        import scipy.sparse as sp  # lazy: only sparse inputs need SciPy; the ground floor loads none
 
         if not allow_sparse:
             raise InvalidInputError(f"{name} is a sparse matrix but this component needs dense data; "
@@ -121,7 +121,7 @@ def _is_sparse(X):
     """A SciPy sparse matrix or array (SciPy is imported only when one is given)."""
     if not type(X).__module__.startswith("scipy."):
         return False
-    import scipy.sparse as sp
+    import scipy.sparse as sp  # lazy: only sparse inputs need SciPy; the ground floor loads none
 
     return sp.issparse(X)
 

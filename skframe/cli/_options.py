@@ -20,6 +20,9 @@ from typing import Annotated, Callable, List, Optional
 
 import typer
 
+from skframe.cli._common import parse_float_list, parse_kv
+from skframe.exceptions import InvalidParameterError
+
 __all__ = ["FitOptions", "command_signature", "PANELS", "TASKS", "SCALES", "MISSING", "FORMATS"]
 
 DATA, KERNEL, SKETCH, SOLVER, STRUCTURED, COMPUTE, OUTPUT = (
@@ -222,9 +225,6 @@ class FitOptions:
     topk: Optional[dict] = None  # the K best candidates found by the structured task's predict
 
     def __post_init__(self):
-        from skframe.cli._common import parse_float_list, parse_kv
-        from skframe.exceptions import InvalidParameterError
-
         for name in ("train", "test", "candidates", "model_out"):
             value = getattr(self, name)
             setattr(self, name, str(value) if value is not None else None)
@@ -268,8 +268,6 @@ def _choice(value, allowed, option):
         return None
     v = str(value).lower()
     if v not in allowed:
-        from skframe.exceptions import InvalidParameterError
-
         raise InvalidParameterError(f"{option} {value!r} is not one of {', '.join(allowed)}")
     return v
 
@@ -281,8 +279,6 @@ def _size(value, option):
     try:
         return int(value)
     except ValueError:
-        from skframe.exceptions import InvalidParameterError
-
         raise InvalidParameterError(f"{option} {value!r} must be a positive integer or auto") from None
 
 

@@ -17,6 +17,12 @@ import os
 
 import numpy as np
 
+from skframe.datasets import FeatureScaler
+from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.io import atomic_write, iter_chunks, load_dataset, scan_file
+from skframe.io.front import _resolve_format
+from skframe.options import parse_bytes
+
 __all__ = ["streams_file", "read_rows_for_budget", "spill_file", "chunked_scaler", "load_streamed",
            "predict_streamed", "can_stream_predict"]
 
@@ -28,8 +34,6 @@ STREAMED_FORMATS = ("csv", "libsvm", "npy")
 
 
 def _format_of(path, fmt):
-    from skframe.io.front import _resolve_format
-
     return _resolve_format(os.fspath(path), fmt)
 
 
@@ -50,8 +54,6 @@ def streams_file(opts):
 
 def read_rows_for_budget(budget, n_cells):
     """Rows per block of text so that one block costs at most an eighth of the budget (64 to 100 000)."""
-    from skframe.options import parse_bytes
-
     if budget is None:
         return 65_536
     rows = parse_bytes(budget) // (8 * BYTES_PER_CELL * max(int(n_cells), 1))
@@ -66,7 +68,6 @@ def _cells_per_row(path, fmt, targets):
                 if line.strip() and not line.lstrip().startswith("#"):
                     return line.count(",") + 1
         return 1
-    from skframe.io import scan_file
 
     info = scan_file(path, targets=targets, fmt=fmt)
     return info["n_features"] + info["n_targets"]
@@ -82,9 +83,6 @@ def spill_file(path, directory, *, rows, targets=1, fmt=None, missing="error"):
     chunks : int
         Blocks read.
     """
-    from skframe.exceptions import InvalidInputError
-    from skframe.io import iter_chunks
-
     target = os.path.join(directory, "X.f64")
     ys, n, width, chunks = [], 0, None, 0
     with open(target, "wb") as fh:
@@ -104,8 +102,6 @@ def spill_file(path, directory, *, rows, targets=1, fmt=None, missing="error"):
 
 def chunked_scaler(X, method, rows):
     """A fitted :class:`~skframe.datasets.FeatureScaler` from block-wise column statistics (two passes)."""
-    from skframe.datasets import FeatureScaler
-
     scaler = FeatureScaler(method)
     d = X.shape[1]
     scaler.n_features_in_ = d
@@ -138,8 +134,6 @@ def _scale_into(X, scaler, out, rows):
 
 def _open(path, directory, opts, rows, name):
     """(X, Y, chunks) of one file: spilled (CSV / LIBSVM) or memory-mapped (NPY)."""
-    from skframe.io import load_dataset
-
     fmt = _format_of(path, opts.format)
     if fmt == "npy":
         ds = load_dataset(path, targets=opts.targets, missing=opts.missing, fmt=fmt)
@@ -155,8 +149,6 @@ def load_streamed(opts, directory):
 
     Returns ``(X_train, Y_train, X_test, Y_test, info, scaler)``; the arrays X are memory maps.
     """
-    from skframe.exceptions import InvalidParameterError
-
     fmt = _format_of(opts.train, opts.format)
     rows = read_rows_for_budget(opts.memory_budget, _cells_per_row(opts.train, fmt, opts.targets))
     X, Y, chunks, spilled = _open(opts.train, directory, opts, rows, "train")
@@ -201,8 +193,6 @@ def can_stream_predict(data, fmt, out, task):
 def predict_streamed(est, extra, data, *, targets, missing, fmt, out, predict_block, check_features, scale,
                      rows=DEFAULT_ROWS):
     """Predict DATA block by block into ``out`` (CSV), written atomically; returns the number of blocks."""
-    from skframe.io import atomic_write, iter_chunks
-
     blocks = 0
     means = None
     if missing == "mean":  # the TRAINING means saved with the model, not those of DATA

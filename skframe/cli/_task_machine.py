@@ -17,6 +17,7 @@ from skframe.cli._task_regression import SHARED_PARAMS, training_means
 from skframe.exceptions import InvalidParameterError
 from skframe.metrics import accuracy, crossing_loss, pinball_loss, regression_report
 from skframe.models import JointQuantileRegressor, SketchedKernelClassifier, SketchedKernelMachine
+from skframe.models.machine import default_solver_name
 from skframe.plugin.registry import get_loss
 
 NAME = "machine"
@@ -76,8 +77,6 @@ def _loss_name(opts):
 
 def build_estimator(opts):
     """Build the estimator the options ask for (see the module docstring)."""
-    from skframe.models.machine import default_solver_name
-
     loss_name = _loss_name(opts)
     common = opts.estimator_params(*SHARED_PARAMS)
     if opts.quantiles:

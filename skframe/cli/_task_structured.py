@@ -23,10 +23,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
+from skframe.datasets import load_dataset
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.metrics import example_based_f1, hamming_loss, mean_rank, mean_reciprocal_rank, rank_of_true
-from skframe.models import OutputKernelRegressor
+from skframe.models import DeepOutputKernelRegressor, OutputKernelRegressor
+from skframe.plugin.collections import is_collection
 
 NAME = "structured"
 
@@ -44,8 +47,6 @@ def build_deep_estimator(opts):
     Early stopping (holding out ``--validation-fraction``) is on with ``--early-stopping`` or
     ``--patience``; the output sketch defaults to sub-sampling.
     """
-    from skframe.models import DeepOutputKernelRegressor
-
     early = bool(opts.early_stopping or opts.patience is not None)
     params = {k: v for k, v in (("epochs", opts.epochs), ("batch_size", opts.batch_size),
                                 ("learning_rate", opts.learning_rate)) if v is not None}
@@ -134,8 +135,6 @@ def load_candidates(path, n_rows=None):
             C = f["candidates"]
             offsets = f["offsets"] if "offsets" in f else None
     else:
-        from skframe.datasets import load_dataset
-
         ds = load_dataset(str(path), targets=0)
         C, offsets = ds.X, None
         if hasattr(C, "toarray"):
@@ -184,8 +183,6 @@ def predict(model, X, opts):
 
 def _rows_at(C, best):
     """Row ``best[i]`` of the candidate set (of row i's own set for per-sample candidates)."""
-    import scipy.sparse as sp
-
     if not isinstance(C, list):
         return C[best]
     if np.any(best < 0):
@@ -236,8 +233,6 @@ def metrics(model, X_test, Y_test, Y_pred, opts):
     Hits@h is the fraction of *all* test rows whose true output ranks h-th or better (a true
     output that is not a candidate is a miss); MRR and mean rank are over the ranked rows.
     """
-    from skframe.plugin.collections import is_collection
-
     if is_collection(Y_test):  # molecules: exact match, top-k, fingerprint similarity
         from skframe.cli._graph_data import molecule_metrics
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg import blas
 
+from skframe.compute._engine_cupy import CupyEngine
+from skframe.core.sketching import _times_mixT, diagonal_of_mix
 from skframe.exceptions import InvalidParameterError
 from skframe.options import DEFAULT_OPTIONS
 from skframe.plugin.protocols import kernel_block
@@ -18,8 +21,6 @@ __all__ = ["NumpyEngine", "get_engine"]
 
 
 def _mix_diagonal(mix):
-    from skframe.core.sketching import diagonal_of_mix
-
     return diagonal_of_mix(mix)
 
 
@@ -60,15 +61,12 @@ class NumpyEngine:
         if not sp.issparse(mix_t):
             return block @ mix_t
         if block.dtype == np.float64:  # compiled row-wise gather of the sketching module
-            from skframe.core.sketching import _times_mixT
 
             return _times_mixT(block, mix_t.T.tocsr())
         return np.asarray(mix_t.T @ block.T).T  # sparse @ dense, float32 kept
 
     def syrk_add(self, C, B):
         """``C += B^T B`` on the upper triangle (C float64, Fortran order); B float32 or float64."""
-        from scipy.linalg import blas
-
         if B.flags.c_contiguous:  # B^T is Fortran-ordered: C += A A^T with A = B^T, no copy
             A, trans = B.T, 0
         else:
@@ -92,7 +90,5 @@ def get_engine(options=None):
     if backend == "numpy":
         return _NUMPY
     if backend == "cupy":
-        from skframe.compute._engine_cupy import CupyEngine
-
         return CupyEngine()
     raise InvalidParameterError(f"backend={backend!r} is not known; use 'numpy' or 'cupy'")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
+from scipy.linalg import lapack
 
 from skframe.exceptions import InvalidParameterError
 
@@ -131,8 +132,6 @@ def sqrt_pinv_sym(A, rtol=None):
 
 def _cholesky_solve(A, B, overwrite_a):
     """``A^{-1} B`` from the upper triangle of A (LAPACK potrf/potrs), or None when A is not positive definite."""
-    from scipy.linalg import lapack
-
     c, info = lapack.dpotrf(A, lower=0, clean=0, overwrite_a=overwrite_a)
     if info != 0:
         return None

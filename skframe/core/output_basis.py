@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe.core.feature_map import build_feature_map, kernel_times
+from skframe.core.sketching import default_chunk_rows
 from skframe.plugin.collections import is_collection, n_items
 from skframe.plugin.protocols import kernel_block, kernel_diag
 
@@ -229,7 +230,6 @@ class TrainingOutputBasis(OutputBasis):
     def embed(self, Y, chunk_rows=None):
         n_c = Y.shape[0]
         out = np.empty((n_c, self.n_components))
-        from skframe.core.sketching import default_chunk_rows
 
         step = chunk_rows or default_chunk_rows(self.n_components)
         for start in range(0, n_c, step):

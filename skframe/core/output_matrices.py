@@ -30,6 +30,7 @@ import numpy as np
 
 from skframe.exceptions import DataFormatError, InvalidParameterError
 from skframe.plugin.protocols import OutputMatrix  # the protocol of the kind; re-exported here
+from skframe.plugin.registry import get_output_matrix
 
 __all__ = [
     "OUTPUT_MATRICES",
@@ -48,8 +49,6 @@ OUTPUT_MATRICES = ("identity", "quantile", "graph", "covariance")
 
 
 def _get(name, **params):
-    from skframe.plugin.registry import get_output_matrix
-
     return get_output_matrix(name, **params)
 
 

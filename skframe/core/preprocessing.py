@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils.sparsefuncs import mean_variance_axis
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError, NotFittedError
@@ -101,8 +102,6 @@ class FeatureScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             self.with_mean_ = False
             return self
         if is_sparse:
-            from sklearn.utils.sparsefuncs import mean_variance_axis
-
             mean, var = mean_variance_axis(X, axis=0)
         else:
             mean, var = X.mean(axis=0), X.var(axis=0)

@@ -16,7 +16,7 @@ def is_sparse(X):
     """True for a SciPy sparse matrix or array (SciPy is not imported to tell)."""
     if not type(X).__module__.startswith("scipy.sparse"):
         return False
-    import scipy.sparse as sp
+    import scipy.sparse as sp  # lazy: only a sparse input loads SciPy (every input is asked)
 
     return sp.issparse(X)
 

@@ -39,6 +39,7 @@ import numpy as np
 
 from skframe.datasets.synthetic import TrainTestDataset
 from skframe.exceptions import DataFormatError, InvalidInputError
+from skframe.io import load_dataset
 
 __all__ = ["DATA_ENV", "data_home", "dataset_file", "load_rf1", "load_bibtex", "load_solubility", "PUBLISHED"]
 
@@ -139,8 +140,6 @@ def dataset_file(relpath, *, data_home=None, verify=True):
 
 
 def _pair(folder, stem, targets, missing, sparse, data_home, verify):
-    from skframe.io import load_dataset
-
     tr = load_dataset(dataset_file(f"{folder}/{stem}-train.arff", data_home=data_home, verify=verify),
                       targets=targets, missing=missing, sparse=sparse)
     te = load_dataset(dataset_file(f"{folder}/{stem}-test.arff", data_home=data_home, verify=verify),

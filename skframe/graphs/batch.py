@@ -16,10 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import tempfile
 
 import numpy as np
 
+from skframe import deps
 from skframe.exceptions import DataFormatError, InvalidInputError
+from skframe.graphs.chem import edge_lists_to_smiles, read_sdf, smiles_to_edge_lists
 from skframe.plugin.collections import InputCollection
 
 __all__ = ["GraphBatch", "label_code"]
@@ -151,8 +155,6 @@ class GraphBatch(InputCollection):
 
         Hydrogens stay implicit. Needs the ``chem`` extra (``pip install "skframe[chem]"``).
         """
-        from skframe.graphs.chem import smiles_to_edge_lists
-
         return cls.from_edge_lists(*smiles_to_edge_lists(smiles))
 
     @classmethod
@@ -165,8 +167,6 @@ class GraphBatch(InputCollection):
         records' data fields are read by :func:`skframe.graphs.chem.read_sdf`. Needs the
         ``chem`` extra (``pip install "skframe[chem]"``).
         """
-        from skframe.graphs.chem import read_sdf
-
         nodes, edges, elabels, _, _ = read_sdf(path)
         return cls.from_edge_lists(nodes, edges, elabels)
 
@@ -236,8 +236,6 @@ class GraphBatch(InputCollection):
 
     def to_networkx(self, node_label="label", edge_label="label"):
         """The graphs as a list of ``networkx.Graph`` (needs networkx)."""
-        from skframe import deps
-
         nx = deps.require("networkx", "GraphBatch.to_networkx")
         out = []
         for g in range(len(self)):
@@ -250,15 +248,10 @@ class GraphBatch(InputCollection):
 
     def to_smiles(self):
         """Canonical SMILES of each graph read as a molecule (needs RDKit)."""
-        from skframe.graphs.chem import edge_lists_to_smiles
-
         return edge_lists_to_smiles([self.graph(g) for g in range(len(self))])
 
     def write_jsonl(self, path):
         """Write one JSON object per line: ``{"nodes": [...], "edges": [[u, v], ...], "edge_labels": [...]}``."""
-        import os
-        import tempfile
-
         lines = []
         for g in range(len(self)):
             labels, edges, elabels = self.graph(g)

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
+import numpy as np
+import scipy.sparse as sp
+
 from skframe import deps
 from skframe.exceptions import DataFormatError, InvalidInputError
 
@@ -12,7 +17,7 @@ _BOND_NAMES = {"SINGLE": "single", "DOUBLE": "double", "TRIPLE": "triple", "AROM
 
 def _chem():
     deps.require("rdkit", "molecules (SMILES)")
-    from rdkit import Chem, RDLogger
+    from rdkit import Chem, RDLogger  # lazy: RDKit is optional (the chem extra)
 
     RDLogger.DisableLog("rdApp.*")
     return Chem
@@ -62,8 +67,6 @@ def read_sdf(path):
     DataFormatError
         A record cannot be read as a molecule (its 1-based number is named), or the file holds none.
     """
-    import os
-
     Chem = _chem()
     nodes, edges, elabels, props, smiles = [], [], [], [], []
     with open(os.fspath(path), "rb") as fh:
@@ -139,15 +142,12 @@ def morgan_fingerprints(smiles, radius=2, n_bits=2048):
 
     Feeds the Tanimoto kernels directly; sparse inputs stay sparse through skframe's kernels.
     """
-    import numpy as np
-    import scipy.sparse as sp
-
     if isinstance(radius, bool) or not isinstance(radius, int) or radius < 0:
         raise InvalidInputError(f"radius={radius!r} must be a non-negative integer (2 is the usual ECFP4)")
     if isinstance(n_bits, bool) or not isinstance(n_bits, int) or n_bits < 1:
         raise InvalidInputError(f"n_bits={n_bits!r} must be a positive integer, e.g. 2048")
     Chem = _chem()
-    from rdkit.Chem import rdFingerprintGenerator
+    from rdkit.Chem import rdFingerprintGenerator  # lazy: RDKit is optional (the chem extra)
 
     gen = rdFingerprintGenerator.GetMorganGenerator(radius=radius, fpSize=n_bits)
     indptr, indices = [0], []

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from skframe import deps
 from skframe.exceptions import InvalidInputError
 from skframe.graphs.batch import GraphBatch
+from skframe.graphs.chem import canonical_smiles, morgan_fingerprints
 
 __all__ = ["exact_match", "topk_exact_match", "fingerprint_tanimoto", "graph_edit_distance"]
 
@@ -52,8 +55,6 @@ def exact_match(pred, true):
         raise InvalidInputError("no predictions to score")
     p0 = pred[0] if not isinstance(pred, GraphBatch) else None
     if isinstance(p0, str):
-        from skframe.graphs.chem import canonical_smiles
-
         cp, ct = canonical_smiles(pred), canonical_smiles(true)
         return float(np.mean([a is not None and a == b for a, b in zip(cp, ct)]))
     P, T = _as_list(pred), _as_list(true)
@@ -71,8 +72,6 @@ def topk_exact_match(topk, true, k=None):
     for ranked, t in zip(topk, T):
         ranked = list(ranked)[:k] if k else list(ranked)
         if ranked and isinstance(ranked[0], str):
-            from skframe.graphs.chem import canonical_smiles
-
             ct = canonical_smiles([t])[0]
             hits.append(ct is not None and ct in canonical_smiles(ranked))
         else:
@@ -82,8 +81,6 @@ def topk_exact_match(topk, true, k=None):
 
 def fingerprint_tanimoto(pred_smiles, true_smiles, radius=2, n_bits=2048):
     """Mean Tanimoto similarity of the Morgan fingerprints of predicted and true molecules."""
-    from skframe.graphs.chem import morgan_fingerprints
-
     _check_len(pred_smiles, true_smiles)
     A = morgan_fingerprints(pred_smiles, radius, n_bits).astype(np.float64)
     B = morgan_fingerprints(true_smiles, radius, n_bits).astype(np.float64)
@@ -105,7 +102,6 @@ def graph_edit_distance(pred, true, timeout=1.0):
     _check_len(P, T)
     node_match = nx.algorithms.isomorphism.categorical_node_match("label", None)
     edge_match = nx.algorithms.isomorphism.categorical_edge_match("label", None)
-    import time
 
     dists, limited = [], 0
     for a, b in zip(P, T):

@@ -8,6 +8,7 @@ import os
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
 from skframe.exceptions import DataFormatError, InvalidParameterError
 
@@ -74,8 +75,6 @@ class Dataset:
 
     @property
     def is_sparse(self):
-        import scipy.sparse as sp
-
         return sp.issparse(self.X)
 
     def __repr__(self):

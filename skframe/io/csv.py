@@ -12,6 +12,7 @@ names the row and column, so a data row is never silently taken for a header.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError
 from skframe.io._common import (
@@ -141,8 +142,6 @@ def write_csv(fh, X, Y, feature_names, target_names):
     ``X`` may be None (only ``Y`` is written) or sparse (densified). Names containing a
     comma or a newline are refused.
     """
-    import scipy.sparse as sp
-
     for nm in list(feature_names) + list(target_names):
         if "," in nm or "\n" in nm:
             raise InvalidInputError(f"column name {nm!r} contains a comma or newline; rename it for CSV output")

@@ -77,7 +77,7 @@ def accuracy(y_true, y_pred):
     if a.shape[0] == 0:
         raise InvalidInputError("y_true is empty; at least one sample is needed")
     if a.shape[1] == 1:
-        from sklearn.metrics import accuracy_score
+        from sklearn.metrics import accuracy_score  # lazy: sklearn.metrics adds ~0.1 s to importing the estimators
 
         return float(accuracy_score(a.ravel(), b.ravel()))
     # subset accuracy of label matrices (any values, not only 0/1 indicators)
@@ -138,6 +138,7 @@ def hamming_loss(Y_true, Y_pred):
     >>> hamming_loss([[1, 0], [0, 1]], [[1, 1], [0, 1]])
     0.25
     """
+    # lazy: sklearn.metrics adds ~0.1 s to importing the estimators
     from sklearn.metrics import hamming_loss as _sk_hamming_loss
 
     A, B = _pair_binary(Y_true, Y_pred)

@@ -33,8 +33,11 @@ from skframe.core.leverage import approximate_leverage_scores, effective_dimensi
 from skframe.core.output_basis import SketchedOutputBasis, unique_rows
 from skframe.core.sketching import draw_sketch
 from skframe.exceptions import InvalidParameterError
+from skframe.metrics import example_based_f1
+from skframe.models import OutputKernelRegressor
 from skframe.plugin.collections import n_items, take
 from skframe.plugin.protocols import kernel_diag, kernel_prepare
+from skframe.plugin.registry import get_kernel, get_sketch
 
 # the clock the time budgets are measured with (replaced by a fake one in tests)
 _clock = time.perf_counter
@@ -51,8 +54,6 @@ __all__ = [
 
 
 def _f1(Y_true, Y_pred):
-    from skframe.metrics import example_based_f1
-
     return float(example_based_f1(Y_true, Y_pred))
 
 
@@ -95,8 +96,6 @@ def perfect_h_curve(kernel, Y_train, Y_val, sizes, *, sketch="subsample", sketch
     dict with ``sizes``, ``scores``, ``seconds``, ``chosen`` (smallest size within ``tol``
     of the best score) and ``stopped`` (why the loop ended).
     """
-    from skframe.plugin.registry import get_sketch
-
     if metric not in ("decode", "surrogate"):
         raise InvalidParameterError(f"metric={metric!r}; use 'decode' or 'surrogate'")
     rng = np.random.default_rng(random_state)
@@ -176,8 +175,6 @@ def input_size_curve(X_train, Y_train, X_val, Y_val, sizes, *, input_kernel, out
     :func:`perfect_h_curve`). Returns the same dict as :func:`perfect_h_curve` (``scores``
     are ``-surrogate MSE``).
     """
-    from skframe.models import OutputKernelRegressor
-
     n = n_items(X_train)
     seeds = np.random.default_rng(random_state).integers(0, 2**31 - 1, size=(len(sizes), n_repeats))
     out = {"sizes": [], "scores": [], "seconds": [], "stopped": "all sizes", "metric": "-surrogate_mse"}
@@ -303,7 +300,6 @@ def select_sketch_sizes(X, Y, *, input_kernel, output_kernel, lam, sizes_x=None,
     if model == "dsokr":
         return _select_output_size(Y, output_kernel, lam, sizes_y, output_sketch, val_fraction, inference_budget,
                                    n_repeats, n_leverage, tol, random_state, perfect_h_metric)
-    from skframe.plugin.registry import get_kernel
 
     kx = get_kernel(input_kernel) if isinstance(input_kernel, str) else input_kernel
     ky = get_kernel(output_kernel) if isinstance(output_kernel, str) else output_kernel
@@ -343,8 +339,6 @@ def _holdout(n, val_fraction, rng):
 def _select_output_size(Y, output_kernel, lam, sizes_y, output_sketch, val_fraction, inference_budget, n_repeats,
                         n_leverage, tol, random_state, metric):
     """m_Y alone (DSOKR): output leverage scores and the Perfect-h curve on a held-out part of Y."""
-    from skframe.plugin.registry import get_kernel
-
     ky = get_kernel(output_kernel) if isinstance(output_kernel, str) else output_kernel
     rng = np.random.default_rng(random_state)
     tr, va = _holdout(n_items(Y), val_fraction, rng)

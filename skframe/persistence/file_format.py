@@ -20,6 +20,7 @@ import zipfile
 import numpy as np
 
 from skframe.exceptions import PersistenceError
+from skframe.io.atomic import atomic_write
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "write_model_file", "read_model_file", "describe_array"]
 
@@ -60,8 +61,6 @@ def describe_array(arr):
 
 def write_model_file(path, manifest, arrays):
     """Write ``manifest`` (JSON-ready dict) and ``arrays`` ({key: ndarray}) to ``path`` atomically."""
-    from skframe.io.atomic import atomic_write
-
     path = os.fspath(path)
     blob = np.frombuffer(json.dumps(manifest, allow_nan=False).encode("utf-8"), dtype=np.uint8)
     try:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import validate_data
 
 from skframe.constraints import HasMethods
 from skframe.exceptions import InvalidInputError
@@ -95,14 +97,10 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         store_params(self, locals())
 
     def _prepare_fit(self, X, y):
-        from sklearn.utils.multiclass import check_classification_targets
-
         loss, self.loss_spec_ = resolve_loss(self.loss, self.loss_params)
         if is_collection(X):
             X, y = validate_X(self, X, reset=True), np.asarray(y)
         else:
-            from sklearn.utils.validation import validate_data
-
             X, y = _wrap_value_error(
                 validate_data, self, X, y, reset=True, accept_sparse="csr", dtype=np.float64, ensure_min_samples=1
             )

@@ -7,6 +7,7 @@ import numpy as np
 from skframe.constraints import Interval
 from skframe.core.output_matrices import quantile_matrix
 from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.metrics import pinball_loss
 from skframe.models._base import store_params, validate_XY
 from skframe.models._core import resolve_loss
 from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
@@ -128,8 +129,6 @@ class JointQuantileRegressor(MachineBase):
 
     def score(self, X, y):
         """Minus the mean joint pinball loss (higher is better), see :func:`skframe.metrics.pinball_loss`."""
-        from skframe.metrics import pinball_loss
-
         return -pinball_loss(np.asarray(y, dtype=np.float64).reshape(-1, 1), self.predict(X), self.quantiles_)
 
     def __sklearn_tags__(self):
