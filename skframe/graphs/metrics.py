@@ -11,7 +11,7 @@ from skframe.exceptions import InvalidInputError
 from skframe.graphs.batch import GraphBatch
 from skframe.graphs.chem import canonical_smiles, morgan_fingerprints
 
-__all__ = ["exact_match", "topk_exact_match", "fingerprint_tanimoto", "graph_edit_distance"]
+__all__ = ["exact_match", "topk_exact_match", "fingerprint_tanimoto", "graph_edit_distance", "molecule_scores"]
 
 
 def _as_list(graphs):
@@ -114,3 +114,58 @@ def graph_edit_distance(pred, true, timeout=1.0):
             d = len(a[0]) + len(a[1]) + len(b[0]) + len(b[1])
         dists.append(float(d))
     return float(np.mean(dists)), limited
+
+
+def _same_molecule(a_smiles, b_smiles, A, B, i, j):
+    """Molecule i of A against molecule j of B: canonical SMILES, else labelled-graph isomorphism."""
+    if a_smiles[i] is not None and b_smiles[j] is not None:
+        return a_smiles[i] == b_smiles[j]
+    return exact_match(A.take([i]), B.take([j])) == 1.0
+
+
+def _mean_tanimoto(pred_smiles, true_smiles):
+    """Mean Tanimoto similarity of Morgan fingerprints (radius 2, 2048 bits); 0 where a graph is no molecule."""
+    valid = [i for i, (p, t) in enumerate(zip(pred_smiles, true_smiles)) if p is not None and t is not None]
+    if not valid:
+        return 0.0
+    mean_valid = fingerprint_tanimoto([pred_smiles[i] for i in valid], [true_smiles[i] for i in valid])
+    return float(mean_valid * len(valid) / len(true_smiles))
+
+
+def molecule_scores(true, pred, candidates, *, k=None, topk_indices=None):
+    """Scores of predicted molecules against the true ones, as a dict.
+
+    ``exact_match_top1``: the predicted molecule is the true one; ``truth_among_candidates``:
+    the true molecule is a candidate at all (the best exact match any decoder can reach);
+    with ``k`` and ``topk_indices`` (row i: the indices of its ranked candidates, ``-1`` for
+    none), ``exact_match_top{k}``: the true molecule is among the first k; ``tanimoto_top1``:
+    mean Tanimoto similarity of Morgan fingerprints of the predicted and true molecules (0
+    for a graph that is no molecule); ``n_candidates``. Molecules are compared by canonical
+    SMILES, or by labelled-graph isomorphism where a graph is no valid molecule.
+
+    Parameters
+    ----------
+    true, pred : GraphBatch
+        True and predicted molecules, one per test row.
+    candidates : GraphBatch
+        The candidate set the predictions were decoded from.
+    k : int, optional
+    topk_indices : array-like of shape (n, >= k), optional
+    """
+    true_smiles = true.to_smiles()
+    pred_smiles = pred.to_smiles()
+    n = len(true)
+    out = {"exact_match_top1": float(np.mean([_same_molecule(pred_smiles, true_smiles, pred, true, i, i)
+                                              for i in range(n)]))}
+    cand_smiles = candidates.to_smiles()
+    known = {s for s in cand_smiles if s is not None}
+    out["truth_among_candidates"] = float(np.mean([s is not None and s in known for s in true_smiles]))
+    if k is not None and topk_indices is not None:
+        k = int(k)
+        idx = np.asarray(topk_indices)
+        hits = [any(j >= 0 and _same_molecule(cand_smiles, true_smiles, candidates, true, int(j), i)
+                    for j in idx[i, :k]) for i in range(n)]
+        out[f"exact_match_top{k}"] = float(np.mean(hits))
+    out["tanimoto_top1"] = _mean_tanimoto(pred_smiles, true_smiles)
+    out["n_candidates"] = int(len(candidates))
+    return out
