@@ -1,0 +1,333 @@
+"""The execution plan: its choices from given sizes, memory and devices, and the same numbers from every executor."""
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from sklearn.utils import check_random_state
+
+from skframe import SketchedKernelMachine, SketchedKernelRidge
+from skframe.compute import plan as plan_mod
+from skframe.compute.plan import DataShape, ExecutionPlan, Machine, available_memory, describe_data, plan_fit
+from skframe.core.sketching import draw_sketch
+from skframe.exceptions import InvalidParameterError, MemoryBudgetError
+from skframe.models._base import resolve_kernel, resolve_sketch
+from skframe.options import ComputeOptions
+from skframe.plugin.api import SketchTags
+from tests.tolerances import EPS64, assert_normwise_close, sketched_ridge_conditions, solve_rtol
+
+GB = 10**9
+BIG = Machine(memory_bytes=16 * GB, cores=2, memory_source="test")
+
+
+class FakeSubsample:
+    """A sketch that samples m points (s' = m)."""
+
+    name = "subsample"
+
+    def __init__(self, size):
+        self.size = size
+
+
+class FakePSR:
+    """A p-sparsified sketch: s' = n (1 - (1 - p)^m)."""
+
+    name = "psr"
+
+    def __init__(self, size, p=None):
+        self.size, self.p = size, p
+
+    def resolved_p(self, n):
+        return self.p if self.p is not None else min(1.0, 20.0 / n)
+
+
+class FakeFeatures:
+    """An explicit feature map: m may exceed n."""
+
+    name = "rff"
+
+    def __init__(self, size):
+        self.size = size
+
+    def __skframe_tags__(self):
+        return SketchTags(feature_map=True)
+
+
+def _plan(n, sketch=None, *, d=10, loss="square", machine=BIG, **options):
+    sketch = FakeSubsample(min(n, 1000)) if sketch is None else sketch
+    options.setdefault("backend", "auto")
+    return plan_fit(DataShape(n=n, n_features=d), sketch=sketch, loss=loss, options=ComputeOptions(**options),
+                    machine=machine)
+
+
+# ----------------------------------------------------------------------------- the machine
+def test_available_memory_reads_meminfo_and_a_cgroup_limit(tmp_path):
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       32000000 kB\nMemAvailable:   20000000 kB\n")
+    none = tmp_path / "none"
+    assert available_memory(str(meminfo), str(none)) == (20000000 * 1024, "MemAvailable 20.5 GB")
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    (v2 / "memory.max").write_text("8000000000\n")
+    (v2 / "memory.current").write_text("1000000000\n")
+    got, source = available_memory(str(meminfo), str(v2))
+    assert got == 7 * GB and "cgroup limit 8 GB" in source
+    (v2 / "memory.max").write_text("max\n")  # no limit: MemAvailable
+    assert available_memory(str(meminfo), str(v2))[0] == 20000000 * 1024
+    v1 = tmp_path / "v1"
+    (v1 / "memory").mkdir(parents=True)
+    (v1 / "memory" / "memory.limit_in_bytes").write_text("4000000000\n")
+    (v1 / "memory" / "memory.usage_in_bytes").write_text("500000000\n")
+    assert available_memory(str(meminfo), str(v1))[0] == 3_500_000_000
+
+
+def test_detect_machine_without_gpu_probe():
+    m = plan_mod.detect_machine()
+    assert m.memory_bytes > 0 and m.cores >= 1 and not m.gpu and m.gpu_source == "not probed"
+
+
+# ----------------------------------------------------------------------------- budget and executor
+def test_default_budget_is_half_the_available_memory_and_a_given_one_wins():
+    p = _plan(1000)
+    assert p.memory_budget == 8 * GB and p.budget_source == "machine" and "half the memory" in p.reasons["memory_budget"]
+    p = _plan(1000, memory_budget="1GB")
+    assert p.memory_budget == GB and p.budget_source == "given"
+
+
+def test_small_square_fit_stays_in_memory_and_large_streams():
+    small = _plan(2000, FakeSubsample(100))
+    assert small.executor == "in-memory" and small.keep_features and small.blas_threads == 1
+    assert "in-memory fit is faster" in small.reasons["executor"]
+    n = plan_mod.STREAM_MIN_WORK // 1000
+    large = _plan(n, FakeSubsample(1000))
+    assert large.executor == "streamed" and not large.keep_features
+    assert "at least as fast" in large.reasons["executor"]
+
+
+def test_square_fit_streams_when_the_in_memory_arrays_do_not_fit():
+    tiny = Machine(memory_bytes=2 * 10**8, cores=2)
+    p = _plan(50_000, FakeSubsample(500), machine=tiny)  # 2 n m 8 = 400 MB > 100 MB
+    assert p.executor == "streamed" and "exceed the budget" in p.reasons["executor"]
+    assert p.peak_bytes <= p.memory_budget
+
+
+@pytest.mark.parametrize("data, options, executor, words", [
+    (DataShape(n=5000, n_features=3, memory_mapped=True), {}, "streamed", "memory-mapped"),
+    (DataShape(n=5000, n_features=3, dask=True, partition_rows=700), {}, "dask", "Dask"),
+    (DataShape(n=5000, n_features=3), {"dtype": "float32"}, "streamed", "float32"),
+    (DataShape(n=5000, n_features=3), {"memory_budget": "1GB"}, "streamed", "memory_budget"),
+    (DataShape(n=5000, collection=True), {}, "in-memory", "collections"),
+])
+def test_executor_from_the_data_and_options(data, options, executor, words):
+    p = plan_fit(data, sketch=FakeSubsample(50), options=ComputeOptions(**options), machine=BIG)
+    assert p.executor == executor and words in p.reasons["executor"]
+
+
+def test_exact_model_and_feature_maps_run_in_memory():
+    p = _plan(500, sketch=None)
+    p = plan_fit(DataShape(n=500, n_features=3), sketch=None, machine=BIG)
+    assert p.executor == "in-memory" and p.sketch_size == 500 and "exact" in p.reasons["executor"]
+    p = plan_fit(DataShape(n=500, n_features=3), sketch=FakeFeatures(800), machine=BIG)
+    assert p.executor == "in-memory" and p.sketch_size == 800 and p.s_prime is None
+
+
+def test_iterative_losses_keep_features_when_they_fit_else_recompute_them():
+    p = _plan(10_000, FakeSubsample(200), loss="iterative")
+    assert p.executor == "in-memory" and p.keep_features
+    # the in-memory arrays (2 n m 8 = 3.2 GB) exceed 2 GB; the features (1.6 GB) fit: streamed, kept
+    mid = Machine(memory_bytes=4 * GB, cores=2)
+    p = _plan(200_000, FakeSubsample(1000), loss="iterative", machine=mid)
+    assert p.executor == "streamed" and p.keep_features and "kept" in p.reasons["keep_features"]
+    small = Machine(memory_bytes=2 * GB, cores=2)
+    p = _plan(200_000, FakeSubsample(1000), loss="iterative", machine=small)
+    assert p.executor == "streamed" and not p.keep_features and "recomputed" in p.reasons["keep_features"]
+
+
+# ----------------------------------------------------------------------------- sketch size
+def test_auto_size_follows_the_rule_capped_by_the_chosen_path():
+    p = plan_fit(DataShape(n=10**6, n_features=10), sketch="subsample", machine=BIG)
+    assert p.executor == "streamed" and p.sketch_size == 1000 and p.size_rule.startswith("auto")
+    assert "capped" not in p.size_rule
+    # a budget that holds no 1000 x 1000 sums: the size shrinks to what the streamed path holds
+    p = plan_fit(DataShape(n=10**6, n_features=10), sketch="subsample",
+                 options=ComputeOptions(memory_budget="20MB"), machine=BIG)
+    assert 1 <= p.sketch_size < 1000 and "capped" in p.size_rule and p.peak_bytes <= 20 * 10**6
+    assert plan_mod.auto_size_rule(4000) == 127 and plan_mod.auto_size_rule(50) == 50
+
+
+def test_p_sparsified_sampled_points_enter_the_plan():
+    p = plan_fit(DataShape(n=10**6, n_features=10), sketch=FakePSR(1000), machine=BIG)
+    expected = 10**6 * (1 - (1 - 20e-6) ** 1000)
+    assert abs(p.s_prime - expected) <= 1 and p.work == 10**6 * p.s_prime
+    assert plan_mod.expected_columns(FakePSR(1000, p=1.0), 500) == 500
+
+
+def test_an_impossible_budget_is_refused_before_allocating():
+    with pytest.raises(MemoryBudgetError, match="memory_budget"):
+        _plan(10**6, FakeSubsample(5000), memory_budget="10MB")
+
+
+# ----------------------------------------------------------------------------- backend, engine, threads
+def test_auto_backend_is_numpy_without_a_gpu():
+    p = _plan(10**6, FakeSubsample(1000), machine=dataclasses.replace(BIG, gpu_source="CuPy is not installed"))
+    assert p.backend == "numpy" and p.engine in ("numpy", "numba") and "CuPy is not installed" in p.reasons["backend"]
+    with pytest.raises(InvalidParameterError, match="backend='tpu'"):
+        _plan(1000, backend="tpu")
+
+
+def test_auto_backend_takes_a_gpu_for_large_work_only():
+    gpu = Machine(memory_bytes=16 * GB, cores=16, gpu=True, gpu_free_bytes=80 * GB, gpu_source="GPU 80 GB free")
+    large = _plan(10**7, FakeSubsample(2000), machine=gpu)
+    assert large.backend == "cupy" and large.engine == "cupy" and large.executor == "streamed"
+    assert large.budget_source == "gpu" and large.memory_budget == 40 * GB
+    assert large.chunk_rows > 32768  # from the device's memory, not the CPU block size
+    assert large.compute_options().chunk_rows == large.chunk_rows
+    small = _plan(2000, FakeSubsample(100), machine=gpu)
+    assert small.backend == "numpy" and "transfer" in small.reasons["backend"]
+    dask = plan_fit(DataShape(n=10**7, n_features=10, dask=True), sketch=FakeSubsample(2000), machine=gpu)
+    assert dask.backend == "numpy" and dask.executor == "dask"
+    assert _plan(10**7, FakeSubsample(2000), machine=gpu, backend="numpy").backend == "numpy"
+
+
+def test_engine_and_blas_threads_from_the_size(monkeypatch):
+    monkeypatch.delenv("SKFRAME_NUMBA_MIN_WORK", raising=False)
+    small = _plan(2000, FakeSubsample(100))
+    assert small.engine == "numpy" and small.blas_threads == 1
+    large = _plan(10**6, FakeSubsample(1000))
+    assert large.blas_threads == 2 and large.engine == ("numba" if plan_mod.numba_enabled() else "numpy")
+    monkeypatch.setenv("SKFRAME_DISABLE_NUMBA", "1")
+    assert _plan(10**6, FakeSubsample(1000)).engine == "numpy"
+
+
+def test_plan_is_frozen_and_its_dict_is_json():
+    p = _plan(10**6, FakeSubsample(1000))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.executor = "in-memory"
+    d = json.loads(json.dumps(p.to_dict()))
+    assert d["executor"] == "streamed" and set(d["reasons"]) >= {"executor", "backend", "engine", "chunk_rows",
+                                                                "products", "blas_threads", "keep_features",
+                                                                "memory_budget", "sketch_size"}
+    assert any(line.startswith("executor") for line in p.explain())
+    assert isinstance(p, ExecutionPlan)
+
+
+def test_describe_data():
+    X = np.zeros((7, 3))
+    shape = describe_data(X, np.zeros((7, 2)))
+    assert (shape.n, shape.n_features, shape.n_outputs, shape.memory_mapped, shape.dask) == (7, 3, 2, False, False)
+    import scipy.sparse as sp
+
+    assert describe_data(sp.csr_matrix(X)).sparse
+
+
+def test_describe_memory_map(tmp_path):
+    np.save(tmp_path / "X.npy", np.zeros((5, 2)))
+    assert describe_data(np.load(tmp_path / "X.npy", mmap_mode="r")).memory_mapped
+
+
+# ----------------------------------------------------------------------------- the CPU path never imports CuPy
+def test_cpu_path_never_imports_cupy(tmp_path):
+    """A fit with backend='numpy' (and an auto fit with CuPy disabled) never imports CuPy, even when installed."""
+    fake = tmp_path / "cupy"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise RuntimeError('cupy was imported')\n")
+    script = textwrap.dedent("""
+        import sys
+        import numpy as np
+        from skframe import SketchedKernelRidge
+        X = np.random.default_rng(0).uniform(size=(300, 3)); y = X[:, 0]
+        m = SketchedKernelRidge(sketch_size=20, backend=sys.argv[1], random_state=0).fit(X, y)
+        m.predict(X)
+        assert "cupy" not in sys.modules, "cupy imported"
+        print(m.execution_["backend"])
+    """)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", script, "numpy"], env=env, capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "numpy", out.stderr
+    env["SKFRAME_DISABLE_CUPY"] = "1"
+    out = subprocess.run([sys.executable, "-c", script, "auto"], env=env, capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "numpy", out.stderr
+
+
+# ----------------------------------------------------------------------------- the same numbers from every executor
+def _data(n=900, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, d))
+    y = np.sin(4 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.05 * rng.normal(size=n)
+    return X, y
+
+
+def _tolerance(X, sketch, m, lam, gamma, seed):
+    kernel = resolve_kernel("gaussian", {"gamma": gamma})
+    rng = np.random.default_rng(check_random_state(seed).randint(0, 2**31 - 1))
+    R = draw_sketch(resolve_sketch(sketch, m, None), X.shape[0], rng, X=X, kernel=kernel)
+    kappa, _ = sketched_ridge_conditions(kernel, X, R, lam)
+    return solve_rtol(kappa, EPS64)
+
+
+@pytest.mark.parametrize("sketch", ["subsample", "psr"])
+def test_every_executor_gives_the_same_predictions(sketch, monkeypatch):
+    X, y = _data()
+    kw = dict(kernel_params={"gamma": 2.0}, sketch=sketch, sketch_size=40, lam=1e-3, random_state=1)
+    ref = SketchedKernelRidge(**kw).fit(X, y)
+    assert ref.execution_["executor"] == "in-memory" and ref.representation_ == "in-memory"
+    rtol = _tolerance(X, sketch, 40, 1e-3, 2.0, 1)
+    budget = SketchedKernelRidge(memory_budget="200MB", **kw).fit(X, y)
+    assert budget.execution_["executor"] == "streamed" and budget.representation_ == "accumulated"
+    assert_normwise_close(budget.predict(X), ref.predict(X), rtol)
+    # with no flags, a size at or above the crossover streams
+    monkeypatch.setattr(plan_mod, "STREAM_MIN_WORK", 1000)
+    default = SketchedKernelRidge(**kw).fit(X, y)
+    assert default.execution_["executor"] == "streamed" and "at least as fast" in default.execution_["reasons"][
+        "executor"]
+    assert_normwise_close(default.predict(X), ref.predict(X), rtol)
+
+
+def test_dask_executor_gives_the_same_predictions():
+    pytest.importorskip("dask.array")
+    from skframe.compute.distributed import to_dask
+
+    X, y = _data(600)
+    kw = dict(kernel_params={"gamma": 2.0}, sketch="subsample", sketch_size=30, lam=1e-3, random_state=2)
+    ref = SketchedKernelRidge(**kw).fit(X, y)
+    Xd, yd = to_dask(X, y, rows=150)
+    dist = SketchedKernelRidge(**kw).fit(Xd, yd)
+    assert dist.execution_["executor"] == "dask" and dist.execution_["backend"] == "numpy"
+    assert_normwise_close(dist.predict(X), ref.predict(X), _tolerance(X, "subsample", 30, 1e-3, 2.0, 2))
+
+
+def test_iterative_loss_executors_agree():
+    X, y = _data(500)
+    kw = dict(kernel_params={"gamma": 2.0}, sketch="subsample", sketch_size=30, loss="huber", lam=1e-3,
+              random_state=0)
+    ref = SketchedKernelMachine(**kw).fit(X, y)
+    assert ref.execution_["executor"] == "in-memory" and ref.execution_["loss"] == "iterative"
+    kept = SketchedKernelMachine(memory_budget="100MB", **kw).fit(X, y)
+    assert kept.execution_["executor"] == "streamed" and kept.execution_["keep_features"]
+    np.testing.assert_allclose(kept.predict(X), ref.predict(X), rtol=1e-5, atol=1e-6)
+
+
+def test_execution_is_saved_and_loaded(tmp_path):
+    from skframe.persistence import load, save
+
+    X, y = _data(300)
+    model = SketchedKernelRidge(kernel_params={"gamma": 2.0}, sketch_size=20, random_state=0).fit(X, y)
+    save(model, tmp_path / "m.skf")
+    back = load(tmp_path / "m.skf")
+    assert back.execution_ == model.execution_
+    assert json.loads(json.dumps(back.execution_)) == model.execution_
+
+
+def test_execution_plan_without_fitting():
+    X, y = _data(300)
+    model = SketchedKernelRidge(kernel_params={"gamma": 2.0}, random_state=0)
+    plan = model.execution_plan(X, y)
+    assert plan.executor == "in-memory" and plan.sketch_size == plan_mod.auto_size_rule(300)
+    assert not hasattr(model, "execution_")
+    huber = SketchedKernelMachine(loss="huber", sketch_size=20).execution_plan(X, y)
+    assert huber.loss == "iterative"
