@@ -8,15 +8,17 @@ a. layers: a module imports its own layer or lower ones only (``LAYERS`` below, 
 b. no import circle among the modules of skframe/ and plugins/, module-level and in-function imports together;
 c. an import inside a function is there for start-up time or an optional dependency: it carries a one-line
    ``# lazy: <reason>`` comment (same line or the line above), and what it loads is costly, i.e. it brings in a
-   heavy or optional library that its module does not load already;
+   heavy or optional library that its module does not load already (``OPTIONAL``, ``BY_SUBPACKAGE``, ``COSTLY``);
 d. the built-in plugins import from skframe only the public plugin module and the public data types.
+
+The checks run on every room of skframe and every built-in plugin, and on a small made-up tree that breaks each
+rule once (so that a check that stopped seeing anything would fail too).
 """
 
 import ast
 import io
-import sys
 import tokenize
-from collections import defaultdict
+from collections import defaultdict, deque
 from functools import lru_cache
 from pathlib import Path
 
@@ -27,17 +29,20 @@ ROOT = Path(__file__).resolve().parents[1]
 # The layers, bottom to top. A module belongs to the layer of the longest prefix it matches (a package prefix
 # covers its sub-modules). A module may import modules of its own layer or of lower layers only.
 LAYERS = (
+    # the ground floor every room may use
     ("ground", ("skframe._version", "skframe.exceptions", "skframe.options", "skframe.deps", "skframe.validation",
-                "skframe.constraints", "skframe._validation")),
-    # protocols, hook specifications, component specs, registry, entry-point loader, input collections, problems
+                "skframe.constraints")),
+    # the contract: protocols, tags, hook specifications, component specs, registry, entry-point loader, input
+    # collections, problems
     ("plugin", ("skframe.plugin",)),
-    # the mathematics: sketch matrices and products, linear algebra, output bases and matrices, scaling
+    # the mathematics: sketch matrices and products, feature maps, leverage scores, linear algebra, output bases
+    # and matrices, scaling; with the engine choice and the thread pool its numerical routines run on
     ("core", ("skframe.core",)),
     # data in and out: they need the ground floor, the input collections of the plugin contract (graph and string
     # batches), the registry and specs (model files name their components) and core's scaling (data sets);
     # nothing above. Inside the layer: graphs and metrics < io < datasets and persistence.
     ("data", ("skframe.graphs", "skframe.metrics", "skframe.io", "skframe.datasets", "skframe.persistence")),
-    # how the work runs: backends, engines, threads, memory, streaming, Dask
+    # how the work runs: execution plan, array backends, chunk engines, memory, streaming, Dask
     ("compute", ("skframe.compute",)),
     # the one module plugin authors import, and their conformance kit: re-exports of plugin, core and compute
     ("facade", ("skframe.plugin.api", "skframe.plugin.checks")),
@@ -53,8 +58,8 @@ PLUGIN_PUBLIC = ("skframe.plugin.api", "skframe.graphs", "skframe.exceptions")
 # What an import inside a function may defer (rule c), when its module does not load it already:
 # - anywhere: the optional dependencies, and numba (compiled code, which a small fit never loads);
 # - anywhere: a sub-package of SciPy or scikit-learn (each costs its own import time: scipy.optimize, sklearn.metrics);
-# - in the modules ``import skframe`` and the command line load before any work (START_UP): also NumPy, SciPy,
-#   scikit-learn, rich and the entry-point metadata that plugin discovery reads.
+# - in the modules that ``import skframe`` and the command line load before any work (START_UP): also NumPy,
+#   rich and the entry-point metadata that plugin discovery reads.
 OPTIONAL = frozenset({"numba", "torch", "cupy", "cupyx", "dask", "distributed", "rdkit", "networkx", "matplotlib",
                       "threadpoolctl"})
 BY_SUBPACKAGE = frozenset({"scipy", "sklearn"})
@@ -64,26 +69,16 @@ START_UP = ("skframe", "skframe.cli", "skframe.__main__")
 LAZY_TAG = "# lazy:"
 
 
+# ----------------------------------------------------------------------------- reading the imports
 class Module:
-    """One source file: its dotted name, path and import statements."""
+    """One source file: its dotted name, where it is, and its import statements ``(target, line, in_function)``."""
 
-    def __init__(self, name, path, is_package):
+    def __init__(self, name, source, *, is_package=False, where=None):
         self.name = name
-        self.path = path
+        self.source = source
         self.is_package = is_package
-        self.source = path.read_text(encoding="utf-8")
-        self.imports = []  # (target, line, in_function), filled by _collect
-
-
-def _dotted(path):
-    rel = path.relative_to(ROOT).with_suffix("")
-    parts = list(rel.parts)
-    if parts[0] == "plugins":
-        parts = parts[1:]
-    is_package = parts[-1] == "__init__"
-    if is_package:
-        parts = parts[:-1]
-    return ".".join(parts), is_package
+        self.where = where or name
+        self.imports = []
 
 
 def _resolve(module, level, name):
@@ -94,213 +89,117 @@ def _resolve(module, level, name):
     return ".".join(base + ([name] if name else []))
 
 
-def _collect(module, names):
-    tree = ast.parse(module.source, filename=str(module.path))
-
-    def visit(node, in_function):
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.Import):
-                for alias in child.names:
-                    module.imports.append((alias.name, child.lineno, in_function))
-            elif isinstance(child, ast.ImportFrom):
-                base = _resolve(module, child.level, child.module) if child.level else child.module
-                for alias in child.names:
-                    sub = f"{base}.{alias.name}"
-                    # a name of skframe that is no module is the package's; elsewhere it may be a sub-module
-                    ours = sub in names or not _is_ours(base)
-                    module.imports.append((sub if ours else base, child.lineno, in_function))
-            else:
-                visit(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
-
-    visit(tree, False)
-    module.imports = list(dict.fromkeys(module.imports))  # one entry per (target, line)
-
-
-@lru_cache(maxsize=None)
-def modules():
-    paths = sorted((ROOT / "skframe").rglob("*.py")) + sorted((ROOT / "plugins").glob("skframe_*/**/*.py"))
-    found = {}
-    for path in paths:
-        name, is_package = _dotted(path)
-        found[name] = Module(name, path, is_package)
-    for module in found.values():
-        _collect(module, found)
-    return found
+def _is_builtin_plugin(name):
+    return name.startswith("skframe_")
 
 
 def _is_ours(name):
     return name == "skframe" or name.startswith("skframe.") or _is_builtin_plugin(name)
 
 
-def _is_builtin_plugin(name):
-    return name.startswith("skframe_")
+class Tree:
+    """The modules of skframe and of the built-in plugins, and what their imports mean."""
 
+    def __init__(self, modules):
+        self.modules = modules
+        for module in modules.values():
+            self._collect(module)
+        self._loads = {}
 
-def _known(name):
-    """The module of skframe/plugins that an imported name refers to (a name re-exported by a package: the package)."""
-    mods = modules()
-    while name and name not in mods:
-        name = name.rpartition(".")[0]
-    return name or None
+    @classmethod
+    def from_disk(cls, root=ROOT):
+        paths = sorted((root / "skframe").rglob("*.py")) + sorted((root / "plugins").glob("skframe_*/**/*.py"))
+        modules = {}
+        for path in paths:
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            parts = parts[1:] if parts[0] == "plugins" else parts
+            is_package = parts[-1] == "__init__"
+            name = ".".join(parts[:-1] if is_package else parts)
+            modules[name] = Module(name, path.read_text(encoding="utf-8"), is_package=is_package,
+                                   where=path.relative_to(root).as_posix())
+        return cls(modules)
 
+    @classmethod
+    def from_sources(cls, sources):
+        """A made-up tree: ``{dotted name: source}``; a name ending in ``.__init__`` is a package."""
+        modules = {}
+        for name, source in sources.items():
+            is_package = name.endswith(".__init__")
+            name = name[: -len(".__init__")] if is_package else name
+            modules[name] = Module(name, source, is_package=is_package)
+        return cls(modules)
 
-def layer_of(name):
-    """The index in LAYERS of a skframe module, or None when no layer lists it."""
-    best, where = -1, None
-    for index, (_, prefixes) in enumerate(LAYERS):
-        for prefix in prefixes:
-            if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > best:
-                best, where = len(prefix), index
-    return where
+    def _collect(self, module):
+        def visit(node, in_function):
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.Import):
+                    for alias in child.names:
+                        module.imports.append((alias.name, child.lineno, in_function))
+                elif isinstance(child, ast.ImportFrom):
+                    base = _resolve(module, child.level, child.module) if child.level else child.module
+                    for alias in child.names:
+                        sub = f"{base}.{alias.name}"
+                        # a name of skframe that is no module is its package's; elsewhere it may be a sub-module
+                        target = sub if (sub in self.modules or not _is_ours(base)) else base
+                        module.imports.append((target, child.lineno, in_function))
+                else:
+                    function = isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                    visit(child, in_function or function)
 
+        visit(ast.parse(module.source), False)
+        module.imports = list(dict.fromkeys(module.imports))  # one entry per (target, line)
 
-def _rel(module):
-    return module.path.relative_to(ROOT).as_posix()
+    def known(self, name):
+        """The module that an imported name of skframe refers to (a name a package re-exports: the package)."""
+        while name and name not in self.modules:
+            name = name.rpartition(".")[0]
+        return name or None
 
-
-def _rooms():
-    """skframe's rooms and the built-in plugins: the unit each check reports on."""
-    rooms = defaultdict(list)
-    for module in modules().values():
-        parts = module.name.split(".")
-        key = parts[0] if _is_builtin_plugin(parts[0]) else ".".join(parts[:2]) if len(parts) > 1 else parts[0]
-        if key.startswith("skframe.") and not (ROOT / key.replace(".", "/")).is_dir():
-            key = "skframe (top-level modules)"
-        rooms[key].append(module)
-    return dict(sorted(rooms.items()))
-
-
-ROOMS = _rooms()
-
-
-def test_every_module_is_in_a_layer():
-    missing = [m.name for m in modules().values() if not _is_builtin_plugin(m.name) and layer_of(m.name) is None]
-    assert not missing, f"modules in no layer: {missing}; add each to LAYERS in {Path(__file__).name}"
-
-
-@pytest.mark.parametrize("room", [r for r in ROOMS if not _is_builtin_plugin(r)])
-def test_imports_point_down(room):
-    """a. A module imports its own layer or lower ones, never a built-in plugin."""
-    bad = []
-    for module in ROOMS[room]:
-        own = layer_of(module.name)
-        for target, line, in_function in module.imports:
-            if _is_builtin_plugin(target.split(".")[0]):
-                bad.append(f"{_rel(module)}:{line} imports the built-in plugin {target} (reach it through the registry)")
+    def _followed(self, name):
+        """The modules importing ``name`` runs: its module-level imports of skframe, followed, with the packages
+        above each."""
+        seen, todo = set(), [".".join(name.split(".")[:i]) for i in range(1, name.count(".") + 2)]
+        while todo:
+            current = todo.pop()
+            if current in seen or current not in self.modules:
                 continue
-            if not _is_ours(target):
-                continue
-            known = _known(target)
-            theirs = layer_of(known) if known else None
-            if theirs is not None and own is not None and theirs > own:
-                where = "inside a function" if in_function else "at module level"
-                bad.append(f"{_rel(module)}:{line} ({LAYERS[own][0]}) imports {target} ({LAYERS[theirs][0]}) {where}")
-    assert not bad, "imports pointing up:\n" + "\n".join(bad)
-
-
-def _graph():
-    graph = defaultdict(dict)
-    for module in modules().values():
-        for target, line, _ in module.imports:
-            known = _known(target) if _is_ours(target) else None
-            if known and known != module.name:
-                graph[module.name].setdefault(known, f"{_rel(module)}:{line}")
-    return graph
-
-
-def _cycles(graph):
-    """The strongly connected components of more than one module (Tarjan), each as a sorted list."""
-    index, low, stack, on_stack, found = {}, {}, [], set(), []
-    counter = [0]
-    sys.setrecursionlimit(max(10000, sys.getrecursionlimit()))
-
-    def strongconnect(v):
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on_stack.add(v)
-        for w in graph.get(v, ()):
-            if w not in index:
-                strongconnect(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for v in list(graph):
-        if v not in index:
-            strongconnect(v)
-    return found
-
-
-def _one_circle(graph, component):
-    """A shortest circle through the first module of a strongly connected component, with the import lines."""
-    members = set(component)
-    start = component[0]
-    paths = {start: [start]}
-    queue = [start]
-    while queue:
-        v = queue.pop(0)
-        for w in graph[v]:
-            if w == start:
-                path = paths[v] + [start]
-                steps = ", ".join(f"{a} -> {b} ({graph[a][b]})" for a, b in zip(path, path[1:]))
-                return f"{steps}  [circle among: {', '.join(component)}]"
-            if w in members and w not in paths:
-                paths[w] = paths[v] + [w]
-                queue.append(w)
-    return ", ".join(component)
-
-
-def test_no_import_circle():
-    """b. No circle among skframe's and the built-in plugins' modules, in-function imports included."""
-    graph = _graph()
-    circles = [_one_circle(graph, component) for component in _cycles(graph)]
-    assert not circles, "import circles:\n" + "\n".join(circles)
-
-
-def _comments(source):
-    """{line: comment text} of a source file."""
-    found = {}
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type == tokenize.COMMENT:
-            found[tok.start[0]] = tok.string
-    return found
-
-
-@lru_cache(maxsize=None)
-def _loads(name):
-    """The costly libraries importing module ``name`` loads (its module-level imports, followed through skframe's
-    modules and the packages above them)."""
-    seen, todo, libraries = set(), [name], set()
-    parts = name.split(".")
-    todo += [".".join(parts[:i]) for i in range(1, len(parts))]
-    mods = modules()
-    while todo:
-        current = todo.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        for target, _, in_function in mods[current].imports:
-            if in_function:
-                continue
-            if _is_ours(target):
-                known = _known(target)
+            seen.add(current)
+            for target, _, in_function in self.modules[current].imports:
+                known = self.known(target) if _is_ours(target) and not in_function else None
                 if known:
-                    bits = known.split(".")
-                    todo += [".".join(bits[:i]) for i in range(1, len(bits) + 1)]
-            else:
-                libraries |= _library(target)
-    return frozenset(libraries)
+                    todo += [".".join(known.split(".")[:i]) for i in range(1, known.count(".") + 2)]
+        return seen
+
+    def loads(self, name):
+        """The costly libraries that importing the module ``name`` loads."""
+        if name not in self._loads:
+            libraries = set()
+            for current in self._followed(name):
+                for target, _, in_function in self.modules[current].imports:
+                    if not in_function and not _is_ours(target):
+                        libraries |= _library(target)
+            self._loads[name] = frozenset(libraries)
+        return self._loads[name]
+
+    def start_up(self):
+        """The modules that ``import skframe`` and the command line load before any work."""
+        return set().union(*(self._followed(name) for name in START_UP if name in self.modules))
+
+    def target_loads(self, target):
+        if _is_ours(target):
+            known = self.known(target)
+            return self.loads(known) if known else frozenset()
+        return _library(target)
+
+    def graph(self):
+        """{module: {imported module of skframe: where}}, module-level and in-function imports together."""
+        graph = defaultdict(dict)
+        for module in self.modules.values():
+            for target, line, _ in module.imports:
+                known = self.known(target) if _is_ours(target) else None
+                if known and known != module.name:
+                    graph[module.name].setdefault(known, f"{module.where}:{line}")
+        return graph
 
 
 def _library(target):
@@ -313,69 +212,241 @@ def _library(target):
     return frozenset()
 
 
+def layer_of(name):
+    """The index in LAYERS of a skframe module, or None when no layer lists it."""
+    best, where = -1, None
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > best:
+                best, where = len(prefix), index
+    return where
+
+
+# ----------------------------------------------------------------------------- the rules
+def upward_imports(tree, modules):
+    """a. Imports of a higher layer, or of a built-in plugin, by the given modules of skframe."""
+    bad = []
+    for module in modules:
+        own = layer_of(module.name)
+        for target, line, in_function in module.imports:
+            if _is_builtin_plugin(target):
+                bad.append(f"{module.where}:{line} imports the built-in plugin {target} (reach it by the registry)")
+                continue
+            known = tree.known(target) if _is_ours(target) else None
+            theirs = layer_of(known) if known else None
+            if theirs is not None and own is not None and theirs > own:
+                how = "inside a function" if in_function else "at module level"
+                bad.append(f"{module.where}:{line} ({LAYERS[own][0]}) imports {target} ({LAYERS[theirs][0]}) {how}")
+    return bad
+
+
+def circles(tree):
+    """b. One circle (with the import lines) per strongly connected component of the import graph."""
+    graph = tree.graph()
+    index, low, stack, on_stack, components = {}, {}, [], set(), []
+
+    def connect(v):  # Tarjan's algorithm; the import graph is a few hundred modules deep at most
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while not component or component[-1] != v:
+                component.append(stack.pop())
+                on_stack.discard(component[-1])
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for v in list(graph):
+        if v not in index:
+            connect(v)
+    return [_shortest_circle(graph, component) for component in components]
+
+
+def _shortest_circle(graph, component):
+    members, start = set(component), component[0]
+    paths, queue = {start: [start]}, deque([start])
+    while queue:
+        v = queue.popleft()
+        for w in graph[v]:
+            if w == start:
+                path = paths[v] + [start]
+                steps = ", ".join(f"{a} -> {b} ({graph[a][b]})" for a, b in zip(path, path[1:]))
+                return f"{steps}  [circle among: {', '.join(component)}]"
+            if w in members and w not in paths:
+                paths[w] = paths[v] + [w]
+                queue.append(w)
+    return ", ".join(component)  # pragma: no cover - a component always has a circle through each member
+
+
+def _comments(source):
+    """{line: comment} of a source file."""
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    return {tok.start[0]: tok.string for tok in tokens if tok.type == tokenize.COMMENT}
+
+
+def unexplained_lazy_imports(tree, modules):
+    """c. Imports inside functions without a ``# lazy:`` reason, or that defer nothing costly."""
+    bad, start_up = [], tree.start_up()
+    for module in modules:
+        lines, comments = module.source.splitlines(), None
+        for target, line, in_function in module.imports:
+            if not in_function:
+                continue
+            comments = _comments(module.source) if comments is None else comments
+            same, above = comments.get(line, ""), comments.get(line - 1, "")
+            above_alone = line >= 2 and lines[line - 2].lstrip().startswith("#")
+            reason = same if LAZY_TAG in same else above if above_alone and above.startswith(LAZY_TAG) else ""
+            if not reason.partition(LAZY_TAG)[2].strip():
+                bad.append(f"{module.where}:{line} imports {target} inside a function without a '{LAZY_TAG} <reason>'"
+                           " comment on the line or the line above (or move it to the top of the module)")
+                continue
+            deferred = tree.target_loads(target) - tree.loads(module.name)
+            if module.name not in start_up:
+                deferred = {lib for lib in deferred if lib.split(".")[0] in OPTIONAL | BY_SUBPACKAGE}
+            if not deferred:
+                what = "costly library" if module.name in start_up else "optional library or SciPy/scikit-learn part"
+                bad.append(f"{module.where}:{line} imports {target} inside a function, but that loads no {what} "
+                           f"that {module.name} does not load already: move it to the top of the module")
+    return bad
+
+
+def private_imports_of_plugins(modules):
+    """d. Imports of skframe's internals by built-in plugins."""
+    bad = []
+    for module in modules:
+        for target, line, _ in module.imports:
+            if target == "skframe" or target.startswith("skframe."):
+                if not any(target == p or target.startswith(p + ".") for p in PLUGIN_PUBLIC):
+                    bad.append(f"{module.where}:{line} imports {target}; use one of {', '.join(PLUGIN_PUBLIC)}")
+    return bad
+
+
+# ----------------------------------------------------------------------------- skframe, room by room
 @lru_cache(maxsize=None)
-def _start_up():
-    """The modules ``import skframe`` and ``import skframe.cli`` load (module-level imports followed)."""
-    seen, todo = set(), list(START_UP)
-    mods = modules()
-    while todo:
-        current = todo.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        for target, _, in_function in mods[current].imports:
-            known = _known(target) if _is_ours(target) and not in_function else None
-            if known:
-                bits = known.split(".")
-                todo += [".".join(bits[:i]) for i in range(1, len(bits) + 1)]
-    return frozenset(seen)
+def skframe_tree():
+    return Tree.from_disk()
 
 
-def _target_loads(target):
-    if _is_ours(target):
-        known = _known(target)
-        return _loads(known) if known else frozenset()
-    return _library(target)
+def _rooms():
+    """skframe's rooms and the built-in plugins: the unit each check reports on."""
+    rooms = defaultdict(list)
+    for module in skframe_tree().modules.values():
+        parts = module.name.split(".")
+        key = parts[0] if _is_builtin_plugin(parts[0]) else ".".join(parts[:2])
+        if not _is_builtin_plugin(key) and not (ROOT / key.replace(".", "/")).is_dir():
+            key = "skframe (top-level modules)"
+        rooms[key].append(module)
+    return dict(sorted(rooms.items()))
+
+
+ROOMS = _rooms()
+
+
+def test_every_module_is_in_a_layer():
+    names = [name for name in skframe_tree().modules if not _is_builtin_plugin(name)]
+    missing = [name for name in names if layer_of(name) is None]
+    assert not missing, f"modules in no layer: {missing}; add each to LAYERS in {Path(__file__).name}"
+
+
+def test_every_layer_entry_exists():
+    """The table of layers names modules and rooms of the tree (and so can be copied to the documentation)."""
+    stale = [prefix for _, prefixes in LAYERS for prefix in prefixes if prefix not in skframe_tree().modules]
+    assert not stale, f"LAYERS names modules that do not exist: {stale}; remove them from {Path(__file__).name}"
+
+
+@pytest.mark.parametrize("room", [r for r in ROOMS if not _is_builtin_plugin(r)])
+def test_imports_point_down(room):
+    """a. A module imports its own layer or lower ones, never a built-in plugin."""
+    bad = upward_imports(skframe_tree(), ROOMS[room])
+    assert not bad, "imports pointing up:\n" + "\n".join(bad)
+
+
+def test_no_import_circle():
+    """b. No circle among skframe's and the built-in plugins' modules, in-function imports included."""
+    found = circles(skframe_tree())
+    assert not found, "import circles:\n" + "\n".join(found)
 
 
 @pytest.mark.parametrize("room", list(ROOMS))
 def test_imports_inside_functions_say_why(room):
     """c. Each import inside a function defers a costly library its module does not load, and says so."""
-    bad = []
-    for module in ROOMS[room]:
-        comments = None
-        for target, line, in_function in module.imports:
-            if not in_function:
-                continue
-            if comments is None:
-                comments = _comments(module.source)
-            above = comments.get(line - 1, "")
-            same = comments.get(line, "")
-            lines = module.source.splitlines()
-            above_alone = line >= 2 and lines[line - 2].strip().startswith("#")
-            reason = same if LAZY_TAG in same else above if (above_alone and above.startswith(LAZY_TAG)) else ""
-            if not reason or not reason.split(LAZY_TAG, 1)[1].strip():
-                bad.append(f"{_rel(module)}:{line} imports {target} inside a function without a '{LAZY_TAG} <reason>'"
-                           " comment (or move it to the top of the module)")
-                continue
-            deferred = _target_loads(target) - _loads(module.name)
-            if module.name not in _start_up():
-                deferred = {lib for lib in deferred if lib.split(".")[0] in OPTIONAL | BY_SUBPACKAGE}
-            if not deferred:
-                why = "costly library" if module.name in _start_up() else "optional library or SciPy/scikit-learn part"
-                bad.append(f"{_rel(module)}:{line} imports {target} inside a function, but that loads no {why} "
-                           f"{module.name} does not load already: move it to the top of the module")
-    assert not bad, "\n".join(bad)
+    bad = unexplained_lazy_imports(skframe_tree(), ROOMS[room])
+    assert not bad, "imports inside functions:\n" + "\n".join(bad)
 
 
 @pytest.mark.xfail(reason="built-in plugins are being moved to skframe.plugin.api", strict=False)
 @pytest.mark.parametrize("room", [r for r in ROOMS if _is_builtin_plugin(r)])
 def test_builtin_plugins_use_the_public_module(room):
     """d. The built-in plugins import from skframe only its public plugin module and public data types."""
-    bad = []
-    for module in ROOMS[room]:
-        for target, line, _ in module.imports:
-            if target == "skframe" or target.startswith("skframe."):
-                if not any(target == p or target.startswith(p + ".") for p in PLUGIN_PUBLIC):
-                    bad.append(f"{_rel(module)}:{line} imports {target}; use one of {', '.join(PLUGIN_PUBLIC)}")
-    assert not bad, "\n".join(bad)
+    bad = private_imports_of_plugins(ROOMS[room])
+    assert not bad, "imports of skframe's internals:\n" + "\n".join(bad)
+
+
+# ----------------------------------------------------------------------------- the checks see what they check
+MADE_UP = {
+    "skframe.__init__": "from skframe.plugin import hookspecs\n",
+    "skframe.exceptions": "class SkframeError(Exception): ...\n",
+    "skframe.plugin.__init__": "",
+    "skframe.plugin.hookspecs": "import pluggy\n",
+    "skframe.core.__init__": "",
+    "skframe.core.linalg": (
+        "import numpy as np\n"
+        "from skframe.exceptions import SkframeError\n"
+        "from skframe.models import ridge\n"  # up: core imports models
+        "def spectrum(A):\n"
+        "    from skframe.core import sketching\n"  # circle, inside a function; and no reason
+        "    import torch  # lazy: PyTorch is optional (the deep extra)\n"
+        "    # lazy: said, but NumPy is loaded already\n"
+        "    import numpy\n"
+        "    return sketching, torch, numpy\n"
+    ),
+    "skframe.core.sketching": "from . import linalg\nimport skframe_kernels\n",  # the built-in plugin: up
+    "skframe.models.__init__": "",
+    "skframe.models.ridge": "from ..exceptions import SkframeError\n",
+    "skframe.cli.__init__": (
+        "def main():\n"
+        "    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up\n"
+        "    from skframe.exceptions import SkframeError  # lazy: light module\n"
+        "    return np, SkframeError\n"
+    ),
+    "skframe_kernels.__init__": "from skframe.core.linalg import spectrum\nfrom skframe.plugin.api import Kernel\n",
+}
+
+
+@pytest.fixture(scope="module")
+def made_up():
+    return Tree.from_sources(MADE_UP)
+
+
+def test_upward_imports_are_seen(made_up):
+    found = "\n".join(upward_imports(made_up, made_up.modules.values()))
+    assert "skframe.core.linalg:3 (core) imports skframe.models.ridge (models) at module level" in found
+    assert "skframe.core.sketching:2 imports the built-in plugin skframe_kernels" in found
+    assert found.count("\n") == 1
+
+
+def test_circles_are_seen_through_imports_inside_functions(made_up):
+    (found,) = circles(made_up)
+    assert "skframe.core.linalg -> skframe.core.sketching (skframe.core.linalg:5)" in found
+    assert "skframe.core.sketching -> skframe.core.linalg (skframe.core.sketching:1)" in found
+
+
+def test_lazy_imports_need_a_reason_and_a_cost(made_up):
+    found = unexplained_lazy_imports(made_up, made_up.modules.values())
+    assert [f.split(" inside")[0] for f in found] == [
+        "skframe.core.linalg:5 imports skframe.core.sketching",  # no comment
+        "skframe.core.linalg:8 imports numpy",  # a reason, but nothing is deferred
+        "skframe.cli:3 imports skframe.exceptions",  # start-up module, light target
+    ]
+
+
+def test_builtin_plugins_are_held_to_the_public_module(made_up):
+    (found,) = private_imports_of_plugins([made_up.modules["skframe_kernels"]])
+    assert "skframe_kernels:1 imports skframe.core.linalg" in found
