@@ -31,15 +31,23 @@ choices are saved in the model file (``representation``) so that ``skframe predi
 from __future__ import annotations
 
 import csv
+import io
+import time
 from pathlib import Path
 
 import numpy as np
+import typer
 
+from skframe.cli._options import FitOptions
+from skframe.cli._services import call_predict, task_module, write_predictions
 from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError
 from skframe.graphs.chem import morgan_fingerprints
 from skframe.graphs.metrics import molecule_scores
+from skframe.io import atomic_write
 from skframe.io.graphs import file_kind
 from skframe.io.molecules import read_candidates, read_csv_header, read_molecule_file, read_smiles_csv
+from skframe.plugin.collections import is_collection, take
+from skframe.plugin.registry import get_kernel
 
 __all__ = ["wanted", "load", "model_extra", "representation_of", "molecule_metrics", "write_molecules",
            "is_molecule_output", "check_kernels"]
@@ -129,8 +137,6 @@ def load(opts):
     if opts.outputs == "smiles" and opts.candidates:
         opts.candidate_molecules = read_candidates(opts.candidates, rep, drop=drop)
     if rep.get("split_column"):
-        from skframe.plugin.collections import take
-
         marks = np.asarray(details["marks"])
         train, test = np.flatnonzero(marks == "train"), np.flatnonzero(marks == "test")
         if train.size == 0:
@@ -162,9 +168,6 @@ _KERNEL_HINTS = {
 
 def _check_kernel(name, params, X, option, what):
     """Refuse, in one line, a kernel that cannot compare these inputs (a vector kernel on strings or graphs)."""
-    from skframe.plugin.collections import is_collection, take
-    from skframe.plugin.registry import get_kernel
-
     if not is_collection(X):
         return
     kernel = get_kernel(name, **dict(params or {}))
@@ -226,10 +229,6 @@ def molecule_metrics(model, X_test, Y_test, Y_pred, opts):
 
 def write_molecules(out, G):
     """Predicted molecules as a CSV column ``smiles`` (canonical SMILES) to ``out``, or to stdout."""
-    import io
-
-    import typer
-
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["smiles"])
@@ -240,7 +239,6 @@ def write_molecules(out, G):
         return
     if Path(str(out)).suffix.lower() != ".csv":
         raise InvalidParameterError(f"--out {out}: predicted molecules are written as SMILES; use a .csv file name")
-    from skframe.io import atomic_write
 
     with atomic_write(str(out), "w") as fh:
         fh.write(buf.getvalue())
@@ -249,8 +247,6 @@ def write_molecules(out, G):
 # ---------------------------------------------------------------------------------- predict / evaluate
 def _options(extra):
     """Fit options carrying what the task modules need at prediction time."""
-    from skframe.cli._options import FitOptions
-
     rep = extra["representation"]
     task = extra.get("task") or "regression"
     means = extra.get("train_target_means")
@@ -266,8 +262,6 @@ def predict_file(model, extra, data, out, drop=False):
 
     ``drop`` (only on request: it shifts the rows) leaves out rows whose SMILES cannot be read.
     """
-    from skframe.cli._services import call_predict, task_module, write_predictions
-
     task, opts = _options(extra)
     X, _ = read_molecule_file(data, extra["representation"], with_targets=False, drop=drop)
     P = call_predict(task_module(task), model, X, opts)
@@ -282,11 +276,6 @@ def evaluate_file(model, extra, data, drop=False):
     When the model was fitted with ``--split-column NAME`` and the file has that column,
     only the rows marked ``test`` are scored (the figures of the fit's report).
     """
-    import time
-
-    from skframe.cli._services import call_predict, task_module
-    from skframe.plugin.collections import take
-
     task, opts = _options(extra)
     rep = extra["representation"]
     split = rep.get("split_column")

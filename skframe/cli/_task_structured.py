@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from skframe.cli._graph_data import is_molecule_output, molecule_metrics
 from skframe.datasets import load_dataset
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.metrics import example_based_f1, hamming_loss, mean_rank, mean_reciprocal_rank, rank_of_true
@@ -155,8 +156,6 @@ def load_candidates(path, n_rows=None):
 
 
 def _candidates(opts, n_rows):
-    from skframe.cli._graph_data import is_molecule_output
-
     if is_molecule_output(opts):  # molecules read at load time (None: the training molecules)
         return opts.candidate_molecules
     if not opts.candidates:
@@ -234,7 +233,6 @@ def metrics(model, X_test, Y_test, Y_pred, opts):
     output that is not a candidate is a miss); MRR and mean rank are over the ranked rows.
     """
     if is_collection(Y_test):  # molecules: exact match, top-k, fingerprint similarity
-        from skframe.cli._graph_data import molecule_metrics
 
         return molecule_metrics(model, X_test, Y_test, Y_pred, opts)
     Y_test = np.asarray(Y_test.toarray() if hasattr(Y_test, "toarray") else Y_test, dtype=np.float64)
