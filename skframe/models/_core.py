@@ -32,10 +32,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_random_state
 
+from skframe.core.feature_map import build_feature_map, kernel_times
+from skframe.core.sketching import SketchMatrix, draw_sketch
 from skframe.exceptions import InvalidParameterError
-from skframe.models._sizes import auto_sketch_size, choose_sketch_size, size_and_resolve_sketch
+from skframe.models._sizes import _clamp_sketch_object, _is_feature_map_name, auto_sketch_size, choose_sketch_size
 from skframe.models._solve import lam_path, run_solver, solver_contract, target_offset
+from skframe.plugin import registry
 from skframe.plugin.collections import n_items, take
 from skframe.plugin.problems import ArrayProblem
 from skframe.plugin.protocols import kernel_block, kernel_prepare
@@ -86,7 +91,6 @@ def make_rngs(random_state, k=1):
     """
     if isinstance(random_state, np.random.Generator):
         return [np.random.default_rng(int(random_state.integers(0, 2**31 - 1))) for _ in range(k)]
-    from sklearn.utils import check_random_state
 
     rs = check_random_state(random_state)
     return [np.random.default_rng(rs.randint(0, 2**31 - 1)) for _ in range(k)]
@@ -99,8 +103,6 @@ def component_spec(kind, obj, given_name=None, given_params=None):
     ``given_name``/``given_params`` are what the user passed; the object's own ``params``
     (after e.g. ``kernel_prepare`` resolved ``gamma="scale"``) take precedence.
     """
-    from skframe.plugin import registry
-
     spec_of = getattr(registry, "spec_of", None)  # the registry's reverse map, where it has one
     found = spec_of(kind, obj) if spec_of is not None else None
     if found is not None:
@@ -165,6 +167,23 @@ def resolve_sketch(sketch, size, sketch_params=None):
     if not hasattr(obj, "draw") and not getattr(obj, "feature_map", False):
         raise InvalidParameterError(f"sketch={sketch!r} has no draw(n, rng) method; it is not a sketch")
     return obj, spec
+
+
+def size_and_resolve_sketch(sketch, sketch_size, sketch_params, n, *, memory_budget=None, param="sketch_size"):
+    """Steps 2 and 4 for a sketch: ``(sketch or None, spec or None, {"size_rule": ...})``.
+
+    A named sketch gets the size from :func:`choose_sketch_size`; a sketch object keeps
+    its own size, except that a size above n is clamped (on a copy) with a warning.
+    """
+    if is_exact_sketch(sketch):
+        return None, None, {"size_rule": "none: exact model"}
+    if isinstance(sketch, str):
+        fmap = _is_feature_map_name(sketch)
+        m, info = choose_sketch_size(sketch_size, n, feature_map=fmap, memory_budget=memory_budget, param=param)
+        obj, spec = resolve_sketch(sketch, m, sketch_params)
+        return obj, spec, info
+    obj, spec = resolve_sketch(sketch, None, sketch_params)
+    return _clamp_sketch_object(obj, spec, n, param)
 
 
 def resolve_loss(loss, loss_params=None):
@@ -265,9 +284,6 @@ def build_representation(X, kernel, sketch, rng, *, rtol=None, progress=None, ex
     -------
     Representation
     """
-    from skframe.core.feature_map import build_feature_map
-    from skframe.core.sketching import SketchMatrix, draw_sketch
-
     n = n_items(X)
     if sketch is None:
         if exact == "gram":
@@ -275,7 +291,6 @@ def build_representation(X, kernel, sketch, rng, *, rtol=None, progress=None, ex
             if progress is not None:
                 progress(n)
             return Representation("exact_gram", None, {"name": "none", "m": n, "n": n, "s_prime": n}, X_basis=X, K=K)
-        import scipy.sparse as sp
 
         R = SketchMatrix(n=n, indices=np.arange(n), mix=sp.identity(n, format="csr"), info={"name": "none"})
         fmap, Z, _ = build_feature_map(kernel, X, R, rtol=rtol, progress=progress)
@@ -300,7 +315,6 @@ def predict_expansion(kernel, X, coef, X_fit=None, feature_map=None):
     """``k(X, X_fit) @ coef``, or ``feature_map.transform(X) @ coef`` for an explicit feature map."""
     if feature_map is not None:
         return feature_map.transform(X) @ coef
-    from skframe.core.feature_map import kernel_times
 
     return kernel_times(kernel, X, X_fit, coef)
 
