@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import importlib
 import inspect
 import tempfile
 import time
@@ -11,35 +10,24 @@ from pathlib import Path
 
 import typer
 
-from skframe.cli._common import echo_json, handle_errors, progress_bar, replace_via_temp_path, to_jsonable
+from skframe.cli._common import (
+    echo_json,
+    handle_errors,
+    parse_float_list,
+    progress_bar,
+    replace_via_temp_path,
+    to_jsonable,
+)
 from skframe.cli._options import FitOptions, command_signature
-
-TASK_MODULES = {
-    "regression": "skframe.cli._task_regression",
-    "machine": "skframe.cli._task_machine",
-    "structured": "skframe.cli._task_structured",
-}
-
-
-def task_module(name):
-    """Import the module implementing a CLI task (build_estimator, predict, metrics)."""
-    try:
-        return importlib.import_module(TASK_MODULES[name])
-    except ModuleNotFoundError as exc:  # pragma: no cover - partial installs
-        from skframe.exceptions import InvalidParameterError
-
-        raise InvalidParameterError(f"task {name!r} is not available in this installation ({exc})") from exc
+from skframe.cli._services import call_predict, task_module
+from skframe.cli._services import format_value as _fmt
+from skframe.exceptions import InvalidParameterError
 
 
 def choose_task(opts):
     if opts.task == "structured":
         return "structured"
     return "machine" if opts.uses_machine() else "regression"
-
-
-def call_predict(module, model, X, opts):
-    params = inspect.signature(module.predict).parameters
-    return module.predict(model, X, opts) if len(params) >= 3 else module.predict(model, X)
 
 
 DEFAULT_LAM = 1e-3
@@ -50,12 +38,9 @@ def parse_lam(value):
     """``--lam``: None, one value (a float) or a regularisation path (a list of floats, fitted in order)."""
     if value is None or isinstance(value, (int, float, list, tuple)):
         return value
-    from skframe.cli._common import parse_float_list
 
     values = parse_float_list(str(value), "--lam")
     if not values:
-        from skframe.exceptions import InvalidParameterError
-
         raise InvalidParameterError(f"--lam {value!r} is empty; give a value > 0 such as 1e-3, or a path 1e-2,1e-3")
     return values[0] if len(values) == 1 else values
 
@@ -66,7 +51,7 @@ def lam_path_report(model, module, X_eval, Y_eval, task, opts):
     The model keeps the last value's solution; the path's other solutions (``coef_path_``)
     are swapped in one at a time to predict, then the last one is restored.
     """
-    import numpy as np
+    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
 
     lams = getattr(model, "lam_path_", None)
     coefs = getattr(model, "coef_path_", None)
@@ -110,8 +95,8 @@ def _apply_suggestions(opts, suggested):
 
 def load_data(opts):
     """Return (X_train, Y_train, X_test, Y_test, dataset_info); Y are 2-D."""
-    from skframe.cli import _graph_data
-    from skframe.datasets import load_dataset, load_default
+    from skframe.cli import _graph_data  # lazy: loads NumPy (~0.1 s at start-up)
+    from skframe.datasets import load_dataset, load_default  # lazy: loads scikit-learn (~0.6 s at start-up)
 
     if _graph_data.wanted(opts):  # molecules (SMILES, SDF) or graphs (JSON lines)
         opts.lam = DEFAULT_LAM if opts.lam is None else opts.lam
@@ -133,8 +118,6 @@ def load_data(opts):
     info["test"] = str(opts.test)
     info["n_missing_test"] = te.n_missing
     if te.X.shape[1] != tr.X.shape[1]:
-        from skframe.exceptions import InvalidParameterError
-
         raise InvalidParameterError(
             f"the test file has {te.X.shape[1]} features but the training file has {tr.X.shape[1]}; "
             "check --targets and the files"
@@ -157,9 +140,9 @@ def fit_model(model, X, Y, opts, description="fitting"):
 
 def task_is_numeric(Y):
     """True when the targets are numbers whose means make sense (not class labels as text)."""
-    import numpy as np
+    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
 
-    from skframe.plugin.collections import is_collection
+    from skframe.plugin.collections import is_collection  # lazy: loads NumPy (~0.1 s at start-up)
 
     if is_collection(Y):  # molecules or graphs
         return False
@@ -174,7 +157,7 @@ def _targets_for_fit(Y, task):
 
 def run_fit(opts):
     """Run ``skframe fit`` from options; returns the JSON-serialisable report."""
-    from skframe.plugin.loader import get_plugin_registry
+    from skframe.plugin.loader import get_plugin_registry  # lazy: reads the plugins' entry points (~15 ms)
 
     # Discover the plugins (kernels, sketches, ...) once, before anything is timed: like the
     # imports, it is a cost of the process, not of the fit.
@@ -185,12 +168,12 @@ def run_fit(opts):
 
 
 def _run_fit(opts, stack):
-    import numpy as np
+    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
 
-    from skframe.cli import _streamed
-    from skframe.datasets import FeatureScaler
-    from skframe.io.missing import column_means
-    from skframe.persistence import save
+    from skframe.cli import _streamed  # lazy: loads NumPy (~0.1 s at start-up)
+    from skframe.datasets import FeatureScaler  # lazy: loads scikit-learn (~0.6 s at start-up)
+    from skframe.io.missing import column_means  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
+    from skframe.persistence import save  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
 
     if _streamed.streams_file(opts):  # a budget: files read in blocks, memory-mapped (skframe.cli._streamed)
         if opts.lam is None:
@@ -215,11 +198,9 @@ def _run_fit(opts, stack):
     y_fit = _targets_for_fit(Y_tr, task)
     X_fit = X_tr
     if opts.dask_scheduler is not None or opts.dask_local is not None:  # the fit runs on a Dask cluster
-        from skframe.compute.distributed import dask_client, to_dask
+        from skframe.compute.distributed import dask_client, to_dask  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
 
         if task == "structured":
-            from skframe.exceptions import InvalidParameterError
-
             raise InvalidParameterError("--dask-scheduler / --dask-local fit regression and kernel-machine models; "
                                         "structured prediction runs on one machine (drop the Dask option)")
         client = stack.enter_context(dask_client(opts.dask_scheduler, opts.dask_local))
@@ -262,7 +243,7 @@ def _run_fit(opts, stack):
             "scaler": {"mean": scaler.mean_, "scale": scaler.scale_, "with_mean": bool(scaler.with_mean_),
                        "method": opts.scale} if hasattr(scaler, "scale_") else None,
         }
-        from skframe.cli._graph_data import model_extra
+        from skframe.cli._graph_data import model_extra  # lazy: loads NumPy (~0.1 s at start-up)
 
         extra.update(model_extra(opts, data_info))
         replace_via_temp_path(opts.model_out, lambda tmp: save(model, tmp, extra=extra))
@@ -275,19 +256,6 @@ def _params(model):
     for k, v in model.get_params(deep=False).items():
         out[k] = v if isinstance(v, (str, int, float, bool, type(None), dict, list, tuple)) else repr(v)
     return out
-
-
-def _fmt(value):
-    """Short human form of a report value (details stay in --json)."""
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={_fmt(v)}" for k, v in value.items() if not isinstance(v, (list, dict)))
-    if isinstance(value, list):
-        if value and all(isinstance(x, (float, int)) for x in value):
-            return " ".join(f"{x:.4g}" for x in value)
-        return f"[{len(value)} items; see --json]"
-    return str(value)
 
 
 def print_report(report):
