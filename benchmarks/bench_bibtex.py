@@ -41,7 +41,8 @@ P_FRAC = 20  # p = 20 / n for p-SG
 # name -> (params, reference F1 paper, ref-here F1 / fit s / predict s)
 MODELS = {
     "IOKR": (dict(lam=1e-5, sigma2_out=1.0), 44.9, (44.87, 6.05, 2.28)),
-    "SIOKR": (dict(lam=1e-6, sigma2_out=1e7, input_sketch="subsample", input_sketch_size=2250), 44.7, (44.57, 1.73, 1.60)),
+    "SIOKR": (dict(lam=1e-6, sigma2_out=1e7, input_sketch="subsample", input_sketch_size=2250), 44.7,
+              (44.57, 1.73, 1.60)),
     "ISOKR": (dict(lam=1e-5, sigma2_out=1e6, output_sketch="psg", output_sketch_size=200), 44.8, (44.86, 5.60, 0.77)),
     "SISOKR": (dict(lam=1e-5, sigma2_out=1e4, input_sketch="subsample", input_sketch_size=2250,
                     output_sketch="psg", output_sketch_size=200), 44.1, (44.12, 2.42, 0.48)),

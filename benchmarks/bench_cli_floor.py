@@ -1,4 +1,4 @@
-"""Where the time of `skframe fit --loss huber|epsilon-svr` goes on this machine, and the sketches that would be cheaper.
+"""Where the time of `skframe fit --loss huber|epsilon-svr` goes on this machine; the sketches that would be cheaper.
 
 The CLI's default fit on the embedded Friedman data (n = 10 000, d = 10, Gaussian γ = 0.1,
 λ = 1e-7, p-SR sketch with s = 200 rows and p = 20/n) evaluates the kernel on n x s' entries.

@@ -156,7 +156,8 @@ def main():
         for r, mode in cases:  # alternate checkouts and modes process by process
             key = f"{labels[r]}:{mode}"
             default_fit.setdefault(key, []).append(_run(fit_cmd, r, mode, cwd="/tmp")[0])
-            row = json.loads(_run([py, "-c", CHILD, args.data_dir, str(args.warm)], r, mode)[1].strip().splitlines()[-1])
+            out = _run([py, "-c", CHILD, args.data_dir, str(args.warm)], r, mode)[1]
+            row = json.loads(out.strip().splitlines()[-1])
             row["cold_minus_warm"] = row["cold"] - row["warm_median"]
             rf1.setdefault(key, []).append(row)
     report["default_fit_process"] = {k: _summary(v) for k, v in default_fit.items()}

@@ -88,7 +88,8 @@ def main(argv=None):
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out"))
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--cli", action="store_true",
-                    help="also time `skframe fit --loss huber|epsilon-svr --json` with default settings, fresh processes")
+                    help="also time `skframe fit --loss huber|epsilon-svr --json` with default settings, "
+                         "fresh processes")
     args = ap.parse_args(argv)
     cli = cli_defaults(args.repeats) if args.cli else None
 
@@ -126,8 +127,9 @@ def main(argv=None):
         "repeats": args.repeats, "losses": {k: LOSSES[k][0] for k in results}, "results": results,
         "target": {"p-SR p=50/n relative_mse <= 0.05": None if target is None else target["relative_mse"] <= 0.05,
                    "fit_seconds <= 0.65": None if target is None else target["fit_seconds"] <= 0.65,
-                   "reference (authors' code, same kind of machine)": "p-SR p=50/n 0.048 in 3.3 s; Nystrom 0.090 in 2.5 s; "
-                   "Gaussian 0.051 in 4.6 s; Accumulation m=30 0.046 in 3.3 s"},
+                   "reference (authors' code, same kind of machine)":
+                       "p-SR p=50/n 0.048 in 3.3 s; Nystrom 0.090 in 2.5 s; "
+                       "Gaussian 0.051 in 4.6 s; Accumulation m=30 0.046 in 3.3 s"},
         "cli_default_settings": cli,
         "versions": _setup.versions(),
     }

@@ -67,7 +67,8 @@ def main():
         ged, limited = graph_edit_distance(cands.take(idx[ged_rows, 0]), Y_te.take(ged_rows), timeout=args.ged_timeout)
         report["models"][name] = {
             "top1": float(np.mean(idx[:, 0] == truth)), "top10": float(np.mean((idx == truth[:, None]).any(1))),
-            "ged_top1": ged, "ged_pairs_at_time_limit": limited, "fit_s": round(t_fit, 3), "predict_s": round(t_pred, 3),
+            "ged_top1": ged, "ged_pairs_at_time_limit": limited, "fit_s": round(t_fit, 3),
+            "predict_s": round(t_pred, 3),
             "sketch": model.sketch_info_}
     # nearest-neighbour baseline: the training output of the most similar training input
     kx = get_kernel("ngram", n=3, normalize=True)

@@ -43,7 +43,8 @@ def main(argv=None):
     models = {
         "IOKR": dict(lam=1e-5),
         "SISOKR": dict(lam=1e-5, input_sketch="subsample", input_sketch_size=min(2250, n),
-                       output_sketch="psg", output_sketch_size=min(200, n), output_sketch_params={"p": min(1.0, 20 / n)}),
+                       output_sketch="psg", output_sketch_size=min(200, n),
+                       output_sketch_params={"p": min(1.0, 20 / n)}),
     }
     for name, cfg in models.items():
         model = OutputKernelRegressor("gaussian", input_kernel_params={"gamma": 5e-5}, output_kernel="gaussian",

@@ -357,7 +357,8 @@ def _exp_nonpositive_inplace32(a):
         k32 = t - _SHIFT32
         r = (x - k32 * _LN2_HI32) - k32 * _LN2_LO32
         p = np.float32(1.0) + r * (np.float32(1.0) + r * (np.float32(0.5) + r * (np.float32(1.0 / 6) + r * (
-            np.float32(1.0 / 24) + r * (np.float32(1.0 / 120) + r * (np.float32(1.0 / 720) + r * np.float32(1.0 / 5040)))))))
+            np.float32(1.0 / 24) + r * (np.float32(1.0 / 120) + r * (
+                np.float32(1.0 / 720) + r * np.float32(1.0 / 5040)))))))
         a[j] = t
         k = bits[j] - shift_bits
         a[j] = zero if under else p

@@ -85,7 +85,8 @@ def build_estimator(opts):
     if model == "dsokr":
         return build_deep_estimator(opts)
     input_kernel = opts.input_kernel or opts.kernel
-    input_kernel_params = opts.input_kernel_params if (opts.input_kernel_params or opts.input_kernel) else opts.kernel_params
+    own_input_kernel = opts.input_kernel_params or opts.input_kernel
+    input_kernel_params = opts.input_kernel_params if own_input_kernel else opts.kernel_params
     # each input_* option wins when given; otherwise the generic --sketch/--sketch-size/--sketch-param
     input_sketch = opts.input_sketch if opts.input_sketch is not None else opts.sketch
     size = opts.input_sketch_size or opts.sketch_size
@@ -132,7 +133,9 @@ def load_candidates(path, n_rows=None):
     elif suffix == ".npz":
         with np.load(path, allow_pickle=False) as f:
             if "candidates" not in f:
-                raise InvalidInputError(f"{path}: an NPZ candidates file needs an array named 'candidates'; found {list(f)}")
+                raise InvalidInputError(
+                    f"{path}: an NPZ candidates file needs an array named 'candidates'; found {list(f)}"
+                )
             C = f["candidates"]
             offsets = f["offsets"] if "offsets" in f else None
     else:
@@ -142,7 +145,9 @@ def load_candidates(path, n_rows=None):
             C = C.toarray()
     C = np.asarray(C, dtype=np.float64)
     if C.ndim != 2:
-        raise InvalidInputError(f"{path}: candidates must be a 2-D array (n_candidates, n_outputs); got shape {C.shape}")
+        raise InvalidInputError(
+            f"{path}: candidates must be a 2-D array (n_candidates, n_outputs); got shape {C.shape}"
+        )
     if offsets is None:
         return C
     offsets = np.asarray(offsets, dtype=np.int64).ravel()

@@ -107,10 +107,12 @@ def _predict_in_blocks(est, extra, data, targets, missing, fmt, out):
 def predict(
     model: Annotated[Path, typer.Argument(help="Model file written by `skframe fit --model-out`.", metavar="MODEL")],
     data: Annotated[Path, typer.Argument(help="Data file (CSV, NPZ, ARFF, LIBSVM).", metavar="DATA")],
-    targets: Annotated[int, typer.Option("--targets", help="Number of trailing target columns in DATA to ignore (0: features only).")] = 0,
+    targets: Annotated[int, typer.Option(
+        "--targets", help="Number of trailing target columns in DATA to ignore (0: features only).")] = 0,
     missing: Annotated[Optional[str], typer.Option("--missing", help=MISSING_HELP, show_default=False)] = None,
     fmt: Annotated[Optional[str], typer.Option("--format", help=FORMAT_HELP, show_default=False)] = None,
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write predictions to this .csv or .npz file, atomically (default: CSV on stdout).")] = None,
+    out: Annotated[Optional[Path], typer.Option(
+        "--out", help="Write predictions to this .csv or .npz file, atomically (default: CSV on stdout).")] = None,
 ):
     """Predict with a saved model; one row per sample."""
     est, extra = _load(model)
@@ -135,7 +137,9 @@ def predict(
 def evaluate(
     model: Annotated[Path, typer.Argument(help="Model file written by `skframe fit --model-out`.", metavar="MODEL")],
     data: Annotated[Path, typer.Argument(help="Labelled data file (CSV, NPZ, ARFF, LIBSVM).", metavar="DATA")],
-    targets: Annotated[Optional[int], typer.Option("--targets", help="Number of trailing target columns in DATA (default: the model's own number of targets).", show_default=False)] = None,
+    targets: Annotated[Optional[int], typer.Option(
+        "--targets", help="Number of trailing target columns in DATA (default: the model's own number of targets).",
+        show_default=False)] = None,
     missing: Annotated[Optional[str], typer.Option("--missing", help=MISSING_HELP, show_default=False)] = None,
     fmt: Annotated[Optional[str], typer.Option("--format", help=FORMAT_HELP, show_default=False)] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,

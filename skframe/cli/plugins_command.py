@@ -14,7 +14,10 @@ def plugins(
         bool, typer.Option("--json", help="Print one JSON object with components, broken plugins and name collisions.")
     ] = False,
 ):
-    """List every registered kernel, sketch, loss, solver, decoder and output matrix, with aliases; broken plugins and collisions."""
+    """List every registered kernel, sketch, loss, solver, decoder and output matrix, with aliases.
+
+    Broken plugins and name collisions are listed too.
+    """
     from skframe.plugin.loader import get_plugin_registry  # lazy: reads the plugins' entry points (~15 ms)
     from skframe.plugin.registry import _PLURAL, list_components  # lazy: reads the plugins' entry points (~15 ms)
 

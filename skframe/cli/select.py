@@ -34,25 +34,38 @@ def _sizes(text, option):
 
 
 def select(
-    train: Annotated[Path, typer.Argument(help="Training data (CSV, NPZ, ARFF, LIBSVM); a validation part is held out.")],
+    train: Annotated[Path, typer.Argument(
+        help="Training data (CSV, NPZ, ARFF, LIBSVM); a validation part is held out.")],
     targets: Annotated[int, typer.Option("--targets", help="Number of trailing output columns/attributes.")] = 1,
-    fmt: Annotated[Optional[str], typer.Option("--format", help="File format when the extension does not tell: csv, npz, arff or libsvm.")] = None,
+    fmt: Annotated[Optional[str], typer.Option(
+        "--format", help="File format when the extension does not tell: csv, npz, arff or libsvm.")] = None,
     input_kernel: Annotated[str, typer.Option("--input-kernel", help="Input kernel name.")] = "gaussian",
-    input_kernel_param: Annotated[Optional[List[str]], typer.Option("--input-kernel-param", help="Input kernel parameter KEY=VALUE, repeatable.")] = None,
+    input_kernel_param: Annotated[Optional[List[str]], typer.Option(
+        "--input-kernel-param", help="Input kernel parameter KEY=VALUE, repeatable.")] = None,
     output_kernel: Annotated[str, typer.Option("--output-kernel", help="Output kernel name.")] = "gaussian",
-    output_kernel_param: Annotated[Optional[List[str]], typer.Option("--output-kernel-param", help="Output kernel parameter KEY=VALUE, repeatable.")] = None,
-    input_sketch: Annotated[str, typer.Option("--input-sketch", help="Input sketch family for the m_X curve.")] = "subsample",
-    output_sketch: Annotated[str, typer.Option("--output-sketch", help="Output sketch family for the m_Y (Perfect h) curve.")] = "subsample",
+    output_kernel_param: Annotated[Optional[List[str]], typer.Option(
+        "--output-kernel-param", help="Output kernel parameter KEY=VALUE, repeatable.")] = None,
+    input_sketch: Annotated[str, typer.Option(
+        "--input-sketch", help="Input sketch family for the m_X curve.")] = "subsample",
+    output_sketch: Annotated[str, typer.Option(
+        "--output-sketch", help="Output sketch family for the m_Y (Perfect h) curve.")] = "subsample",
     lam: Annotated[float, typer.Option("--lam", help="Regularisation lambda (also the leverage-score ridge).")] = 1e-5,
-    sizes_x: Annotated[Optional[str], typer.Option("--sizes-x", help="Comma-separated m_X values (default: grow until the score converges).")] = None,
-    sizes_y: Annotated[Optional[str], typer.Option("--sizes-y", help="Comma-separated m_Y values (default: grow until the score converges).")] = None,
-    fit_budget: Annotated[Optional[float], typer.Option("--fit-budget", help="Stop the m_X curve once a fit takes longer (seconds).")] = None,
-    inference_budget: Annotated[Optional[float], typer.Option("--inference-budget", help="Stop the m_Y curve once decoding takes longer (seconds).")] = None,
-    val_fraction: Annotated[float, typer.Option("--val-fraction", help="Fraction of the training data held out for validation.")] = 0.2,
+    sizes_x: Annotated[Optional[str], typer.Option(
+        "--sizes-x", help="Comma-separated m_X values (default: grow until the score converges).")] = None,
+    sizes_y: Annotated[Optional[str], typer.Option(
+        "--sizes-y", help="Comma-separated m_Y values (default: grow until the score converges).")] = None,
+    fit_budget: Annotated[Optional[float], typer.Option(
+        "--fit-budget", help="Stop the m_X curve once a fit takes longer (seconds).")] = None,
+    inference_budget: Annotated[Optional[float], typer.Option(
+        "--inference-budget", help="Stop the m_Y curve once decoding takes longer (seconds).")] = None,
+    val_fraction: Annotated[float, typer.Option(
+        "--val-fraction", help="Fraction of the training data held out for validation.")] = 0.2,
     repeats: Annotated[int, typer.Option("--repeats", help="Sketch draws averaged per size.")] = 1,
-    tol: Annotated[float, typer.Option("--tol", help="Relative tolerance to the best score defining convergence.")] = 1e-3,
+    tol: Annotated[float, typer.Option(
+        "--tol", help="Relative tolerance to the best score defining convergence.")] = 1e-3,
     scale: Annotated[str, typer.Option("--scale", help="Input scaling: standard or none.")] = "none",
-    png: Annotated[Optional[Path], typer.Option("--png", help="Write the curves to this PNG file (needs matplotlib).")] = None,
+    png: Annotated[Optional[Path], typer.Option(
+        "--png", help="Write the curves to this PNG file (needs matplotlib).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
     model: Annotated[str, typer.Option("--model", help="sisokr (choose m_X and m_Y) or dsokr (m_Y only: the "
                                        "input is a neural network).")] = "sisokr",

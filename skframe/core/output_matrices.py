@@ -133,7 +133,9 @@ def check_output_matrix(M, d):
     """Validate an output matrix: d x d, finite, symmetric PSD (within rounding); return it symmetrised."""
     M = np.asarray(M, dtype=np.float64)
     if M.shape != (d, d):
-        raise InvalidParameterError(f"the output matrix has shape {M.shape} but the targets have {d} columns; it must be {d} x {d}")
+        raise InvalidParameterError(
+            f"the output matrix has shape {M.shape} but the targets have {d} columns; it must be {d} x {d}"
+        )
     if not np.all(np.isfinite(M)):
         raise InvalidParameterError("the output matrix contains NaN or inf")
     if not np.allclose(M, M.T, rtol=1e-8, atol=1e-12 * max(1.0, np.abs(M).max())):

@@ -124,6 +124,8 @@ def diagonal_of_mix(mix):
     if not sp.issparse(mix) or mix.shape[0] != mix.shape[1]:
         return None
     m = mix.shape[0]
-    if mix.nnz != m or not np.array_equal(mix.indptr, np.arange(m + 1)) or not np.array_equal(mix.indices, np.arange(m)):
+    if mix.nnz != m or not np.array_equal(mix.indptr, np.arange(m + 1)):
+        return None
+    if not np.array_equal(mix.indices, np.arange(m)):
         return None
     return np.asarray(mix.data, dtype=np.float64)

@@ -237,7 +237,8 @@ def load_solubility(*, data_home=None, verify=True):
             for lineno, row in enumerate(rows, start=2):
                 if len(row) != 3 or row[2] not in parts:
                     raise DataFormatError(
-                        f"{path.name}, line {lineno}: {str(row)[:80]}; expected smiles,solubility,split with split train|test"
+                        f"{path.name}, line {lineno}: {str(row)[:80]}; "
+                        "expected smiles,solubility,split with split train|test"
                     )
                 try:
                     value = float(row[1])
@@ -245,7 +246,8 @@ def load_solubility(*, data_home=None, verify=True):
                     value = math.nan
                 if not math.isfinite(value):
                     raise DataFormatError(
-                        f"{path.name}, line {lineno}: solubility {row[1][:40]!r} is not a finite number; download the file again"
+                        f"{path.name}, line {lineno}: solubility {row[1][:40]!r} is not a finite number; "
+                        "download the file again"
                     )
                 parts[row[2]][0].append(row[0])
                 parts[row[2]][1].append(value)

@@ -15,7 +15,8 @@ from sklearn.utils import check_random_state
 from skframe.exceptions import InvalidParameterError
 from skframe.validation import check_scalar
 
-__all__ = ["make_friedman_outliers", "friedman_function", "load_default", "TrainTestDataset", "DEFAULT_TRAIN_SEED", "DEFAULT_TEST_SEED"]
+__all__ = ["make_friedman_outliers", "friedman_function", "load_default", "TrainTestDataset", "DEFAULT_TRAIN_SEED",
+           "DEFAULT_TEST_SEED"]
 
 #: Seeds of the embedded default data set (``load_default(random_state=0)``):
 #: the training set uses ``random_state``, the test set ``random_state + 1``.

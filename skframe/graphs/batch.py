@@ -91,7 +91,8 @@ class GraphBatch(InputCollection):
             sizes = np.repeat(np.diff(self.node_ptr), np.diff(self.edge_ptr))
             if self.edges.min() < 0 or np.any(self.edges.max(axis=1) >= sizes):
                 raise DataFormatError("graph batch: an edge refers to a node its graph does not have")
-        for name, lab, vocab in (("node", self.node_labels, self.node_vocab), ("edge", self.edge_labels, self.edge_vocab)):
+        labelled = (("node", self.node_labels, self.node_vocab), ("edge", self.edge_labels, self.edge_vocab))
+        for name, lab, vocab in labelled:
             if lab.size and (lab.min() < 0 or lab.max() >= len(vocab)):
                 raise DataFormatError(f"graph batch: a {name} label index is outside the {name} vocabulary")
 

@@ -136,7 +136,8 @@ def bad_token(path, lineno, tok, col=None, extra=""):
 
 
 def _check_encoding(path, head):
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(head) >= 4 and head[1:2] == b"\x00" and head[3:4] == b"\x00"):
+    utf16_bom = head.startswith((b"\xff\xfe", b"\xfe\xff"))
+    if utf16_bom or (len(head) >= 4 and head[1:2] == b"\x00" and head[3:4] == b"\x00"):
         raise DataFormatError(
             f"{name_of(path)} looks UTF-16 encoded; save it as UTF-8 (or ASCII) text, "
             "e.g. `iconv -f UTF-16 -t UTF-8`"

@@ -40,7 +40,9 @@ def _converter(type_str, path, lineno, attr_name):
         return None  # plain numbers
     if t.startswith("{"):
         if not t.endswith("}"):
-            raise DataFormatError(f"{name_of(path)}, line {lineno}: nominal type of {attr_name!r} lacks its closing '}}'")
+            raise DataFormatError(
+                f"{name_of(path)}, line {lineno}: nominal type of {attr_name!r} lacks its closing '}}'"
+            )
         values = [unquote(v) for v in split_quoted(t[1:-1])]
         try:
             mapping = {v: parse_number(v) for v in values}
@@ -118,11 +120,15 @@ def _sparse_row(line, lineno, path, convs, n_cols):
     for item in body.split(","):
         parts = item.split()
         if len(parts) != 2:
-            raise DataFormatError(f"{name_of(path)}, line {lineno}: sparse entry {item.strip()[:40]!r} must be 'index value'")
+            raise DataFormatError(
+                f"{name_of(path)}, line {lineno}: sparse entry {item.strip()[:40]!r} must be 'index value'"
+            )
         try:
             idx = int(parts[0])
         except ValueError:
-            raise DataFormatError(f"{name_of(path)}, line {lineno}: sparse index {parts[0][:40]!r} is not an integer") from None
+            raise DataFormatError(
+                f"{name_of(path)}, line {lineno}: sparse index {parts[0][:40]!r} is not an integer"
+            ) from None
         if idx < 0 or idx >= n_cols:
             raise DataFormatError(
                 f"{name_of(path)}, line {lineno}: sparse index {idx} is outside 0..{n_cols - 1} "
@@ -175,7 +181,8 @@ def read_arff(path, targets=1):
             toks = split_fields(line)
             if len(toks) != n_cols:
                 raise DataFormatError(
-                    f"{name_of(path)}, line {lineno}: {len(toks)} values but {n_cols} attributes are declared; fix the row"
+                    f"{name_of(path)}, line {lineno}: {len(toks)} values but {n_cols} attributes are declared; "
+                    "fix the row"
                 )
             if all_numeric:
                 vals = parse_row(toks, path, lineno)
@@ -197,7 +204,8 @@ def read_arff(path, targets=1):
             sp_cols.extend(cc.tolist())
             sp_vals.extend(D[rr, cc].tolist())
         M = sp.csr_matrix(
-            (np.asarray(sp_vals, dtype=np.float64), (np.asarray(sp_rows, dtype=np.intp), np.asarray(sp_cols, dtype=np.intp))),
+            (np.asarray(sp_vals, dtype=np.float64),
+             (np.asarray(sp_rows, dtype=np.intp), np.asarray(sp_cols, dtype=np.intp))),
             shape=(n, n_cols),
         )
         M.sum_duplicates()

@@ -27,7 +27,8 @@ FORMATS = {
     ".libsvm": "libsvm",
     ".svmlight": "libsvm",
 }
-_ALIASES = {"csv": "csv", "npz": "npz", "npy": "npy", "arff": "arff", "libsvm": "libsvm", "svmlight": "libsvm", "svm": "libsvm"}
+_ALIASES = {"csv": "csv", "npz": "npz", "npy": "npy", "arff": "arff", "libsvm": "libsvm", "svmlight": "libsvm",
+            "svm": "libsvm"}
 _SPARSE_DENSITY_THRESHOLD = 0.3
 
 
@@ -367,7 +368,9 @@ def save_dataset(path, X, Y, *, fmt=None, feature_names=None, target_names=None)
             if X.ndim == 1:
                 X = X.reshape(-1, 1)
         if X.shape[0] != Y.shape[0]:
-            raise InvalidInputError(f"X has {X.shape[0]} rows (shape {X.shape}) but Y has {Y.shape[0]} (shape {Y.shape})")
+            raise InvalidInputError(
+                f"X has {X.shape[0]} rows (shape {X.shape}) but Y has {Y.shape[0]} (shape {Y.shape})"
+            )
     n_x = 0 if X is None else X.shape[1]
     fnames = list(feature_names) if feature_names is not None else [f"x{j}" for j in range(n_x)]
     tnames = list(target_names) if target_names is not None else [f"y{j}" for j in range(Y.shape[1])]

@@ -39,7 +39,9 @@ def _parse_line(line, lineno, path):
             try:
                 v = float(p)
             except ValueError:
-                raise DataFormatError(f"{name_of(path)}, line {lineno}: label {p[:40]!r} is not a number; {_SYNTAX}") from None
+                raise DataFormatError(
+                    f"{name_of(path)}, line {lineno}: label {p[:40]!r} is not a number; {_SYNTAX}"
+                ) from None
             if not math.isfinite(v):
                 raise DataFormatError(f"{name_of(path)}, line {lineno}: label {p[:40]!r} is not finite")
             labs.append(v)
@@ -48,13 +50,17 @@ def _parse_line(line, lineno, path):
     for item in feats:
         idx_s, sep, val_s = item.partition(":")
         if not sep:
-            raise DataFormatError(f"{name_of(path)}, line {lineno}: {item[:40]!r} is not an 'index:value' pair; {_SYNTAX}")
+            raise DataFormatError(
+                f"{name_of(path)}, line {lineno}: {item[:40]!r} is not an 'index:value' pair; {_SYNTAX}"
+            )
         if idx_s == "qid":
             continue
         try:
             idx = int(idx_s)
         except ValueError:
-            raise DataFormatError(f"{name_of(path)}, line {lineno}: feature index {idx_s[:40]!r} is not an integer") from None
+            raise DataFormatError(
+                f"{name_of(path)}, line {lineno}: feature index {idx_s[:40]!r} is not an integer"
+            ) from None
         if idx < 0:
             raise DataFormatError(f"{name_of(path)}, line {lineno}: feature index {idx} is negative")
         if idx > MAX_INDEX:

@@ -61,9 +61,13 @@ def read_npz(path, targets=1):
     try:
         fh = np.load(path, allow_pickle=False)
     except Exception as exc:  # BadZipFile, OSError, ValueError, EOFError ...
-        raise DataFormatError(f"{name_of(path)} is not a readable .npz archive ({exc}); write it with numpy.savez") from exc
+        raise DataFormatError(
+            f"{name_of(path)} is not a readable .npz archive ({exc}); write it with numpy.savez"
+        ) from exc
     if not hasattr(fh, "files"):
-        raise DataFormatError(f"{name_of(path)} holds a single array, not a .npz archive; name it .npy or use numpy.savez")
+        raise DataFormatError(
+            f"{name_of(path)} holds a single array, not a .npz archive; name it .npy or use numpy.savez"
+        )
     with fh:
         keys = set(fh.files)
         try:
@@ -77,7 +81,9 @@ def read_npz(path, targets=1):
             if ykey is None and targets == 0:
                 ykey, Y = "Y", np.zeros((X.shape[0], 0))
             elif ykey is None:
-                raise DataFormatError(f"{name_of(path)} has keys {sorted(keys)} but no targets; store them under 'Y' or 'y'")
+                raise DataFormatError(
+                    f"{name_of(path)} has keys {sorted(keys)} but no targets; store them under 'Y' or 'y'"
+                )
             else:
                 Y = _numeric(np.asarray(fh[ykey]), ykey, path)
             if Y.ndim == 1:
@@ -103,7 +109,8 @@ def read_npz(path, targets=1):
 
 def write_npz(fh, X, Y, feature_names, target_names):
     """Write what :func:`read_npz` reads back (``X`` dense or CSR, or None)."""
-    arrays = {"Y": Y, "feature_names": np.asarray(feature_names, dtype=str), "target_names": np.asarray(target_names, dtype=str)}
+    arrays = {"Y": Y, "feature_names": np.asarray(feature_names, dtype=str),
+              "target_names": np.asarray(target_names, dtype=str)}
     if X is not None:
         if sp.issparse(X):
             arrays.update(X_data=X.data, X_indices=X.indices, X_indptr=X.indptr, X_shape=np.asarray(X.shape))
@@ -116,7 +123,9 @@ def _map(path):
     try:
         A = np.load(path, mmap_mode="r", allow_pickle=False)
     except Exception as exc:  # ValueError (bad header, pickled data), OSError, EOFError ...
-        raise DataFormatError(f"{name_of(path)} is not a readable .npy array ({exc}); write it with numpy.save") from exc
+        raise DataFormatError(
+            f"{name_of(path)} is not a readable .npy array ({exc}); write it with numpy.save"
+        ) from exc
     if not isinstance(A, np.ndarray):
         raise DataFormatError(f"{name_of(path)} is a .npz archive, not a .npy array; name it .npz")
     if A.dtype == object or not (np.issubdtype(A.dtype, np.number) or A.dtype == bool):
@@ -134,7 +143,9 @@ def open_npy(path, targets=1, y_path=None):
     """
     A = _map(path)
     if A.ndim != 2 or A.shape[0] == 0:
-        raise DataFormatError(f"{name_of(path)}: array of shape {A.shape}; a non-empty 2-D array (rows = samples) is needed")
+        raise DataFormatError(
+            f"{name_of(path)}: array of shape {A.shape}; a non-empty 2-D array (rows = samples) is needed"
+        )
     if y_path is not None:
         Y = _map(y_path)
         if Y.ndim == 1:

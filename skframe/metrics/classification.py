@@ -101,6 +101,7 @@ def example_based_f1(Y_true, Y_pred):
     Returns
     -------
     float
+        The mean of the per-sample F1 scores, in [0, 1].
 
     Examples
     --------
@@ -132,6 +133,7 @@ def hamming_loss(Y_true, Y_pred):
     Returns
     -------
     float
+        In [0, 1]; 0 when every label is right.
 
     Examples
     --------

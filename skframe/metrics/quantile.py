@@ -54,7 +54,8 @@ def pinball_loss(y, Q, quantiles):
     """Joint pinball (quantile) loss, summed over quantile levels and averaged over samples.
 
     ``L = (1/n) Σ_i Σ_j max(τ_j r_ij, (τ_j - 1) r_ij)`` with ``r_ij = y_i - q_ij``
-    (El Ahmad et al., *Fast Kernel Methods for Generic Lipschitz Losses via p-Sparsified Sketches*, TMLR 2023, §4.2, Table 1). With one level this equals
+    (El Ahmad et al., *Fast Kernel Methods for Generic Lipschitz Losses via p-Sparsified
+    Sketches*, TMLR 2023, §4.2, Table 1). With one level this equals
     :func:`sklearn.metrics.mean_pinball_loss` with ``alpha=τ``; with several it is the sum
     of the per-level losses.
 
@@ -81,7 +82,9 @@ def pinball_loss(y, Q, quantiles):
         raise InvalidInputError(f"y has shape {np.shape(y)}; pinball_loss needs one output per sample")
     Qa = _as_2d(Q, "Q")
     if Qa.shape[0] != yy.shape[0]:
-        raise InvalidInputError(f"y has shape {np.shape(y)} but Q has shape {np.shape(Q)}; the numbers of samples differ")
+        raise InvalidInputError(
+            f"y has shape {np.shape(y)} but Q has shape {np.shape(Q)}; the numbers of samples differ"
+        )
     tau = check_quantiles(quantiles, Qa.shape[1])
     r = yy - Qa
     return float(np.mean(np.sum(np.maximum(tau * r, (tau - 1.0) * r), axis=1)))

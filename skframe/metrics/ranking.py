@@ -104,6 +104,7 @@ def mean_reciprocal_rank(ranks):
     Returns
     -------
     float
+        In (0, 1]; 1 when every true candidate is ranked first.
 
     Examples
     --------
@@ -119,10 +120,12 @@ def mean_rank(ranks):
     Parameters
     ----------
     ranks : array-like of shape (n_samples,)
+        1-based ranks (see :func:`rank_of_true`).
 
     Returns
     -------
     float
+        At least 1; 1 when every true candidate is ranked first.
 
     Examples
     --------

@@ -77,6 +77,7 @@ def r2(y_true, y_pred, *, multioutput="uniform_average"):
     Returns
     -------
     float or ndarray of shape (n_outputs,)
+        R² of each output, or their average.
 
     Examples
     --------
@@ -185,10 +186,11 @@ def arrmse(y_true, y_pred, y_train_mean=None, *, train_means=None, return_refere
 def relative_mse(y_true, y_pred, *, multioutput="uniform_average"):
     """MSE divided by the range of the true values (the Friedman robust-regression experiment).
 
-    ``relative_mse = mean_i (y_i - ŷ_i)² / (max_i y_i - min_i y_i)`` per output, the
-    "relative MSE" of the robust-regression figures of El Ahmad et al., *Fast Kernel Methods for Generic Lipschitz Losses via p-Sparsified Sketches*, TMLR 2023, §4.1: note it
-    divides by the range, not by the squared range or the variance. A zero range gives 0.0
-    for an exact prediction and ``inf`` otherwise.
+    ``relative_mse = mean_i (y_i - ŷ_i)² / (max_i y_i - min_i y_i)`` per output, the "relative
+    MSE" of the robust-regression figures of El Ahmad et al., *Fast Kernel Methods for Generic
+    Lipschitz Losses via p-Sparsified Sketches*, TMLR 2023, §4.1: note it divides by the range,
+    not by the squared range or the variance. A zero range gives 0.0 for an exact prediction and
+    ``inf`` otherwise.
 
     Parameters
     ----------
@@ -198,6 +200,8 @@ def relative_mse(y_true, y_pred, *, multioutput="uniform_average"):
     Returns
     -------
     float or ndarray of shape (n_outputs,)
+        The relative MSE of each output (``inf`` for a constant output predicted wrongly), or
+        their average.
 
     Examples
     --------

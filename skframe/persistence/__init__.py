@@ -193,7 +193,8 @@ class _Encoder:
         if _is_sparse(value):
             return self._sparse(value)
         if isinstance(value, (list, tuple)):
-            return {"__list__": [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)], "tuple": isinstance(value, tuple)}
+            items = [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)]
+            return {"__list__": items, "tuple": isinstance(value, tuple)}
         if isinstance(value, dict):
             if not all(isinstance(k, str) for k in value):
                 raise PersistenceError(f"{where}: dictionary keys must be strings to be saved")
@@ -201,13 +202,16 @@ class _Encoder:
 
         spec = spec_of(None, value)
         if spec is not None:
-            return {"__component__": spec.kind, "name": spec.name, "params": self.encode(dict(spec.params), f"{where}.params")}
+            params = self.encode(dict(spec.params), f"{where}.params")
+            return {"__component__": spec.kind, "name": spec.name, "params": params}
         name = _name_of_class(type(value))
         if name is not None:
             if hasattr(value, "to_state"):
                 state = value.to_state()
                 if not isinstance(state, dict):
-                    raise PersistenceError(f"{type(value).__name__}.to_state() returned {type(state).__name__}; it must return a dict")
+                    raise PersistenceError(
+                        f"{type(value).__name__}.to_state() returned {type(state).__name__}; it must return a dict"
+                    )
                 return {"__object__": name, "state": self.encode(state, where), "via": "to_state"}
             return {"__object__": name, "state": self.encode(dict(vars(value)), where)}
         raise PersistenceError(
@@ -302,7 +306,9 @@ class _Decoder:
     @staticmethod
     def _object(name, state, via):
         if not isinstance(name, str) or not isinstance(state, dict):
-            raise PersistenceError("model file describes an object without a class name or state; the file is corrupted")
+            raise PersistenceError(
+                "model file describes an object without a class name or state; the file is corrupted"
+            )
         cls = _class_named(name)
         if via == "to_state":
             if not hasattr(cls, "from_state"):
@@ -354,8 +360,8 @@ def load_bundle(path, *, max_bytes=None):
         raise
     except (SkframeError, TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError) as exc:
         raise PersistenceError(
-            f"{os.fspath(path)!r} describes a model this skframe cannot rebuild ({type(exc).__name__}: {exc}); the file "
-            "is corrupted, was tampered with, or was written by an incompatible version"
+            f"{os.fspath(path)!r} describes a model this skframe cannot rebuild ({type(exc).__name__}: {exc}); "
+            "the file is corrupted, was tampered with, or was written by an incompatible version"
         ) from exc
 
 

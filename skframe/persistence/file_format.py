@@ -75,7 +75,9 @@ def write_model_file(path, manifest, arrays):
 
 
 def _corrupt(path, what):
-    return PersistenceError(f"{path!r} is not a valid skframe model file: {what}; it was truncated, corrupted or tampered with")
+    return PersistenceError(
+        f"{path!r} is not a valid skframe model file: {what}; it was truncated, corrupted or tampered with"
+    )
 
 
 def _check_declaration(path, key, decl):
@@ -87,7 +89,9 @@ def _check_declaration(path, key, decl):
     except (TypeError, ValueError) as exc:
         raise _corrupt(path, f"array {key!r} declares an unknown dtype {decl['dtype']!r}") from exc
     if dtype.kind not in _ALLOWED_KINDS or dtype.hasobject:
-        raise _corrupt(path, f"array {key!r} declares dtype {decl['dtype']!r}; only numeric and string arrays are allowed")
+        raise _corrupt(
+            path, f"array {key!r} declares dtype {decl['dtype']!r}; only numeric and string arrays are allowed"
+        )
     shape = decl["shape"]
     if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in shape):
         raise _corrupt(path, f"array {key!r} declares an invalid shape {shape!r}")
@@ -113,10 +117,11 @@ class _Reader:
             if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
                 raise _corrupt(path, f"entry {name!r} uses an unsupported compression")
             # the sizes the directory claims must be possible for a file of this length
-            stored = info.compress_type == zipfile.ZIP_STORED
-            if info.header_offset + info.compress_size > file_size or (
-                info.file_size != info.compress_size if stored else info.file_size > _MAX_DEFLATE_RATIO * info.compress_size + 1024
-            ):
+            if info.compress_type == zipfile.ZIP_STORED:
+                bad_size = info.file_size != info.compress_size
+            else:
+                bad_size = info.file_size > _MAX_DEFLATE_RATIO * info.compress_size + 1024
+            if info.header_offset + info.compress_size > file_size or bad_size:
                 raise _corrupt(path, f"entry {name!r} declares sizes that a {file_size}-byte file cannot hold")
             self.infos[name] = info
 
@@ -130,13 +135,16 @@ class _Reader:
         """Read entry ``key``; ``expect`` = (dtype, shape, fortran_order, nbytes) bounds and checks it."""
         info = self.entry(key)
         if expect is not None and not expect[3] <= info.file_size <= expect[3] + _MAX_NPY_HEADER:
-            raise _corrupt(self.path, f"entry {key!r} declares {info.file_size} bytes but the manifest declares {expect[3]}")
+            raise _corrupt(
+                self.path, f"entry {key!r} declares {info.file_size} bytes but the manifest declares {expect[3]}"
+            )
         if limit is not None and info.file_size > limit:
             raise _corrupt(self.path, f"entry {key!r} is {info.file_size} bytes, more than the {limit} allowed")
         with self.zf.open(info) as fp:
             try:
                 version = np.lib.format.read_magic(fp)
-                reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                fmt = np.lib.format
+                reader = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
                 shape, fortran, dtype = reader(fp, max_header_size=_MAX_NPY_HEADER)
             except (ValueError, SyntaxError, EOFError) as exc:
                 raise _corrupt(self.path, f"entry {key!r} has no valid array header ({exc})") from exc
@@ -144,13 +152,19 @@ class _Reader:
             if expect is not None and (dtype, tuple(shape), bool(fortran)) != expect[:3]:
                 raise _corrupt(
                     self.path,
-                    f"array {key!r} holds {dtype.str} {tuple(shape)} but the manifest declares {expect[0].str} {expect[1]}",
+                    f"array {key!r} holds {dtype.str} {tuple(shape)} "
+                    f"but the manifest declares {expect[0].str} {expect[1]}",
                 )
             if dtype.kind not in _ALLOWED_KINDS or dtype.hasobject:
-                raise _corrupt(self.path, f"array {key!r} has dtype {dtype.str}; only numeric and string arrays are allowed")
+                raise _corrupt(
+                    self.path, f"array {key!r} has dtype {dtype.str}; only numeric and string arrays are allowed"
+                )
             nbytes = int(np.prod(shape, dtype=object)) * dtype.itemsize
             if header_end + nbytes != info.file_size:
-                raise _corrupt(self.path, f"entry {key!r} is {info.file_size} bytes, not the {header_end + nbytes} its header implies")
+                raise _corrupt(
+                    self.path,
+                    f"entry {key!r} is {info.file_size} bytes, not the {header_end + nbytes} its header implies",
+                )
             buf = bytearray(nbytes)  # bounded: equal to the entry's declared (and checked) size
             view, got = memoryview(buf), 0
             while got < nbytes:
@@ -220,7 +234,9 @@ def read_model_file(path, *, max_bytes=None):
             declared = _declarations(path, manifest, reader)
             present = {name[:-4] for name in reader.infos if name.endswith(".npy")} - {MANIFEST}
             if present != set(declared) or len(reader.infos) != len(declared) + 1:
-                raise PersistenceError(f"{path!r} does not hold the arrays its manifest lists; the file was tampered with")
+                raise PersistenceError(
+                    f"{path!r} does not hold the arrays its manifest lists; the file was tampered with"
+                )
             total = sum(d[3] or reader.entry(k).file_size for k, d in declared.items())
             if max_bytes is not None and total > max_bytes:
                 raise PersistenceError(f"{path!r} holds {total} bytes of arrays, more than max_bytes={max_bytes}")
@@ -229,11 +245,14 @@ def read_model_file(path, *, max_bytes=None):
                 expect = None if dtype is None else (dtype, shape, fortran, nbytes)
                 arr = reader.read(key, expect)
                 if hashlib.sha256(_raw(arr)).hexdigest() != digest:
-                    raise PersistenceError(f"array {key!r} in {path!r} fails its checksum; the file was tampered with or corrupted")
+                    raise PersistenceError(
+                        f"array {key!r} in {path!r} fails its checksum; the file was tampered with or corrupted"
+                    )
                 arrays[key] = arr
     except PersistenceError:
         raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError, KeyError, NotImplementedError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError, KeyError,
+            NotImplementedError) as exc:
         raise PersistenceError(
             f"{path!r} is not a readable skframe model file ({type(exc).__name__}: {exc}); it may be truncated or "
             "corrupted, or not written by skframe.save / skframe fit --model-out"

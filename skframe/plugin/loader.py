@@ -118,7 +118,8 @@ class Collision:
     message: str
 
     def as_dict(self):
-        return {"kind": self.kind, "name": self.name, "kept": self.kept, "disabled": self.disabled, "message": self.message}
+        return {"kind": self.kind, "name": self.name, "kept": self.kept, "disabled": self.disabled,
+                "message": self.message}
 
 
 @dataclass
@@ -158,9 +159,13 @@ class PluginRegistry:
             aliases = (aliases,)
         for value in (name, *aliases):
             if not isinstance(value, str) or not value.strip():
-                raise PluginError(f"{where} registered a {kind} with invalid name {value!r}; names must be non-empty strings")
+                raise PluginError(
+                    f"{where} registered a {kind} with invalid name {value!r}; names must be non-empty strings"
+                )
         if not callable(factory):
-            raise PluginError(f"{where} registered {kind} {name!r} with a non-callable factory {factory!r}; pass a class or function")
+            raise PluginError(
+                f"{where} registered {kind} {name!r} with a non-callable factory {factory!r}; pass a class or function"
+            )
         key = name.strip().lower()
         alias_keys = tuple(dict.fromkeys(a.strip().lower() for a in aliases if a.strip().lower() != key))
         kept_aliases = []
@@ -171,7 +176,9 @@ class PluginRegistry:
                     kept_aliases.append(k)
                 continue
             if other.plugin == source.name and other.distribution == source.distribution:
-                raise DuplicateComponentError(f"{where} registers the {kind} name {k!r} twice; register each name once (use aliases=...)")
+                raise DuplicateComponentError(
+                    f"{where} registers the {kind} name {k!r} twice; register each name once (use aliases=...)"
+                )
             self._collide(kind, k, other, source)
             if k == key:
                 return None  # the whole component is disabled
@@ -189,13 +196,15 @@ class PluginRegistry:
         kept = f"{other.distribution} {other.version} (plugin {other.plugin!r})"
         if other.distribution == _OWN_DIST:
             choose = (
-                f"built-in names cannot be replaced: use the built-in one, or ask {source.distribution} for another name; "
+                "built-in names cannot be replaced: use the built-in one, "
+                f"or ask {source.distribution} for another name; "
                 f"SKFRAME_DISABLE_PLUGINS={source.distribution} skips {source.distribution} and silences this warning"
             )
         else:
             choose = (
                 f"to use {source.distribution}'s instead set SKFRAME_DISABLE_PLUGINS={other.distribution} "
-                f"(skips all of {other.distribution}); SKFRAME_DISABLE_PLUGINS={source.distribution} keeps {other.distribution}'s "
+                f"(skips all of {other.distribution}); "
+                f"SKFRAME_DISABLE_PLUGINS={source.distribution} keeps {other.distribution}'s "
                 "and silences this warning"
             )
         message = (
@@ -295,7 +304,10 @@ def _discover_sources(registry):
 
 
 def _unknown_hooks(pm, src):
-    """Names of functions in a plugin that look like hooks but are not valid skframe hooks (as pluggy's check_pending)."""
+    """Names of functions in a plugin that look like hooks but are not valid skframe hooks.
+
+    The check of pluggy's ``check_pending``, for one plugin.
+    """
     problems = []
     for caller in pm.get_hookcallers(src.module) or ():
         if not caller.has_spec() and any(not impl.optionalhook for impl in caller.get_hookimpls()):
@@ -332,7 +344,8 @@ def _call_hook(registry, hook_name, make_register):
             impl.function(register=make_register(src))
         except Exception as exc:
             registry.broken.append(
-                BrokenPlugin(src.name, src.distribution, src.version, f"{type(exc).__name__} in {impl.function.__name__}: {exc}")
+                BrokenPlugin(src.name, src.distribution, src.version,
+                             f"{type(exc).__name__} in {impl.function.__name__}: {exc}")
             )
 
 
@@ -345,7 +358,9 @@ def _load():
         try:
             pm.register(src.module, name=f"{src.distribution}:{src.name}")
         except Exception as exc:
-            registry.broken.append(BrokenPlugin(src.name, src.distribution, src.version, f"{type(exc).__name__}: {exc}"))
+            registry.broken.append(
+                BrokenPlugin(src.name, src.distribution, src.version, f"{type(exc).__name__}: {exc}")
+            )
             continue
         errors = _unknown_hooks(pm, src)
         if errors:
@@ -366,7 +381,9 @@ def _load():
     def make_class_register(src):
         def register(cls):
             if not isinstance(cls, type):
-                raise PluginError(f"plugin {src.name!r} ({src.distribution}) registered {cls!r} as a state class; pass a class")
+                raise PluginError(
+                    f"plugin {src.name!r} ({src.distribution}) registered {cls!r} as a state class; pass a class"
+                )
             registry.state_classes[f"{cls.__module__}:{cls.__qualname__}"] = cls
 
         return register

@@ -48,7 +48,10 @@ def _label(kind):
 
 
 def list_components(kind=None):
-    """Registered :class:`skframe.plugin.loader.Component` entries (one per entry, aliases included), optionally of one kind."""
+    """Registered :class:`skframe.plugin.loader.Component` entries, optionally of one kind.
+
+    One per entry, aliases included.
+    """
     reg = get_plugin_registry()
     kinds = KINDS if kind is None else (kind,)
     out = []
@@ -68,7 +71,8 @@ def _lookup(kind, name):
         if reg.broken:
             broken = " Broken plugins (see `skframe plugins`): " + ", ".join(b.plugin for b in reg.broken) + "."
         raise UnknownComponentError(
-            f"unknown {_label(kind)} {name!r}; registered {_PLURAL.get(kind, kind + 's')}: {', '.join(known) or '(none)'}."
+            f"unknown {_label(kind)} {name!r}; "
+            f"registered {_PLURAL.get(kind, kind + 's')}: {', '.join(known) or '(none)'}."
             f"{hint}{broken}"
         )
     return comp

@@ -31,8 +31,10 @@ def _fit(tmp, *extra):
 @pytest.mark.parametrize("sketches", [
     ("--input-sketch", "none", "--output-sketch", "none"),
     ("--input-sketch", "subsample", "--input-sketch-size", "50", "--output-sketch", "none"),
-    ("--input-sketch", "none", "--output-sketch", "psg", "--output-sketch-size", "20", "--output-sketch-param", "p=0.2"),
-    ("--input-sketch", "subsample", "--input-sketch-size", "50", "--output-sketch", "psg", "--output-sketch-size", "20"),
+    ("--input-sketch", "none",
+     "--output-sketch", "psg", "--output-sketch-size", "20", "--output-sketch-param", "p=0.2"),
+    ("--input-sketch", "subsample", "--input-sketch-size", "50",
+     "--output-sketch", "psg", "--output-sketch-size", "20"),
 ])
 def test_fit_structured_four_models(files, sketches):
     tmp, _, _ = files

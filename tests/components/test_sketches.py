@@ -258,7 +258,11 @@ def test_rff_approximates_shift_invariant_kernels(name):
 def test_rff_uses_the_kernel_spectral_sampler_not_its_name():
     """A third-party kernel named like nothing known works through its sampler; the stream is reproducible."""
 
+    from skframe.plugin.api import KernelTags
+
     class Bump(RBF):
+        __skframe_tags__ = KernelTags(spectral_sampler=True)
+
         def spectral_sampler(self, d, m, rng):
             return rng.standard_normal((m, d)) * np.sqrt(2.0 * self.gamma)
 
@@ -321,7 +325,8 @@ def test_bad_p(p):
 
 
 @pytest.mark.parametrize("size", [0, -3])
-@pytest.mark.parametrize("cls", [SubSampleSketch, GaussianSketch, PSparsifiedSketch, AccumulationSketch, CountSketch, LeverageScoreSketch])
+@pytest.mark.parametrize("cls", [SubSampleSketch, GaussianSketch, PSparsifiedSketch, AccumulationSketch, CountSketch,
+                                 LeverageScoreSketch])
 def test_bad_size(cls, size):
     with pytest.raises(InvalidParameterError):
         cls(size)

@@ -154,7 +154,8 @@ def test_nonsmooth_losses_adam_reaches_qp_optimum(rng, name, params, kind):
 def test_adam_is_reproducible_and_seed_dependent(rng):
     Z, Y = _problem(rng, n=200, d=2)
     loss = get_loss("epsilon-svr", epsilon=0.1)
-    W1, W2, W3 = (get_solver("adam", epochs=5, batch_size=16).solve(ArrayProblem(Z, Y), loss, LAM, rng=s).W for s in (1, 1, 2))
+    problem = ArrayProblem(Z, Y)
+    W1, W2, W3 = (get_solver("adam", epochs=5, batch_size=16).solve(problem, loss, LAM, rng=s).W for s in (1, 1, 2))
     np.testing.assert_array_equal(W1, W2)
     assert not np.array_equal(W1, W3)
 
@@ -212,7 +213,8 @@ def test_streamed_problem_lbfgs_closed_form_and_adam(rng, M):
     sq = get_loss("square")
     np.testing.assert_allclose(get_solver("closed-form").solve(streamed, sq, LAM, M=M).W,
                                get_solver("closed-form").solve(memory, sq, LAM, M=M).W, rtol=1e-10)
-    ad = get_solver("adam", epochs=1500, batch_size=10, learning_rate=0.02, tol=None).solve(streamed, loss, LAM, M=M, rng=0)
+    adam = get_solver("adam", epochs=1500, batch_size=10, learning_rate=0.02, tol=None)
+    ad = adam.solve(streamed, loss, LAM, M=M, rng=0)
     ref = naive.feature_map_objective(b.W, Z, Y, _objective("huber", {"kappa": 0.5}), LAM, M)
     assert _rel(naive.feature_map_objective(ad.W, Z, Y, _objective("huber", {"kappa": 0.5}), LAM, M), ref) < 1e-3
     with pytest.raises(InvalidInputError, match="in memory"):

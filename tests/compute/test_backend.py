@@ -110,7 +110,7 @@ def test_lazy_module_imports_at_first_use():
 
 @pytest.mark.parametrize("sketch", ["psr", "gaussian", "subsample"])
 def test_numpy_engine_products_equal_the_compiled_ones(sketch, monkeypatch):
-    """The plain NumPy path of a small fit (transposed block, SciPy product) against the compiled one and the formula."""
+    """A small fit's plain NumPy path (transposed block, SciPy product) against the compiled one and the formula."""
     from skframe.core.feature_map import kernel_times
     from skframe.core.sketching import draw_sketch, sketched_gram_products
     from skframe.plugin.registry import get_kernel, get_sketch

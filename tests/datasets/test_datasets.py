@@ -116,7 +116,8 @@ def test_csv_missing_strategies(tmp_path):
     with pytest.raises(MissingValuesError) as exc:
         load_dataset(p)
     msg = str(exc.value)
-    assert "3 missing" in msg and "3 rows" in msg and "[0, 2, 3]" in msg and "missing='zero'" in msg and "--missing" in msg
+    assert "3 missing" in msg and "3 rows" in msg and "[0, 2, 3]" in msg
+    assert "missing='zero'" in msg and "--missing" in msg
     z = load_dataset(p, missing="zero")
     np.testing.assert_array_equal(z.X, [[1, 0], [3, 4], [0, 8], [5, 0]])
     assert z.n_missing == 3 and z.missing == "zero"
@@ -268,7 +269,8 @@ def test_sparse_arff(tmp_path):
 
 
 def test_sparse_arff_dense_enough_is_dense(tmp_path):
-    text = "@relation r\n@attribute a numeric\n@attribute b numeric\n@attribute t numeric\n@data\n{0 1,1 2,2 3}\n{0 4,2 5}\n"
+    text = ("@relation r\n@attribute a numeric\n@attribute b numeric\n@attribute t numeric\n"
+            "@data\n{0 1,1 2,2 3}\n{0 4,2 5}\n")
     ds = load_dataset(_write(tmp_path / "s.arff", text))
     assert isinstance(ds.X, np.ndarray)
     np.testing.assert_array_equal(ds.X, [[1, 2], [4, 0]])

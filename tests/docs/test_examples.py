@@ -20,7 +20,8 @@ def _run(script, args, monkeypatch):
     return 0
 
 
-@pytest.mark.parametrize("script, args", [("quickstart.py", ["--n", "1500"]), ("robust_regression.py", ["--n", "1500"])])
+@pytest.mark.parametrize("script, args", [("quickstart.py", ["--n", "1500"]),
+                                          ("robust_regression.py", ["--n", "1500"])])
 def test_example_runs(script, args, monkeypatch, capsys):
     assert _run(script, args, monkeypatch) == 0
     out = capsys.readouterr().out

@@ -102,7 +102,8 @@ def test_shape_mismatch_names_both_shapes(fn):
 
 
 @pytest.mark.parametrize(
-    "a, b", [(np.ones(3), np.ones(4)), (np.ones((0,)), np.ones((0,))), ([1.0, np.nan], [1.0, 2.0]), (np.ones((2, 2, 2)),) * 2]
+    "a, b",
+    [(np.ones(3), np.ones(4)), (np.ones((0,)), np.ones((0,))), ([1.0, np.nan], [1.0, 2.0]), (np.ones((2, 2, 2)),) * 2],
 )
 def test_bad_inputs(a, b):
     with pytest.raises(InvalidInputError):

@@ -19,8 +19,8 @@ FAST = {"epochs": 20, "batch_size": 64}
 # small sketches: the checks fit on as few as 10 samples
 CHECKED = [
     SketchedKernelMachine(kernel_params={"gamma": 0.01}, sketch_size=10, loss="huber", lam=1e-6, random_state=0),
-    SketchedKernelMachine(kernel_params={"gamma": 0.01}, sketch_size=10, loss="epsilon-svr", solver="adam", solver_params=FAST,
-                          lam=1e-6, random_state=0),
+    SketchedKernelMachine(kernel_params={"gamma": 0.01}, sketch_size=10, loss="epsilon-svr", solver="adam",
+                          solver_params=FAST, lam=1e-6, random_state=0),
     SketchedKernelClassifier(sketch_size=5, solver="adam", solver_params=FAST, random_state=0),
     JointQuantileRegressor(quantiles=(0.5,), sketch_size=5, solver="adam", solver_params=FAST, random_state=0),
 ]

@@ -151,7 +151,8 @@ def test_multi_output_equals_per_column(reg_data):
         np.testing.assert_allclose(P[:, j], pj, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("sketch", ["psr", "psg", "gaussian", "subsample", "accumulation", "countsketch", "leverage", "rff"])
+@pytest.mark.parametrize("sketch", ["psr", "psg", "gaussian", "subsample", "accumulation", "countsketch", "leverage",
+                                    "rff"])
 def test_random_state_reproducible(reg_data, sketch):
     X, Y, X_te = reg_data
     kw = dict(**gaussian_kwargs(0.5), sketch=sketch, sketch_size=12, lam=1e-3)

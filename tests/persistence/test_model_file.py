@@ -205,8 +205,8 @@ def test_format_1_files_still_load(tmp_path, data):
         arrays = {k: f[k] for k in f.files}
     manifest = json.loads(arrays.pop("__manifest__").tobytes().decode())
     to_v1(manifest)
-    manifest["checksums"] = {k: hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest() for k, v in arrays.items()}
     arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
+    manifest["checksums"] = {k: hashlib.sha256(v.tobytes()).hexdigest() for k, v in arrays.items()}
     with open(path, "wb") as fh:  # np.savez would append ".npz" to a path
         np.savez(fh, __manifest__=np.frombuffer(json.dumps(manifest).encode(), dtype=np.uint8), **arrays)
     with zipfile.ZipFile(path) as zf:
@@ -270,8 +270,10 @@ def test_damaged_files_give_one_clear_error(tmp_path, data):
     [
         lambda m: m.update(model={"__list__": "not a list"}),
         lambda m: m.update(model={"__dict__": [1, 2]}),
-        lambda m: m.update(model={"__component__": "kernel", "name": "gaussian", "params": {"__dict__": {"gamma": -1}}}),
-        lambda m: m.update(model={"__sparse__": "csr", "shape": [2, 2], "data": "a0", "indices": "a0", "indptr": "a0"}),
+        lambda m: m.update(
+            model={"__component__": "kernel", "name": "gaussian", "params": {"__dict__": {"gamma": -1}}}),
+        lambda m: m.update(
+            model={"__sparse__": "csr", "shape": [2, 2], "data": "a0", "indices": "a0", "indptr": "a0"}),
         lambda m: m.update(model="__DEEP__"),
     ],
     ids=["list", "dict", "bad-params", "bad-sparse", "deep"],

@@ -282,7 +282,8 @@ def test_structured_model_arrays_keep_memory_order_and_predictions_are_bit_ident
     for key, arr in a.items():
         got = b[key]
         assert got.dtype == arr.dtype and got.shape == arr.shape, key
-        assert got.flags.f_contiguous == arr.flags.f_contiguous and got.flags.c_contiguous == arr.flags.c_contiguous, key
+        assert got.flags.f_contiguous == arr.flags.f_contiguous, key
+        assert got.flags.c_contiguous == arr.flags.c_contiguous, key
         assert got.tobytes(order="A") == arr.tobytes(order="A"), key
     np.testing.assert_array_equal(m2.decision_function(X[:7]), before)
 

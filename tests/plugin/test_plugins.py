@@ -189,14 +189,16 @@ def test_duplicate_within_one_plugin_is_reported(make_dist):
          "register_kernel", "register_kernels"),
         ("def register_kernel(register):\n    register('typo-kernel', dict)\n", "register_kernel", "register_kernels"),
         ("def register_kernels(register):\n    register('typo-kernel', dict)\n", "register_kernels", "hookimpl"),
-        ("@skframe.hookimpl\ndef kernels(register):\n    register('typo-kernel', dict)\n", "kernels", "not a skframe hook"),
+        ("@skframe.hookimpl\ndef kernels(register):\n    register('typo-kernel', dict)\n", "kernels",
+         "not a skframe hook"),
     ],
     ids=["marked-misspelled", "unmarked-misspelled", "unmarked-known", "marked-unknown"],
 )
 def test_unknown_hook_is_reported(make_dist, source, hook, hint):
     make_dist(
         "skf-typo",
-        "import skframe\n\n@skframe.hookimpl\ndef register_losses(register):\n    register('typo-loss', dict)\n\n" + source,
+        "import skframe\n\n@skframe.hookimpl\ndef register_losses(register):\n    register('typo-loss', dict)\n\n"
+        + source,
         ep_name="typo",
     )
     make_dist("skf-good", GOOD_PLUGIN)
@@ -282,7 +284,8 @@ def test_invalid_registration_is_reported(make_dist):
     assert "non-callable" in b.error and "not-callable" in b.error
 
 
-@pytest.mark.parametrize("value", ["1", "all", "myplugin", "skf-good", "other,MYPLUGIN", "skf_good", "skf-good:myplugin"])
+@pytest.mark.parametrize("value", ["1", "all", "myplugin", "skf-good", "other,MYPLUGIN", "skf_good",
+                                   "skf-good:myplugin"])
 def test_disable_plugins(make_dist, monkeypatch, value):
     make_dist("skf-good", GOOD_PLUGIN)
     monkeypatch.setenv("SKFRAME_DISABLE_PLUGINS", value)

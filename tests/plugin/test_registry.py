@@ -146,12 +146,14 @@ def test_builtin_output_matrices():
     tau = np.array([0.1, 0.5, 0.9])
     np.testing.assert_allclose(q.matrix(quantiles=tau), np.exp(-2.0 * (tau[:, None] - tau[None, :]) ** 2), rtol=1e-15)
     np.testing.assert_allclose(get_output_matrix("covariance").matrix(Y=Y), np.cov(Y.T), rtol=1e-12)
-    with pytest.raises(UnknownComponentError, match="registered output matrices: covariance, graph, identity, quantile"):
+    known = "registered output matrices: covariance, graph, identity, quantile"
+    with pytest.raises(UnknownComponentError, match=known):
         get_output_matrix("nope")
 
 
 # the example distribution's plugin module, loaded as an installed plugin: a kernel with an alias and an output matrix
-EXAMPLE_PLUGIN = Path(__file__).resolve().parents[2] / "examples/skframe-example-plugin/skframe_example_plugin/plugin.py"
+EXAMPLE_PLUGIN = (Path(__file__).resolve().parents[2]
+                  / "examples/skframe-example-plugin/skframe_example_plugin/plugin.py")
 
 
 def test_plugin_output_matrix_in_a_model_and_saved(make_dist, tmp_path):

@@ -83,4 +83,5 @@ def register_commands(app):
     @app.command("example-info")
     def example_info():
         """Say what the example plugin provides."""
-        print("skframe-example-plugin 0.1.0: kernel 'rational-quadratic' (alias 'rq'), output matrix 'uniform-coupling'")
+        print("skframe-example-plugin 0.1.0: kernel 'rational-quadratic' (alias 'rq'), "
+              "output matrix 'uniform-coupling'")
