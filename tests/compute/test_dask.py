@@ -13,10 +13,11 @@ distributed = pytest.importorskip("distributed")
 
 import dask.array as da  # noqa: E402
 
+from skframe.compute.distributed import fit_sketched_ridge_dask  # noqa: E402
 from skframe.compute.stream_problems import StreamedFeatureProblem, feature_projection, lbfgs_solve  # noqa: E402
 from skframe.compute.streaming import fit_sketched_ridge  # noqa: E402
 from skframe.core.sketching import draw_sketch  # noqa: E402
-from skframe.exceptions import DistributedError  # noqa: E402
+from skframe.exceptions import DistributedError, InvalidInputError  # noqa: E402
 from skframe.options import ComputeOptions  # noqa: E402
 from skframe.plugin.registry import get_kernel, get_loss, get_sketch  # noqa: E402
 from skframe_kernels.kernels import GaussianKernel  # noqa: E402
@@ -53,7 +54,7 @@ def _problem(n=1200, sketch="psr", seed=0):
 def test_dask_equals_single_machine(client, sketch):
     X, y, kernel, R = _problem(sketch=sketch)
     ref = fit_sketched_ridge(kernel, X, y, R, LAM)
-    res = fit_sketched_ridge(kernel, da.from_array(X, chunks=(250, 3)), da.from_array(y, chunks=250), R, LAM)
+    res = fit_sketched_ridge_dask(kernel, da.from_array(X, chunks=(250, 3)), da.from_array(y, chunks=250), R, LAM)
     assert res.info["backend"] == "dask" and res.info["partitions"] == 5
     # the partitions sum in another order than one machine: rounding bounded by the conditioning
     kappa, kappa_rkr = sketched_ridge_conditions(kernel, X, R, LAM)
@@ -66,9 +67,15 @@ def test_dask_float32_close(client):
     X, y, kernel, R = _problem()
     opts = ComputeOptions(dtype="float32")
     ref = fit_sketched_ridge(kernel, X, y, R, LAM)
-    res = fit_sketched_ridge(kernel, da.from_array(X, chunks=(400, 3)), y, R, LAM, options=opts)
+    res = fit_sketched_ridge_dask(kernel, da.from_array(X, chunks=(400, 3)), y, R, LAM, options=opts)
     pred_ref, pred = kernel(X, ref.X_sub) @ ref.coef, kernel(X, res.X_sub) @ res.coef
     assert np.max(np.abs(pred - pred_ref)) < 1e-3 * np.max(np.abs(pred_ref))
+
+
+def test_streamed_pass_leaves_dask_arrays_to_their_executor():
+    X, y, kernel, R = _problem(200)
+    with pytest.raises(InvalidInputError, match="fit_sketched_ridge_dask"):
+        fit_sketched_ridge(kernel, da.from_array(X, chunks=(100, 3)), y, R, LAM)
 
 
 def test_dask_iterative_loss_equals_single_machine(client):
@@ -102,7 +109,7 @@ def test_killed_worker_gives_same_model_or_clear_error(client):
     killer.start()
     Xd, yd = da.from_array(X, chunks=(160, 3)), da.from_array(y, chunks=160)
     try:
-        res = fit_sketched_ridge(kernel, Xd, yd, R, LAM, options=opts)
+        res = fit_sketched_ridge_dask(kernel, Xd, yd, R, LAM, options=opts)
     except DistributedError as exc:
         assert "no model was produced" in str(exc)
     else:
