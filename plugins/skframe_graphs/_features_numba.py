@@ -256,27 +256,6 @@ def ngram_features(codes, ptr, n, out_ptr, raw):
 
 
 @njit(parallel=True, cache=True)
-def sparse_gram(ap, ac, av, bp, bc, bv, n_cols, out):
-    """``out = A @ B.T`` for CSR count matrices A, B with a dense output: each row of A is
-    scattered into a dense work vector, dotted with every row of B, then cleared again."""
-    na = ap.shape[0] - 1
-    nb = bp.shape[0] - 1
-    n_chunks = min(na, 64)
-    for c in prange(n_chunks):
-        w = np.zeros(n_cols)
-        for i in range(c, na, n_chunks):
-            for q in range(ap[i], ap[i + 1]):
-                w[ac[q]] = av[q]
-            for j in range(nb):
-                s = 0.0
-                for q in range(bp[j], bp[j + 1]):
-                    s += w[bc[q]] * bv[q]
-                out[i, j] = s
-            for q in range(ap[i], ap[i + 1]):
-                w[ac[q]] = 0.0
-
-
-@njit(parallel=True, cache=True)
 def rare_gram(ap, ac, av, skip, cp, ci, cv, out):
     """``out += A[:, rare] @ B[:, rare].T`` through the columns of B (``cp``, ``ci``, ``cv``: CSC of B).
 

@@ -28,6 +28,17 @@ def _row_norms(F, Y):
     return out
 
 
+@njit(cache=True)
+def _scaled_residuals(F, Y, scale):
+    """``scale_i (F_i - Y_i)`` row by row: a loss of ``||r||`` has the gradient ``l'(||r||) r / ||r||``."""
+    n, d = F.shape
+    G = np.empty((n, d))
+    for i in range(n):
+        for j in range(d):
+            G[i, j] = scale[i] * (F[i, j] - Y[i, j])
+    return G
+
+
 # ------------------------------------------------------------------ square: 1/2 ||r||^2
 @njit(cache=True)
 def square_value(F, Y):
@@ -55,14 +66,12 @@ def huber_value(F, Y, kappa):
 
 @njit(cache=True)
 def huber_gradient(F, Y, kappa):
-    n, d = F.shape
     nr = _row_norms(F, Y)
-    G = np.empty((n, d))
-    for i in range(n):
-        scale = 1.0 if nr[i] <= kappa else kappa / nr[i]
-        for j in range(d):
-            G[i, j] = scale * (F[i, j] - Y[i, j])
-    return G
+    scale = np.ones(nr.shape[0])
+    for i in range(nr.shape[0]):
+        if nr[i] > kappa:
+            scale[i] = kappa / nr[i]
+    return _scaled_residuals(F, Y, scale)
 
 
 # ------------------------------------------------------------------ epsilon-insensitive l1: max(||r|| - eps, 0)
@@ -74,14 +83,12 @@ def eps_l1_value(F, Y, eps):
 
 @njit(cache=True)
 def eps_l1_gradient(F, Y, eps):
-    n, d = F.shape
     nr = _row_norms(F, Y)
-    G = np.zeros((n, d))
-    for i in range(n):
+    scale = np.zeros(nr.shape[0])
+    for i in range(nr.shape[0]):
         if nr[i] > eps and nr[i] > 0.0:
-            for j in range(d):
-                G[i, j] = (F[i, j] - Y[i, j]) / nr[i]
-    return G
+            scale[i] = 1.0 / nr[i]
+    return _scaled_residuals(F, Y, scale)
 
 
 # ------------------------------------------------------------------ epsilon-insensitive l2: 1/2 max(||r|| - eps, 0)^2
@@ -93,18 +100,16 @@ def eps_l2_value(F, Y, eps):
 
 @njit(cache=True)
 def eps_l2_gradient(F, Y, eps):
-    n, d = F.shape
     nr = _row_norms(F, Y)
-    G = np.zeros((n, d))
-    for i in range(n):
+    scale = np.zeros(nr.shape[0])
+    for i in range(nr.shape[0]):
         if nr[i] > eps and nr[i] > 0.0:
-            scale = (nr[i] - eps) / nr[i]
-            for j in range(d):
-                G[i, j] = scale * (F[i, j] - Y[i, j])
-    return G
+            scale[i] = (nr[i] - eps) / nr[i]
+    return _scaled_residuals(F, Y, scale)
 
 
-# ------------------------------------------------------------------ pinball: sum_j max(tau_j u_j, (tau_j - 1) u_j), u = y - f
+# ------------------------------------------------------------------ pinball
+# sum_j max(tau_j u_j, (tau_j - 1) u_j), u = y - f
 @njit(cache=True)
 def pinball_value(F, Y, taus):
     n, d = F.shape
