@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.exceptions import InvalidParameterError
-from skframe.plugin.protocols import Decoder
+from skframe.plugin.api import Decoder, DecoderTags, Interval, InvalidParameterError, Options, validate_component
 
 __all__ = ["IdentityDecoder", "CandidateDecoder", "ArrayCandidates", "select_topk"]
 
@@ -157,6 +156,7 @@ class IdentityDecoder(Decoder):
     """
 
     name = "identity"
+    __skframe_tags__ = DecoderTags(candidates=False)  # maps the surrogate to outputs, searches nothing
 
     def __init__(self):
         pass
@@ -203,15 +203,14 @@ class CandidateDecoder(Decoder):
     """
 
     name = "candidates"
+    __skframe_tags__ = DecoderTags(candidates=True)
+    _parameter_constraints = {"block_entries": [Interval("int", 1, None)],
+                              "chunk_rows": [Interval("int", 1, None), None],
+                              "precision": [Options("auto", "float64", "float32")]}
 
     def __init__(self, block_entries=BLOCK_ENTRIES, chunk_rows=None, precision="auto"):
-        if precision not in ("auto", "float64", "float32"):
-            raise InvalidParameterError(f"precision={precision!r}; use 'auto', 'float64' or 'float32'")
-        self.precision = precision
-        if int(block_entries) < 1:
-            raise InvalidParameterError(f"block_entries={block_entries!r} must be a positive integer")
-        self.block_entries = int(block_entries)
-        self.chunk_rows = None if chunk_rows is None else int(chunk_rows)
+        self.block_entries, self.chunk_rows, self.precision = block_entries, chunk_rows, precision
+        validate_component(self)
 
     @property
     def params(self):

@@ -1,10 +1,10 @@
 """Entry-point module registering the built-in decoders: ``identity`` and ``candidates``."""
 
-import skframe
+from skframe.plugin.api import hookimpl
 from skframe_decoders.decoders import CandidateDecoder, IdentityDecoder
 
 
-@skframe.hookimpl
+@hookimpl
 def register_decoders(register):
     register("identity", IdentityDecoder)
     register("candidates", CandidateDecoder)

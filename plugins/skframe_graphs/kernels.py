@@ -27,10 +27,16 @@ import weakref
 
 import numpy as np
 
-from skframe.compute.backend import lazy_module
-from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.graphs import GraphBatch, StringBatch
-from skframe.plugin.protocols import Kernel
+from skframe.plugin.api import (
+    Interval,
+    InvalidInputError,
+    InvalidParameterError,
+    Kernel,
+    KernelTags,
+    lazy_module,
+    validate_component,
+)
 
 _nb = lazy_module("skframe_graphs._features_numba")  # numba is imported at the first graph kernel call
 
@@ -88,16 +94,20 @@ class GraphKernel(Kernel):
     kind = -1
     input_type = GraphBatch
     _blocked = False
+    _parameter_constraints = {"normalize": ["boolean"]}
 
     def __init__(self, normalize=False):
-        if not isinstance(normalize, (bool, np.bool_)):
-            raise InvalidParameterError(f"normalize={normalize!r} must be True or False")
-        self.normalize = bool(normalize)
+        self.normalize = normalize
+        self._validate()
+
+    def _validate(self):
+        """Check the declared parameter constraints; start an empty feature cache."""
+        validate_component(self)
         self._cache = weakref.WeakKeyDictionary()
 
-    @property
-    def normalized(self):
-        return self.normalize
+    def __skframe_tags__(self):
+        # not thread-safe: a call fills the feature cache of its batch
+        return KernelTags(normalized=self.normalize)
 
     @property
     def params(self):
@@ -202,12 +212,6 @@ def _dense_part(f, cols, pos, width):
     return D
 
 
-def _check_int(value, name, low):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise InvalidParameterError(f"{name}={value!r} must be an integer >= {low}")
-    return int(value)
-
-
 class VertexHistogramKernel(GraphKernel):
     """Linear kernel on node-label histograms."""
 
@@ -239,10 +243,11 @@ class WLSubtreeKernel(GraphKernel):
     """Weisfeiler-Lehman subtree kernel with ``h`` relabelling iterations (iterations 0..h counted)."""
 
     kind = 3
+    _parameter_constraints = {**GraphKernel._parameter_constraints, "h": [Interval("int", 0, None)]}
 
     def __init__(self, h=3, normalize=False):
-        super().__init__(normalize)
-        self.h = _check_int(h, "h", 0)
+        self.h, self.normalize = h, normalize
+        self._validate()
 
     @property
     def params(self):
@@ -275,10 +280,12 @@ class NSPDKernel(GraphKernel):
     kind = 4
     _blocked = True
 
+    _parameter_constraints = {**GraphKernel._parameter_constraints, "r": [Interval("int", 0, None)],
+                              "d": [Interval("int", 0, None)]}
+
     def __init__(self, r=3, d=4, normalize=False):
-        super().__init__(normalize)
-        self.r = _check_int(r, "r", 0)
-        self.d = _check_int(d, "d", 0)
+        self.r, self.d, self.normalize = r, d, normalize
+        self._validate()
         if (self.r + 1) * (self.d + 1) > 127:
             raise InvalidParameterError(f"nspd with r={r}, d={d} has too many blocks; keep (r + 1) * (d + 1) <= 127")
 
@@ -297,10 +304,11 @@ class NGramKernel(GraphKernel):
     """Spectrum kernel on strings: counts of the character n-grams."""
 
     input_type = StringBatch
+    _parameter_constraints = {**GraphKernel._parameter_constraints, "n": [Interval("int", 1, None)]}
 
     def __init__(self, n=3, normalize=False):
-        super().__init__(normalize)
-        self.n = _check_int(n, "n", 1)
+        self.n, self.normalize = n, normalize
+        self._validate()
 
     @property
     def params(self):

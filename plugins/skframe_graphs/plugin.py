@@ -1,6 +1,6 @@
 """Hook implementation registering the graph and string kernels (public plugin API only)."""
 
-import skframe
+from skframe.plugin.api import hookimpl
 from skframe_graphs.kernels import (
     CoreWLKernel,
     EdgeHistogramKernel,
@@ -14,7 +14,7 @@ from skframe_graphs.kernels import (
 __all__ = ["register_kernels"]
 
 
-@skframe.hookimpl
+@hookimpl
 def register_kernels(register):
     """Register the graph kernels and the n-gram string kernel.
 

@@ -11,23 +11,30 @@ import copy
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.core.sketching import rows_within_budget
-from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.options import DEFAULT_OPTIONS
-from skframe.plugin.collections import chunks
-from skframe.plugin.protocols import Kernel, repr_from_params
-from skframe.validation import check_same_features
-from skframe_kernels._gram_ops import _as_input, _check_positive
+from skframe.plugin.api import (
+    DEFAULT_OPTIONS,
+    Interval,
+    InvalidInputError,
+    InvalidParameterError,
+    Kernel,
+    KernelTags,
+    Options,
+    check_same_features,
+    chunks,
+    compute_dtype,
+    repr_from_params,
+    rows_within_budget,
+)
+from skframe_kernels._gram_ops import _as_input
 
-
-def _compute_dtype(options):
-    return np.dtype(np.float32 if getattr(options, "dtype", "float64") == "float32" else np.float64)
+#: a positive real number (bandwidths, scales)
+POSITIVE = Interval("real", 0, None, closed="neither")
 
 
 class _BaseKernel(Kernel):
     """Shared validation and plumbing; subclasses implement ``_gram`` and ``_diag``.
 
-    Blocks are float64 unless ``dtype=np.float32`` is asked (``dtypes`` lists both):
+    Blocks are float64 unless ``dtype=np.float32`` is asked (the tags' ``dtypes`` list both):
     kernels with a single-precision path (``_gram32``, e.g. the Gaussian kernel on dense
     data) compute in float32, the others round their float64 block once.
     :meth:`matvec` with ``options.dtype="float32"`` multiplies float32 row blocks.
@@ -35,9 +42,8 @@ class _BaseKernel(Kernel):
 
     _param_names: tuple = ()
     _sparse_ok = True
-    backends = ("numpy",)
-    dtypes = ("float64", "float32")
-    thread_safe = True  # parameters only: concurrent calls share nothing they change
+    # parameters only: concurrent calls share nothing they change (thread-safe)
+    __skframe_tags__ = KernelTags(dtypes=("float64", "float32"), thread_safe=True)
 
     @property
     def params(self):
@@ -156,7 +162,7 @@ class _BaseKernel(Kernel):
         kernel = self.prepare(X) if self._unprepared() else self
         Y = kernel._check(Y, "Y")
         W = np.asarray(W)
-        dtype = _compute_dtype(options)
+        dtype = compute_dtype(options)
         n = X.shape[0]
         out = np.empty((n,) + W.shape[1:], dtype=np.result_type(W.dtype, dtype))
         for start, stop in chunks(n, kernel.rows_per_block(Y.shape[0], options)):
@@ -182,21 +188,16 @@ def _dense_moments(X):
     return d, float(X.var(dtype=np.float64)), bool(X.min() == X.max())
 
 
+#: ``gamma`` of a kernel with a bandwidth: a positive number, or "scale" (set from the training data)
+BANDWIDTH = [POSITIVE, Options("scale")]
+
+
 class _Bandwidth:
     """Mixin for kernels with a bandwidth ``gamma`` that may be ``"scale"`` (set from the data).
 
-    Subclasses implement ``_scale_gamma(X)`` (X validated, dense or CSR).
+    Subclasses implement ``_scale_gamma(X)`` (X validated, dense or CSR) and declare ``gamma``'s
+    constraints (:data:`BANDWIDTH`) with their other parameters.
     """
-
-    def _set_gamma(self, gamma, fix):
-        if isinstance(gamma, str):
-            if gamma != "scale":
-                raise InvalidParameterError(
-                    f"gamma={gamma!r} is not understood; pass a positive number or 'scale' (set from the training data)"
-                )
-            self.gamma = "scale"
-        else:
-            self.gamma = _check_positive(gamma, "gamma", fix + ", or 'scale' to set it from the data")
 
     def _unprepared(self):
         return self.gamma == "scale"

@@ -8,6 +8,8 @@ arguments are clamped at 0 as in the compiled engine.
 import numpy as np
 import scipy.sparse as sp
 
+from skframe.plugin.api import run_row_ranges, threads_for
+
 __all__ = [
     "sqeuclidean_exp_direct",
     "sqeuclidean_exp_from_cross",
@@ -81,8 +83,6 @@ def _row_parallel(func, out):
     SciPy's distances and NumPy's ufuncs release the GIL; the size from which a block is split
     is :data:`skframe.core.threads.THREADED_ENTRIES`.
     """
-    from skframe.compute.threads import run_row_ranges, threads_for
-
     run_row_ranges(lambda a, b: func(slice(a, b)), out.shape[0], threads_for(out.size))
 
 
@@ -95,7 +95,7 @@ def _cdist_exp(X, Yt, metric, gamma, out):
     """
     if not (out.dtype == np.float64 and X.dtype == np.float64 and out.flags.c_contiguous):
         return False
-    from scipy.spatial.distance import cdist
+    from scipy.spatial.distance import cdist  # lazy: scipy.spatial takes 0.15 s to import; large dense blocks only
 
     Y = Yt.T
 

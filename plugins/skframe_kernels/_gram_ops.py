@@ -12,10 +12,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.compute.backend import engine_module
-from skframe.core.sparsetools import csr_arrays
-from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.validation import as_float_array, check_scalar
+from skframe.plugin.api import (
+    InvalidInputError,
+    as_float_array,
+    csr_arrays,
+    engine_module,
+)
 from skframe_kernels import _gram_numpy
 
 
@@ -47,13 +49,6 @@ DENSIFY_MIN_DENSITY = 0.002
 #: the CSR x dense kernel then does ``nnz(X) * len(Y)`` multiply-adds instead of BLAS's
 #: ``len(X) * n_features * len(Y)``.
 SPARSIFY_MAX_DENSITY = 0.05
-
-_TANIMOTO_VARIANTS = ("dot", "minmax")
-
-
-def _check_positive(value, name, fix):
-    return check_scalar(value, name, kind=float, low=0.0, low_inclusive=False, fix=fix)
-
 
 def _as_input(X, name):
     """Validate one data block: float64 C-contiguous writable ndarray or canonical CSR."""
@@ -168,16 +163,6 @@ def _to_csr_pair(X, Y):
 
 def _transpose_c(Y):
     return np.ascontiguousarray(Y.T)
-
-
-def _check_variant(variant):
-    if variant not in _TANIMOTO_VARIANTS:
-        raise InvalidParameterError(
-            f"variant={variant!r} is not a Tanimoto variant; choose 'dot' "
-            "(<x,y> / (|x|^2 + |y|^2 - <x,y>), binary or real vectors) or 'minmax' "
-            "(sum min / sum max, non-negative counts)"
-        )
-    return variant
 
 
 def _tanimoto_block(X, Y, symmetric, variant):

@@ -7,7 +7,7 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError
+from skframe.plugin.api import DataFormatError, InvalidInputError, InvalidParameterError
 from skframe_kernels._base import _BaseKernel
 from skframe_kernels._gram_ops import _as_input
 
@@ -47,11 +47,15 @@ class PrecomputedKernel(_BaseKernel):
         if isinstance(gram, (str, os.PathLike)):
             path = os.fspath(gram)
             if not os.path.isfile(path):
-                raise InvalidParameterError(f"gram={path!r} is not an existing file; pass the path to a .npy Gram matrix")
+                raise InvalidParameterError(
+                    f"gram={path!r} is not an existing file; pass the path to a .npy Gram matrix"
+                )
             try:
                 matrix = np.load(path, allow_pickle=False)
             except (ValueError, OSError) as exc:
-                raise DataFormatError(f"gram={path!r} is not a readable .npy array ({exc}); save it with numpy.save") from exc
+                raise DataFormatError(
+                    f"gram={path!r} is not a readable .npy array ({exc}); save it with numpy.save"
+                ) from exc
             self._gram_source = path
         else:
             matrix = gram
@@ -59,9 +63,13 @@ class PrecomputedKernel(_BaseKernel):
         try:
             matrix = np.array(matrix, dtype=np.float64, order="C")
         except (TypeError, ValueError) as exc:
-            raise InvalidParameterError(f"gram cannot be converted to a float array ({exc}); pass a numeric (N, N) array") from exc
+            raise InvalidParameterError(
+                f"gram cannot be converted to a float array ({exc}); pass a numeric (N, N) array"
+            ) from exc
         if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] == 0:
-            raise InvalidParameterError(f"gram has shape {matrix.shape}; a precomputed Gram matrix must be square (N, N) with N >= 1")
+            raise InvalidParameterError(
+                f"gram has shape {matrix.shape}; a precomputed Gram matrix must be square (N, N) with N >= 1"
+            )
         if not np.all(np.isfinite(matrix)):
             raise InvalidParameterError("gram contains NaN or inf entries; a precomputed Gram matrix must be finite")
         self.gram_ = matrix

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from skframe_kernels._base import _Bandwidth, _BaseKernel
-from skframe_kernels._gram_ops import _check_variant, _tanimoto_block, engine
+from skframe.plugin.api import Options, validate_component
+from skframe_kernels._base import BANDWIDTH, _Bandwidth, _BaseKernel
+from skframe_kernels._gram_ops import _tanimoto_block, engine
+
+#: the Tanimoto formulas, and how to choose
+VARIANT = [Options("dot", "minmax")]
+VARIANT_HINT = ("choose 'dot' (<x,y> / (|x|^2 + |y|^2 - <x,y>), binary or real vectors) or 'minmax' "
+                "(sum min / sum max, non-negative counts)")
 
 __all__ = ["TanimotoKernel", "GaussianTanimotoKernel", "SCALE_SAMPLE"]
 
@@ -38,11 +46,15 @@ class TanimotoKernel(_BaseKernel):
     [[0.3333333333333333]]
     """
 
-    normalized = True
+    __skframe_tags__ = replace(_BaseKernel.__skframe_tags__, normalized=True)
     _param_names = ("variant",)
 
+    _parameter_constraints = {"variant": VARIANT}
+    _parameter_hints = {"variant": VARIANT_HINT}
+
     def __init__(self, variant="dot"):
-        self.variant = _check_variant(variant)
+        self.variant = variant
+        validate_component(self)
 
     def _gram(self, X, Y, symmetric):
         return _tanimoto_block(X, Y, symmetric, self.variant)
@@ -85,12 +97,16 @@ class GaussianTanimotoKernel(_Bandwidth, _BaseKernel):
     True
     """
 
-    normalized = True
+    __skframe_tags__ = replace(_BaseKernel.__skframe_tags__, normalized=True)
     _param_names = ("gamma", "variant")
 
+    _parameter_constraints = {"gamma": BANDWIDTH, "variant": VARIANT}
+    _parameter_hints = {"gamma": "gamma = 1/(2 sigma^2) sets the width of the Gaussian-Tanimoto kernel; pass a "
+                                 "positive number, or 'scale' to set it from the data", "variant": VARIANT_HINT}
+
     def __init__(self, gamma="scale", variant="dot"):
-        self._set_gamma(gamma, "gamma = 1/(2 sigma^2) sets the width of the Gaussian-Tanimoto kernel; pass a positive number")
-        self.variant = _check_variant(variant)
+        self.gamma, self.variant = gamma, variant
+        validate_component(self)
 
     def _scale_gamma(self, X):
         n = X.shape[0]

@@ -5,8 +5,8 @@ Every kernel subclasses :class:`skframe.plugin.protocols.Kernel`: ``__init__`` s
 validates the parameters, ``kernel(X, Y=None)`` returns the dense float64 Gram
 block of shape ``(len(X), len(Y))``, ``kernel.diag(X)`` its diagonal for
 ``Y = X``, ``kernel.params`` the JSON-serialisable constructor arguments (so
-``type(kernel)(**kernel.params)`` rebuilds it) and ``kernel.normalized`` says
-whether ``k(x, x) = 1``.
+``type(kernel)(**kernel.params)`` rebuilds it) and its tags (``get_tags(kernel)``) say
+whether ``k(x, x) = 1`` (``normalized``).
 
 Inputs are 2-D NumPy arrays or ``scipy.sparse`` matrices. A sparse left operand
 (the large data matrix) is never densified: inner products ``X @ Y.T`` run in a
@@ -25,26 +25,26 @@ scikit-learn's ``SVC(gamma="scale")`` for the Gaussian kernel). An unprepared
 ``"scale"`` kernel called directly sets ``gamma`` from its first argument.
 
 Capabilities (see :class:`skframe.plugin.protocols.Kernel`): every kernel has
-``matvec``, ``block_bytes`` and ``backends``; the linear kernel declares
-``is_linear``; the Gaussian and Laplacian kernels provide ``spectral_sampler`` for
-random Fourier features.
+``matvec`` and ``block_bytes``, and declares its :class:`KernelTags` in ``__skframe_tags__``
+(float64 and float32 blocks, thread-safe); the linear kernel's tags say ``is_linear``; the
+Gaussian and Laplacian kernels provide ``spectral_sampler`` for random Fourier features.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.core.sparsetools import csr_arrays
-from skframe.validation import check_scalar
-from skframe_kernels._base import _Bandwidth, _BaseKernel, _dense_moments
+from skframe.plugin.api import Interval, csr_arrays, validate_component
+from skframe_kernels._base import BANDWIDTH, POSITIVE, _Bandwidth, _BaseKernel, _dense_moments
 from skframe_kernels._gram_ops import (
     DENSE_TILE_ELEMENTS,
     DENSIFY_MIN_DENSITY,
     DIRECT_MAX_FEATURES,
     GRAM_CHUNK_ELEMENTS,
     SPARSIFY_MAX_DENSITY,
-    _check_positive,
     _cross,
     _dense_tiles,
     _densify_y,
@@ -111,15 +111,16 @@ class GaussianKernel(_Bandwidth, _BaseKernel):
     {'gamma': 0.5}
     """
 
-    normalized = True
+    __skframe_tags__ = replace(_BaseKernel.__skframe_tags__, normalized=True, spectral_sampler=True,
+                               device_formula="gaussian")
     _param_names = ("gamma",)
+    _parameter_constraints = {"gamma": BANDWIDTH}
+    _parameter_hints = {"gamma": "gamma is the inverse squared bandwidth 1/(2 sigma^2) of the Gaussian kernel; "
+                                 "pass a positive number, e.g. 1/n_features, or 'scale' to set it from the data"}
 
     def __init__(self, gamma="scale"):
-        self._set_gamma(
-            gamma,
-            "gamma is the inverse squared bandwidth 1/(2 sigma^2) of the Gaussian kernel; "
-            "pass a positive number, e.g. 1/n_features",
-        )
+        self.gamma = gamma
+        validate_component(self)
 
     def _scale_gamma(self, X):
         d, var, constant = _dense_moments(X)
@@ -201,11 +202,17 @@ class LaplacianKernel(_Bandwidth, _BaseKernel):
     True
     """
 
-    normalized = True
+    __skframe_tags__ = replace(_BaseKernel.__skframe_tags__, normalized=True, spectral_sampler=True,
+                               device_formula="laplacian")
     _param_names = ("gamma",)
 
+    _parameter_constraints = {"gamma": BANDWIDTH}
+    _parameter_hints = {"gamma": "gamma is the inverse bandwidth of the Laplacian kernel; pass a positive number, "
+                                 "or 'scale' to set it from the data"}
+
     def __init__(self, gamma="scale"):
-        self._set_gamma(gamma, "gamma is the inverse bandwidth of the Laplacian kernel; pass a positive number")
+        self.gamma = gamma
+        validate_component(self)
 
     def _scale_gamma(self, X):
         d, var, constant = _dense_moments(X)
@@ -238,7 +245,7 @@ class LaplacianKernel(_Bandwidth, _BaseKernel):
 class LinearKernel(_BaseKernel):
     """Linear kernel ``k(x, y) = <x, y>``.
 
-    Takes no parameters; declares ``is_linear = True`` (structured models then use
+    Takes no parameters; its tags say ``is_linear`` (structured models then use
     the outputs themselves as features).
 
     Examples
@@ -248,7 +255,7 @@ class LinearKernel(_BaseKernel):
     [[11.0]]
     """
 
-    is_linear = True
+    __skframe_tags__ = replace(_BaseKernel.__skframe_tags__, is_linear=True, device_formula="linear")
 
     def __init__(self):
         pass
@@ -280,18 +287,19 @@ class PolynomialKernel(_BaseKernel):
     """
 
     _param_names = ("gamma", "coef0", "degree")
+    __skframe_tags__ = replace(_BaseKernel.__skframe_tags__, device_formula="polynomial")
+
+    _parameter_constraints = {"gamma": [POSITIVE], "coef0": [Interval("real", 0, None)],
+                              "degree": [Interval("int", 1, None)]}
+    _parameter_hints = {
+        "gamma": "gamma scales <x, y> in the polynomial kernel; pass a positive number, e.g. 1/n_features",
+        "coef0": "the polynomial kernel is positive semi-definite only for coef0 >= 0; pass e.g. coef0=1.0",
+        "degree": "the polynomial degree must be an integer >= 1, e.g. degree=3",
+    }
 
     def __init__(self, gamma=1.0, coef0=1.0, degree=3):
-        self.gamma = _check_positive(
-            gamma, "gamma", "gamma scales <x, y> in the polynomial kernel; pass a positive number, e.g. 1/n_features"
-        )
-        self.coef0 = check_scalar(
-            coef0, "coef0", kind=float, low=0.0,
-            fix="the polynomial kernel is positive semi-definite only for coef0 >= 0; pass e.g. coef0=1.0",
-        )
-        self.degree = check_scalar(
-            degree, "degree", kind=int, low=1, fix="the polynomial degree must be an integer >= 1, e.g. degree=3"
-        )
+        self.gamma, self.coef0, self.degree = gamma, coef0, degree
+        validate_component(self)
 
     def _finish(self, out):
         out *= self.gamma
@@ -321,7 +329,7 @@ class CosineKernel(_BaseKernel):
     [[1.0, 0.0], [0.0, 1.0]]
     """
 
-    normalized = True
+    __skframe_tags__ = replace(_BaseKernel.__skframe_tags__, normalized=True)
 
     def __init__(self):
         pass

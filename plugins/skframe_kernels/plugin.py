@@ -4,7 +4,7 @@ This module is the value of the ``kernels`` entry point in group ``skframe``;
 it uses only skframe's public plugin API, exactly as a third-party plugin would.
 """
 
-import skframe
+from skframe.plugin.api import hookimpl
 from skframe_kernels.kernels import (
     CosineKernel,
     GaussianKernel,
@@ -19,7 +19,7 @@ from skframe_kernels.kernels import (
 __all__ = ["register_kernels"]
 
 
-@skframe.hookimpl
+@hookimpl
 def register_kernels(register):
     """Register the built-in kernel factories.
 

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from skframe.exceptions import InvalidInputError
+from skframe.plugin.api import InvalidInputError
 
 __all__ = ["NormDual", "SeparableDual"]
 
@@ -111,12 +111,6 @@ class SeparableDual:
         """Clip to the box."""
         lo, hi = self.bounds(Y)
         return np.clip(np.asarray(A, dtype=np.float64), lo, hi)
-
-
-def pinball_bounds(taus):
-    """Box of the pinball dual: ``tau_j - 1 <= alpha_j <= tau_j`` (column j at level ``tau_j``)."""
-    taus = np.asarray(taus, dtype=np.float64)
-    return lambda Y: (taus - 1.0, taus)
 
 
 def hinge_bounds(Y):

@@ -7,27 +7,33 @@ square loss is ``l = 1/2 ||r||^2`` (so square loss + closed form is kernel ridge
 thesis App. C.1: they act on ``||r||``. The pinball and hinge losses act column-wise and
 are summed over the outputs.
 
-Every loss declares ``lipschitz`` (``inf`` when unbounded), ``smooth`` (differentiable
-everywhere, so L-BFGS applies), ``dual`` (its Fenchel dual, what the ``dual-cd`` solver
-needs, see :mod:`skframe_losses.duals`) and ``default_solver`` (the registered solver a
-model uses when none is given: the closed form for the square loss, ``dual-cd`` with a
-duality-gap stop for the others; ``dual-cd`` picks coordinate epochs, Newton steps or the
-ADMM splitting from the conditioning of the problem); values and sub-gradients are
+Every loss declares its :class:`LossTags` — ``lipschitz`` (``inf`` when unbounded), ``smooth``
+(differentiable everywhere, so L-BFGS applies), ``square`` (the square loss only) and
+``default_solver`` (the registered solver a model uses when none is given: the closed form for
+the square loss, ``dual-cd`` with a duality-gap stop for the others; ``dual-cd`` picks coordinate
+epochs, Newton steps or the ADMM splitting from the conditioning of the problem) — and its
+``dual`` (its Fenchel dual, what the ``dual-cd`` solver needs, see :mod:`skframe_losses.duals`);
+values and sub-gradients are
 numba-compiled on large arrays (:mod:`skframe_losses._losses_numba`) and
 plain NumPy on small ones (:mod:`skframe_losses._losses_numpy`).
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from skframe.compute.backend import lazy_module, numba_min_work
-from skframe.deps import numba_enabled
-from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.plugin.protocols import Loss, repr_from_params
-from skframe.validation import check_scalar
+from skframe.plugin.api import (
+    Interval,
+    InvalidInputError,
+    InvalidParameterError,
+    Loss,
+    LossTags,
+    lazy_module,
+    numba_enabled,
+    numba_min_work,
+    repr_from_params,
+    validate_component,
+)
 from skframe_losses import _losses_numpy
 from skframe_losses.duals import NormDual, SeparableDual, hinge_bounds
 
@@ -80,9 +86,7 @@ def _as_pair(F, Y):
 
 class _BaseLoss(Loss):
     name = "loss"
-    classification = False
-    closed_form = False
-    default_solver = "dual-cd"
+    __skframe_tags__ = LossTags(default_solver="dual-cd")
 
     @property
     def params(self):
@@ -106,10 +110,7 @@ class SquareLoss(_BaseLoss):
     """
 
     name = "square"
-    lipschitz = math.inf
-    smooth = True
-    closed_form = True
-    default_solver = "closed-form"
+    __skframe_tags__ = LossTags(square=True, smooth=True, default_solver="closed-form")
     dual = NormDual(quad=1.0, l1=0.0)
 
     def value(self, F, Y):
@@ -134,14 +135,15 @@ class HuberLoss(_BaseLoss):
     """
 
     name = "huber"
-    smooth = True
+    _parameter_constraints = {"kappa": [Interval("real", 0, None, closed="neither")]}
+    _parameter_hints = {"kappa": "kappa must be > 0, e.g. kappa=1"}
 
     def __init__(self, kappa=1.0):
-        self.kappa = check_scalar(kappa, "kappa", low=0, low_inclusive=False, fix="kappa must be > 0, e.g. kappa=1")
+        self.kappa = kappa
+        validate_component(self)
 
-    @property
-    def lipschitz(self):
-        return float(self.kappa)
+    def __skframe_tags__(self):
+        return LossTags(smooth=True, lipschitz=self.kappa, default_solver="dual-cd")
 
     @property
     def params(self):
@@ -165,9 +167,12 @@ class _EpsilonInsensitiveLoss(_BaseLoss):
     """Shared parameter handling of the ε-insensitive losses; ``_kernels`` names their numba value/gradient."""
 
     _kernels = ()
+    _parameter_constraints = {"epsilon": [Interval("real", 0, None)]}
+    _parameter_hints = {"epsilon": "epsilon must be >= 0, e.g. epsilon=0.1"}
 
     def __init__(self, epsilon=0.1):
-        self.epsilon = check_scalar(epsilon, "epsilon", low=0, fix="epsilon must be >= 0, e.g. epsilon=0.1")
+        self.epsilon = epsilon
+        validate_component(self)
 
     @property
     def params(self):
@@ -192,8 +197,7 @@ class EpsilonInsensitiveL1Loss(_EpsilonInsensitiveLoss):
     """
 
     name = "epsilon-svr"
-    lipschitz = 1.0
-    smooth = False
+    __skframe_tags__ = LossTags(lipschitz=1.0, default_solver="dual-cd")
     _kernels = ("eps_l1_value", "eps_l1_gradient")
 
     @property
@@ -214,8 +218,7 @@ class EpsilonInsensitiveL2Loss(_EpsilonInsensitiveLoss):
     """
 
     name = "epsilon-ridge"
-    lipschitz = math.inf
-    smooth = True
+    __skframe_tags__ = LossTags(smooth=True, default_solver="dual-cd")
     _kernels = ("eps_l2_value", "eps_l2_gradient")
 
     @property
@@ -249,7 +252,6 @@ class PinballLoss(_BaseLoss):
     """
 
     name = "pinball"
-    smooth = False
 
     def __init__(self, quantiles=0.5):
         self.quantiles = [float(t) for t in _check_quantiles(quantiles)]
@@ -258,10 +260,10 @@ class PinballLoss(_BaseLoss):
     def params(self):
         return {"quantiles": list(self.quantiles)}
 
-    @property
-    def lipschitz(self):
+    def __skframe_tags__(self):
         q = np.asarray(self.quantiles)
-        return float(np.sqrt(np.sum(np.maximum(q, 1 - q) ** 2)))
+        lipschitz = float(np.sqrt(np.sum(np.maximum(q, 1 - q) ** 2)))
+        return LossTags(lipschitz=lipschitz, quantiles=tuple(self.quantiles), default_solver="dual-cd")
 
     def _taus(self, d):
         q = np.asarray(self.quantiles, dtype=np.float64)
@@ -291,15 +293,13 @@ class PinballLoss(_BaseLoss):
 class HingeLoss(_BaseLoss):
     """Hinge loss of SVMs, ``l(f, y) = sum_j max(0, 1 - y_j f_j)`` with labels ``y_j`` in {-1, +1}.
 
-    ``lipschitz = 1`` for one output column (``sqrt(d)`` in the Euclidean norm for d columns);
-    not smooth. Used by
+    Tags: ``lipschitz = 1`` for one output column (``sqrt(d)`` in the Euclidean norm for d
+    columns); not smooth; ``classification``. Used by
     :class:`skframe.models.SketchedKernelClassifier` (one column per class, one-vs-rest).
     """
 
     name = "hinge"
-    lipschitz = 1.0
-    smooth = False
-    classification = True
+    __skframe_tags__ = LossTags(lipschitz=1.0, classification=True, default_solver="dual-cd")
     dual = SeparableDual(quad=0.0, l1=0.0, bounds=hinge_bounds)
     """``h(alpha, y) = alpha y`` with ``alpha`` between 0 and the label ``y`` (labels -1/+1)."""
 

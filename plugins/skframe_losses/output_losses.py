@@ -32,13 +32,11 @@ autograd. Nothing here imports PyTorch: the tensor module is taken from the argu
 
 from __future__ import annotations
 
-import math
+from dataclasses import replace
 
 import numpy as np
 
-from skframe.exceptions import InvalidInputError
-from skframe.plugin.protocols import Loss, repr_from_params
-from skframe.validation import check_scalar
+from skframe.plugin.api import Interval, InvalidInputError, Loss, LossTags, repr_from_params, validate_component
 from skframe_losses.losses import _as_pair
 
 __all__ = ["OutputSquareLoss", "OutputHuberLoss", "OutputEpsilonSVRLoss", "OutputEpsilonRidgeLoss"]
@@ -63,9 +61,8 @@ class _OutputLoss(Loss):
     """``c(||F - Y||^2 + offset)``; subclasses define ``c``, ``c_prime`` and ``torch_value``."""
 
     name = "output-loss"
-    output_rkhs = True  # acts on the squared distance in the output RKHS (DSOKR)
-    smooth = True
-    default_solver = "adam"
+    # acts on the squared distance in the output RKHS (DSOKR), trained by Adam
+    __skframe_tags__ = LossTags(smooth=True, output_rkhs=True, default_solver="adam")
 
     @property
     def params(self):
@@ -108,7 +105,6 @@ class OutputSquareLoss(_OutputLoss):
     """
 
     name = "output-square"
-    lipschitz = math.inf
 
     def c(self, u):
         return 0.5 * np.asarray(u, dtype=np.float64)
@@ -132,13 +128,15 @@ class OutputHuberLoss(_OutputLoss):
     """
 
     name = "output-huber"
+    _parameter_constraints = {"kappa": [Interval("real", 0, None, closed="neither")]}
+    _parameter_hints = {"kappa": "kappa must be > 0, e.g. kappa=1"}
 
     def __init__(self, kappa=1.0):
-        self.kappa = check_scalar(kappa, "kappa", low=0, low_inclusive=False, fix="kappa must be > 0, e.g. kappa=1")
+        self.kappa = kappa
+        validate_component(self)
 
-    @property
-    def lipschitz(self):
-        return float(self.kappa)
+    def __skframe_tags__(self):
+        return replace(_OutputLoss.__skframe_tags__, lipschitz=self.kappa)
 
     @property
     def params(self):
@@ -162,8 +160,12 @@ class OutputHuberLoss(_OutputLoss):
 
 
 class _EpsilonOutputLoss(_OutputLoss):
+    _parameter_constraints = {"epsilon": [Interval("real", 0, None)]}
+    _parameter_hints = {"epsilon": "epsilon must be >= 0, e.g. epsilon=0.1"}
+
     def __init__(self, epsilon=0.1):
-        self.epsilon = check_scalar(epsilon, "epsilon", low=0, fix="epsilon must be >= 0, e.g. epsilon=0.1")
+        self.epsilon = epsilon
+        validate_component(self)
 
     @property
     def params(self):
@@ -190,8 +192,7 @@ class OutputEpsilonSVRLoss(_EpsilonOutputLoss):
     """
 
     name = "output-epsilon-svr"
-    lipschitz = 1.0
-    smooth = False
+    __skframe_tags__ = replace(_OutputLoss.__skframe_tags__, smooth=False, lipschitz=1.0)
 
     def c(self, u):
         return self._excess(u)[1]
@@ -216,7 +217,6 @@ class OutputEpsilonRidgeLoss(_EpsilonOutputLoss):
     """
 
     name = "output-epsilon-ridge"
-    lipschitz = math.inf
 
     def c(self, u):
         return 0.5 * self._excess(u)[1] ** 2

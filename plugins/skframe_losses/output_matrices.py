@@ -15,10 +15,17 @@ import os
 
 import numpy as np
 
-from skframe.core.linalg import pinv_sym
-from skframe.core.output_matrices import OutputMatrix, load_adjacency
-from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.validation import check_scalar
+from skframe.plugin.api import (
+    Interval,
+    InvalidInputError,
+    InvalidParameterError,
+    OutputMatrix,
+    OutputMatrixTags,
+    check_param,
+    load_adjacency,
+    pinv_sym,
+    validate_component,
+)
 
 __all__ = ["IdentityOutputMatrix", "QuantileOutputMatrix", "GraphOutputMatrix", "CovarianceOutputMatrix"]
 
@@ -29,7 +36,7 @@ def _dimension(d, Y):
         d = 1 if Y.ndim == 1 else Y.shape[1]
     if d is None:
         raise InvalidParameterError("the identity output matrix needs its size: pass d or the training targets Y")
-    return check_scalar(d, "d", kind=int, low=1)
+    return int(check_param("d", d, [Interval("int", 1, None)]))
 
 
 class IdentityOutputMatrix(OutputMatrix):
@@ -69,8 +76,12 @@ class QuantileOutputMatrix(OutputMatrix):
 
     name = "quantile"
 
+    _parameter_constraints = {"gamma": [Interval("real", 0, None)]}
+    _parameter_hints = {"gamma": "the quantile matrix needs gamma >= 0, e.g. gamma=1"}
+
     def __init__(self, gamma=1.0, quantiles=None):
-        self.gamma = check_scalar(gamma, "gamma", low=0, fix="the quantile matrix needs gamma >= 0, e.g. gamma=1")
+        self.gamma = gamma
+        validate_component(self)
         self.quantiles = None if quantiles is None else _levels(quantiles).tolist()
 
     @property
@@ -84,7 +95,8 @@ class QuantileOutputMatrix(OutputMatrix):
         q = self.quantiles if self.quantiles is not None else quantiles
         if q is None:
             raise InvalidParameterError(
-                "output matrix 'quantile' needs quantile levels (--quantiles or output_matrix_params={'quantiles': [...]})"
+                "output matrix 'quantile' needs quantile levels "
+                "(--quantiles or output_matrix_params={'quantiles': [...]})"
             )
         q = _levels(q)
         return np.exp(-self.gamma * (q[:, None] - q[None, :]) ** 2)
@@ -118,9 +130,13 @@ class GraphOutputMatrix(OutputMatrix):
 
     name = "graph"
 
+    _parameter_constraints = {"mu": [Interval("real", 0, 1)]}
+    _parameter_hints = {"mu": "mu weighs the graph prior, choose it in [0, 1]"}
+
     def __init__(self, adjacency, mu=0.5):
         self.adjacency = os.fspath(adjacency) if isinstance(adjacency, (str, os.PathLike)) else adjacency
-        self.mu = check_scalar(mu, "mu", low=0, high=1, fix="mu weighs the graph prior, choose it in [0, 1]")
+        self.mu = mu
+        validate_component(self)
 
     @property
     def params(self):
@@ -128,7 +144,10 @@ class GraphOutputMatrix(OutputMatrix):
         return {"adjacency": P if isinstance(P, str) else np.asarray(P, dtype=np.float64).tolist(), "mu": self.mu}
 
     def matrix(self, d=None, *, Y=None, quantiles=None):
-        P = load_adjacency(self.adjacency) if isinstance(self.adjacency, str) else np.asarray(self.adjacency, dtype=np.float64)
+        if isinstance(self.adjacency, str):
+            P = load_adjacency(self.adjacency)
+        else:
+            P = np.asarray(self.adjacency, dtype=np.float64)
         if P.ndim != 2 or P.shape[0] != P.shape[1]:
             raise InvalidInputError(f"the adjacency matrix must be square, got shape {P.shape}")
         if not np.all(np.isfinite(P)) or np.any(P < 0) or not np.allclose(P, P.T):
@@ -149,6 +168,7 @@ class CovarianceOutputMatrix(OutputMatrix):
     """
 
     name = "covariance"
+    __skframe_tags__ = OutputMatrixTags(needs_targets=True)
 
     def matrix(self, d=None, *, Y=None, quantiles=None):
         if Y is None:
@@ -160,5 +180,7 @@ class CovarianceOutputMatrix(OutputMatrix):
             raise InvalidInputError("the covariance output matrix needs at least 2 training targets")
         C = np.atleast_2d(np.cov(Y, rowvar=False))
         if not np.any(np.diag(C) > 0):
-            raise InvalidInputError("the training targets are constant: their covariance is zero, use output_matrix='identity'")
+            raise InvalidInputError(
+                "the training targets are constant: their covariance is zero, use output_matrix='identity'"
+            )
         return 0.5 * (C + C.T)

@@ -1,6 +1,6 @@
 """Entry-point module registering the built-in losses and output matrices."""
 
-import skframe
+from skframe.plugin.api import hookimpl
 from skframe_losses.losses import (
     EpsilonInsensitiveL1Loss,
     EpsilonInsensitiveL2Loss,
@@ -18,7 +18,7 @@ from skframe_losses.output_matrices import (
 )
 
 
-@skframe.hookimpl
+@hookimpl
 def register_losses(register):
     register("square", SquareLoss)
     register("huber", HuberLoss)
@@ -33,7 +33,7 @@ def register_losses(register):
     register("output-epsilon-ridge", OutputEpsilonRidgeLoss)
 
 
-@skframe.hookimpl
+@hookimpl
 def register_output_matrices(register):
     register("identity", IdentityOutputMatrix)
     register("quantile", QuantileOutputMatrix)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from skframe.exceptions import InvalidParameterError
-from skframe.plugin.protocols import Sketch, repr_from_params
-from skframe.validation import check_scalar
+from skframe.plugin.api import Interval, InvalidParameterError, Sketch, SketchTags, repr_from_params, validate_component
 
 
 def _check_size(size, n):
@@ -16,10 +14,20 @@ def _check_size(size, n):
 
 
 class _BaseSketch(Sketch):
+    """Shared parameter handling: ``size`` (and the subclass's parameters) checked by their constraints.
+
+    A subclass sets its own parameters, then calls ``super().__init__(size)``, which checks every
+    declared constraint.
+    """
+
     name = "sketch"
+    __skframe_tags__ = SketchTags()
+    _parameter_constraints = {"size": [Interval("int", 1, None)]}
+    _parameter_hints = {"size": "the sketch size m must be a positive integer"}
 
     def __init__(self, size=100):
-        self.size = check_scalar(size, "sketch size", kind=int, low=1, fix="the sketch size m must be a positive integer")
+        self.size = size
+        validate_component(self)
 
     @property
     def params(self):

@@ -10,9 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import gammaln
 
-from skframe.core.sketching import SketchMatrix
-from skframe.exceptions import InvalidParameterError
-from skframe.validation import check_scalar
+from skframe.plugin.api import Interval, Options, SketchMatrix
 from skframe_sketches._base import _BaseSketch, _check_size
 
 __all__ = ["PSparsifiedSketch", "PSRSketch", "PSGSketch"]
@@ -21,11 +19,11 @@ __all__ = ["PSparsifiedSketch", "PSRSketch", "PSGSketch"]
 def _truncated_binomial_sampler(m, p):
     """Inverse-CDF table of Binomial(m, p) conditioned on being >= 1."""
     k = np.arange(1, m + 1)
-    logpmf = gammaln(m + 1) - gammaln(k + 1) - gammaln(m - k + 1) + k * np.log(p) + (m - k) * np.log1p(-p) if p < 1 else None
-    if logpmf is None:  # p == 1: every entry is non-zero
+    if p >= 1:  # p == 1: every entry is non-zero
         cdf = np.zeros(m)
         cdf[-1] = 1.0
         return cdf
+    logpmf = gammaln(m + 1) - gammaln(k + 1) - gammaln(m - k + 1) + k * np.log(p) + (m - k) * np.log1p(-p)
     pmf = np.exp(logpmf - logpmf.max())
     cdf = np.cumsum(pmf)
     return cdf / cdf[-1]
@@ -88,15 +86,16 @@ class PSparsifiedSketch(_BaseSketch):
     distribution : {"rademacher", "gaussian"}
     """
 
+    _parameter_constraints = {**_BaseSketch._parameter_constraints, "p": [Interval("real", 0, 1, closed="right"), None],
+                              "distribution": [Options("rademacher", "gaussian")]}
+    _parameter_hints = {**_BaseSketch._parameter_hints,
+                        "p": "p is the probability that an entry of the sketch is non-zero; use a value in (0, 1] "
+                             "such as 20/n",
+                        "distribution": "'rademacher' gives p-SR, 'gaussian' p-SG"}
+
     def __init__(self, size=100, p=None, distribution="rademacher"):
+        self.p, self.distribution = p, distribution
         super().__init__(size)
-        if p is not None:
-            p = check_scalar(p, "p", low=0, high=1, low_inclusive=False,
-                             fix="p is the probability that an entry of the sketch is non-zero; use a value in (0, 1] such as 20/n")
-        self.p = p
-        if distribution not in ("rademacher", "gaussian"):
-            raise InvalidParameterError(f"distribution={distribution!r}; use 'rademacher' (p-SR) or 'gaussian' (p-SG)")
-        self.distribution = distribution
 
     @property
     def name(self):

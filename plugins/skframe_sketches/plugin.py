@@ -1,6 +1,6 @@
 """Entry-point module registering the built-in sketches."""
 
-import skframe
+from skframe.plugin.api import hookimpl
 from skframe_sketches.sketches import (
     AccumulationSketch,
     CountSketch,
@@ -14,7 +14,7 @@ from skframe_sketches.sketches import (
 )
 
 
-@skframe.hookimpl
+@hookimpl
 def register_sketches(register):
     register("subsample", SubSampleSketch, aliases=("nystrom",))
     register("leverage", LeverageScoreSketch)
@@ -26,7 +26,7 @@ def register_sketches(register):
     register("rff", RandomFourierFeatures)
 
 
-@skframe.hookimpl
+@hookimpl
 def register_state_classes(register):
     # the fitted random-feature map is stored inside saved models
     register(_FourierMap)

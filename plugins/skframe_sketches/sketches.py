@@ -17,11 +17,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.core.sketching import SketchMatrix, from_entries
-from skframe.exceptions import InvalidParameterError
-from skframe.plugin.collections import n_items, take
-from skframe.plugin.protocols import kernel_block, kernel_diag, kernel_prepare
-from skframe.validation import check_scalar
+from skframe.plugin.api import (
+    Interval,
+    InvalidParameterError,
+    SketchMatrix,
+    SketchTags,
+    from_entries,
+    get_tags,
+    kernel_prepare,
+    list_components,
+    n_items,
+    nystrom_leverage_scores,
+)
 
 __all__ = [
     "SubSampleSketch",
@@ -53,11 +60,11 @@ class SubSampleSketch(_BaseSketch):
 
     name = "subsample"
 
+    _parameter_constraints = {**_BaseSketch._parameter_constraints, "replace": ["boolean"]}
+
     def __init__(self, size=100, replace=False):
+        self.replace = replace
         super().__init__(size)
-        if not isinstance(replace, (bool, np.bool_)):
-            raise InvalidParameterError(f"replace={replace!r} must be true or false")
-        self.replace = bool(replace)
 
     @property
     def params(self):
@@ -92,10 +99,13 @@ class LeverageScoreSketch(_BaseSketch):
 
     name = "leverage"
 
+    _parameter_constraints = {**_BaseSketch._parameter_constraints,
+                              "lam": [Interval("real", 0, None, closed="neither")],
+                              "n_approx": [Interval("int", 1, None), None]}
+
     def __init__(self, size=100, lam=1e-3, n_approx=None):
+        self.lam, self.n_approx = lam, n_approx
         super().__init__(size)
-        self.lam = check_scalar(lam, "lam", low=0, low_inclusive=False)
-        self.n_approx = None if n_approx is None else check_scalar(n_approx, "n_approx", kind=int, low=1)
 
     @property
     def params(self):
@@ -104,21 +114,12 @@ class LeverageScoreSketch(_BaseSketch):
     def scores(self, X, kernel, rng):
         """Approximate ridge leverage scores of the items of X (array, sparse matrix or InputCollection).
 
-        The kernel is prepared on X first (:func:`skframe.plugin.protocols.kernel_prepare`).
+        The kernel is prepared on X first (:func:`skframe.plugin.protocols.kernel_prepare`); the scores are
+        skframe's one routine, :func:`skframe.core.leverage.nystrom_leverage_scores`, kept >= 1e-300.
         """
-        n = n_items(X)
         kernel = kernel_prepare(kernel, X)
-        q = min(n, self.n_approx or 2 * self.size)
-        J = np.sort(rng.choice(n, size=q, replace=False))
-        B = kernel_block(kernel, X, take(X, J))
-        W = B[J]
-        w, V = np.linalg.eigh(0.5 * (W + W.T))
-        keep = w > max(w.max(), 0) * q * np.finfo(float).eps * 10
-        F = B @ (V[:, keep] / np.sqrt(w[keep]))
-        A = F.T @ F + n * self.lam * np.eye(F.shape[1])
-        lev = np.einsum("ij,ij->i", F, np.linalg.solve(A, F.T).T)
-        resid = np.clip(kernel_diag(kernel, X) - np.einsum("ij,ij->i", F, F), 0, None)
-        return np.clip(lev + resid / (n * self.lam), 1e-300, None)
+        q = min(n_items(X), self.n_approx or 2 * self.size)
+        return np.clip(nystrom_leverage_scores(kernel, X, self.lam, q, rng), 1e-300, None)
 
     def draw(self, n, rng, *, X=None, kernel=None):
         if X is None or kernel is None:
@@ -159,9 +160,11 @@ class AccumulationSketch(_BaseSketch):
 
     name = "accumulation"
 
+    _parameter_constraints = {**_BaseSketch._parameter_constraints, "n_terms": [Interval("int", 1, None)]}
+
     def __init__(self, size=100, n_terms=20):
+        self.n_terms = n_terms
         super().__init__(size)
-        self.n_terms = check_scalar(n_terms, "n_terms", kind=int, low=1)
 
     @property
     def params(self):
@@ -177,7 +180,10 @@ class AccumulationSketch(_BaseSketch):
 
 
 class CountSketch(_BaseSketch):
-    """CountSketch (Clarkson and Woodruff, STOC 2013): column j of R has a single ±1 in a uniformly drawn row; s' = n."""
+    """CountSketch (Clarkson and Woodruff, STOC 2013): column j of R has a single ±1 in a uniformly drawn row.
+
+    Every training point is used: s' = n.
+    """
 
     name = "countsketch"
 
@@ -210,13 +216,8 @@ class _FourierMap:
 
 
 def _kernels_with_sampler():
-    """Registered kernel names whose factory provides ``spectral_sampler``."""
-    try:
-        from skframe.plugin.registry import list_components
-
-        return sorted(c.name for c in list_components("kernel") if hasattr(c.factory, "spectral_sampler"))
-    except Exception:  # the registry is unavailable: name the built-ins
-        return ["gaussian", "laplacian", "rbf"]
+    """Registered kernel names whose class declares a spectral sampler in its tags."""
+    return sorted(c.name for c in list_components("kernel") if get_tags(c.factory, "kernel").spectral_sampler)
 
 
 class RandomFourierFeatures(_BaseSketch):
@@ -234,7 +235,7 @@ class RandomFourierFeatures(_BaseSketch):
     """
 
     name = "rff"
-    feature_map = True
+    __skframe_tags__ = SketchTags(feature_map=True)
 
     def draw(self, n, rng, *, X=None, kernel=None):
         raise InvalidParameterError("random Fourier features are a feature map, not a sketch matrix; use fit_features")
@@ -249,7 +250,7 @@ class RandomFourierFeatures(_BaseSketch):
             not say so); the message names the registered kernels that have one.
         """
         kernel = kernel_prepare(kernel, X)
-        sampler = getattr(kernel, "spectral_sampler", None)
+        sampler = kernel.spectral_sampler if get_tags(kernel, "kernel").spectral_sampler else None
         if sampler is None:
             raise InvalidParameterError(
                 f"random Fourier features need a kernel with a spectral_sampler (a shift-invariant kernel), but "

@@ -6,21 +6,30 @@ import warnings
 
 import numpy as np
 
-from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.plugin.problems import SolveResult
-from skframe.plugin.protocols import Solver, repr_from_params
-from skframe.validation import check_scalar
+from skframe.plugin.api import (
+    Interval,
+    InvalidInputError,
+    InvalidParameterError,
+    Options,
+    Solver,
+    SolveResult,
+    SolverTags,
+    check_param,
+    repr_from_params,
+    validate_component,
+)
 from skframe_solvers._duality import gap_report
 from skframe_solvers._problem import FeatureMapProblem
 
-__all__ = ["BaseSolver", "DualSolverMixin", "check_init"]
+__all__ = ["BaseSolver", "DualSolverMixin", "INIT", "POSITIVE", "COUNT"]
 
-
-def check_init(init):
-    """``init`` parameter of a solver: ``"ridge"`` or ``"zeros"``."""
-    if init not in ("ridge", "zeros"):
-        raise InvalidParameterError(f"init={init!r}; use 'ridge' (square-loss closed form) or 'zeros'")
-    return init
+#: the ``init`` parameter of the iterative solvers
+INIT = [Options("ridge", "zeros")]
+INIT_HINT = "'ridge' starts from the square-loss closed form, 'zeros' from zero"
+#: a positive real number (tolerances, step sizes)
+POSITIVE = [Interval("real", 0, None, closed="neither")]
+#: a positive integer (iterations, epochs, sizes)
+COUNT = [Interval("int", 1, None)]
 
 
 class BaseSolver(Solver):
@@ -32,15 +41,24 @@ class BaseSolver(Solver):
     """
 
     name = "solver"
+    __skframe_tags__ = SolverTags()
+    _parameter_constraints = {}
+    _parameter_hints = {}
 
     @property
     def params(self):
-        return {}
+        return {name: getattr(self, name) for name in self._parameter_constraints}
 
     __repr__ = repr_from_params
 
     def _check_lam(self, lam):
-        return check_scalar(lam, "lam", low=0, low_inclusive=False, fix="lam must be > 0, e.g. 1e-3")
+        return float(check_param("lam", lam, POSITIVE, hint="lam must be > 0, e.g. 1e-3"))
+
+    def _set_params(self, values):
+        """Store the constructor arguments ``values`` (``locals()``) and check their declared constraints."""
+        for name in self._parameter_constraints:
+            setattr(self, name, values[name])
+        validate_component(self)
 
     def _problem(self, problem, loss, lam, M, Y=None):
         return FeatureMapProblem(problem, loss, self._check_lam(lam), M, Y=Y)
@@ -73,7 +91,7 @@ class DualSolverMixin:
     def _dual_problem(self, problem, loss, lam, M):
         """FeatureMapProblem and ``loss.dual``; clear errors for a loss without dual or a streamed problem."""
         dual = getattr(loss, "dual", None)
-        if dual is None or getattr(dual, "structure", None) not in ("norm", "separable"):
+        if dual is None or getattr(dual, "structure", None) not in ("norm", "separable"):  # SolverTags.requires_dual
             raise InvalidParameterError(
                 f"solver {self.name!r} needs the loss's Fenchel dual (a 'dual' capability), which "
                 f"{getattr(loss, 'name', type(loss).__name__)!r} does not declare; use solver='lbfgs' or 'adam'"
@@ -99,7 +117,7 @@ class DualSolverMixin:
         else:
             reason = (f"reached the maximum number of {unit} ({cap}) with relative duality gap {gap:.2e} > "
                       f"tol={self.tol}; raise {cap_name}")
-            from sklearn.exceptions import ConvergenceWarning
+            from sklearn.exceptions import ConvergenceWarning  # lazy: scikit-learn takes ~1 s to import
 
             warnings.warn(f"{name or self.name} {reason}", ConvergenceWarning, stacklevel=3)
         return self._result(fp, V, [t[0] for t in trace], reason, count, info, certificate=False)

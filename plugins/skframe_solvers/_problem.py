@@ -23,18 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.core.linalg import eigh_truncated, solve_psd
-from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.plugin.problems import Problem, as_problem
+from skframe.plugin.api import InvalidInputError, InvalidParameterError, Problem, as_problem, eigh_truncated, solve_psd
 
-__all__ = ["FeatureMapProblem", "is_square_loss"]
-
-
-def is_square_loss(loss):
-    """True when ``loss`` is the square loss ``1/2 ||f - y||^2`` (it declares ``closed_form = True``)."""
-    if getattr(loss, "closed_form", None) is not None:
-        return bool(loss.closed_form)
-    return getattr(loss, "name", None) == "square"
+__all__ = ["FeatureMapProblem"]
 
 
 def _as_2d(Y):

@@ -6,9 +6,8 @@ import math
 
 import numpy as np
 
-from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.validation import check_scalar
-from skframe_solvers._base import BaseSolver, check_init
+from skframe.plugin.api import Interval, InvalidInputError, Options
+from skframe_solvers._base import COUNT, INIT, INIT_HINT, POSITIVE, BaseSolver
 from skframe_solvers._problem import FeatureMapProblem
 
 __all__ = ["AdamSolver"]
@@ -55,35 +54,28 @@ class AdamSolver(BaseSolver):
     """
 
     name = "adam"
+    _parameter_constraints = {
+        "epochs": COUNT,
+        "batch_size": COUNT,
+        "learning_rate": POSITIVE,
+        "schedule": [Options("invsqrt", "linear", "constant")],
+        "tol": [Interval("real", 0, None), None],
+        "n_iter_no_change": COUNT,
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval("real", 0, 1, closed="neither")],
+        "init": INIT,
+        "beta1": [Interval("real", 0, 1, closed="left")],
+        "beta2": [Interval("real", 0, 1, closed="left")],
+        "eps": POSITIVE,
+    }
+    _parameter_hints = {"epochs": "epochs must be a positive integer", "batch_size": "e.g. batch_size=256",
+                        "learning_rate": "e.g. learning_rate=0.01", "validation_fraction": "e.g. 0.1",
+                        "init": INIT_HINT}
 
     def __init__(self, epochs=100, batch_size=256, learning_rate=0.01, schedule="invsqrt", tol=1e-6,
                  n_iter_no_change=10, early_stopping=False, validation_fraction=0.1, init="ridge",
                  beta1=0.9, beta2=0.999, eps=1e-8):
-        self.epochs = check_scalar(epochs, "epochs", kind=int, low=1, fix="epochs must be a positive integer")
-        self.batch_size = check_scalar(batch_size, "batch_size", kind=int, low=1,
-                                       fix="batch_size must be a positive integer")
-        self.learning_rate = check_scalar(learning_rate, "learning_rate", low=0, low_inclusive=False,
-                                          fix="learning_rate must be > 0, e.g. 0.01")
-        if schedule not in ("invsqrt", "linear", "constant"):
-            raise InvalidParameterError(f"schedule={schedule!r}; use 'invsqrt', 'linear' or 'constant'")
-        self.schedule = schedule
-        self.tol = None if tol is None else check_scalar(tol, "tol", low=0)
-        self.n_iter_no_change = check_scalar(n_iter_no_change, "n_iter_no_change", kind=int, low=1)
-        self.early_stopping = bool(early_stopping)
-        self.validation_fraction = check_scalar(
-            validation_fraction, "validation_fraction", low=0, high=1, low_inclusive=False, high_inclusive=False,
-            fix="validation_fraction must lie in (0, 1), e.g. 0.1",
-        )
-        self.init = check_init(init)
-        self.beta1 = check_scalar(beta1, "beta1", low=0, high=1, high_inclusive=False)
-        self.beta2 = check_scalar(beta2, "beta2", low=0, high=1, high_inclusive=False)
-        self.eps = check_scalar(eps, "eps", low=0, low_inclusive=False)
-
-    @property
-    def params(self):
-        keys = ("epochs", "batch_size", "learning_rate", "schedule", "tol", "n_iter_no_change", "early_stopping",
-                "validation_fraction", "init", "beta1", "beta2", "eps")
-        return {k: getattr(self, k) for k in keys}
+        self._set_params(locals())
 
     def _lr(self, epoch):
         if self.schedule == "invsqrt":

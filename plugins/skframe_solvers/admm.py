@@ -28,10 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.compute.backend import serial_blas
-from skframe.exceptions import InvalidParameterError
-from skframe.validation import check_scalar
-from skframe_solvers._base import BaseSolver, DualSolverMixin, check_init
+from skframe.plugin.api import Interval, Options, SolverTags, serial_blas
+from skframe_solvers._base import COUNT, INIT, INIT_HINT, POSITIVE, BaseSolver, DualSolverMixin
 from skframe_solvers._duality import dual_objective, relative_gap
 from skframe_solvers._newton import polish
 
@@ -108,29 +106,26 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
 
     name = "admm"
     needs_memory_because = "keeps one prediction per sample and needs the features in memory"
+    __skframe_tags__ = SolverTags(requires_dual=True, in_memory=True)
+    _parameter_constraints = {
+        "tol": POSITIVE,
+        "max_iter": COUNT,
+        "rho": POSITIVE,
+        "adaptive": ["boolean"],
+        "adapt_until": [Interval("int", 0, None)],
+        "check_every": COUNT,
+        "init": INIT,
+        "relaxation": [Interval("real", 0, 2, closed="neither")],
+        "polish": ["boolean"],
+        "polish_rounds": COUNT,
+        "products": [Options("auto", "float32", "float64")],
+    }
+    _parameter_hints = {"tol": "tol must be > 0, e.g. 1e-4", "rho": "rho must be > 0, e.g. 0.1", "init": INIT_HINT,
+                        "relaxation": "e.g. 1.6"}
 
     def __init__(self, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, adapt_until=500, check_every=10,
                  init="ridge", relaxation=1.6, polish=False, polish_rounds=3, products="auto"):
-        self.tol = check_scalar(tol, "tol", low=0, low_inclusive=False, fix="tol must be > 0, e.g. 1e-4")
-        self.max_iter = check_scalar(max_iter, "max_iter", kind=int, low=1)
-        self.rho = check_scalar(rho, "rho", low=0, low_inclusive=False, fix="rho must be > 0, e.g. 0.1")
-        self.adaptive = bool(adaptive)
-        self.adapt_until = check_scalar(adapt_until, "adapt_until", kind=int, low=0)
-        self.relaxation = check_scalar(relaxation, "relaxation", low=0, high=2, low_inclusive=False,
-                                       high_inclusive=False, fix="relaxation must lie in (0, 2), e.g. 1.6")
-        self.check_every = check_scalar(check_every, "check_every", kind=int, low=1)
-        self.init = check_init(init)
-        self.polish = bool(polish)
-        self.polish_rounds = check_scalar(polish_rounds, "polish_rounds", kind=int, low=1)
-        if products not in ("auto", "float32", "float64"):
-            raise InvalidParameterError(f"products={products!r}; use 'auto', 'float32' or 'float64'")
-        self.products = products
-
-    @property
-    def params(self):
-        keys = ("tol", "max_iter", "rho", "adaptive", "adapt_until", "check_every", "init", "relaxation", "polish",
-                "polish_rounds", "products")
-        return {k: getattr(self, k) for k in keys}
+        self._set_params(locals())
 
     def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
         """Iterate until the relative duality gap is <= tol; ``progress(1)`` after each iteration."""

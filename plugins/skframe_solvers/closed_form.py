@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from skframe.exceptions import InvalidParameterError
+from skframe.plugin.api import InvalidParameterError, SolverTags, get_tags
 from skframe_solvers._base import BaseSolver
-from skframe_solvers._problem import is_square_loss
 
 __all__ = ["ClosedFormSolver"]
 
@@ -21,10 +20,11 @@ class ClosedFormSolver(BaseSolver):
     """
 
     name = "closed-form"
+    __skframe_tags__ = SolverTags(requires_square=True)
 
     def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
         """Return the :class:`skframe.plugin.problems.SolveResult` of the exact minimiser."""
-        if not is_square_loss(loss):
+        if not get_tags(loss, "loss").square:
             raise InvalidParameterError(
                 f"solver 'closed-form' only handles the square loss, not {getattr(loss, 'name', loss)!r}; "
                 "use solver='dual-cd' (any built-in loss), 'lbfgs' (smooth losses) or 'adam'"

@@ -31,21 +31,20 @@ nd x rd Kronecker feature map of ``k M`` is never formed. With M = I the blocks 
 d outputs are independent for the column-wise losses, so the fit equals d separate fits.
 When ``lam n`` is small the coordinate steps are tiny and the solver switches to Newton
 steps or the ADMM splitting (see :class:`DualCDSolver`). Fitting stops when the relative
-duality gap ``(P - D) / max(|P|, |D|)`` falls below ``tol``; P is evaluated from the loss values at the predictions and D from the conjugate
-formula (independent code paths); ``D <= min P <= P`` always, so the gap certifies the
-distance to the optimum.
+duality gap ``(P - D) / max(|P|, |D|)`` falls below ``tol``; P is evaluated from the loss
+values at the predictions and D from the conjugate formula (independent code paths);
+``D <= min P <= P`` always, so the gap certifies the distance to the optimum.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from skframe import deps
-from skframe.exceptions import InvalidParameterError
-from skframe.validation import check_scalar
-from skframe_solvers._base import BaseSolver, DualSolverMixin, check_init
+from skframe.plugin.api import Interval, Options, SolverTags, numba_enabled, require
+from skframe_solvers._base import COUNT, INIT, INIT_HINT, POSITIVE, BaseSolver, DualSolverMixin
 from skframe_solvers._duality import dual_from_primal, dual_objective, primal_V, relative_gap
 from skframe_solvers._newton import newton_solve, polish, regime_share
+from skframe_solvers.admm import ADMMSolver
 
 __all__ = ["DualCDSolver"]
 
@@ -92,7 +91,7 @@ def _separable_epoch_numpy(Z, Y, A, V, C, M, perm, scale, quad, l1, lower, upper
 def _epoch_functions(engine):
     if engine == "numpy":
         return _norm_epoch_numpy, _separable_epoch_numpy
-    from skframe_solvers import _dual_cd_numba as nb
+    from skframe_solvers import _dual_cd_numba as nb  # lazy: numba compiles at import; numba engine only
 
     return nb.norm_epoch, nb.separable_epoch
 
@@ -112,12 +111,12 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
     semismooth Newton steps on the primal (:mod:`skframe_solvers._newton`) for losses with a
     strongly concave dual (Huber, ε-ridge) when at least ``newton_min_share`` of the samples
     share one regime of the loss at the start (κ-Huber with a large κ: the square-loss start is
-    then optimal after one step), and the ADMM splitting otherwise and (:mod:`skframe_solvers.admm`) for ε-SVR, hinge and pinball,
-    whose primal is piecewise linear (Newton on a smoothed version needs many active-set
-    changes there: 93 steps against 220 cheaper ADMM iterations on the Friedman ε-SVR
-    problem). The threshold is low because an epoch (one sample at a time) costs more than
-    an ADMM iteration (two matrix-vector products): at q ~ 5 ADMM reached the gap 2 to 10
-    times sooner. ``solver_info_["method"]`` says which ran.
+    then optimal after one step), and otherwise the ADMM splitting (:mod:`skframe_solvers.admm`),
+    the only one for ε-SVR, hinge and pinball, whose primal is piecewise linear (Newton on a
+    smoothed version needs many active-set changes there: 93 steps against 220 cheaper ADMM
+    iterations on the Friedman ε-SVR problem). The threshold is low because an epoch (one
+    sample at a time) costs more than an ADMM iteration (two matrix-vector products): at
+    q ~ 5 ADMM reached the gap 2 to 10 times sooner. ``solver_info_["method"]`` says which ran.
 
     Parameters
     ----------
@@ -176,47 +175,36 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
 
     name = "dual-cd"
     needs_memory_because = "visits single samples in random order and needs the features in memory"
+    __skframe_tags__ = SolverTags(requires_dual=True, in_memory=True)
+    _parameter_constraints = {
+        "tol": POSITIVE,
+        "max_epochs": COUNT,
+        "init": INIT,
+        "check_every": COUNT,
+        "shuffle": ["boolean"],
+        "engine": [Options("auto", "numba", "numpy")],
+        "method": [Options("auto", "epochs", "newton", "admm")],
+        "epochs_max_q": [Interval("real", 0, None)],
+        "polish_every": [Interval("int", 0, None)],
+        "max_newton_steps": COUNT,
+        "newton_max_dim": COUNT,
+        "newton_min_share": [Interval("real", 0, 1)],
+        "max_admm_iter": [*COUNT, None],
+    }
+    _parameter_hints = {"tol": "tol must be > 0, e.g. 1e-4", "init": INIT_HINT,
+                        "method": "'epochs' is coordinate ascent", "polish_every": "0: never",
+                        "epochs_max_q": "e.g. 10", "newton_min_share": "e.g. 0.95", "newton_max_dim": "e.g. 2048"}
 
     def __init__(self, tol=1e-4, max_epochs=1000, init="ridge", check_every=1, shuffle=True, engine="auto",
-                 method="auto", epochs_max_q=1.0, polish_every=10, max_newton_steps=200, newton_max_dim=2048, newton_min_share=0.95, max_admm_iter=None):
-        self.tol = check_scalar(tol, "tol", low=0, low_inclusive=False, fix="tol must be > 0, e.g. 1e-4")
-        self.max_epochs = check_scalar(max_epochs, "max_epochs", kind=int, low=1,
-                                       fix="max_epochs must be a positive integer")
-        self.init = check_init(init)
-        self.check_every = check_scalar(check_every, "check_every", kind=int, low=1)
-        self.shuffle = bool(shuffle)
-        if engine not in ("auto", "numba", "numpy"):
-            raise InvalidParameterError(f"engine={engine!r}; use 'auto', 'numba' or 'numpy'")
-        self.engine = engine
-        if method not in ("auto", "epochs", "newton", "admm"):
-            raise InvalidParameterError(
-                f"method={method!r}; use 'auto', 'epochs' (coordinate ascent), 'newton' or 'admm'")
-        self.method = method
-        self.max_newton_steps = check_scalar(max_newton_steps, "max_newton_steps", kind=int, low=1,
-                                             fix="max_newton_steps must be a positive integer")
-        self.polish_every = check_scalar(polish_every, "polish_every", kind=int, low=0,
-                                         fix="polish_every must be >= 0 (0: never)")
-        self.epochs_max_q = check_scalar(epochs_max_q, "epochs_max_q", low=0,
-                                         fix="epochs_max_q must be >= 0, e.g. 10")
-        self.max_admm_iter = None if max_admm_iter is None else check_scalar(
-            max_admm_iter, "max_admm_iter", kind=int, low=1, fix="max_admm_iter must be a positive integer or None")
-        self.newton_min_share = check_scalar(newton_min_share, "newton_min_share", low=0, high=1,
-                                             fix="newton_min_share must lie in [0, 1], e.g. 0.95")
-        self.newton_max_dim = check_scalar(newton_max_dim, "newton_max_dim", kind=int, low=1,
-                                           fix="newton_max_dim must be a positive integer, e.g. 2048")
-
-    @property
-    def params(self):
-        keys = ("tol", "max_epochs", "init", "check_every", "shuffle", "engine", "method", "epochs_max_q", "polish_every",
-                "max_newton_steps",
-                "newton_max_dim", "newton_min_share", "max_admm_iter")
-        return {k: getattr(self, k) for k in keys}
+                 method="auto", epochs_max_q=1.0, polish_every=10, max_newton_steps=200, newton_max_dim=2048,
+                 newton_min_share=0.95, max_admm_iter=None):
+        self._set_params(locals())
 
     def _engine(self):
         if self.engine == "auto":
-            return "numba" if deps.numba_enabled() else "numpy"
-        if self.engine == "numba" and not deps.numba_enabled():
-            deps.require("numba", "the compiled dual-cd epochs (engine='numba')")
+            return "numba" if numba_enabled() else "numpy"
+        if self.engine == "numba" and not numba_enabled():
+            require("numba", "the compiled dual-cd epochs (engine='numba')")
         return self.engine
 
     def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
@@ -234,8 +222,6 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
                 share = regime_share(dual, fp.Y - fp.predict(V0, fp.Z), lower, upper)
                 method = "newton" if share >= self.newton_min_share else "admm"
         if method == "admm":
-            from skframe_solvers.admm import ADMMSolver
-
             cap = self.max_admm_iter if self.max_admm_iter is not None else 5 * self.max_epochs
             admm = ADMMSolver(tol=self.tol, max_iter=cap, init=self.init)
             res = admm._solve_problem(fp, dual, init, progress, name=self.name, cap_name="max_admm_iter")

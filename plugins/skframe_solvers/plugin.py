@@ -1,10 +1,10 @@
 """Entry-point module registering the built-in solvers."""
 
-import skframe
+from skframe.plugin.api import hookimpl
 from skframe_solvers.solvers import AdamSolver, ADMMSolver, ClosedFormSolver, DualCDSolver, LBFGSSolver
 
 
-@skframe.hookimpl
+@hookimpl
 def register_solvers(register):
     register("closed-form", ClosedFormSolver)
     register("lbfgs", LBFGSSolver)

@@ -5,12 +5,11 @@ This module keeps the historical import path: every solver lives in its own modu
 in :mod:`._problem`.
 """
 
-from skframe_solvers._problem import FeatureMapProblem, is_square_loss
+from skframe_solvers._problem import FeatureMapProblem
 from skframe_solvers.adam import AdamSolver
 from skframe_solvers.admm import ADMMSolver
 from skframe_solvers.closed_form import ClosedFormSolver
 from skframe_solvers.dual_cd import DualCDSolver
 from skframe_solvers.lbfgs import LBFGSSolver
 
-__all__ = ["FeatureMapProblem", "ClosedFormSolver", "LBFGSSolver", "AdamSolver", "DualCDSolver", "ADMMSolver",
-           "is_square_loss"]
+__all__ = ["FeatureMapProblem", "ClosedFormSolver", "LBFGSSolver", "AdamSolver", "DualCDSolver", "ADMMSolver"]

@@ -19,6 +19,7 @@ from skframe.metrics import accuracy, crossing_loss, pinball_loss, regression_re
 from skframe.models import JointQuantileRegressor, SketchedKernelClassifier, SketchedKernelMachine
 from skframe.models.machine import default_solver_name
 from skframe.plugin.registry import get_loss
+from skframe.plugin.tags import get_tags
 
 NAME = "machine"
 
@@ -101,11 +102,12 @@ def build_estimator(opts):
         )
     loss = get_loss(loss_name, **(opts.loss_params or {}))  # validates name and params early
     solver = (opts.solver or default_solver_name(loss)).strip().lower()
-    if solver == "lbfgs" and not getattr(loss, "smooth", False):
+    loss_tags = get_tags(loss, "loss")
+    if solver == "lbfgs" and not loss_tags.smooth:
         raise InvalidParameterError(f"solver 'lbfgs' needs a smooth loss; {loss_name!r} is not smooth, use --solver adam")
-    if solver == "closed-form" and loss_name != "square":
+    if solver == "closed-form" and not loss_tags.square:
         raise InvalidParameterError(f"solver 'closed-form' only handles the square loss, not {loss_name!r}")
-    if getattr(loss, "classification", False):
+    if loss_tags.classification:
         if opts.output_matrix is not None:
             raise InvalidParameterError("--output-matrix does not apply to --loss hinge (classification)")
         if common.pop("fit_intercept", None) is not None:

@@ -26,6 +26,7 @@ from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidInputError
 from skframe.options import ComputeOptions, parse_bytes
 from skframe.plugin.problems import ArrayProblem
+from skframe.plugin.tags import get_tags
 
 __all__ = ["options_from", "streaming_requested", "streamed_representation", "StreamedRepresentation",
            "SumsProblem", "is_memory_mapped", "validate_dask_XY"]
@@ -71,7 +72,7 @@ def options_from(estimator):
 def streaming_requested(X, sketch, options):
     """True when the fit should stream: a sketch of the ``R = S_mix S_sub`` form, and memory-mapped
     or Dask data, a memory budget, float32 or the CuPy backend."""
-    if sketch is None or getattr(sketch, "feature_map", False):
+    if sketch is None or get_tags(sketch, "sketch").feature_map:
         return False
     if is_memory_mapped(X) or is_dask_collection(X):
         return True

@@ -36,13 +36,14 @@ from skframe.core.feature_map import build_feature_map, kernel_times
 from skframe.core.sketching import default_chunk_rows
 from skframe.plugin.collections import is_collection, n_items
 from skframe.plugin.protocols import kernel_block, kernel_diag
+from skframe.plugin.tags import get_tags
 
 __all__ = ["OutputBasis", "SketchedOutputBasis", "TrainingOutputBasis", "unique_rows", "kernel_is_normalized"]
 
 
 def kernel_is_normalized(kernel):
     """True when ``k(y, y) = 1`` for all y is declared by the kernel (``normalized`` attribute)."""
-    return bool(getattr(kernel, "normalized", False))
+    return get_tags(kernel, "kernel").normalized
 
 
 def unique_rows(Y):

@@ -33,6 +33,7 @@ from skframe.exceptions import InvalidParameterError, PluginError
 from skframe.options import DEFAULT_OPTIONS, compute_dtype
 from skframe.plugin.collections import chunks, is_collection, n_items, take
 from skframe.plugin.protocols import kernel_block, kernel_prepare
+from skframe.plugin.tags import get_tags
 
 __all__ = [
     "SketchMatrix",
@@ -128,7 +129,7 @@ def _rows(X, start, stop):
 
 def _kernel_block(kernel, X, Y, dtype):
     """The block in ``dtype``: computed so by kernels listing it in ``dtypes``, else rounded once."""
-    if dtype != np.float64 and dtype.name in getattr(kernel, "dtypes", ()):
+    if dtype != np.float64 and dtype.name in get_tags(kernel, "kernel").dtypes:
         try:
             K = kernel(X, Y, dtype=dtype)
         except TypeError:  # e.g. a subclass whose __call__ does not take dtype
@@ -170,7 +171,7 @@ def _block_times_mix(kernel, X_rows, X_sub, mix, diag, options, out):
     dtype = compute_dtype(options)
     if (diag is None and sp.issparse(mix) and dtype == np.float64 and type(X_rows) is np.ndarray
             and type(X_sub) is np.ndarray and select_engine(options) == "numpy"):
-        if getattr(kernel, "thread_safe", False):
+        if get_tags(kernel, "kernel").thread_safe:
             return _tiled_times_mix(kernel, X_rows, X_sub, mix, out)
         # a kernel that may not be called from several threads: one call on the whole chunk, the
         # block evaluated transposed, k(X_sub, X_rows), C-ordered (s' x rows), so SciPy's

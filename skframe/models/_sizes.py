@@ -12,6 +12,7 @@ from skframe.exceptions import SketchSizeWarning
 from skframe.plugin.loader import get_plugin_registry
 from skframe.plugin.registry import build_component
 from skframe.plugin.specs import ComponentSpec
+from skframe.plugin.tags import get_tags
 
 __all__ = ["auto_sketch_size", "choose_sketch_size"]
 
@@ -72,15 +73,15 @@ def choose_sketch_size(sketch_size, n, *, feature_map=False, memory_budget=None,
 
 
 def _is_feature_map_name(name):
-    """True when the registered sketch ``name`` is an explicit feature map (its class says so)."""
-    comp = get_plugin_registry().components["sketch"].get(name.strip().lower())
-    return bool(getattr(getattr(comp, "factory", None), "feature_map", False))
+    """True when the registered sketch ``name`` is an explicit feature map (its class's tags say so)."""
+    comp = get_plugin_registry().lookup("sketch", name)
+    return comp is not None and get_tags(comp.factory, "sketch").feature_map
 
 
 def _clamp_sketch_object(sketch, spec, n, param):
     """A sketch object whose ``size`` exceeds n: a copy of size n (the user's object is not modified)."""
     size = getattr(sketch, "size", None)
-    if not isinstance(size, (int, np.integer)) or size <= n or getattr(sketch, "feature_map", False):
+    if not isinstance(size, (int, np.integer)) or size <= n or get_tags(sketch, "sketch").feature_map:
         return sketch, spec, {"size_rule": "given"}
     m, info = choose_sketch_size(int(size), n, param=param)
     if spec is not None:

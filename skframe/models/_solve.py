@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from skframe.plugin.problems import SolveResult
+from skframe.plugin.tags import get_tags
 
 __all__ = ["solver_contract", "run_solver", "target_offset", "lam_path"]
 
@@ -84,11 +85,11 @@ def target_offset(Y, loss=None, fit_intercept=True):
     d = Y.shape[1]
     if not fit_intercept:
         return np.zeros(d)
-    levels = getattr(loss, "quantiles", None)
+    tags = get_tags(loss, "loss") if loss is not None else None
+    levels = tags.quantiles if tags is not None else None
     if levels is not None and len(levels) == d:
         return np.array([np.quantile(Y[:, j], float(t)) for j, t in enumerate(levels)])
-    lip = getattr(loss, "lipschitz", math.inf)
-    if loss is not None and np.isfinite(float(lip)):
+    if tags is not None and math.isfinite(tags.lipschitz):
         return np.median(Y, axis=0)
     return Y.mean(axis=0)
 

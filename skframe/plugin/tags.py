@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from skframe.exceptions import InvalidParameterError, PluginError
 
@@ -53,7 +53,6 @@ __all__ = [
     "TAGS_OF_KIND",
     "get_tags",
     "kind_of",
-    "check_tags",
 ]
 
 
@@ -376,56 +375,3 @@ thread_safe=False, spectral_sampler=False, device_formula=None)
 
 def _label(component):
     return component.__qualname__ if isinstance(component, type) else type(component).__qualname__
-
-
-_TYPES = {bool: "True or False", tuple: "a tuple of str", float: "a number", str: "a str"}
-
-
-def check_tags(tags):
-    """Check that a tags object is well-formed: each field of the declared type, values that make sense.
-
-    Raises
-    ------
-    skframe.exceptions.PluginError
-        Naming the field, its value and what to give instead.
-
-    Examples
-    --------
-    >>> check_tags(KernelTags(backends=("numpy", "cupy")))
-    >>> check_tags(KernelTags(backends="numpy"))
-    Traceback (most recent call last):
-    ...
-    skframe.exceptions.PluginError: KernelTags.backends='numpy' is invalid; give a tuple of str, e.g. ('numpy',)
-    """
-    if type(tags) not in _KIND_OF_TAGS:
-        raise PluginError(f"{tags!r} is not a tags object; use one of {', '.join(c.__name__ for c in _KIND_OF_TAGS)}")
-    name = type(tags).__name__
-    for f in fields(tags):
-        value = getattr(tags, f.name)
-        default = f.default
-        problem = None
-        if isinstance(default, bool):
-            problem = None if isinstance(value, bool) else "give True or False"
-        elif isinstance(default, tuple):
-            ok = isinstance(value, tuple) and value and all(isinstance(v, str) for v in value)
-            problem = None if ok else f"give a tuple of str, e.g. {default!r}"
-        elif f.name == "lipschitz":
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
-            problem = None if ok else "give a positive number, or math.inf when the loss is not Lipschitz"
-        elif f.name == "quantiles" and value is not None:
-            ok = isinstance(value, tuple) and value and all(
-                isinstance(t, (int, float)) and not isinstance(t, bool) and 0 < t < 1 for t in value)
-            problem = None if ok else "give None or a tuple of levels in (0, 1)"
-        elif f.name == "default_solver" and value is not None:
-            problem = None if isinstance(value, str) and value.strip() else "give None or a registered solver name"
-        elif f.name == "device_formula" and value is not None:
-            problem = None if isinstance(value, str) and value.strip() else "give None or a formula such as 'gaussian'"
-        if problem:
-            raise PluginError(f"{name}.{f.name}={value!r} is invalid; {problem}")
-    if isinstance(tags, KernelTags):
-        if "float64" not in tags.dtypes:
-            raise PluginError(f"KernelTags.dtypes={tags.dtypes!r} lacks 'float64'; every kernel computes float64 blocks")
-        if "numpy" not in tags.backends:
-            raise PluginError(f"KernelTags.backends={tags.backends!r} lacks 'numpy'; every kernel takes NumPy arrays")
-    if isinstance(tags, LossTags) and tags.square and not tags.smooth:
-        raise PluginError("LossTags(square=True, smooth=False) is inconsistent; the square loss is smooth")

@@ -21,6 +21,7 @@ from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.models import JointQuantileRegressor, SketchedKernelMachine
 from skframe.plugin.problems import ArrayProblem
 from skframe.plugin.registry import get_loss, get_solver
+from skframe.plugin.tags import get_tags
 from tests import naive
 from tests.components.test_solvers import M2, StreamedProblem, _objective, _qp_reference, _rel, _smooth_reference
 
@@ -63,8 +64,8 @@ def test_matches_liblinear_svr(rng, loss, name, params, factor, method):
     Z, Y = _data(rng)
     n = Z.shape[0]
     C = factor / (n * LAM)  # see the module docstring
-    svr = LinearSVR(loss=loss, epsilon=params["epsilon"], C=C, dual=True, fit_intercept=False, tol=1e-10, random_state=0,
-                    max_iter=1_000_000).fit(Z, Y[:, 0])
+    svr = LinearSVR(loss=loss, epsilon=params["epsilon"], C=C, dual=True, fit_intercept=False, tol=1e-10,
+                    random_state=0, max_iter=1_000_000).fit(Z, Y[:, 0])
     ref = naive.feature_map_objective(svr.coef_[:, None], Z, Y, _objective(name, params), LAM)
     res = _fit(Z, Y, name, params, method=method)
     assert res.info["method"] == method
@@ -191,7 +192,7 @@ def test_joint_quantile_single_median_equals_median_regression(rng):
                   solver_params={"tol": 1e-9, "max_epochs": 20000})
     jq = JointQuantileRegressor(quantiles=[0.5], **common).fit(X, y)
     med = SketchedKernelMachine(loss="pinball", loss_params={"quantiles": [0.5]}, **common).fit(X, y)
-    assert jq.solver_.name == med.solver_.name == get_loss("pinball").default_solver
+    assert jq.solver_.name == med.solver_.name == get_tags(get_loss("pinball")).default_solver
     np.testing.assert_allclose(jq.predict(X)[:, 0], med.predict(X), rtol=1e-5, atol=1e-6)
 
 
@@ -264,8 +265,8 @@ def test_errors(rng):
 def test_losses_declare_default_solver_and_dual():
     for name in ("huber", "epsilon-svr", "epsilon-ridge", "pinball", "hinge"):
         loss = get_loss(name)
-        assert loss.default_solver == "dual-cd" and loss.dual.structure in ("norm", "separable")
-    assert get_loss("square").default_solver == "closed-form"
+        assert get_tags(loss).default_solver == "dual-cd" and loss.dual.structure in ("norm", "separable")
+    assert get_tags(get_loss("square")).default_solver == "closed-form" and get_tags(get_loss("square")).square
 
 
 @pytest.mark.parametrize("M", [None, M2], ids=["M=I", "M=coupled"])
@@ -319,7 +320,8 @@ def test_smoothed_dual_point_matches_the_loss(rng):
         np.testing.assert_allclose(val, loss.value(F, Y), rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(A, -loss.gradient(F, Y), rtol=1e-12, atol=1e-12)
     mu = 0.05
-    for name, params, radius2 in (("epsilon-svr", {"epsilon": 0.3}, 1.0), ("pinball", {"quantiles": [0.2, 0.9]}, 0.8**2 + 0.9**2)):
+    for name, params, radius2 in (("epsilon-svr", {"epsilon": 0.3}, 1.0),
+                                  ("pinball", {"quantiles": [0.2, 0.9]}, 0.8**2 + 0.9**2)):
         loss = get_loss(name, **params)
         lo, hi = loss.dual.bounds(Y) if loss.dual.structure == "separable" else (None, None)
         _, val, _, _ = smoothed_dual_point(loss.dual, Y - F, mu, lo, hi)
@@ -332,12 +334,14 @@ def test_auto_method_small_lam_n_converges(rng):
     at the start, else (and for ε-SVR/pinball) the ADMM splitting."""
     Z, Y = _data(rng, n=400, r=10)
     for name, params, method in (("huber", {"kappa": 100.0}, "newton"), ("huber", {"kappa": 0.1}, "admm"),
-                                 ("epsilon-ridge", {"epsilon": 0.0}, "newton"), ("epsilon-ridge", {"epsilon": 1.0}, "admm"),
+                                 ("epsilon-ridge", {"epsilon": 0.0}, "newton"),
+                                 ("epsilon-ridge", {"epsilon": 1.0}, "admm"),
                                  ("epsilon-svr", {"epsilon": 0.1}, "admm"), ("pinball", {"quantiles": 0.3}, "admm")):
         res = get_solver("dual-cd").solve(ArrayProblem(Z, Y), get_loss(name, **params), 1e-6, rng=0)
         assert res.info["method"] == method and res.stop_reason.startswith("converged")
         assert -1e-12 <= res.info["relative_gap"] <= 1e-4
-        assert _rel(res.info["primal"], naive.feature_map_objective(res.W, Z, Y, _objective(name, params), 1e-6)) < 1e-10
+        primal = naive.feature_map_objective(res.W, Z, Y, _objective(name, params), 1e-6)
+        assert _rel(res.info["primal"], primal) < 1e-10
     # the well-conditioned default problem keeps the coordinate epochs
     assert _fit(Z, Y, "huber", {"kappa": 1.0}, lam=1.0).info["method"] == "epochs"
 
@@ -352,7 +356,8 @@ def test_admm_polish_lands_on_the_optimum(rng):
                 _obj(ref, Z, Y, "epsilon-svr", {"epsilon": 0.2}, lam=1e-3)) < 1e-7
 
 
-@pytest.mark.parametrize("name,params,kind", [("epsilon-svr", {"epsilon": 0.2}, "reg"), ("huber", {"kappa": 0.5}, "reg"),
+@pytest.mark.parametrize("name,params,kind", [("epsilon-svr", {"epsilon": 0.2}, "reg"),
+                                              ("huber", {"kappa": 0.5}, "reg"),
                                               ("pinball", {"quantiles": 0.3}, "reg"), ("hinge", {}, "clf")])
 def test_admm_one_output_loop_is_the_general_loop(rng, name, params, kind):
     """One output runs the in-place vector loop: the same iterates as the general (n, d) loop."""

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from skframe.exceptions import InvalidParameterError
 from skframe.options import ComputeOptions
-from skframe.plugin.protocols import kernel_backends, kernel_is_linear, kernel_matvec, kernel_prepare
+from skframe.plugin.api import get_tags, kernel_matvec, kernel_prepare
 from skframe_kernels import (
     CosineKernel,
     GaussianKernel,
@@ -136,11 +136,12 @@ def test_block_bytes_counts_the_float32_copy():
 
 
 def test_capability_flags():
-    assert kernel_is_linear(LinearKernel()) and not kernel_is_linear(GaussianKernel())
-    assert not kernel_is_linear(PolynomialKernel(degree=1))
+    assert get_tags(LinearKernel()).is_linear and not get_tags(GaussianKernel()).is_linear
+    assert not get_tags(PolynomialKernel(degree=1)).is_linear
     for k in MATVEC_KERNELS:
-        assert kernel_backends(k) == ("numpy",)
+        assert get_tags(k).backends == ("numpy",) and get_tags(k).thread_safe
     assert not hasattr(LinearKernel(), "spectral_sampler") and not hasattr(TanimotoKernel(), "spectral_sampler")
+    assert get_tags(GaussianKernel).spectral_sampler and not get_tags(LinearKernel()).spectral_sampler
 
 
 @pytest.mark.parametrize("k", [GaussianKernel(0.4), LaplacianKernel(0.3)], ids=["gaussian", "laplacian"])

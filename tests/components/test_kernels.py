@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 import skframe_kernels._gram_ops as kmod
 from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.plugin.api import get_tags
 from skframe_kernels import (
     CosineKernel,
     GaussianKernel,
@@ -126,7 +127,7 @@ def test_symmetric_psd_and_diag(name, rng, engine):
     assert ev.min() >= -1e-8 * ev.max()
     _close(k.diag(X), np.diag(K))
     _close(k.diag(sp.csr_matrix(X)), np.diag(K))
-    if k.normalized:
+    if get_tags(k).normalized:
         assert np.all(np.diag(K) == 1.0)
 
 
@@ -137,10 +138,10 @@ def test_params_roundtrip_through_json(name):
     assert type(k)(**params) == k
 
 
-def test_normalized_flags():
-    assert GaussianKernel.normalized and LaplacianKernel.normalized and CosineKernel.normalized
-    assert TanimotoKernel.normalized and GaussianTanimotoKernel.normalized
-    assert not LinearKernel.normalized and not PolynomialKernel.normalized
+def test_normalized_tags():
+    for cls in (GaussianKernel, LaplacianKernel, CosineKernel, TanimotoKernel, GaussianTanimotoKernel):
+        assert get_tags(cls).normalized and get_tags(cls()).normalized
+    assert not get_tags(LinearKernel).normalized and not get_tags(PolynomialKernel()).normalized
 
 
 @pytest.mark.parametrize(
@@ -238,7 +239,8 @@ def test_registry_finds_the_kernels():
     assert isinstance(get_kernel("precomputed", gram=np.eye(2)), PrecomputedKernel)
 
 
-_CROSS_NAMES = ["gaussian", "linear", "polynomial", "cosine", "tanimoto", "gaussian-tanimoto"]  # sparse path via X @ Y.T
+# sparse path via X @ Y.T
+_CROSS_NAMES = ["gaussian", "linear", "polynomial", "cosine", "tanimoto", "gaussian-tanimoto"]
 
 
 @pytest.mark.parametrize("name", _CROSS_NAMES)

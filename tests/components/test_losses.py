@@ -9,6 +9,7 @@ import pytest
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError, UnknownComponentError
 from skframe.plugin.registry import get_loss
+from skframe.plugin.tags import get_tags
 from tests import naive
 
 CASES = [
@@ -90,8 +91,9 @@ def test_subgradient_at_kinks_is_in_subdifferential(name, params, ref, rng, engi
 )
 def test_declared_lipschitz_and_smoothness(name, params, lip, smooth, rng):
     loss = get_loss(name, **params)
-    assert loss.smooth is smooth
-    assert loss.lipschitz == pytest.approx(lip)
+    tags = get_tags(loss)
+    assert tags.smooth is smooth
+    assert tags.lipschitz == pytest.approx(lip)
     if np.isfinite(lip):  # gradients never exceed the Lipschitz constant
         F, Y = _data(name, rng, d=1 if name == "hinge" else 2)  # hinge: 1-Lipschitz per column
         assert np.all(np.linalg.norm(loss.gradient(10 * F, Y), axis=1) <= lip + 1e-12)
@@ -100,7 +102,8 @@ def test_declared_lipschitz_and_smoothness(name, params, lip, smooth, rng):
 def test_norm_based_losses_are_rotation_invariant(rng):
     F, Y = rng.normal(size=(20, 3)), rng.normal(size=(20, 3))
     Q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
-    for name, params in [("huber", {"kappa": 0.5}), ("epsilon-svr", {"epsilon": 0.2}), ("epsilon-ridge", {"epsilon": 0.2})]:
+    for name, params in [("huber", {"kappa": 0.5}), ("epsilon-svr", {"epsilon": 0.2}),
+                         ("epsilon-ridge", {"epsilon": 0.2})]:
         loss = get_loss(name, **params)
         np.testing.assert_allclose(loss.value(F @ Q, Y @ Q), loss.value(F, Y), rtol=1e-12)
 
@@ -166,7 +169,7 @@ def test_dual_domain_and_default_solver(rng, name, params, kind):
     if loss.dual.structure == "norm" and np.isfinite(loss.dual.radius):
         on_sphere = np.linalg.norm(A, axis=1) >= loss.dual.radius * (1 - 1e-12)
         assert on_sphere.any() and np.all(loss.dual.values(A * 1.01, Y)[on_sphere] == -np.inf)
-    assert loss.default_solver == "dual-cd" and get_loss("square").default_solver == "closed-form"
+    assert get_tags(loss).default_solver == "dual-cd" and get_tags(get_loss("square")).default_solver == "closed-form"
 
 
 @pytest.mark.parametrize("name,params,ref", CASES, ids=[c[0] for c in CASES])

@@ -200,6 +200,7 @@ def test_tiled_numpy_sketch_product_on_threads_equals_the_dense_formula(monkeypa
     import skframe.core.threads as threads
     import skframe.core.sketching as sk
     from skframe.plugin.registry import get_kernel
+    from skframe.plugin.tags import get_tags
 
     monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", str(10**12))
     monkeypatch.setattr(sk, "_TILE_ENTRIES", 50)
@@ -208,7 +209,7 @@ def test_tiled_numpy_sketch_product_on_threads_equals_the_dense_formula(monkeypa
     rng = np.random.default_rng(5)
     X = rng.normal(size=(301, 4))
     kernel = get_kernel("gaussian", gamma=0.3)
-    assert kernel.thread_safe
+    assert get_tags(kernel).thread_safe
     R = PSparsifiedSketch(9, p=0.05).draw(301, np.random.default_rng(1))
     KR, RKR = sketched_gram_products(kernel, X, R)
     K = rbf_kernel(X, X, gamma=0.3)

@@ -10,6 +10,7 @@ from skframe.exceptions import InvalidParameterError
 from skframe.models._base import KernelRegressorMixin, store_params, validate_XY
 from skframe.models._core import resolve_loss
 from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
+from skframe.plugin.tags import get_tags
 
 __all__ = ["SketchedKernelMachine"]
 
@@ -142,7 +143,7 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
 
     def _prepare_fit(self, X, y):
         loss, self.loss_spec_ = resolve_loss(self.loss, self.loss_params)
-        if getattr(loss, "classification", False):
+        if get_tags(loss, "loss").classification:
             raise InvalidParameterError(
                 f"loss {getattr(loss, 'name', loss)!r} is a classification loss; use "
                 "skframe.models.SketchedKernelClassifier for it"
@@ -150,7 +151,7 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
         X, Y, one_d = validate_XY(self, X, y)
         M = None
         if self.output_matrix is not None or self.output_matrix_params:
-            quantiles = getattr(loss, "quantiles", None)
+            quantiles = get_tags(loss, "loss").quantiles
             M = build_output_matrix(self.output_matrix, Y, self.output_matrix_params, quantiles=quantiles)
         self._y_1d = one_d
         return X, Y, loss, M

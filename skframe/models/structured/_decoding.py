@@ -16,8 +16,7 @@ from skframe.models.structured._candidates import (
     check_candidate_rows,
     pool_source,
 )
-from skframe.plugin.protocols import kernel_is_linear
-from skframe.plugin.registry import component_name
+from skframe.plugin.tags import get_tags
 
 
 def option(value):
@@ -26,11 +25,8 @@ def option(value):
 
 
 def _is_linear(kernel):
-    """The linear output kernel: declared by ``is_linear``, or (kernels without the capability) by its name."""
-    if kernel_is_linear(kernel):
-        return True
-    name = component_name(kernel) or getattr(kernel, "name", None)
-    return isinstance(name, str) and name.lower() == "linear"
+    """The linear output kernel: its tags say ``is_linear``."""
+    return get_tags(kernel, "kernel").is_linear
 
 
 class DecodingMixin:
@@ -107,7 +103,7 @@ class DecodingMixin:
             (``g(x)``, or ``h(x)`` in R^d for a linear output kernel).
         """
         self._check_fitted()
-        if (component_name(self._decoder) or getattr(self._decoder, "name", None)) == "identity":
+        if not get_tags(self._decoder, "decoder").candidates:  # the identity decoder: no candidate search
             G_list = self._surrogate(X)
             B = [d.basis.vectors() for d in self.draws_] if _is_linear(self.output_kernel_) else None
             return self._decoder.decode(G_list, basis_vectors=B)

@@ -23,6 +23,7 @@ from skframe.exceptions import InvalidParameterError
 from skframe.options import compute_dtype
 from skframe.plugin.collections import n_items, take
 from skframe.plugin.registry import get_loss
+from skframe.plugin.tags import get_tags
 
 __all__ = ["SMALL_NETWORK", "output_loss", "torch_settings", "build_network", "member_network", "train_members",
            "train_network", "forward"]
@@ -76,7 +77,7 @@ def output_loss(loss, loss_params=None):
                 f"loss={given!r} is not a loss in the output RKHS; use square, huber, epsilon-svr or "
                 f"epsilon-ridge ({exc})"
             ) from exc
-    if not getattr(loss, "output_rkhs", False) or not hasattr(loss, "torch_value"):
+    if not get_tags(loss, "loss").output_rkhs or not hasattr(loss, "torch_value"):
         raise InvalidParameterError(
             f"loss={given!r} does not act on the output RKHS distance; use square, huber, epsilon-svr or "
             "epsilon-ridge"

@@ -21,6 +21,7 @@ from skframe.models.structured._sisokr import _Draw, sketched_input_coef
 from skframe.plugin.collections import is_collection, n_items, take
 from skframe.plugin.protocols import kernel_block
 from skframe.plugin.registry import get_decoder
+from skframe.plugin.tags import get_tags
 
 __all__ = ["OutputKernelRegressor"]
 
@@ -260,7 +261,7 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
 
     def _fit_input(self, X, T, basis, kx, sx, lam, rng):
         """One draw's input-sketched map to the targets T (arrays C-contiguous, as a reloaded model has them)."""
-        if getattr(sx, "feature_map", False):  # explicit feature map (random Fourier features)
+        if get_tags(sx, "sketch").feature_map:  # explicit feature map (random Fourier features)
             rep = build_representation(X, kx, sx, rng, rtol=self.rtol)
             A = rep.Z.T @ rep.Z
             A[np.diag_indices_from(A)] += n_items(X) * lam

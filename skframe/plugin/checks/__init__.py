@@ -1,0 +1,112 @@
+"""The conformance kit: checks that a component honours the plugin contract.
+
+A plugin calls these in its own tests::
+
+    from skframe.plugin.api import check_component
+
+    def test_my_kernel_conforms():
+        check_component(MyKernel(gamma=0.5))
+
+:func:`check_component` finds the kind of the component (from its tags or its methods) and runs
+:func:`check_kernel`, :func:`check_sketch`, :func:`check_loss`, :func:`check_solver`,
+:func:`check_decoder` or :func:`check_output_matrix_component`. Each check evaluates the
+component on small random data and raises :class:`skframe.exceptions.PluginError` at the first
+property that fails; the message starts with ``check_<kind>(<class>): <property>:`` and says
+what to fix. What is checked:
+
+* every kind: its tags are well-formed (:func:`check_tags`); its ``params``
+  are JSON-ready and rebuild an equal component (the registered factory, else the class, called
+  with them; the same ``repr``); it is saved to a model file and loaded back
+  (:func:`skframe.persistence.save` / ``load``) with the same behaviour — a component that no
+  installed plugin registers is registered for the duration of the check;
+* kernels: shapes of Gram blocks, ``k(X, Y) = k(Y, X)^T``, symmetry and positive
+  semi-definiteness of ``k(X, X)``, ``diag``, ``matvec`` and ``block_bytes`` where present,
+  and each tag: ``normalized`` (unit diagonal), ``is_linear`` (``X Y^T``), ``dtypes`` (float32
+  blocks), ``spectral_sampler`` (random Fourier features approximate the kernel) and
+  ``thread_safe`` (a kernel not declared thread-safe is only ever called from the caller's
+  thread by skframe's tiled sketch product; a thread-safe one gives the same values on threads);
+* sketches: ``draw`` gives a ``SketchMatrix`` of ``size`` rows over n columns, determined by
+  the random generator (``fit_features`` and ``transform`` for a ``feature_map``);
+* losses: shapes, finite-difference gradients, convexity, the declared Lipschitz constant, the
+  square-loss tag, and, for a loss with a Fenchel ``dual``, dual consistency: the Fenchel-Young
+  inequality on the dual domain, its equality at ``alpha = -gradient``, ``quad``/``l1`` as
+  declared and a projection onto the domain;
+* solvers: a ``SolveResult`` whose weights minimise the square-loss objective of a small problem
+  (with and without an output matrix ``M``, from zeros and from the optimum), no run state left
+  on the solver, the same result on a streamed problem unless the tags say ``in_memory``, and a
+  refusal (a skframe error) of a loss or problem that its ``requires_*`` / ``in_memory`` tags
+  exclude;
+* decoders: the top-k candidates and their scores against the exhaustive search (``candidates``
+  tag), or the surrogate mapped through the basis vectors;
+* output matrices: a d x d symmetric positive semi-definite matrix.
+"""
+
+from __future__ import annotations
+
+from skframe.exceptions import PluginError
+from skframe.plugin.checks._common import check_tags
+from skframe.plugin.checks._decoding import check_decoder, check_output_matrix_component
+from skframe.plugin.checks._kernel import check_kernel
+from skframe.plugin.checks._loss import check_loss
+from skframe.plugin.checks._sketch import check_sketch
+from skframe.plugin.checks._solver import check_solver
+from skframe.plugin.tags import kind_of
+
+__all__ = [
+    "check_component",
+    "check_kernel",
+    "check_sketch",
+    "check_loss",
+    "check_solver",
+    "check_decoder",
+    "check_output_matrix_component",
+    "check_tags",
+]
+
+
+# ----------------------------------------------------------------------------- dispatch
+_CHECKS = {
+    "kernel": check_kernel,
+    "sketch": check_sketch,
+    "loss": check_loss,
+    "solver": check_solver,
+    "decoder": check_decoder,
+    "output_matrix": check_output_matrix_component,
+}
+
+
+def check_component(component, kind=None, **kwargs):
+    """Run the check of the component's kind (found from its tags or methods) on ``component``.
+
+    Parameters
+    ----------
+    component : component object or class
+    kind : str, optional
+        ``"kernel"``, ``"sketch"``, ``"loss"``, ``"solver"``, ``"decoder"`` or ``"output_matrix"``.
+    **kwargs
+        Passed to the check (``params=`` for a class, data such as ``X=`` for a kernel).
+
+    Returns
+    -------
+    tags
+        The component's tags, checked.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skframe.plugin.api import Kernel, KernelTags, repr_from_params
+    >>> class Cosine(Kernel):
+    ...     __skframe_tags__ = KernelTags(normalized=True, thread_safe=True)
+    ...     params = {}
+    ...     __repr__ = repr_from_params
+    ...     def __call__(self, X, Y=None):
+    ...         Y = X if Y is None else Y
+    ...         nx, ny = np.linalg.norm(X, axis=1), np.linalg.norm(Y, axis=1)
+    ...         return (X @ Y.T) / np.outer(nx, ny)
+    >>> check_component(Cosine()).normalized
+    True
+    """
+    kind = kind or kind_of(component)
+    if kind not in _CHECKS:
+        raise PluginError(f"{component!r} is of no known component kind; pass kind= (one of {', '.join(_CHECKS)})")
+    return _CHECKS[kind](component, **kwargs)

@@ -1,0 +1,233 @@
+"""What every check shares: the failure messages, tags, params round-trip, save and load."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import tempfile
+from dataclasses import fields
+
+import numpy as np
+import scipy.sparse as sp
+
+from skframe.exceptions import PluginError, SkframeError
+from skframe.persistence import load, save
+from skframe.plugin.loader import _Source, get_plugin_registry
+from skframe.plugin.registry import build_component, spec_of
+from skframe.plugin.tags import TAGS_OF_KIND, KernelTags, LossTags, get_tags
+
+
+class _Failure:
+    """Raises the kit's errors: ``check_<kind>(<class>): <property>: <what happened>; <fix>``."""
+
+    def __init__(self, kind, component):
+        self.prefix = f"check_{kind}({type(component).__name__})"
+
+    def __call__(self, prop, what, fix):
+        raise PluginError(f"{self.prefix}: {prop}: {what}; {fix}")
+
+    def require(self, ok, prop, what, fix):
+        if not ok:
+            self(prop, what, fix)
+
+
+def _rng(rng):
+    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+
+def _build(obj_or_factory, params):
+    """The component: an object as is, a class called with ``params``."""
+    if isinstance(obj_or_factory, type):
+        return obj_or_factory(**dict(params or {}))
+    if params:
+        raise PluginError(f"params={params!r} given with a component object {obj_or_factory!r}; pass its class instead")
+    return obj_or_factory
+
+
+def _close(A, B, rtol, atol=0.0):
+    A, B = np.asarray(A, dtype=np.float64), np.asarray(B, dtype=np.float64)
+    scale = max(1.0, float(np.max(np.abs(B), initial=0.0)))
+    return A.shape == B.shape and bool(np.all(np.abs(A - B) <= rtol * scale + atol))
+
+
+def _dense(K):
+    return np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
+
+
+def _worst(A, B):
+    A, B = np.asarray(A, dtype=np.float64), np.asarray(B, dtype=np.float64)
+    if A.shape != B.shape:
+        return f"shape {A.shape} instead of {B.shape}"
+    return f"largest difference {float(np.max(np.abs(A - B), initial=0.0)):.3g}"
+
+
+# ----------------------------------------------------------------------------- shared: tags, params, save/load
+def _check_tags(fail, component, kind):
+    try:
+        tags = get_tags(component, kind)
+        check_tags(tags)
+    except SkframeError as exc:
+        fail("tags", str(exc), f"return a well-formed {kind} tags object from __skframe_tags__")
+    return tags
+
+
+def _params_of(component):
+    params = getattr(component, "params", None)
+    if params is None and callable(getattr(component, "get_params", None)):
+        params = component.get_params()
+    return params
+
+
+def _json_ready(value):
+    def default(v):
+        if isinstance(v, np.ndarray) and not v.dtype.hasobject:
+            return v.tolist()
+        if isinstance(v, np.generic):
+            return v.item()
+        raise TypeError(f"{type(v).__name__} is not JSON-ready")
+
+    try:
+        json.dumps(value, default=default)
+        return None
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+
+
+def _same_params(a, b):
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_params(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same_params(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.array_equal(np.asarray(a), np.asarray(b))
+    return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
+
+
+def _check_params(fail, component, kind):
+    """params are a JSON-ready dict that rebuilds an equal component; returns the rebuilt one."""
+    params = _params_of(component)
+    fail.require(isinstance(params, dict) and all(isinstance(k, str) for k in params), "params",
+                 f"params is {params!r}",
+                 "add a `params` property returning the constructor arguments as a dict (models using the "
+                 "component are saved from it)")
+    problem = _json_ready(params)
+    fail.require(problem is None, "params", f"{params!r} is not JSON-ready ({problem})",
+                 "return numbers, strings, lists, dicts or NumPy arrays")
+    spec = spec_of(kind, component)
+    try:
+        rebuilt = build_component(spec) if spec is not None else type(component)(**params)
+    except (TypeError, SkframeError) as exc:
+        how = f"the registered factory {spec.name!r}" if spec is not None else type(component).__name__
+        fail("params round-trip", f"{how}(**{params!r}) failed ({exc})",
+             "make `params` return exactly the arguments the factory takes")
+    fail.require(_same_params(_params_of(rebuilt), params), "params round-trip",
+                 f"rebuilt from {params!r} it has params {_params_of(rebuilt)!r}",
+                 "store every constructor argument unchanged and return it in `params`")
+    if type(component).__repr__ is not object.__repr__:
+        fail.require(repr(rebuilt) == repr(component), "repr", f"{repr(component)!r} but rebuilt {repr(rebuilt)!r}",
+                     "derive __repr__ from params (__repr__ = skframe.plugin.api.repr_from_params)")
+    return rebuilt
+
+
+@contextlib.contextmanager
+def _registered(component, kind):
+    """The component registered for the duration of the check when no plugin registers it."""
+    if spec_of(kind, component) is not None:
+        yield
+        return
+    reg = get_plugin_registry()
+    factory = type(component)
+    name = f"conformance-check-{factory.__module__}.{factory.__qualname__}".lower()
+    comp = reg.add(kind, name, factory, _Source("conformance-check", "skframe-conformance-check", "0"))
+    try:
+        yield
+    finally:
+        reg.components[kind].pop(name, None)
+        entries = reg.by_factory.get(factory, [])
+        if comp in entries:
+            entries.remove(comp)
+        if not entries:
+            reg.by_factory.pop(factory, None)
+
+
+def _saved_and_loaded(fail, component, kind):
+    """The component after a save to a model file and a load."""
+    with _registered(component, kind), tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "component.skf")
+        try:
+            save({"component": component}, path)
+            loaded = load(path)["component"]
+        except SkframeError as exc:
+            fail("save and load", f"saving or loading failed ({exc})",
+                 "make `params` JSON-ready and the constructor accept them")
+    fail.require(type(loaded) is type(component), "save and load",
+                 f"loaded a {type(loaded).__name__}", "register the class itself as the factory, or keep its type")
+    return loaded
+
+
+def _no_state_change(fail, component, before, what):
+    after = {k: repr(v) for k, v in vars(component).items()} if hasattr(component, "__dict__") else {}
+    fail.require(after == before, "no run state",
+                 f"{what} changed the attributes {sorted(set(after.items()) ^ set(before.items()))[:3]}",
+                 "keep run state out of the component (return it, e.g. in SolveResult.info)")
+
+
+def _attributes(component):
+    return {k: repr(v) for k, v in vars(component).items()} if hasattr(component, "__dict__") else {}
+
+
+def check_tags(tags):
+    """Check that a tags object is well-formed: each field of the declared type, values that make sense.
+
+    Raises
+    ------
+    skframe.exceptions.PluginError
+        Naming the field, its value and what to give instead.
+
+    Examples
+    --------
+    >>> from skframe.plugin.tags import KernelTags
+    >>> check_tags(KernelTags(backends=("numpy", "cupy")))
+    >>> from skframe.plugin.tags import KernelTags
+    >>> check_tags(KernelTags(backends="numpy"))
+    Traceback (most recent call last):
+    ...
+    skframe.exceptions.PluginError: KernelTags.backends='numpy' is invalid; give a tuple of str, e.g. ('numpy',)
+    """
+    if type(tags) not in TAGS_OF_KIND.values():
+        names = ", ".join(c.__name__ for c in TAGS_OF_KIND.values())
+        raise PluginError(f"{tags!r} is not a tags object; use one of {names}")
+    name = type(tags).__name__
+    for f in fields(tags):
+        value = getattr(tags, f.name)
+        default = f.default
+        problem = None
+        if isinstance(default, bool):
+            problem = None if isinstance(value, bool) else "give True or False"
+        elif isinstance(default, tuple):
+            ok = isinstance(value, tuple) and value and all(isinstance(v, str) for v in value)
+            problem = None if ok else f"give a tuple of str, e.g. {default!r}"
+        elif f.name == "lipschitz":
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+            problem = None if ok else "give a positive number, or math.inf when the loss is not Lipschitz"
+        elif f.name == "quantiles" and value is not None:
+            ok = isinstance(value, tuple) and value and all(
+                isinstance(t, (int, float)) and not isinstance(t, bool) and 0 < t < 1 for t in value)
+            problem = None if ok else "give None or a tuple of levels in (0, 1)"
+        elif f.name == "default_solver" and value is not None:
+            problem = None if isinstance(value, str) and value.strip() else "give None or a registered solver name"
+        elif f.name == "device_formula" and value is not None:
+            problem = None if isinstance(value, str) and value.strip() else "give None or a formula such as 'gaussian'"
+        if problem:
+            raise PluginError(f"{name}.{f.name}={value!r} is invalid; {problem}")
+    if isinstance(tags, KernelTags):
+        if "float64" not in tags.dtypes:
+            raise PluginError(
+                f"KernelTags.dtypes={tags.dtypes!r} lacks 'float64'; every kernel computes float64 blocks"
+            )
+        if "numpy" not in tags.backends:
+            raise PluginError(f"KernelTags.backends={tags.backends!r} lacks 'numpy'; every kernel takes NumPy arrays")
+    if isinstance(tags, LossTags) and tags.square and not tags.smooth:
+        raise PluginError("LossTags(square=True, smooth=False) is inconsistent; the square loss is smooth")

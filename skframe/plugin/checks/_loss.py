@@ -1,0 +1,116 @@
+"""The loss check: shapes, finite-difference gradients, convexity, Lipschitz constant and Fenchel dual."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from skframe.plugin.checks._common import (
+    _build,
+    _check_params,
+    _check_tags,
+    _close,
+    _Failure,
+    _rng,
+    _saved_and_loaded,
+    _worst,
+)
+from skframe.plugin.loader import get_plugin_registry
+
+
+# ----------------------------------------------------------------------------- losses
+def _loss_data(rng, tags, n, d):
+    d = len(tags.quantiles) if tags.quantiles is not None else d
+    F = rng.standard_normal((n, d))
+    Y = np.where(rng.random((n, d)) < 0.5, -1.0, 1.0) if tags.classification else rng.standard_normal((n, d))
+    return F, Y
+
+
+def check_loss(loss, *, params=None, n=25, d=2, rng=0, rtol=1e-5):
+    """Check a loss (or loss class, built with ``params``).
+
+    Parameters
+    ----------
+    loss : loss object or class
+    n, d : int, default 25 and 2
+        Rows and columns of the predictions (``d`` is the number of quantile levels for a loss
+        whose tags give ``quantiles``; the targets are ±1 for a classification loss).
+    rng : int or numpy.random.Generator, default 0
+    rtol : float, default 1e-5
+        Relative tolerance of the finite-difference gradient and of the dual equalities.
+
+    Returns
+    -------
+    LossTags
+    """
+    loss = _build(loss, params)
+    fail = _Failure("loss", loss)
+    tags = _check_tags(fail, loss, "loss")
+    gen = _rng(rng)
+    F, Y = _loss_data(gen, tags, n, d)
+    v = np.asarray(loss.value(F, Y), dtype=np.float64)
+    fail.require(v.shape == (n,) and np.all(np.isfinite(v)), "value", f"value(F, Y) has shape {v.shape}",
+                 f"return one finite loss per row, shape ({n},)")
+    G = np.asarray(loss.gradient(F, Y), dtype=np.float64)
+    fail.require(G.shape == F.shape and np.all(np.isfinite(G)), "gradient", f"gradient(F, Y) has shape {G.shape}",
+                 f"return a finite (sub-)gradient of the predictions' shape {F.shape}")
+    h = 1e-6
+    FD = np.empty_like(F)
+    for j in range(F.shape[1]):
+        E = np.zeros_like(F)
+        E[:, j] = h
+        FD[:, j] = (np.asarray(loss.value(F + E, Y)) - np.asarray(loss.value(F - E, Y))) / (2 * h)
+    fail.require(_close(G, FD, rtol, atol=1e-6), "gradient", f"gradient differs from central finite differences of "
+                 f"value: {_worst(G, FD)}", "return the derivative of value with respect to F")
+    F2 = F + gen.standard_normal(F.shape)
+    mid = np.asarray(loss.value(0.5 * (F + F2), Y))
+    fail.require(np.all(mid <= 0.5 * (v + np.asarray(loss.value(F2, Y))) + 1e-9 * (1 + np.abs(mid))), "convexity",
+                 "value((F1 + F2)/2) > (value(F1) + value(F2))/2", "a loss must be convex in the predictions")
+    if math.isfinite(tags.lipschitz):
+        gap = np.abs(np.asarray(loss.value(F2, Y)) - v)
+        bound = tags.lipschitz * np.linalg.norm(F2 - F, axis=1)
+        fail.require(np.all(gap <= bound * (1 + 1e-9) + 1e-12), "tag lipschitz",
+                     f"|l(f1) - l(f2)| exceeds lipschitz * ||f1 - f2|| = {tags.lipschitz} * ...",
+                     "declare the Lipschitz constant in the Euclidean norm of a row (math.inf when unbounded)")
+    if tags.square:
+        fail.require(_close(v, 0.5 * ((F - Y) ** 2).sum(axis=1), 1e-12) and _close(G, F - Y, 1e-12), "tag square",
+                     "the tags say square but the loss is not 1/2 ||f - y||^2", "declare square=False")
+    if tags.default_solver is not None:
+        reg = get_plugin_registry()
+        fail.require(reg.lookup("solver", tags.default_solver) is not None, "tag default_solver",
+                     f"no solver is registered as {tags.default_solver!r}", "name a registered solver, or None")
+    dual = getattr(loss, "dual", None)
+    if dual is not None:
+        _check_dual(fail, loss, dual, F, Y, v, G, gen, rtol)
+    rebuilt = _check_params(fail, loss, "loss")
+    for other, prop in ((rebuilt, "params round-trip"), (_saved_and_loaded(fail, loss, "loss"), "save and load")):
+        fail.require(_close(other.value(F, Y), v, 1e-12), prop, "the rebuilt loss gives other values",
+                     "return every constructor argument in params")
+    return tags
+
+
+def _check_dual(fail, loss, dual, F, Y, v, G, rng, rtol):
+    structure = getattr(dual, "structure", None)
+    fail.require(structure in ("norm", "separable"), "dual", f"dual.structure={structure!r}",
+                 "give 'norm' (a loss of the residual norm) or 'separable' (summed over columns)")
+    A = -G
+    h = np.asarray(dual.values(A, Y), dtype=np.float64)
+    primal = v + np.sum(F * A, axis=1)
+    fail.require(_close(h, primal, rtol, atol=1e-9), "dual (Fenchel-Young equality)",
+                 f"at alpha = -gradient, dual.values(alpha, y) != l(f, y) + <f, alpha>: {_worst(h, primal)}",
+                 "dual.values must be h(alpha, y) = -l*(-alpha), the conjugate at -alpha")
+    B = np.asarray(dual.project(A + rng.standard_normal(A.shape), Y))
+    fail.require(_close(dual.project(B, Y), B, 1e-12), "dual projection", "project is not idempotent",
+                 "project onto the dual domain")
+    hB = np.asarray(dual.values(B, Y), dtype=np.float64)
+    fail.require(np.all(np.isfinite(hB)), "dual projection", "dual.values is -inf at projected points",
+                 "project onto the domain where dual.values is finite")
+    fail.require(np.all(hB <= v + np.sum(F * B, axis=1) + 1e-9 * (1 + np.abs(hB))), "dual (Fenchel-Young inequality)",
+                 "dual.values(alpha, y) > l(f, y) + <f, alpha> for a feasible alpha",
+                 "dual.values must be h(alpha, y) = -l*(-alpha), the conjugate at -alpha")
+    norm = np.linalg.norm(B, axis=1) if structure == "norm" else np.abs(B).sum(axis=1)
+    psi = 0.5 * float(dual.quad) * (B * B).sum(axis=1) + float(dual.l1) * norm
+    fail.require(_close(hB, np.sum(B * Y, axis=1) - psi, rtol, atol=1e-9), "dual quad/l1",
+                 "dual.values != <alpha, y> - quad/2 ||alpha||^2 - l1 N(alpha) on the domain",
+                 "declare the quad and l1 coefficients of psi that the solvers use")
