@@ -8,10 +8,15 @@ attributes.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 
 from skframe.compute.backend import serial_blas
+from skframe.compute.plan import describe_data, plan_fit
+from skframe.compute.stream_fit import options_from, streamed_representation
+from skframe.constraints import validate_params
+from skframe.core.engine import engine_work
 from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidInputError, InvalidParameterError, NotFittedError
 from skframe.models._core import (
@@ -20,18 +25,16 @@ from skframe.models._core import (
     lam_path,
     make_rngs,
     predict_expansion,
+    resolve_loss,
     size_and_resolve_sketch,
     target_offset,
 )
 from skframe.models._core import resolve_kernel as _core_resolve_kernel
 from skframe.models._core import resolve_sketch as _core_resolve_sketch
 from skframe.plugin.collections import is_collection, n_items
+from skframe.plugin.tags import get_tags
 
 __all__ = ["store_params", "KernelModelMixin", "KernelRegressorMixin", "validate_X", "validate_XY", "resolve_kernel", "resolve_sketch"]
-
-#: fits with at most this many flops in their n x m x m products (about 50 ms on one core) run their
-#: dense algebra on one BLAS thread (see :func:`skframe.compute.backend.serial_blas`)
-SERIAL_BLAS_MAX_FLOPS = 1e9
 
 
 def store_params(estimator, params):
@@ -170,25 +173,49 @@ class KernelModelMixin:
         t0 = time.perf_counter() if t0 is None else t0
         n = n_items(X)
         kernel, self.kernel_spec_ = _core_resolve_kernel(self.kernel, self.kernel_params, X)
-        from skframe.compute.stream_fit import options_from
-
-        options = options_from(self)  # memory_budget, dtype, backend
+        plan = self._plan_execution(X, Y.shape[1], kernel, loss)  # every execution choice, made once
+        options = plan.compute_options()  # memory_budget, dtype and the resolved backend, passed down
+        auto = isinstance(self.sketch, str) and plan.size_rule.startswith("auto")
         sketch, self.sketch_spec_, size_info = size_and_resolve_sketch(
-            self.sketch, self.sketch_size, self.sketch_params, n,
+            self.sketch, plan.sketch_size if auto else self.sketch_size, self.sketch_params, n,
             memory_budget=options.memory_budget)
+        if auto:  # the sqrt(n) rule, capped by what the chosen executor holds
+            size_info = {"size_rule": plan.size_rule}
         rngs = make_rngs(self.random_state, n_rngs)
         # small dense algebra (m x m eigendecompositions, n x m x m products, solver iterations) runs on
         # one BLAS thread: as fast, and immune to threads waiting for a core another process holds
-        m = getattr(sketch, "size", None) if sketch is not None else n
-        with serial_blas(isinstance(m, (int, np.integer)) and n * float(m) ** 2 <= SERIAL_BLAS_MAX_FLOPS):
-            return self._represent_and_solve(X, Y, n, kernel, sketch, size_info, options, rngs, solve, loss, M,
-                                             fit_intercept, exact, progress, rtol, t0)
+        with serial_blas(plan.blas_threads == 1), engine_work(plan.work):
+            return self._represent_and_solve(X, Y, n, kernel, sketch, size_info, plan, options, rngs, solve, loss,
+                                             M, fit_intercept, exact, progress, rtol, t0)
 
-    def _represent_and_solve(self, X, Y, n, kernel, sketch, size_info, options, rngs, solve, loss, M,
+    def _plan_execution(self, X, n_outputs, kernel=None, loss=None):
+        """The :class:`~skframe.compute.plan.ExecutionPlan` of a fit on ``X`` with ``n_outputs`` targets."""
+        data = replace(describe_data(X), n_outputs=int(n_outputs))
+        square = loss is None or get_tags(loss, "loss").square
+        return plan_fit(data, kernel=kernel, sketch=self.sketch, sketch_size=self.sketch_size,
+                        sketch_params=self.sketch_params, loss="square" if square else "iterative",
+                        options=options_from(self))
+
+    def execution_plan(self, X, y=None):
+        """How a fit on ``(X, y)`` would run, without fitting: the :class:`~skframe.compute.plan.ExecutionPlan`.
+
+        Its ``explain()`` lines and ``to_dict()`` say which executor (in-memory, streamed,
+        Dask), backend, engine, chunk rows, precision, BLAS threads and memory budget the fit
+        would use, and why. A fit stores the same dictionary as ``execution_``.
+        """
+        validate_params(self)
+        kernel = _core_resolve_kernel(self.kernel, self.kernel_params)[0]
+        d = 1 if y is None or np.ndim(y) < 2 else int(np.shape(y)[1])
+        return self._plan_execution(X, d, kernel, self._plan_loss())
+
+    def _plan_loss(self):
+        """The loss object a fit solves, for :meth:`execution_plan` (None: the square loss in closed form)."""
+        name = getattr(self, "loss", None)
+        return None if name is None else resolve_loss(name, getattr(self, "loss_params", None))[0]
+
+    def _represent_and_solve(self, X, Y, n, kernel, sketch, size_info, plan, options, rngs, solve, loss, M,
                              fit_intercept, exact, progress, rtol, t0):
-        from skframe.compute.stream_fit import streamed_representation, streaming_requested
-
-        if streaming_requested(X, sketch, options):  # one streamed pass, no n x m array (skframe.compute.streaming)
+        if plan.streams:  # one streamed pass (or Dask partitions), no n x m array (skframe.compute.streaming)
             rep = streamed_representation(X, Y, kernel, sketch, rngs[0], options, rtol=rtol, progress=progress)
         else:
             rep = build_representation(X, kernel, sketch, rngs[0], rtol=rtol, progress=progress, exact=exact)
@@ -214,6 +241,9 @@ class KernelModelMixin:
         self.sketch_info_ = dict(rep.info, **size_info)
         # "in-memory" features, "streamed" (recomputed each pass) or "accumulated" (square loss: m x m sums only)
         self.representation_ = self.sketch_info_.get("representation", "in-memory")
+        # the plan, as JSON types (saved with the model), with what the fit settled on the way
+        self.execution_ = dict(plan.to_dict(), **{k: rep.info[k] for k in ("chunk_rows", "products")
+                                                  if k in rep.info and plan.streams})
         self.lam_path_ = np.asarray(lams)
         self.coef_path_ = coefs if len(lams) > 1 else None
         self.objective_path_ = objectives if len(lams) > 1 else None
