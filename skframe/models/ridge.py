@@ -71,15 +71,19 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
     random_state : int, RandomState or None
         Seed of the sketch draw.
     memory_budget : int, str or None, default=None
-        Bytes the fit may use beyond the data, e.g. ``"2GB"``. When set (or with float32,
-        the CuPy backend, memory-mapped or Dask data) the fit streams: one pass over row
-        chunks sized by the budget, never an n x m array (:mod:`skframe.compute.streaming`); an
-        impossible budget raises :class:`skframe.exceptions.MemoryBudgetError` before allocating.
+        Bytes the fit may use beyond the data, e.g. ``"2GB"``; None takes half the memory
+        available to the process. When given (or with float32, the CuPy backend,
+        memory-mapped or Dask data, or when n x m is large enough for it to be as fast) the
+        fit streams: one pass over row chunks sized by the budget, never an n x m array
+        (:mod:`skframe.compute.streaming`); ``execution_`` says how the fit ran and why
+        (:mod:`skframe.compute.plan`). An impossible budget raises
+        :class:`skframe.exceptions.MemoryBudgetError` before allocating.
     dtype : {"float64", "float32"}, default="float64"
         Precision of kernel blocks and sketch products (sums stay float64).
-    backend : {"numpy", "cupy"}, default="numpy"
-        ``"cupy"`` computes on an NVIDIA GPU (``pip install "skframe[gpu]"``); the fitted
-        model holds NumPy arrays.
+    backend : {"auto", "numpy", "cupy"}, default="auto"
+        ``"auto"`` computes on an NVIDIA GPU when CuPy sees one and the fit is large enough to
+        pay for the transfer, else on the CPU; ``"numpy"`` and ``"cupy"`` force one
+        (``pip install "skframe[gpu]"``). The fitted model holds NumPy arrays.
 
     Attributes
     ----------
@@ -96,6 +100,9 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
     representation_ : str
         How the training data were held: ``"in-memory"`` features, or ``"accumulated"`` m x m
         and m x d sums of a streamed fit (see ``memory_budget``).
+    execution_ : dict
+        How the fit ran and why (:meth:`skframe.compute.plan.ExecutionPlan.to_dict`): executor,
+        backend, engine, chunk rows, precision, BLAS threads, memory budget, with a reason each.
     kernel_ : kernel object
         The kernel bound to the training data (e.g. with ``gamma="scale"`` resolved).
     kernel_spec_, sketch_spec_ : ComponentSpec or None
@@ -129,14 +136,14 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         "random_state": ["random_state"],
         "memory_budget": [Interval("int", 1, None), str, None],
         "dtype": [Options("float64", "float32")],
-        "backend": [Options("numpy", "cupy")],
+        "backend": [Options("auto", "numpy", "cupy")],
     }
     _parameter_hints = {"lam": "e.g. lam=1e-3, or a list of values for a regularisation path",
                         "sketch_size": "a positive integer m, or 'auto' to choose it from n"}
 
     def __init__(self, kernel="gaussian", *, kernel_params=None, sketch="psr", sketch_size="auto",
                  sketch_params=None, lam=1e-3, fit_intercept=True, rtol=None, random_state=None,
-                 memory_budget=None, dtype="float64", backend="numpy"):
+                 memory_budget=None, dtype="float64", backend="auto"):
         store_params(self, locals())
 
     def fit(self, X, y, progress=None):

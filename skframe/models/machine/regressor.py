@@ -49,15 +49,18 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
         When True, a refit starts the solver from the previous weights ``weights_``
         (meaningful when the sketch is the same, i.e. with a fixed ``random_state``).
     memory_budget : int, str or None, default=None
-        Bytes the fit may use beyond the data, e.g. ``"2GB"``. When set (or with float32,
-        the CuPy backend, memory-mapped or Dask data) the features are kept in memory only
-        if they fit, else recomputed chunk by chunk on every pass; ``representation_``
-        says which (``"in-memory"`` or ``"streamed"``). An impossible budget raises
+        Bytes the fit may use beyond the data, e.g. ``"2GB"``; None takes half the memory
+        available to the process. The features are kept in memory when they fit, else
+        recomputed chunk by chunk on every pass; ``representation_`` says which
+        (``"in-memory"`` or ``"streamed"``) and ``execution_`` how the fit ran and why
+        (:mod:`skframe.compute.plan`). An impossible budget raises
         :class:`skframe.exceptions.MemoryBudgetError` before allocating.
     dtype : {"float64", "float32"}, default="float64"
         Precision of kernel blocks and kept features.
-    backend : {"numpy", "cupy"}, default="numpy"
-        ``"cupy"`` computes the kernel blocks on an NVIDIA GPU (``pip install "skframe[gpu]"``).
+    backend : {"auto", "numpy", "cupy"}, default="auto"
+        ``"auto"`` computes on an NVIDIA GPU when CuPy sees one and the fit is large enough to
+        pay for the transfer, else on the CPU; ``"numpy"`` and ``"cupy"`` force one
+        (``pip install "skframe[gpu]"``).
     loss : str or loss object, default="huber"
         Registered loss name or a :class:`skframe.plugin.protocols.Loss`.
     loss_params : dict, optional
@@ -138,7 +141,7 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
                  sketch_params=None, loss="huber", loss_params=None, solver=None, solver_params=None,
                  output_matrix=None, output_matrix_params=None, lam=1e-3, fit_intercept=True, warm_start=False,
                  random_state=None, memory_budget=None, dtype="float64",
-                 backend="numpy"):
+                 backend="auto"):
         store_params(self, locals())
 
     def _prepare_fit(self, X, y):
