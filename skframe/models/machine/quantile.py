@@ -46,15 +46,18 @@ class JointQuantileRegressor(MachineBase):
         When True, a refit starts the solver from the previous weights ``weights_``
         (meaningful when the sketch is the same, i.e. with a fixed ``random_state``).
     memory_budget : int, str or None, default=None
-        Bytes the fit may use beyond the data, e.g. ``"2GB"``. When set (or with float32,
-        the CuPy backend, memory-mapped or Dask data) the features are kept in memory only
-        if they fit, else recomputed chunk by chunk on every pass; ``representation_``
-        says which (``"in-memory"`` or ``"streamed"``). An impossible budget raises
+        Bytes the fit may use beyond the data, e.g. ``"2GB"``; None takes half the memory
+        available to the process. The features are kept in memory when they fit, else
+        recomputed chunk by chunk on every pass; ``representation_`` says which
+        (``"in-memory"`` or ``"streamed"``) and ``execution_`` how the fit ran and why
+        (:mod:`skframe.compute.plan`). An impossible budget raises
         :class:`skframe.exceptions.MemoryBudgetError` before allocating.
     dtype : {"float64", "float32"}, default="float64"
         Precision of kernel blocks and kept features.
-    backend : {"numpy", "cupy"}, default="numpy"
-        ``"cupy"`` computes the kernel blocks on an NVIDIA GPU (``pip install "skframe[gpu]"``).
+    backend : {"auto", "numpy", "cupy"}, default="auto"
+        ``"auto"`` computes on an NVIDIA GPU when CuPy sees one and the fit is large enough to
+        pay for the transfer, else on the CPU; ``"numpy"`` and ``"cupy"`` force one
+        (``pip install "skframe[gpu]"``).
     lam : float or sequence of float, default=1e-3
         Regularisation strength lambda > 0 (a sequence: regularisation path, see
         :class:`SketchedKernelMachine`).
@@ -106,7 +109,7 @@ class JointQuantileRegressor(MachineBase):
     def __init__(self, quantiles=(0.1, 0.3, 0.5, 0.7, 0.9), *, kernel="gaussian", kernel_params=None,
                  sketch="psr", sketch_size="auto", sketch_params=None, lam=1e-3, gamma_quantile=1.0,
                  solver=None, solver_params=None, fit_intercept=True, warm_start=False, random_state=None, memory_budget=None, dtype="float64",
-                 backend="numpy"):
+                 backend="auto"):
         store_params(self, locals())
 
     def _prepare_fit(self, X, y):
@@ -122,6 +125,9 @@ class JointQuantileRegressor(MachineBase):
         M = quantile_matrix(q, float(self.gamma_quantile))
         self.quantiles_ = q
         return X, np.repeat(Y, q.size, axis=1), loss, M
+
+    def _plan_loss(self):
+        return resolve_loss("pinball", {"quantiles": [0.5]})[0]
 
     def predict(self, X):
         """Predicted quantiles, shape (n_samples, n_quantiles), columns in increasing level order."""
