@@ -19,7 +19,7 @@ from sklearn.base import BaseEstimator
 from skframe import deps
 from skframe.constraints import Interval, Options, validate_params
 from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.models._base import KernelModelMixin
+from skframe.models._base import KernelModelMixin, store_params
 from skframe.models._core import make_rngs, resolve_kernel, size_and_resolve_sketch
 from skframe.models.structured._candidates import check_outputs
 from skframe.models.structured._decoding import DecodingMixin, option
@@ -197,33 +197,7 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         verbose=False,
         random_state=None,
     ):
-        self.network = network
-        self.network_params = network_params
-        self.output_kernel = output_kernel
-        self.output_kernel_params = output_kernel_params
-        self.output_sketch = output_sketch
-        self.output_sketch_size = output_sketch_size
-        self.output_sketch_params = output_sketch_params
-        self.loss = loss
-        self.loss_params = loss_params
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.learning_rate = learning_rate
-        self.weight_decay = weight_decay
-        self.optimizer = optimizer
-        self.validation_fraction = validation_fraction
-        self.patience = patience
-        self.max_length = max_length
-        self.n_draws = n_draws
-        self.n_seeds = n_seeds
-        self.aggregate = aggregate
-        self.device = device
-        self.dtype = dtype
-        self.n_threads = n_threads
-        self.rtol = rtol
-        self.output_rank = output_rank
-        self.verbose = verbose
-        self.random_state = random_state
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ checks
     _parameter_constraints = {

@@ -13,7 +13,7 @@ from skframe.core.linalg import solve_psd
 from skframe.core.output_basis import SketchedOutputBasis, TrainingOutputBasis, unique_rows
 from skframe.core.sketching import draw_sketch
 from skframe.exceptions import InvalidInputError
-from skframe.models._base import KernelModelMixin, validate_X
+from skframe.models._base import KernelModelMixin, store_params, validate_X
 from skframe.models._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch
 from skframe.models.structured._candidates import check_outputs
 from skframe.models.structured._decoding import DecodingMixin
@@ -142,22 +142,7 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         rtol=None,
         random_state=None,
     ):
-        self.input_kernel = input_kernel
-        self.input_kernel_params = input_kernel_params
-        self.output_kernel = output_kernel
-        self.output_kernel_params = output_kernel_params
-        self.input_sketch = input_sketch
-        self.input_sketch_size = input_sketch_size
-        self.input_sketch_params = input_sketch_params
-        self.output_sketch = output_sketch
-        self.output_sketch_size = output_sketch_size
-        self.output_sketch_params = output_sketch_params
-        self.lam = lam
-        self.decoder = decoder
-        self.n_draws = n_draws
-        self.aggregate = aggregate
-        self.rtol = rtol
-        self.random_state = random_state
+        store_params(self, locals())
 
     def _inputs(self, X, reset):
         """Validate array inputs like scikit-learn; collections pass through (a refit forgets n_features_in_)."""
