@@ -128,7 +128,7 @@ def hamming_loss(Y_true, Y_pred):
     Parameters
     ----------
     Y_true, Y_pred : array-like or sparse matrix of shape (n_samples, n_labels)
-        Binary indicator matrices.
+        Binary indicator matrices: entry (i, j) is 1 when sample i has label j.
 
     Returns
     -------

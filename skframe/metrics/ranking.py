@@ -120,7 +120,7 @@ def mean_rank(ranks):
     Parameters
     ----------
     ranks : array-like of shape (n_samples,)
-        1-based ranks (see :func:`rank_of_true`).
+        The 1-based rank of each sample's true candidate, as :func:`rank_of_true` returns.
 
     Returns
     -------

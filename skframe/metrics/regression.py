@@ -49,6 +49,7 @@ def mae(y_true, y_pred, *, multioutput="uniform_average"):
     ----------
     y_true, y_pred : array-like of shape (n_samples,) or (n_samples, n_outputs)
     multioutput : {"uniform_average", "raw_values"}, default="uniform_average"
+        The mean absolute error averaged over the outputs (a float), or one per output.
 
     Returns
     -------
@@ -73,11 +74,11 @@ def r2(y_true, y_pred, *, multioutput="uniform_average"):
     ----------
     y_true, y_pred : array-like of shape (n_samples,) or (n_samples, n_outputs)
     multioutput : {"uniform_average", "raw_values"}, default="uniform_average"
+        R² averaged over the outputs (a float), or one per output.
 
     Returns
     -------
     float or ndarray of shape (n_outputs,)
-        R² of each output, or their average.
 
     Examples
     --------
@@ -196,12 +197,12 @@ def relative_mse(y_true, y_pred, *, multioutput="uniform_average"):
     ----------
     y_true, y_pred : array-like of shape (n_samples,) or (n_samples, n_outputs)
     multioutput : {"uniform_average", "raw_values"}, default="uniform_average"
+        The relative MSE averaged over the outputs (a float), or one per output.
 
     Returns
     -------
     float or ndarray of shape (n_outputs,)
-        The relative MSE of each output (``inf`` for a constant output predicted wrongly), or
-        their average.
+        ``inf`` for a constant output predicted wrongly.
 
     Examples
     --------
