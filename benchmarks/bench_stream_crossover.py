@@ -39,8 +39,8 @@ def friedman(n, d, seed):
 
 def one_fit(path, X, Y, kernel, sketch, lam, work):
     """Seconds of one representation + closed-form solve on ``path`` ("in-memory" or "streamed")."""
-    from skframe.core.engine import engine_work
     from skframe.compute.stream_fit import streamed_representation
+    from skframe.core.engine import engine_work
     from skframe.models._core import build_representation
     from skframe.models.ridge import _ridge_solve
     from skframe.options import ComputeOptions

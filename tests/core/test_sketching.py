@@ -197,8 +197,8 @@ def test_sketched_gram_products_on_distinct_rows(name, chunk_rows):
 
 def test_tiled_numpy_sketch_product_on_threads_equals_the_dense_formula(monkeypatch):
     """Plain NumPy engine, thread-safe kernel: tiles of a few rows shared by 3 threads give K R^T exactly."""
-    import skframe.core.threads as threads
     import skframe.core.sketching as sk
+    import skframe.core.threads as threads
     from skframe.plugin.registry import get_kernel
     from skframe.plugin.tags import get_tags
 
@@ -221,8 +221,8 @@ def test_tiled_numpy_sketch_product_on_threads_equals_the_dense_formula(monkeypa
 def test_kernel_not_declared_thread_safe_is_called_from_one_thread(monkeypatch):
     import threading
 
-    import skframe.core.threads as threads
     import skframe.core.sketching as sk
+    import skframe.core.threads as threads
 
     calls = []
 
