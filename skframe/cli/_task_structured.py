@@ -238,7 +238,6 @@ def metrics(model, X_test, Y_test, Y_pred, opts):
     output that is not a candidate is a miss); MRR and mean rank are over the ranked rows.
     """
     if is_collection(Y_test):  # molecules: exact match, top-k, fingerprint similarity
-
         return molecule_metrics(model, X_test, Y_test, Y_pred, opts)
     Y_test = np.asarray(Y_test.toarray() if hasattr(Y_test, "toarray") else Y_test, dtype=np.float64)
     out = {}

@@ -61,7 +61,6 @@ class NumpyEngine:
         if not sp.issparse(mix_t):
             return block @ mix_t
         if block.dtype == np.float64:  # compiled row-wise gather of the sketching module
-
             return _times_mixT(block, mix_t.T.tocsr())
         return np.asarray(mix_t.T @ block.T).T  # sparse @ dense, float32 kept
 
