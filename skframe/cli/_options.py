@@ -196,8 +196,9 @@ class FitOptions:
                                                  "budget before allocating.", COMPUTE, show_default=False)] = None
     dtype: Annotated[str, _opt("--dtype", "float64, or float32 for kernel blocks and sketch products (m x m "
                                "products stay float64).", COMPUTE)] = "float64"
-    backend: Annotated[str, _opt("--backend", "numpy (CPU), or cupy for an NVIDIA GPU (pip install "
-                                 "\"skframe\\[gpu]\").", COMPUTE)] = "numpy"
+    backend: Annotated[str, _opt("--backend", "auto (an NVIDIA GPU when CuPy sees one and the fit is large enough "
+                                 "to pay for it, else the CPU), numpy (CPU), or cupy (GPU; pip install "
+                                 "\"skframe\\[gpu]\").", COMPUTE)] = "auto"
     dask_scheduler: Annotated[Optional[str], _opt("--dask-scheduler", "Fit on the Dask cluster of this scheduler, "
                                                   "e.g. tcp://10.0.0.5:8786: partitions are summed on its workers "
                                                   "(pip install \"skframe\\[dask]\").", COMPUTE,
@@ -209,6 +210,8 @@ class FitOptions:
     model_out: Annotated[Optional[Path], _opt("--model-out", "Save the fitted model (with its preprocessing) "
                                               "to this file; no pickle.", OUTPUT)] = None
     json: Annotated[bool, _opt("--json", "Print one JSON object instead of the summary.", OUTPUT)] = False
+    explain: Annotated[bool, _opt("--explain", "Print how the fit would run (executor, backend, engine, chunk rows, "
+                                  "memory budget, sketch size) and why, without fitting.", OUTPUT)] = False
     # -- not options: parsed from the options above, or set by Python callers ---------
     kernel_params: dict = field(default_factory=dict)
     sketch_params: dict = field(default_factory=dict)
