@@ -18,6 +18,7 @@ from skframe.cli._common import (
     replace_via_temp_path,
     to_jsonable,
 )
+from skframe.cli._explain import execution_line, explain_report, print_explain
 from skframe.cli._options import FitOptions, command_signature
 from skframe.cli._services import call_predict, task_module
 from skframe.cli._services import format_value as _fmt
@@ -207,6 +208,8 @@ def _run_fit(opts, stack):
         X_fit, y_fit = to_dask(X_tr, y_fit)
         data_info["dask"] = {"scheduler": str(client.scheduler.address), "workers": len(client.nthreads()),
                              "partitions": int(X_fit.numblocks[0])}
+    if opts.explain:  # how the fit would run, and why; nothing is fitted
+        return to_jsonable(explain_report(model, X_fit, y_fit, task, data_info))
     fit_seconds = fit_model(model, X_fit, y_fit, opts)
     X_eval, Y_eval, evaluated_on = (X_te, Y_te, "test") if X_te is not None else (X_tr, Y_tr, "train")
     t0 = time.perf_counter()
@@ -224,6 +227,7 @@ def _run_fit(opts, stack):
         "n_features": int(X_tr.shape[1]) if len(X_tr.shape) > 1 else None,
         "n_targets": int(Y_tr.shape[1]) if len(Y_tr.shape) > 1 else 1,
         "sketch": getattr(model, "sketch_info_", None),
+        "execution": getattr(model, "execution_", None),
         "model": {"class": type(model).__name__, "params": _params(model)},
         "data": data_info,
     }
@@ -279,6 +283,8 @@ def print_report(report):
             typer.echo(f"sketch     {_fmt(flat)}")
         for k, v in nested.items():
             typer.echo(f"sketch     {k}: {_fmt(v)}")
+    if report.get("execution"):
+        typer.echo(f"execution  {execution_line(report['execution'])}")
     typer.echo(f"fit        {report['fit_seconds']:.4f} s")
     typer.echo(f"predict    {report['predict_seconds']:.4f} s")
     typer.echo(f"metrics on the {report['evaluated_on']} set:")
@@ -299,6 +305,8 @@ def fit(**options):
     report = run_fit(opts)
     if opts.json:
         echo_json(report)
+    elif opts.explain:
+        print_explain(report)
     else:
         print_report(report)
 
