@@ -11,10 +11,11 @@ import time
 from dataclasses import replace
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skframe.compute.backend import serial_blas
 from skframe.compute.plan import describe_data, plan_fit
-from skframe.compute.stream_fit import options_from, streamed_representation
+from skframe.compute.stream_fit import options_from, streamed_representation, validate_dask_XY
 from skframe.constraints import validate_params
 from skframe.core.engine import engine_work
 from skframe.deps import is_dask_collection
@@ -71,7 +72,6 @@ def validate_X(estimator, X, *, reset):
         if n_items(X) < 1:
             raise InvalidInputError("the input collection is empty; at least one item is needed")
         return X
-    from sklearn.utils.validation import validate_data
 
     return _wrap_value_error(
         validate_data, estimator, X, reset=reset, accept_sparse="csr", dtype=np.float64, ensure_min_samples=1
@@ -91,15 +91,11 @@ def _check_targets(Y, n):
 def validate_XY(estimator, X, Y, *, multi_output=True, y_numeric=True):
     """Validate training data; returns X and a 2-D float Y plus whether y was 1-D."""
     if is_dask_collection(X):  # stays distributed: fitted by skframe.compute.distributed
-        from skframe.compute.stream_fit import validate_dask_XY
-
         return validate_dask_XY(estimator, X, Y)
     if is_collection(X):
         X = validate_X(estimator, X, reset=True)
         Y = _check_targets(Y, n_items(X))
     else:
-        from sklearn.utils.validation import validate_data
-
         X, Y = _wrap_value_error(
             validate_data,
             estimator,
@@ -144,8 +140,6 @@ class KernelModelMixin:
     """
 
     def _check_fitted(self):
-        from sklearn.utils.validation import check_is_fitted
-
         try:
             check_is_fitted(self)
         except Exception as exc:
