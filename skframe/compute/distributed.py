@@ -161,7 +161,8 @@ def _aligned(X, Y):
     import dask.array as da  # lazy: Dask is optional (the dask extra)
     if Y is None:
         raise InvalidInputError("y is missing: pass y as a dask array (or NumPy array) with X's rows")
-    Y = Y if is_dask_collection(Y) else da.from_array(np.asarray(Y), chunks=(X.chunks[0],) + ((-1,) if np.ndim(Y) > 1 else ()))
+    if not is_dask_collection(Y):
+        Y = da.from_array(np.asarray(Y), chunks=(X.chunks[0],) + ((-1,) if np.ndim(Y) > 1 else ()))
     if Y.shape[0] != X.shape[0]:
         raise InvalidInputError(f"X has {X.shape[0]} rows but y has {Y.shape[0]}; they must have the same length")
     if Y.ndim == 1:
@@ -170,7 +171,9 @@ def _aligned(X, Y):
 
 
 def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, retries=3, keep_sums=False):
-    """Sketched kernel ridge regression on dask arrays; same numbers as :func:`skframe.compute.streaming.fit_sketched_ridge`.
+    """Sketched kernel ridge regression on dask arrays.
+
+    The same numbers as :func:`skframe.compute.streaming.fit_sketched_ridge`.
 
     Parameters
     ----------
@@ -219,23 +222,22 @@ def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, re
     return StreamedRidge(coef, X_sub, proj, w, n, info)
 
 
-def _partition_loss(kernel, X_part, Y_part, X_sub, proj, W, loss, dtype):
-    """``(sum_i l(z_i^T W, y_i), Z^T G)`` of one partition (runs on a worker)."""
+def _partition_loss(kernel, X_part, Y_part, X_sub, proj, V, C, loss, dtype, gradient):
+    """``(sum_i l(f_i, y_i), Z^T G C^T)`` at ``F = Z V C`` of one partition (runs on a worker)."""
     K = get_engine(None).block(kernel, np.ascontiguousarray(X_part, dtype=np.float64), X_sub, compute_dtype(dtype))
-    # Z W = K (proj W) and Z^T G = proj^T (K^T G): the n x r features are never formed
-    W = np.asarray(W, dtype=np.float64)
-    total, KG = block_loss_sums(K, proj @ W, np.eye(W.shape[1]), Y_part, loss)
-    return total, proj.T @ KG
+    # Z V = K (proj V) and Z^T G = proj^T (K^T G): the n x r features are never formed
+    total, KG = block_loss_sums(K, proj @ np.asarray(V, dtype=np.float64), C, Y_part, loss, gradient)
+    return total, (proj.T @ KG if gradient else None)
 
 
 def _add_pairs(a, b):
-    return a[0] + b[0], a[1] + b[1]
+    return a[0] + b[0], (None if a[1] is None else a[1] + b[1])
 
 
 class DaskFeatureProblem(ProjectedProblem):
     """Features of dask-array data: each epoch's loss and gradient is a map-reduce over partitions.
 
-    The partitions are persisted on the workers once; :meth:`loss_sums` ships only the
+    The partitions are persisted on the workers once; :meth:`loss_pass` ships only the
     current weights. :meth:`blocks` brings feature blocks to the client (for generic
     solvers on small data).
     """
@@ -249,12 +251,14 @@ class DaskFeatureProblem(ProjectedProblem):
         self.options = options or DEFAULT_OPTIONS
         self._ship = [self._dask.delayed(v, pure=True) for v in (kernel, self.X_sub, self.proj)]
 
-    def loss_sums(self, loss, W):
-        """``(sum of losses, Z^T G)`` reduced over partitions."""
+    def loss_pass(self, V, C, loss, gradient=True):
+        """``(sum_i l(f_i, y_i), Z^T G C^T)`` at ``F = Z V C``, reduced over partitions (the
+        pass of :meth:`skframe.compute.stream_problems.StreamedFeatureProblem.loss_pass`)."""
         dl = self._dask.delayed
         k, xs, pj = self._ship
-        Wd, ld = dl(np.asarray(W, dtype=np.float64), pure=True), dl(loss, pure=True)
-        parts = [dl(_partition_loss, pure=True)(k, xp, yp, xs, pj, Wd, ld, self.options.dtype)
+        Vd, Cd = (dl(np.asarray(a, dtype=np.float64), pure=True) for a in (V, C))
+        ld = dl(loss, pure=True)
+        parts = [dl(_partition_loss, pure=True)(k, xp, yp, xs, pj, Vd, Cd, ld, self.options.dtype, gradient)
                  for xp, yp in zip(self.X.to_delayed().ravel(), self.Y.to_delayed().ravel())]
         return _compute(tree_reduce(parts, _add_pairs), self.retries)
 

@@ -134,13 +134,6 @@ class SumsProblem(ProjectedProblem):
         own = getattr(self._feature_problem(), "loss_pass", None)
         return None if own is None else own(V, C, loss, gradient)
 
-    def loss_sums(self, loss, W):
-        """Distributed problems reduce the loss over partitions (see :func:`skframe.compute.stream_problems.value_and_grad`)."""
-        own = getattr(self._feature_problem(), "loss_sums", None)
-        if own is None:
-            raise AttributeError("loss_sums")
-        return own(loss, W)
-
     def features(self):
         return self._feature_problem().features()
 

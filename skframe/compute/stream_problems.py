@@ -7,13 +7,10 @@ Losses via p-Sparsified Sketches*, TMLR 2023). :func:`make_feature_problem` keep
 n x r features in memory when they fit the memory budget (in float32 when asked), and
 otherwise returns a :class:`StreamedFeatureProblem` that recomputes them chunk by
 chunk on every pass; the choice is reported as ``"in-memory"`` or ``"streamed"``.
-:func:`value_and_grad` is the epoch's map-reduce over blocks (or over Dask partitions),
-and :func:`lbfgs_solve` runs L-BFGS on any :class:`~skframe.plugin.problems.Problem` with it.
+The solvers (``skframe_solvers``) make their passes through :meth:`StreamedFeatureProblem.loss_pass`.
 """
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 
@@ -21,9 +18,9 @@ from skframe.compute.memory import check_allocation, choose_representation, plan
 from skframe.compute.streaming import get_engine, iter_rows, sketch_gram
 from skframe.core.linalg import spectral_projection
 from skframe.options import DEFAULT_OPTIONS, compute_dtype
-from skframe.plugin.problems import ArrayProblem, Problem, SolveResult
+from skframe.plugin.problems import ArrayProblem, Problem
 
-__all__ = ["feature_projection", "ProjectedProblem", "StreamedFeatureProblem", "make_feature_problem", "value_and_grad", "lbfgs_solve"]
+__all__ = ["feature_projection", "ProjectedProblem", "StreamedFeatureProblem", "make_feature_problem"]
 
 
 def feature_projection(kernel, X_sub, mix, *, rtol=None):
@@ -170,63 +167,3 @@ def make_feature_problem(kernel, X, Y, X_sub, proj, options=None, *, products=No
     for start, Zb, _ in streamed.blocks():
         Z[start:start + Zb.shape[0]] = Zb
     return ArrayProblem(Z, streamed.Y), "in-memory"
-
-
-def value_and_grad(problem, loss, W, lam, *, chunk_rows=None):
-    """``J(W) = (1/n) sum_i l(z_i^T W, y_i) + (lam/2) ||W||^2`` and its gradient, by one pass.
-
-    A map-reduce over ``problem.blocks()``; a problem with its own ``loss_pass`` (a streamed
-    problem multiplying its kernel blocks by ``proj W``) or ``loss_sums(loss, W)`` returning
-    ``(sum_i l_i, Z^T G)`` (e.g. a Dask problem reducing over partitions) is asked for those
-    sums instead.
-    """
-    W = np.asarray(W, dtype=np.float64)
-    factored = getattr(problem, "loss_pass", None)
-    res = factored(W, np.eye(W.shape[1]), loss) if factored is not None else None
-    own = getattr(problem, "loss_sums", None)
-    if res is not None:  # a streamed problem's pass without forming the features
-        total, G = res
-    elif own is not None:
-        total, G = own(loss, W)
-    else:
-        total, G = 0.0, np.zeros_like(W)
-        for _, Z, Y in problem.blocks(chunk_rows):
-            Z = np.asarray(Z, dtype=np.float64)  # float32 features: products summed in float64
-            F = Z @ W
-            total += float(np.sum(loss.value(F, Y)))
-            G += Z.T @ np.asarray(loss.gradient(F, Y), dtype=np.float64)
-    n = problem.n
-    return total / n + 0.5 * lam * float(np.sum(W * W)), G / n + lam * W
-
-
-def lbfgs_solve(problem, loss, lam, *, max_iter=200, tol=1e-8, init=None, progress=None):
-    """L-BFGS on a (possibly streamed or distributed) problem; one data pass per evaluation.
-
-    Returns
-    -------
-    SolveResult
-        ``info`` holds ``n_passes`` (data passes) and ``seconds_per_pass``.
-    """
-    import scipy.optimize as sopt
-
-    shape = (problem.r, problem.d)
-    x0 = np.zeros(shape) if init is None else np.asarray(init, dtype=np.float64).reshape(shape)
-    history, passes, last = [], [0], [float("nan")]
-    t0 = time.perf_counter()
-
-    def fun(v):
-        passes[0] += 1
-        val, grad = value_and_grad(problem, loss, v.reshape(shape), lam)
-        last[0] = val
-        return val, grad.ravel()
-
-    def on_iteration(xk):
-        history.append(float(last[0]))
-        if progress is not None:
-            progress(1)
-
-    res = sopt.minimize(fun, x0.ravel(), jac=True, method="L-BFGS-B", callback=on_iteration,
-                        options={"maxiter": int(max_iter), "gtol": tol, "ftol": tol})
-    elapsed = time.perf_counter() - t0
-    return SolveResult(res.x.reshape(shape), history, str(res.message), int(res.nit),
-                       {"n_passes": passes[0], "seconds": elapsed, "seconds_per_pass": elapsed / max(passes[0], 1)})

@@ -14,12 +14,12 @@ distributed = pytest.importorskip("distributed")
 import dask.array as da  # noqa: E402
 
 from skframe.compute.distributed import fit_sketched_ridge_dask  # noqa: E402
-from skframe.compute.stream_problems import StreamedFeatureProblem, feature_projection, lbfgs_solve  # noqa: E402
+from skframe.compute.stream_problems import StreamedFeatureProblem, feature_projection  # noqa: E402
 from skframe.compute.streaming import fit_sketched_ridge  # noqa: E402
 from skframe.core.sketching import draw_sketch  # noqa: E402
 from skframe.exceptions import DistributedError, InvalidInputError  # noqa: E402
 from skframe.options import ComputeOptions  # noqa: E402
-from skframe.plugin.registry import get_kernel, get_loss, get_sketch  # noqa: E402
+from skframe.plugin.registry import get_kernel, get_loss, get_sketch, get_solver  # noqa: E402
 from skframe_kernels.kernels import GaussianKernel  # noqa: E402
 from tests.tolerances import EPS64, assert_normwise_close, sketched_ridge_conditions, solve_rtol  # noqa: E402
 
@@ -87,8 +87,13 @@ def test_dask_iterative_loss_equals_single_machine(client):
     loss = get_loss("huber")
     local = StreamedFeatureProblem(kernel, X, y, X_sub, proj, ComputeOptions(chunk_rows=300))
     remote = DaskFeatureProblem(kernel, da.from_array(X, chunks=(300, 3)), da.from_array(y, chunks=300), X_sub, proj)
-    r1 = lbfgs_solve(local, loss, LAM, max_iter=8)
-    r2 = lbfgs_solve(remote, loss, LAM, max_iter=8)
+    V, C = np.random.default_rng(1).normal(size=(proj.shape[1], 1)), np.array([[1.5]])
+    (v1, g1), (v2, g2) = local.loss_pass(V, C, loss), remote.loss_pass(V, C, loss)
+    assert v2 == pytest.approx(v1, rel=1e-10)
+    np.testing.assert_allclose(g2, g1, rtol=1e-9, atol=1e-12)
+    assert remote.loss_pass(V, C, loss, gradient=False) == (pytest.approx(v1, rel=1e-10), None)
+    solver = get_solver("lbfgs", max_iter=8, init="zeros")  # its passes are the partitions' map-reduce
+    r1, r2 = solver.solve(local, loss, LAM), solver.solve(remote, loss, LAM)
     np.testing.assert_allclose(r2.W, r1.W, rtol=1e-8, atol=1e-10)
 
 
