@@ -2,7 +2,7 @@
 
 Tuning constants, input validation, row norms, the cross product ``X @ Y.T`` for
 every dense/sparse combination, and the Tanimoto block. The element-wise loops
-run in the engine chosen by :func:`skframe.compute.backend.select_engine`: the compiled
+run in the engine chosen by :func:`skframe.core.engine.select_engine`: the compiled
 :mod:`skframe_kernels._gram_numba` or, with ``SKFRAME_DISABLE_NUMBA=1``, the
 plain formulas of :mod:`skframe_kernels._gram_numpy` (same function names).
 """
