@@ -49,7 +49,8 @@ def _shortcut_params(opts, solver_name):
         bad = sorted(set(given) - {"epochs", "tol"})
         if bad:
             raise InvalidParameterError(
-                f"--{bad[0].replace('_', '-')} does not apply to solver 'lbfgs' (it takes --epochs as max iterations and --tol)"
+                f"--{bad[0].replace('_', '-')} does not apply to solver 'lbfgs' "
+                "(it takes --epochs as max iterations and --tol)"
             )
         out = {}
         if "epochs" in given:
@@ -82,16 +83,20 @@ def build_estimator(opts):
     common = opts.estimator_params(*SHARED_PARAMS)
     if opts.quantiles:
         if loss_name not in ("square", "pinball"):
-            raise InvalidParameterError(f"--quantiles fits the pinball loss; it cannot be combined with --loss {opts.loss}")
+            raise InvalidParameterError(
+                f"--quantiles fits the pinball loss; it cannot be combined with --loss {opts.loss}"
+            )
         if opts.output_matrix not in (None, "quantile"):
             raise InvalidParameterError(
-                f"--quantiles uses the quantile output matrix; --output-matrix {opts.output_matrix} is not allowed with it"
+                "--quantiles uses the quantile output matrix; "
+                f"--output-matrix {opts.output_matrix} is not allowed with it"
             )
         om = dict(opts.output_matrix_params or {})
         gamma = om.pop("gamma", 1.0)
         if om:
             raise InvalidParameterError(f"unknown --output-matrix-param {sorted(om)[0]!r} for quantiles; only gamma")
-        solver = (opts.solver or default_solver_name(get_loss("pinball", quantiles=list(opts.quantiles)))).strip().lower()
+        solver = opts.solver or default_solver_name(get_loss("pinball", quantiles=list(opts.quantiles)))
+        solver = solver.strip().lower()
         return JointQuantileRegressor(
             quantiles=list(opts.quantiles),
             kernel=opts.kernel,
@@ -104,14 +109,18 @@ def build_estimator(opts):
     solver = (opts.solver or default_solver_name(loss)).strip().lower()
     loss_tags = get_tags(loss, "loss")
     if solver == "lbfgs" and not loss_tags.smooth:
-        raise InvalidParameterError(f"solver 'lbfgs' needs a smooth loss; {loss_name!r} is not smooth, use --solver adam")
+        raise InvalidParameterError(
+            f"solver 'lbfgs' needs a smooth loss; {loss_name!r} is not smooth, use --solver adam"
+        )
     if solver == "closed-form" and not loss_tags.square:
         raise InvalidParameterError(f"solver 'closed-form' only handles the square loss, not {loss_name!r}")
     if loss_tags.classification:
         if opts.output_matrix is not None:
             raise InvalidParameterError("--output-matrix does not apply to --loss hinge (classification)")
         if common.pop("fit_intercept", None) is not None:
-            raise InvalidParameterError("--fit-intercept/--no-fit-intercept do not apply to --loss hinge (classification)")
+            raise InvalidParameterError(
+                "--fit-intercept/--no-fit-intercept do not apply to --loss hinge (classification)"
+            )
         return SketchedKernelClassifier(
             opts.kernel,
             loss=loss_name,
