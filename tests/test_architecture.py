@@ -381,7 +381,6 @@ def test_imports_inside_functions_say_why(room):
     assert not bad, "imports inside functions:\n" + "\n".join(bad)
 
 
-@pytest.mark.xfail(reason="built-in plugins are being moved to skframe.plugin.api", strict=False)
 @pytest.mark.parametrize("room", [r for r in ROOMS if _is_builtin_plugin(r)])
 def test_builtin_plugins_use_the_public_module(room):
     """d. The built-in plugins import from skframe only its public plugin module and public data types."""

@@ -121,8 +121,9 @@ class LossTags:
     smooth : bool, default False
         Differentiable everywhere (L-BFGS applies).
     lipschitz : float, default inf
-        Lipschitz constant in the prediction (``inf`` when unbounded); a finite one makes the
-        intercept the median (robust losses).
+        Lipschitz constant in the prediction of one output (for a loss with ``quantiles``: in
+        the Euclidean norm of the prediction at all its levels); ``inf`` when unbounded. A finite
+        one makes the intercept the median (robust losses).
     classification : bool, default False
         A classification loss on ±1 codes (the classifier uses it; regressors refuse it).
     quantiles : tuple of float or None, default None
@@ -367,7 +368,7 @@ thread_safe=False, spectral_sampler=False, device_formula=None)
             f"{_label(component)} is not a component (no solve, decode, matrix, draw, value/gradient or __call__); "
             "pass kind= to get_tags"
         )
-    legacy = {} if declared is not None else _LEGACY.get(kind, dict)(component)
+    legacy = {} if declared is not None or kind not in _LEGACY else _LEGACY[kind](component)
     if legacy:
         _warn_legacy(component, kind, legacy)
     return TAGS_OF_KIND[kind](**legacy)

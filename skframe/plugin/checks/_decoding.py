@@ -101,8 +101,8 @@ def check_output_matrix_component(output_matrix, *, params=None, d=3, rng=0):
     """Check an output-matrix component (or its class, built with ``params``).
 
     ``matrix(d, Y=Y, quantiles=...)`` must be a d x d symmetric positive semi-definite matrix
-    (:func:`skframe.core.output_matrices.check_output_matrix`), and ``matrix(d)`` alone must work
-    unless the tags say ``needs_targets``.
+    (:func:`skframe.core.output_matrices.check_output_matrix`), and it must also work without the
+    targets ``Y`` unless the tags say ``needs_targets``.
 
     Returns
     -------
@@ -121,7 +121,7 @@ def check_output_matrix_component(output_matrix, *, params=None, d=3, rng=0):
     try:
         M = check_output_matrix(outcome(om), d)
         if not tags.needs_targets:
-            check_output_matrix(om.matrix(d), d)
+            check_output_matrix(om.matrix(d, quantiles=quantiles), d)
     except SkframeError as exc:
         fail("matrix", str(exc), "return a d x d symmetric positive semi-definite matrix "
              "(declare OutputMatrixTags(needs_targets=True) when it needs Y)")
