@@ -22,7 +22,7 @@ from skframe.constraints import HasMethods, Interval, Options, validate_params
 from skframe.models._base import KernelModelMixin, check_lam
 from skframe.models._core import default_solver_name, resolve_solver, run_solver
 
-__all__ = ["MachineBase", "COMMON_CONSTRAINTS", "COMMON_PARAMS_DOC", "default_solver_name", "finish_machine_class"]
+__all__ = ["MachineBase", "COMMON_CONSTRAINTS", "default_solver_name", "finish_machine_class"]
 
 COMMON_CONSTRAINTS = {
     "kernel": [str, HasMethods("__call__")],
@@ -113,48 +113,14 @@ class MachineBase(KernelModelMixin, BaseEstimator):
         return tags
 
 
-COMMON_PARAMS_DOC = """
-    kernel : str or kernel object, default="gaussian"
-        Registered kernel name or an object with ``__call__(X, Y)``.
-    kernel_params : dict, optional
-        Parameters of the named kernel, e.g. ``{"gamma": 0.1}``.
-    sketch : str, sketch object or None, default="psr"
-        Registered sketch name (``"psr"``, ``"psg"``, ``"subsample"``, ``"gaussian"``,
-        ``"accumulation"``, ``"countsketch"``, ``"leverage"``, ``"rff"``), a sketch object,
-        or None / ``"none"`` for the exact model (features ``U D^{1/2}`` of the full Gram).
-    sketch_size : int or "auto", default="auto"
-        Number of rows m of the sketch; ``"auto"`` chooses it from the number of
-        training points (see :func:`skframe.models._core.auto_sketch_size`, reported in
-        ``sketch_info_["size_rule"]``). A size above n is clamped to n with a
-        :class:`skframe.exceptions.SketchSizeWarning`.
-    sketch_params : dict, optional
-        Extra parameters of the named sketch, e.g. ``{"p": 0.005}``.
-    warm_start : bool, default=False
-        When True, a refit starts the solver from the previous weights ``weights_``
-        (meaningful when the sketch is the same, i.e. with a fixed ``random_state``).
-    memory_budget : int, str or None, default=None
-        Bytes the fit may use beyond the data, e.g. ``"2GB"``; None takes half the memory
-        available to the process. The features are kept in memory when they fit, else
-        recomputed chunk by chunk on every pass; ``representation_`` says which
-        (``"in-memory"`` or ``"streamed"``) and ``execution_`` how the fit ran and why
-        (:mod:`skframe.compute.plan`). An impossible budget raises
-        :class:`skframe.exceptions.MemoryBudgetError` before allocating.
-    dtype : {"float64", "float32"}, default="float64"
-        Precision of kernel blocks and kept features.
-    backend : {"auto", "numpy", "cupy"}, default="auto"
-        ``"auto"`` computes on an NVIDIA GPU when CuPy sees one and the fit is large enough to
-        pay for the transfer, else on the CPU; ``"numpy"`` and ``"cupy"`` force one
-        (``pip install "skframe[gpu]"``).
-"""
-
-
 def finish_machine_class(cls, fit_summary, y_doc):
     """Give ``cls`` its own documented ``fit`` and check that its docstring documents the shared parameters.
 
     The ``fit`` is :meth:`MachineBase.fit`; only its docstring (``fit_summary``, the
-    description ``y_doc`` of ``y`` and the class name) is specific to ``cls``. The shared
-    parameters are written out in each class's docstring (so that documentation tools reading
-    the source show them); a test checks that they contain :data:`COMMON_PARAMS_DOC` word for word.
+    description ``y_doc`` of ``y`` and the class name) is specific to ``cls``. The parameters
+    the machines share (``kernel`` to ``backend``) are written out word for word in each class's
+    docstring, so that documentation tools reading the source show them; a test keeps the
+    copies equal.
     """
 
     def fit(self, X, y, progress=None):

@@ -17,6 +17,9 @@ from skframe.plugin.collections import is_collection
 __all__ = ["SketchedKernelClassifier"]
 
 
+# The parameters shared by the machines (kernel ... backend) are written out word for word in the
+# docstrings of SketchedKernelMachine, SketchedKernelClassifier and JointQuantileRegressor: the API
+# reference reads the source. tests/models/test_estimator_checks.py keeps the three copies equal.
 class SketchedKernelClassifier(ClassifierMixin, MachineBase):
     """Sketched kernel SVM: hinge loss (or any registered loss) on ±1 label codes.
 

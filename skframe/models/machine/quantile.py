@@ -15,6 +15,9 @@ from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, fini
 __all__ = ["JointQuantileRegressor"]
 
 
+# The parameters shared by the machines (kernel ... backend) are written out word for word in the
+# docstrings of SketchedKernelMachine, SketchedKernelClassifier and JointQuantileRegressor: the API
+# reference reads the source. tests/models/test_estimator_checks.py keeps the three copies equal.
 class JointQuantileRegressor(MachineBase):
     """Joint quantile regression with the decomposable kernel ``k M`` (El Ahmad et al., TMLR 2023, §2.2, Example 1).
 

@@ -15,6 +15,9 @@ from skframe.plugin.tags import get_tags
 __all__ = ["SketchedKernelMachine"]
 
 
+# The parameters shared by the machines (kernel ... backend) are written out word for word in the
+# docstrings of SketchedKernelMachine, SketchedKernelClassifier and JointQuantileRegressor: the API
+# reference reads the source. tests/models/test_estimator_checks.py keeps the three copies equal.
 class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMixin, MachineBase):
     """Sketched kernel machine for regression with any convex Lipschitz loss.
 
