@@ -35,7 +35,8 @@ from skframe.models._core import resolve_sketch as _core_resolve_sketch
 from skframe.plugin.collections import is_collection, n_items
 from skframe.plugin.tags import get_tags
 
-__all__ = ["store_params", "KernelModelMixin", "KernelRegressorMixin", "validate_X", "validate_XY", "resolve_kernel", "resolve_sketch"]
+__all__ = ["store_params", "KernelModelMixin", "KernelRegressorMixin", "validate_X", "validate_XY", "resolve_kernel",
+           "resolve_sketch"]
 
 
 def store_params(estimator, params):
@@ -57,8 +58,9 @@ def _wrap_value_error(func, *args, **kwargs):
     except ValueError as exc:
         msg = " ".join(str(exc).split())  # one line, as the CLI prints it
         if "NaN" in msg or "infinity" in msg:
-            msg = msg.split(". ")[0].rstrip(".") + "." + (" Remove or impute the NaN/inf values first (e.g. sklearn.impute.SimpleImputer; "
-                    "the CLI offers --missing zero|mean|drop).")
+            msg = msg.split(". ")[0].rstrip(".") + "." + (
+                " Remove or impute the NaN/inf values first (e.g. sklearn.impute.SimpleImputer; "
+                "the CLI offers --missing zero|mean|drop).")
         raise InvalidInputError(msg) from exc
 
 
@@ -146,18 +148,6 @@ class KernelModelMixin:
             raise NotFittedError(
                 f"this {type(self).__name__} instance is not fitted yet; call fit(X, y) before using it"
             ) from exc
-
-    def _build_representation(self, X, kernel, sketch, rng, *, rtol=None, progress=None):
-        """``(feature_map, Z_train, sketch_info)``; feature_map is None for the exact model (earlier API)."""
-        if sketch is None:
-            n = n_items(X)
-            return None, None, {"name": "none", "m": n, "n": n, "s_prime": n}
-        rep = build_representation(X, kernel, sketch, rng, rtol=rtol, progress=progress)
-        if rep.feature_map is not None:
-            return rep.feature_map, rep.Z, rep.info
-        from skframe.core.sketching import SketchedFeatureMap
-
-        return SketchedFeatureMap(kernel, rep.X_basis, rep.proj, None), rep.Z, rep.info
 
     def _fit_kernel_model(self, X, Y, *, solve, loss=None, M=None, fit_intercept=False, exact="features",
                           progress=None, rtol=None, n_rngs=1, t0=None):
