@@ -21,8 +21,9 @@ Defaults take the fastest path that fits the machine:
 
 * without ``memory_budget`` the budget is half the memory available to the process;
 * the square loss streams (one pass of ``B^T B`` sums, never an n x m array) when the
-  in-memory arrays do not fit the budget, or when ``n * m >= STREAM_MIN_WORK``, where the
-  streamed fit was measured at least as fast (``benchmarks/bench_stream_crossover.py``);
+  in-memory arrays do not fit the budget, or when ``n * m`` reaches :data:`STREAM_MIN_WORK`
+  (:data:`SAMPLED_STREAM_MIN_WORK` for sketches that sample few points, such as Nyström),
+  where the streamed fit was measured at least as fast (``benchmarks/bench_stream_crossover.py``);
 * ``sketch_size="auto"`` follows ``ceil(2 sqrt(n))`` in ``[100, 1000]``, capped only by
   what the chosen executor can hold;
 * iterative losses keep their features when they fit the budget, else recompute them
@@ -64,20 +65,27 @@ from skframe.plugin.registry import get_component
 from skframe.plugin.tags import get_tags
 
 __all__ = ["Machine", "DataShape", "ExecutionPlan", "plan_fit", "detect_machine", "describe_data",
-           "expected_columns", "STREAM_MIN_WORK", "GPU_MIN_WORK", "SERIAL_BLAS_MAX_FLOPS", "EXECUTORS",
-           "BACKEND_CHOICES", "auto_size_rule"]
+           "expected_columns", "STREAM_MIN_WORK", "SAMPLED_STREAM_MIN_WORK", "GPU_MIN_WORK", "SERIAL_BLAS_MAX_FLOPS",
+           "EXECUTORS", "BACKEND_CHOICES", "auto_size_rule"]
 
 #: executors a plan chooses from
 EXECUTORS = ("in-memory", "streamed", "dask")
 #: values of the ``backend`` option: ``"auto"`` lets the plan choose
 BACKEND_CHOICES = ("auto", "numpy", "cupy")
 
-#: ``n * m`` from which the square loss streams by default: there the streamed fit (one
-#: pass of B^T B sums by BLAS syrk) was measured at least as fast as the in-memory one
-#: (which holds K R^T and the features, n x m each), see
-#: ``benchmarks/out/stream_crossover.json`` (``benchmarks/bench_stream_crossover.py``,
-#: Gaussian kernel, d = 10, Nyström and p-SR sketches, 2 cores).
-STREAM_MIN_WORK = 20_000_000
+#: ``n * m`` from which the square loss streams by default: from there on the streamed fit (one
+#: pass of B^T B sums by BLAS syrk) was measured at least as fast as the in-memory one (which
+#: holds K R^T and the features, n x m each, and multiplies them by U D^{-1/2}) for every sketch,
+#: p-SR included (``benchmarks/out/stream_crossover.json``, ``benchmarks/bench_stream_crossover.py``:
+#: Gaussian kernel, d = 10, best of 3, 2 cores; p-SR n = 5e4, m = 1000 streamed 1.25x slower,
+#: n = 2e5, m = 300 0.78x, m = 1000 0.74x).
+STREAM_MIN_WORK = 60_000_000
+
+#: ``n * m`` from which the square loss streams by default when the sketch samples few points
+#: (s' <= 2 m, e.g. Nyström): the streamed pass then never evaluates the large s' x s' block of
+#: ``R K R^T`` that makes it slower for p-SR at small n, and it skips the n x m x r product of the
+#: in-memory path (same benchmark: 0.57x to 0.75x from n * m = 3e6; n = 2000, m = 1000: 1.13x).
+SAMPLED_STREAM_MIN_WORK = 3_000_000
 
 #: kernel entries (n x s') from which ``backend="auto"`` computes on a GPU: below, CuPy's
 #: start and the transfer of the data cost more than the CPU fit.
@@ -693,10 +701,13 @@ def _choose_executor(data, kind, loss, backend, dtype, given, n, m, s_prime, opt
                             f"({format_bytes(options.memory_budget)})")
     if loss == "iterative":
         return "in-memory", "an iterative loss passes over the features many times: kept in memory (they fit)"
-    if n * m >= STREAM_MIN_WORK:
-        return "streamed", (f"n x m = {n * m:.3g} >= {STREAM_MIN_WORK:.0e}: the streamed fit is at least as fast "
+    sampled = s_prime <= 2 * m
+    limit = SAMPLED_STREAM_MIN_WORK if sampled else STREAM_MIN_WORK
+    which = f"s' = {s_prime} <= 2 m" if sampled else f"s' = {s_prime} > 2 m"
+    if n * m >= limit:
+        return "streamed", (f"n x m = {n * m:.3g} >= {limit:.0e} ({which}): the streamed fit is at least as fast "
                             "(benchmarks/out/stream_crossover.json)")
-    return "in-memory", (f"n x m = {n * m:.3g} < {STREAM_MIN_WORK:.0e}: the in-memory fit is faster "
+    return "in-memory", (f"n x m = {n * m:.3g} < {limit:.0e} ({which}): the in-memory fit is faster "
                          "(benchmarks/out/stream_crossover.json)")
 
 

@@ -104,9 +104,13 @@ def test_small_square_fit_stays_in_memory_and_large_streams():
     assert small.executor == "in-memory" and small.keep_features and small.blas_threads == 1
     assert "in-memory fit is faster" in small.reasons["executor"]
     n = plan_mod.STREAM_MIN_WORK // 1000
-    large = _plan(n, FakeSubsample(1000))
+    large = _plan(n, FakePSR(1000))
     assert large.executor == "streamed" and not large.keep_features
     assert "at least as fast" in large.reasons["executor"]
+    # a sketch sampling few points (s' = m) streams from a smaller n m; p-SR (s' >> m) not yet
+    n = 4 * plan_mod.SAMPLED_STREAM_MIN_WORK // 300
+    assert _plan(n, FakeSubsample(300)).executor == "streamed"
+    assert _plan(n, FakePSR(300)).executor == "in-memory"
 
 
 def test_square_fit_streams_when_the_in_memory_arrays_do_not_fit():
@@ -282,6 +286,7 @@ def test_every_executor_gives_the_same_predictions(sketch, monkeypatch):
     assert_normwise_close(budget.predict(X), ref.predict(X), rtol)
     # with no flags, a size at or above the crossover streams
     monkeypatch.setattr(plan_mod, "STREAM_MIN_WORK", 1000)
+    monkeypatch.setattr(plan_mod, "SAMPLED_STREAM_MIN_WORK", 1000)
     default = SketchedKernelRidge(**kw).fit(X, y)
     assert default.execution_["executor"] == "streamed" and "at least as fast" in default.execution_["reasons"][
         "executor"]
