@@ -1,4 +1,4 @@
-"""Plugin discovery: entry points of group ``skframe``, loaded with pluggy.
+"""Plugin loading: the plugins found by :mod:`skframe.plugin.discovery`, registered with pluggy.
 
 Built-in components are ordinary plugins shipped in the ``skframe``
 distribution; third-party distributions add theirs through the same entry-point
@@ -14,28 +14,22 @@ already registered, the later component is disabled and one
 :class:`skframe.exceptions.PluginCollisionWarning` (once per process) names both
 distributions and how to choose.
 
-Set ``SKFRAME_DISABLE_PLUGINS=1`` to load only the built-in plugins, or to a
-comma-separated list of entry-point names, distribution names (``-``, ``_`` and
-``.`` are equivalent, case is ignored) or ``distribution:entry-point`` pairs to
-skip those.
+``SKFRAME_DISABLE_PLUGINS`` skips plugins (see :mod:`skframe.plugin.discovery`).
 """
 
 from __future__ import annotations
 
 import difflib
-import importlib
-import os
-import re
-import sys
 import threading
 import warnings
 from dataclasses import dataclass, field
-from importlib import metadata
 
 import pluggy
 
 from skframe.exceptions import DuplicateComponentError, PluginCollisionWarning, PluginError
 from skframe.plugin import hookspecs
+from skframe.plugin.discovery import OWN_DIST as _OWN_DIST
+from skframe.plugin.discovery import BrokenPlugin, Source, discover_sources
 
 __all__ = [
     "KINDS",
@@ -57,18 +51,7 @@ HOOK_OF_KIND = {
     "decoder": "register_decoders",
     "output_matrix": "register_output_matrices",
 }
-_HOOK_OF_KIND = HOOK_OF_KIND  # former private name
 HOOK_NAMES = tuple(HOOK_OF_KIND.values()) + ("register_state_classes", "register_commands")
-_OWN_DIST = "skframe"
-# Used only when skframe runs from a source tree that was never installed.
-_BUILTIN_MODULES = {
-    "kernels": "skframe_kernels.plugin",
-    "sketches": "skframe_sketches.plugin",
-    "losses": "skframe_losses.plugin",
-    "solvers": "skframe_solvers.plugin",
-    "decoders": "skframe_decoders.plugin",
-    "graphs": "skframe_graphs.plugin",
-}
 
 
 @dataclass
@@ -95,19 +78,6 @@ class Component:
 
 
 @dataclass
-class BrokenPlugin:
-    """A plugin that could not be loaded, defines an unknown hook, or whose hook raised."""
-
-    plugin: str
-    distribution: str
-    version: str
-    error: str
-
-    def as_dict(self):
-        return {"plugin": self.plugin, "distribution": self.distribution, "version": self.version, "error": self.error}
-
-
-@dataclass
 class Collision:
     """A name registered by two distributions: the later registration is disabled."""
 
@@ -120,17 +90,6 @@ class Collision:
     def as_dict(self):
         return {"kind": self.kind, "name": self.name, "kept": self.kept, "disabled": self.disabled,
                 "message": self.message}
-
-
-@dataclass
-class _Source:
-    name: str
-    distribution: str
-    version: str
-    module: object = None
-
-    def label(self):
-        return f"{self.distribution} {self.version} (plugin {self.name!r})"
 
 
 @dataclass
@@ -224,7 +183,7 @@ class PluginRegistry:
         for src in self.sources:
             if src.module is module:
                 return src
-        return _Source(getattr(module, "__name__", "?"), "?", "?", module)
+        return Source(getattr(module, "__name__", "?"), "?", "?", module)
 
 
 _WARNED = set()
@@ -236,71 +195,6 @@ def _warn_once(message):
         return
     _WARNED.add(message)
     warnings.warn(message, PluginCollisionWarning, stacklevel=5)  # points at the plugin's register() call
-
-
-def _norm(name):
-    return re.sub(r"[-_.]+", "-", (name or "").strip()).lower()
-
-
-def _disabled_names():
-    value = os.environ.get("SKFRAME_DISABLE_PLUGINS", "").strip()
-    if not value or value.lower() in ("0", "false", "no"):
-        return None
-    if value.lower() in ("1", "true", "yes", "all"):
-        return "all"
-    return {_norm(v) for v in value.split(",") if v.strip()}
-
-
-def _is_disabled(disabled, dist_name, ep_name):
-    if disabled is None:
-        return False
-    if disabled == "all":
-        return True
-    return bool({_norm(ep_name), _norm(dist_name), f"{_norm(dist_name)}:{_norm(ep_name)}"} & disabled)
-
-
-def _entry_points():
-    eps = metadata.entry_points()
-    if hasattr(eps, "select"):
-        return list(eps.select(group="skframe"))
-    return list(eps.get("skframe", []))  # pragma: no cover - Python < 3.10
-
-
-def _discover_sources(registry):
-    disabled = _disabled_names()
-    found = {}
-    for ep in _entry_points():
-        dist = getattr(ep, "dist", None)
-        dist_name = (dist.metadata["Name"] if dist is not None else None) or "?"
-        version = dist.version if dist is not None else "?"
-        # the same distribution visible twice on sys.path counts once
-        found.setdefault((dist_name, ep.name, ep.value), (ep, dist_name, version))
-    own = [v for v in found.values() if v[1].lower() == _OWN_DIST]
-    others = sorted((v for v in found.values() if v[1].lower() != _OWN_DIST), key=lambda v: (_norm(v[1]), v[0].name))
-    sources = []
-    for ep, dist_name, version in own + others:
-        if dist_name.lower() != _OWN_DIST and _is_disabled(disabled, dist_name, ep.name):
-            continue
-        src = _Source(ep.name, dist_name, version)
-        try:
-            src.module = ep.load()
-        except Exception as exc:  # a broken plugin must not stop the others
-            registry.broken.append(BrokenPlugin(ep.name, dist_name, version, f"{type(exc).__name__}: {exc}"))
-            continue
-        sources.append(src)
-    if not own:
-        __version__ = getattr(sys.modules.get("skframe"), "__version__", "?")  # the package holding this module
-        builtins = []
-        for name, modname in _BUILTIN_MODULES.items():
-            src = _Source(name, _OWN_DIST, __version__)
-            try:
-                src.module = importlib.import_module(modname)
-            except Exception as exc:
-                registry.broken.append(BrokenPlugin(name, _OWN_DIST, __version__, f"{type(exc).__name__}: {exc}"))
-                continue
-            builtins.append(src)
-        sources = builtins + sources
-    return sources
 
 
 def _unknown_hooks(pm, src):
@@ -354,7 +248,7 @@ def _load():
     pm = pluggy.PluginManager("skframe")
     pm.add_hookspecs(hookspecs)
     registry.manager = pm
-    for src in _discover_sources(registry):
+    for src in discover_sources(registry.broken):
         try:
             pm.register(src.module, name=f"{src.distribution}:{src.name}")
         except Exception as exc:

@@ -14,7 +14,8 @@ import scipy.sparse as sp
 
 from skframe.exceptions import PluginError, SkframeError
 from skframe.persistence import load, save
-from skframe.plugin.loader import _Source, get_plugin_registry
+from skframe.plugin.discovery import Source
+from skframe.plugin.loader import get_plugin_registry
 from skframe.plugin.registry import build_component, spec_of
 from skframe.plugin.tags import TAGS_OF_KIND, KernelTags, LossTags, get_tags
 
@@ -140,7 +141,7 @@ def _registered(component, kind):
     reg = get_plugin_registry()
     factory = type(component)
     name = f"conformance-check-{factory.__module__}.{factory.__qualname__}".lower()
-    comp = reg.add(kind, name, factory, _Source("conformance-check", "skframe-conformance-check", "0"))
+    comp = reg.add(kind, name, factory, Source("conformance-check", "skframe-conformance-check", "0"))
     try:
         yield
     finally:
