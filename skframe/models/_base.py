@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from skframe.compute.backend import serial_blas
 from skframe.compute.plan import describe_data, plan_fit
 from skframe.compute.stream_fit import options_from, streamed_representation, validate_dask_XY
-from skframe.constraints import validate_params
+from skframe.constraints import HasMethods, Interval, Options, validate_params
 from skframe.core.engine import engine_work
 from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidInputError, InvalidParameterError, NotFittedError
@@ -36,7 +36,25 @@ from skframe.plugin.collections import is_collection, n_items
 from skframe.plugin.tags import get_tags
 
 __all__ = ["store_params", "KernelModelMixin", "KernelRegressorMixin", "validate_X", "validate_XY", "resolve_kernel",
-           "resolve_sketch"]
+           "resolve_sketch", "KERNEL_MODEL_CONSTRAINTS", "KERNEL_MODEL_HINTS"]
+
+#: values accepted for the parameters every sketched kernel estimator takes (kernel, sketch, λ, seed and
+#: compute options); an estimator adds its own to these in ``_parameter_constraints``
+KERNEL_MODEL_CONSTRAINTS = {
+    "kernel": [str, HasMethods("__call__")],
+    "kernel_params": [dict, None],
+    "sketch": [str, HasMethods("draw"), HasMethods("fit_features"), None],
+    "sketch_size": [Interval("int", 1, None), Options("auto"), None],
+    "sketch_params": [dict, None],
+    "lam": [Interval("real", 0, None, closed="neither"), "array-like"],
+    "random_state": ["random_state"],
+    "memory_budget": [Interval("int", 1, None), str, None],
+    "dtype": [Options("float64", "float32")],
+    "backend": [Options("auto", "numpy", "cupy")],
+}
+#: the fix each message about one of those parameters suggests (``_parameter_hints``)
+KERNEL_MODEL_HINTS = {"lam": "e.g. lam=1e-3, or a list of values for a regularisation path",
+                      "sketch_size": "a positive integer m, or 'auto' to choose it from n"}
 
 
 def store_params(estimator, params):

@@ -8,9 +8,17 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 
-from skframe.constraints import HasMethods, Interval, Options, validate_params
+from skframe.constraints import Interval, validate_params
 from skframe.core.linalg import solve_psd
-from skframe.models._base import KernelModelMixin, KernelRegressorMixin, check_lam, store_params, validate_XY
+from skframe.models._base import (
+    KERNEL_MODEL_CONSTRAINTS,
+    KERNEL_MODEL_HINTS,
+    KernelModelMixin,
+    KernelRegressorMixin,
+    check_lam,
+    store_params,
+    validate_XY,
+)
 from skframe.plugin.problems import SolveResult
 
 __all__ = ["SketchedKernelRidge"]
@@ -125,21 +133,11 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
     """
 
     _parameter_constraints = {
-        "kernel": [str, HasMethods("__call__")],
-        "kernel_params": [dict, None],
-        "sketch": [str, HasMethods("draw"), HasMethods("fit_features"), None],
-        "sketch_size": [Interval("int", 1, None), Options("auto"), None],
-        "sketch_params": [dict, None],
-        "lam": [Interval("real", 0, None, closed="neither"), "array-like"],
+        **KERNEL_MODEL_CONSTRAINTS,
         "fit_intercept": ["boolean"],
         "rtol": [Interval("real", 0, 1), None],
-        "random_state": ["random_state"],
-        "memory_budget": [Interval("int", 1, None), str, None],
-        "dtype": [Options("float64", "float32")],
-        "backend": [Options("auto", "numpy", "cupy")],
     }
-    _parameter_hints = {"lam": "e.g. lam=1e-3, or a list of values for a regularisation path",
-                        "sketch_size": "a positive integer m, or 'auto' to choose it from n"}
+    _parameter_hints = KERNEL_MODEL_HINTS
 
     def __init__(self, kernel="gaussian", *, kernel_params=None, sketch="psr", sketch_size="auto",
                  sketch_params=None, lam=1e-3, fit_intercept=True, rtol=None, random_state=None,

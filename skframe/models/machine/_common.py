@@ -18,29 +18,18 @@ import time
 
 from sklearn.base import BaseEstimator
 
-from skframe.constraints import HasMethods, Interval, Options, validate_params
-from skframe.models._base import KernelModelMixin, check_lam
+from skframe.constraints import HasMethods, validate_params
+from skframe.models._base import KERNEL_MODEL_CONSTRAINTS, KERNEL_MODEL_HINTS, KernelModelMixin, check_lam
 from skframe.models._core import default_solver_name, resolve_solver, run_solver
 
 __all__ = ["MachineBase", "COMMON_CONSTRAINTS", "default_solver_name", "finish_machine_class"]
 
 COMMON_CONSTRAINTS = {
-    "kernel": [str, HasMethods("__call__")],
-    "kernel_params": [dict, None],
-    "sketch": [str, HasMethods("draw"), HasMethods("fit_features"), None],
-    "sketch_size": [Interval("int", 1, None), Options("auto"), None],
-    "sketch_params": [dict, None],
+    **KERNEL_MODEL_CONSTRAINTS,
     "solver": [str, HasMethods("solve"), None],
     "solver_params": [dict, None],
-    "lam": [Interval("real", 0, None, closed="neither"), "array-like"],
     "warm_start": ["boolean"],
-    "random_state": ["random_state"],
-    "memory_budget": [Interval("int", 1, None), str, None],
-    "dtype": [Options("float64", "float32")],
-    "backend": [Options("auto", "numpy", "cupy")],
 }
-HINTS = {"lam": "e.g. lam=1e-3, or a list of values for a regularisation path",
-         "sketch_size": "a positive integer m, or 'auto' to choose it from n"}
 
 
 _FIT_DOC = """{summary}
@@ -66,7 +55,7 @@ class MachineBase(KernelModelMixin, BaseEstimator):
     is finished by :func:`finish_machine_class`.
     """
 
-    _parameter_hints = HINTS
+    _parameter_hints = KERNEL_MODEL_HINTS
 
     def fit(self, X, y, progress=None):
         t0 = self._start_fit()
