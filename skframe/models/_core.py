@@ -19,8 +19,7 @@ approximation transformers):
    (:meth:`Representation.expansion`): ``coef_ = proj W`` on ``X_fit_`` for a sketch,
    ``feature_map_`` for an explicit feature map (random Fourier features), the full
    Gram matrix for the exact model;
-6. **solve** a :class:`skframe.plugin.problems.Problem` (:func:`run_solver`, which also calls
-   solvers written to the earlier ``solve(Z, Y, loss, lam)`` contract).
+6. **solve** a :class:`skframe.plugin.problems.Problem` (:func:`run_solver`).
 
 Prediction is :func:`predict_expansion` (kernel expansion or feature map). Steps 4
 and 6 live in :mod:`skframe.models._sizes` and :mod:`skframe.models._solve` and are
@@ -39,13 +38,14 @@ from skframe.core.feature_map import build_feature_map, kernel_times
 from skframe.core.sketching import SketchMatrix, draw_sketch
 from skframe.exceptions import InvalidParameterError
 from skframe.models._sizes import _clamp_sketch_object, _is_feature_map_name, auto_sketch_size, choose_sketch_size
-from skframe.models._solve import lam_path, run_solver, solver_contract, target_offset
+from skframe.models._solve import lam_path, run_solver, target_offset
 from skframe.plugin import registry
-from skframe.plugin.collections import n_items, take
+from skframe.plugin.collections import n_items
 from skframe.plugin.problems import ArrayProblem
 from skframe.plugin.protocols import kernel_block, kernel_prepare
 from skframe.plugin.registry import component_name, component_params, get_component
 from skframe.plugin.specs import ComponentSpec
+from skframe.plugin.tags import get_tags
 
 __all__ = [
     "EXACT_SKETCH_NAMES",
@@ -65,7 +65,6 @@ __all__ = [
     "build_representation",
     "predict_expansion",
     "run_solver",
-    "solver_contract",
     "lam_path",
 ]
 
@@ -164,7 +163,7 @@ def resolve_sketch(sketch, size, sketch_params=None):
     if isinstance(sketch, str):
         return _resolve("sketch", sketch, dict(sketch_params or {}, size=int(size)), what="e.g. 'psr'")
     obj, spec = _resolve("sketch", sketch, sketch_params, what="e.g. 'psr'")
-    if not hasattr(obj, "draw") and not getattr(obj, "feature_map", False):
+    if not hasattr(obj, "draw") and not get_tags(obj, "sketch").feature_map:
         raise InvalidParameterError(f"sketch={sketch!r} has no draw(n, rng) method; it is not a sketch")
     return obj, spec
 
@@ -194,15 +193,15 @@ def resolve_loss(loss, loss_params=None):
 def default_solver_name(loss):
     """Default solver of a loss, from its capabilities.
 
-    ``loss.default_solver`` when the loss declares one; else ``"closed-form"`` for the
+    The loss's tag ``default_solver`` when it declares one; else ``"closed-form"`` for the
     square loss, ``"lbfgs"`` for smooth losses and ``"adam"`` otherwise.
     """
-    declared = getattr(loss, "default_solver", None)
-    if declared:
-        return declared
-    if getattr(loss, "quadratic", False) or getattr(loss, "name", None) == "square":
+    tags = get_tags(loss, "loss")
+    if tags.default_solver:
+        return tags.default_solver
+    if tags.square:
         return "closed-form"
-    return "lbfgs" if getattr(loss, "smooth", False) else "adam"
+    return "lbfgs" if tags.smooth else "adam"
 
 
 def resolve_solver(solver, solver_params, loss):
@@ -296,7 +295,7 @@ def build_representation(X, kernel, sketch, rng, *, rtol=None, progress=None, ex
         fmap, Z, _ = build_feature_map(kernel, X, R, rtol=rtol, progress=progress)
         info = {"name": "none", "m": n, "n": n, "s_prime": n, "rank": fmap.rank}
         return Representation("exact", Z, info, X_basis=fmap.X_sub, proj=fmap.proj)
-    if getattr(sketch, "feature_map", False):
+    if get_tags(sketch, "sketch").feature_map:
         fmap = sketch.fit_features(kernel, X, rng)
         Z = fmap.transform(X)
         if progress is not None:
@@ -317,9 +316,3 @@ def predict_expansion(kernel, X, coef, X_fit=None, feature_map=None):
         return feature_map.transform(X) @ coef
 
     return kernel_times(kernel, X, X_fit, coef)
-
-
-def sample_rows(X, indices):
-    """Rows/items ``indices`` of an array, sparse matrix or input collection."""
-    return take(X, np.asarray(indices))
-

@@ -1,4 +1,4 @@
-"""Step 6 of the fit core: call solvers (either contract), intercepts and λ paths."""
+"""Step 6 of the fit core: call solvers on a problem, intercepts and λ paths."""
 
 from __future__ import annotations
 
@@ -10,20 +10,7 @@ import numpy as np
 from skframe.plugin.problems import SolveResult
 from skframe.plugin.tags import get_tags
 
-__all__ = ["solver_contract", "run_solver", "target_offset", "lam_path"]
-
-
-def solver_contract(solver):
-    """``"problem"`` for ``solve(problem, loss, lam, ...)``, ``"arrays"`` for the earlier ``solve(Z, Y, loss, lam, ...)``."""
-    try:
-        params = list(inspect.signature(solver.solve).parameters.values())
-    except (TypeError, ValueError):
-        return "problem"
-    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if positional and positional[0].name == "problem":
-        return "problem"
-    required = [p for p in positional if p.default is p.empty]
-    return "arrays" if len(required) >= 4 else "problem"
+__all__ = ["run_solver", "target_offset", "lam_path"]
 
 
 def _accepts(func, name):
@@ -35,11 +22,9 @@ def _accepts(func, name):
 
 
 def run_solver(solver, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
-    """Call ``solver.solve`` under either contract and return a :class:`SolveResult`.
+    """Call ``solver.solve(problem, loss, lam, ...)`` and return a :class:`SolveResult`.
 
-    Solvers written to the earlier contract ``solve(Z, Y, loss, lam, *, M=None, rng=None)``
-    returning W get the problem's in-memory arrays; their ``history_``/``stop_reason_``/
-    ``n_iter_`` attributes, when present, fill the result. A progress object with
+    A solver that returns a bare weight matrix gets it wrapped. A progress object with
     ``new_stage(description, total)`` (the CLI's progress bar) gets a stage for the
     solver's epochs or iterations; it is forwarded only to solvers that take ``progress``.
     """
@@ -53,19 +38,8 @@ def run_solver(solver, problem, loss, lam, *, M=None, rng=None, init=None, progr
             total = epochs or getattr(solver, "max_iter", None)
             new_stage(f"{getattr(solver, 'name', 'solver')} {'epochs' if epochs else 'iterations'}", total)
             kwargs["progress"] = progress
-    if solver_contract(solver) == "problem":
-        out = solver.solve(problem, loss, lam, **kwargs)
-        if isinstance(out, SolveResult):
-            return out
-        return SolveResult(W=np.asarray(out))
-    Z, Y = problem.features()
-    W = solver.solve(Z, Y, loss, lam, **kwargs)
-    return SolveResult(
-        W=np.asarray(W),
-        history=list(getattr(solver, "history_", []) or []),
-        stop_reason=getattr(solver, "stop_reason_", None),
-        n_iter=int(getattr(solver, "n_iter_", 0) or 0),
-    )
+    out = solver.solve(problem, loss, lam, **kwargs)
+    return out if isinstance(out, SolveResult) else SolveResult(W=np.asarray(out))
 
 
 def target_offset(Y, loss=None, fit_intercept=True):

@@ -114,8 +114,8 @@ def test_default_solver_from_loss_capabilities():
     assert _core.default_solver_name(Rough()) == "adam"
 
 
-# ------------------------------------------------------------------ solver contracts
-class NewContractRidge:
+# ------------------------------------------------------------------ a third-party solver
+class ProblemRidge:
     """A solver written to the problem contract."""
 
     def __init__(self):
@@ -129,40 +129,19 @@ class NewContractRidge:
                            info={"gap": 0.0})
 
 
-class OldContractRidge:
-    """A third-party solver written to the earlier solve(Z, Y, loss, lam) contract."""
-
-    def solve(self, Z, Y, loss, lam, *, M=None, rng=None):
-        A = Z.T @ Z
-        A[np.diag_indices_from(A)] += Z.shape[0] * lam
-        self.history_ = [3.0]
-        self.stop_reason_ = "old"
-        self.n_iter_ = 1
-        return np.linalg.solve(A, Z.T @ Y)
-
-
-def test_solver_contract_detection():
-    assert _core.solver_contract(NewContractRidge()) == "problem"
-    assert _core.solver_contract(OldContractRidge()) == "arrays"
-
-
-@pytest.mark.parametrize("make", [NewContractRidge, OldContractRidge])
-def test_both_solver_contracts_give_the_closed_form(data, make):
+def test_problem_solver_gives_the_closed_form(data):
     X, y = data
     kw = dict(kernel_params={"gamma": 1.0}, sketch_size=20, loss="square", lam=1e-3, random_state=0)
     ref = SketchedKernelMachine(**kw).fit(X, y)
-    m = SketchedKernelMachine(solver=make(), **kw).fit(X, y)
+    m = SketchedKernelMachine(solver=ProblemRidge(), **kw).fit(X, y)
     np.testing.assert_allclose(m.predict(X), ref.predict(X), rtol=1e-8, atol=1e-10)
-    if make is NewContractRidge:
-        assert m.history_ == [1.0, 0.5] and m.stop_reason_ == "done" and m.n_iter_ == 2
-        assert m.solver_info_ == {"gap": 0.0}
-    else:
-        assert m.history_ == [3.0] and m.stop_reason_ == "old" and m.n_iter_ == 1
+    assert m.history_ == [1.0, 0.5] and m.stop_reason_ == "done" and m.n_iter_ == 2
+    assert m.solver_info_ == {"gap": 0.0}
 
 
 def test_warm_start_and_lambda_path(data):
     X, y = data
-    solver = NewContractRidge()
+    solver = ProblemRidge()
     kw = dict(kernel_params={"gamma": 1.0}, sketch_size=20, loss="square", random_state=0)
     m = SketchedKernelMachine(solver=solver, lam=[1e-1, 1e-2, 1e-3], **kw).fit(X, y)
     assert solver.inits[0] is None and all(i is not None for i in solver.inits[1:])
@@ -171,7 +150,7 @@ def test_warm_start_and_lambda_path(data):
     np.testing.assert_allclose(m.predict(X), last.predict(X), rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(m.coef_path_[-1], m.coef_)
     # warm_start: the refit starts from the previous weights
-    solver2 = NewContractRidge()
+    solver2 = ProblemRidge()
     w = SketchedKernelMachine(solver=solver2, lam=1e-2, warm_start=True, **kw).fit(X, y)
     w.set_params(lam=1e-3).fit(X, y)
     assert solver2.inits[0] is None and solver2.inits[1] is not None
