@@ -47,6 +47,13 @@ def _build(obj_or_factory, params):
     return obj_or_factory
 
 
+def _start(kind, obj_or_factory, params, rng):
+    """The first steps of every check: the component, its error reporter, its checked tags and a generator."""
+    component = _build(obj_or_factory, params)
+    fail = _Failure(kind, component)
+    return component, fail, _check_tags(fail, component, kind), _rng(rng)
+
+
 def _close(A, B, rtol, atol=0.0):
     A, B = np.asarray(A, dtype=np.float64), np.asarray(B, dtype=np.float64)
     scale = max(1.0, float(np.max(np.abs(B), initial=0.0)))

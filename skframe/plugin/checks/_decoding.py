@@ -7,13 +7,10 @@ import numpy as np
 from skframe.core.output_matrices import check_output_matrix
 from skframe.exceptions import SkframeError
 from skframe.plugin.checks._common import (
-    _build,
     _check_params,
-    _check_tags,
     _close,
-    _Failure,
-    _rng,
     _saved_and_loaded,
+    _start,
     _worst,
 )
 
@@ -41,10 +38,7 @@ def check_decoder(decoder, *, params=None, rng=0, rtol=1e-9):
     -------
     DecoderTags
     """
-    decoder = _build(decoder, params)
-    fail = _Failure("decoder", decoder)
-    tags = _check_tags(fail, decoder, "decoder")
-    gen = _rng(rng)
+    decoder, fail, tags, gen = _start("decoder", decoder, params, rng)
     n, p, n_c, k = 7, 4, 30, 3
     G_list = [gen.standard_normal((n, p)) for _ in range(2)]
 
@@ -108,10 +102,7 @@ def check_output_matrix_component(output_matrix, *, params=None, d=3, rng=0):
     -------
     OutputMatrixTags
     """
-    om = _build(output_matrix, params)
-    fail = _Failure("output_matrix", om)
-    tags = _check_tags(fail, om, "output_matrix")
-    gen = _rng(rng)
+    om, fail, tags, gen = _start("output_matrix", output_matrix, params, rng)
     Y = gen.standard_normal((30, d))
     quantiles = tuple(float(q) for q in np.linspace(0.1, 0.9, d))
 

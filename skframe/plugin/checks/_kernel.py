@@ -14,14 +14,11 @@ from skframe.core.sketch_matrix import SketchMatrix
 from skframe.core.sketching import sketched_gram_products
 from skframe.exceptions import PluginError
 from skframe.plugin.checks._common import (
-    _build,
     _check_params,
-    _check_tags,
     _close,
     _dense,
-    _Failure,
-    _rng,
     _saved_and_loaded,
+    _start,
     _worst,
 )
 from skframe.plugin.collections import is_collection, n_items, take
@@ -95,10 +92,7 @@ def check_kernel(kernel, X=None, Y=None, *, params=None, rng=0, rtol=1e-7):
     skframe.exceptions.PluginError
         At the first failed property, naming it and the fix.
     """
-    kernel = _build(kernel, params)
-    fail = _Failure("kernel", kernel)
-    tags = _check_tags(fail, kernel, "kernel")
-    rng = _rng(rng)
+    kernel, fail, tags, rng = _start("kernel", kernel, params, rng)
     X, Y = _kernel_data(rng, X, Y)
     prepared = kernel_prepare(kernel, X)
     nx, ny = n_items(X), n_items(Y)

@@ -7,13 +7,10 @@ import math
 import numpy as np
 
 from skframe.plugin.checks._common import (
-    _build,
     _check_params,
-    _check_tags,
     _close,
-    _Failure,
-    _rng,
     _saved_and_loaded,
+    _start,
     _worst,
 )
 from skframe.plugin.loader import get_plugin_registry
@@ -44,10 +41,7 @@ def check_loss(loss, *, params=None, n=25, d=2, rng=0, rtol=1e-5):
     -------
     LossTags
     """
-    loss = _build(loss, params)
-    fail = _Failure("loss", loss)
-    tags = _check_tags(fail, loss, "loss")
-    gen = _rng(rng)
+    loss, fail, tags, gen = _start("loss", loss, params, rng)
     F, Y = _loss_data(gen, tags, n, d)
     v = np.asarray(loss.value(F, Y), dtype=np.float64)
     fail.require(v.shape == (n,) and np.all(np.isfinite(v)), "value", f"value(F, Y) has shape {v.shape}",

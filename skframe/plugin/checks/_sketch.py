@@ -6,14 +6,11 @@ import numpy as np
 
 from skframe.core.sketch_matrix import SketchMatrix
 from skframe.plugin.checks._common import (
-    _build,
     _check_params,
-    _check_tags,
     _close,
     _dense,
-    _Failure,
-    _rng,
     _saved_and_loaded,
+    _start,
 )
 from skframe.plugin.collections import n_items
 from skframe.plugin.registry import get_component
@@ -45,10 +42,7 @@ def check_sketch(sketch, n=60, *, params=None, X=None, kernel=None, rng=0):
     -------
     SketchTags
     """
-    sketch = _build(sketch, params)
-    fail = _Failure("sketch", sketch)
-    tags = _check_tags(fail, sketch, "sketch")
-    gen = _rng(rng)
+    sketch, fail, tags, gen = _start("sketch", sketch, params, rng)
     X = gen.uniform(size=(n, 3)) if X is None else X
     n = n_items(X)
     kernel = get_component("kernel", "gaussian", gamma=1.0) if kernel is None else kernel

@@ -9,16 +9,13 @@ import numpy as np
 from skframe.exceptions import PluginError, SkframeError
 from skframe.plugin.checks._common import (
     _attributes,
-    _build,
     _check_params,
-    _check_tags,
-    _Failure,
     _json_ready,
     _no_state_change,
     _params_of,
-    _rng,
     _same_params,
     _saved_and_loaded,
+    _start,
     _worst,
 )
 from skframe.plugin.problems import ArrayProblem, Problem, SolveResult
@@ -85,10 +82,7 @@ def check_solver(solver, *, params=None, rng=0, rtol=0.05):
     -------
     SolverTags
     """
-    solver = _build(solver, params)
-    fail = _Failure("solver", solver)
-    tags = _check_tags(fail, solver, "solver")
-    gen = _rng(rng)
+    solver, fail, tags, gen = _start("solver", solver, params, rng)
     n, r, d, lam = 60, 5, 2, 1e-2
     Z = gen.standard_normal((n, r))
     Y = Z @ gen.standard_normal((r, d)) + 0.3 * gen.standard_normal((n, d))
