@@ -120,6 +120,8 @@ from skframe.plugin.tags import (
 )
 from skframe.validation import as_float_array, check_same_features
 
+# Listed in full on purpose, though protocols, tags and checks list most of these names in their
+# own __all__: this list is the contract kept stable for plugin authors; theirs may change.
 __all__ = [
     # hooks
     "hookimpl",

@@ -27,6 +27,7 @@ from skframe.options import DEFAULT_OPTIONS
 from skframe.plugin.collections import chunks, is_collection, n_items
 from skframe.plugin.tags import get_tags
 
+# skframe.plugin.api lists these names again on purpose: its list is the stable one for plugin authors.
 __all__ = [
     "Kernel",
     "Sketch",

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 from skframe.exceptions import InvalidParameterError, PluginError
 
+# skframe.plugin.api lists these names again on purpose: its list is the stable one for plugin authors.
 __all__ = [
     "KernelTags",
     "SketchTags",

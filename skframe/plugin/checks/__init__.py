@@ -52,6 +52,7 @@ from skframe.plugin.checks._sketch import check_sketch
 from skframe.plugin.checks._solver import check_solver
 from skframe.plugin.tags import kind_of
 
+# skframe.plugin.api lists these names again on purpose: its list is the stable one for plugin authors.
 __all__ = [
     "check_component",
     "check_kernel",
