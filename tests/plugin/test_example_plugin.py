@@ -56,3 +56,19 @@ def test_plugin_command_and_disable(installed):
     env = dict(installed, SKFRAME_DISABLE_PLUGINS="1")
     proc = _skframe(env, "fit", "--kernel", "rational-quadratic", "--sketch-size", "30")
     assert proc.returncode != 0 and "unknown kernel" in proc.stderr
+
+
+def test_the_example_passes_the_conformance_kit_in_its_own_tests(installed):
+    """The example distribution calls skframe.plugin.api.check_component in its tests, as a third party would."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+                          capture_output=True, text=True, env=installed, cwd=EXAMPLE)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert " passed" in proc.stdout
+
+
+def test_the_example_imports_only_the_public_module():
+    import ast
+
+    source = (EXAMPLE / "skframe_example_plugin" / "plugin.py").read_text(encoding="utf-8")
+    mods = {n.module for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ImportFrom) and n.module}
+    assert {m for m in mods if m.startswith("skframe")} == {"skframe.plugin.api"}

@@ -1,13 +1,23 @@
-"""Hook implementations of the example plugin (found through the ``skframe`` entry point)."""
+"""Hook implementations of the example plugin (found through the ``skframe`` entry point).
+
+Everything comes from skframe's public module for plugin authors, ``skframe.plugin.api``.
+"""
 
 import numpy as np
 import scipy.sparse as sp
 
-import skframe
-from skframe.core.output_matrices import OutputMatrix
-from skframe.exceptions import InvalidInputError
-from skframe.plugin.protocols import Kernel
-from skframe.validation import check_scalar
+from skframe.plugin.api import (
+    Interval,
+    InvalidInputError,
+    Kernel,
+    KernelTags,
+    OutputMatrix,
+    hookimpl,
+    repr_from_params,
+    validate_component,
+)
+
+POSITIVE = [Interval("real", 0, None, closed="neither")]
 
 
 class RationalQuadraticKernel(Kernel):
@@ -20,11 +30,14 @@ class RationalQuadraticKernel(Kernel):
     length_scale : float > 0, default 1.0
     """
 
-    normalized = True
+    # k(x, x) = 1, and a call changes no state: skframe may call it from several threads
+    __skframe_tags__ = KernelTags(normalized=True, thread_safe=True)
+    _parameter_constraints = {"alpha": POSITIVE, "length_scale": POSITIVE}
+    __repr__ = repr_from_params
 
     def __init__(self, alpha=1.0, length_scale=1.0):
-        self.alpha = check_scalar(alpha, "alpha", low=0, low_inclusive=False)
-        self.length_scale = check_scalar(length_scale, "length_scale", low=0, low_inclusive=False)
+        self.alpha, self.length_scale = alpha, length_scale
+        validate_component(self)
 
     @property
     def params(self):
@@ -53,9 +66,12 @@ class UniformCouplingMatrix(OutputMatrix):
     """
 
     name = "uniform-coupling"
+    _parameter_constraints = {"rho": [Interval("real", 0, 1)]}
+    _parameter_hints = {"rho": "0 gives independent outputs, 1 a single shared function"}
 
     def __init__(self, rho=0.5):
-        self.rho = check_scalar(rho, "rho", low=0, high=1)
+        self.rho = rho
+        validate_component(self)
 
     @property
     def params(self):
@@ -67,18 +83,18 @@ class UniformCouplingMatrix(OutputMatrix):
         return (1 - self.rho) * np.eye(d) + self.rho * np.ones((d, d))
 
 
-@skframe.hookimpl
+@hookimpl
 def register_kernels(register):
     # "rq" is an alias: the same entry under a second name (listed by `skframe plugins`)
     register("rational-quadratic", RationalQuadraticKernel, aliases=("rq",))
 
 
-@skframe.hookimpl
+@hookimpl
 def register_output_matrices(register):
     register("uniform-coupling", UniformCouplingMatrix)
 
 
-@skframe.hookimpl
+@hookimpl
 def register_commands(app):
     @app.command("example-info")
     def example_info():
