@@ -1,7 +1,8 @@
 """Hook specifications: what a skframe plugin may implement.
 
 A plugin is a module listed under the entry-point group ``skframe`` whose
-functions are marked with :data:`skframe.hookimpl`. Each ``register_*`` hook
+functions are marked with :data:`hookimpl` (``from skframe.plugin.api import hookimpl``;
+also ``skframe.hookimpl``). Each ``register_*`` hook
 receives a ``register`` callback::
 
     register(name, factory, aliases=())
@@ -18,9 +19,9 @@ or a hook function not marked with :data:`hookimpl`, makes the plugin broken.
 
 Example plugin module::
 
-    import skframe
+    from skframe.plugin.api import hookimpl
 
-    @skframe.hookimpl
+    @hookimpl
     def register_kernels(register):
         register("mykernel", MyKernel, aliases=("my-kernel",))
 """

@@ -26,7 +26,7 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
     Binary problems fit one column with labels -1 (``classes_[0]``) and +1
     (``classes_[1]``); with more classes one column per class, one-vs-rest (the hinge
     loss is summed over the columns, so the columns are independent with ``M = I``).
-    The default solver is the one the loss declares (``loss.default_solver``), else Adam
+    The default solver is the one the loss declares (its tag ``default_solver``), else Adam
     for a non-smooth loss such as the hinge.
 
     Parameters

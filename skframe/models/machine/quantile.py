@@ -71,7 +71,7 @@ class JointQuantileRegressor(MachineBase):
         The gamma of the quantile output matrix (0: all quantiles share one function
         shape; large: independent quantiles).
     solver : str, solver object or None, default=None
-        None takes the pinball loss's default solver (``loss.default_solver`` when the
+        None takes the pinball loss's default solver (its tag ``default_solver`` when the
         loss declares one, else Adam). The pinball loss is not smooth, so L-BFGS and the
         closed form do not apply.
     solver_params : dict, optional

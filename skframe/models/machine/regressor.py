@@ -28,7 +28,7 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
     (``"square"``, ``"huber"``, ``"epsilon-svr"``, ``"epsilon-ridge"``, ``"pinball"``);
     for several outputs the robust losses act on the norm of the residual (El Ahmad,
     PhD thesis, App. C.1). The solver defaults to the one the loss declares
-    (``loss.default_solver``), else the closed form for the square loss, L-BFGS for
+    (its tag ``default_solver``), else the closed form for the square loss, L-BFGS for
     smooth losses and Adam otherwise.
 
     Parameters
