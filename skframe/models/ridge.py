@@ -61,8 +61,9 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         ``"rff"``), a sketch object, or None / ``"none"`` for the exact model.
     sketch_size : int or "auto", default="auto"
         Number of rows m of the sketch. ``"auto"`` chooses it from the number n of
-        training points (:func:`skframe.models._core.auto_sketch_size`:
-        ``ceil(2 sqrt(n))`` within ``[min(n, 100), min(n, 1000)]`` and a memory budget);
+        training points (:func:`skframe.compute.plan.auto_size_rule`:
+        ``ceil(2 sqrt(n))`` within ``[min(n, 100), min(n, 1000)]``, capped by what the fit's
+        execution plan can hold within its memory budget);
         ``sketch_info_["size_rule"]`` says which rule gave m. A size above n is
         clamped to n with a :class:`skframe.exceptions.SketchSizeWarning`.
     sketch_params : dict, optional

@@ -43,8 +43,8 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
         or None / ``"none"`` for the exact model (features ``U D^{1/2}`` of the full Gram).
     sketch_size : int or "auto", default="auto"
         Number of rows m of the sketch; ``"auto"`` chooses it from the number of
-        training points (see :func:`skframe.models._core.auto_sketch_size`, reported in
-        ``sketch_info_["size_rule"]``). A size above n is clamped to n with a
+        training points (:func:`skframe.compute.plan.auto_size_rule`, capped by what the fit's
+        execution plan can hold; reported in ``sketch_info_["size_rule"]``). A size above n is clamped to n with a
         :class:`skframe.exceptions.SketchSizeWarning`.
     sketch_params : dict, optional
         Extra parameters of the named sketch, e.g. ``{"p": 0.005}``.
