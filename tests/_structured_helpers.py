@@ -3,6 +3,8 @@
 import numpy as np
 import scipy.sparse as sp
 
+from skframe.plugin.tags import KernelTags
+
 
 def _dense(A):
     return A.toarray() if sp.issparse(A) else np.asarray(A, dtype=float)
@@ -11,7 +13,7 @@ def _dense(A):
 class GaussK:
     """exp(-gamma ||a - b||^2), normalised."""
 
-    normalized = True
+    __skframe_tags__ = KernelTags(normalized=True)
     name = "gaussian"
 
     def __init__(self, gamma=0.5):
@@ -30,8 +32,7 @@ class GaussK:
 class LinK:
     """<a, b>, not normalised."""
 
-    normalized = False
-    is_linear = True
+    __skframe_tags__ = KernelTags(is_linear=True)
     name = "linear"
 
     def __call__(self, A, B=None):

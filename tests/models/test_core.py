@@ -18,6 +18,7 @@ from skframe.models import (
 from skframe.plugin.collections import InputCollection
 from skframe.plugin.problems import SolveResult
 from skframe.plugin.specs import ComponentSpec
+from skframe.plugin.tags import LossTags
 from tests.naive import naive_krr
 
 
@@ -101,13 +102,13 @@ def test_specs_recorded_for_named_components(data):
 
 def test_default_solver_from_loss_capabilities():
     class Declares:
-        default_solver = "dual-cd"
+        __skframe_tags__ = LossTags(default_solver="dual-cd")
 
     class Smooth:
-        smooth = True
+        __skframe_tags__ = LossTags(smooth=True)
 
     class Rough:
-        smooth = False
+        __skframe_tags__ = LossTags(smooth=False)
 
     assert _core.default_solver_name(Declares()) == "dual-cd"
     assert _core.default_solver_name(Smooth()) == "lbfgs"

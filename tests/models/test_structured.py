@@ -508,8 +508,10 @@ def test_exact_input_indefinite_gram_falls_back_to_pseudo_inverse():
     A = rng.standard_normal((n, 4))
     M = A @ A.T - 0.5 * np.eye(n)  # indefinite, symmetric
 
+    from skframe.plugin.tags import KernelTags
+
     class IndexK:
-        normalized = True
+        __skframe_tags__ = KernelTags(normalized=True)
 
         def __call__(self, P, Q=None):
             Q = P if Q is None else Q
