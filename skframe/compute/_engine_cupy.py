@@ -22,7 +22,6 @@ import scipy.sparse as sp
 from skframe.compute.backend import resolve_backend, to_numpy
 from skframe.core.sketching import diagonal_of_mix
 from skframe.exceptions import InvalidParameterError
-from skframe.plugin.protocols import kernel_backends
 from skframe.plugin.tags import get_tags
 
 __all__ = ["ArrayEngine", "CupyEngine", "DEVICE_FORMULAS", "device_kernel_name"]
@@ -106,12 +105,13 @@ class ArrayEngine:
         """``k(X, Y)`` on the device in ``dtype``."""
         X = self.xp.asarray(X, dtype=dtype)
         Y = self.xp.asarray(Y, dtype=dtype)
-        if self.xp is not np and "cupy" in kernel_backends(kernel):
+        backends = get_tags(kernel, "kernel").backends
+        if self.xp is not np and "cupy" in backends:
             return self.xp.asarray(kernel(X, Y), dtype=dtype)
         name = device_kernel_name(kernel)
         if name is None:
             raise InvalidParameterError(
-                f"kernel {type(kernel).__name__} computes on the backends {kernel_backends(kernel)} only, not on a "
+                f"kernel {type(kernel).__name__} computes on the backends {backends} only, not on a "
                 "GPU; use backend='numpy', or a kernel that lists 'cupy' in its backends"
             )
         params = dict(getattr(kernel, "params", None) or {})

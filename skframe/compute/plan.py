@@ -60,7 +60,6 @@ from skframe.deps import available, disabled, is_dask_collection, numba_enabled
 from skframe.exceptions import InvalidParameterError, MemoryBudgetError
 from skframe.options import ComputeOptions, parse_bytes
 from skframe.plugin.collections import is_collection, n_items
-from skframe.plugin.protocols import kernel_backends
 from skframe.plugin.registry import get_component
 from skframe.plugin.tags import get_tags
 
@@ -654,7 +653,7 @@ def plan_fit(data, *, kernel=None, sketch="psr", sketch_size="auto", sketch_para
 def _kernel_runs_on_gpu(kernel):
     if kernel is None:
         return True
-    return "cupy" in kernel_backends(kernel) or device_kernel_name(kernel) is not None
+    return "cupy" in get_tags(kernel, "kernel").backends or device_kernel_name(kernel) is not None
 
 
 def _choose_backend(requested, data, kind, kernel, work, machine):

@@ -25,7 +25,6 @@ import numpy as np
 from skframe.exceptions import PluginError
 from skframe.options import DEFAULT_OPTIONS
 from skframe.plugin.collections import chunks, is_collection, n_items
-from skframe.plugin.tags import get_tags
 
 # skframe.plugin.api lists these names again on purpose: its list is the stable one for plugin authors.
 __all__ = [
@@ -39,8 +38,6 @@ __all__ = [
     "kernel_block",
     "kernel_matvec",
     "kernel_prepare",
-    "kernel_is_linear",
-    "kernel_backends",
     "repr_from_params",
 ]
 
@@ -157,16 +154,6 @@ def kernel_prepare(kernel, X):
     """The kernel bound to training data: ``kernel.prepare(X)`` when it exists, else the kernel."""
     prep = getattr(kernel, "prepare", None)
     return kernel if prep is None else prep(X)
-
-
-def kernel_is_linear(kernel):
-    """True when the kernel's tags say ``is_linear`` (``k(x, y) = <x, y>``); ``get_tags(kernel).is_linear``."""
-    return get_tags(kernel, "kernel").is_linear
-
-
-def kernel_backends(kernel):
-    """Backends the kernel's tags list (``("numpy",)`` when it says nothing); ``get_tags(kernel).backends``."""
-    return get_tags(kernel, "kernel").backends
 
 
 def kernel_block(kernel, X, Y, dtype=np.float64):
