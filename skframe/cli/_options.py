@@ -100,8 +100,9 @@ class FitOptions:
     kernel_param: Annotated[KV, _kv("--kernel-param", "Kernel parameter KEY=VALUE, repeatable "
                                      "(e.g. gamma=0.1).", KERNEL)] = None
     # -- sketch -----------------------------------------------------------------------
-    sketch: Annotated[str, _opt("--sketch", "psr, psg, subsample, leverage, gaussian, accumulation, "
-                                "countsketch, rff, or none for the exact model.", SKETCH)] = "psr"
+    sketch: Annotated[str, _opt("--sketch", "auto (p-SR below 50 000 training rows, Nystrom sub-sampling "
+                                "from there), psr, psg, subsample, leverage, gaussian, accumulation, countsketch, "
+                                "rff, or none for the exact model.", SKETCH)] = "auto"
     sketch_size: Annotated[str, _opt("--sketch-size", "Sketch size m (rows of the sketch), or auto: chosen from "
                                      "the data.", SKETCH)] = "auto"
     sketch_param: Annotated[KV, _kv("--sketch-param", "Sketch parameter KEY=VALUE, repeatable "
@@ -251,10 +252,17 @@ class FitOptions:
         unchanged; an empty parameter dictionary becomes None (the estimator's default).
         """
         out = {name: getattr(self, name) for name in names}
+        if "sketch" in out:
+            out["sketch"] = self.named_sketch()
         out.update({k: (v or None) for k, v in out.items() if k.endswith("_params")})
         out = {k: v for k, v in out.items() if not (k == "fit_intercept" and v is None)}  # None: the model's own
         out["random_state"] = self.seed
         return out
+
+    def named_sketch(self):
+        """``--sketch``; ``auto`` not yet resolved from the data (a Python caller) reads as p-SR, its choice for
+        small data (``skframe fit`` resolves it from the number of rows: skframe.compute.plan.default_sketch)."""
+        return "psr" if str(self.sketch).lower() == "auto" else self.sketch
 
     def uses_machine(self):
         """True when the options ask for a non-square loss, an iterative solver or an output matrix."""

@@ -88,7 +88,7 @@ def build_estimator(opts):
     own_input_kernel = opts.input_kernel_params or opts.input_kernel
     input_kernel_params = opts.input_kernel_params if own_input_kernel else opts.kernel_params
     # each input_* option wins when given; otherwise the generic --sketch/--sketch-size/--sketch-param
-    input_sketch = opts.input_sketch if opts.input_sketch is not None else opts.sketch
+    input_sketch = opts.input_sketch if opts.input_sketch is not None else opts.named_sketch()
     size = opts.input_sketch_size or opts.sketch_size
     sizes = {}  # "auto" (or nothing given): the model's own default
     if size not in (None, "auto"):

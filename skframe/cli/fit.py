@@ -195,6 +195,12 @@ def _run_fit(opts, stack):
     opts.train_target_means = np.asarray(Y_tr, dtype=np.float64).mean(axis=0) if task_is_numeric(Y_tr) else None
     task = choose_task(opts)
     module = task_module(task)
+    if str(opts.sketch).lower() == "auto":  # the default family at the data's size
+        # lazy: the plan's module loads NumPy and the compute room, which the command's start-up does not
+        from skframe.compute.plan import default_sketch, describe_data
+
+        opts.sketch, data_info["default_sketch"] = default_sketch(describe_data(X_tr).n,
+                                                                  sketch_params=opts.sketch_params)
     model = module.build_estimator(opts)
     y_fit = _targets_for_fit(Y_tr, task)
     X_fit = X_tr

@@ -65,7 +65,7 @@ from skframe.plugin.tags import get_tags
 
 __all__ = ["Machine", "DataShape", "ExecutionPlan", "plan_fit", "detect_machine", "describe_data",
            "expected_columns", "STREAM_MIN_WORK", "SAMPLED_STREAM_MIN_WORK", "GPU_MIN_WORK", "SERIAL_BLAS_MAX_FLOPS",
-           "EXECUTORS", "BACKEND_CHOICES", "auto_size_rule"]
+           "EXECUTORS", "BACKEND_CHOICES", "NYSTROM_MIN_ROWS", "auto_size_rule", "default_sketch"]
 
 #: executors a plan chooses from
 EXECUTORS = ("in-memory", "streamed", "dask")
@@ -85,6 +85,14 @@ STREAM_MIN_WORK = 60_000_000
 #: ``R K R^T`` that makes it slower for p-SR at small n, and it skips the n x m x r product of the
 #: in-memory path (same benchmark: 0.57x to 0.75x from n * m = 3e6; n = 2000, m = 1000: 1.13x).
 SAMPLED_STREAM_MIN_WORK = 3_000_000
+
+#: training rows from which the command line's default sketch (``--sketch auto``) is Nyström
+#: sub-sampling instead of p-SR: at the auto size m the default p = 20/n samples s' ~ 20 m points,
+#: which every kernel block and every prediction evaluates, for no accuracy gain on the measured data
+#: (``benchmarks/out/default_sketch_1e5.json``: n = 1e5, m = 633: p-SR s' = 11 928, test R^2 0.8815,
+#: Nyström s' = 633, R^2 0.8823, fit about 5x and prediction about 20x faster; n = 2e4: R^2 0.8540
+#: and 0.8576). Below, a p-SR fit costs a second or less and keeps its documented results.
+NYSTROM_MIN_ROWS = 50_000
 
 #: kernel entries (n x s') from which ``backend="auto"`` computes on a GPU: below, CuPy's
 #: start and the transfer of the data cost more than the CPU fit.
@@ -295,6 +303,25 @@ def auto_size_rule(n):
     n = int(n)
     rule = math.ceil(AUTO_FACTOR * math.sqrt(max(n, 0)))
     return max(1, min(max(rule, min(n, AUTO_MIN)), min(n, AUTO_MAX)))
+
+
+def default_sketch(n, *, sketch_params=None):
+    """The sketch ``--sketch auto`` draws for n training rows: ``(name, reason)``.
+
+    p-SR (with its default p = 20/n) below :data:`NYSTROM_MIN_ROWS` rows, Nyström sub-sampling
+    from there on: the family with the best measured accuracy per second at the data's size
+    (``benchmarks/bench_default_sketch.py``). Sketch parameters given by the user (``p``) are
+    p-SR's: they keep p-SR.
+
+    >>> default_sketch(10_000)[0], default_sketch(10**6)[0]
+    ('psr', 'subsample')
+    """
+    if sketch_params:
+        return "psr", "p-SR: --sketch-param given"
+    if int(n) < NYSTROM_MIN_ROWS:
+        return "psr", f"p-SR (p = 20/n): n = {int(n)} < {NYSTROM_MIN_ROWS} rows"
+    return "subsample", (f"Nyström sub-sampling: n = {int(n)} >= {NYSTROM_MIN_ROWS} rows, where p-SR's s' ~ 20 m "
+                         "sampled points cost more than they bring (benchmarks/out/default_sketch_1e5.json)")
 
 
 def expected_columns(sketch, n, m=None):

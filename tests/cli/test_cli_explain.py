@@ -62,3 +62,18 @@ def test_fit_report_carries_the_execution(train):
 def test_explain_machine_loss(train):
     rep = json.loads(_invoke([train["csv"], "--loss", "huber", "--sketch-size", "20", "--explain", "--json"]).stdout)
     assert rep["execution"]["loss"] == "iterative" and rep["execution"]["keep_features"]
+
+
+def test_default_sketch_follows_the_data_size(train, monkeypatch):
+    rep = json.loads(_invoke([train["csv"], "--sketch-size", "20", "--json"]).stdout)
+    assert rep["sketch"]["name"] == "psr" and "p-SR" in rep["data"]["default_sketch"]
+    from skframe.compute import plan
+
+    monkeypatch.setattr(plan, "NYSTROM_MIN_ROWS", 100)  # as if the file had more rows than the switch
+    rep = json.loads(_invoke([train["csv"], "--sketch-size", "20", "--json"]).stdout)
+    assert rep["sketch"]["name"] == "subsample" and "Nyström" in rep["data"]["default_sketch"]
+    # sketch parameters are p-SR's: they keep p-SR; an explicit sketch is never replaced
+    rep = json.loads(_invoke([train["csv"], "--sketch-size", "20", "--sketch-param", "p=0.05", "--json"]).stdout)
+    assert rep["sketch"]["name"] == "psr"
+    rep = json.loads(_invoke([train["csv"], "--sketch", "psg", "--sketch-size", "20", "--json"]).stdout)
+    assert rep["sketch"]["name"] == "psg" and "default_sketch" not in rep["data"]
