@@ -115,24 +115,46 @@ def is_number_or_missing(tok):
     return True
 
 
-def bad_token(path, lineno, tok, col=None, extra=""):
-    """The :class:`DataFormatError` for a cell that is not a finite number."""
+def bad_token(path, lineno, tok, col=None, extra="", name=None):
+    """The :class:`DataFormatError` for a cell that is not a finite number.
+
+    ``col`` is the cell's position (from 0) and ``name`` its column's name when the file has
+    one: a cell of text gets the hint to leave its column out (``--drop``), and to read it
+    as molecules when it looks like a SMILES string.
+    """
     where = f" column {col + 1}" if col is not None else ""
+    if name is not None:
+        where += f" ({name!r})"
     try:
         what = "is infinite or out of the float64 range" if math.isinf(float(tok)) else "is not a number"
     except ValueError:
         what = "is not a number"
     shown = tok if len(tok) <= 40 else tok[:37] + "..."
     hint = ""
-    if what == "is not a number" and any(c.isalpha() for c in tok) and tok.lower() not in ("nan", "inf", "infinity"):
-        hint = (
-            "; a column of text such as SMILES strings is read with `--inputs smiles --input-column NAME` "
-            "(in Python: skframe.graphs.GraphBatch.from_smiles)"
-        )
+    if what == "is not a number" and col is not None:
+        hint = text_column_hint(tok, name, col)
     return DataFormatError(
         f"{name_of(path)}, line {lineno}{where}: {shown!r} {what}"
         f"{extra}; fix the value or mark it missing with '?' (then choose --missing zero|mean|drop){hint}"
     )
+
+
+def text_column_hint(tok, name, col):
+    """The end of a message about a cell of text: leave its column out, or read it as SMILES if it is one.
+
+    ``col`` is the position from 0; the command line counts from 1, as the messages do.
+    """
+    if not any(c.isalpha() for c in tok) or tok.lower() in ("nan", "inf", "infinity"):
+        return ""
+    from skframe.io.columns import looks_like_smiles  # the columns module imports this one
+
+    which = name if name is not None else str(col + 1)
+    hint = f"; if the column is text, leave it out with `--drop {which}` (in Python: drop=[{name or col!r}])"
+    if looks_like_smiles(tok):
+        column = f" --input-column {name}" if name is not None else " --input-column NAME"
+        hint += (f"; if it holds SMILES strings, read them as molecules with `--inputs smiles{column}` "
+                 "(in Python: skframe.graphs.GraphBatch.from_smiles)")
+    return hint
 
 
 def _check_encoding(path, head):
@@ -189,14 +211,19 @@ def iter_lines(path, block=1 << 20):
         yield lineno, line
 
 
-def parse_row(toks, path, lineno):
-    """Float values of the cells of one row (NaN for missing); DataFormatError naming the column."""
+def parse_row(toks, path, lineno, kept=None, names=None):
+    """Float values of the cells of one row (NaN for missing); DataFormatError naming the column.
+
+    ``kept``: the positions to parse, in order (default: every cell); ``names``: the header's
+    column names, for messages.
+    """
     vals = []
-    for j, t in enumerate(toks):
+    for j in range(len(toks)) if kept is None else kept:
+        t = toks[j]
         try:
             vals.append(parse_number(t))
         except ValueError:
-            raise bad_token(path, lineno, t, j) from None
+            raise bad_token(path, lineno, t, j, name=names[j] if names is not None else None) from None
     return vals
 
 

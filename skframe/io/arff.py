@@ -29,7 +29,7 @@ from skframe.io._common import (
     unquote,
 )
 
-__all__ = ["read_arff"]
+__all__ = ["read_arff", "read_names"]
 
 _ATTR_RE = re.compile(r"""^@attribute\s+('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\S+)\s+(.+?)\s*$""", re.IGNORECASE)
 
@@ -52,18 +52,27 @@ def _converter(type_str, path, lineno, attr_name):
             # non-numeric categories are coded by their position in the declaration
             mapping = {v: float(k) for k, v in enumerate(values)}
         return mapping
-    raise DataFormatError(
+    # refused when the column is read (a column left out may have any type)
+    return _Unsupported(DataFormatError(
         f"{name_of(path)}, line {lineno}: attribute {attr_name!r} has type {t[:40]!r}; only numeric/real/integer "
-        "and nominal {...} attributes are supported; convert the column to numbers"
-    )
+        f"and nominal {{...}} attributes are supported; convert the column to numbers, or leave it out with "
+        f"`--drop {attr_name}` (in Python: drop=[{attr_name!r}])"
+    ))
 
 
-def _value(tok, conv, path, lineno, col):
+class _Unsupported:
+    """The converter of an attribute whose type cannot be read: its error, raised if the column is kept."""
+
+    def __init__(self, error):
+        self.error = error
+
+
+def _value(tok, conv, path, lineno, col, name=None):
     if conv is None:
         try:
             return parse_number(tok)
         except ValueError:
-            raise bad_token(path, lineno, tok, col) from None
+            raise bad_token(path, lineno, tok, col, name=name) from None
     if tok == "?":
         return math.nan
     v = conv.get(unquote(tok))
@@ -106,7 +115,8 @@ def _header(lines, path):
     raise DataFormatError(f"{name_of(path)} has no @data section; add '@data' followed by the rows")
 
 
-def _sparse_row(line, lineno, path, convs, n_cols):
+def _sparse_row(line, lineno, path, convs, n_cols, where=None, names=None):
+    """Positions and values of a sparse row; ``where[j]``: the kept position of column j (-1: left out)."""
     end = line.find("}")
     if end < 0:
         raise DataFormatError(f"{name_of(path)}, line {lineno}: sparse row lacks its closing '}}'")
@@ -139,15 +149,26 @@ def _sparse_row(line, lineno, path, convs, n_cols):
                 f"{name_of(path)}, line {lineno}: sparse indices must be strictly increasing ({idx} after {prev})"
             )
         prev = idx
-        v = _value(parts[1], convs[idx], path, lineno, idx)
+        if where is not None and where[idx] < 0:
+            continue  # a column left out
+        v = _value(parts[1], convs[idx], path, lineno, idx, names[idx] if names is not None else None)
         if v != 0.0:  # NaN != 0, so missing cells are kept
-            cols.append(idx)
+            cols.append(idx if where is None else int(where[idx]))
             vals.append(v)
     return cols, vals
 
 
-def read_arff(path, targets=1):
+def read_arff(path, targets=1, columns=None):
     """Read an ARFF file.
+
+    Parameters
+    ----------
+    path : str
+    targets : int, default=1
+        Number of trailing target attributes (when ``columns`` names no targets).
+    columns : skframe.io.columns.Columns, optional
+        The attributes to keep as features and targets, by name or position; attributes
+        left out are not parsed (they may have any type).
 
     Returns
     -------
@@ -160,8 +181,21 @@ def read_arff(path, targets=1):
     lines = iter_lines(path)
     names, convs = _header(lines, path)
     n_cols = len(names)
-    targets = check_targets(targets, n_cols, path)
-    all_numeric = all(c is None for c in convs)
+    if columns is None:
+        targets = check_targets(targets, n_cols, path)
+        kept = list(range(n_cols))
+        n_x = n_cols - targets
+    else:
+        features, target_cols = columns.resolve(names, n_cols, targets, path)
+        kept, n_x = features + target_cols, len(features)
+    for j in kept:
+        if isinstance(convs[j], _Unsupported):
+            raise convs[j].error
+    where = None
+    if len(kept) != n_cols or kept != list(range(n_cols)):
+        where = np.full(n_cols, -1, dtype=np.intp)
+        where[kept] = np.arange(len(kept))
+    all_numeric = all(convs[j] is None for j in kept)
     dense_rows, dense_pos = [], []
     sp_rows, sp_cols, sp_vals = [], [], []
     any_sparse = False
@@ -172,7 +206,7 @@ def read_arff(path, targets=1):
         if not line or line.startswith("%"):
             continue
         if line.startswith("{"):
-            cols, vals = _sparse_row(line, lineno, path, convs, n_cols)
+            cols, vals = _sparse_row(line, lineno, path, convs, n_cols, where, names)
             sp_rows.extend([r] * len(cols))
             sp_cols.extend(cols)
             sp_vals.extend(vals)
@@ -185,9 +219,9 @@ def read_arff(path, targets=1):
                     "fix the row"
                 )
             if all_numeric:
-                vals = parse_row(toks, path, lineno)
+                vals = parse_row(toks, path, lineno, None if where is None else kept, names)
             else:
-                vals = [_value(t, convs[j], path, lineno, j) for j, t in enumerate(toks)]
+                vals = [_value(toks[j], convs[j], path, lineno, j, names[j]) for j in kept]
             dense_rows.append(vals)
             dense_pos.append(r)
         linenos.append(lineno)
@@ -195,7 +229,7 @@ def read_arff(path, targets=1):
     n = r
     if n == 0:
         raise DataFormatError(f"{name_of(path)} has no data rows after @data")
-    n_x = n_cols - targets
+    width = len(kept)
     if any_sparse:
         if dense_rows:
             D = np.asarray(dense_rows, dtype=np.float64)
@@ -206,11 +240,17 @@ def read_arff(path, targets=1):
         M = sp.csr_matrix(
             (np.asarray(sp_vals, dtype=np.float64),
              (np.asarray(sp_rows, dtype=np.intp), np.asarray(sp_cols, dtype=np.intp))),
-            shape=(n, n_cols),
+            shape=(n, width),
         )
         M.sum_duplicates()
         X, Y = M[:, :n_x].tocsr(), M[:, n_x:].toarray()
     else:
-        M = np.asarray(dense_rows, dtype=np.float64)
+        M = np.asarray(dense_rows, dtype=np.float64).reshape(n, width)
         X, Y = M[:, :n_x], M[:, n_x:]
-    return X, Y, names[:n_x], names[n_x:], np.asarray(linenos)
+    chosen = [names[j] for j in kept]
+    return X, Y, chosen[:n_x], chosen[n_x:], np.asarray(linenos)
+
+
+def read_names(path):
+    """The attribute names of an ARFF file (only its header is read)."""
+    return _header(iter_lines(path), path)[0]

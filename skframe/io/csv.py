@@ -22,10 +22,11 @@ from skframe.io._common import (
     name_of,
     parse_row,
     split_fields,
+    text_column_hint,
     unquote,
 )
 
-__all__ = ["read_csv", "iter_csv", "write_csv"]
+__all__ = ["read_csv", "iter_csv", "read_header", "write_csv"]
 
 
 def _check_header_arg(header):
@@ -33,27 +34,36 @@ def _check_header_arg(header):
         raise InvalidParameterError(f"header={header!r} must be 'auto', True or False")
 
 
-def _is_header(toks, path, lineno, header):
+def _is_header(toks, path, lineno, header, positions=None):
+    """Whether the first row is a header; ``positions(n_cols)`` gives the columns kept, or None."""
     if header is not True and header is not False:
         text = [j for j, t in enumerate(toks) if not is_number_or_missing(t)]
         if not text:
             return False
         if len(text) == len(toks):
             return True
+        kept = positions(len(toks)) if positions is not None else None
+        if kept is not None and all(j not in kept for j in text):
+            return False  # the text cells are in columns left out: a data row
         j = text[0]
         shown = toks[j] if len(toks[j]) <= 40 else toks[j][:37] + "..."
         raise DataFormatError(
             f"{name_of(path)}, line {lineno} (first row) column {j + 1}: {shown!r} is not a number while other "
             f"cells of the row are; a header row must hold only names and a data row only numbers "
-            "(fix the cell, or pass header=True / header=False)"
+            f"(fix the cell, or pass header=True / header=False){text_column_hint(toks[j], None, j)}"
         )
     return bool(header)
 
 
-def _rows(path, header):
-    """Yield ``("header", names, lineno)`` at most once, then ``("row", values, lineno)``."""
+def _rows(path, header, select=None):
+    """Yield ``("layout", (names, kept), lineno)`` once, then ``("row", values, lineno)`` per data row.
+
+    ``names`` are the header's (None without a header); ``kept`` the positions parsed, in
+    order (None: every column), from ``select(names, n_cols)``.
+    """
     n_cols = None
-    from_header = False
+    kept = None
+    names = None
     for lineno, raw in iter_lines(path):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -61,79 +71,132 @@ def _rows(path, header):
         toks = split_fields(line)
         if n_cols is None:
             n_cols = len(toks)
-            if _is_header(toks, path, lineno, header):
-                from_header = True
-                yield "header", [unquote(t) for t in toks], lineno
+            positions = getattr(select, "positions", None)
+            is_header = _is_header(toks, path, lineno, header, positions)
+            if is_header:
+                names = [unquote(t) for t in toks]
+            kept = select(names, n_cols) if select is not None else None
+            yield "layout", (names, kept), lineno
+            if is_header:
                 continue
         if len(toks) != n_cols:
             raise DataFormatError(
                 f"{name_of(path)}, line {lineno}: {len(toks)} values but {n_cols} expected "
-                f"(from the {'header' if from_header else 'first row'}); fix the row"
+                f"(from the {'header' if names is not None else 'first row'}); fix the row"
             )
-        yield "row", parse_row(toks, path, lineno), lineno
+        yield "row", parse_row(toks, path, lineno, kept, names), lineno
     if n_cols is None:
         raise DataFormatError(f"{name_of(path)} is empty; a CSV file needs at least one row of numbers")
 
 
-def _names(names, n_cols, targets):
+class _Select:
+    """``select(names, n_cols)`` for :func:`_rows`: the kept positions (features then targets) of a choice."""
+
+    def __init__(self, path, targets, columns):
+        self.path, self.targets, self.columns = path, targets, columns
+        self.n_x = None
+
+    def __call__(self, names, n_cols):
+        if self.columns is None:
+            self.n_x = n_cols - check_targets(self.targets, n_cols, self.path)
+            return None
+        features, targets = self.columns.resolve(names, n_cols, self.targets, self.path)
+        self.n_x = len(features)
+        self.names = names
+        return features + targets
+
+    def positions(self, n_cols):
+        """The kept positions of a choice made by position only (None otherwise), to tell data from a header."""
+        if self.columns is None or not self.columns.by_position_only:
+            return None
+        features, targets = self.columns.resolve(None, n_cols, self.targets, self.path)
+        return set(features + targets)
+
+
+def _names(names, kept, n_cols, n_x):
+    """Feature and target names of the kept columns (``x0``..., ``y0``... without a header)."""
     if names is None:
-        names = [f"x{j}" for j in range(n_cols - targets)] + [f"y{j}" for j in range(targets)]
-    n_x = n_cols - targets
-    return names[:n_x], names[n_x:]
+        n_t = (n_cols if kept is None else len(kept)) - n_x
+        return [f"x{j}" for j in range(n_x)], [f"y{j}" for j in range(n_t)]
+    chosen = names if kept is None else [names[j] for j in kept]
+    return chosen[:n_x], chosen[n_x:]
 
 
-def read_csv(path, targets=1, header="auto"):
+def read_csv(path, targets=1, header="auto", columns=None):
     """Read a whole CSV file.
+
+    Parameters
+    ----------
+    path : str
+    targets : int, default=1
+        Number of trailing target columns (when ``columns`` names no targets).
+    header : {"auto", True, False}
+    columns : skframe.io.columns.Columns, optional
+        The columns to keep as features and targets, by name or position; columns left out
+        are not parsed.
 
     Returns
     -------
     X, Y : ndarray, ndarray
-        Inputs and the last ``targets`` columns (NaN marks missing cells).
+        Inputs and targets (NaN marks missing cells).
     feature_names, target_names : list of str
     linenos : ndarray of int
         File line of each data row.
     """
     _check_header_arg(header)
-    rows, linenos, names = [], [], None
-    for kind, vals, lineno in _rows(path, header):
-        if kind == "header":
-            names = vals
+    select = _Select(path, targets, columns)
+    rows, linenos, layout = [], [], None
+    for kind, vals, lineno in _rows(path, header, select):
+        if kind == "layout":
+            layout = vals
         else:
             rows.append(vals)
             linenos.append(lineno)
+    names, kept = layout
+    n_cols = len(names) if names is not None else None
     if not rows:
         raise DataFormatError(f"{name_of(path)} has a header but no data rows; add rows of numbers")
     M = np.asarray(rows, dtype=np.float64)
-    targets = check_targets(targets, M.shape[1], path)
-    n_x = M.shape[1] - targets
-    fnames, tnames = _names(names, M.shape[1], targets)
+    n_x = select.n_x
+    fnames, tnames = _names(names, kept, n_cols if n_cols is not None else M.shape[1], n_x)
     return M[:, :n_x], M[:, n_x:], fnames, tnames, np.asarray(linenos)
 
 
-def iter_csv(path, rows, targets=1, header="auto"):
+def iter_csv(path, rows, targets=1, header="auto", columns=None):
     """Yield ``(X, Y, linenos, row_offset)`` blocks of at most ``rows`` data rows.
 
     Parsing is exactly that of :func:`read_csv`; memory holds one block at a time.
     """
     _check_header_arg(header)
-    buf, lines, offset, n_x = [], [], 0, None
-    for kind, vals, lineno in _rows(path, header):
-        if kind == "header":
+    select = _Select(path, targets, columns)
+    buf, lines, offset, seen = [], [], 0, False
+    for kind, vals, lineno in _rows(path, header, select):
+        if kind == "layout":
             continue
-        if n_x is None:
-            n_x = len(vals) - check_targets(targets, len(vals), path)
+        seen = True
         buf.append(vals)
         lines.append(lineno)
         if len(buf) == rows:
             M = np.asarray(buf, dtype=np.float64)
-            yield M[:, :n_x], M[:, n_x:], np.asarray(lines), offset
+            yield M[:, :select.n_x], M[:, select.n_x:], np.asarray(lines), offset
             offset += len(buf)
             buf, lines = [], []
     if buf:
         M = np.asarray(buf, dtype=np.float64)
-        yield M[:, :n_x], M[:, n_x:], np.asarray(lines), offset
-    elif n_x is None:
+        yield M[:, :select.n_x], M[:, select.n_x:], np.asarray(lines), offset
+    elif not seen:
         raise DataFormatError(f"{name_of(path)} has a header but no data rows; add rows of numbers")
+
+
+def read_header(path, header="auto"):
+    """The column names of a CSV file's header row, or None when its first row is data.
+
+    Only the first row is read.
+    """
+    _check_header_arg(header)
+    for kind, (names, _), _ in _rows(path, header):
+        return names if kind == "layout" else None
+    return None
 
 
 def write_csv(fh, X, Y, feature_names, target_names):

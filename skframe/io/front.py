@@ -12,10 +12,11 @@ import scipy.sparse as sp
 from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError
 from skframe.io import arff, csv, libsvm, npy
 from skframe.io._common import Dataset, name_of
+from skframe.io.columns import Columns
 from skframe.io.atomic import atomic_write
 from skframe.io.missing import ColumnMeans, check_strategy, handle_missing
 
-__all__ = ["FORMATS", "load_dataset", "read_dataset", "iter_chunks", "scan_file", "save_dataset"]
+__all__ = ["FORMATS", "load_dataset", "read_dataset", "iter_chunks", "scan_file", "save_dataset", "column_names"]
 
 #: File extensions recognised by :func:`load_dataset` and the format each one means.
 FORMATS = {
@@ -103,8 +104,58 @@ def _check_means(means, X, Y, path):
     return tuple(out)
 
 
+def _choice(columns, drop, target_columns):
+    """A :class:`~skframe.io.columns.Columns` from the readers' arguments, or None (the file's own layout)."""
+    if isinstance(columns, Columns):
+        if drop is not None or target_columns is not None:
+            raise InvalidParameterError("give drop= and target_columns= inside the Columns object, not beside it")
+        return columns
+    return Columns.make(columns, drop, target_columns)
+
+
+def _take(X, Y, positions):
+    """Columns of ``[X | Y]`` at ``positions`` (from 0), X's kept sparse; a copy unless they are X's first ones."""
+    d = X.shape[1]
+    if positions == list(range(len(positions))) and len(positions) <= d:
+        return X[:, : len(positions)]
+    if all(j < d for j in positions):
+        return X[:, positions]
+    parts = []
+    for j in positions:
+        col = X[:, j:j + 1] if j < d else Y[:, j - d:j - d + 1]
+        parts.append(col)
+    if sp.issparse(X):
+        return sp.hstack([sp.csr_matrix(c) for c in parts], format="csr") if parts else X[:, :0]
+    return np.hstack([np.asarray(c, dtype=np.float64) for c in parts]) if parts else np.zeros((X.shape[0], 0))
+
+
+def _select_read(X, Y, fnames, tnames, named, choice, path, n_targets=None):
+    """Apply a column choice to a file read whole (NPZ, NPY, LIBSVM): X, Y, feature and target names.
+
+    The columns are those of ``[X | Y]``; by default the last ``n_targets`` (Y's) are the targets.
+    """
+    if choice is None:
+        return X, Y, fnames, tnames
+    names = list(fnames) + list(tnames)
+    n_targets = Y.shape[1] if n_targets is None else n_targets
+    features, targets = choice.resolve(names if named else None, len(names), n_targets, path)
+    Xs = _take(X, Y, features)
+    Ys = np.asarray(_dense(_take(X, Y, targets)), dtype=np.float64).reshape(X.shape[0], len(targets))
+    return Xs, Ys, [names[j] for j in features], [names[j] for j in targets]
+
+
+def _npz_named(path):
+    """True when an NPZ archive stores its column names."""
+    with np.load(path, allow_pickle=False) as fh:
+        return "feature_names" in fh.files
+
+
+def _dense(A):
+    return A.toarray() if sp.issparse(A) else A
+
+
 def load_dataset(path, *, targets=1, fmt=None, missing="error", sparse="auto", header="auto", y_path=None,
-                 means=None):
+                 means=None, columns=None, drop=None, target_columns=None):
     """Load a data file into a :class:`Dataset`.
 
     Formats (chosen from the extension, or forced with ``fmt``): ``csv`` (``.csv``, see
@@ -139,6 +190,17 @@ def load_dataset(path, *, targets=1, fmt=None, missing="error", sparse="auto", h
         of the training data when reading new data for a fitted model (``x_means`` for the
         features, ``y_means`` for the targets; None for either means that file's own).
         Default: the file's own column means.
+    columns : list of (str or int), or skframe.io.columns.Columns, optional
+        The feature columns to keep, in this order, by name (CSV header, ARFF attribute,
+        names stored in an NPZ archive) or position (from 0); default: every column that is
+        neither a target nor dropped. Columns left out of a CSV or ARFF file are not parsed,
+        so a column of text can be left out. A :class:`~skframe.io.columns.Columns` gives
+        the whole choice at once.
+    drop : list of (str or int), optional
+        Columns to leave out.
+    target_columns : list of (str or int), optional
+        The target columns, in this order (instead of the last ``targets`` columns kept).
+        Missing-value policies apply to the columns kept only.
 
     Returns
     -------
@@ -162,28 +224,35 @@ def load_dataset(path, *, targets=1, fmt=None, missing="error", sparse="auto", h
     (1632, 60)
     """
     _check_options(missing, sparse, header)
+    choice = _choice(columns, drop, target_columns)
     path = os.fspath(path)
     fmt = _resolve_format(path, fmt)
     _check_file(path)
     linenos = None
     if fmt == "npz":
-        X, Y, fnames, tnames = npy.read_npz(path, targets)
+        X, Y, fnames, tnames = npy.read_npz(path, 0 if choice is not None else targets)
+        if choice is not None:
+            X, Y, fnames, tnames = _select_read(X, Y, fnames, tnames, _npz_named(path), choice, path)
     elif fmt == "npy":
         if y_path is not None:
             _check_file(os.fspath(y_path))
-        X, Y = npy.open_npy(path, targets, y_path)
+        X, Y = npy.open_npy(path, targets if choice is None or y_path is not None else 0, y_path)
         fnames = [f"x{j}" for j in range(X.shape[1])]
         tnames = [f"y{j}" for j in range(Y.shape[1])]
+        if choice is not None:
+            X, Y, fnames, tnames = _select_read(X, Y, fnames, tnames, False, choice, path,
+                                                None if y_path is not None else targets)
         if not _npy_has_nan(X, Y):
             X = sp.csr_matrix(X) if sparse is True else X
             return Dataset(X=X, Y=Y, feature_names=fnames, target_names=tnames, path=path, format=fmt, missing=missing)
         X, Y = np.array(X), np.array(Y)  # missing values: handled in memory
     elif fmt == "libsvm":
         X, Y, fnames, tnames, linenos = libsvm.read_libsvm(path)
+        X, Y, fnames, tnames = _select_read(X, Y, fnames, tnames, False, choice, path)
     elif fmt == "csv":
-        X, Y, fnames, tnames, linenos = csv.read_csv(path, targets, header)
+        X, Y, fnames, tnames, linenos = csv.read_csv(path, targets, header, columns=choice)
     else:
-        X, Y, fnames, tnames, linenos = arff.read_arff(path, targets)
+        X, Y, fnames, tnames, linenos = arff.read_arff(path, targets, columns=choice)
     means = _check_means(means, X, Y, path) if missing == "mean" else None
     X, Y, n_missing, rows = handle_missing(X, Y, missing, path, linenos, means=means)
     return Dataset(
@@ -203,21 +272,27 @@ def load_dataset(path, *, targets=1, fmt=None, missing="error", sparse="auto", h
 read_dataset = load_dataset
 
 
-def _blocks(path, fmt, rows, targets, header, y_path):
+def _blocks(path, fmt, rows, targets, header, y_path, choice=None):
     """Raw ``(X, Y, linenos, row_offset)`` blocks, NaN marking missing cells."""
     if fmt == "csv":
-        yield from csv.iter_csv(path, rows, targets, header)
+        yield from csv.iter_csv(path, rows, targets, header, columns=choice)
     elif fmt == "libsvm":
-        for X, Y, lines, offset, _layout in libsvm.iter_libsvm(path, rows):
+        for X, Y, lines, offset, layout in libsvm.iter_libsvm(path, rows):
+            X, Y, _, _ = _select_read(X, Y, layout.feature_names, layout.target_names, False, choice, path)
             yield X, Y, lines, offset
     else:
-        X, Y = npy.open_npy(path, targets, y_path)
+        X, Y = npy.open_npy(path, targets if choice is None or y_path is not None else 0, y_path)
         for i in range(0, X.shape[0], rows):
-            yield X[i:i + rows], Y[i:i + rows], None, i
+            Xb, Yb = X[i:i + rows], Y[i:i + rows]
+            if choice is not None:
+                names = [f"x{j}" for j in range(Xb.shape[1] + Yb.shape[1])]
+                Xb, Yb, _, _ = _select_read(Xb, Yb, names[:Xb.shape[1]], names[Xb.shape[1]:], False, choice, path,
+                                            None if y_path is not None else targets)
+            yield Xb, Yb, None, i
 
 
 def iter_chunks(path, *, rows=10000, targets=1, fmt=None, missing="error", sparse="auto", header="auto", y_path=None,
-                means=None):
+                means=None, columns=None, drop=None, target_columns=None):
     """Read a CSV, LIBSVM or ``.npy`` file block by block: yield ``(X_chunk, Y_chunk)``.
 
     Each block holds at most ``rows`` rows; parsing and the missing-value policy are those
@@ -242,6 +317,8 @@ def iter_chunks(path, *, rows=10000, targets=1, fmt=None, missing="error", spars
     means : tuple (feature_means, target_means), optional
         With ``missing="mean"``: fill with these means (e.g. a model's training means) instead
         of the file's own, and skip the extra pass; either entry may be None (then the file's).
+    columns, drop, target_columns
+        The columns kept, as in :func:`load_dataset`.
 
     Yields
     ------
@@ -249,6 +326,7 @@ def iter_chunks(path, *, rows=10000, targets=1, fmt=None, missing="error", spars
     Y_chunk : ndarray of shape (n_rows, n_targets)
     """
     _check_options(missing, sparse, header)
+    choice = _choice(columns, drop, target_columns)
     if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 1:
         raise InvalidParameterError(f"rows={rows!r} must be a positive integer (rows per chunk)")
     path = os.fspath(path)
@@ -267,7 +345,7 @@ def iter_chunks(path, *, rows=10000, targets=1, fmt=None, missing="error", spars
         means = tuple(np.asarray(m, dtype=np.float64) for m in given)
     elif missing == "mean":
         mx = my = None
-        for X, Y, _, _ in _blocks(path, fmt, rows, targets, header, y_path):
+        for X, Y, _, _ in _blocks(path, fmt, rows, targets, header, y_path, choice):
             mx = mx or ColumnMeans(X.shape[1])
             my = my or ColumnMeans(Y.shape[1])
             mx.update(X)
@@ -276,7 +354,7 @@ def iter_chunks(path, *, rows=10000, targets=1, fmt=None, missing="error", spars
                  my.means if given[1] is None else np.asarray(given[1], dtype=np.float64))
     if sparse == "auto" and fmt == "libsvm":
         sparse = True
-    for X, Y, lines, offset in _blocks(path, fmt, rows, targets, header, y_path):
+    for X, Y, lines, offset in _blocks(path, fmt, rows, targets, header, y_path, choice):
         X, Y, _, _ = handle_missing(X, Y, missing, path, lines, row_offset=offset, means=means or (None, None))
         if X.shape[0] == 0:
             continue
@@ -286,7 +364,8 @@ def iter_chunks(path, *, rows=10000, targets=1, fmt=None, missing="error", spars
             yield _final_x(X, sparse), np.ascontiguousarray(Y, dtype=np.float64)
 
 
-def scan_file(path, *, targets=1, fmt=None, header="auto", y_path=None):
+def scan_file(path, *, targets=1, fmt=None, header="auto", y_path=None, columns=None, drop=None,
+              target_columns=None):
     """Shape of a CSV, LIBSVM or ``.npy`` file without holding it in memory.
 
     One streaming pass (CSV, LIBSVM; every row is parsed, so a malformed file fails here
@@ -310,6 +389,12 @@ def scan_file(path, *, targets=1, fmt=None, header="auto", y_path=None):
     if fmt not in ("csv", "libsvm", "npy"):
         raise InvalidParameterError(f"scan_file reads csv, libsvm and npy files, not {fmt!r} ({name_of(path)})")
     _check_file(path)
+    choice = _choice(columns, drop, target_columns)
+    if choice is not None:
+        n = d = t = 0
+        for X, Y, _, _ in _blocks(path, fmt, 4096, targets, header, y_path, choice):
+            n, d, t = n + X.shape[0], X.shape[1], Y.shape[1]
+        return {"format": fmt, "n_rows": int(n), "n_features": int(d), "n_targets": int(t)}
     if fmt == "libsvm":
         layout = libsvm.scan_libsvm(path)
         n, d, t = layout.n_rows, layout.n_features, len(layout.target_names)
@@ -323,6 +408,37 @@ def scan_file(path, *, targets=1, fmt=None, header="auto", y_path=None):
         for X, Y, _, _ in csv.iter_csv(path, 4096, targets, header):
             n, d, t = n + X.shape[0], X.shape[1], Y.shape[1]
     return {"format": fmt, "n_rows": int(n), "n_features": int(d), "n_targets": int(t)}
+
+
+def column_names(path, *, fmt=None, header="auto"):
+    """The column names a data file gives, or None when it gives none.
+
+    A CSV file's header row, an ARFF file's attributes, the names an NPZ archive stores
+    (features then targets); LIBSVM and NPY files have no names. Only what holds the names
+    is read (a CSV file's first row, an ARFF file's header).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "d.csv")
+    >>> _ = open(p, "w").write("a,b,y\\n1,2,3\\n")
+    >>> column_names(p)
+    ['a', 'b', 'y']
+    """
+    path = os.fspath(path)
+    fmt = _resolve_format(path, fmt)
+    _check_file(path)
+    if fmt == "csv":
+        return csv.read_header(path, header)
+    if fmt == "arff":
+        return arff.read_names(path)
+    if fmt == "npz" and _npz_named(path):
+        with np.load(path, allow_pickle=False) as fh:
+            names = [str(s) for s in np.asarray(fh["feature_names"]).ravel()]
+            if "target_names" in fh.files:
+                names += [str(s) for s in np.asarray(fh["target_names"]).ravel()]
+        return names
+    return None
 
 
 def save_dataset(path, X, Y, *, fmt=None, feature_names=None, target_names=None):

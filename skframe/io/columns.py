@@ -1,0 +1,222 @@
+"""Choosing the columns of a data file: the features to keep or drop and the targets, by name or position.
+
+A :class:`Columns` says which columns of a file are features and which are targets. Its
+entries are column *names* (from a CSV header, ARFF attributes or the names stored in an
+NPZ archive) or *positions*; it is resolved against a file's columns by
+:meth:`Columns.resolve`, which the readers call once they know the names, so that a
+column left out is never parsed (a column of text can be dropped). Without a choice the
+readers keep their layout: the last ``targets`` columns are the targets.
+
+Rules (:meth:`Columns.resolve`):
+
+* ``drop`` columns are left out;
+* the targets are ``targets`` when given (in that order), else the last ``n_targets``
+  columns that are not dropped;
+* the features are ``features`` when given (in that order), else every other column that
+  is not dropped; a column cannot be both a feature and a target.
+
+Positions count from ``base`` (0 in Python; the command line counts from 1, as the
+readers' error messages do). A string entry is a name when the file has a column of that
+name, else a position when it is written as a whole number (ARFF attributes may be named
+``0`` or ``02``: the name wins).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from skframe.exceptions import InvalidParameterError
+from skframe.io._common import name_of
+
+__all__ = ["Columns", "as_names", "looks_like_smiles"]
+
+_SHOWN = 8  # names listed in a message before "..."
+
+
+def as_names(value, option="columns"):
+    """A tuple of column entries from None, one entry, an iterable, or comma-separated text.
+
+    Examples
+    --------
+    >>> as_names("a,b, c")
+    ('a', 'b', 'c')
+    >>> as_names(["x", 3])
+    ('x', 3)
+    >>> as_names(None) is None
+    True
+    """
+    if value is None:
+        return None
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        value = [value]
+    out = []
+    for item in value:
+        if isinstance(item, bool):
+            raise InvalidParameterError(f"{option}={value!r}: {item!r} is neither a column name nor a position")
+        if isinstance(item, str):
+            out.extend(t.strip() for t in item.split(",") if t.strip())
+        elif isinstance(item, int) or hasattr(item, "__index__"):
+            out.append(int(item))
+        else:
+            raise InvalidParameterError(f"{option}={value!r}: {item!r} is neither a column name nor a position")
+    return tuple(out)
+
+
+def _listed(names):
+    names = [repr(n) for n in names]
+    return ", ".join(names[:_SHOWN]) + (f", ... ({len(names)} in all)" if len(names) > _SHOWN else "")
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Which columns of a file are features and which targets (see the module docstring).
+
+    Parameters
+    ----------
+    features : tuple of (str or int), optional
+        The feature columns, in this order (default: every column that is neither a target
+        nor dropped).
+    drop : tuple of (str or int), default=()
+        Columns left out (never parsed).
+    targets : tuple of (str or int), optional
+        The target columns, in this order (default: the last ``n_targets`` columns not dropped).
+    base : {0, 1}, default=0
+        Position of the first column.
+    """
+
+    features: tuple | None = None
+    drop: tuple = ()
+    targets: tuple | None = None
+    base: int = 0
+
+    @classmethod
+    def make(cls, features=None, drop=None, targets=None, base=0):
+        """A :class:`Columns` from loose values (None, a name, a list, comma-separated text), or None."""
+        features, drop, targets = as_names(features, "columns"), as_names(drop, "drop"), as_names(targets, "target")
+        if features is None and not drop and targets is None:
+            return None
+        return cls(features, drop or (), targets, int(base))
+
+    @property
+    def by_position_only(self):
+        """True when every entry is a position (so that a file without a header can be resolved)."""
+        return all(isinstance(e, int) or (isinstance(e, str) and _is_whole(e)) for e in self._entries())
+
+    def resolve(self, names, n_columns, n_targets, path=None):
+        """Positions (from 0) of the features and of the targets in a file's columns.
+
+        Parameters
+        ----------
+        names : list of str or None
+            The file's column names, or None when it has none (then only positions are accepted).
+        n_columns : int
+        n_targets : int
+            How many trailing columns are targets when ``targets`` is not given.
+        path : str, optional
+            The file, for messages.
+
+        Returns
+        -------
+        features, targets : list of int
+        """
+        where = name_of(path) if path is not None else "the data"
+        index = {n: j for j, n in enumerate(names)} if names is not None else {}
+        if names is not None and len(index) != len(names):
+            dup = sorted({n for n in names if names.count(n) > 1} & set(self._entries()))
+            if dup:
+                raise InvalidParameterError(f"{where} has several columns named {_listed(dup)}; rename them to "
+                                            "choose columns by name, or choose them by position")
+
+        def position(entry, option):
+            if isinstance(entry, str) and entry in index:
+                return index[entry]
+            if isinstance(entry, str) and not _is_whole(entry):
+                if names is None:
+                    raise InvalidParameterError(
+                        f"{where} has no header row, so its columns are chosen by position (from {self.base}): "
+                        f"{option} {entry!r} is not one")
+                raise InvalidParameterError(f"{where} has no column named {entry!r} ({option}); its columns are "
+                                            f"{_listed(names)}")
+            j = int(entry) - self.base
+            if not 0 <= j < n_columns:
+                raise InvalidParameterError(
+                    f"{option} {entry!r}: {where} has {n_columns} columns, at positions {self.base} to "
+                    f"{n_columns - 1 + self.base}")
+            return j
+
+        def positions(entries, option):
+            out = [position(e, option) for e in entries]
+            seen = set()
+            for e, j in zip(entries, out):
+                if j in seen:
+                    raise InvalidParameterError(f"{option} names column {e!r} twice")
+                seen.add(j)
+            return out
+
+        drop = set(positions(self.drop, "drop"))
+        kept = [j for j in range(n_columns) if j not in drop]
+        if self.targets is not None:
+            targets = positions(self.targets, "target")
+            dropped = [self._label(j, names) for j in targets if j in drop]
+            if dropped:
+                raise InvalidParameterError(f"column {dropped[0]} is both a target and dropped; choose one")
+        else:
+            if n_targets < 0 or (n_targets and n_targets >= len(kept)):
+                raise InvalidParameterError(
+                    f"{where} keeps {len(kept)} columns: too few for {n_targets} targets and at least one feature")
+            targets = kept[len(kept) - n_targets:] if n_targets else []
+        if self.features is not None:
+            features = positions(self.features, "columns")
+            both = [self._label(j, names) for j in features if j in targets]
+            if both:
+                raise InvalidParameterError(
+                    f"column {both[0]} is chosen as a feature but is a target"
+                    + ("" if self.targets is not None else f" (the last {n_targets} kept columns are the targets)")
+                    + "; name the targets, or leave the column out of the features")
+            dropped = [self._label(j, names) for j in features if j in drop]
+            if dropped:
+                raise InvalidParameterError(f"column {dropped[0]} is both a feature and dropped; choose one")
+        else:
+            chosen = set(targets)
+            features = [j for j in kept if j not in chosen]
+        if not features:
+            raise InvalidParameterError(f"no feature column of {where} is left; keep at least one")
+        return features, targets
+
+    def _entries(self):
+        return (self.features or ()) + tuple(self.drop) + (self.targets or ())
+
+    @staticmethod
+    def _label(j, names):
+        return repr(names[j]) if names is not None else f"at position {j}"
+
+
+def _is_whole(text):
+    return bool(re.fullmatch(r"\s*[+-]?\d+\s*", text))
+
+
+# A SMILES string: organic-subset atoms (aromatic in lower case), bracket atoms, bonds, branches and ring
+# closures, with no spaces; a word such as "north" fails on its "r" and "t".
+_SMILES_TOKEN = re.compile(r"Cl|Br|[BCNOPSFI]|[bcnops]|\[[^\[\]\s]+\]|%\d\d|\d|[-=#$:/\\().+@*~]")
+_SMILES_ATOM = re.compile(r"Cl|Br|[BCNOPSFI]|[bcnops]|\[[^\[\]\s]+\]")
+
+
+def looks_like_smiles(text):
+    """True when ``text`` reads as a SMILES string (atoms, bonds, branches, ring closures only).
+
+    Examples
+    --------
+    >>> [looks_like_smiles(s) for s in ("CCO", "c1ccccc1O", "CC(=O)[O-]", "north", "Lyon", "3.5")]
+    [True, True, True, False, False, False]
+    """
+    text = text.strip()
+    if not text or " " in text:
+        return False
+    pos = 0
+    while pos < len(text):
+        m = _SMILES_TOKEN.match(text, pos)
+        if m is None:
+            return False
+        pos = m.end()
+    return _SMILES_ATOM.search(text) is not None
