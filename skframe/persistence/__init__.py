@@ -19,7 +19,8 @@ What is saved, and how it is rebuilt:
   estimators and model parts are listed here, plugins declare theirs through the
   ``register_state_classes`` hook, applications with :func:`register_class`;
 * numbers, strings, lists, tuples, dicts with string keys, NumPy arrays and scalars
-  (exact dtype, shape and memory order) and SciPy CSR/CSC matrices.
+  (exact dtype, shape and memory order), object arrays of strings (such as scikit-learn's
+  ``feature_names_in_``, stored as string arrays) and SciPy CSR/CSC matrices.
 """
 
 from __future__ import annotations
@@ -188,6 +189,9 @@ class _Encoder:
             return {"__float__": repr(value)}
         if isinstance(value, np.generic):  # exact dtype: a 0-d array
             return {"__scalar__": self._array(np.asarray(value))}
+        if isinstance(value, np.ndarray) and value.dtype.hasobject and _all_strings(value):
+            # names (scikit-learn's feature_names_in_): saved as a string array, rebuilt with dtype object
+            return {"__array__": self._array(value.astype(str)), "object": True}
         if isinstance(value, np.ndarray):
             return {"__array__": self._array(value)}
         if _is_sparse(value):
@@ -232,6 +236,10 @@ class _Encoder:
         }
 
 
+def _all_strings(arr):
+    return arr.size > 0 and all(isinstance(v, str) for v in arr.flat)
+
+
 def _is_sparse(value):
     mod = type(value).__module__
     if not mod.startswith("scipy."):
@@ -265,7 +273,8 @@ class _Decoder:
         if "__scalar__" in node:
             return self._array(node["__scalar__"])[()]
         if "__array__" in node:
-            return self._array(node["__array__"])
+            arr = self._array(node["__array__"])
+            return arr.astype(object) if node.get("object") is True and arr.dtype.kind == "U" else arr
         if "__sparse__" in node:
             return self._sparse(node)
         if "__list__" in node:
