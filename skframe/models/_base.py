@@ -246,6 +246,8 @@ class KernelModelMixin:
         # the plan, as JSON types (saved with the model), with what the fit settled on the way
         self.execution_ = dict(plan.to_dict(), **{k: rep.info[k] for k in ("chunk_rows", "products")
                                                   if k in rep.info and plan.streams})
+        if plan.streams and plan.loss == "iterative":  # the rank r <= m the features were sized with
+            self.execution_["keep_features"] = self.representation_ == "in-memory"
         self.lam_path_ = np.asarray(lams)
         self.coef_path_ = coefs if len(lams) > 1 else None
         self.objective_path_ = objectives if len(lams) > 1 else None
