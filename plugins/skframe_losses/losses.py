@@ -84,19 +84,69 @@ def _as_pair(F, Y):
     return F, Y
 
 
-class _BaseLoss(Loss):
-    name = "loss"
-    __skframe_tags__ = LossTags(default_solver="dual-cd")
+class _Parameters:
+    """``params``: the parameters declared in ``_parameter_constraints``, in their order; ``repr`` from them.
+
+    Shared by every loss of this package (here and in :mod:`skframe_losses.output_losses`).
+    """
+
+    _parameter_constraints = {}
 
     @property
     def params(self):
-        return {}
+        return {name: getattr(self, name) for name in self._parameter_constraints}
+
+    __repr__ = repr_from_params
+
+
+class _HuberThreshold:
+    """The threshold ``kappa`` between the quadratic and the linear regime (both Huber losses)."""
+
+    _parameter_constraints = {"kappa": [Interval("real", 0, None, closed="neither")]}
+    _parameter_hints = {"kappa": "kappa must be > 0, e.g. kappa=1"}
+
+    def __init__(self, kappa=1.0):
+        self.kappa = kappa
+        validate_component(self)
+
+
+class _EpsilonTube:
+    """The width ``epsilon`` of the insensitive tube (the ε-insensitive losses, here and in the output RKHS)."""
+
+    _parameter_constraints = {"epsilon": [Interval("real", 0, None)]}
+    _parameter_hints = {"epsilon": "epsilon must be >= 0, e.g. epsilon=0.1"}
+
+    def __init__(self, epsilon=0.1):
+        self.epsilon = epsilon
+        validate_component(self)
+
+
+class _BaseLoss(_Parameters, Loss):
+    """Values and sub-gradients from the formulas ``<_formula>_value`` and ``<_formula>_gradient``.
+
+    The formulas of :mod:`skframe_losses._losses_numpy` and :mod:`skframe_losses._losses_numba`
+    take ``(F, Y, *args)``, ``args`` being :meth:`_formula_args`: the declared parameters as floats.
+    """
+
+    name = "loss"
+    __skframe_tags__ = LossTags(default_solver="dual-cd")
+    _formula = ""
+
+    def _formula_args(self, F):
+        """The arguments of the formulas after ``F`` and ``Y`` (F has its final shape (n, d))."""
+        return tuple(float(value) for value in self.params.values())
+
+    def value(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return getattr(_nb, self._formula + "_value")(F, Y, *self._formula_args(F))
+
+    def gradient(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return getattr(_nb, self._formula + "_gradient")(F, Y, *self._formula_args(F))
 
     def objective(self, F, Y):
         """Mean loss ``(1/n) sum_i l(F_i, Y_i)``."""
         return float(np.mean(self.value(F, Y)))
-
-    __repr__ = repr_from_params
 
 
 class SquareLoss(_BaseLoss):
@@ -112,17 +162,10 @@ class SquareLoss(_BaseLoss):
     name = "square"
     __skframe_tags__ = LossTags(square=True, smooth=True, default_solver="closed-form")
     dual = NormDual(quad=1.0, l1=0.0)
-
-    def value(self, F, Y):
-        F, Y = _as_pair(F, Y)
-        return _nb.square_value(F, Y)
-
-    def gradient(self, F, Y):
-        F, Y = _as_pair(F, Y)
-        return _nb.square_gradient(F, Y)
+    _formula = "square"
 
 
-class HuberLoss(_BaseLoss):
+class HuberLoss(_HuberThreshold, _BaseLoss):
     """κ-Huber loss on the residual norm (thesis eq. 2.127).
 
     ``l = 1/2 ||r||^2`` if ``||r|| <= kappa`` else ``kappa (||r|| - kappa/2)``; ``kappa``-Lipschitz
@@ -135,59 +178,18 @@ class HuberLoss(_BaseLoss):
     """
 
     name = "huber"
-    _parameter_constraints = {"kappa": [Interval("real", 0, None, closed="neither")]}
-    _parameter_hints = {"kappa": "kappa must be > 0, e.g. kappa=1"}
-
-    def __init__(self, kappa=1.0):
-        self.kappa = kappa
-        validate_component(self)
+    _formula = "huber"
 
     def __skframe_tags__(self):
         return LossTags(smooth=True, lipschitz=self.kappa, default_solver="dual-cd")
-
-    @property
-    def params(self):
-        return {"kappa": self.kappa}
 
     @property
     def dual(self):
         """``h(alpha, y) = <alpha, y> - ||alpha||^2 / 2`` on the ball ``||alpha|| <= kappa``."""
         return NormDual(quad=1.0, l1=0.0, radius=self.kappa)
 
-    def value(self, F, Y):
-        F, Y = _as_pair(F, Y)
-        return _nb.huber_value(F, Y, float(self.kappa))
 
-    def gradient(self, F, Y):
-        F, Y = _as_pair(F, Y)
-        return _nb.huber_gradient(F, Y, float(self.kappa))
-
-
-class _EpsilonInsensitiveLoss(_BaseLoss):
-    """Shared parameter handling of the ε-insensitive losses; ``_kernels`` names their numba value/gradient."""
-
-    _kernels = ()
-    _parameter_constraints = {"epsilon": [Interval("real", 0, None)]}
-    _parameter_hints = {"epsilon": "epsilon must be >= 0, e.g. epsilon=0.1"}
-
-    def __init__(self, epsilon=0.1):
-        self.epsilon = epsilon
-        validate_component(self)
-
-    @property
-    def params(self):
-        return {"epsilon": self.epsilon}
-
-    def value(self, F, Y):
-        F, Y = _as_pair(F, Y)
-        return getattr(_nb, self._kernels[0])(F, Y, float(self.epsilon))
-
-    def gradient(self, F, Y):
-        F, Y = _as_pair(F, Y)
-        return getattr(_nb, self._kernels[1])(F, Y, float(self.epsilon))
-
-
-class EpsilonInsensitiveL1Loss(_EpsilonInsensitiveLoss):
+class EpsilonInsensitiveL1Loss(_EpsilonTube, _BaseLoss):
     """ε-insensitive ℓ1 loss of ε-SVR: ``l = max(||r|| - epsilon, 0)`` (1-Lipschitz, not smooth).
 
     Parameters
@@ -198,7 +200,7 @@ class EpsilonInsensitiveL1Loss(_EpsilonInsensitiveLoss):
 
     name = "epsilon-svr"
     __skframe_tags__ = LossTags(lipschitz=1.0, default_solver="dual-cd")
-    _kernels = ("eps_l1_value", "eps_l1_gradient")
+    _formula = "eps_l1"
 
     @property
     def dual(self):
@@ -206,7 +208,7 @@ class EpsilonInsensitiveL1Loss(_EpsilonInsensitiveLoss):
         return NormDual(quad=0.0, l1=self.epsilon, radius=1.0)
 
 
-class EpsilonInsensitiveL2Loss(_EpsilonInsensitiveLoss):
+class EpsilonInsensitiveL2Loss(_EpsilonTube, _BaseLoss):
     """ε-insensitive ℓ2 loss: ``l = 1/2 max(||r|| - epsilon, 0)^2`` (smooth, not Lipschitz).
 
     The factor 1/2 makes ``epsilon=0`` coincide with the square loss.
@@ -219,7 +221,7 @@ class EpsilonInsensitiveL2Loss(_EpsilonInsensitiveLoss):
 
     name = "epsilon-ridge"
     __skframe_tags__ = LossTags(smooth=True, default_solver="dual-cd")
-    _kernels = ("eps_l2_value", "eps_l2_gradient")
+    _formula = "eps_l2"
 
     @property
     def dual(self):
@@ -252,6 +254,7 @@ class PinballLoss(_BaseLoss):
     """
 
     name = "pinball"
+    _formula = "pinball"
 
     def __init__(self, quantiles=0.5):
         self.quantiles = [float(t) for t in _check_quantiles(quantiles)]
@@ -281,13 +284,8 @@ class PinballLoss(_BaseLoss):
         """``h(alpha, y) = <alpha, y>`` on the box ``tau_j - 1 <= alpha_j <= tau_j``."""
         return SeparableDual(quad=0.0, l1=0.0, bounds=lambda Y: (self._taus(Y.shape[1]) - 1.0, self._taus(Y.shape[1])))
 
-    def value(self, F, Y):
-        F, Y = _as_pair(F, Y)
-        return _nb.pinball_value(F, Y, self._taus(F.shape[1]))
-
-    def gradient(self, F, Y):
-        F, Y = _as_pair(F, Y)
-        return _nb.pinball_gradient(F, Y, self._taus(F.shape[1]))
+    def _formula_args(self, F):
+        return (self._taus(F.shape[1]),)
 
 
 class HingeLoss(_BaseLoss):
@@ -303,10 +301,4 @@ class HingeLoss(_BaseLoss):
     dual = SeparableDual(quad=0.0, l1=0.0, bounds=hinge_bounds)
     """``h(alpha, y) = alpha y`` with ``alpha`` between 0 and the label ``y`` (labels -1/+1)."""
 
-    def value(self, F, Y):
-        F, Y = _as_pair(F, Y)
-        return _nb.hinge_value(F, Y)
-
-    def gradient(self, F, Y):
-        F, Y = _as_pair(F, Y)
-        return _nb.hinge_gradient(F, Y)
+    _formula = "hinge"

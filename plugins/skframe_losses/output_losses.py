@@ -36,8 +36,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from skframe.plugin.api import Interval, InvalidInputError, Loss, LossTags, repr_from_params, validate_component
-from skframe_losses.losses import _as_pair
+from skframe.plugin.api import InvalidInputError, Loss, LossTags
+from skframe_losses.losses import _as_pair, _EpsilonTube, _HuberThreshold, _Parameters
 
 __all__ = ["OutputSquareLoss", "OutputHuberLoss", "OutputEpsilonSVRLoss", "OutputEpsilonRidgeLoss"]
 
@@ -57,16 +57,12 @@ def _pair(F, Y, offset):
     return R, u
 
 
-class _OutputLoss(Loss):
+class _OutputLoss(_Parameters, Loss):
     """``c(||F - Y||^2 + offset)``; subclasses define ``c``, ``c_prime`` and ``torch_value``."""
 
     name = "output-loss"
     # acts on the squared distance in the output RKHS (DSOKR), trained by Adam
     __skframe_tags__ = LossTags(smooth=True, output_rkhs=True, default_solver="adam")
-
-    @property
-    def params(self):
-        return {}
 
     def c(self, u):
         raise NotImplementedError
@@ -91,8 +87,6 @@ class _OutputLoss(Loss):
     def objective(self, F, Y, offset=None):
         return float(np.mean(self.value(F, Y, offset)))
 
-    __repr__ = repr_from_params
-
 
 class OutputSquareLoss(_OutputLoss):
     """Square loss in the output RKHS, ``c(u) = u / 2`` (thesis eq. 5.13, halved).
@@ -100,8 +94,8 @@ class OutputSquareLoss(_OutputLoss):
     Examples
     --------
     >>> import numpy as np
-    >>> OutputSquareLoss().value(np.array([[1.0, 1.0]]), np.array([[0.0, 0.0]]))
-    array([1.])
+    >>> OutputSquareLoss().value(np.array([[1.0, 1.0]]), np.array([[0.0, 0.0]]), offset=[0.5])
+    array([1.25])
     """
 
     name = "output-square"
@@ -116,7 +110,7 @@ class OutputSquareLoss(_OutputLoss):
         return 0.5 * u
 
 
-class OutputHuberLoss(_OutputLoss):
+class OutputHuberLoss(_HuberThreshold, _OutputLoss):
     """κ-Huber loss on the distance in the output RKHS (thesis App. C.1, eq. 396).
 
     ``c(u) = u / 2`` when ``sqrt(u) <= kappa``, else ``kappa (sqrt(u) - kappa / 2)``.
@@ -128,19 +122,9 @@ class OutputHuberLoss(_OutputLoss):
     """
 
     name = "output-huber"
-    _parameter_constraints = {"kappa": [Interval("real", 0, None, closed="neither")]}
-    _parameter_hints = {"kappa": "kappa must be > 0, e.g. kappa=1"}
-
-    def __init__(self, kappa=1.0):
-        self.kappa = kappa
-        validate_component(self)
 
     def __skframe_tags__(self):
         return replace(_OutputLoss.__skframe_tags__, lipschitz=self.kappa)
-
-    @property
-    def params(self):
-        return {"kappa": self.kappa}
 
     def c(self, u):
         u = np.asarray(u, dtype=np.float64)
@@ -159,18 +143,7 @@ class OutputHuberLoss(_OutputLoss):
         return (0.5 * u).where(u <= k * k, k * (s - 0.5 * k))
 
 
-class _EpsilonOutputLoss(_OutputLoss):
-    _parameter_constraints = {"epsilon": [Interval("real", 0, None)]}
-    _parameter_hints = {"epsilon": "epsilon must be >= 0, e.g. epsilon=0.1"}
-
-    def __init__(self, epsilon=0.1):
-        self.epsilon = epsilon
-        validate_component(self)
-
-    @property
-    def params(self):
-        return {"epsilon": self.epsilon}
-
+class _EpsilonOutputLoss(_EpsilonTube, _OutputLoss):
     def _excess(self, u):
         s = np.sqrt(np.clip(np.asarray(u, dtype=np.float64), 0.0, None))
         return s, np.maximum(s - self.epsilon, 0.0)
