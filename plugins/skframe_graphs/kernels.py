@@ -111,7 +111,8 @@ class GraphKernel(Kernel):
 
     @property
     def params(self):
-        return {"normalize": self.normalize}
+        """dict: the declared parameters (``_parameter_constraints``), in their order."""
+        return {name: getattr(self, name) for name in self._parameter_constraints}
 
     def _h_r_d(self):
         return 0, 0, 0
@@ -243,15 +244,11 @@ class WLSubtreeKernel(GraphKernel):
     """Weisfeiler-Lehman subtree kernel with ``h`` relabelling iterations (iterations 0..h counted)."""
 
     kind = 3
-    _parameter_constraints = {**GraphKernel._parameter_constraints, "h": [Interval("int", 0, None)]}
+    _parameter_constraints = {"h": [Interval("int", 0, None)], **GraphKernel._parameter_constraints}
 
     def __init__(self, h=3, normalize=False):
         self.h, self.normalize = h, normalize
         self._validate()
-
-    @property
-    def params(self):
-        return {"h": self.h, "normalize": self.normalize}
 
     def _h_r_d(self):
         return self.h, 0, 0
@@ -280,18 +277,14 @@ class NSPDKernel(GraphKernel):
     kind = 4
     _blocked = True
 
-    _parameter_constraints = {**GraphKernel._parameter_constraints, "r": [Interval("int", 0, None)],
-                              "d": [Interval("int", 0, None)]}
+    _parameter_constraints = {"r": [Interval("int", 0, None)], "d": [Interval("int", 0, None)],
+                              **GraphKernel._parameter_constraints}
 
     def __init__(self, r=3, d=4, normalize=False):
         self.r, self.d, self.normalize = r, d, normalize
         self._validate()
         if (self.r + 1) * (self.d + 1) > 127:
             raise InvalidParameterError(f"nspd with r={r}, d={d} has too many blocks; keep (r + 1) * (d + 1) <= 127")
-
-    @property
-    def params(self):
-        return {"r": self.r, "d": self.d, "normalize": self.normalize}
 
     def _h_r_d(self):
         return 0, self.r, self.d
@@ -304,15 +297,11 @@ class NGramKernel(GraphKernel):
     """Spectrum kernel on strings: counts of the character n-grams."""
 
     input_type = StringBatch
-    _parameter_constraints = {**GraphKernel._parameter_constraints, "n": [Interval("int", 1, None)]}
+    _parameter_constraints = {"n": [Interval("int", 1, None)], **GraphKernel._parameter_constraints}
 
     def __init__(self, n=3, normalize=False):
         self.n, self.normalize = n, normalize
         self._validate()
-
-    @property
-    def params(self):
-        return {"n": self.n, "normalize": self.normalize}
 
     def _check(self, X, name):
         if isinstance(X, (list, tuple)) or (isinstance(X, np.ndarray) and X.dtype.kind in "UO"):

@@ -31,6 +31,7 @@ class _BaseSketch(Sketch):
 
     @property
     def params(self):
-        return {"size": self.size}
+        """dict: the declared parameters (``_parameter_constraints``), in their order."""
+        return {name: getattr(self, name) for name in self._parameter_constraints}
 
     __repr__ = repr_from_params

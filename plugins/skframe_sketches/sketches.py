@@ -66,10 +66,6 @@ class SubSampleSketch(_BaseSketch):
         self.replace = replace
         super().__init__(size)
 
-    @property
-    def params(self):
-        return {"size": self.size, "replace": self.replace}
-
     def draw(self, n, rng, *, X=None, kernel=None):
         m = self.size
         if not self.replace:
@@ -106,10 +102,6 @@ class LeverageScoreSketch(_BaseSketch):
     def __init__(self, size=100, lam=1e-3, n_approx=None):
         self.lam, self.n_approx = lam, n_approx
         super().__init__(size)
-
-    @property
-    def params(self):
-        return {"size": self.size, "lam": self.lam, "n_approx": self.n_approx}
 
     def scores(self, X, kernel, rng):
         """Approximate ridge leverage scores of the items of X (array, sparse matrix or InputCollection).
@@ -165,10 +157,6 @@ class AccumulationSketch(_BaseSketch):
     def __init__(self, size=100, n_terms=20):
         self.n_terms = n_terms
         super().__init__(size)
-
-    @property
-    def params(self):
-        return {"size": self.size, "n_terms": self.n_terms}
 
     def draw(self, n, rng, *, X=None, kernel=None):
         m, t = self.size, self.n_terms
