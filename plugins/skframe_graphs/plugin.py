@@ -16,13 +16,7 @@ __all__ = ["register_kernels"]
 
 @hookimpl
 def register_kernels(register):
-    """Register the graph kernels and the n-gram string kernel.
-
-    Parameters
-    ----------
-    register : callable
-        ``register(name, factory)`` callback provided by skframe.
-    """
+    """Register the graph kernels and the n-gram string kernel (the hook specification documents ``register``)."""
     register("vertex-histogram", VertexHistogramKernel)
     register("edge-histogram", EdgeHistogramKernel)
     register("shortest-path", ShortestPathKernel)

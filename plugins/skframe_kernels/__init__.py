@@ -3,27 +3,9 @@
 Import the classes from here or look them up by name with
 :func:`skframe.plugin.registry.get_kernel` (``"gaussian"``/``"rbf"``, ``"laplacian"``,
 ``"linear"``, ``"polynomial"``, ``"cosine"``, ``"tanimoto"``,
-``"gaussian-tanimoto"``, ``"precomputed"``).
+``"gaussian-tanimoto"``, ``"precomputed"``). The names are those of
+:mod:`skframe_kernels.kernels`: the kernel classes and the sizes that tune their Gram blocks.
 """
 
-from skframe_kernels.kernels import (
-    CosineKernel,
-    GaussianKernel,
-    GaussianTanimotoKernel,
-    LaplacianKernel,
-    LinearKernel,
-    PolynomialKernel,
-    PrecomputedKernel,
-    TanimotoKernel,
-)
-
-__all__ = [
-    "GaussianKernel",
-    "LaplacianKernel",
-    "LinearKernel",
-    "PolynomialKernel",
-    "CosineKernel",
-    "TanimotoKernel",
-    "GaussianTanimotoKernel",
-    "PrecomputedKernel",
-]
+from skframe_kernels.kernels import *  # noqa: F403
+from skframe_kernels.kernels import __all__  # noqa: F401  (the package exports what the module does)

@@ -40,15 +40,16 @@ class _BaseKernel(Kernel):
     :meth:`matvec` with ``options.dtype="float32"`` multiplies float32 row blocks.
     """
 
-    _param_names: tuple = ()
+    _parameter_constraints = {}
     _sparse_ok = True
     # parameters only: concurrent calls share nothing they change (thread-safe)
     __skframe_tags__ = KernelTags(dtypes=("float64", "float32"), thread_safe=True)
 
     @property
     def params(self):
-        """dict: constructor parameters, JSON-serialisable; ``type(self)(**self.params)`` rebuilds the kernel."""
-        return {name: getattr(self, name) for name in self._param_names}
+        """dict: the declared constructor parameters (``_parameter_constraints``), JSON-serialisable;
+        ``type(self)(**self.params)`` rebuilds the kernel."""
+        return {name: getattr(self, name) for name in self._parameter_constraints}
 
     __repr__ = repr_from_params
 

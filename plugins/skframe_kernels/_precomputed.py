@@ -41,8 +41,6 @@ class PrecomputedKernel(_BaseKernel):
     [[2.0], [0.5]]
     """
 
-    _param_names = ("gram",)
-
     def __init__(self, gram):
         if isinstance(gram, (str, os.PathLike)):
             path = os.fspath(gram)

@@ -47,8 +47,6 @@ class TanimotoKernel(_BaseKernel):
     """
 
     __skframe_tags__ = replace(_BaseKernel.__skframe_tags__, normalized=True)
-    _param_names = ("variant",)
-
     _parameter_constraints = {"variant": VARIANT}
     _parameter_hints = {"variant": VARIANT_HINT}
 
@@ -98,8 +96,6 @@ class GaussianTanimotoKernel(_Bandwidth, _BaseKernel):
     """
 
     __skframe_tags__ = replace(_BaseKernel.__skframe_tags__, normalized=True)
-    _param_names = ("gamma", "variant")
-
     _parameter_constraints = {"gamma": BANDWIDTH, "variant": VARIANT}
     _parameter_hints = {"gamma": "gamma = 1/(2 sigma^2) sets the width of the Gaussian-Tanimoto kernel; pass a "
                                  "positive number, or 'scale' to set it from the data", "variant": VARIANT_HINT}

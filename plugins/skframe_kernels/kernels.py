@@ -77,9 +77,32 @@ __all__ = [
 
 
 # ----------------------------------------------------------------- kernels
+class _ShiftInvariantKernel(_Bandwidth, _BaseKernel):
+    """Base of the Gaussian and Laplacian kernels: functions of ``x - y`` with a bandwidth ``gamma``.
+
+    Both are normalized (``k(x, x) = 1``), sample their spectral measure for random Fourier
+    features (``spectral_sampler``), and turn ``gamma="scale"`` into ``1 / (n_features * spread)``,
+    the spread of the training data being the one their distance grows with (:meth:`_spread`).
+    """
+
+    __skframe_tags__ = replace(_BaseKernel.__skframe_tags__, normalized=True, spectral_sampler=True)
+    _parameter_constraints = {"gamma": BANDWIDTH}
+
+    def __init__(self, gamma="scale"):
+        self.gamma = gamma
+        validate_component(self)
+
+    def _spread(self, var):
+        """The spread of the data, from the variance ``var`` of all its entries."""
+        raise NotImplementedError
+
+    def _scale_gamma(self, X):
+        d, var, constant = _dense_moments(X)
+        return 1.0 if constant or var <= 0 else 1.0 / (d * self._spread(var))
 
 
-class GaussianKernel(_Bandwidth, _BaseKernel):
+
+class GaussianKernel(_ShiftInvariantKernel):
     """Gaussian (RBF) kernel ``k(x, y) = exp(-gamma * ||x - y||^2)``.
 
     Registered as ``"gaussian"`` and ``"rbf"``.
@@ -111,20 +134,13 @@ class GaussianKernel(_Bandwidth, _BaseKernel):
     {'gamma': 0.5}
     """
 
-    __skframe_tags__ = replace(_BaseKernel.__skframe_tags__, normalized=True, spectral_sampler=True,
-                               device_formula="gaussian")
-    _param_names = ("gamma",)
-    _parameter_constraints = {"gamma": BANDWIDTH}
+    __skframe_tags__ = replace(_ShiftInvariantKernel.__skframe_tags__, device_formula="gaussian")
     _parameter_hints = {"gamma": "gamma is the inverse squared bandwidth 1/(2 sigma^2) of the Gaussian kernel; "
                                  "pass a positive number, e.g. 1/n_features, or 'scale' to set it from the data"}
 
-    def __init__(self, gamma="scale"):
-        self.gamma = gamma
-        validate_component(self)
-
-    def _scale_gamma(self, X):
-        d, var, constant = _dense_moments(X)
-        return 1.0 if constant or var <= 0 else 1.0 / (d * var)
+    def _spread(self, var):
+        """The variance: squared distances grow with it."""
+        return var
 
     def spectral_sampler(self, d, m, rng):
         """``m`` frequencies of shape (m, d) from the spectral measure ``N(0, 2 gamma I)``.
@@ -177,7 +193,7 @@ class GaussianKernel(_Bandwidth, _BaseKernel):
         return out
 
 
-class LaplacianKernel(_Bandwidth, _BaseKernel):
+class LaplacianKernel(_ShiftInvariantKernel):
     """Laplacian kernel ``k(x, y) = exp(-gamma * ||x - y||_1)``.
 
     Parameters
@@ -202,21 +218,13 @@ class LaplacianKernel(_Bandwidth, _BaseKernel):
     True
     """
 
-    __skframe_tags__ = replace(_BaseKernel.__skframe_tags__, normalized=True, spectral_sampler=True,
-                               device_formula="laplacian")
-    _param_names = ("gamma",)
-
-    _parameter_constraints = {"gamma": BANDWIDTH}
+    __skframe_tags__ = replace(_ShiftInvariantKernel.__skframe_tags__, device_formula="laplacian")
     _parameter_hints = {"gamma": "gamma is the inverse bandwidth of the Laplacian kernel; pass a positive number, "
                                  "or 'scale' to set it from the data"}
 
-    def __init__(self, gamma="scale"):
-        self.gamma = gamma
-        validate_component(self)
-
-    def _scale_gamma(self, X):
-        d, var, constant = _dense_moments(X)
-        return 1.0 if constant or var <= 0 else 1.0 / (d * np.sqrt(var))
+    def _spread(self, var):
+        """The standard deviation: L1 distances grow with it, not with its square."""
+        return np.sqrt(var)
 
     def spectral_sampler(self, d, m, rng):
         """``m`` frequencies of shape (m, d), i.i.d. Cauchy entries of scale ``gamma``.
@@ -286,7 +294,6 @@ class PolynomialKernel(_BaseKernel):
     [[9.0]]
     """
 
-    _param_names = ("gamma", "coef0", "degree")
     __skframe_tags__ = replace(_BaseKernel.__skframe_tags__, device_formula="polynomial")
 
     _parameter_constraints = {"gamma": [POSITIVE], "coef0": [Interval("real", 0, None)],

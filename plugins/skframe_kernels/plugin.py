@@ -4,35 +4,20 @@ This module is the value of the ``kernels`` entry point in group ``skframe``;
 it uses only skframe's public plugin API, exactly as a third-party plugin would.
 """
 
+import skframe_kernels as kernels
 from skframe.plugin.api import hookimpl
-from skframe_kernels.kernels import (
-    CosineKernel,
-    GaussianKernel,
-    GaussianTanimotoKernel,
-    LaplacianKernel,
-    LinearKernel,
-    PolynomialKernel,
-    PrecomputedKernel,
-    TanimotoKernel,
-)
 
 __all__ = ["register_kernels"]
 
 
 @hookimpl
 def register_kernels(register):
-    """Register the built-in kernel factories.
-
-    Parameters
-    ----------
-    register : callable
-        ``register(name, factory, aliases=())`` callback provided by skframe.
-    """
-    register("gaussian", GaussianKernel, aliases=("rbf",))
-    register("laplacian", LaplacianKernel)
-    register("linear", LinearKernel)
-    register("polynomial", PolynomialKernel)
-    register("cosine", CosineKernel)
-    register("tanimoto", TanimotoKernel)
-    register("gaussian-tanimoto", GaussianTanimotoKernel)
-    register("precomputed", PrecomputedKernel)
+    """Register the built-in kernels (the hook specification documents ``register``)."""
+    register("gaussian", kernels.GaussianKernel, aliases=("rbf",))
+    register("laplacian", kernels.LaplacianKernel)
+    register("linear", kernels.LinearKernel)
+    register("polynomial", kernels.PolynomialKernel)
+    register("cosine", kernels.CosineKernel)
+    register("tanimoto", kernels.TanimotoKernel)
+    register("gaussian-tanimoto", kernels.GaussianTanimotoKernel)
+    register("precomputed", kernels.PrecomputedKernel)
