@@ -15,13 +15,14 @@ from skframe.plugin.api import (
     SolveResult,
     SolverTags,
     check_param,
+    get_tags,
     repr_from_params,
     validate_component,
 )
 from skframe_solvers._duality import gap_report
 from skframe_solvers._problem import FeatureMapProblem
 
-__all__ = ["BaseSolver", "DualSolverMixin", "INIT", "POSITIVE", "COUNT"]
+__all__ = ["BaseSolver", "DualSolverMixin", "INIT", "POSITIVE", "COUNT", "LOSS_REQUIREMENTS"]
 
 #: the ``init`` parameter of the iterative solvers
 INIT = [Options("ridge", "zeros")]
@@ -30,6 +31,13 @@ INIT_HINT = "'ridge' starts from the square-loss closed form, 'zeros' from zero"
 POSITIVE = [Interval("real", 0, None, closed="neither")]
 #: a positive integer (iterations, epochs, sizes)
 COUNT = [Interval("int", 1, None)]
+
+#: what a solver's tags may require of the loss: (solver tag, loss tag, what the solver needs, the alternatives)
+LOSS_REQUIREMENTS = (
+    ("requires_square", "square", "only handles the square loss",
+     "use solver='dual-cd' (any built-in loss), 'lbfgs' (smooth losses) or 'adam'"),
+    ("requires_smooth", "smooth", "needs a smooth loss (differentiable everywhere)", "use solver='dual-cd' or 'adam'"),
+)
 
 
 class BaseSolver(Solver):
@@ -60,7 +68,18 @@ class BaseSolver(Solver):
             setattr(self, name, values[name])
         validate_component(self)
 
+    def _check_loss(self, loss):
+        """Refuse a loss that lacks what the solver's tags require of it (:data:`LOSS_REQUIREMENTS`)."""
+        tags, loss_tags = get_tags(self, "solver"), get_tags(loss, "loss")
+        for requirement, capability, needs, alternatives in LOSS_REQUIREMENTS:
+            if getattr(tags, requirement) and not getattr(loss_tags, capability):
+                raise InvalidParameterError(
+                    f"solver {self.name!r} {needs}, not {getattr(loss, 'name', type(loss).__name__)!r}; {alternatives}"
+                )
+
     def _problem(self, problem, loss, lam, M, Y=None):
+        """The solver's view of the problem, once the loss and ``lam`` are checked."""
+        self._check_loss(loss)
         return FeatureMapProblem(problem, loss, self._check_lam(lam), M, Y=Y)
 
     @staticmethod
@@ -83,7 +102,15 @@ class BaseSolver(Solver):
 
 
 class DualSolverMixin:
-    """Checks and reporting shared by the solvers that stop on the duality gap (dual-cd, admm)."""
+    """Checks and reporting shared by the solvers that stop on the duality gap (dual-cd, admm).
+
+    Both need the loss's dual and the features in memory (their tags), and stop when the
+    relative duality gap is at most ``tol`` (their first parameter).
+    """
+
+    __skframe_tags__ = SolverTags(requires_dual=True, in_memory=True)
+    _parameter_constraints = {"tol": POSITIVE}
+    _parameter_hints = {"tol": "tol must be > 0, e.g. 1e-4"}
 
     #: what the solver does per sample, for the in-memory error message
     needs_memory_because = "needs the features in memory"

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.plugin.api import Interval, Options, SolverTags, serial_blas
+from skframe.plugin.api import Interval, Options, serial_blas
 from skframe_solvers._base import COUNT, INIT, INIT_HINT, POSITIVE, BaseSolver, DualSolverMixin
 from skframe_solvers._duality import dual_objective, relative_gap
 from skframe_solvers._newton import polish
@@ -106,9 +106,8 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
 
     name = "admm"
     needs_memory_because = "keeps one prediction per sample and needs the features in memory"
-    __skframe_tags__ = SolverTags(requires_dual=True, in_memory=True)
     _parameter_constraints = {
-        "tol": POSITIVE,
+        **DualSolverMixin._parameter_constraints,
         "max_iter": COUNT,
         "rho": POSITIVE,
         "adaptive": ["boolean"],
@@ -120,7 +119,7 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
         "polish_rounds": COUNT,
         "products": [Options("auto", "float32", "float64")],
     }
-    _parameter_hints = {"tol": "tol must be > 0, e.g. 1e-4", "rho": "rho must be > 0, e.g. 0.1", "init": INIT_HINT,
+    _parameter_hints = {**DualSolverMixin._parameter_hints, "rho": "rho must be > 0, e.g. 0.1", "init": INIT_HINT,
                         "relaxation": "e.g. 1.6"}
 
     def __init__(self, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, adapt_until=500, check_every=10,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from skframe.plugin.api import InvalidParameterError, SolverTags, get_tags
+from skframe.plugin.api import SolverTags
 from skframe_solvers._base import BaseSolver
 
 __all__ = ["ClosedFormSolver"]
@@ -24,11 +24,6 @@ class ClosedFormSolver(BaseSolver):
 
     def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
         """Return the :class:`skframe.plugin.problems.SolveResult` of the exact minimiser."""
-        if not get_tags(loss, "loss").square:
-            raise InvalidParameterError(
-                f"solver 'closed-form' only handles the square loss, not {getattr(loss, 'name', loss)!r}; "
-                "use solver='dual-cd' (any built-in loss), 'lbfgs' (smooth losses) or 'adam'"
-            )
         fp = self._problem(problem, loss, lam, M)
         V = fp.ridge_V()
         if progress is not None:

@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.plugin.api import Interval, Options, SolverTags, numba_enabled, require
-from skframe_solvers._base import COUNT, INIT, INIT_HINT, POSITIVE, BaseSolver, DualSolverMixin
+from skframe.plugin.api import Interval, Options, numba_enabled, require
+from skframe_solvers._base import COUNT, INIT, INIT_HINT, BaseSolver, DualSolverMixin
 from skframe_solvers._duality import dual_from_primal, dual_objective, primal_V, relative_gap
 from skframe_solvers._newton import newton_solve, polish, regime_share
 from skframe_solvers.admm import ADMMSolver
@@ -175,9 +175,8 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
 
     name = "dual-cd"
     needs_memory_because = "visits single samples in random order and needs the features in memory"
-    __skframe_tags__ = SolverTags(requires_dual=True, in_memory=True)
     _parameter_constraints = {
-        "tol": POSITIVE,
+        **DualSolverMixin._parameter_constraints,
         "max_epochs": COUNT,
         "init": INIT,
         "check_every": COUNT,
@@ -191,7 +190,7 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
         "newton_min_share": [Interval("real", 0, 1)],
         "max_admm_iter": [*COUNT, None],
     }
-    _parameter_hints = {"tol": "tol must be > 0, e.g. 1e-4", "init": INIT_HINT,
+    _parameter_hints = {**DualSolverMixin._parameter_hints, "init": INIT_HINT,
                         "method": "'epochs' is coordinate ascent", "polish_every": "0: never",
                         "epochs_max_q": "e.g. 10", "newton_min_share": "e.g. 0.95", "newton_max_dim": "e.g. 2048"}
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from skframe.plugin.api import Interval, InvalidParameterError, SolverTags, get_tags
+from skframe.plugin.api import Interval, SolverTags
 from skframe_solvers._base import COUNT, INIT, INIT_HINT, BaseSolver
 
 __all__ = ["LBFGSSolver"]
@@ -39,11 +39,6 @@ class LBFGSSolver(BaseSolver):
         """Minimise the feature-map objective; ``progress(1)`` is called after each iteration."""
         import scipy.optimize as sopt  # lazy: scipy.optimize takes 0.35 s to import; only L-BFGS needs it
 
-        if not get_tags(loss, "loss").smooth:
-            raise InvalidParameterError(
-                f"solver 'lbfgs' needs a smooth loss; {getattr(loss, 'name', type(loss).__name__)!r} is not "
-                "differentiable everywhere; use solver='dual-cd' or 'adam'"
-            )
         fp = self._problem(problem, loss, lam, M)
         shape = fp.shape
         V0 = self._start(fp, init, self.init)
