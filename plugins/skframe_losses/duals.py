@@ -37,10 +37,8 @@ class NormDual:
 
     Parameters
     ----------
-    quad, l1 : float
-        Coefficients of ``psi``.
-    radius : float
-        Radius of the dual ball (``inf`` when unbounded).
+    quad, l1, radius : float
+        Coefficients of ``psi``, and radius of the dual ball (``inf`` when unbounded).
     """
 
     structure = "norm"
