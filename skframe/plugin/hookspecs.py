@@ -89,7 +89,7 @@ def register_output_matrices(register):
 
     :param register: callback ``register(name, factory, aliases=())``; ``factory(**params)``
         returns an object with ``matrix(d=None, *, Y=None, quantiles=None) -> ndarray (d, d)``
-        (see :class:`skframe.core.output_matrices.OutputMatrix`).
+        (see :class:`skframe.plugin.protocols.OutputMatrix`).
     """
 
 
