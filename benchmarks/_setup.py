@@ -9,15 +9,35 @@ in the environment is kept.
 ``../shared/data`` beside the repository when that folder exists and the variable is unset,
 so the benchmarks find rf1, Bibtex and the molecules there; :func:`load_or_exit` turns a
 missing data file into one message and exit status 3.
+
+The repository (:data:`ROOT`) and its ``plugins`` folder go first on ``sys.path``: the scripts
+measure this checkout, installed or not.
+
+The measuring helpers every script shares: :func:`parser` (command-line options from a table of
+defaults), :func:`timed` and :func:`best_of` (wall time), :func:`traced` (``tracemalloc`` peak),
+:func:`peak_rss_mb` (the process's peak resident memory), :func:`versions` and :func:`emit` (the
+JSON report, printed and optionally written).
 """
 
+import argparse
+import json
 import os
+import resource
 import sys
+import time
+import tracemalloc
+from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
-_SHARED_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data")
-if "SKFRAME_DATA" not in os.environ and os.path.isdir(_SHARED_DATA):
+#: the repository this script belongs to
+ROOT = Path(__file__).resolve().parents[1]
+#: where the reports quoted in benchmarks/README.md are written
+OUT = ROOT / "benchmarks" / "out"
+sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
+
+_SHARED_DATA = ROOT.parent / "shared" / "data"
+if "SKFRAME_DATA" not in os.environ and _SHARED_DATA.is_dir():
     os.environ["SKFRAME_DATA"] = os.path.normpath(_SHARED_DATA)
 
 #: Exit status of a benchmark whose data files are missing.
@@ -53,3 +73,60 @@ def versions():
         "cpu_count": os.cpu_count(),
         "machine": platform.machine(),
     }
+
+
+def parser(doc, **defaults):
+    """An ``argparse`` parser described by the first line of ``doc``, one option per keyword.
+
+    ``n_test=10_000`` gives ``--n-test`` of type int and default 10 000 (int, float or str
+    defaults); options with choices, flags or help are added to the returned parser as usual.
+    """
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    for name, default in defaults.items():
+        if type(default) not in (int, float, str):
+            raise TypeError(f"option --{name}: give an int, float or str default, or add it with add_argument")
+        ap.add_argument("--" + name.replace("_", "-"), type=type(default), default=default)
+    return ap
+
+
+def timed(fn, *args, **kwargs):
+    """``(fn(*args, **kwargs), seconds)``, the wall time by ``time.perf_counter``."""
+    t0 = time.perf_counter()
+    result = fn(*args, **kwargs)
+    return result, time.perf_counter() - t0
+
+
+def best_of(fn, repeats):
+    """``(seconds, result)``: the smallest wall time of ``repeats`` calls ``fn()`` and the last result."""
+    times, result = [], None
+    for _ in range(repeats):
+        result, seconds = timed(fn)
+        times.append(seconds)
+    return min(times), result
+
+
+def traced(fn, *args, **kwargs):
+    """``(result, seconds, peak_bytes)``: ``fn`` run under ``tracemalloc`` (NumPy's buffers included)."""
+    tracemalloc.start()
+    try:
+        result, seconds = timed(fn, *args, **kwargs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return result, seconds, peak
+
+
+def peak_rss_mb():
+    """Peak resident memory of this process so far, in MiB (``ru_maxrss``)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def emit(report, path=None, indent=1, **dumps):
+    """Print ``report`` as JSON and, with ``path``, write it there too (folders made); return the text."""
+    text = json.dumps(report, indent=indent, **dumps)
+    if path is not None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text + "\n")
+    print(text)
+    return text

@@ -16,35 +16,18 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
-import json
-import resource
-import sys
-import time
-from pathlib import Path
-
-import _setup  # noqa: F401  (runtime settings, before NumPy)
+import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
-
-from skframe.models import OutputKernelRegressor  # noqa: E402
-from skframe.models.structured import CandidatePool, candidate_ranking  # noqa: E402
+from skframe.models import OutputKernelRegressor
+from skframe.models.structured import CandidatePool, candidate_ranking
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n-queries", type=int, default=400)
-    ap.add_argument("--per-query", type=int, default=100)
-    ap.add_argument("--n-pool", type=int, default=4000)
-    ap.add_argument("--bits", type=int, default=2048)
-    ap.add_argument("--n-train", type=int, default=2000)
+    ap = _setup.parser(__doc__, n_queries=400, per_query=100, n_pool=4000, bits=2048, n_train=2000, m_x=500,
+                       m_y=200, seed=0)
     ap.add_argument("--d", type=int, default=100, help="input dimension")
     ap.add_argument("--output-kernel", default="tanimoto", choices=["tanimoto", "gaussian"])
-    ap.add_argument("--m-x", type=int, default=500)
-    ap.add_argument("--m-y", type=int, default=200)
-    ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
 
     rng = np.random.default_rng(args.seed)
@@ -64,25 +47,15 @@ def main(argv=None):
                                   output_sketch="subsample", output_sketch_size=min(args.m_y, args.n_train),
                                   lam=1e-4, random_state=args.seed)
     out = {"args": vars(args), "versions": _setup.versions()}
-    t0 = time.perf_counter()
-    model.fit(X, Y)
-    out["fit_s"] = time.perf_counter() - t0
+    _, out["fit_s"] = _setup.timed(model.fit, X, Y)
     cp = CandidatePool(pool, lists)
-    t0 = time.perf_counter()
-    pred = model.predict(Xq, candidates=cp)
-    out["predict_s"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    model.predict(Xq, candidates=cp)
-    out["predict_cached_s"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    idx, _ = model.predict_topk(Xq, 10, candidates=cp)
-    out["top10_cached_s"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    out["ranking"] = candidate_ranking(model, Xq, cp, true)
-    out["ranking_cached_s"] = time.perf_counter() - t0
+    pred, out["predict_s"] = _setup.timed(model.predict, Xq, candidates=cp)
+    _, out["predict_cached_s"] = _setup.timed(model.predict, Xq, candidates=cp)
+    _, out["top10_cached_s"] = _setup.timed(model.predict_topk, Xq, 10, candidates=cp)
+    out["ranking"], out["ranking_cached_s"] = _setup.timed(candidate_ranking, model, Xq, cp, true)
     assert pred.shape == (args.n_queries, args.bits) and pred.dtype == np.uint8
-    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    print(json.dumps(out, indent=2))
+    out["peak_rss_mb"] = _setup.peak_rss_mb()
+    _setup.emit(out, indent=2)
     return out
 
 

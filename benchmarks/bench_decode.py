@@ -18,23 +18,10 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
-import resource
-import sys
-import time
-import tracemalloc
-from pathlib import Path
-
-import _setup  # noqa: F401  (runtime settings, before NumPy)
+import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
-
-from skframe.plugin.registry import get_decoder  # noqa: E402
+from skframe.plugin.registry import get_decoder
 
 
 class RandomSource:
@@ -49,41 +36,27 @@ class RandomSource:
 
 
 def run(G, candidates, k):
-    dec = get_decoder("candidates")
-    tracemalloc.start()
-    t0 = time.perf_counter()
-    idx, scores = dec.decode(G, candidates=candidates, k=k)
-    sec = time.perf_counter() - t0
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return idx, scores, sec, peak
+    """``((indices, scores), seconds, tracemalloc peak)`` of the top-k decoding."""
+    return _setup.traced(get_decoder("candidates").decode, G, candidates=candidates, k=k)
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n-queries", type=int, default=1000)
-    ap.add_argument("--n-candidates", type=int, default=1_000_000)
-    ap.add_argument("--p", type=int, default=200)
-    ap.add_argument("--k", type=int, default=10)
+    ap = _setup.parser(__doc__, n_queries=1000, n_candidates=1_000_000, p=200, k=10)
     ap.add_argument("--check", type=int, default=20, help="rows checked against a brute-force full sort")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(0)
     G = rng.standard_normal((args.n_queries, args.p))
     out = {"benchmark": "decode_topk", "n_queries": args.n_queries, "n_candidates": args.n_candidates,
-           "p": args.p, "k": args.k,
-           "machine": {"platform": platform.platform(), "python": platform.python_version(),
-                       "numpy": np.__version__, "cpus": os.cpu_count()}}
+           "p": args.p, "k": args.k, "versions": _setup.versions()}
     # streamed
     src = RandomSource(args.n_candidates, args.p, 4000)
-    idx, scores, sec, peak = run(G, src, args.k)
+    _, sec, peak = run(G, src, args.k)
     out["streamed"] = {"seconds": sec, "tracemalloc_peak_mb": peak / 2**20}
     # precomputed float32 embeddings, held in memory
-    tracemalloc.start()
     E = np.empty((args.n_candidates, args.p), dtype=np.float32)
     for s in range(0, args.n_candidates, 100_000):
         E[s : s + 100_000] = rng.standard_normal((min(100_000, args.n_candidates - s), args.p), dtype=np.float32)
-    tracemalloc.stop()
-    idx2, scores2, sec2, peak2 = run(G, E, args.k)
+    (idx2, _), sec2, peak2 = run(G, E, args.k)
     out["precomputed"] = {"seconds": sec2, "tracemalloc_peak_mb_during_decode": peak2 / 2**20,
                           "embeddings_mb": E.nbytes / 2**20,
                           "peak_mb_including_embeddings": (peak2 + E.nbytes) / 2**20}
@@ -93,9 +66,9 @@ def main(argv=None):
     ref = np.lexsort((np.broadcast_to(np.arange(S.shape[1]), S.shape), -S), axis=-1)[:, : args.k]
     out["precomputed"]["matches_full_sort_rows_checked"] = int(c)
     out["precomputed"]["matches_full_sort"] = bool((ref == idx2[:c]).all())
-    out["process_max_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["process_max_rss_mb"] = _setup.peak_rss_mb()
     out["targets"] = {"seconds": 10, "peak_mb": 2048}
-    print(json.dumps(out, indent=2))
+    _setup.emit(out, indent=2)
 
 
 if __name__ == "__main__":

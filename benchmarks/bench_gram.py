@@ -15,37 +15,23 @@ Run: ``python benchmarks/bench_gram.py [--repeats 7]``. Timings are never
 asserted in the tests.
 """
 
-import argparse
-import json
 import os
 import platform
-import time
 
-import _setup  # noqa: F401  (runtime settings, before NumPy)
+import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
 import numba
 import numpy as np
-import scipy
 import scipy.sparse as sp
 
 
 def best_of(fn, repeats):
     """Minimum wall time of ``repeats`` calls of ``fn``, in seconds."""
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    return _setup.best_of(fn, repeats)[0]
 
 
 def main():
     """Run the benchmark and print the JSON report."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=15)
-    parser.add_argument("--n", type=int, default=10_000)
-    parser.add_argument("--m", type=int, default=2_000)
-    parser.add_argument("--d", type=int, default=10)
-    args = parser.parse_args()
+    args = _setup.parser(__doc__, repeats=15, n=10_000, m=2_000, d=10).parse_args()
 
     import skframe_kernels._gram_ops as kmod
     from skframe.core.sketching import draw_sketch, sketched_gram_products
@@ -61,9 +47,7 @@ def main():
     gamma = 1.0 / d
     k = GaussianKernel(gamma=gamma)
 
-    t0 = time.perf_counter()
-    k(X[:10], Y[:10])  # compile or load the numba cache
-    first_call = time.perf_counter() - t0
+    _, first_call = _setup.timed(k, X[:10], Y[:10])  # compile or load the numba cache
 
     res = {"shape": [n, m], "d": d, "repeats": r, "first_call_s": first_call}
     # np.exp and the kernel are timed alternately so that both see the same machine load
@@ -129,20 +113,13 @@ def main():
     res["gaussian_sparse_10000x2000_d1024_density0.05_s"] = best_of(lambda: k(Bs, Bm), 3)
 
     res.update(
-        {
-            "target_ratio": 1.5,
-            "cpu_count": os.cpu_count(),
-            "numba_threads": numba.get_num_threads(),
-            "numba_threading_layer": numba.threading_layer(),
-            "numpy": np.__version__,
-            "numba": numba.__version__,
-            "scipy": scipy.__version__,
-            "python": platform.python_version(),
-            "machine": platform.machine(),
-            "processor": platform.processor() or platform.uname().machine,
-        }
+        _setup.versions(),
+        target_ratio=1.5,
+        numba_threads=numba.get_num_threads(),
+        numba_threading_layer=numba.threading_layer(),
+        processor=platform.processor() or platform.uname().machine,
     )
-    print(json.dumps(res))
+    _setup.emit(res, indent=None)
 
 
 if __name__ == "__main__":

@@ -6,12 +6,9 @@ skframe (features extracted from scratch each run) and of GraKeL, the speed-up a
 between the two Gram matrices.
 """
 
-import argparse
-import json
-import time
 import warnings
 
-import _setup  # noqa: F401  (runtime settings first)
+import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
 import numpy as np
 
 
@@ -40,20 +37,8 @@ def grakel_graphs(batch):
     return out
 
 
-def best_of(fn, repeats):
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), out
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--n", type=int, default=1000)
-    ap.add_argument("--repeats", type=int, default=3)
-    args = ap.parse_args()
+    args = _setup.parser(__doc__, n=1000, repeats=3).parse_args()
     warnings.filterwarnings("ignore")
 
     from skframe.graphs import GraphBatch
@@ -80,19 +65,17 @@ def main():
             kernel._cache.clear()
             return kernel(batch)
 
-        t_ours, K = best_of(ours, args.repeats)
+        t_ours, K = _setup.best_of(ours, args.repeats)
         row = {"skframe_s": round(t_ours, 4)}
         if gk is not None:
-            t_ref, K_ref = best_of(lambda baseline=baseline: baseline().fit_transform(gk), 1)
+            t_ref, K_ref = _setup.best_of(lambda baseline=baseline: baseline().fit_transform(gk), 1)
             off = ~np.eye(len(batch), dtype=bool)
             row.update({"grakel_s": round(t_ref, 4), "speedup": round(t_ref / t_ours, 1),
                         "max_abs_diff": float(np.abs(K - K_ref).max()),
                         "max_abs_diff_offdiag": float(np.abs(K - K_ref)[off].max())})
         report["kernels"][name] = row
-    from _setup import versions
-
-    report["versions"] = versions()
-    print(json.dumps(report, indent=2))
+    report["versions"] = _setup.versions()
+    _setup.emit(report, indent=2)
 
 
 if __name__ == "__main__":

@@ -37,12 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
-
-import numpy as np  # noqa: E402
+import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
+import numpy as np
 
 DEFAULT_SECTIONS = "stream64,stream32,sklearn,huber,dask,f32study"
 
@@ -249,10 +245,8 @@ def f32_study(args):
 
     for name, dtype, products in (("float64", "float64", "float64"), ("float32 products", "float32", "float32"),
                                   ("float32 blocks, float64 products", "float32", "float64")):
-        t0 = time.perf_counter()
-        sums = accumulate(kernel, X, y, X_sub, R.mix, options=ComputeOptions(dtype=dtype), chunk_rows=rows,
-                          products=products)
-        seconds = time.perf_counter() - t0
+        sums, seconds = _setup.timed(accumulate, kernel, X, y, X_sub, R.mix, options=ComputeOptions(dtype=dtype),
+                                     chunk_rows=rows, products=products)
         coef = ridge_from_sums(sums, RKR, R.mix, lam, eig=(w, U))[0]
         rec["variants"][name] = {"seconds": seconds, "test_mse": mse(coef)}
     # whitened float32: features Z = B (s U D^-1/2) per chunk, Z^T Z by ssyrk, added to a float64 sum
@@ -303,7 +297,8 @@ def dask_section(args):
     import dask.array as da
     from distributed import Client, LocalCluster
 
-    from skframe.compute.streaming import fit_sketched_ridge, predict_chunks
+    from skframe.compute.distributed import fit_sketched_ridge_dask
+    from skframe.compute.streaming import predict_chunks
     from skframe.core.sketching import draw_sketch
     from skframe.plugin.registry import get_kernel, get_sketch
 
@@ -315,14 +310,11 @@ def dask_section(args):
         client.wait_for_workers(2)
         base = client.run(rss_bytes)
         kernel = get_kernel("gaussian", gamma=args.gamma)
-        t0 = time.perf_counter()  # warm-up: imports and compiled kernels on the workers, not timed
+        # warm-up: imports and compiled kernels on the workers, timed apart
         small = draw_sketch(get_sketch("subsample", size=10), 2 * chunk, np.random.default_rng(3))
-        fit_sketched_ridge(kernel, X[:2 * chunk], y[:2 * chunk], small, 1e-3)
-        warmup = time.perf_counter() - t0
+        _, warmup = _setup.timed(fit_sketched_ridge_dask, kernel, X[:2 * chunk], y[:2 * chunk], small, 1e-3)
         R = draw_sketch(get_sketch("subsample", size=args.m), n, np.random.default_rng(2))
-        t0 = time.perf_counter()
-        res = fit_sketched_ridge(kernel, X, y, R, 1e-3 / n)
-        elapsed = time.perf_counter() - t0
+        res, elapsed = _setup.timed(fit_sketched_ridge_dask, kernel, X, y, R, 1e-3 / n)
         peaks = client.run(peak_bytes)
     Xt = np.random.default_rng(1).uniform(size=(args.n_test, args.d))
     pred = predict_chunks(kernel, Xt, res.X_sub, res.coef)[:, 0]
@@ -334,20 +326,10 @@ def dask_section(args):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--n", type=int, default=1_000_000)
-    p.add_argument("--n-test", type=int, default=10_000)
-    p.add_argument("--d", type=int, default=10)
-    p.add_argument("--m", type=int, default=1000)
-    p.add_argument("--gamma", type=float, default=0.5)
-    p.add_argument("--budget", default="2GB")
+    p = _setup.parser(__doc__, n=1_000_000, n_test=10_000, d=10, m=1000, gamma=0.5, budget="2GB", kappa=1.0,
+                      huber_iter=20, huber_dtype="float32", dask_n=2_000_000, dask_chunk=250_000)
     p.add_argument("--memmap", action="store_true", help="read X from a memory-mapped .npy written in chunks")
     p.add_argument("--tmp", default=None, help="directory of the memory-mapped data (default: a temp dir)")
-    p.add_argument("--kappa", type=float, default=1.0)
-    p.add_argument("--huber-iter", type=int, default=20)
-    p.add_argument("--huber-dtype", default="float32")
-    p.add_argument("--dask-n", type=int, default=2_000_000)
-    p.add_argument("--dask-chunk", type=int, default=250_000)
     p.add_argument("--out", help="also write benchmarks/out/OUT.json (e.g. scale_1e6)")
     p.add_argument("--study-n", type=int, default=100_000, help="rows of the f32study section")
     p.add_argument("--sections", default=DEFAULT_SECTIONS)
@@ -355,7 +337,7 @@ def main():
     args = p.parse_args()
     if args.section:  # child process: one section, one JSON line
         rec = {"dask": dask_section, "f32study": f32_study}.get(args.section, section)(args)
-        print(json.dumps(rec))
+        _setup.emit(rec, indent=None)
         return
     out = {"benchmark": "scale", "settings": {k: v for k, v in vars(args).items() if k not in ("section", "tmp")},
            "versions": _setup.versions(), "results": []}
@@ -371,9 +353,7 @@ def main():
                 out["results"].append(json.loads(proc.stdout.strip().splitlines()[-1]))
     out["load_average_before"] = load_before
     out["load_average_after"] = os.getloadavg()
-    print(json.dumps(out, indent=1))
-    if args.out:
-        (Path(__file__).resolve().parent / "out" / f"{args.out}.json").write_text(json.dumps(out, indent=1) + "\n")
+    _setup.emit(out, _setup.OUT / f"{args.out}.json" if args.out else None)
 
 
 if __name__ == "__main__":

@@ -9,29 +9,15 @@ matrix: 6 GB here).
     python benchmarks/bench_sketch_draw.py [--m 13000] [--n 60000] [--p-times-n 20] [--repeats 15]
 """
 
-import argparse
-import json
-import sys
-import time
-import tracemalloc
-from pathlib import Path
+import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
+import numpy as np
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
-
-import numpy as np  # noqa: E402
-
-from skframe.plugin.registry import get_sketch  # noqa: E402
+from skframe.plugin.registry import get_sketch
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--m", type=int, default=13_000)
-    ap.add_argument("--n", type=int, default=60_000)
+    ap = _setup.parser(__doc__, m=13_000, n=60_000, repeats=15)
     ap.add_argument("--p-times-n", type=float, default=20.0, help="p = this / n")
-    ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--sketch", default="psr", choices=["psr", "psg"])
     args = ap.parse_args(argv)
     m, n = args.m, args.n
@@ -39,17 +25,8 @@ def main(argv=None):
     sketch = get_sketch(args.sketch, size=m, p=p)
     sketch.draw(n, np.random.default_rng(0))  # warm-up (imports, allocator)
 
-    times = []
-    for seed in range(args.repeats):
-        rng = np.random.default_rng(seed)
-        t0 = time.perf_counter()
-        R = sketch.draw(n, rng)
-        times.append(time.perf_counter() - t0)
-
-    tracemalloc.start()
-    R = sketch.draw(n, np.random.default_rng(12345))
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+    times = [_setup.timed(sketch.draw, n, np.random.default_rng(seed))[1] for seed in range(args.repeats)]
+    R, _, peak = _setup.traced(sketch.draw, n, np.random.default_rng(12345))
     nnz_bytes = R.nnz * (8 + 8 + 4)
     result = {
         "benchmark": "sketch_draw",
@@ -69,7 +46,7 @@ def main(argv=None):
         "dense_bernoulli_bytes_reference": m * n * 8,
         "versions": _setup.versions(),
     }
-    print(json.dumps(result))
+    _setup.emit(result, indent=None)
 
 
 if __name__ == "__main__":
