@@ -88,7 +88,7 @@ def representation_of(opts):
     if kind == "csv" and inputs == "table":
         raise InvalidParameterError("--outputs, --featurize and --target-field on a CSV need SMILES inputs: add "
                                     "--inputs smiles (and --input-column NAME)")
-    if opts.scale != "none":
+    if opts.scale not in ("none", "auto"):
         raise InvalidParameterError(f"--scale {opts.scale} scales numeric columns; molecules and graphs are not "
                                     "scaled: leave --scale out")
     if featurize != "none" and (inputs != "smiles" or kind == "jsonl"):
@@ -101,7 +101,11 @@ def representation_of(opts):
             raise InvalidParameterError("--outputs smiles predicts molecules: add --task structured")
     if featurize == "morgan":
         morgan_fingerprints([], **_featurize_params(opts.featurize_params))  # checks radius and n_bits now
-    fields = list(opts.target_field or [])
+    if getattr(opts, "columns", None) or getattr(opts, "drop", None):
+        raise InvalidParameterError("--columns and --drop choose the numeric columns of a table; molecules are read "
+                                    "from --input-column, their targets from --target-field (or --target)")
+    fields = list(opts.target_field or []) or [t.strip() for v in (getattr(opts, "target", None) or [])
+                                               for t in v.split(",") if t.strip()]
     if opts.split_column and (kind != "csv" or opts.test is not None):
         raise InvalidParameterError("--split-column splits a CSV file into training and test rows; give it without "
                                     "--test, on a .csv file")

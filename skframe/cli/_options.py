@@ -28,8 +28,8 @@ __all__ = ["FitOptions", "command_signature", "PANELS", "TASKS", "SCALES", "MISS
 DATA, KERNEL, SKETCH, SOLVER, STRUCTURED, COMPUTE, OUTPUT = (
     "Data", "Kernel", "Sketch", "Loss and solver", "Structured outputs", "Compute", "Output")
 PANELS = (DATA, KERNEL, SKETCH, SOLVER, STRUCTURED, COMPUTE, OUTPUT)  # COMPUTE: block size, backend, ...
-TASKS = ("regression", "structured")
-SCALES = ("none", "standard")
+TASKS = ("auto", "regression", "structured")
+SCALES = ("auto", "none", "standard")
 MISSING = ("error", "zero", "mean", "drop")
 FORMATS = ("csv", "npz", "arff", "libsvm")
 
@@ -56,16 +56,28 @@ class FitOptions:
     test: Annotated[Optional[Path], _opt("--test", "Test data in the same format; metrics are computed on it "
                                          "(else on the training data).", DATA)] = None
     targets: Annotated[int, _opt("--targets", "Number of trailing target columns (attributes).", DATA)] = 1
+    columns: Annotated[Optional[List[str]], _opt("--columns", "Feature columns, by name (header, ARFF attribute) "
+                                                 "or position from 1; comma-separated or repeated (default: every "
+                                                 "column that is neither a target nor dropped). Saved with the "
+                                                 "model.", DATA, show_default=False, metavar="NAME|POS")] = None
+    drop: Annotated[Optional[List[str]], _opt("--drop", "Columns to leave out (never read: e.g. a column of text), "
+                                              "by name or position from 1; comma-separated or repeated.", DATA,
+                                              show_default=False, metavar="NAME|POS")] = None
+    target: Annotated[Optional[List[str]], _opt("--target", "Target column(s), by name or position from 1; "
+                                                "comma-separated or repeated (instead of the last --targets "
+                                                "columns).", DATA, show_default=False, metavar="NAME|POS")] = None
     format: Annotated[Optional[str], _opt("--format", "File format when the extension does not tell: "
                                           "csv, npz, arff or libsvm.", DATA)] = None
     missing: Annotated[str, _opt("--missing", "Missing values: error, zero, mean or drop. "
                                  "Saved with the model.", DATA)] = "error"
-    scale: Annotated[str, _opt("--scale", "Input scaling: none or standard (training statistics, saved with "
-                               "the model; sparse data stay sparse).", DATA)] = "none"
+    scale: Annotated[str, _opt("--scale", "Input scaling: auto (standard when the spreads of a file's dense "
+                               "features differ more than 10-fold, else none), none or standard (training "
+                               "statistics, saved with the model; sparse data stay sparse).", DATA)] = "auto"
     seed: Annotated[int, _opt("--seed", "Seed of the sketch draw and of the solver (never of the embedded "
                               "data).", DATA)] = 0
-    task: Annotated[str, _opt("--task", "regression (scalar or multi-output, any loss) or structured "
-                              "(IOKR family).", DATA)] = "regression"
+    task: Annotated[str, _opt("--task", "auto (regression; structured when the targets are 0/1 labels over "
+                              "several columns: multi-label), regression (scalar or multi-output, any loss) or "
+                              "structured (IOKR family).", DATA)] = "auto"
     # -- molecules and graphs (panel after Data) ---------------------------------------
     inputs: Annotated[Optional[str], _opt("--inputs", "What the inputs are: table (numeric columns), smiles (a "
                                           "CSV column of SMILES strings, see --input-column) or graphs (graphs "
@@ -227,6 +239,8 @@ class FitOptions:
     progress: Optional[Callable] = None
     train_target_means: Optional[object] = None  # RRMSE/ARRMSE reference (the training means) when known
     topk: Optional[dict] = None  # the K best candidates found by the structured task's predict
+    layout: Optional[object] = None  # the columns read from the training file (skframe.cli._columns.Layout)
+    scale_reason: Optional[str] = None  # why --scale auto chose what it chose (skframe.cli._scaling)
 
     def __post_init__(self):
         for name in ("train", "test", "candidates", "model_out"):

@@ -51,12 +51,19 @@ def format_value(value):
     return str(value)
 
 
-def write_predictions(out, P):
-    """Predictions as CSV on stdout (``out=None``), or to a ``.csv`` / ``.npz`` file, atomically."""
+def write_predictions(out, P, names=None):
+    """Predictions as CSV on stdout (``out=None``), or to a ``.csv`` / ``.npz`` file, atomically.
+
+    ``names``: the columns' names, written as a header row (CSV) or as ``names`` (NPZ); None for none.
+    """
     import numpy as np  # lazy: NumPy costs ~0.1 s at the start of every command
 
     P = np.asarray(P)
+    if names is not None and len(names) != (1 if P.ndim == 1 else P.shape[1]):
+        names = [f"y{j}" for j in range(1 if P.ndim == 1 else P.shape[1])]  # as a file without a header
     if out is None:
+        if names is not None:
+            typer.echo(",".join(names))
         rows = P[:, None] if P.ndim == 1 else P
         for row in rows:
             typer.echo(",".join(repr(float(v)) for v in np.ravel(row)))
@@ -68,6 +75,8 @@ def write_predictions(out, P):
 
     with atomic_write(out, "wb") as fh:  # an interrupted write leaves the previous file intact
         if suffix == ".npz":
-            np.savez(fh, predictions=P)
+            np.savez(fh, predictions=P, **({"names": np.asarray(names, dtype=str)} if names is not None else {}))
         else:
+            if names is not None:
+                fh.write((",".join(names) + "\n").encode("utf-8"))
             np.savetxt(fh, P[:, None] if P.ndim == 1 else P, delimiter=",", fmt="%.17g")

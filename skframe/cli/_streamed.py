@@ -73,8 +73,10 @@ def _cells_per_row(path, fmt, targets):
     return info["n_features"] + info["n_targets"]
 
 
-def spill_file(path, directory, *, rows, targets=1, fmt=None, missing="error"):
+def spill_file(path, directory, *, rows, targets=1, fmt=None, missing="error", columns=None):
     """Parse a CSV / LIBSVM file block by block into a memory-mapped float64 spill file.
+
+    ``columns`` (a :class:`skframe.io.Columns`) chooses the feature and target columns.
 
     Returns
     -------
@@ -86,7 +88,8 @@ def spill_file(path, directory, *, rows, targets=1, fmt=None, missing="error"):
     target = os.path.join(directory, "X.f64")
     ys, n, width, chunks = [], 0, None, 0
     with open(target, "wb") as fh:
-        for Xc, Yc in iter_chunks(path, rows=rows, targets=targets, fmt=fmt, missing=missing, sparse=False):
+        for Xc, Yc in iter_chunks(path, rows=rows, targets=targets, fmt=fmt, missing=missing, sparse=False,
+                                  columns=columns):
             Xc = np.ascontiguousarray(Xc, dtype=np.float64)
             if width is None:
                 width = Xc.shape[1]
@@ -132,15 +135,16 @@ def _scale_into(X, scaler, out, rows):
     return out
 
 
-def _open(path, directory, opts, rows, name):
+def _open(path, directory, opts, rows, name, columns=None, targets=None):
     """(X, Y, chunks) of one file: spilled (CSV / LIBSVM) or memory-mapped (NPY)."""
     fmt = _format_of(path, opts.format)
+    targets = opts.targets if targets is None else targets
     if fmt == "npy":
-        ds = load_dataset(path, targets=opts.targets, missing=opts.missing, fmt=fmt)
+        ds = load_dataset(path, targets=targets, missing=opts.missing, fmt=fmt, columns=columns)
         return ds.X, np.asarray(ds.Y), 0, False
     sub = os.path.join(directory, name)
     os.makedirs(sub, exist_ok=True)
-    X, Y, chunks = spill_file(path, sub, rows=rows, targets=opts.targets, fmt=fmt, missing=opts.missing)
+    X, Y, chunks = spill_file(path, sub, rows=rows, targets=targets, fmt=fmt, missing=opts.missing, columns=columns)
     return X, Y, chunks, True
 
 
@@ -149,9 +153,16 @@ def load_streamed(opts, directory):
 
     Returns ``(X_train, Y_train, X_test, Y_test, info, scaler)``; the arrays X are memory maps.
     """
+    from skframe.cli._columns import cli_columns, fit_layout, read_plan
+
     fmt = _format_of(opts.train, opts.format)
     rows = read_rows_for_budget(opts.memory_budget, _cells_per_row(opts.train, fmt, opts.targets))
-    X, Y, chunks, spilled = _open(opts.train, directory, opts, rows, "train")
+    choice = cli_columns(getattr(opts, "columns", None), getattr(opts, "drop", None), getattr(opts, "target", None))
+    X, Y, chunks, spilled = _open(opts.train, directory, opts, rows, "train", columns=choice)
+    opts.layout = fit_layout(opts.train, opts.format, choice, opts.targets, (X.shape[1], Y.shape[1]))
+    from skframe.cli._scaling import resolve_scale  # --scale auto: from the spreads of the features read
+
+    opts.scale, opts.scale_reason = resolve_scale(opts.scale, X, sparse=fmt == "libsvm")
     scaler = chunked_scaler(X, opts.scale, rows)
     if opts.scale != "none":
         if not spilled:  # never modify an input file: the scaled copy is a spill of its own
@@ -164,7 +175,8 @@ def load_streamed(opts, directory):
                                                   "spilled": spilled}}
     if opts.test is None:
         return X, Y, None, None, info, scaler
-    Xt, Yt, tchunks, tspilled = _open(opts.test, directory, opts, rows, "test")
+    columns, targets = read_plan(opts.layout, opts.test, opts.format, with_targets=True, choice=choice)
+    Xt, Yt, tchunks, tspilled = _open(opts.test, directory, opts, rows, "test", columns=columns, targets=targets)
     if Xt.shape[1] != X.shape[1]:
         raise InvalidParameterError(
             f"the test file has {Xt.shape[1]} features but the training file has {X.shape[1]}; "
@@ -191,8 +203,12 @@ def can_stream_predict(data, fmt, out, task):
 
 
 def predict_streamed(est, extra, data, *, targets, missing, fmt, out, predict_block, check_features, scale,
-                     rows=DEFAULT_ROWS):
-    """Predict DATA block by block into ``out`` (CSV), written atomically; returns the number of blocks."""
+                     rows=DEFAULT_ROWS, columns=None, header=None):
+    """Predict DATA block by block into ``out`` (CSV), written atomically; returns the number of blocks.
+
+    ``columns`` chooses DATA's feature columns (a :class:`skframe.io.Columns`); ``header``, the
+    column names written first (None: no header row).
+    """
     blocks = 0
     means = None
     if missing == "mean":  # the TRAINING means saved with the model, not those of DATA
@@ -200,8 +216,10 @@ def predict_streamed(est, extra, data, *, targets, missing, fmt, out, predict_bl
         tm = extra.get("train_target_means") if isinstance(extra, dict) else None
         means = (fm, tm if targets else None)
     with atomic_write(out, "wb") as fh:
+        if header:
+            fh.write((",".join(header) + "\n").encode("utf-8"))
         for Xc, _ in iter_chunks(str(data), rows=rows, targets=targets, fmt=_format_of(data, fmt), missing=missing,
-                                 means=means):
+                                 means=means, columns=columns):
             if blocks == 0:
                 check_features(est, Xc, data, targets)
             P = np.asarray(predict_block(scale(Xc, extra)))

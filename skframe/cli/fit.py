@@ -25,10 +25,31 @@ from skframe.cli._services import format_value as _fmt
 from skframe.exceptions import InvalidParameterError
 
 
-def choose_task(opts):
+def choose_task(opts, Y=None):
+    """The task module's name: ``structured``, ``machine`` or ``regression``.
+
+    ``--task auto`` (the default) fits targets that are 0/1 labels over several columns as a
+    multi-label problem (the structured task) when nothing asks for a regression loss, a
+    solver or a Dask cluster; see :func:`is_multilabel`.
+    """
     if opts.task == "structured":
         return "structured"
-    return "machine" if opts.uses_machine() else "regression"
+    if opts.uses_machine():
+        return "machine"
+    if opts.task == "auto" and Y is not None and is_multilabel(Y) and opts.dask_scheduler is None \
+            and opts.dask_local is None:
+        return "structured"
+    return "regression"
+
+
+def is_multilabel(Y):
+    """True when the targets are 0/1 labels over at least two columns (a multi-label problem)."""
+    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
+
+    if len(getattr(Y, "shape", ())) != 2 or Y.shape[1] < 2 or not task_is_numeric(Y):
+        return False
+    Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y)
+    return bool(np.isin(Y, (0.0, 1.0)).all())
 
 
 DEFAULT_LAM = 1e-3
@@ -110,12 +131,20 @@ def load_data(opts):
         return ds.X_train, ds.y_train[:, None], ds.X_test, ds.y_test[:, None], info
     if opts.lam is None:
         opts.lam = DEFAULT_LAM
-    tr = load_dataset(opts.train, targets=opts.targets, missing=opts.missing, fmt=opts.format)
+    from skframe.cli._columns import cli_columns, fit_layout, read_plan  # lazy: loads NumPy (~0.1 s at start-up)
+
+    choice = cli_columns(opts.columns, opts.drop, opts.target)
+    tr = load_dataset(opts.train, targets=opts.targets, missing=opts.missing, fmt=opts.format, columns=choice)
+    opts.layout = fit_layout(opts.train, opts.format, choice, opts.targets, (tr.X.shape[1], tr.Y.shape[1]))
     info = {"name": Path(opts.train).name, "source": str(opts.train), "n_missing_train": tr.n_missing,
             "missing": opts.missing}
+    if choice is not None or opts.layout.feature_names is not None:
+        info["columns"] = {"features": len(tr.feature_names), "targets": list(tr.target_names),
+                           "named": opts.layout.feature_names is not None}
     if opts.test is None:
         return tr.X, tr.Y, None, None, info
-    te = load_dataset(opts.test, targets=opts.targets, missing=opts.missing, fmt=opts.format)
+    columns, targets = read_plan(opts.layout, opts.test, opts.format, with_targets=True, choice=choice)
+    te = load_dataset(opts.test, targets=targets, missing=opts.missing, fmt=opts.format, columns=columns)
     info["test"] = str(opts.test)
     info["n_missing_test"] = te.n_missing
     if te.X.shape[1] != tr.X.shape[1]:
@@ -150,6 +179,27 @@ def task_is_numeric(Y):
     return np.asarray(Y).dtype.kind in "fiub" if not hasattr(Y, "toarray") else True
 
 
+def check_targets(task, opts, Y):
+    """Refuse, with the fix, a loss that fits one target column when the data have several."""
+    if task != "machine" or len(getattr(Y, "shape", ())) < 2 or Y.shape[1] < 2:
+        return
+    from skframe.plugin.registry import get_loss  # lazy: the registry loads the plugins
+    from skframe.plugin.tags import get_tags
+
+    loss_name = (opts.loss or "square").strip().lower()
+    if opts.quantiles:
+        what = "--quantiles fits the quantiles of one target"
+    elif get_tags(get_loss(loss_name, **(opts.loss_params or {})), "loss").classification:
+        what = f"--loss {loss_name} classifies one target column"
+    else:
+        return
+    fix = "choose it with --target NAME (or --targets 1 for the last column)"
+    if is_multilabel(Y):
+        fix += (", or fit the 0/1 labels together as a multi-label problem: leave --loss out (--task auto) or "
+                "give --task structured")
+    raise InvalidParameterError(f"{what}, but the data have {Y.shape[1]} target columns; {fix}")
+
+
 def _targets_for_fit(Y, task):
     if len(Y.shape) < 2:  # a collection of outputs (molecules)
         return Y
@@ -172,6 +222,7 @@ def _run_fit(opts, stack):
     import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
 
     from skframe.cli import _streamed  # lazy: loads NumPy (~0.1 s at start-up)
+    from skframe.cli._scaling import resolve_scale  # lazy: loads NumPy (~0.1 s at start-up)
     from skframe.datasets import FeatureScaler  # lazy: loads scikit-learn (~0.6 s at start-up)
     from skframe.io.missing import column_means  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
     from skframe.persistence import save  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
@@ -181,20 +232,27 @@ def _run_fit(opts, stack):
             opts.lam = DEFAULT_LAM
         spill_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="skframe-stream-"))
         X_tr, Y_tr, X_te, Y_te, data_info, scaler = _streamed.load_streamed(opts, spill_dir)
+        scale_reason = opts.scale_reason
         # saved: `--missing mean` fills new data with the training means (taken before any scaling)
         feature_means = scaler.mean_ if opts.scale == "standard" else column_means(X_tr)
     else:
         X_tr, Y_tr, X_te, Y_te, data_info = load_data(opts)
         feature_means = column_means(X_tr)  # saved: `--missing mean` fills new data with the training means
+        opts.scale, scale_reason = resolve_scale(opts.scale, X_tr, embedded=opts.train is None)
         scaler = FeatureScaler(opts.scale if len(X_tr.shape) > 1 else "none")
         if len(X_tr.shape) > 1:  # a numeric table (molecule and graph collections are not scaled)
             scaler.fit(X_tr)
             X_tr = scaler.transform(X_tr)
             if X_te is not None:
                 X_te = scaler.transform(X_te)
+    data_info["scale"] = {"method": opts.scale, "reason": scale_reason}
     opts.train_target_means = np.asarray(Y_tr, dtype=np.float64).mean(axis=0) if task_is_numeric(Y_tr) else None
-    task = choose_task(opts)
+    task = choose_task(opts, Y_tr)
+    if task == "structured" and opts.task == "auto":
+        data_info["task_reason"] = (f"auto: the {Y_tr.shape[1]} targets are 0/1 labels, fitted as a multi-label "
+                                    "problem; --task regression fits them as numbers")
     module = task_module(task)
+    check_targets(task, opts, Y_tr)
     if str(opts.sketch).lower() == "auto":  # the default family at the data's size
         # lazy: the plan's module loads NumPy and the compute room, which the command's start-up does not
         from skframe.compute.plan import default_sketch, describe_data
@@ -250,12 +308,16 @@ def _run_fit(opts, stack):
             "train_target_means": opts.train_target_means,
             "train_feature_means": feature_means,
             "top_k": opts.top_k,
+            "columns": opts.layout.to_extra() if opts.layout is not None else None,
             "scaler": {"mean": scaler.mean_, "scale": scaler.scale_, "with_mean": bool(scaler.with_mean_),
                        "method": opts.scale} if hasattr(scaler, "scale_") else None,
         }
         from skframe.cli._graph_data import model_extra  # lazy: loads NumPy (~0.1 s at start-up)
 
         extra.update(model_extra(opts, data_info))
+        names = opts.layout.feature_names if opts.layout is not None else None
+        if names and len(X_tr.shape) > 1:  # a table with a header: scikit-learn's feature_names_in_
+            model.feature_names_in_ = np.asarray(names, dtype=object)
         replace_via_temp_path(opts.model_out, lambda tmp: save(model, tmp, extra=extra))
         report["model_path"] = str(opts.model_out)
     return to_jsonable(report)
@@ -276,7 +338,10 @@ def print_report(report):
     shape = (f"features={report['n_features']} targets={report['n_targets']}" if rep is None else
              f"inputs={rep['inputs']}{'+' + rep['featurize'] if rep['featurize'] != 'none' else ''} "
              f"outputs={rep['outputs'] if rep['outputs'] != 'table' else report['n_targets']}")
-    typer.echo(f"data       {d.get('name')}: n_train={report['n_train']} n_test={report['n_test']} {shape}")
+    scale = f" scale={d['scale']['method']}" if isinstance(d.get("scale"), dict) and rep is None else ""
+    typer.echo(f"data       {d.get('name')}: n_train={report['n_train']} n_test={report['n_test']} {shape}{scale}")
+    if d.get("task_reason"):
+        typer.echo(f"task       {report['task']} ({d['task_reason']})")
     if d.get("suggested_defaults_used"):
         used = d["suggested_defaults_used"]
         shown = {**used.get("kernel_params", {}), **{k: v for k, v in used.items() if k != "kernel_params"}}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
@@ -49,19 +49,49 @@ def _apply_scaler(X, extra):
     return scaler.transform(X)
 
 
-def _read(data, targets, missing, fmt, extra=None):
+def _read(data, targets, missing, fmt, extra=None, columns=None, with_targets=None):
     """Features and targets of a data file; ``targets=0`` reads a features-only CSV/ARFF file.
 
+    ``columns`` (a :class:`skframe.io.Columns`) chooses the feature and target columns, and
+    ``with_targets`` says whether targets are read (default: ``targets > 0``).
     ``missing="mean"`` fills missing cells with the TRAINING means saved beside the model
     (``train_feature_means``, ``train_target_means``), not with the means of DATA.
     """
     from skframe.datasets import load_dataset  # lazy: loads scikit-learn (~0.6 s at start-up)
 
+    with_targets = bool(targets) if with_targets is None else with_targets
     means = None
     if missing == "mean":
-        means = (_saved(extra, "train_feature_means"), _saved(extra, "train_target_means") if targets else None)
-    ds = load_dataset(str(data), targets=targets, missing=missing, fmt=fmt, means=means)
-    return ds.X, (ds.Y if targets else None)
+        means = (_saved(extra, "train_feature_means"), _saved(extra, "train_target_means") if with_targets else None)
+    ds = load_dataset(str(data), targets=targets, missing=missing, fmt=fmt, means=means, columns=columns)
+    return ds.X, (ds.Y if with_targets else None)
+
+
+def _layout(est, extra):
+    """The model's columns (skframe.cli._columns.Layout); the model's feature names are matched here, once."""
+    from skframe.cli._columns import Layout  # lazy: loads NumPy (~0.1 s at start-up)
+
+    layout = Layout.of_model(est, extra)
+    # DATA's columns are chosen by name and put in the model's order before predicting: the model then takes
+    # plain arrays (scikit-learn would warn that they carry no names)
+    est.__dict__.pop("feature_names_in_", None)
+    return layout
+
+
+def _plan(layout, data, fmt, *, with_targets, targets, columns, drop, target):
+    from skframe.cli._columns import cli_columns, read_plan  # lazy: loads NumPy (~0.1 s at start-up)
+
+    return read_plan(layout, str(data), fmt, with_targets=with_targets, targets=targets,
+                     choice=cli_columns(columns, drop, target))
+
+
+def prediction_names(est, layout):
+    """Column names of the predictions: the targets' names; one column per level for quantiles (``y@0.5``)."""
+    names = layout.target_labels
+    levels = getattr(est, "quantiles_", None)
+    if levels is not None and len(names) == 1:
+        return [f"{names[0]}@{float(q):g}" for q in levels]
+    return names
 
 
 def _saved(extra, key, default=None):
@@ -90,7 +120,7 @@ MISSING_HELP = ("Missing values: error, zero, mean (the training means saved wit
 FORMAT_HELP = "File format when the extension does not tell: csv, npz, arff or libsvm (default: as at fit time)."
 
 
-def _predict_in_blocks(est, extra, data, targets, missing, fmt, out):
+def _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=None, header=None):
     """CSV / LIBSVM / NPY data and a ``.csv`` --out: read, predict and write block by block (True when done)."""
     from skframe.cli import _streamed  # lazy: loads NumPy (~0.1 s at start-up)
 
@@ -100,21 +130,37 @@ def _predict_in_blocks(est, extra, data, targets, missing, fmt, out):
     module, opts = task_module(task), _options_for(extra, task)
     _streamed.predict_streamed(est, extra, data, targets=targets, missing=missing, fmt=fmt, out=str(out),
                                predict_block=lambda X: call_predict(module, est, X, opts),
-                               check_features=_check_features, scale=_apply_scaler)
+                               check_features=_check_features, scale=_apply_scaler, columns=columns, header=header)
     return True
+
+
+COLUMNS_HELP = ("Feature columns of DATA by name or position from 1, comma-separated or repeated (default: those "
+                "the model was fitted on, matched by name when DATA has a header).")
+DROP_HELP = "Columns of DATA to leave out (never read), by name or position from 1."
+TARGET_HELP = "Target column(s) of DATA, by name or position from 1 (default: the model's own)."
 
 
 def predict(
     model: Annotated[Path, typer.Argument(help="Model file written by `skframe fit --model-out`.", metavar="MODEL")],
     data: Annotated[Path, typer.Argument(help="Data file (CSV, NPZ, ARFF, LIBSVM).", metavar="DATA")],
-    targets: Annotated[int, typer.Option(
-        "--targets", help="Number of trailing target columns in DATA to ignore (0: features only).")] = 0,
+    targets: Annotated[Optional[int], typer.Option(
+        "--targets", help="Number of trailing target columns in DATA to ignore (default: none, or the model's own "
+        "when DATA has the training file's columns).", show_default=False)] = None,
     missing: Annotated[Optional[str], typer.Option("--missing", help=MISSING_HELP, show_default=False)] = None,
     fmt: Annotated[Optional[str], typer.Option("--format", help=FORMAT_HELP, show_default=False)] = None,
     out: Annotated[Optional[Path], typer.Option(
         "--out", help="Write predictions to this .csv or .npz file, atomically (default: CSV on stdout).")] = None,
+    columns: Annotated[Optional[List[str]], typer.Option("--columns", help=COLUMNS_HELP, show_default=False,
+                                                         metavar="NAME|POS")] = None,
+    drop: Annotated[Optional[List[str]], typer.Option("--drop", help=DROP_HELP, show_default=False,
+                                                      metavar="NAME|POS")] = None,
+    target: Annotated[Optional[List[str]], typer.Option("--target", help="Target column(s) of DATA to ignore, by "
+                                                        "name or position from 1.", show_default=False,
+                                                        metavar="NAME|POS")] = None,
+    header: Annotated[bool, typer.Option("--header/--no-header", help="Write a header row: the targets' names "
+                                         "(the labels' names for multi-label models).")] = True,
 ):
-    """Predict with a saved model; one row per sample."""
+    """Predict with a saved model; one row per sample, under a header row of the targets' names."""
     est, extra = _load(model)
     if _saved(extra, "representation"):  # molecules or graphs: read as at fit time
         from skframe.cli._graph_data import predict_file  # lazy: loads NumPy (~0.1 s at start-up)
@@ -124,14 +170,20 @@ def predict(
     missing, fmt = _fit_settings(extra, missing, fmt)
     if missing == "drop" and not explicit:
         missing = "error"  # dropping rows would misalign the predictions with DATA: only on request
-    if _predict_in_blocks(est, extra, data, targets, missing, fmt, out):
+    if targets is not None and targets < 0:
+        raise InvalidParameterError(f"--targets {targets} must be >= 0: the number of trailing target columns")
+    layout = _layout(est, extra)
+    cols, targets = _plan(layout, data, fmt, with_targets=False, targets=targets, columns=columns, drop=drop,
+                          target=target)
+    names = prediction_names(est, layout) if header else None
+    if _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=cols, header=names):
         return
-    X, _ = _read(data, targets, missing, fmt, extra)
+    X, _ = _read(data, targets, missing, fmt, extra, columns=cols, with_targets=False)
     _check_features(est, X, data, targets)
     X = _apply_scaler(X, extra)
     task = _saved(extra, "task", "regression")
     P = call_predict(task_module(task), est, X, _options_for(extra, task))
-    write_predictions(str(out) if out else None, P)
+    write_predictions(str(out) if out else None, P, names=names)
 
 
 def evaluate(
@@ -143,6 +195,12 @@ def evaluate(
     missing: Annotated[Optional[str], typer.Option("--missing", help=MISSING_HELP, show_default=False)] = None,
     fmt: Annotated[Optional[str], typer.Option("--format", help=FORMAT_HELP, show_default=False)] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    columns: Annotated[Optional[List[str]], typer.Option("--columns", help=COLUMNS_HELP, show_default=False,
+                                                         metavar="NAME|POS")] = None,
+    drop: Annotated[Optional[List[str]], typer.Option("--drop", help=DROP_HELP, show_default=False,
+                                                      metavar="NAME|POS")] = None,
+    target: Annotated[Optional[List[str]], typer.Option("--target", help=TARGET_HELP, show_default=False,
+                                                        metavar="NAME|POS")] = None,
 ):
     """Evaluate a saved model on labelled data and print its metrics."""
     est, extra = _load(model)
@@ -150,12 +208,13 @@ def evaluate(
         from skframe.cli._graph_data import evaluate_file  # lazy: loads NumPy (~0.1 s at start-up)
 
         return _print_evaluation(evaluate_file(est, extra, data, drop=missing == "drop"), json_out)
-    if targets is None:
-        targets = int(_saved(extra, "targets", 1))
-    if targets < 1:
+    if targets is not None and targets < 1:
         raise InvalidParameterError(f"--targets {targets} must be >= 1 to evaluate")
     missing, fmt = _fit_settings(extra, missing, fmt)
-    X, Y = _read(data, targets, missing, fmt, extra)
+    layout = _layout(est, extra)
+    cols, targets = _plan(layout, data, fmt, with_targets=True, targets=targets, columns=columns, drop=drop,
+                          target=target)
+    X, Y = _read(data, targets, missing, fmt, extra, columns=cols, with_targets=True)
     _check_features(est, X, data, targets)
     X = _apply_scaler(X, extra)
     task = _saved(extra, "task", "regression")

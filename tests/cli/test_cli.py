@@ -71,11 +71,11 @@ def test_model_roundtrip_predict_evaluate(files):
     out = files["dir"] / "pred.csv"
     pr = runner.invoke(app, ["predict", str(model_path), files["feat"], "--out", str(out)])
     assert pr.exit_code == 0, pr.output
-    P = np.loadtxt(out, delimiter=",")
-    assert P.shape == (40, 2)
+    P = np.loadtxt(out, delimiter=",", skiprows=1)  # under a header row of the targets' names
+    assert P.shape == (40, 2) and out.read_text().splitlines()[0] == "y0,y1"
     pr2 = runner.invoke(app, ["predict", str(model_path), files["test"], "--targets", "2"])
     assert pr2.exit_code == 0, pr2.output
-    P2 = np.array([[float(v) for v in line.split(",")] for line in pr2.stdout.strip().splitlines()])
+    P2 = np.array([[float(v) for v in line.split(",")] for line in pr2.stdout.strip().splitlines()[1:]])
     np.testing.assert_allclose(P, P2, rtol=1e-12)
 
 
@@ -171,12 +171,19 @@ def test_default_dataset_uses_published_hyperparameters_unless_given():
     assert rep["model"]["params"]["lam"] == 1e-3 and rep["data"]["suggested_defaults_used"] == {}
 
 
-def test_predict_with_target_columns_suggests_targets(files):
+def test_predict_reads_the_training_layout_and_names_the_layouts_it_takes(files):
     model_path = files["dir"] / "model.skf"
     _fit([files["train"], "--targets", "2", "--sketch-size", "20", "--model-out", str(model_path)])
-    res = runner.invoke(app, ["predict", str(model_path), files["test"]])
+    res = runner.invoke(app, ["predict", str(model_path), files["test"]])  # features then targets, no header
+    assert res.exit_code == 0, res.output
+    same = runner.invoke(app, ["predict", str(model_path), files["feat"]])
+    assert res.stdout == same.stdout
+    four = files["dir"] / "four.csv"
+    np.savetxt(four, files["X"][:5, [0, 1, 2, 2]], delimiter=",")
+    res = runner.invoke(app, ["predict", str(model_path), str(four)])
     assert res.exit_code == 2
-    assert "5 feature columns but the model was trained on 3; use --targets 2" in res.stderr
+    assert "has 4 columns; the model takes 3 feature columns or 5 columns (the 3 features, then the 2 targets)" \
+        in res.stderr
 
 
 def test_non_model_file_message_never_suggests_unpickling(tmp_path, files):
@@ -331,7 +338,7 @@ def test_readme_terminal_commands_run(tmp_path, monkeypatch):
     for cmd in commands:
         res = runner.invoke(app, [os.path.expandvars(a) for a in cmd[1:]])
         assert res.exit_code == 0, (cmd, res.output)
-    assert np.loadtxt(tmp_path / "predictions.csv", delimiter=",").shape == (220, 8)
+    assert np.loadtxt(tmp_path / "predictions.csv", delimiter=",", skiprows=1).shape == (220, 8)
 
 
 def test_readme_first_command_runs_on_the_embedded_data():
@@ -352,7 +359,7 @@ def test_predict_never_drops_rows_unless_asked(tmp_path):
     res = runner.invoke(app, ["predict", str(model), str(tmp_path / "feat.csv")])
     assert res.exit_code == 2 and "missing" in res.stderr
     res = runner.invoke(app, ["predict", str(model), str(tmp_path / "feat.csv"), "--missing", "drop"])
-    assert res.exit_code == 0 and len(res.stdout.splitlines()) == 9
+    assert res.exit_code == 0 and len(res.stdout.splitlines()) == 1 + 9  # the header, then 9 rows
 
 
 def test_replace_via_temp_path_keeps_the_old_file_and_the_permissions(tmp_path):

@@ -54,7 +54,7 @@ def test_predict_and_evaluate_fill_with_the_training_means(data):
     for args in (["--missing", "mean"], []):  # explicit, or the policy saved at fit time
         out = data["dir"] / "p.csv"
         _invoke(["predict", model, data["feats"], "--out", str(out), *args])
-        np.testing.assert_allclose(np.loadtxt(out, delimiter=","), expected, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(np.loadtxt(out, delimiter=",", skiprows=1), expected, rtol=1e-10, atol=1e-12)
     # evaluate reads the same filled features
     rep = json.loads(_invoke(["evaluate", model, data["new"], "--json"]).stdout)
     assert rep["n_samples"] == 30

@@ -93,7 +93,7 @@ def test_predict_streams_blocks_to_out_and_equals_in_memory_predict(data, tmp_pa
 
     _, extra = _load(model)
     expected = est.predict(_apply_scaler(X, extra))
-    got = np.loadtxt(out, delimiter=",")
+    got = np.loadtxt(out, delimiter=",", skiprows=1)
     np.testing.assert_array_equal(got, expected)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".p.csv")]  # temp file renamed away
 
