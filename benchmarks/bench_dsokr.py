@@ -34,24 +34,16 @@ Writes benchmarks/out/dsokr_<part>.json and prints them.
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 import time
-import tracemalloc
-from pathlib import Path
 
-import _setup  # runtime settings and the data directory, before NumPy
+import _setup  # runtime settings, sys.path and the data directory, before NumPy; the measuring helpers
 import numpy as np
+from bench_molecules import fit_and_rank, solubility_task
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
-OUT = ROOT / "benchmarks" / "out"
-
-from skframe.core.leverage import approximate_leverage_scores, effective_dimension  # noqa: E402
-from skframe.model_selection.curves import perfect_h_curve  # noqa: E402
-from skframe.models import DeepOutputKernelRegressor, OutputKernelRegressor  # noqa: E402
-from skframe.plugin.registry import get_kernel  # noqa: E402
+from skframe.core.leverage import approximate_leverage_scores, effective_dimension
+from skframe.model_selection.curves import perfect_h_curve
+from skframe.models import DeepOutputKernelRegressor, OutputKernelRegressor
+from skframe.plugin.registry import get_kernel
 
 
 def _versions():
@@ -135,23 +127,16 @@ def _train_full_nn(Xtr, Ytr, Xva, Yva, Xte, Yte, epochs, batch_size, lr, seed):
 
 def run_synthetic(args):
     n, n_val, n_te = args.n, max(500, args.n // 10), max(1000, args.n // 5)
-    t0 = time.perf_counter()
-    (Xtr, Ytr), (Xva, Yva), (Xte, Yte), Fte = synthetic_data(n, n_val, n_te, seed=args.seed)
-    gen_s = time.perf_counter() - t0
+    ((Xtr, Ytr), (Xva, Yva), (Xte, Yte), Fte), gen_s = _setup.timed(synthetic_data, n, n_val, n_te, seed=args.seed)
     # closed-form references in plain NumPy: ordinary least squares of the full network's last layer
     # (what Adam converges to), and the noise-free test outputs for the signal each basis loses
-    t0 = time.perf_counter()
-    W_ols = _ols(Xtr, Ytr)
-    P_ols = Xte @ W_ols
-    ols_s = time.perf_counter() - t0
+    P_ols, ols_s = _setup.timed(lambda: Xte @ _ols(Xtr, Ytr))
     lin = get_kernel("linear")
-    t0 = time.perf_counter()
-    lev = approximate_leverage_scores(lin, Ytr, 1e-4, n_samples=int(np.sqrt(n)), random_state=args.seed)
-    lev_s = time.perf_counter() - t0
+    lev, lev_s = _setup.timed(approximate_leverage_scores, lin, Ytr, 1e-4, n_samples=int(np.sqrt(n)),
+                              random_state=args.seed)
     sizes = [10, 25, 40, 50, 60, 75, 100, 150, 200, 300, 400]
-    t0 = time.perf_counter()
-    curve = perfect_h_curve(lin, Ytr, Yva, sizes, metric="surrogate", n_repeats=args.repeats, random_state=args.seed)
-    ph_s = time.perf_counter() - t0
+    curve, ph_s = _setup.timed(perfect_h_curve, lin, Ytr, Yva, sizes, metric="surrogate", n_repeats=args.repeats,
+                               random_state=args.seed)
     d_y = Ytr.shape[1]
     curve_mse = [-s / d_y for s in curve["scores"]]  # per-coordinate validation MSE, as in the thesis's figure
     m_y = plateau_choice(curve)
@@ -202,10 +187,8 @@ def run_synthetic(args):
     import torch
 
     torch.set_num_threads(args.threads or torch.get_num_threads())
-    t0 = time.perf_counter()
-    nn_mse, nn_curve, nn_weights = _train_full_nn(Xtr, Ytr, Xva, Yva, Xte, Yte, args.epochs, args.batch_size, args.lr,
-                                                  args.seed)
-    nn_s = time.perf_counter() - t0
+    (nn_mse, nn_curve, nn_weights), nn_s = _setup.timed(_train_full_nn, Xtr, Ytr, Xva, Yva, Xte, Yte, args.epochs,
+                                                        args.batch_size, args.lr, args.seed)
     results["nn_full_output"] = {"test_mse": nn_mse, "closed_form_test_mse": float(np.mean((P_ols - Yte) ** 2)),
                                  "closed_form_s": ols_s, "last_layer_weights": int(nn_weights), "fit_s": nn_s,
                                  "best_epoch": int(np.argmin(nn_curve)), "val_curve": nn_curve}
@@ -264,30 +247,21 @@ def run_bibtex(args):
                                 output_kernel_params={"gamma": 1 / (2 * 1e4)}, input_sketch="subsample",
                                 input_sketch_size=2250, output_sketch="psg", output_sketch_size=200,
                                 output_sketch_params={"p": 20 / n}, lam=1e-5, random_state=args.seed)
-    t0 = time.perf_counter()
-    sis.fit(Xtr_s, Ytr)
-    fit_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    P = sis.predict(Xte_s)
+    _, fit_s = _setup.timed(sis.fit, Xtr_s, Ytr)
+    P, predict_s = _setup.timed(sis.predict, Xte_s)
     res["SISOKR"] = {"f1": 100 * example_based_f1(Yte, P), "hamming": float(hamming_loss(Yte, P)), "fit_s": fit_s,
-                     "predict_s": time.perf_counter() - t0}
+                     "predict_s": predict_s}
     # DSOKR: an MLP on the raw sparse binary features, Gaussian output kernel, sub-sampled output basis
-    tracemalloc.start()
     model = DeepOutputKernelRegressor(
         network_params={"hidden": (args.hidden,), "dropout": 0.3}, output_kernel="gaussian",
         output_kernel_params={"gamma": args.gamma_out}, output_sketch="subsample", output_sketch_size=args.m_y,
         epochs=args.bibtex_epochs, batch_size=64, learning_rate=1e-3, validation_fraction=0.1, patience=5,
         random_state=args.seed, n_threads=args.threads,
     )
-    t0 = time.perf_counter()
-    model.fit(Xtr_raw, Ytr)
-    fit_s = time.perf_counter() - t0
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    t0 = time.perf_counter()
-    P = model.predict(Xte_raw)
+    _, fit_s, peak = _setup.traced(model.fit, Xtr_raw, Ytr)
+    P, predict_s = _setup.timed(model.predict, Xte_raw)
     res["DSOKR_mlp"] = {"f1": 100 * example_based_f1(Yte, P), "hamming": float(hamming_loss(Yte, P)), "fit_s": fit_s,
-                        "predict_s": time.perf_counter() - t0, "epochs_run": len(model.history_[0]["train_loss"]),
+                        "predict_s": predict_s, "epochs_run": len(model.history_[0]["train_loss"]),
                         "best_epoch": model.history_[0]["best_epoch"], "m_y": args.m_y,
                         "p": model.output_basis_.n_components, "n_weights": model.n_weights_,
                         "peak_python_memory_mb": peak / 2**20,
@@ -305,18 +279,7 @@ def run_molecules(args):
     subtree kernel, candidates are all molecules of the set, top-1 / top-10 exact-match rates and the mean
     graph edit distance of the top-1 prediction on the first ``--ged-n`` test molecules.
     """
-    from skframe.datasets import load_solubility
-    from skframe.graphs import GraphBatch, StringBatch
-    from skframe.graphs.chem import canonical_smiles
-    from skframe.graphs.metrics import graph_edit_distance
-
-    data = _setup.load_or_exit(load_solubility)
-    tr = [s for s, c in zip(data.X_train, canonical_smiles(data.X_train)) if c]
-    te = [s for s, c in zip(data.X_test, canonical_smiles(data.X_test)) if c]
-    X_tr, X_te = StringBatch(tr), StringBatch(te)
-    Y_tr, Y_te = GraphBatch.from_smiles(tr), GraphBatch.from_smiles(te)
-    cands = GraphBatch.from_smiles(tr + te)
-    truth = len(tr) + np.arange(len(te))
+    task = solubility_task()
     out_kernel = dict(output_kernel="wl-subtree", output_kernel_params={"h": 3, "normalize": True})
     deep = dict(out_kernel, output_sketch="subsample", output_sketch_size=args.mol_m_y, epochs=args.mol_epochs,
                 batch_size=32, learning_rate=1e-3, validation_fraction=0.1, patience=10, random_state=args.seed,
@@ -331,20 +294,12 @@ def run_molecules(args):
         "DSOKR transformer": DeepOutputKernelRegressor(
             "transformer", network_params={"d_model": 64, "n_heads": 4, "n_layers": 2, "dropout": 0.2}, **deep),
     }
-    rows = np.arange(min(args.ged_n, len(te)))
-    report = {"benchmark": "dsokr_molecules", "n_train": len(tr), "n_test": len(te), "n_candidates": len(cands),
-              "output_kernel": "wl-subtree h=3 normalised", "m_y": args.mol_m_y, "models": {}}
+    rows = np.arange(min(args.ged_n, task.n_test))
+    report = {"benchmark": "dsokr_molecules", "n_train": task.n_train, "n_test": task.n_test,
+              "n_candidates": len(task.cands), "output_kernel": "wl-subtree h=3 normalised", "m_y": args.mol_m_y,
+              "models": {}}
     for name, model in models.items():
-        t0 = time.perf_counter()
-        model.fit(X_tr, Y_tr)
-        t_fit = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        idx, _ = model.predict_topk(X_te, 10, candidates=cands)
-        t_pred = time.perf_counter() - t0
-        ged, limited = graph_edit_distance(cands.take(idx[rows, 0]), Y_te.take(rows), timeout=0.5)
-        entry = {"top1": float(np.mean(idx[:, 0] == truth)), "top10": float(np.mean((idx == truth[:, None]).any(1))),
-                 "ged_top1": ged, "ged_pairs_at_time_limit": limited, "fit_s": round(t_fit, 3),
-                 "predict_s": round(t_pred, 3)}
+        entry = fit_and_rank(model, task, rows, 0.5)
         if hasattr(model, "history_"):
             entry.update(epochs_run=len(model.history_[0]["train_loss"]), best_epoch=model.history_[0]["best_epoch"],
                          n_weights=model.n_weights_)
@@ -356,33 +311,22 @@ def run_molecules(args):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _setup.parser(__doc__, epochs=15, batch_size=128, bibtex_epochs=30, hidden=512, m_y=200, mol_m_y=400,
+                       mol_epochs=60, ged_n=100, seed=0)
     ap.add_argument("--part", default="all", choices=("synthetic", "bibtex", "molecules", "all"))
     ap.add_argument("--n", type=int, default=20000, help="training size of the synthetic data (thesis: 50000)")
-    ap.add_argument("--epochs", type=int, default=15)
     ap.add_argument("--lr", type=float, default=3e-3, help="Adam step of the synthetic part (1e-3 needs "
                     "many more epochs; 1e-2 leaves the full network well above its least-squares error)")
     ap.add_argument("--big-m-y", type=int, default=2000, help="synthetic part: m_Y of the sketch truncated to its "
                     "leading p_Y directions (output_rank, p_Y chosen by Perfect h over p_Y)")
-    ap.add_argument("--batch-size", type=int, default=128)
     ap.add_argument("--repeats", type=int, default=1, help="sketch draws averaged per Perfect h size")
-    ap.add_argument("--bibtex-epochs", type=int, default=30)
-    ap.add_argument("--hidden", type=int, default=512)
-    ap.add_argument("--m-y", type=int, default=200)
     ap.add_argument("--gamma-out", type=float, default=0.05, help="Gaussian output kernel of DSOKR on Bibtex (SISOKR's "
                     "5e-5 leaves the informative coordinates of psi~ ~1e-2 small: the network learns them slowly)")
     ap.add_argument("--threads", type=int, default=1, help="PyTorch threads (1: a busy 2-core machine)")
-    ap.add_argument("--mol-m-y", type=int, default=400)
-    ap.add_argument("--mol-epochs", type=int, default=60)
-    ap.add_argument("--ged-n", type=int, default=100)
-    ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    OUT.mkdir(parents=True, exist_ok=True)
     for part, fn in (("synthetic", run_synthetic), ("bibtex", run_bibtex), ("molecules", run_molecules)):
         if args.part in (part, "all"):
-            out = fn(args)
-            (OUT / f"dsokr_{part}.json").write_text(json.dumps(out, indent=2, default=float) + "\n")
-            print(json.dumps(out, indent=2, default=float))
+            _setup.emit(fn(args), _setup.OUT / f"dsokr_{part}.json", indent=2, default=float)
 
 
 if __name__ == "__main__":
