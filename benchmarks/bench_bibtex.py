@@ -16,24 +16,13 @@ predict seconds (median over repeats) beside the reference figures.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
-import sys
-import time
-from pathlib import Path
-
-import _setup  # runtime settings and the data directory, before NumPy
+import _setup  # runtime settings, sys.path and the data directory, before NumPy; the measuring helpers
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
-
-from skframe.core.preprocessing import FeatureScaler  # noqa: E402
-from skframe.datasets import load_bibtex  # noqa: E402
-from skframe.metrics import example_based_f1, hamming_loss  # noqa: E402
-from skframe.models import OutputKernelRegressor  # noqa: E402
+from skframe.core.preprocessing import FeatureScaler
+from skframe.datasets import load_bibtex
+from skframe.metrics import example_based_f1, hamming_loss
+from skframe.models import OutputKernelRegressor
 
 GAMMA_IN = 1.0 / (2 * 1e4)
 P_FRAC = 20  # p = 20 / n for p-SG
@@ -62,11 +51,8 @@ def build(name, n, seed):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _setup.parser(__doc__, models=",".join(MODELS), repeats=1, seed=0)
     ap.add_argument("--data", default=None, help="data directory holding bibtex/ (default: $SKFRAME_DATA)")
-    ap.add_argument("--models", default=",".join(MODELS))
-    ap.add_argument("--repeats", type=int, default=1)
-    ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     ds = _setup.load_or_exit(load_bibtex, data_home=args.data)
     scaler = FeatureScaler("standard").fit(ds.X_train)
@@ -78,13 +64,9 @@ def main(argv=None):
         fits, preds, f1s, hls = [], [], [], []
         for r in range(args.repeats):
             model = build(name, n, args.seed + r)
-            t0 = time.perf_counter()
-            model.fit(Xtr, Ytr)
-            t1 = time.perf_counter()
-            Yp = model.predict(Xte)
-            t2 = time.perf_counter()
-            fits.append(t1 - t0)
-            preds.append(t2 - t1)
+            fits.append(_setup.timed(model.fit, Xtr, Ytr)[1])
+            Yp, seconds = _setup.timed(model.predict, Xte)
+            preds.append(seconds)
             f1s.append(100 * example_based_f1(Yte, Yp))
             hls.append(hamming_loss(Yte, Yp))
         _, paper, (ref_f1, ref_fit, ref_pred) = MODELS[name]
@@ -99,11 +81,10 @@ def main(argv=None):
         "benchmark": "bibtex_structured",
         "n_train": int(n), "n_test": int(Xte.shape[0]), "n_candidates": int(model.candidates_.shape[0]),
         "repeats": args.repeats,
-        "machine": {"platform": platform.platform(), "python": platform.python_version(),
-                    "numpy": np.__version__, "cpus": os.cpu_count()},
+        "versions": _setup.versions(),
         "results": results,
     }
-    print(json.dumps(out, indent=2, default=str))
+    _setup.emit(out, indent=2, default=str)
 
 
 if __name__ == "__main__":

@@ -18,25 +18,20 @@ Prints ONE JSON object.
     python benchmarks/bench_cli_floor.py [--seeds 5] [--grid 200:20,200:10,250:8,300:7]
 """
 
-import argparse
 import functools
-import json
 import os
-import sys
 import time
-from pathlib import Path
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
+import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
 
 os.environ.setdefault("SKFRAME_DISABLE_NUMBA", "1")  # the engine of a fresh CLI process at this size
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
 
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
+import skframe.core.feature_map as feature_map  # noqa: E402
 import skframe.core.sketching as sketching  # noqa: E402
+import skframe.models._core as fit_core  # noqa: E402
 from skframe.datasets import load_default  # noqa: E402
 from skframe.metrics import relative_mse  # noqa: E402
 from skframe.models import SketchedKernelMachine  # noqa: E402
@@ -46,12 +41,7 @@ LOSSES = {"huber": {"kappa": 100.0}, "epsilon-svr": {"epsilon": 3.0}}
 
 def _ns_per_entry(func, entries, repeats=5):
     func()
-    best = np.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        func()
-        best = min(best, time.perf_counter() - t0)
-    return best / entries * 1e9
+    return _setup.best_of(func, repeats)[0] / entries * 1e9
 
 
 def pass_costs(X, s_prime, m, nnz, rng):
@@ -96,8 +86,9 @@ def stages(loss, data, repeats):
         setattr(owner, name, timed_call)
         return original
 
-    saved = [(sketching, "sketched_gram_products", wrap(sketching, "sketched_gram_products", "gram_products")),
-             (sketching, "build_feature_map", wrap(sketching, "build_feature_map", "feature_map")),
+    # each function is replaced where its caller looks it up
+    saved = [(feature_map, "sketched_gram_products", wrap(feature_map, "sketched_gram_products", "gram_products")),
+             (fit_core, "build_feature_map", wrap(fit_core, "build_feature_map", "feature_map")),
              (dual_cd.DualCDSolver, "solve", wrap(dual_cd.DualCDSolver, "solve", "solver"))]
     runs = []
     try:
@@ -105,9 +96,7 @@ def stages(loss, data, repeats):
             timed.clear()
             model = SketchedKernelMachine(kernel="gaussian", kernel_params={"gamma": 0.1}, lam=1e-7, loss=loss,
                                           loss_params=LOSSES[loss], sketch="psr", random_state=0)
-            t0 = time.perf_counter()
-            model.fit(data.X_train, data.y_train)
-            total = time.perf_counter() - t0
+            _, total = _setup.timed(model.fit, data.X_train, data.y_train)
             runs.append({"fit": total, "gram_products": timed["gram_products"],
                          "features_after_gram": timed["feature_map"] - timed["gram_products"],
                          "solver": timed["solver"], "rest": total - timed["feature_map"] - timed["solver"]})
@@ -133,9 +122,7 @@ def sketch_grid(data, grid, seeds):
                 model = SketchedKernelMachine(kernel="gaussian", kernel_params={"gamma": 0.1}, lam=1e-7, loss=loss,
                                               loss_params=params, sketch="psr", sketch_size=size,
                                               sketch_params={"p": pn / n}, random_state=seed)
-                t0 = time.perf_counter()
-                model.fit(data.X_train, data.y_train)
-                times.append(time.perf_counter() - t0)
+                times.append(_setup.timed(model.fit, data.X_train, data.y_train)[1])
                 errs.append(relative_mse(data.y_test, model.predict(data.X_test)))
                 cols.append(model.sketch_info_["s_prime"])
             rows.append({"s": size, "p_times_n": pn, "loss": loss, "s_prime_mean": float(np.mean(cols)),
@@ -147,7 +134,7 @@ def sketch_grid(data, grid, seeds):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _setup.parser(__doc__)
     ap.add_argument("--seeds", type=int, default=5, help="sketch seeds per grid point")
     ap.add_argument("--repeats", type=int, default=5, help="warm fits per loss for the stage timings")
     ap.add_argument("--grid", default="200:20,200:12,200:10,250:8,300:7",
@@ -184,7 +171,7 @@ def main(argv=None):
         "target": "relative MSE <= 0.05 and CLI fit <= 0.3 s for both losses",
         "versions": _setup.versions(),
     }
-    print(json.dumps(report, indent=1))
+    _setup.emit(report)
 
 
 if __name__ == "__main__":
