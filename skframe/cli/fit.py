@@ -200,6 +200,16 @@ def check_targets(task, opts, Y):
     raise InvalidParameterError(f"{what}, but the data have {Y.shape[1]} target columns; {fix}")
 
 
+def _is_libsvm(opts):
+    """True when the training file is a LIBSVM file (sparse features, whatever their density)."""
+    from skframe.io.front import _resolve_format  # lazy: skframe.io loads SciPy
+
+    try:
+        return opts.train is not None and _resolve_format(str(opts.train), opts.format) == "libsvm"
+    except Exception:  # molecule and graph files have formats of their own
+        return False
+
+
 def _targets_for_fit(Y, task):
     if len(Y.shape) < 2:  # a collection of outputs (molecules)
         return Y
@@ -238,7 +248,8 @@ def _run_fit(opts, stack):
     else:
         X_tr, Y_tr, X_te, Y_te, data_info = load_data(opts)
         feature_means = column_means(X_tr)  # saved: `--missing mean` fills new data with the training means
-        opts.scale, scale_reason = resolve_scale(opts.scale, X_tr, embedded=opts.train is None)
+        opts.scale, scale_reason = resolve_scale(opts.scale, X_tr, embedded=opts.train is None,
+                                                 sparse=_is_libsvm(opts))
         scaler = FeatureScaler(opts.scale if len(X_tr.shape) > 1 else "none")
         if len(X_tr.shape) > 1:  # a numeric table (molecule and graph collections are not scaled)
             scaler.fit(X_tr)
