@@ -31,18 +31,16 @@ its sources.
 On a shared machine report differences and ratios measured in one run, not absolute times.
 """
 
-import argparse
 import json
 import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
+import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
+from _setup import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 MODES = {"auto": {}, "numba": {"SKFRAME_NUMBA_MIN_WORK": "0"}, "numpy": {"SKFRAME_NUMBA_MIN_WORK": "1e18"}}
 
 CHILD = r"""
@@ -94,7 +92,7 @@ t = time.perf_counter()
 import numba
 t1 = time.perf_counter()
 from skframe_kernels import _gram_numba
-from skframe import _sketching_numba
+from skframe.core import _sketching_numba
 import numpy as np
 X = np.random.default_rng(0).standard_normal((50, 64))
 out = X @ X[:20].T
@@ -115,9 +113,9 @@ def _env(root, mode):
 
 
 def _run(cmd, root, mode, cwd=None):
-    t = time.perf_counter()
-    proc = subprocess.run(cmd, check=True, capture_output=True, text=True, env=_env(root, mode), cwd=cwd)
-    return time.perf_counter() - t, proc.stdout
+    proc, seconds = _setup.timed(subprocess.run, cmd, check=True, capture_output=True, text=True,
+                                 env=_env(root, mode), cwd=cwd)
+    return seconds, proc.stdout
 
 
 def _summary(times):
@@ -125,11 +123,8 @@ def _summary(times):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", default=os.environ.get("SKFRAME_DATA", str(ROOT.parent / "shared" / "data")))
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--processes", type=int, default=3)
-    parser.add_argument("--warm", type=int, default=5)
+    parser = _setup.parser(__doc__, data_dir=os.environ.get("SKFRAME_DATA", str(ROOT.parent / "shared" / "data")),
+                           runs=5, processes=3, warm=5)
     parser.add_argument("--root", action="append", default=[], help="another skframe checkout to measure too")
     parser.add_argument("--sweep", action="store_true", help="also measure the engines on growing problems")
     args = parser.parse_args()
@@ -181,11 +176,7 @@ def main():
     report["NUMBA_MIN_WORK"] = int(_run([py, "-c", "from skframe.core.engine import NUMBA_MIN_WORK as w; print(w)"],
                                         roots[0], "auto")[1])
     report["versions"] = _setup.versions()
-    text = json.dumps(report, indent=1)
-    print(text)
-    out = ROOT / "benchmarks" / "out"
-    out.mkdir(exist_ok=True)
-    (out / "cli_startup.json").write_text(text + "\n")
+    _setup.emit(report, _setup.OUT / "cli_startup.json")
 
 
 if __name__ == "__main__":

@@ -13,23 +13,16 @@ Targets: p-SR p = 50/n with κ-Huber: relative MSE <= 0.05 with fit <= 0.65 s
 (the reference code: 0.048 in 3.3 s on the same kind of machine).
 """
 
-import argparse
 import json
 import os
 import sys
-import time
-from pathlib import Path
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
+import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
+import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
-
-import numpy as np  # noqa: E402
-
-from skframe.datasets import load_default, make_friedman_outliers  # noqa: E402
-from skframe.metrics import relative_mse  # noqa: E402
-from skframe.models import SketchedKernelMachine  # noqa: E402
+from skframe.datasets import load_default, make_friedman_outliers
+from skframe.metrics import relative_mse
+from skframe.models import SketchedKernelMachine
 
 
 def configs(n, s):
@@ -62,10 +55,8 @@ def cli_defaults(repeats):
     for loss in ("huber", "epsilon-svr"):
         runs = []
         for _ in range(max(repeats, 1)):
-            t0 = time.perf_counter()
-            res = subprocess.run([sys.executable, "-m", "skframe", "fit", "--loss", loss, "--json"],
-                                 capture_output=True, text=True, check=True)
-            wall = time.perf_counter() - t0
+            res, wall = _setup.timed(subprocess.run, [sys.executable, "-m", "skframe", "fit", "--loss", loss, "--json"],
+                                     capture_output=True, text=True, check=True)
             rep = json.loads(res.stdout[res.stdout.find("{"):])
             runs.append({"fit_seconds": rep["fit_seconds"], "process_seconds": wall,
                          "relative_mse": rep["metrics"]["relative_mse"], "stop_reason": rep["model"].get("stop_reason")
@@ -78,14 +69,8 @@ def cli_defaults(repeats):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=10_000)
-    ap.add_argument("--s", type=int, default=100)
-    ap.add_argument("--lam", type=float, default=1e-7)
-    ap.add_argument("--gamma", type=float, default=0.1)
+    ap = _setup.parser(__doc__, n=10_000, s=100, lam=1e-7, gamma=0.1, losses="huber,epsilon-svr", out=str(_setup.OUT))
     ap.add_argument("--repeats", type=int, default=1, help="fits per configuration (median time, mean error)")
-    ap.add_argument("--losses", default="huber,epsilon-svr")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out"))
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--cli", action="store_true",
                     help="also time `skframe fit --loss huber|epsilon-svr --json` with default settings, "
@@ -112,9 +97,7 @@ def main(argv=None):
                 model = SketchedKernelMachine(kernel_params={"gamma": args.gamma}, sketch=sketch, sketch_size=args.s,
                                               sketch_params=params or None, loss=loss_name, loss_params=lp,
                                               solver=solver, solver_params=sp, lam=args.lam, random_state=rep)
-                t0 = time.perf_counter()
-                model.fit(Xtr, ytr)
-                times.append(time.perf_counter() - t0)
+                times.append(_setup.timed(model.fit, Xtr, ytr)[1])
                 errs.append(relative_mse(yte, model.predict(Xte)))
             rows.append({"sketch": label, "fit_seconds": float(np.median(times)), "relative_mse": float(np.mean(errs)),
                          "relative_mse_std": float(np.std(errs)), "s_prime": model.sketch_info_.get("s_prime"),
@@ -154,8 +137,8 @@ def main(argv=None):
             fig.tight_layout()
             fig.savefig(path, dpi=110)
             plt.close(fig)
-            report["figures"].append(os.path.relpath(path, ROOT))
-    print(json.dumps(report, indent=1))
+            report["figures"].append(os.path.relpath(path, _setup.ROOT))
+    _setup.emit(report)
 
 
 if __name__ == "__main__":

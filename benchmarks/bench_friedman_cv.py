@@ -9,24 +9,15 @@ checked. Prints ONE JSON object (the 12 best settings and the chosen one).
         [--lams 1e-8,1e-7,1e-6,1e-5,1e-4] [--gammas 0.1]
 """
 
-import argparse
-import json
-import sys
-import time
 import warnings
-from pathlib import Path
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
+import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
+import numpy as np
+from sklearn.model_selection import GridSearchCV, KFold
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
-
-import numpy as np  # noqa: E402
-from sklearn.model_selection import GridSearchCV, KFold  # noqa: E402
-
-from skframe.datasets import load_default  # noqa: E402
-from skframe.metrics import relative_mse  # noqa: E402
-from skframe.models import SketchedKernelMachine  # noqa: E402
+from skframe.datasets import load_default
+from skframe.metrics import relative_mse
+from skframe.models import SketchedKernelMachine
 
 SCALE = {"epsilon-svr": "epsilon", "huber": "kappa", "epsilon-ridge": "epsilon"}
 
@@ -36,11 +27,9 @@ def _floats(text):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _setup.parser(__doc__, lams="1e-8,1e-7,1e-6,1e-5,1e-4", gammas="0.1")
     ap.add_argument("--loss", default="epsilon-svr", choices=sorted(SCALE))
     ap.add_argument("--scales", default="0.5,1,2,3,4,6", help="values of epsilon (or kappa)")
-    ap.add_argument("--lams", default="1e-8,1e-7,1e-6,1e-5,1e-4")
-    ap.add_argument("--gammas", default="0.1")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore")  # ConvergenceWarning of extreme grid points is part of the answer
     data = load_default()
@@ -48,19 +37,17 @@ def main(argv=None):
     grid = {"lam": _floats(args.lams), "loss_params": [{key: v} for v in _floats(args.scales)],
             "kernel_params": [{"gamma": g} for g in _floats(args.gammas)]}
     model = SketchedKernelMachine(kernel="gaussian", loss=args.loss, sketch="psr", random_state=0)
-    t0 = time.perf_counter()
     search = GridSearchCV(model, grid, cv=KFold(5, shuffle=True, random_state=0), scoring="neg_mean_squared_error")
-    search.fit(data.X_train, data.y_train)
-    seconds = time.perf_counter() - t0
+    _, seconds = _setup.timed(search.fit, data.X_train, data.y_train)
     res = search.cv_results_
     best = [{"params": res["params"][i], "cv_mse": float(-res["mean_test_score"][i]),
              "cv_mse_std": float(res["std_test_score"][i])} for i in np.argsort(res["rank_test_score"])[:12]]
-    print(json.dumps({
+    _setup.emit({
         "benchmark": f"5-fold CV of {args.loss} on the embedded Friedman training set (p-SR, s = 200, p = 20/n)",
         "best": best, "chosen": search.best_params_,
         "test_relative_mse_of_chosen": float(relative_mse(data.y_test, search.predict(data.X_test))),
         "seconds": seconds, "versions": _setup.versions(),
-    }, indent=1))
+    })
 
 
 if __name__ == "__main__":
