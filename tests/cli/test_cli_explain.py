@@ -67,9 +67,9 @@ def test_explain_machine_loss(train):
 def test_default_sketch_follows_the_data_size(train, monkeypatch):
     rep = json.loads(_invoke([train["csv"], "--sketch-size", "20", "--json"]).stdout)
     assert rep["sketch"]["name"] == "psr" and "p-SR" in rep["data"]["default_sketch"]
-    from skframe.compute import plan
+    from skframe.compute import plan_rules
 
-    monkeypatch.setattr(plan, "NYSTROM_MIN_ROWS", 100)  # as if the file had more rows than the switch
+    monkeypatch.setattr(plan_rules, "NYSTROM_MIN_ROWS", 100)  # as if the file had more rows than the switch
     rep = json.loads(_invoke([train["csv"], "--sketch-size", "20", "--json"]).stdout)
     assert rep["sketch"]["name"] == "subsample" and "Nyström" in rep["data"]["default_sketch"]
     # sketch parameters are p-SR's: they keep p-SR; an explicit sketch is never replaced

@@ -13,6 +13,7 @@ from sklearn.utils import check_random_state
 
 from skframe import SketchedKernelMachine, SketchedKernelRidge
 from skframe.compute import plan as plan_mod
+from skframe.compute import plan_rules
 from skframe.compute.plan import DataShape, ExecutionPlan, Machine, available_memory, describe_data, plan_fit
 from skframe.core.sketching import draw_sketch
 from skframe.exceptions import InvalidParameterError, MemoryBudgetError
@@ -204,7 +205,7 @@ def test_engine_and_blas_threads_from_the_size(monkeypatch):
     small = _plan(2000, FakeSubsample(100))
     assert small.engine == "numpy" and small.blas_threads == 1
     large = _plan(10**6, FakeSubsample(1000))
-    assert large.blas_threads == 2 and large.engine == ("numba" if plan_mod.numba_enabled() else "numpy")
+    assert large.blas_threads == 2 and large.engine == ("numba" if plan_rules.numba_enabled() else "numpy")
     monkeypatch.setenv("SKFRAME_DISABLE_NUMBA", "1")
     assert _plan(10**6, FakeSubsample(1000)).engine == "numpy"
 
@@ -286,8 +287,8 @@ def test_every_executor_gives_the_same_predictions(sketch, monkeypatch):
     assert budget.execution_["executor"] == "streamed" and budget.representation_ == "accumulated"
     assert_normwise_close(budget.predict(X), ref.predict(X), rtol)
     # with no flags, a size at or above the crossover streams
-    monkeypatch.setattr(plan_mod, "STREAM_MIN_WORK", 1000)
-    monkeypatch.setattr(plan_mod, "SAMPLED_STREAM_MIN_WORK", 1000)
+    monkeypatch.setattr(plan_rules, "STREAM_MIN_WORK", 1000)
+    monkeypatch.setattr(plan_rules, "SAMPLED_STREAM_MIN_WORK", 1000)
     default = SketchedKernelRidge(**kw).fit(X, y)
     assert default.execution_["executor"] == "streamed" and "at least as fast" in default.execution_["reasons"][
         "executor"]
