@@ -14,6 +14,11 @@ kink the sub-gradient returned is the element of the sub-differential closest to
 import numpy as np
 from numba import njit
 
+# The loops of this module share their shape (rows i, columns j, one formula per entry), not their
+# formula: each loss keeps its own loop, written as the formula it computes and tested against its
+# NumPy twin, rather than a generic loop taking the formula as an argument. The repetition of that
+# shape (here and in the pinball and hinge loops below) is deliberate.
+
 
 @njit(cache=True)
 def _row_norms(F, Y):
@@ -110,6 +115,7 @@ def eps_l2_gradient(F, Y, eps):
 
 # ------------------------------------------------------------------ pinball
 # sum_j max(tau_j u_j, (tau_j - 1) u_j), u = y - f
+# (the same loop shape as _row_norms and the hinge loops, on purpose: see the note at the top)
 @njit(cache=True)
 def pinball_value(F, Y, taus):
     n, d = F.shape
