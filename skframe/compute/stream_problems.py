@@ -18,7 +18,7 @@ from skframe.compute.memory import check_allocation, choose_representation, plan
 from skframe.compute.streaming import get_engine, iter_rows, sketch_gram
 from skframe.core.linalg import spectral_projection
 from skframe.options import DEFAULT_OPTIONS, compute_dtype
-from skframe.plugin.problems import ArrayProblem, Problem
+from skframe.plugin.problems import ArrayProblem, TargetArrayProblem
 
 __all__ = ["feature_projection", "ProjectedProblem", "StreamedFeatureProblem", "make_feature_problem"]
 
@@ -33,20 +33,12 @@ def feature_projection(kernel, X_sub, mix, *, rtol=None):
     return np.asarray(mix.T @ UD), w
 
 
-class ProjectedProblem(Problem):
+class ProjectedProblem(TargetArrayProblem):
     """A problem of targets ``self.Y`` (n x d) and features ``k(x, X_sub) @ self.proj`` (r of them)."""
-
-    @property
-    def n(self):
-        return int(self.Y.shape[0])
 
     @property
     def r(self):
         return int(self.proj.shape[1])
-
-    @property
-    def d(self):
-        return int(self.Y.shape[1])
 
 
 class StreamedFeatureProblem(ProjectedProblem):

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from skframe.plugin.collections import chunks
+from skframe.plugin.collections import chunks, n_items
 
-__all__ = ["Problem", "ArrayProblem", "SolveResult", "as_problem"]
+__all__ = ["Problem", "TargetArrayProblem", "ArrayProblem", "SolveResult", "as_problem"]
 
 
 @dataclass
@@ -96,7 +96,23 @@ class Problem(ABC):
         return None
 
 
-class ArrayProblem(Problem):
+class TargetArrayProblem(Problem):
+    """A problem holding its targets as an (n, d) array ``self.Y``: ``n`` and ``d`` are read from it.
+
+    Subclasses give ``r`` and ``blocks`` (the in-memory :class:`ArrayProblem`, and the streamed,
+    GPU and distributed problems of :mod:`skframe.compute`).
+    """
+
+    @property
+    def n(self):
+        return n_items(self.Y)
+
+    @property
+    def d(self):
+        return int(self.Y.shape[1])
+
+
+class ArrayProblem(TargetArrayProblem):
     """A problem whose features and targets are in-memory arrays.
 
     >>> import numpy as np
@@ -112,16 +128,8 @@ class ArrayProblem(Problem):
         self.Y = Y if Y.ndim == 2 else Y[:, None]
 
     @property
-    def n(self):
-        return int(self.Z.shape[0])
-
-    @property
     def r(self):
         return int(self.Z.shape[1])
-
-    @property
-    def d(self):
-        return int(self.Y.shape[1])
 
     def blocks(self, chunk_rows=None):
         step = chunk_rows or self.n
