@@ -289,8 +289,8 @@ class OutputMatrix:
 
     @property
     def params(self):
-        """dict: the constructor parameters (none by default)."""
-        return {}
+        """dict: the constructor parameters; by default those declared in ``_parameter_constraints``."""
+        return {name: getattr(self, name) for name in getattr(type(self), "_parameter_constraints", {})}
 
     def matrix(self, d=None, *, Y=None, quantiles=None):
         """The d x d matrix.

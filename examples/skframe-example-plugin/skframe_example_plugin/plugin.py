@@ -71,11 +71,7 @@ class UniformCouplingMatrix(OutputMatrix):
 
     def __init__(self, rho=0.5):
         self.rho = rho
-        validate_component(self)
-
-    @property
-    def params(self):
-        return {"rho": self.rho}
+        validate_component(self)  # params: the declared parameters (OutputMatrix's default)
 
     def matrix(self, d=None, *, Y=None, quantiles=None):
         if d is None:
