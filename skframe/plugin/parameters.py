@@ -3,24 +3,16 @@
 A component declares the values each constructor parameter accepts in ``_parameter_constraints``
 (the vocabulary of :mod:`skframe.constraints`, as the estimators do) and an optional fix per
 parameter in ``_parameter_hints``; its ``__init__`` stores the arguments and calls
-:func:`validate_component`::
-
-    class Huber:
-        _parameter_constraints = {"kappa": [Interval("real", 0, None, closed="neither")]}
-        _parameter_hints = {"kappa": "kappa must be > 0, e.g. kappa=1"}
-
-        def __init__(self, kappa=1.0):
-            self.kappa = kappa
-            validate_component(self)
-
-The accepted values are then made plain, so that ``params`` is JSON-ready and its ``repr`` stable:
-a number becomes a Python ``int`` or ``float`` after the :class:`~skframe.constraints.Interval` it
-satisfies, a boolean a Python ``bool``, and a string accepted by :class:`~skframe.constraints.Options`
-(which compares case-insensitively) the option as declared.
+:func:`validate_component` (``Sketchy`` below). The accepted values are then made plain, so that
+``params`` is JSON-ready and its ``repr`` stable: a number becomes a Python ``int`` or ``float``
+after the :class:`~skframe.constraints.Interval` it satisfies, a boolean a Python ``bool``, and a
+string accepted by :class:`~skframe.constraints.Options` (which compares case-insensitively) the
+option as declared.
 
 >>> from skframe.constraints import Interval, Options
 >>> class Sketchy:
 ...     _parameter_constraints = {"size": [Interval("int", 1, None)], "kind": [Options("dot", "minmax")]}
+...     _parameter_hints = {"size": "e.g. size=100"}
 ...     def __init__(self, size, kind="dot"):
 ...         self.size, self.kind = size, kind
 ...         validate_component(self)
@@ -31,7 +23,7 @@ satisfies, a boolean a Python ``bool``, and a string accepted by :class:`~skfram
 >>> Sketchy(0)
 Traceback (most recent call last):
 ...
-skframe.exceptions.InvalidParameterError: Sketchy: size=0 is invalid; it must be an integer in [1, inf)
+skframe.exceptions.InvalidParameterError: Sketchy: size=0 is invalid; it must be an integer in [1, inf) (e.g. size=100)
 """
 
 from __future__ import annotations
