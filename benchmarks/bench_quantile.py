@@ -24,24 +24,15 @@ number of fits that hit the epoch cap are reported. Prints ONE JSON object.
 Targets: sketched pinball within 10 % of the exact model, both converged, fit >= 4x faster.
 """
 
-import argparse
-import json
-import sys
-import time
 import warnings
-from pathlib import Path
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
+import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
+import numpy as np
+from sklearn.datasets import load_diabetes
+from sklearn.exceptions import ConvergenceWarning
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
-
-import numpy as np  # noqa: E402
-from sklearn.datasets import load_diabetes  # noqa: E402
-from sklearn.exceptions import ConvergenceWarning  # noqa: E402
-
-from skframe.metrics import crossing_loss, pinball_loss  # noqa: E402
-from skframe.models import JointQuantileRegressor  # noqa: E402
+from skframe.metrics import crossing_loss, pinball_loss
+from skframe.models import JointQuantileRegressor
 
 QUANTILES = (0.1, 0.3, 0.5, 0.7, 0.9)
 
@@ -77,11 +68,10 @@ def _fit_model(sketch, Xtr, ytr, gamma, lam, args, seed, solver_params):
         QUANTILES, kernel_params={"gamma": gamma}, sketch=sketch, sketch_size=args.s,
         sketch_params={"p": p} if sketch else None, lam=lam, gamma_quantile=args.gamma_quantile,
         solver=args.solver, solver_params=solver_params, random_state=seed)
-    t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ConvergenceWarning)
-        model.fit(Xtr, ytr)
-    return model, time.perf_counter() - t0, any(issubclass(w.category, ConvergenceWarning) for w in caught)
+        _, seconds = _setup.timed(model.fit, Xtr, ytr)
+    return model, seconds, any(issubclass(w.category, ConvergenceWarning) for w in caught)
 
 
 def cross_validate(sketch, Xtr, ytr, args, seed, solver_params):
@@ -149,18 +139,14 @@ def run(name, args, solver_params):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _setup.parser(__doc__, splits=10, s=50, folds=5, gamma_quantile=1.0)
     ap.add_argument("--datasets", default="boston", help="comma-separated: boston, cps1988, diabetes")
     ap.add_argument("--cps-rows", type=int, default=4000, help="rows drawn from CPS1988 per split (70%% train)")
-    ap.add_argument("--splits", type=int, default=10)
-    ap.add_argument("--s", type=int, default=50)
     ap.add_argument("--p", type=float, default=None, help="p-SR density (default 20/n)")
     ap.add_argument("--lam-grid", default="1e-4,1e-3,1e-2", help="lambda values of the 5-fold CV")
     ap.add_argument("--gamma-grid", default="0.01,0.03,0.1,0.3",
                     help="Gaussian gamma = 1/(2 sigma^2) values of the CV, standardised inputs")
-    ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--no-cv", action="store_true", help="use the first value of each grid (quick check)")
-    ap.add_argument("--gamma-quantile", type=float, default=1.0)
     ap.add_argument("--solver", default=None, help="solver name (default: the loss's default, dual-cd)")
     ap.add_argument("--tol", type=float, default=None, help="dual-cd relative duality gap (default: the solver's)")
     ap.add_argument("--method", default=None, help="dual-cd method: auto, epochs, newton or admm (default: auto)")
@@ -179,7 +165,7 @@ def main(argv=None):
         "crossing_definition": "mean_i sum_j max(0, q_ij - q_i,j+1), levels increasing",
         "versions": _setup.versions(),
     }
-    print(json.dumps(report, indent=1))
+    _setup.emit(report)
 
 
 if __name__ == "__main__":

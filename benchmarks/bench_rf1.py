@@ -24,22 +24,14 @@ Protocol (matches the authors' run_rf1.py):
     python benchmarks/bench_rf1.py [--data-dir DIR] [--seeds 10] [--repeats 3] [--targets real|int|both]
 """
 
-import argparse
-import json
-import sys
 import time
-from pathlib import Path
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
+import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
+import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
-
-import numpy as np  # noqa: E402
-
-from skframe.datasets import load_rf1  # noqa: E402
-from skframe.metrics import arrmse  # noqa: E402
-from skframe.models import SketchedKernelRidge  # noqa: E402
+from skframe.datasets import load_rf1
+from skframe.metrics import arrmse
+from skframe.models import SketchedKernelRidge
 
 # Reference hyper-parameters (tamim-el/p-sparsified run_rf1.py, "obtained by inner 5-folds cv").
 EXACT = {"lam": 2.06913808111479e-06, "gamma": 7.847599703514607e-06}
@@ -74,9 +66,7 @@ def scores(Y, Yt, P):
 
 
 def fit_timed(est, X, Y):
-    t0 = time.perf_counter()
-    est.fit(X, Y)
-    return time.perf_counter() - t0
+    return _setup.timed(est.fit, X, Y)[1]
 
 
 def run_exact(X, Y, Xt, Yt, repeats):
@@ -154,7 +144,7 @@ def profile_psr(X, Y, m, repeats=5):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _setup.parser(__doc__)
     ap.add_argument("--data-dir", default=None, help="data directory holding rf1/ (default: $SKFRAME_DATA)")
     ap.add_argument("--seeds", type=int, default=10, help="sketch draws per sketched model")
     ap.add_argument("--repeats", type=int, default=3, help="timed fits of the exact model")
@@ -185,7 +175,7 @@ def main(argv=None):
         result["results"][f"targets_{v}"] = res
     if not args.no_profile:
         result["profile_psr_fit_steps_s"] = profile_psr(X, Y_real, args.m)
-    print(json.dumps(result))
+    _setup.emit(result, indent=None)
 
 
 if __name__ == "__main__":

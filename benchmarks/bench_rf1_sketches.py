@@ -16,22 +16,12 @@ Prints ONE JSON object.
     python benchmarks/bench_rf1_sketches.py [--data-dir DIR] [--seeds 5]
 """
 
-import argparse
-import json
-import sys
-import time
-from pathlib import Path
+import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
+import numpy as np
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
-
-import numpy as np  # noqa: E402
-
-from skframe.datasets import load_rf1  # noqa: E402
-from skframe.metrics import arrmse  # noqa: E402
-from skframe.models import SketchedKernelMachine  # noqa: E402
+from skframe.datasets import load_rf1
+from skframe.metrics import arrmse
+from skframe.models import SketchedKernelMachine
 
 PSPARSE = {"lam": 0.0016237767391887243, "gamma": 2.976351441631319e-07, "p_times_n": 20.0}
 CONFIGS = {
@@ -49,10 +39,8 @@ PAPER_S200 = {"psr": 0.584, "psg": 0.583, "accumulation": 0.592, "countsketch": 
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = _setup.parser(__doc__, seeds=5, sizes="100,200")
     ap.add_argument("--data-dir", default=None, help="data directory holding rf1/ (default: $SKFRAME_DATA)")
-    ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--sizes", default="100,200")
     ap.add_argument("--targets", choices=["int", "real"], default="int",
                     help="int: truncate targets like the reference loader (default); real: values in the file")
     args = ap.parse_args(argv)
@@ -80,9 +68,7 @@ def main(argv=None):
             scores, times = [], []
             for seed in range(args.seeds):
                 m = SketchedKernelMachine(**kw, random_state=seed)
-                t0 = time.perf_counter()
-                m.fit(X, Y)
-                times.append(time.perf_counter() - t0)
+                times.append(_setup.timed(m.fit, X, Y)[1])
                 scores.append(arrmse(Yt, m.predict(Xt), Y.mean(0)))
             ref = REFERENCE_S200.get(name) if s == 200 else None
             mean = float(np.mean(scores))
@@ -92,11 +78,11 @@ def main(argv=None):
                             "reference_arrmse_s200": ref,
                             "paper_arrmse_s200": PAPER_S200.get(name) if s == 200 else None,
                             "within_0.01_of_reference": None if ref is None else abs(mean - ref) <= 0.01})
-    print(json.dumps({"benchmark": "rf1 multi-output, SketchedKernelMachine square loss k*I (seed 002 Table 2)",
+    _setup.emit({"benchmark": "rf1 multi-output, SketchedKernelMachine square loss k*I (seed 002 Table 2)",
                       "n_train": n, "n_test": int(Xt.shape[0]), "n_targets": 8, "seeds": args.seeds,
                       "targets": args.targets,
                       "n_missing_train": int(ds.params["n_missing_train"]), "results": results,
-                      "versions": _setup.versions()}, indent=1))
+                 "versions": _setup.versions()})
 
 
 if __name__ == "__main__":

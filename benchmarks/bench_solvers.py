@@ -18,24 +18,16 @@ stderr.
     python benchmarks/bench_solvers.py [--n 2000] [--s 100] [--lam 1e-4,1e-7] [--adam-epochs 100]
 """
 
-import argparse
-import json
 import sys
-import time
 import warnings
-from pathlib import Path
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
+import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
-
-import numpy as np  # noqa: E402
-from sklearn.exceptions import ConvergenceWarning  # noqa: E402
-
-from skframe.datasets.synthetic import make_friedman_outliers  # noqa: E402
-from skframe.metrics import pinball_loss, relative_mse  # noqa: E402
-from skframe.models import SketchedKernelClassifier, SketchedKernelMachine  # noqa: E402
+from skframe.datasets.synthetic import make_friedman_outliers
+from skframe.metrics import pinball_loss, relative_mse
+from skframe.models import SketchedKernelClassifier, SketchedKernelMachine
 
 LOSSES = {
     "huber": {"kappa": 1.0},
@@ -83,9 +75,7 @@ def run(args):
             model, y = SketchedKernelMachine(**common), ytr
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
-            t0 = time.perf_counter()
-            model.fit(Xtr, y)
-            fit_seconds = time.perf_counter() - t0
+            _, fit_seconds = _setup.timed(model.fit, Xtr, y)
         info = getattr(model, "solver_info_", {}) or {}
         gaps = info.get("gap_history")
         reached = None
@@ -123,17 +113,11 @@ def table(rows, gap):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=2000)
-    ap.add_argument("--n-test", type=int, default=2000)
-    ap.add_argument("--s", type=int, default=100)
+    ap = _setup.parser(__doc__, n=2000, n_test=2000, s=100, gamma=0.1, max_epochs=1000, adam_epochs=100,
+                       batch_size=256)
     ap.add_argument("--p-times-n", type=float, default=50.0, help="p-SR density times n (p = 50/n)")
     ap.add_argument("--lam", default="1e-4,1e-7", help="comma-separated λ values")
-    ap.add_argument("--gamma", type=float, default=0.1)
     ap.add_argument("--gap", type=float, default=1e-4, help="relative duality gap target")
-    ap.add_argument("--max-epochs", type=int, default=1000)
-    ap.add_argument("--adam-epochs", type=int, default=100)
-    ap.add_argument("--batch-size", type=int, default=256)
     args = ap.parse_args(argv)
     args.lam = [float(v) for v in args.lam.split(",")]
     # warm-up: numba compilation, not timed
@@ -145,7 +129,7 @@ def main(argv=None):
     report = {"benchmark": "solvers: dual-cd, ADMM, Adam and L-BFGS, Friedman with outliers",
               "n_train": args.n, "n_test": args.n_test, "s": args.s, "p": args.p_times_n / args.n, "lam": args.lam,
               "gamma": args.gamma, "gap_target": args.gap, "results": rows, "versions": _setup.versions()}
-    print(json.dumps(report, indent=1))
+    _setup.emit(report)
     print(table(rows, args.gap), file=sys.stderr)
 
 

@@ -16,18 +16,11 @@ which the streamed fit is never slower (by more than ``--slack``) than the in-me
 Prints ONE JSON object (also written to ``--out``).
 """
 
-import argparse
 import json
 import sys
-import time
-from pathlib import Path
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
-
-import numpy as np  # noqa: E402
+import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
+import numpy as np
 
 
 def friedman(n, d, seed):
@@ -45,27 +38,24 @@ def one_fit(path, X, Y, kernel, sketch, lam, work):
     from skframe.models.ridge import _ridge_solve
     from skframe.options import ComputeOptions
 
-    rng = np.random.default_rng(0)
-    t0 = time.perf_counter()
-    if path == "streamed":
-        with engine_work(work):  # n x s' kernel entries, as the in-memory path declares
-            rep = streamed_representation(X, Y, kernel, sketch, rng, ComputeOptions())
-    else:
-        rep = build_representation(X, kernel, sketch, rng)
-    W = _ridge_solve(rep, Y - Y.mean(axis=0), lam, None, None).W
-    seconds = time.perf_counter() - t0
+    def fit():
+        rng = np.random.default_rng(0)
+        if path == "streamed":
+            with engine_work(work):  # n x s' kernel entries, as the in-memory path declares
+                rep = streamed_representation(X, Y, kernel, sketch, rng, ComputeOptions())
+        else:
+            rep = build_representation(X, kernel, sketch, rng)
+        return rep, _ridge_solve(rep, Y - Y.mean(axis=0), lam, None, None).W
+
+    (rep, W), seconds = _setup.timed(fit)
     return seconds, rep.expansion(W)["coef_"], rep.info.get("s_prime")
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", default="2000,10000,50000,200000")
-    ap.add_argument("--ms", default="100,300,1000")
-    ap.add_argument("--sketches", default="subsample,psr")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap = _setup.parser(__doc__, sizes="2000,10000,50000,200000", ms="100,300,1000", sketches="subsample,psr", repeat=3)
     ap.add_argument("--slack", type=float, default=0.05, help="relative margin counted as 'as fast'")
     ap.add_argument("--max-entries", type=float, default=4e9, help="skip configurations with more kernel entries")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "out" / "stream_crossover.json"))
+    ap.add_argument("--out", default=str(_setup.OUT / "stream_crossover.json"))
     args = ap.parse_args()
 
     from skframe.plugin.registry import get_kernel, get_sketch
@@ -109,10 +99,7 @@ def main():
     report = {"benchmark": "stream_crossover", "versions": _setup.versions(), "repeat": args.repeat,
               "slack": args.slack, "d": 10, "kernel": "gaussian(gamma=0.5)", "rows": rows,
               "crossover_n_m": crossover}
-    text = json.dumps(report, indent=1)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text + "\n")
-    print(text)
+    _setup.emit(report, args.out)
 
 
 if __name__ == "__main__":
