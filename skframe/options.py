@@ -63,6 +63,13 @@ class ComputeOptions:
         Array backend (``"numpy"``; others come from :mod:`skframe.compute.backend`).
     memory_budget : int or None
         Total bytes a fit may allocate beyond the data; None means no limit is enforced.
+    engine : {"numpy", "numba", "cupy"} or None
+        Engine of the inner loops (kernel blocks, sparse sketch products). A fit's execution
+        plan sets it from the size of the whole fit; None lets each routine choose from the
+        size of its own work (:func:`skframe.core.engine.select_engine`).
+    blas_threads : int or None
+        BLAS threads of the fit's dense algebra (the execution plan's choice; 1 for small fits);
+        None leaves BLAS as it is.
     """
 
     block_bytes: int = 64_000_000
@@ -71,6 +78,8 @@ class ComputeOptions:
     dtype: str = "float64"
     backend: str = "numpy"
     memory_budget: int | None = None
+    engine: str | None = None
+    blas_threads: int | None = None
 
     def rows_per_block(self, n_cols, itemsize=8):
         """Rows per chunk so that a (rows x n_cols) block stays within ``block_bytes``."""

@@ -25,7 +25,7 @@ from skframe.plugin.api import (
     repr_from_params,
     rows_within_budget,
 )
-from skframe_kernels._gram_ops import _as_input
+from skframe_kernels._gram_ops import _as_input, gram_engine, gram_loops
 
 #: a positive real number (bandwidths, scales)
 POSITIVE = Interval("real", 0, None, closed="neither")
@@ -71,7 +71,7 @@ class _BaseKernel(Kernel):
         """True when a parameter still has to be set from data (``gamma="scale"``)."""
         return False
 
-    def __call__(self, X, Y=None, *, dtype=None):
+    def __call__(self, X, Y=None, *, dtype=None, engine=None):
         """Gram block between the rows of ``X`` and ``Y``.
 
         Parameters
@@ -82,6 +82,9 @@ class _BaseKernel(Kernel):
             Right samples; ``None`` means ``Y = X`` (the block is then symmetric).
         dtype : numpy dtype, optional
             ``np.float32`` returns a single-precision block; default float64.
+        engine : {"numpy", "numba"}, optional
+            Engine of the element-wise loops (a fit passes its execution plan's); None chooses
+            from the size of the block (:func:`skframe.core.engine.select_engine`).
 
         Returns
         -------
@@ -95,17 +98,17 @@ class _BaseKernel(Kernel):
         """
         X = self._check(X, "X")
         if self._unprepared():  # e.g. gamma="scale" on an unprepared kernel: set from the first argument
-            return self.prepare(X)(X, Y, dtype=dtype)
+            return self.prepare(X)(X, Y, dtype=dtype, engine=engine)
         gram = self._gram32 if dtype is not None and np.dtype(dtype) == np.float32 else self._gram
         if Y is None:
-            return gram(X, X, True)
+            return gram(X, X, True, gram_loops(engine, X.shape[0] * X.shape[0]))
         Y = self._check(Y, "Y")
         check_same_features(X, Y)
-        return gram(X, Y, False)
+        return gram(X, Y, False, gram_loops(engine, X.shape[0] * Y.shape[0]))
 
-    def _gram32(self, X, Y, symmetric):
+    def _gram32(self, X, Y, symmetric, loops):
         """Single-precision block; default: the float64 block rounded once."""
-        return self._gram(X, Y, symmetric).astype(np.float32)
+        return self._gram(X, Y, symmetric, loops).astype(np.float32)
 
     def diag(self, X):
         """``k(x_i, x_i)`` for every row of ``X``.
@@ -123,7 +126,7 @@ class _BaseKernel(Kernel):
     def _diag(self, X):
         return np.ones(X.shape[0], dtype=np.float64)
 
-    def _gram(self, X, Y, symmetric):  # pragma: no cover - abstract
+    def _gram(self, X, Y, symmetric, loops):  # pragma: no cover - abstract
         raise NotImplementedError
 
     def block_bytes(self, n_rows, n_cols, itemsize=8):
@@ -153,7 +156,8 @@ class _BaseKernel(Kernel):
         W : ndarray of shape (m,) or (m, k)
         options : skframe.options.ComputeOptions, optional
             ``block_bytes``/``chunk_rows`` bound the block; ``dtype="float32"`` stores the
-            blocks in float32 (the result then has the type of ``W`` and float32 combined).
+            blocks in float32 (the result then has the type of ``W`` and float32 combined);
+            ``engine`` runs the loops (None: chosen from the size of the whole product).
 
         Returns
         -------
@@ -165,10 +169,11 @@ class _BaseKernel(Kernel):
         W = np.asarray(W)
         dtype = compute_dtype(options)
         n = X.shape[0]
+        engine = gram_engine(options.engine, n * Y.shape[0])  # one engine for every block of the product
         out = np.empty((n,) + W.shape[1:], dtype=np.result_type(W.dtype, dtype))
         for start, stop in chunks(n, kernel.rows_per_block(Y.shape[0], options)):
             rows = X[start:stop]
-            out[start:stop] = (kernel(rows, Y) if dtype == np.float64 else kernel(rows, Y, dtype=dtype)) @ W
+            out[start:stop] = kernel(rows, Y, dtype=None if dtype == np.float64 else dtype, engine=engine) @ W
         return out
 
 

@@ -2,9 +2,9 @@
 
 Tuning constants, input validation, row norms, the cross product ``X @ Y.T`` for
 every dense/sparse combination, and the Tanimoto block. The element-wise loops
-run in the engine chosen by :func:`skframe.core.engine.select_engine`: the compiled
-:mod:`skframe_kernels._gram_numba` or, with ``SKFRAME_DISABLE_NUMBA=1``, the
-plain formulas of :mod:`skframe_kernels._gram_numpy` (same function names).
+run in the engine the caller passes (``loops``, from :func:`gram_loops`): the compiled
+:mod:`skframe_kernels._gram_numba` or the plain formulas of :mod:`skframe_kernels._gram_numpy`
+(same function names; small problems and ``SKFRAME_DISABLE_NUMBA=1``).
 """
 
 from __future__ import annotations
@@ -17,13 +17,21 @@ from skframe.plugin.api import (
     as_float_array,
     csr_arrays,
     engine_module,
+    select_engine,
 )
 from skframe_kernels import _gram_numpy
 
 
-def engine():
-    """The module running the element-wise loops: ``_gram_numba`` or ``_gram_numpy``."""
-    return engine_module("skframe_kernels.gram") or _gram_numpy
+def gram_engine(engine=None, work=None):
+    """The engine name of the element-wise loops: ``engine`` when it is ``"numba"`` or ``"numpy"``, else the
+    one :func:`skframe.core.engine.select_engine` chooses for ``work`` kernel entries."""
+    return engine if engine in ("numpy", "numba") else select_engine(work=work)
+
+
+def gram_loops(engine=None, work=None):
+    """The module running the element-wise loops for an engine (see :func:`gram_engine`): ``_gram_numba``
+    or ``_gram_numpy`` (same function names)."""
+    return engine_module("skframe_kernels.gram", engine=gram_engine(engine, work)) or _gram_numpy
 
 
 #: Upper bound on the number of entries of one temporary block (rows of ``X``
@@ -91,7 +99,7 @@ def _densify_y(Y):
     return m * d > 0 and Y.nnz >= DENSIFY_MIN_DENSITY * m * d
 
 
-def _dense_tiles(Y):
+def _dense_tiles(Y, loops):
     """Yield ``(j0, Yt)``: ``Yt`` is ``Y[j0 : j0 + w].T`` as a dense C-contiguous (d, w) array.
 
     A dense ``Y`` gives one tile (its transposed copy); a sparse one is scattered tile by
@@ -106,7 +114,7 @@ def _dense_tiles(Y):
     for j0 in range(0, m, step):
         j1 = min(m, j0 + step)
         Yt = np.zeros((d, j1 - j0))
-        engine().csr_rows_to_dense_t(yp, yi, yd, j0, j1, Yt)
+        loops.csr_rows_to_dense_t(yp, yi, yd, j0, j1, Yt)
         yield j0, Yt
 
 
@@ -119,7 +127,7 @@ def _maybe_csr(X):
     return X
 
 
-def _cross(X, Y):
+def _cross(X, Y, loops):
     """Dense ``X @ Y.T`` as a new C-contiguous float64 array, never densifying a sparse ``X``.
 
     Dense x dense: one BLAS call. Sparse ``X``: compiled CSR x dense kernel against dense
@@ -134,12 +142,12 @@ def _cross(X, Y):
         return np.matmul(X, Y.T)  # one multithreaded BLAS call writing the result directly
     out = np.empty((n, m), dtype=np.float64)
     if not sp.issparse(X):
-        engine().dense_csr_cross(X, *csr_arrays(Y), out)
+        loops.dense_csr_cross(X, *csr_arrays(Y), out)
         return out
     if not sp.issparse(Y) or _densify_y(Y):
         xp, xi, xd = csr_arrays(X)
-        for j0, Yt in _dense_tiles(Y):
-            engine().csr_dense_cross(xp, xi, xd, Yt, out, j0)
+        for j0, Yt in _dense_tiles(Y, loops):
+            loops.csr_dense_cross(xp, xi, xd, Yt, out, j0)
         return out
     YT = Y.T.tocsr()
     for rows in _row_chunks(n, m):
@@ -165,13 +173,13 @@ def _transpose_c(Y):
     return np.ascontiguousarray(Y.T)
 
 
-def _tanimoto_block(X, Y, symmetric, variant):
+def _tanimoto_block(X, Y, symmetric, variant, loops):
     """Tanimoto similarities of every pair; see :class:`TanimotoKernel`."""
     if variant == "dot":
-        out = _cross(X, Y)
+        out = _cross(X, Y, loops)
         xn = _sq_row_norms(X)
         yn = xn if symmetric else _sq_row_norms(Y)
-        engine().tanimoto_from_cross(out, xn, yn)
+        loops.tanimoto_from_cross(out, xn, yn)
     else:
         for Z, name in ((X, "X"), (Y, "Y")):
             zmin = (Z.data.min(initial=0.0) if sp.issparse(Z) else Z.min())
@@ -182,13 +190,13 @@ def _tanimoto_block(X, Y, symmetric, variant):
                 )
         out = np.empty((X.shape[0], Y.shape[0]), dtype=np.float64)
         if not sp.issparse(X) and not sp.issparse(Y):
-            engine().min_sum_direct(X, _transpose_c(Y), out)
+            loops.min_sum_direct(X, _transpose_c(Y), out)
         else:
             (xp, xi, xd), (yp, yi, yd) = _to_csr_pair(X, Y)
-            engine().csr_overlap(xp, xi, xd, yp, yi, yd, 1, out)
+            loops.csr_overlap(xp, xi, xd, yp, yi, yd, 1, out)
         sx = _row_sums(X)
         sy = sx if symmetric else _row_sums(Y)
-        engine().minmax_from_min(out, sx, sy)
+        loops.minmax_from_min(out, sx, sy)
     if symmetric:
         np.fill_diagonal(out, 1.0)
     return out

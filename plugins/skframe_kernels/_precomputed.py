@@ -93,7 +93,7 @@ class PrecomputedKernel(_BaseKernel):
             )
         return ids
 
-    def __call__(self, X, Y=None, *, dtype=None):
+    def __call__(self, X, Y=None, *, dtype=None, engine=None):
         """Gram block ``gram[id(X), id(Y)]`` (ids read from column 0).
 
         Parameters
@@ -103,6 +103,8 @@ class PrecomputedKernel(_BaseKernel):
             ``None`` means ``Y = X``.
         dtype : numpy dtype, optional
             Type of the returned block (default float64).
+        engine : str, optional
+            Accepted as every built-in kernel does; a look-up has no loops to run in an engine.
 
         Returns
         -------

@@ -8,7 +8,7 @@ import numpy as np
 
 from skframe.plugin.api import Options, validate_component
 from skframe_kernels._base import BANDWIDTH, _Bandwidth, _BaseKernel
-from skframe_kernels._gram_ops import _tanimoto_block, engine
+from skframe_kernels._gram_ops import _tanimoto_block, gram_loops
 
 #: the Tanimoto formulas, and how to choose
 VARIANT = [Options("dot", "minmax")]
@@ -54,8 +54,8 @@ class TanimotoKernel(_BaseKernel):
         self.variant = variant
         validate_component(self)
 
-    def _gram(self, X, Y, symmetric):
-        return _tanimoto_block(X, Y, symmetric, self.variant)
+    def _gram(self, X, Y, symmetric, loops):
+        return _tanimoto_block(X, Y, symmetric, self.variant, loops)
 
 
 class GaussianTanimotoKernel(_Bandwidth, _BaseKernel):
@@ -111,12 +111,12 @@ class GaussianTanimotoKernel(_Bandwidth, _BaseKernel):
         if q < 2:
             return 1.0
         Xs = X[rows]
-        mean = (q * q - _tanimoto_block(Xs, Xs, True, self.variant).sum()) / (q * (q - 1))
+        mean = (q * q - _tanimoto_block(Xs, Xs, True, self.variant, gram_loops(work=q * q)).sum()) / (q * (q - 1))
         return 1.0 / mean if mean > 1e-12 else 1.0
 
-    def _gram(self, X, Y, symmetric):
-        out = _tanimoto_block(X, Y, symmetric, self.variant)
-        engine().affine_exp(out, 2.0 * self.gamma, -2.0 * self.gamma)
+    def _gram(self, X, Y, symmetric, loops):
+        out = _tanimoto_block(X, Y, symmetric, self.variant, loops)
+        loops.affine_exp(out, 2.0 * self.gamma, -2.0 * self.gamma)
         if symmetric:
             np.fill_diagonal(out, 1.0)
         return out

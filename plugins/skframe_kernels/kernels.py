@@ -15,8 +15,9 @@ compiled CSR x dense kernel against dense tiles of ``Y.T`` (each tile at most
 products in row chunks (:data:`GRAM_CHUNK_ELEMENTS` bounds the temporary sparse
 block); norms are sparse row norms. The element-wise work (distances, exponentials, ratios) runs in
 compiled, multi-threaded loops from :mod:`skframe_kernels._gram_numba`, or, when numba is
-disabled (``SKFRAME_DISABLE_NUMBA=1``), in the plain NumPy loops of
-:mod:`skframe_kernels._gram_numpy` (the engine is chosen by :mod:`skframe.compute.backend`); the
+disabled (``SKFRAME_DISABLE_NUMBA=1``) or the work is small, in the plain NumPy loops of
+:mod:`skframe_kernels._gram_numpy` (the engine is an argument, ``kernel(X, Y, engine=...)``: a fit
+passes the one its execution plan chose; without it the size of the block decides); the
 textbook formulas both are checked against live in ``tests/naive.py``.
 
 Bandwidths: the Gaussian, Laplacian and Gaussian-Tanimoto kernels default to
@@ -53,7 +54,6 @@ from skframe_kernels._gram_ops import (
     _sq_row_norms,
     _to_csr_pair,
     _transpose_c,
-    engine,
 )
 from skframe_kernels._precomputed import PrecomputedKernel
 from skframe_kernels._tanimoto import SCALE_SAMPLE, GaussianTanimotoKernel, TanimotoKernel
@@ -153,10 +153,10 @@ class GaussianKernel(_ShiftInvariantKernel):
         # drawn as (d, m) and transposed: the same stream as frequencies stored column-wise
         return rng.standard_normal((int(d), int(m))).T * np.sqrt(2.0 * gamma)
 
-    def _gram(self, X, Y, symmetric):
+    def _gram(self, X, Y, symmetric, loops):
         if not sp.issparse(X) and not sp.issparse(Y) and X.shape[1] <= DIRECT_MAX_FEATURES:
             out = np.empty((X.shape[0], Y.shape[0]), dtype=np.float64)
-            engine().sqeuclidean_exp_direct(X, _transpose_c(Y), self.gamma, out)
+            loops.sqeuclidean_exp_direct(X, _transpose_c(Y), self.gamma, out)
             return out
         xn = _sq_row_norms(X)
         yn = xn if symmetric else _sq_row_norms(Y)
@@ -166,28 +166,28 @@ class GaussianKernel(_ShiftInvariantKernel):
             # sparse x dense tiles, fused with the norms and the exponential
             out = np.empty((X.shape[0], Y.shape[0]), dtype=np.float64)
             xp, xi, xd = csr_arrays(X)
-            for j0, Yt in _dense_tiles(Y):
-                engine().csr_dense_sqeuclidean_exp(xp, xi, xd, Yt, xn, yn[j0 : j0 + Yt.shape[1]], self.gamma, out, j0)
+            for j0, Yt in _dense_tiles(Y, loops):
+                loops.csr_dense_sqeuclidean_exp(xp, xi, xd, Yt, xn, yn[j0 : j0 + Yt.shape[1]], self.gamma, out, j0)
         else:
-            out = _cross(X, Y)
-            engine().sqeuclidean_exp_from_cross(out, xn, yn, self.gamma)
+            out = _cross(X, Y, loops)
+            loops.sqeuclidean_exp_from_cross(out, xn, yn, self.gamma)
         if symmetric:
             np.fill_diagonal(out, 1.0)
         return out
 
-    def _gram32(self, X, Y, symmetric):
+    def _gram32(self, X, Y, symmetric, loops):
         """Dense data in single precision: differences (few features) or a float32 BLAS cross term."""
         if sp.issparse(X) or sp.issparse(Y):
-            return super()._gram32(X, Y, symmetric)
+            return super()._gram32(X, Y, symmetric, loops)
         out = np.empty((X.shape[0], Y.shape[0]), dtype=np.float32)
         X32 = X.astype(np.float32)
         if X.shape[1] <= DIRECT_MAX_FEATURES:
-            engine().sqeuclidean_exp_direct32(X32, _transpose_c(Y).astype(np.float32), np.float32(self.gamma), out)
+            loops.sqeuclidean_exp_direct32(X32, _transpose_c(Y).astype(np.float32), np.float32(self.gamma), out)
         else:
             xn = _sq_row_norms(X)
             yn = xn if symmetric else _sq_row_norms(Y)
             np.matmul(X32, (X32 if symmetric else Y.astype(np.float32)).T, out=out)
-            engine().sqeuclidean_exp_from_cross32(out, xn, yn, self.gamma)
+            loops.sqeuclidean_exp_from_cross32(out, xn, yn, self.gamma)
         if symmetric:
             np.fill_diagonal(out, 1.0)
         return out
@@ -235,16 +235,16 @@ class LaplacianKernel(_ShiftInvariantKernel):
         gamma = self._numeric_gamma("drawing random Fourier features")
         return rng.standard_cauchy((int(d), int(m))).T * gamma
 
-    def _gram(self, X, Y, symmetric):
+    def _gram(self, X, Y, symmetric, loops):
         out = np.empty((X.shape[0], Y.shape[0]), dtype=np.float64)
         if not sp.issparse(X) and not sp.issparse(Y):
-            engine().l1_exp_direct(X, _transpose_c(Y), self.gamma, out)
+            loops.l1_exp_direct(X, _transpose_c(Y), self.gamma, out)
             return out
         (xp, xi, xd), (yp, yi, yd) = _to_csr_pair(X, Y)
-        engine().csr_overlap(xp, xi, xd, yp, yi, yd, 0, out)
+        loops.csr_overlap(xp, xi, xd, yp, yi, yd, 0, out)
         ax = _row_sums(X, absolute=True)
         ay = ax if symmetric else _row_sums(Y, absolute=True)
-        engine().l1_exp_from_overlap(out, ax, ay, self.gamma)
+        loops.l1_exp_from_overlap(out, ax, ay, self.gamma)
         if symmetric:
             np.fill_diagonal(out, 1.0)
         return out
@@ -268,8 +268,8 @@ class LinearKernel(_BaseKernel):
     def __init__(self):
         pass
 
-    def _gram(self, X, Y, symmetric):
-        return _cross(X, Y)
+    def _gram(self, X, Y, symmetric, loops):
+        return _cross(X, Y, loops)
 
     def _diag(self, X):
         return _sq_row_norms(X)
@@ -315,8 +315,8 @@ class PolynomialKernel(_BaseKernel):
             np.power(out, self.degree, out=out)
         return out
 
-    def _gram(self, X, Y, symmetric):
-        return self._finish(_cross(X, Y))
+    def _gram(self, X, Y, symmetric, loops):
+        return self._finish(_cross(X, Y, loops))
 
     def _diag(self, X):
         return self._finish(_sq_row_norms(X))
@@ -341,8 +341,8 @@ class CosineKernel(_BaseKernel):
     def __init__(self):
         pass
 
-    def _gram(self, X, Y, symmetric):
-        out = _cross(X, Y)
+    def _gram(self, X, Y, symmetric, loops):
+        out = _cross(X, Y, loops)
         nx = np.sqrt(_sq_row_norms(X))
         ny = nx if symmetric else np.sqrt(_sq_row_norms(Y))
         zx, zy = nx == 0, ny == 0

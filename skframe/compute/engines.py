@@ -1,8 +1,9 @@
 """Chunk engines of the streamed accumulation: how one chunk becomes its products.
 
-:class:`NumpyEngine` runs on the CPU (compiled kernel blocks, BLAS ``syrk``/``gemm``);
-:mod:`skframe.compute._engine_cupy` provides the same methods on a GPU. :func:`get_engine` chooses one
-from ``options.backend``, the only place where the backend is looked at.
+:class:`NumpyEngine` runs on the CPU (kernel blocks in the engine of the inner loops it was given,
+BLAS ``syrk``/``gemm``); :mod:`skframe.compute._engine_cupy` provides the same methods on a GPU.
+:func:`get_engine` chooses one from ``options.backend``, the only place where the backend is looked
+at, and hands the CPU one ``options.engine`` (the execution plan's numba or NumPy loops).
 """
 
 from __future__ import annotations
@@ -29,10 +30,19 @@ class NumpyEngine:
 
     An engine turns one chunk into its contributions; :mod:`skframe.compute._engine_cupy` provides the
     same methods on a GPU. Accumulators returned by an engine live in its namespace ``xp``.
+
+    Parameters
+    ----------
+    loops : {"numpy", "numba"} or None
+        Engine of the inner loops of the kernel blocks and sparse products (the execution plan's);
+        None lets each block choose from its size.
     """
 
     name = "numpy"
     xp = np
+
+    def __init__(self, loops=None):
+        self.loops = loops
 
     def asarray(self, A, dtype=np.float64):
         if sp.issparse(A):
@@ -44,7 +54,7 @@ class NumpyEngine:
 
     def block(self, kernel, X, Y, dtype):
         """``k(X, Y)`` as a dense array of ``dtype``."""
-        return kernel_block(kernel, X, Y, dtype=dtype)
+        return kernel_block(kernel, X, Y, dtype=dtype, engine=self.loops)
 
     def prepare_mix(self, mix, dtype):
         """``S_mix^T`` ready for :meth:`times_mix_t`: None for a diagonal mix (applied at the end)."""
@@ -61,7 +71,7 @@ class NumpyEngine:
         if not sp.issparse(mix_t):
             return block @ mix_t
         if block.dtype == np.float64:  # compiled row-wise gather of the sketching module
-            return _times_mixT(block, mix_t.T.tocsr())
+            return _times_mixT(block, mix_t.T.tocsr(), engine=self.loops)
         return np.asarray(mix_t.T @ block.T).T  # sparse @ dense, float32 kept
 
     def syrk_add(self, C, B):
@@ -84,10 +94,12 @@ _NUMPY = NumpyEngine()
 
 
 def get_engine(options=None):
-    """The engine of ``options.backend``: NumPy, or CuPy (imported only then)."""
-    backend = str(getattr(options or DEFAULT_OPTIONS, "backend", "numpy") or "numpy").lower()
+    """The engine of ``options.backend``: NumPy (with the loops of ``options.engine``), or CuPy (imported only then)."""
+    options = options or DEFAULT_OPTIONS
+    backend = str(getattr(options, "backend", "numpy") or "numpy").lower()
     if backend == "numpy":
-        return _NUMPY
+        loops = getattr(options, "engine", None)
+        return _NUMPY if loops is None else NumpyEngine(loops)
     if backend == "cupy":
         return CupyEngine()
     raise InvalidParameterError(f"backend={backend!r} is not known; use 'numpy' or 'cupy'")

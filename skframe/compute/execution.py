@@ -156,9 +156,14 @@ class ExecutionPlan:
         return self.executor != "in-memory"
 
     def compute_options(self, base=None):
-        """The :class:`~skframe.options.ComputeOptions` the fit passes down: the plan's backend and budget."""
+        """The :class:`~skframe.options.ComputeOptions` the fit passes down: the plan's decisions.
+
+        Backend, engine of the inner loops, precision, memory budget and BLAS threads (and the
+        device chunk rows of a GPU plan); the routines below read them from this one object.
+        """
         base = base or ComputeOptions()
-        changes = {"backend": self.backend, "memory_budget": int(self.memory_budget), "dtype": self.dtype}
+        changes = {"backend": self.backend, "memory_budget": int(self.memory_budget), "dtype": self.dtype,
+                   "engine": self.engine, "blas_threads": int(self.blas_threads)}
         if self.backend == "cupy" and not base.chunk_rows and self.chunk_rows:
             changes["chunk_rows"] = int(self.chunk_rows)  # from free device memory, not the CPU block size
         return base.replace(**changes)

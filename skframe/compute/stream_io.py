@@ -7,8 +7,9 @@ import scipy.sparse as sp
 
 from skframe.compute.engines import get_engine
 from skframe.compute.memory import plan_stream
+from skframe.core.engine import with_engine
 from skframe.exceptions import InvalidInputError
-from skframe.options import DEFAULT_OPTIONS, compute_dtype
+from skframe.options import compute_dtype
 from skframe.plugin.collections import chunks
 
 __all__ = ["iter_rows", "count_rows", "gather_rows", "iter_predict", "predict_chunks"]
@@ -79,8 +80,12 @@ def gather_rows(X, indices, chunk_rows=None):
 
 
 def iter_predict(kernel, X, X_ref, coef, *, options=None, chunk_rows=None):
-    """Yield ``(start, k(X_chunk, X_ref) @ coef)`` chunk by chunk (X as in :func:`iter_rows`)."""
-    options = options or DEFAULT_OPTIONS
+    """Yield ``(start, k(X_chunk, X_ref) @ coef)`` chunk by chunk (X as in :func:`iter_rows`).
+
+    Without ``options.engine`` the engine is chosen once from the kernel entries of all chunks.
+    """
+    rows = X.shape[0] if _is_sliceable(X) else None
+    options = with_engine(options, None if rows is None else rows * X_ref.shape[0])
     engine = get_engine(options)
     dt = compute_dtype(options.dtype)
     coef = np.asarray(coef, dtype=np.float64)

@@ -32,10 +32,11 @@ import scipy.sparse as sp
 from skframe.compute.engines import _NUMPY, NumpyEngine, _mix_diagonal, get_engine
 from skframe.compute.memory import plan_stream
 from skframe.compute.stream_io import _is_sliceable, count_rows, gather_rows, iter_predict, iter_rows, predict_chunks
+from skframe.core.engine import with_engine
 from skframe.core.linalg import sketch_spectrum, solve_psd
 from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidInputError
-from skframe.options import DEFAULT_OPTIONS, compute_dtype
+from skframe.options import compute_dtype
 from skframe.plugin.collections import chunks
 from skframe.plugin.protocols import kernel_block
 
@@ -204,11 +205,11 @@ def accumulate(kernel, X, Y, X_sub, mix, *, options=None, chunk_rows=None, progr
     ``chunk_rows`` defaults to the memory plan of ``options`` (:func:`skframe.compute.memory.plan_stream`);
     ``products`` is the precision of the chunk products (default ``options.dtype``).
     """
-    options = options or DEFAULT_OPTIONS
+    n = X.shape[0] if _is_sliceable(X) else 0
+    options = with_engine(options, n * mix.shape[1] if n else None)  # the caller's engine, else from n x s'
     engine = get_engine(options)
     dt = compute_dtype(options.dtype)
     if chunk_rows is None:
-        n = X.shape[0] if _is_sliceable(X) else 0
         chunk_rows = plan_stream(n or 10**9, mix.shape[0], mix.shape[1], X_sub.shape[1], 1, options,
                                  kernel=kernel).chunk_rows
     Xs = engine.asarray(X_sub)
@@ -229,19 +230,22 @@ def accumulate(kernel, X, Y, X_sub, mix, *, options=None, chunk_rows=None, progr
     return total.to_numpy(engine)
 
 
-def sketch_gram(kernel, X_sub, mix, *, chunk_rows=None):
-    """``R K R^T = S_mix k(X_sub, X_sub) S_mix^T`` (m x m, float64), in row chunks of ``X_sub``."""
+def sketch_gram(kernel, X_sub, mix, *, chunk_rows=None, engine=None):
+    """``R K R^T = S_mix k(X_sub, X_sub) S_mix^T`` (m x m, float64), in row chunks of ``X_sub``.
+
+    ``engine`` runs the kernel's loops (the fit's; None: chosen from the size of each block).
+    """
     diag = _mix_diagonal(mix)
     s = X_sub.shape[0]
     if diag is not None:
-        G = kernel_block(kernel, X_sub, X_sub) * diag[:, None] * diag[None, :]
+        G = kernel_block(kernel, X_sub, X_sub, engine=engine) * diag[:, None] * diag[None, :]
     else:
         m = mix.shape[0]
         G = np.zeros((m, m))
         mix_c = sp.csc_matrix(mix) if sp.issparse(mix) else mix
         for start, stop in chunks(s, chunk_rows or max(1, 8_000_000 // max(s, 1))):
-            T = kernel_block(kernel, X_sub[start:stop], X_sub) @ mix.T if not sp.issparse(mix) else \
-                np.asarray((mix @ kernel_block(kernel, X_sub[start:stop], X_sub).T)).T
+            K = kernel_block(kernel, X_sub[start:stop], X_sub, engine=engine)
+            T = K @ mix.T if not sp.issparse(mix) else np.asarray((mix @ K.T)).T
             G += np.asarray(mix_c[:, start:stop] @ T)
     G += G.T
     G *= 0.5
@@ -312,7 +316,8 @@ def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=N
     lam : float or None
         None only accumulates (``coef`` is None; with ``keep_sums`` the sums solve any λ).
     options : ComputeOptions, optional
-        ``memory_budget``, ``chunk_rows``, ``dtype`` and ``backend``.
+        ``memory_budget``, ``chunk_rows``, ``dtype``, ``backend`` and ``engine`` (a model passes its
+        execution plan's; without one it is chosen from the ``n x s'`` kernel entries of the pass).
     rtol : float, optional
         Relative eigenvalue tolerance of ``R K R^T``.
     X_sub : array, optional
@@ -327,7 +332,7 @@ def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=N
     -------
     StreamedRidge
     """
-    options = options or DEFAULT_OPTIONS
+    options = with_engine(options, R.n * R.s_prime)  # one engine for every block of the pass
     if is_dask_collection(X):
         raise InvalidInputError(
             "X is a dask array; fit it on its cluster with "
@@ -339,7 +344,7 @@ def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=N
     plan = plan_stream(R.n, R.m, R.s_prime, n_features, d, options, kernel=kernel)
     if X_sub is None:
         X_sub = gather_rows(X, R.indices, plan.chunk_rows)
-    RKR = sketch_gram(kernel, X_sub, R.mix)  # before the pass: its spectrum sets the product precision
+    RKR = sketch_gram(kernel, X_sub, R.mix, engine=options.engine)  # before the pass: sets the product precision
     eig = sketch_spectrum(RKR, rtol, xp=engine.xp)
     products = product_precision(engine.to_numpy(eig[0]), options.dtype)
     blocks = options

@@ -1,13 +1,17 @@
 """Which engine runs the inner loops of a numerical routine: plain NumPy, compiled numba, or CuPy.
 
-:func:`select_engine` returns ``"cupy"`` for the CuPy backend; ``"numba"`` when numba is
-installed, not disabled (``SKFRAME_DISABLE_NUMBA=1``) and the problem is large enough to pay
-for numba's start in a fresh process (:data:`NUMBA_MIN_WORK` kernel entries, declared by fits
-and predictions through :func:`engine_work`); else ``"numpy"`` (the plain formulas, which the
-fast engines are tested against). A small fit therefore never imports numba.
-:func:`engine_module` imports the private sibling module that implements an engine.
+:func:`select_engine` returns the engine a :class:`~skframe.options.ComputeOptions` names
+(``options.engine``: a fit's execution plan decides it once, from the size of the whole fit,
+and passes it down in the options); without one, ``"cupy"`` for the CuPy backend, ``"numba"``
+when numba is installed, not disabled (``SKFRAME_DISABLE_NUMBA=1``) and the work is large
+enough to pay for numba's start in a fresh process (:data:`NUMBA_MIN_WORK` kernel entries),
+else ``"numpy"`` (the plain formulas, which the fast engines are tested against). A small fit
+therefore never imports numba. :func:`with_engine` fixes the choice in an options object for
+the work a routine is about to do, so that everything it calls runs on the same engine;
+:func:`engine_module` imports the private sibling module that implements an engine. Nothing
+is read from ambient state: the engine travels as an argument.
 
-This is the one place the choice is made, for :mod:`skframe.core` and for the plugins (through
+This is the one place the rule lives, for :mod:`skframe.core` and for the plugins (through
 :mod:`skframe.plugin.api`); the array namespace of the data is :mod:`skframe.compute.backend`'s.
 
 How an engine plugs in
@@ -34,22 +38,19 @@ numba or CuPy.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import functools
 import importlib
 import os
 
 from skframe.deps import numba_enabled, require
 from skframe.exceptions import InvalidParameterError
+from skframe.options import DEFAULT_OPTIONS
 
 __all__ = [
     "ENGINES",
     "NUMBA_MIN_WORK",
     "numba_min_work",
-    "engine_work",
-    "declares_work",
     "select_engine",
+    "with_engine",
     "engine_module",
     "lazy_module",
 ]
@@ -69,8 +70,6 @@ _ENGINE_MODULES = {}  # (module, engine) -> imported engine module or None
 #: (0: numba always).
 NUMBA_MIN_WORK = 40_000_000
 
-_WORK = contextvars.ContextVar("skframe_engine_work", default=None)
-
 
 def numba_min_work():
     """:data:`NUMBA_MIN_WORK`, or the integer in ``SKFRAME_NUMBA_MIN_WORK`` when set."""
@@ -85,68 +84,70 @@ def numba_min_work():
     return NUMBA_MIN_WORK
 
 
-@contextlib.contextmanager
-def engine_work(work):
-    """Declare the size of the computation inside the ``with`` block (kernel entries).
-
-    :func:`select_engine` then picks the plain NumPy engine when ``work`` is below
-    :func:`numba_min_work`. A fit declares ``n x s'`` (its kernel columns against all rows),
-    a prediction ``n_rows x s'``; nested blocks override the outer one.
-
-    Examples
-    --------
-    >>> from skframe.core.engine import engine_work, select_engine
-    >>> with engine_work(100):
-    ...     select_engine()
-    'numpy'
-    """
-    token = _WORK.set(None if work is None else int(work))
-    try:
-        yield
-    finally:
-        _WORK.reset(token)
-
-
-def declares_work(size_of):
-    """Decorator: run the function inside :func:`engine_work` of ``size_of(*args, **kwargs)``."""
-
-    def decorate(func):
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            with engine_work(size_of(*args, **kwargs)):
-                return func(*args, **kwargs)
-
-        return wrapper
-
-    return decorate
-
-
 def select_engine(options=None, work=None):
-    """The engine that runs the inner loops for ``options`` (a ComputeOptions or None).
+    """The engine that runs the inner loops for ``options`` (a ComputeOptions or None) and ``work``.
 
-    ``"cupy"`` when ``options.backend == "cupy"``; otherwise ``"numba"`` when numba is
-    installed and not disabled by ``SKFRAME_DISABLE_NUMBA=1`` and the computation is
-    large enough for compiled code to pay for its start in a fresh process, else ``"numpy"``.
+    ``options.engine`` when set (the execution plan's choice); else ``"cupy"`` when
+    ``options.backend == "cupy"``; otherwise ``"numba"`` when numba is installed and not
+    disabled by ``SKFRAME_DISABLE_NUMBA=1`` and the computation is large enough for compiled
+    code to pay for its start in a fresh process, else ``"numpy"``.
 
     Parameters
     ----------
     options : ComputeOptions, optional
     work : int, optional
-        Kernel entries of the computation; default: the one declared by the innermost
-        :func:`engine_work` block, and when none is declared the size is taken as large.
-        Below :func:`numba_min_work` the plain NumPy engine is chosen: the choice depends
-        on the problem size only, never on what the process ran before, so a model fitted
-        or loaded in any process computes the same numbers.
+        Kernel entries of the computation (rows x columns of its kernel blocks, all blocks
+        together); None when unknown, which counts as large. Below :func:`numba_min_work` the
+        plain NumPy engine is chosen: the choice depends on the problem size only, never on
+        what the process ran before, so a model fitted or loaded in any process computes the
+        same numbers.
+
+    Examples
+    --------
+    >>> from skframe.options import ComputeOptions
+    >>> select_engine(work=100), select_engine(ComputeOptions(engine="numpy"), work=10**12)
+    ('numpy', 'numpy')
     """
+    chosen = getattr(options, "engine", None)
+    if chosen:
+        if chosen not in ENGINES:
+            raise InvalidParameterError(f"engine={chosen!r} is not known; choose one of {', '.join(ENGINES)}")
+        return str(chosen)
     backend = getattr(options, "backend", "numpy") or "numpy"
     if str(backend).lower() == "cupy":
         return "cupy"
     if not numba_enabled():
         return "numpy"
-    work = _WORK.get() if work is None else work
     if work is not None and work < numba_min_work():
         return "numpy"
     return "numba"
+
+
+def with_engine(options, work):
+    """``options`` with its engine fixed for a computation of ``work`` kernel entries (when not set already).
+
+    A routine calls it once at its start with the size of all its work (e.g. ``n x s'`` for a
+    fit, ``n_rows x s'`` for a prediction) and passes the result down: every block it
+    computes then runs on the same engine, whatever the size of the block.
+
+    Parameters
+    ----------
+    options : ComputeOptions or None
+        None means :data:`skframe.options.DEFAULT_OPTIONS`.
+    work : int or None
+        Kernel entries of the whole computation (None: unknown, counted as large).
+
+    Returns
+    -------
+    ComputeOptions
+
+    >>> with_engine(None, 100).engine
+    'numpy'
+    """
+    options = options or DEFAULT_OPTIONS
+    if getattr(options, "engine", None):
+        return options
+    return options.replace(engine=select_engine(options, work))
 
 
 class _LazyModule:
@@ -173,7 +174,7 @@ def lazy_module(name):
     return _LazyModule(name)
 
 
-def engine_module(module, options=None, engine=None):
+def engine_module(module, options=None, engine=None, work=None):
     """The private engine sibling of ``module`` for the selected engine, or None for plain NumPy.
 
     Parameters
@@ -182,9 +183,12 @@ def engine_module(module, options=None, engine=None):
         Dotted name of the numerical module, e.g. ``"skframe.core.sketching"``; the numba
         engine of it is ``"skframe.core._sketching_numba"``.
     options : ComputeOptions, optional
-        Decides the engine through :func:`select_engine`.
+        Decides the engine through :func:`select_engine` (its ``engine`` when set).
     engine : str, optional
-        Force an engine (``"numpy"``, ``"numba"`` or ``"cupy"``), e.g. in tests.
+        The engine (``"numpy"``, ``"numba"`` or ``"cupy"``), e.g. the one a caller received as an
+        argument; it wins over ``options``.
+    work : int, optional
+        Kernel entries of the computation, for :func:`select_engine` when neither names an engine.
 
     Returns
     -------
@@ -193,7 +197,7 @@ def engine_module(module, options=None, engine=None):
         engine (the caller then runs its plain formula, on CuPy arrays for the
         CuPy backend).
     """
-    engine = engine or select_engine(options)
+    engine = engine or select_engine(options, work)
     key = (module, engine)
     if key in _ENGINE_MODULES:
         return _ENGINE_MODULES[key]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.core.engine import declares_work
+from skframe.core.engine import with_engine
 from skframe.core.linalg import default_rtol, spectral_projection
 from skframe.core.sketching import resolve_options, sketched_gram_products
 from skframe.options import compute_dtype
@@ -22,16 +22,16 @@ from skframe.plugin.protocols import kernel_matvec, kernel_prepare
 __all__ = ["kernel_times", "SketchedFeatureMap", "build_feature_map"]
 
 
-@declares_work(lambda kernel, X, X_ref, W, **_: n_items(X) * n_items(X_ref))
 def kernel_times(kernel, X, X_ref, W, *, chunk_rows=None, options=None):
     """``k(X, X_ref) @ W`` in row chunks (the prediction step of every sketched model).
 
     Goes through :func:`skframe.plugin.protocols.kernel_matvec`, so a kernel with its own
     ``matvec`` (fused, GPU) is used as such. ``W`` is cast to the compute precision
-    (``options.dtype``); ``chunk_rows`` overrides ``options.chunk_rows``. The kernel
-    is used as given: prepare it on the training data first.
+    (``options.dtype``); ``chunk_rows`` overrides ``options.chunk_rows``; without
+    ``options.engine`` the engine is chosen once from ``len(X) x len(X_ref)`` kernel entries.
+    The kernel is used as given: prepare it on the training data first.
     """
-    options = resolve_options(options, chunk_rows)
+    options = with_engine(resolve_options(options, chunk_rows), n_items(X) * n_items(X_ref))
     W = np.asarray(W, dtype=compute_dtype(options))
     return kernel_matvec(kernel, X, X_ref, W, options=options)
 

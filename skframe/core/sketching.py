@@ -13,12 +13,12 @@ so the kernel is only ever evaluated against the s' sampled points, in row
 chunks of bounded memory (``ComputeOptions.block_bytes``), and ``R K R^T`` needs
 no extra kernel evaluation.
 
-Engines: the sparse product ``block @ S_mix^T`` runs in the engine chosen by
-:func:`skframe.core.engine.select_engine` (compiled numba gather in
-:mod:`skframe.core._sketching_numba`, or SciPy's sparse product when numba is disabled
-with ``SKFRAME_DISABLE_NUMBA=1``). Precision: ``ComputeOptions(dtype="float32")``
-computes kernel blocks and ``K R^T`` in float32 and accumulates ``R K R^T`` in
-float64. The feature map built from these products is in :mod:`skframe.core.feature_map`.
+Engines: the kernel blocks and the sparse product ``block @ S_mix^T`` run in the engine of
+``options.engine`` (compiled numba gather in :mod:`skframe.core._sketching_numba`, or SciPy's
+sparse product): a fit passes its execution plan's, and :func:`sketched_gram_products` otherwise
+chooses once from the size of all its blocks, ``n x s'`` (:func:`skframe.core.engine.with_engine`).
+Precision: ``ComputeOptions(dtype="float32")`` computes kernel blocks and ``K R^T`` in float32
+and accumulates ``R K R^T`` in float64. The feature map built from these products is in :mod:`skframe.core.feature_map`.
 """
 
 from __future__ import annotations
@@ -26,13 +26,13 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.core.engine import declares_work, engine_module, select_engine
+from skframe.core.engine import engine_module, select_engine, with_engine
 from skframe.core.sketch_matrix import SketchMatrix, diagonal_of_mix, from_entries
 from skframe.core.threads import run_row_ranges, threads_for
 from skframe.exceptions import InvalidParameterError, PluginError
 from skframe.options import DEFAULT_OPTIONS, compute_dtype
 from skframe.plugin.collections import chunks, is_collection, n_items, take
-from skframe.plugin.protocols import kernel_block, kernel_prepare
+from skframe.plugin.protocols import kernel_block, kernel_prepare, takes_engine
 from skframe.plugin.tags import get_tags
 
 __all__ = [
@@ -96,15 +96,16 @@ def rows_within_budget(kernel, n_cols, options=None):
     return int(max(1, (options.block_bytes - (one - per_row)) // per_row))
 
 
-def _times_mixT(block, mix, out=None, options=None):
+def _times_mixT(block, mix, out=None, options=None, engine=None):
     """``block @ mix.T`` for a dense block and a dense or sparse mix (written into ``out`` when given).
 
-    A sparse mix goes through the selected engine (a compiled row-wise gather for numba,
-    see :mod:`skframe.core.engine`) or, in plain NumPy, through SciPy's ``mix @ block.T``.
+    A sparse mix goes through the engine ``engine`` or ``options.engine`` (a compiled row-wise
+    gather for numba, see :mod:`skframe.core.engine`; when neither names one, the size of the
+    block decides) or, in plain NumPy, through SciPy's ``mix @ block.T``.
     """
     dtype = block.dtype if out is None else out.dtype
     if sp.issparse(mix):
-        fast = engine_module("skframe.core.sketching", options)
+        fast = engine_module("skframe.core.sketching", options, engine=engine, work=block.size)
         if fast is not None and hasattr(fast, "dense_times_csr_t"):
             direct = out is not None and out.flags.c_contiguous and out.dtype == block.dtype
             res = out if direct else np.empty((block.shape[0], mix.shape[0]), dtype=block.dtype)
@@ -127,16 +128,20 @@ def _rows(X, start, stop):
     return X[start:stop]
 
 
-def _kernel_block(kernel, X, Y, dtype):
-    """The block in ``dtype``: computed so by kernels listing it in ``dtypes``, else rounded once."""
+def _kernel_block(kernel, X, Y, dtype, engine=None):
+    """The block in ``dtype``: computed so by kernels listing it in ``dtypes``, else rounded once.
+
+    ``engine`` is passed to kernels that take it (:func:`skframe.plugin.protocols.takes_engine`).
+    """
     if dtype != np.float64 and dtype.name in get_tags(kernel, "kernel").dtypes:
+        extra = {"engine": engine} if engine is not None and takes_engine(kernel) else {}
         try:
-            K = kernel(X, Y, dtype=dtype)
+            K = kernel(X, Y, dtype=dtype, **extra)
         except TypeError:  # e.g. a subclass whose __call__ does not take dtype
             K = None
         if getattr(K, "dtype", None) == dtype and K.shape == (n_items(X), n_items(Y)):
             return K
-    return kernel_block(kernel, X, Y, dtype=dtype)
+    return kernel_block(kernel, X, Y, dtype=dtype, engine=engine)
 
 
 #: Kernel entries of one tile of :func:`_tiled_times_mix` (2 MB of float64, kept in the cache
@@ -144,7 +149,7 @@ def _kernel_block(kernel, X, Y, dtype):
 _TILE_ENTRIES = 1 << 18
 
 
-def _tiled_times_mix(kernel, X_rows, X_sub, mix, out):
+def _tiled_times_mix(kernel, X_rows, X_sub, mix, out, engine):
     """``k(X_rows, X_sub) @ S_mix^T`` for a sparse mix on the plain NumPy engine, tile by tile.
 
     Each tile of rows is evaluated by the kernel and multiplied by ``S_mix^T`` at once, so
@@ -161,7 +166,7 @@ def _tiled_times_mix(kernel, X_rows, X_sub, mix, out):
     def work(start, stop):
         for t0 in range(start, stop, tile):
             t1 = min(t0 + tile, stop)
-            out[t0:t1] = _kernel_block(kernel, X_rows[t0:t1], X_sub, np.float64) @ mix_t
+            out[t0:t1] = _kernel_block(kernel, X_rows[t0:t1], X_sub, np.float64, engine) @ mix_t
 
     run_row_ranges(work, rows, threads_for(rows * s))
     return out
@@ -169,26 +174,27 @@ def _tiled_times_mix(kernel, X_rows, X_sub, mix, out):
 
 def _block_times_mix(kernel, X_rows, X_sub, mix, diag, options, out):
     dtype = compute_dtype(options)
+    engine = select_engine(options, n_items(X_rows) * n_items(X_sub))
     if (diag is None and sp.issparse(mix) and dtype == np.float64 and type(X_rows) is np.ndarray
-            and type(X_sub) is np.ndarray and select_engine(options) == "numpy"):
+            and type(X_sub) is np.ndarray and engine == "numpy"):
         if get_tags(kernel, "kernel").thread_safe:
-            return _tiled_times_mix(kernel, X_rows, X_sub, mix, out)
+            return _tiled_times_mix(kernel, X_rows, X_sub, mix, out, engine)
         # a kernel that may not be called from several threads: one call on the whole chunk, the
         # block evaluated transposed, k(X_sub, X_rows), C-ordered (s' x rows), so SciPy's
         # S_mix @ block needs no transposed copy of the large block
-        res = np.asarray(mix @ _kernel_block(kernel, X_sub, X_rows, dtype)).T
+        res = np.asarray(mix @ _kernel_block(kernel, X_sub, X_rows, dtype, engine)).T
         if out is None:
             return np.ascontiguousarray(res)
         out[...] = res
         return out
-    block = _kernel_block(kernel, X_rows, X_sub, dtype)
+    block = _kernel_block(kernel, X_rows, X_sub, dtype, engine)
     if diag is not None:  # S_mix diagonal: scale the columns in place
         block *= diag.astype(dtype, copy=False)
         if out is None:
             return block
         out[...] = block
         return out
-    return _times_mixT(block, mix, out=out, options=options)
+    return _times_mixT(block, mix, out=out, options=options, engine=engine)
 
 
 def kernel_times_mixT(kernel, X_rows, X_sub, R, options=None, out=None):
@@ -208,7 +214,8 @@ def kernel_times_mixT(kernel, X_rows, X_sub, R, options=None, out=None):
         The sampled points ``take(X, R.indices)``.
     R : SketchMatrix
     options : ComputeOptions, optional
-        ``options.dtype`` sets the precision of the block and of the result.
+        ``options.dtype`` sets the precision of the block and of the result, ``options.engine``
+        the engine (None: chosen from the size of this chunk).
     out : ndarray of shape (len(X_rows), m), optional
         Written in place when given.
 
@@ -252,7 +259,6 @@ def _kernel_times_mixT(kernel, X_rows, X_sub, R, options, progress):
     return KR
 
 
-@declares_work(lambda kernel, X, R, **_: n_items(X) * R.s_prime)  # small problems: plain NumPy engine
 def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progress=None, distinct=None):
     """Compute ``K R^T`` (n x m) and ``R K R^T`` (m x m) evaluating the kernel only on sampled columns.
 
@@ -264,8 +270,9 @@ def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progr
     X : ndarray, sparse matrix or InputCollection with n items
     R : SketchMatrix
     options : ComputeOptions, optional
-        Block budget, chunk rows and precision. With ``dtype="float32"`` the kernel
-        blocks and ``K R^T`` are float32 while ``R K R^T`` accumulates in float64.
+        Block budget, chunk rows, precision and engine. With ``dtype="float32"`` the kernel
+        blocks and ``K R^T`` are float32 while ``R K R^T`` accumulates in float64. Without
+        ``options.engine`` the engine is chosen once from ``n x s'`` (small problems: plain NumPy).
     chunk_rows : int, optional
         Rows of X per kernel block; overrides ``options.chunk_rows``.
     progress : callable, optional
@@ -281,8 +288,8 @@ def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progr
     KR : ndarray of shape (n, m), in the compute precision
     RKR : ndarray of shape (m, m), float64, symmetric
     """
-    options = resolve_options(options, chunk_rows)
     n = n_items(X)
+    options = with_engine(resolve_options(options, chunk_rows), n * R.s_prime)
     if R.n != n:
         raise InvalidParameterError(f"sketch was drawn for n={R.n} points but X has {n} rows")
     kernel = kernel_prepare(kernel, X)

@@ -70,7 +70,7 @@ def run_row_ranges(func, n, n_threads=None):
             _POOL_SIZE = n_threads
         pool = _POOL
     bounds = [n * k // n_threads for k in range(n_threads + 1)]
-    # each range runs in a copy of the caller's context (e.g. the work size that picks the engine)
+    # each range runs in a copy of the caller's contextvars context, as an inline call would
     futures = [pool.submit(contextvars.copy_context().run, func, a, b)
                for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     for f in futures:

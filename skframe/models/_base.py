@@ -17,7 +17,6 @@ from skframe.compute.backend import serial_blas
 from skframe.compute.plan import describe_data, plan_fit
 from skframe.compute.stream_fit import options_from, streamed_representation, validate_dask_XY
 from skframe.constraints import HasMethods, Interval, Options, validate_params
-from skframe.core.engine import engine_work
 from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidInputError, InvalidParameterError, NotFittedError
 from skframe.models._core import (
@@ -176,7 +175,7 @@ class KernelModelMixin:
         n = n_items(X)
         kernel, self.kernel_spec_ = _core_resolve_kernel(self.kernel, self.kernel_params, X)
         plan = self._plan_execution(X, Y.shape[1], kernel, loss)  # every execution choice, made once
-        options = plan.compute_options()  # memory_budget, dtype and the resolved backend, passed down
+        options = plan.compute_options()  # backend, engine, dtype, budget, BLAS threads: passed down
         auto = isinstance(self.sketch, str) and plan.size_rule.startswith("auto")
         sketch, self.sketch_spec_, size_info = size_and_resolve_sketch(
             self.sketch, plan.sketch_size if auto else self.sketch_size, self.sketch_params, n,
@@ -186,7 +185,7 @@ class KernelModelMixin:
         rngs = make_rngs(self.random_state, n_rngs)
         # small dense algebra (m x m eigendecompositions, n x m x m products, solver iterations) runs on
         # one BLAS thread: as fast, and immune to threads waiting for a core another process holds
-        with serial_blas(plan.blas_threads == 1), engine_work(plan.work):
+        with serial_blas(options.blas_threads == 1):
             return self._represent_and_solve(X, Y, n, kernel, sketch, size_info, plan, options, rngs, solve, loss,
                                              M, fit_intercept, exact, progress, rtol, t0)
 
@@ -220,7 +219,8 @@ class KernelModelMixin:
         if plan.streams:  # one streamed pass (or Dask partitions), no n x m array (skframe.compute.streaming)
             rep = streamed_representation(X, Y, kernel, sketch, rngs[0], options, rtol=rtol, progress=progress)
         else:
-            rep = build_representation(X, kernel, sketch, rngs[0], rtol=rtol, progress=progress, exact=exact)
+            rep = build_representation(X, kernel, sketch, rngs[0], rtol=rtol, progress=progress, exact=exact,
+                                       options=options)
         offset = target_offset(Y, loss, fit_intercept)
         Yc = Y - offset if fit_intercept else Y
         init = None

@@ -34,6 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
+from skframe.core.engine import with_engine
 from skframe.core.feature_map import build_feature_map, kernel_times
 from skframe.core.sketching import SketchMatrix, draw_sketch
 from skframe.exceptions import InvalidParameterError
@@ -261,7 +262,7 @@ class Representation:
         return {"coef_": coef, "X_fit_": self.X_basis, "feature_map_": None}
 
 
-def build_representation(X, kernel, sketch, rng, *, rtol=None, progress=None, exact="features"):
+def build_representation(X, kernel, sketch, rng, *, rtol=None, progress=None, exact="features", options=None):
     """Draw the sketch and build the training representation (the only place it is built).
 
     Parameters
@@ -278,6 +279,10 @@ def build_representation(X, kernel, sketch, rng, *, rtol=None, progress=None, ex
     exact : {"features", "gram"}
         Exact model as features ``Z = U D^{1/2}`` (``R = I``, any loss) or as the Gram
         matrix (square loss solved by Cholesky).
+    options : ComputeOptions, optional
+        The fit's decisions (:meth:`skframe.compute.execution.ExecutionPlan.compute_options`):
+        the engine of the kernel blocks, their budget and precision. Without an engine, the
+        routines choose it from the size of their work.
 
     Returns
     -------
@@ -286,13 +291,13 @@ def build_representation(X, kernel, sketch, rng, *, rtol=None, progress=None, ex
     n = n_items(X)
     if sketch is None:
         if exact == "gram":
-            K = kernel_block(kernel, X, X)
+            K = kernel_block(kernel, X, X, engine=with_engine(options, n * n).engine)
             if progress is not None:
                 progress(n)
             return Representation("exact_gram", None, {"name": "none", "m": n, "n": n, "s_prime": n}, X_basis=X, K=K)
 
         R = SketchMatrix(n=n, indices=np.arange(n), mix=sp.identity(n, format="csr"), info={"name": "none"})
-        fmap, Z, _ = build_feature_map(kernel, X, R, rtol=rtol, progress=progress)
+        fmap, Z, _ = build_feature_map(kernel, X, R, rtol=rtol, progress=progress, options=options)
         info = {"name": "none", "m": n, "n": n, "s_prime": n, "rank": fmap.rank}
         return Representation("exact", Z, info, X_basis=fmap.X_sub, proj=fmap.proj)
     if get_tags(sketch, "sketch").feature_map:
@@ -304,7 +309,7 @@ def build_representation(X, kernel, sketch, rng, *, rtol=None, progress=None, ex
         info = {"name": name, "m": int(Z.shape[1]), "n": n, "s_prime": 0, "feature_map": True}
         return Representation("feature_map", Z, info, feature_map=fmap)
     R = draw_sketch(sketch, n, rng, X=X, kernel=kernel)
-    fmap, Z, _ = build_feature_map(kernel, X, R, rtol=rtol, progress=progress)
+    fmap, Z, _ = build_feature_map(kernel, X, R, rtol=rtol, progress=progress, options=options)
     info = R.summary()
     info["rank"] = fmap.rank
     return Representation("sketch", Z, info, X_basis=fmap.X_sub, proj=fmap.proj)

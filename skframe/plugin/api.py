@@ -45,7 +45,7 @@ Numerics
     compute options (:class:`ComputeOptions`, :data:`DEFAULT_OPTIONS`, :func:`compute_dtype`), optional dependencies
     (:func:`available`, :func:`require`, :func:`numba_enabled`), array namespaces
     (:func:`get_array_module`, :func:`to_numpy`), compiled engines (:func:`lazy_module`,
-    :func:`engine_module`, :func:`numba_min_work`, :func:`serial_blas`), threads
+    :func:`engine_module`, :func:`select_engine`, :func:`numba_min_work`, :func:`serial_blas`), threads
     (:func:`run_row_ranges`, :func:`threads_for`, :func:`available_cores`), memory
     (:func:`rows_within_budget`), CSR arrays (:func:`csr_arrays`, :func:`is_sparse`) and
     eigenvalue-tolerance linear algebra (:func:`eigh_truncated`, :func:`pinv_sym`,
@@ -58,7 +58,7 @@ imports it.
 
 from skframe.compute.backend import get_array_module, serial_blas, to_numpy
 from skframe.constraints import HasMethods, Interval, Options, check_param, validate_params
-from skframe.core.engine import engine_module, lazy_module, numba_min_work
+from skframe.core.engine import engine_module, lazy_module, numba_min_work, select_engine
 from skframe.core.leverage import nystrom_leverage_scores
 from skframe.core.linalg import default_rtol, eigh_truncated, pinv_sym, solve_psd, sqrt_pinv_sym
 from skframe.core.output_matrices import check_output_matrix, load_adjacency
@@ -205,6 +205,7 @@ __all__ = [
     "to_numpy",
     "lazy_module",
     "engine_module",
+    "select_engine",
     "numba_min_work",
     "serial_blas",
     "run_row_ranges",

@@ -18,6 +18,7 @@ Plugin authors import all of this from :mod:`skframe.plugin.api`.
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 
 import numpy as np
@@ -36,6 +37,7 @@ __all__ = [
     "OutputMatrix",
     "kernel_diag",
     "kernel_block",
+    "takes_engine",
     "kernel_matvec",
     "kernel_prepare",
     "repr_from_params",
@@ -87,6 +89,10 @@ class Kernel(ABC):
     ``prepare(X)``
         A kernel bound to training data (e.g. a bandwidth ``gamma="scale"`` set from
         ``X``); the default returns the kernel itself.
+    ``__call__(X, Y=None, *, engine=None)``
+        A kernel whose ``__call__`` names an ``engine`` keyword receives the engine of the
+        fit's inner loops (``"numpy"``, ``"numba"``; see :func:`skframe.core.engine.select_engine`)
+        as an argument; with None it chooses from the size of its block.
     ``__skframe_tags__``
         Its :class:`skframe.plugin.tags.KernelTags`: ``normalized``, ``is_linear``,
         ``backends``, ``dtypes``, ``thread_safe``, ``spectral_sampler``.
@@ -135,7 +141,7 @@ def _blocked_matvec(kernel, X, Y, W, options=None):
     step = options.rows_per_block(n_ref, np.dtype(dtype).itemsize)
     for start, stop in chunks(n, step):
         Xb = X.take(np.arange(start, stop)) if is_collection(X) else X[start:stop]
-        out[start:stop] = kernel_block(kernel, Xb, Y, dtype=dtype) @ W
+        out[start:stop] = kernel_block(kernel, Xb, Y, dtype=dtype, engine=options.engine) @ W
     return out
 
 
@@ -156,9 +162,30 @@ def kernel_prepare(kernel, X):
     return kernel if prep is None else prep(X)
 
 
-def kernel_block(kernel, X, Y, dtype=np.float64):
-    """Evaluate ``kernel(X, Y)`` and return a dense float64 array of the right shape."""
-    K = kernel(X, Y)
+def takes_engine(kernel):
+    """True when the kernel's ``__call__`` names an ``engine`` keyword (read once per class)."""
+    cls = type(kernel)
+    found = _TAKES_ENGINE.get(cls)
+    if found is None:
+        try:
+            params = inspect.signature(cls.__call__).parameters.values()
+        except (TypeError, ValueError):  # a builtin or extension type without a signature
+            params = ()
+        found = any(p.name == "engine" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+        _TAKES_ENGINE[cls] = found
+    return found
+
+
+_TAKES_ENGINE = {}
+
+
+def kernel_block(kernel, X, Y, dtype=np.float64, engine=None):
+    """Evaluate ``kernel(X, Y)`` and return a dense array of ``dtype`` of the right shape.
+
+    ``engine`` (the fit's engine of the inner loops) is passed to kernels whose ``__call__``
+    takes it (:func:`takes_engine`).
+    """
+    K = kernel(X, Y, engine=engine) if engine is not None and takes_engine(kernel) else kernel(X, Y)
     if hasattr(K, "toarray"):
         K = K.toarray()
     K = np.asarray(K, dtype=dtype)

@@ -86,18 +86,54 @@ def test_small_problems_run_on_the_numpy_engine(monkeypatch):
     monkeypatch.delenv("SKFRAME_DISABLE_NUMBA", raising=False)
     monkeypatch.delenv("SKFRAME_NUMBA_MIN_WORK", raising=False)
     large = "numba" if engine.numba_enabled() else "numpy"
-    with engine.engine_work(engine.NUMBA_MIN_WORK - 1):
-        assert engine.select_engine() == "numpy"
-        with engine.engine_work(engine.NUMBA_MIN_WORK):  # the innermost declaration wins
-            assert engine.select_engine() == large
-        assert engine.select_engine(ComputeOptions(backend="cupy")) == "cupy"
-    assert engine.select_engine() == large  # nothing declared: taken as large
-    assert engine.select_engine(work=10) == "numpy"
+    assert engine.select_engine(work=engine.NUMBA_MIN_WORK - 1) == "numpy"
+    assert engine.select_engine(work=engine.NUMBA_MIN_WORK) == large
+    assert engine.select_engine(ComputeOptions(backend="cupy"), work=10) == "cupy"
+    assert engine.select_engine() == large  # no size given: taken as large
+    # the engine an options object carries (the execution plan's) wins over the size
+    assert engine.select_engine(ComputeOptions(engine="numpy"), work=10**12) == "numpy"
+    with pytest.raises(InvalidParameterError, match="engine='fortran'"):
+        engine.select_engine(ComputeOptions(engine="fortran"))
+    fixed = engine.with_engine(None, 10)
+    assert fixed.engine == "numpy" and engine.with_engine(fixed, 10**12) is fixed
     monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", "0")
     assert engine.select_engine(work=10) == large
     monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", "lots")
     with pytest.raises(InvalidParameterError, match="SKFRAME_NUMBA_MIN_WORK"):
         engine.select_engine(work=10)
+
+
+def test_the_engine_is_an_argument_down_to_the_kernel(monkeypatch):
+    """The engine of an options object reaches the kernel's loops; no ambient state decides it."""
+    from skframe.core.sketching import draw_sketch, sketched_gram_products
+    from skframe.plugin.protocols import kernel_block, takes_engine
+    from skframe.plugin.registry import get_kernel, get_sketch
+
+    kernel = get_kernel("gaussian", gamma=0.4)
+    seen = []
+    original = type(kernel).__call__
+
+    def spy(self, X, Y=None, *, dtype=None, engine=None):
+        seen.append(engine)
+        return original(self, X, Y, dtype=dtype, engine=engine)
+
+    monkeypatch.setattr(type(kernel), "__call__", spy)
+    assert takes_engine(kernel)
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    R = draw_sketch(get_sketch("psr", size=5, p=0.3), 40, np.random.default_rng(1))
+    sketched_gram_products(kernel, X, R, options=ComputeOptions(engine="numpy"))
+    assert seen and set(seen) == {"numpy"}
+    seen.clear()
+    sketched_gram_products(kernel, X, R)  # no engine given: chosen once from n x s', passed down
+    assert set(seen) == {"numpy"}
+    kernel_block(kernel, X, X, engine="numpy")
+    assert seen[-1] == "numpy"
+
+    class Plain:  # a third-party kernel without the keyword is called without it
+        def __call__(self, X, Y=None):
+            return np.ones((len(X), len(X if Y is None else Y)))
+
+    assert not takes_engine(Plain()) and kernel_block(Plain(), X, X, engine="numba").shape == (40, 40)
 
 
 def test_lazy_module_imports_at_first_use():
