@@ -33,18 +33,18 @@ def friedman(n, d, seed):
 def one_fit(path, X, Y, kernel, sketch, lam, work):
     """Seconds of one representation + closed-form solve on ``path`` ("in-memory" or "streamed")."""
     from skframe.compute.stream_fit import streamed_representation
-    from skframe.core.engine import engine_work
+    from skframe.core.engine import with_engine
     from skframe.models._core import build_representation
     from skframe.models.ridge import _ridge_solve
-    from skframe.options import ComputeOptions
+
+    options = with_engine(None, work)  # the engine a fit's plan picks for n x s' kernel entries, on both paths
 
     def fit():
         rng = np.random.default_rng(0)
         if path == "streamed":
-            with engine_work(work):  # n x s' kernel entries, as the in-memory path declares
-                rep = streamed_representation(X, Y, kernel, sketch, rng, ComputeOptions())
+            rep = streamed_representation(X, Y, kernel, sketch, rng, options)
         else:
-            rep = build_representation(X, kernel, sketch, rng)
+            rep = build_representation(X, kernel, sketch, rng, options=options)
         return rep, _ridge_solve(rep, Y - Y.mean(axis=0), lam, None, None).W
 
     (rep, W), seconds = _setup.timed(fit)
