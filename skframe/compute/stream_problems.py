@@ -16,6 +16,7 @@ import numpy as np
 
 from skframe.compute.memory import check_allocation, choose_representation, plan_stream
 from skframe.compute.streaming import get_engine, iter_rows, sketch_gram
+from skframe.core.engine import with_engine
 from skframe.core.linalg import spectral_projection
 from skframe.options import DEFAULT_OPTIONS, compute_dtype
 from skframe.plugin.problems import ArrayProblem, TargetArrayProblem
@@ -23,13 +24,13 @@ from skframe.plugin.problems import ArrayProblem, TargetArrayProblem
 __all__ = ["feature_projection", "ProjectedProblem", "StreamedFeatureProblem", "make_feature_problem"]
 
 
-def feature_projection(kernel, X_sub, mix, *, rtol=None):
+def feature_projection(kernel, X_sub, mix, *, rtol=None, engine=None):
     """``proj = S_mix^T U D^{-1/2}`` (s' x r) and the kept eigenvalues of ``R K R^T``.
 
     The eigenvalues decide the product precision of float32 features
-    (:func:`skframe.compute.streaming.product_precision`).
+    (:func:`skframe.compute.streaming.product_precision`); ``engine`` runs the kernel's loops.
     """
-    UD, w = spectral_projection(sketch_gram(kernel, X_sub, mix), rtol)
+    UD, w = spectral_projection(sketch_gram(kernel, X_sub, mix, engine=engine), rtol)
     return np.asarray(mix.T @ UD), w
 
 
@@ -67,7 +68,7 @@ class StreamedFeatureProblem(ProjectedProblem):
         if self.Y.ndim == 1:
             self.Y = self.Y[:, None]
         self.proj = np.asarray(proj, dtype=np.float64)
-        self.options = options or DEFAULT_OPTIONS
+        self.options = with_engine(options, self.n * X_sub.shape[0])  # the fit's engine, else from n x s'
         self.chunk_rows = plan_stream(self.n, self.r, X_sub.shape[0], X_sub.shape[1], self.d, self.options,
                                       kernel=kernel).chunk_rows
         self._engine = get_engine(self.options)
