@@ -1,4 +1,4 @@
-"""The streamed representation a model fits with when memory, precision, device or data ask for it.
+"""The streamed representation a model fits with when its execution plan streams (see :mod:`skframe.compute.plan`).
 
 A model's fit draws a sketch and builds a *representation* of the training data, then
 asks it for the solver's problem. :func:`streamed_representation` builds one in a single
@@ -26,9 +26,8 @@ from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidInputError
 from skframe.options import ComputeOptions, parse_bytes
 from skframe.plugin.problems import ArrayProblem
-from skframe.plugin.tags import get_tags
 
-__all__ = ["options_from", "streaming_requested", "streamed_representation", "StreamedRepresentation",
+__all__ = ["options_from", "streamed_representation", "StreamedRepresentation",
            "SumsProblem", "is_memory_mapped", "validate_dask_XY"]
 
 
@@ -67,16 +66,6 @@ def options_from(estimator):
         if value is not None:
             changes[name] = parse_bytes(value) if name == "memory_budget" else str(value)
     return ComputeOptions().replace(**changes)
-
-
-def streaming_requested(X, sketch, options):
-    """True when the fit should stream: a sketch of the ``R = S_mix S_sub`` form, and memory-mapped
-    or Dask data, a memory budget, float32 or the CuPy backend."""
-    if sketch is None or get_tags(sketch, "sketch").feature_map:
-        return False
-    if is_memory_mapped(X) or is_dask_collection(X):
-        return True
-    return bool(options.memory_budget) or options.dtype == "float32" or options.backend != "numpy"
 
 
 class SumsProblem(ProjectedProblem):

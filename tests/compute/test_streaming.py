@@ -240,15 +240,13 @@ def test_streamed_iterative_loss_equals_in_memory():
 @pytest.mark.parametrize("sketch", ["subsample", "psr"])
 def test_streamed_representation_gives_in_memory_problem(sketch):
     """Square loss from the sums for shifted (centred) targets, and feature blocks for iterative losses."""
-    from skframe.compute.stream_fit import options_from, streamed_representation, streaming_requested
+    from skframe.compute.stream_fit import options_from, streamed_representation
     from skframe.core.feature_map import build_feature_map
 
     X, Y = _data(900)
     kernel = resolve_kernel("gaussian", {"gamma": GAMMA})
     sk = resolve_sketch(sketch, M, None)
     opts = ComputeOptions(memory_budget="1GB", chunk_rows=200)
-    assert streaming_requested(X, sk, opts) and not streaming_requested(X, sk, ComputeOptions())
-    assert not streaming_requested(X, None, opts)
     rep = streamed_representation(X, Y, kernel, sk, np.random.default_rng(5), opts)
     R = draw_sketch(sk, len(X), np.random.default_rng(5), X=X, kernel=kernel)
     _, Z, _ = build_feature_map(kernel, X, R)
