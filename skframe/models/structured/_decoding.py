@@ -30,7 +30,19 @@ def _is_linear(kernel):
 
 
 class DecodingMixin:
-    """Prediction methods of :class:`OutputKernelRegressor` (see its ``predict``)."""
+    """Prediction methods of :class:`OutputKernelRegressor` (see its ``predict``).
+
+    Also the scikit-learn tags of the structured-output estimators (OKR and DSOKR): sparse inputs
+    accepted, multi-output targets required.
+    """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.target_tags.required = True
+        tags.target_tags.multi_output = True
+        tags.target_tags.single_output = False
+        return tags
 
     # ------------------------------------------------------------------ candidate sets
     def _candidate_source(self, candidates, n_rows):

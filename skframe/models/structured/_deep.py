@@ -342,11 +342,7 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         return obj
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.input_tags.string = True
-        tags.target_tags.required = True
-        tags.target_tags.multi_output = True
-        tags.target_tags.single_output = False
+        tags = super().__sklearn_tags__()  # the structured-output tags of DecodingMixin
+        tags.input_tags.string = True  # strings are tokenized (text networks)
         return tags
 

@@ -100,16 +100,17 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
 
     Examples
     --------
-    >>> import numpy as np
+    Label sets of three labels; a prediction is one of the training label sets (the default candidates):
+
+    >>> from sklearn.datasets import make_multilabel_classification
     >>> from skframe.models import OutputKernelRegressor
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(120, 4))
-    >>> Y = (X[:, :3] + 0.1 * rng.normal(size=(120, 3)) > 0).astype(float)
+    >>> X, Y = make_multilabel_classification(120, n_features=4, n_classes=3, random_state=0)
     >>> model = OutputKernelRegressor(input_kernel_params={"gamma": 0.1}, output_kernel_params={"gamma": 0.5},
     ...                               input_sketch="subsample", input_sketch_size=60, lam=1e-3,
     ...                               random_state=0).fit(X, Y)
-    >>> model.predict(X[:2]).shape
-    (2, 3)
+    >>> model.predict(X[:2])
+    array([[0., 0., 0.],
+           [0., 1., 1.]])
     """
 
     __module__ = "skframe.models.structured"
@@ -318,11 +319,3 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
             True outputs.
         """
         return -self.surrogate_mse(X, y)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.target_tags.required = True
-        tags.target_tags.multi_output = True
-        tags.target_tags.single_output = False
-        return tags
