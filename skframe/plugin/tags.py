@@ -56,6 +56,10 @@ __all__ = [
     "kind_of",
 ]
 
+# One frozen dataclass per component kind, all declared alike on purpose (fields with defaults,
+# documented under "Attributes"): a plain declaration per kind reads better than a generated one,
+# so the shape repeats from class to class (see also SolverTags).
+
 
 @dataclass(frozen=True)
 class KernelTags:
@@ -146,6 +150,7 @@ class LossTags:
     default_solver: str | None = None
 
 
+# declared like the other tag classes, on purpose (see the note above KernelTags)
 @dataclass(frozen=True)
 class SolverTags:
     """Capabilities (and requirements) of a solver.
