@@ -15,8 +15,9 @@ measure this checkout, installed or not.
 
 The measuring helpers every script shares: :func:`parser` (command-line options from a table of
 defaults), :func:`timed` and :func:`best_of` (wall time), :func:`traced` (``tracemalloc`` peak),
-:func:`peak_rss_mb` (the process's peak resident memory), :func:`versions` and :func:`emit` (the
-JSON report, printed and optionally written).
+:func:`peak_rss_mb` (the process's peak resident memory), :func:`proc_status_bytes` and
+:func:`reset_peak_rss` (Linux memory counters, the peak of one stage), :func:`versions` and
+:func:`emit` (the JSON report, printed and optionally written).
 """
 
 import argparse
@@ -119,6 +120,31 @@ def traced(fn, *args, **kwargs):
 def peak_rss_mb():
     """Peak resident memory of this process so far, in MiB (``ru_maxrss``)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def proc_status_bytes(key):
+    """A memory line of ``/proc/self/status`` in bytes (``"VmHWM"``: peak resident, ``"VmRSS"``, ``"RssAnon"``).
+
+    0 where the line (or the file: not Linux) is absent.
+    """
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def reset_peak_rss():
+    """Reset the peak resident memory (``VmHWM``) to the current resident size; False where not allowed."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
 
 
 def emit(report, path=None, indent=1, **dumps):

@@ -131,8 +131,7 @@ def section(args):
     run(small, X[:small.n], y[:small.n], Xt[:100], yt[:100])
     base = rss_bytes()
     data_bytes = (0 if args.memmap else X.nbytes) + y.nbytes
-    with open("/proc/self/status") as f:
-        anon_base = next(int(line.split()[1]) * 1024 for line in f if line.startswith("RssAnon:"))
+    anon_base = _setup.proc_status_bytes("RssAnon")
     with RssSampler() as sampler:
         rec = run(args, X, y, Xt, yt)
     rec.update(peak_rss_bytes=peak_bytes(), data_bytes=data_bytes, rss_with_data_bytes=base,
