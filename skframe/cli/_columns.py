@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from skframe.exceptions import InvalidParameterError
-from skframe.io import Columns, column_names
+from skframe.io import Columns, column_names, load_dataset
 from skframe.io._common import iter_lines, name_of, split_fields
 from skframe.io.front import _resolve_format
 
@@ -57,8 +57,6 @@ def n_columns(path, fmt=None):
                 return len(split_fields(line))
         return None
     if fmt in ("npy", "npz"):
-        from skframe.io import load_dataset  # lazy: the NPZ / NPY readers load NumPy
-
         ds = load_dataset(path, targets=0, fmt=fmt)
         return ds.X.shape[1] + ds.Y.shape[1]
     return None  # LIBSVM: the labels are apart from the features

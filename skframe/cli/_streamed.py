@@ -17,6 +17,8 @@ import os
 
 import numpy as np
 
+from skframe.cli._columns import cli_columns, fit_layout, read_plan
+from skframe.cli._scaling import resolve_scale
 from skframe.datasets import FeatureScaler
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.io import atomic_write, iter_chunks, load_dataset, scan_file
@@ -153,15 +155,11 @@ def load_streamed(opts, directory):
 
     Returns ``(X_train, Y_train, X_test, Y_test, info, scaler)``; the arrays X are memory maps.
     """
-    from skframe.cli._columns import cli_columns, fit_layout, read_plan
-
     fmt = _format_of(opts.train, opts.format)
     rows = read_rows_for_budget(opts.memory_budget, _cells_per_row(opts.train, fmt, opts.targets))
     choice = cli_columns(getattr(opts, "columns", None), getattr(opts, "drop", None), getattr(opts, "target", None))
     X, Y, chunks, spilled = _open(opts.train, directory, opts, rows, "train", columns=choice)
     opts.layout = fit_layout(opts.train, opts.format, choice, opts.targets, (X.shape[1], Y.shape[1]))
-    from skframe.cli._scaling import resolve_scale  # --scale auto: from the spreads of the features read
-
     opts.scale, opts.scale_reason = resolve_scale(opts.scale, X, sparse=fmt == "libsvm")
     scaler = chunked_scaler(X, opts.scale, rows)
     if opts.scale != "none":

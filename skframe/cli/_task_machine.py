@@ -141,6 +141,27 @@ def build_estimator(opts):
     )
 
 
+def check_targets(opts, Y, multilabel=False):
+    """Refuse, with the fix, a loss that fits one target column (hinge, quantiles) when Y has several.
+
+    ``multilabel``: the targets are 0/1 labels (the fix then also names the multi-label task).
+    """
+    if len(getattr(Y, "shape", ())) < 2 or Y.shape[1] < 2:
+        return
+    loss_name = _loss_name(opts)
+    if opts.quantiles:
+        what = "--quantiles fits the quantiles of one target"
+    elif get_tags(get_loss(loss_name, **(opts.loss_params or {})), "loss").classification:
+        what = f"--loss {loss_name} classifies one target column"
+    else:
+        return
+    fix = "choose it with --target NAME (or --targets 1 for the last column)"
+    if multilabel:
+        fix += (", or fit the 0/1 labels together as a multi-label problem: leave --loss out (--task auto) or "
+                "give --task structured")
+    raise InvalidParameterError(f"{what}, but the data have {Y.shape[1]} target columns; {fix}")
+
+
 def predict(model, X, opts=None):
     """Predictions: values, class labels, or one column per quantile level (increasing)."""
     return model.predict(X)

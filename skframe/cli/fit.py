@@ -179,27 +179,6 @@ def task_is_numeric(Y):
     return np.asarray(Y).dtype.kind in "fiub" if not hasattr(Y, "toarray") else True
 
 
-def check_targets(task, opts, Y):
-    """Refuse, with the fix, a loss that fits one target column when the data have several."""
-    if task != "machine" or len(getattr(Y, "shape", ())) < 2 or Y.shape[1] < 2:
-        return
-    from skframe.plugin.registry import get_loss  # lazy: the registry loads the plugins
-    from skframe.plugin.tags import get_tags
-
-    loss_name = (opts.loss or "square").strip().lower()
-    if opts.quantiles:
-        what = "--quantiles fits the quantiles of one target"
-    elif get_tags(get_loss(loss_name, **(opts.loss_params or {})), "loss").classification:
-        what = f"--loss {loss_name} classifies one target column"
-    else:
-        return
-    fix = "choose it with --target NAME (or --targets 1 for the last column)"
-    if is_multilabel(Y):
-        fix += (", or fit the 0/1 labels together as a multi-label problem: leave --loss out (--task auto) or "
-                "give --task structured")
-    raise InvalidParameterError(f"{what}, but the data have {Y.shape[1]} target columns; {fix}")
-
-
 def _is_libsvm(opts):
     """True when the training file is a LIBSVM file (sparse features, whatever their density)."""
     from skframe.io.front import _resolve_format  # lazy: skframe.io loads SciPy
@@ -263,7 +242,8 @@ def _run_fit(opts, stack):
         data_info["task_reason"] = (f"auto: the {Y_tr.shape[1]} targets are 0/1 labels, fitted as a multi-label "
                                     "problem; --task regression fits them as numbers")
     module = task_module(task)
-    check_targets(task, opts, Y_tr)
+    if hasattr(module, "check_targets"):  # a loss that fits one target column refuses several, with the fix
+        module.check_targets(opts, Y_tr, multilabel=is_multilabel(Y_tr))
     if str(opts.sketch).lower() == "auto":  # the default family at the data's size
         # lazy: the plan's module loads NumPy and the compute room, which the command's start-up does not
         from skframe.compute.plan import default_sketch, describe_data

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -146,8 +147,6 @@ def text_column_hint(tok, name, col):
     """
     if not any(c.isalpha() for c in tok) or tok.lower() in ("nan", "inf", "infinity"):
         return ""
-    from skframe.io.columns import looks_like_smiles  # the columns module imports this one
-
     which = name if name is not None else str(col + 1)
     hint = f"; if the column is text, leave it out with `--drop {which}` (in Python: drop=[{name or col!r}])"
     if looks_like_smiles(tok):
@@ -155,6 +154,32 @@ def text_column_hint(tok, name, col):
         hint += (f"; if it holds SMILES strings, read them as molecules with `--inputs smiles{column}` "
                  "(in Python: skframe.graphs.GraphBatch.from_smiles)")
     return hint
+
+
+# A SMILES string: organic-subset atoms (aromatic in lower case), bracket atoms, bonds, branches and ring
+# closures, with no spaces; a word such as "north" fails on its "r" and "t".
+_SMILES_TOKEN = re.compile(r"Cl|Br|[BCNOPSFI]|[bcnops]|\[[^\[\]\s]+\]|%\d\d|\d|[-=#$:/\\().+@*~]")
+_SMILES_ATOM = re.compile(r"Cl|Br|[BCNOPSFI]|[bcnops]|\[[^\[\]\s]+\]")
+
+
+def looks_like_smiles(text):
+    """True when ``text`` reads as a SMILES string (atoms, bonds, branches, ring closures only).
+
+    Examples
+    --------
+    >>> [looks_like_smiles(s) for s in ("CCO", "c1ccccc1O", "CC(=O)[O-]", "north", "Lyon", "3.5")]
+    [True, True, True, False, False, False]
+    """
+    text = text.strip()
+    if not text or " " in text:
+        return False
+    pos = 0
+    while pos < len(text):
+        m = _SMILES_TOKEN.match(text, pos)
+        if m is None:
+            return False
+        pos = m.end()
+    return _SMILES_ATOM.search(text) is not None
 
 
 def _check_encoding(path, head):

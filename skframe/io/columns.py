@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 
 from skframe.exceptions import InvalidParameterError
-from skframe.io._common import name_of
+from skframe.io._common import looks_like_smiles, name_of
 
 __all__ = ["Columns", "as_names", "looks_like_smiles"]
 
@@ -194,29 +194,3 @@ class Columns:
 
 def _is_whole(text):
     return bool(re.fullmatch(r"\s*[+-]?\d+\s*", text))
-
-
-# A SMILES string: organic-subset atoms (aromatic in lower case), bracket atoms, bonds, branches and ring
-# closures, with no spaces; a word such as "north" fails on its "r" and "t".
-_SMILES_TOKEN = re.compile(r"Cl|Br|[BCNOPSFI]|[bcnops]|\[[^\[\]\s]+\]|%\d\d|\d|[-=#$:/\\().+@*~]")
-_SMILES_ATOM = re.compile(r"Cl|Br|[BCNOPSFI]|[bcnops]|\[[^\[\]\s]+\]")
-
-
-def looks_like_smiles(text):
-    """True when ``text`` reads as a SMILES string (atoms, bonds, branches, ring closures only).
-
-    Examples
-    --------
-    >>> [looks_like_smiles(s) for s in ("CCO", "c1ccccc1O", "CC(=O)[O-]", "north", "Lyon", "3.5")]
-    [True, True, True, False, False, False]
-    """
-    text = text.strip()
-    if not text or " " in text:
-        return False
-    pos = 0
-    while pos < len(text):
-        m = _SMILES_TOKEN.match(text, pos)
-        if m is None:
-            return False
-        pos = m.end()
-    return _SMILES_ATOM.search(text) is not None

@@ -184,3 +184,34 @@ def test_model_files_saved_before_layouts_still_predict(tmp_path):
 def test_no_header_option(data):
     res = runner.invoke(app, ["predict", data["model"], data["new"], "--no-header"])
     assert res.exit_code == 0 and len(res.stdout.splitlines()) == 25
+
+
+def test_the_header_of_quantile_and_class_predictions(tmp_path):
+    rng = np.random.default_rng(4)
+    X = rng.uniform(size=(120, 3))
+    train = _csv(tmp_path / "t.csv", np.c_[X, X.sum(axis=1), X[:, 0] > 0.5], ["a", "b", "c", "total", "big"])
+    for args, header in ((["--target", "total", "--drop", "big", "--quantiles", "0.1,0.5,0.9"],
+                          "total@0.1,total@0.5,total@0.9"),
+                         (["--target", "big", "--drop", "total", "--loss", "hinge"], "big")):
+        model = tmp_path / "m.skf"
+        res = runner.invoke(app, ["fit", train, *args, "--sketch-size", "20", "--model-out", str(model)])
+        assert res.exit_code == 0, res.output
+        got, P = _predict(model, train)
+        assert got == header and P.shape[0] == 120
+
+
+def test_target_names_the_target_of_a_smiles_file_too(tmp_path):
+    rows = [("CCO", 0.5, 1), ("CCCO", 0.9, 2), ("CCCCO", 1.4, 3), ("c1ccccc1", 2.1, 4), ("CC(=O)O", -0.2, 5),
+            ("CCN", 0.1, 6), ("OCCO", -1.0, 7), ("CCOC", 0.8, 8)]
+    path = tmp_path / "mols.csv"
+    path.write_text("smiles,logp,id\n" + "".join(f"{s},{y},{i}\n" for s, y, i in rows))
+    common = [str(path), "--inputs", "smiles", "--kernel", "ngram", "--kernel-param", "n=2", "--sketch", "none",
+              "--json"]
+    reps = []
+    for option in ("--target", "--target-field"):
+        res = runner.invoke(app, ["fit", *common, option, "logp"])
+        assert res.exit_code == 0, res.output
+        reps.append(json.loads(res.stdout[res.stdout.index("{"):]))
+    assert reps[0]["metrics"] == reps[1]["metrics"]
+    res = runner.invoke(app, ["fit", *common, "--target", "logp", "--drop", "id"])
+    assert res.exit_code == 2 and "--input-column" in res.stderr
