@@ -20,7 +20,7 @@ Prints ONE JSON object (and writes ``benchmarks/out/cli_defaults.json``):
 import tempfile
 from pathlib import Path
 
-import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
+import _setup  # noqa: F401  (runtime settings and sys.path, before NumPy)
 import numpy as np
 from _setup import OUT, emit, parser, versions
 
