@@ -9,6 +9,12 @@ sampled points, mixing matrix and the kernel are shipped to the workers as singl
 nodes. Iterative losses compute each epoch's loss and gradient as a map-reduce over the
 persisted partitions (:class:`DaskFeatureProblem`).
 
+The client holds only what does not grow with n: the sketch, its sampled points and the
+m x m and m x d sums. The targets stay on the cluster too (:func:`dask_targets`): their
+checks, means (:func:`column_means`), exact medians and quantiles (:func:`column_quantiles`,
+for robust intercepts) and the test that centred targets are a shift of the accumulated
+ones (:func:`shifted_sums`) are reductions computed by the workers.
+
 A worker lost mid-fit is survived: the scheduler recomputes its partitions (the tasks
 are pure), and the fit is retried ``retries`` times on failure; if the cluster keeps
 losing workers the fit stops with :class:`~skframe.exceptions.DistributedError` —
@@ -40,7 +46,8 @@ from skframe.exceptions import DistributedError, InvalidInputError, InvalidParam
 from skframe.options import DEFAULT_OPTIONS, compute_dtype
 
 __all__ = ["fit_sketched_ridge_dask", "DaskFeatureProblem", "partition_sums", "tree_reduce",
-           "dask_client", "to_dask"]
+           "dask_client", "to_dask", "dask_targets", "column_means", "column_quantiles", "dask_sums",
+           "shifted_sums"]
 
 
 def _dask():
@@ -170,6 +177,153 @@ def _aligned(X, Y):
     return X.rechunk({1: -1}), Y.rechunk({0: X.chunks[0], 1: -1})
 
 
+def dask_targets(X, Y, *, retries=3):
+    """Training targets of dask-array data, left on the cluster: ``(Y, one_d)``, Y a float64 (n, d) dask array.
+
+    Checked by the workers (shape, finite values); only the answer comes to the client. A NumPy
+    ``Y`` is cut into X's partitions. Nothing of size n is held by the client.
+    """
+    if np.ndim(Y) not in (1, 2):
+        raise InvalidInputError(f"y must be 1-D or 2-D, got shape {np.shape(Y)}")
+    one_d = np.ndim(Y) == 1
+    _, Y = _aligned(X, Y)
+    Y = Y.astype(np.float64)
+    if not bool(_compute(Y.map_blocks(_all_finite, chunks=(1, 1), dtype=bool).all(), retries)):
+        raise InvalidInputError("y contains NaN or infinity; remove or impute those targets first")
+    return Y, one_d
+
+
+def _all_finite(block):
+    return np.array([[bool(np.all(np.isfinite(block)))]])
+
+
+def column_means(Y, *, retries=3):
+    """Column means of an (n, d) dask array, computed by the workers (ndarray (d,))."""
+    return np.asarray(_compute(Y.mean(axis=0), retries), dtype=np.float64)
+
+
+def _partition_counts(Y_part, columns, edges):
+    """Per target ``t``: counts of ``Y_part[:, columns[t]]`` below ``edges[t][0]``, in each bin, above the last edge."""
+    out = []
+    for j, e in zip(columns, edges):
+        where = np.searchsorted(e, np.asarray(Y_part[:, j], dtype=np.float64), side="right")
+        out.append(np.bincount(where, minlength=e.size + 1))
+    return out
+
+
+def _partition_values(Y_part, columns, bounds):
+    """Per target ``t``: the values of column ``columns[t]`` in ``[lo, hi)`` of ``bounds[t]`` (few of them)."""
+    out = []
+    for j, (lo, hi) in zip(columns, bounds):
+        col = np.asarray(Y_part[:, j], dtype=np.float64)
+        out.append(col[(col >= lo) & (col < hi)])
+    return out
+
+
+def _add_lists(a, b):
+    return [x + y for x, y in zip(a, b)]
+
+
+def _concat_lists(a, b):
+    return [np.concatenate([x, y]) for x, y in zip(a, b)]
+
+
+def column_quantiles(Y, levels, *, retries=3, bins=1024, gather=8192):
+    """Exact ``np.quantile(Y[:, j], levels[j])`` (linear interpolation) of an (n, d) dask array.
+
+    The order statistics are found by narrowing: each pass counts the values of every wanted
+    column in ``bins`` bins of the interval known to hold the statistic (a map-reduce of
+    counts), until that bin holds at most ``gather`` values, which alone come to the client.
+    Two passes at most for ``n <= bins * gather`` rows of spread-out values; the client holds
+    O(bins + gather) numbers per statistic, whatever n.
+
+    Parameters
+    ----------
+    Y : dask.array of shape (n, d)
+    levels : sequence of d floats in [0, 1]
+        The level of each column (e.g. all 0.5: the column medians).
+
+    Returns
+    -------
+    ndarray of shape (d,)
+    """
+    dl = _dask().delayed
+    n, d = int(Y.shape[0]), int(Y.shape[1])
+    levels = [float(q) for q in levels]
+    if len(levels) != d or n < 1:
+        raise InvalidInputError(f"column_quantiles needs one level per column ({d}) and at least one row, got "
+                                f"{len(levels)} levels and {n} rows")
+    parts = Y.to_delayed().ravel()
+    lows, highs = _compute((Y.min(axis=0), Y.max(axis=0)), retries)
+    # the 0-based ranks each level interpolates between: h = (n - 1) q, x[floor h] + frac (x[floor h + 1] - ...)
+    wanted = sorted({(j, k) for j, q in enumerate(levels) for k in {int(np.floor((n - 1) * q)),
+                                                                      min(int(np.floor((n - 1) * q)) + 1, n - 1)}})
+    # per statistic: [column, rank, lo, hi, count below lo]; the statistic lies in [lo, hi)
+    state = [[j, k, float(lows[j]), float(np.nextafter(highs[j], np.inf)), 0] for j, k in wanted]
+    found = {}
+    for _ in range(80):  # each pass narrows by ~bins (or reaches one representable value)
+        open_ = [t for t in state if (t[0], t[1]) not in found]
+        if not open_:
+            break
+        edges = [np.unique(np.linspace(lo, hi, bins + 1)) for _, _, lo, hi, _ in open_]
+        cols = [t[0] for t in open_]
+        counts = _compute(tree_reduce([dl(_partition_counts, pure=True)(p, cols, edges) for p in parts],
+                                      _add_lists), retries)
+        to_gather = []
+        for t, e, c in zip(open_, edges, counts):
+            # c[i] counts values in [e[i-1], e[i]); c[0] those below lo (none), c[-1] those >= hi (past the rank)
+            cum = t[4] + np.cumsum(c[1:-1])
+            b = int(np.searchsorted(cum, t[1], side="right"))
+            t[4] = int(cum[b] - c[b + 1])
+            t[2], t[3] = float(e[b]), float(e[b + 1])
+            if np.nextafter(t[2], np.inf) >= t[3]:  # one representable value: the statistic is it
+                found[(t[0], t[1])] = t[2]
+            elif c[b + 1] <= gather:
+                to_gather.append(t)
+        if to_gather:
+            cols, bounds = [t[0] for t in to_gather], [(t[2], t[3]) for t in to_gather]
+            values = _compute(tree_reduce([dl(_partition_values, pure=True)(p, cols, bounds) for p in parts],
+                                          _concat_lists), retries)
+            for t, v in zip(to_gather, values):
+                found[(t[0], t[1])] = float(np.sort(v)[t[1] - t[4]])
+    out = np.empty(d)
+    for j, q in enumerate(levels):
+        h = (n - 1) * q
+        k = int(np.floor(h))
+        lo, hi = found[(j, k)], found[(j, min(k + 1, n - 1))]
+        out[j] = lo + (h - k) * (hi - lo)
+    return out
+
+
+def shifted_sums(Y_ref, Y, *, retries=3):
+    """Column sums of ``Y`` when ``Y = Y_ref - 1 s^T`` for a constant row ``s`` (dask arrays), else None.
+
+    One pass of the workers (the column ranges of ``Y_ref - Y`` and the column sums of ``Y``): the
+    accumulated sums of ``Y_ref`` then serve ``Y`` without another kernel pass.
+    """
+    lo, hi, y_sum, top = _compute(((Y_ref - Y).min(axis=0), (Y_ref - Y).max(axis=0), Y.sum(axis=0),
+                                   abs(Y).max()), retries)
+    if np.any(np.asarray(hi) - np.asarray(lo) > 1e-12 * (1.0 + float(top))):
+        return None
+    return np.asarray(y_sum, dtype=np.float64)
+
+
+def dask_sums(kernel, X, Y, X_sub, mix, *, products="float64", shift=None, chunk_rows, retries=3):
+    """The :class:`~skframe.compute.streaming.StreamSums` of dask arrays ``(X, Y)``: partitions summed by the
+    workers in a fixed binary tree; only the m x m and m x d sums come to the client (NumPy float64)."""
+    dask = _dask()
+    X, Y = _aligned(X, Y)
+    ship = [dask.delayed(v, pure=True) for v in (kernel, X_sub, mix, shift)]
+    parts = [dask.delayed(partition_sums, pure=True)(ship[0], xp, yp, ship[1], ship[2], products, ship[3],
+                                                      chunk_rows, products)
+             for xp, yp in zip(X.to_delayed().ravel(), Y.to_delayed().ravel())]
+    sums = _compute(tree_reduce(parts), retries).to_numpy()
+    if sums.n != X.shape[0]:
+        raise DistributedError(f"the partitions summed to {sums.n} rows instead of {X.shape[0]}; no model was "
+                               "produced")
+    return sums, len(parts)
+
+
 def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, retries=3, keep_sums=False):
     """Sketched kernel ridge regression on dask arrays.
 
@@ -191,7 +345,6 @@ def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, re
     keep_sums : bool
         Also return the sums and ``U D^{-1/2}`` in ``info`` (see :func:`skframe.compute.streaming.fit_sketched_ridge`).
     """
-    dask = _dask()
     options = options or DEFAULT_OPTIONS
     X, Y = _aligned(X, Y)
     n = int(X.shape[0])
@@ -207,26 +360,30 @@ def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, re
     if products != str(options.dtype):  # float64 products: float64 blocks, as the single-machine path
         plan = plan_stream(max(X.chunks[0]), R.m, R.s_prime, X.shape[1], Y.shape[1],
                            options.replace(dtype=products), kernel=kernel)
-    ship = [dask.delayed(v, pure=True) for v in (kernel, X_sub, R.mix, shift)]
-    parts = [dask.delayed(partition_sums, pure=True)(ship[0], xp, yp, ship[1], ship[2], products, ship[3],
-                                                      plan.chunk_rows, products)
-             for xp, yp in zip(X.to_delayed().ravel(), Y.to_delayed().ravel())]
-    sums = _compute(tree_reduce(parts), retries).to_numpy()
-    if sums.n != n:
-        raise DistributedError(f"the partitions summed to {sums.n} rows instead of {n}; no model was produced")
+    sums, partitions = dask_sums(kernel, X, Y, X_sub, R.mix, products=products, shift=shift,
+                                 chunk_rows=plan.chunk_rows, retries=retries)
     coef, proj, w, UD = ridge_from_sums(sums, RKR, R.mix, lam, rtol=rtol, return_ud=True, eig=eig)
     info = {"chunk_rows": plan.chunk_rows, "planned_peak_bytes": plan.peak_bytes, "dtype": str(options.dtype),
-            "products": products, "backend": "dask", "partitions": len(parts), "rank": int(w.size)}
+            "products": products, "backend": "dask", "partitions": partitions, "rank": int(w.size)}
     if keep_sums:
         info.update(sums=sums, UD=UD)
     return StreamedRidge(coef, X_sub, proj, w, n, info)
 
 
-def _partition_loss(kernel, X_part, Y_part, X_sub, proj, V, C, loss, dtype, gradient):
-    """``(sum_i l(f_i, y_i), Z^T G C^T)`` at ``F = Z V C`` of one partition (runs on a worker)."""
-    K = get_engine(None).block(kernel, np.ascontiguousarray(X_part, dtype=np.float64), X_sub, compute_dtype(dtype))
-    # Z V = K (proj V) and Z^T G = proj^T (K^T G): the n x r features are never formed
-    total, KG = block_loss_sums(K, proj @ np.asarray(V, dtype=np.float64), C, Y_part, loss, gradient)
+def _partition_loss(kernel, X_part, Y_part, X_sub, proj, V, C, loss, dtype, gradient, chunk_rows):
+    """``(sum_i l(f_i, y_i), Z^T G C^T)`` at ``F = Z V C`` of one partition, in row chunks (runs on a worker)."""
+    engine = get_engine(None)
+    PV = proj @ np.asarray(V, dtype=np.float64)
+    total, KG = 0.0, (np.zeros_like(PV) if gradient else None)
+    step = max(int(chunk_rows), 1)
+    for start in range(0, X_part.shape[0], step):
+        K = engine.block(kernel, np.ascontiguousarray(X_part[start:start + step], dtype=np.float64), X_sub,
+                         compute_dtype(dtype))
+        # Z V = K (proj V) and Z^T G = proj^T (K^T G): the n x r features are never formed
+        part, KG_part = block_loss_sums(K, PV, C, Y_part[start:start + step], loss, gradient)
+        total += part
+        if gradient:
+            KG += KG_part
     return total, (proj.T @ KG if gradient else None)
 
 
@@ -238,8 +395,8 @@ class DaskFeatureProblem(ProjectedProblem):
     """Features of dask-array data: each epoch's loss and gradient is a map-reduce over partitions.
 
     The partitions are persisted on the workers once; :meth:`loss_pass` ships only the
-    current weights. :meth:`blocks` brings feature blocks to the client (for generic
-    solvers on small data).
+    current weights and brings back the m x d sums. :meth:`blocks` computes feature blocks
+    on the client one partition at a time, in row chunks (for generic solvers).
     """
 
     def __init__(self, kernel, X, Y, X_sub, proj, options=None, retries=3):
@@ -249,6 +406,8 @@ class DaskFeatureProblem(ProjectedProblem):
         self.kernel, self.X_sub, self.retries = kernel, np.asarray(X_sub), retries
         self.proj = np.asarray(proj, dtype=np.float64)
         self.options = options or DEFAULT_OPTIONS
+        self.chunk_rows = plan_stream(max(X.chunks[0]), self.r, self.X_sub.shape[0], X.shape[1], self.d,
+                                      self.options, kernel=kernel).chunk_rows
         self._ship = [self._dask.delayed(v, pure=True) for v in (kernel, self.X_sub, self.proj)]
 
     def loss_pass(self, V, C, loss, gradient=True):
@@ -258,16 +417,20 @@ class DaskFeatureProblem(ProjectedProblem):
         k, xs, pj = self._ship
         Vd, Cd = (dl(np.asarray(a, dtype=np.float64), pure=True) for a in (V, C))
         ld = dl(loss, pure=True)
-        parts = [dl(_partition_loss, pure=True)(k, xp, yp, xs, pj, Vd, Cd, ld, self.options.dtype, gradient)
+        parts = [dl(_partition_loss, pure=True)(k, xp, yp, xs, pj, Vd, Cd, ld, self.options.dtype, gradient,
+                                                 self.chunk_rows)
                  for xp, yp in zip(self.X.to_delayed().ravel(), self.Y.to_delayed().ravel())]
         return _compute(tree_reduce(parts, _add_pairs), self.retries)
 
     def blocks(self, chunk_rows=None):
         start = 0
         dt = compute_dtype(self.options.dtype)
+        step = max(int(chunk_rows or self.chunk_rows), 1)
+        P = self.proj.astype(dt)
         for xp, yp in zip(self.X.to_delayed().ravel(), self.Y.to_delayed().ravel()):
             Xb, Yb = _compute((xp, yp), self.retries)
-            Z = get_engine(None).block(self.kernel, np.asarray(Xb, dtype=np.float64), self.X_sub, dt) @ \
-                self.proj.astype(dt)
-            yield start, Z, np.asarray(Yb, dtype=np.float64)
-            start += Z.shape[0]
+            for lo in range(0, Xb.shape[0], step):
+                Z = get_engine(None).block(self.kernel, np.asarray(Xb[lo:lo + step], dtype=np.float64), self.X_sub,
+                                           dt) @ P
+                yield start + lo, Z, np.asarray(Yb[lo:lo + step], dtype=np.float64)
+            start += Xb.shape[0]

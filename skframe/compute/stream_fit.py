@@ -17,15 +17,19 @@ import mmap
 
 import numpy as np
 
-from skframe.compute.distributed import DaskFeatureProblem, fit_sketched_ridge_dask
-from skframe.compute.memory import choose_representation
+from skframe.compute.distributed import (
+    DaskFeatureProblem,
+    dask_sums,
+    dask_targets,
+    fit_sketched_ridge_dask,
+    shifted_sums,
+)
 from skframe.compute.stream_problems import ProjectedProblem, make_feature_problem
 from skframe.compute.streaming import accumulate, fit_sketched_ridge
 from skframe.core.sketching import draw_sketch
 from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidInputError
 from skframe.options import ComputeOptions, parse_bytes
-from skframe.plugin.problems import ArrayProblem
 
 __all__ = ["options_from", "streamed_representation", "StreamedRepresentation",
            "SumsProblem", "is_memory_mapped", "validate_dask_XY"]
@@ -42,20 +46,16 @@ def is_memory_mapped(X):
 
 
 def validate_dask_XY(estimator, X, Y):
-    """Dask training data: X stays distributed (shape checked), y (n x d, small) is brought to memory.
+    """Dask training data: X and y stay on their cluster (shapes and finite targets checked by the workers).
 
-    Returns ``(X, Y, one_d)`` as :func:`skframe.models._base.validate_XY` does; sets ``n_features_in_``.
+    Returns ``(X, Y, one_d)`` as :func:`skframe.models._base.validate_XY` does, Y a float64
+    (n, d) dask array (:func:`skframe.compute.distributed.dask_targets`); sets ``n_features_in_``.
     """
     if X.ndim != 2:
         raise InvalidInputError(f"X must be 2-D (n_samples, n_features), got a dask array of shape {X.shape}")
-    Y = np.asarray(Y.compute() if is_dask_collection(Y) else Y, dtype=np.float64)
-    if Y.shape[0] != X.shape[0]:
-        raise InvalidInputError(f"X has {X.shape[0]} rows but y has {Y.shape[0]}; they must have the same length")
-    if not np.all(np.isfinite(Y)):
-        raise InvalidInputError("y contains NaN or infinity; remove or impute those targets first")
+    Y, one_d = dask_targets(X, Y)
     estimator.n_features_in_ = int(X.shape[1])
-    one_d = Y.ndim == 1
-    return X, (Y[:, None] if one_d else Y), one_d
+    return X, Y, one_d
 
 
 def options_from(estimator):
@@ -89,12 +89,21 @@ class SumsProblem(ProjectedProblem):
         C, b, kr = rep.sums.products()
         # targets shifted by a constant row (centred for an intercept) need no other pass:
         # B^T (Y - 1 s^T) = B^T Y - (B^T 1) s^T
-        shift = (np.asarray(rep.sums.y_sum) - self.Y.sum(axis=0)) / max(self.n, 1)
-        if not isinstance(rep.Y, np.ndarray) or np.allclose(rep.Y - shift, self.Y, rtol=0,
-                                                             atol=1e-12 * (1.0 + np.abs(self.Y).max(initial=0.0))):
-            b = b - np.outer(kr, shift)
-        else:  # targets unrelated to the accumulated ones: one more pass
-            b = accumulate(rep.kernel, rep.X, self.Y, rep.X_basis, rep.mix, options=rep.options).products()[1]
+        if is_dask_collection(self.Y):  # checked by the workers: the targets never come to the client
+            y_sum = shifted_sums(rep.Y, self.Y) if is_dask_collection(rep.Y) else None
+            if y_sum is None:  # targets unrelated to the accumulated ones: one more pass
+                b = dask_sums(rep.kernel, rep.X, self.Y, rep.X_basis, rep.mix, shift=rep.sums.shift,
+                              products=rep.info.get("products", "float64"),
+                              chunk_rows=rep.info["chunk_rows"])[0].products()[1]
+            else:
+                b = b - np.outer(kr, (np.asarray(rep.sums.y_sum) - y_sum) / max(self.n, 1))
+        else:
+            shift = (np.asarray(rep.sums.y_sum) - self.Y.sum(axis=0)) / max(self.n, 1)
+            if not isinstance(rep.Y, np.ndarray) or np.allclose(
+                    rep.Y - shift, self.Y, rtol=0, atol=1e-12 * (1.0 + np.abs(self.Y).max(initial=0.0))):
+                b = b - np.outer(kr, shift)
+            else:  # targets unrelated to the accumulated ones: one more pass
+                b = accumulate(rep.kernel, rep.X, self.Y, rep.X_basis, rep.mix, options=rep.options).products()[1]
         UD = rep.UD
         A = UD.T @ C @ UD
         return 0.5 * (A + A.T), UD.T @ b
@@ -102,12 +111,9 @@ class SumsProblem(ProjectedProblem):
     def _feature_problem(self):
         if self._features is None:
             rep = self.rep
-            if is_dask_collection(rep.X):
+            if is_dask_collection(rep.X):  # passes are map-reduces of the workers; the client holds no n rows
                 self._features = DaskFeatureProblem(rep.kernel, rep.X, self.Y, rep.X_basis, rep.proj, rep.options)
-                how = choose_representation(self.n, self.r, rep.options)
-                if how == "in-memory":  # gathered once on the client: every solver can use it
-                    Z = np.vstack([Zb for _, Zb, _ in self._features.blocks()])
-                    self._features = ArrayProblem(Z, self.Y)
+                how = "streamed"
             else:
                 self._features, how = make_feature_problem(rep.kernel, rep.X, self.Y, rep.X_basis, rep.proj,
                                                            rep.options, products=rep.info.get("products"))
@@ -157,7 +163,7 @@ class StreamedRepresentation:
                          **{k: v for k, v in fit.info.items() if k != "rank"})
 
     def problem(self, Y):
-        return SumsProblem(self, np.asarray(Y, dtype=np.float64))
+        return SumsProblem(self, Y if is_dask_collection(Y) else np.asarray(Y, dtype=np.float64))
 
     def expansion(self, W):
         return {"coef_": self.proj @ W, "X_fit_": self.X_basis, "feature_map_": None}

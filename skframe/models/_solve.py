@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+from skframe.compute.distributed import column_means, column_quantiles
+from skframe.deps import is_dask_collection
 from skframe.plugin.problems import SolveResult
 from skframe.plugin.tags import get_tags
 
@@ -55,17 +57,20 @@ def target_offset(Y, loss=None, fit_intercept=True):
     -------
     ndarray of shape (d,)
     """
-    Y = np.asarray(Y, dtype=np.float64)
+    dask = is_dask_collection(Y)  # targets on a Dask cluster: the workers reduce them (no n rows on the client)
+    Y = Y if dask else np.asarray(Y, dtype=np.float64)
     d = Y.shape[1]
     if not fit_intercept:
         return np.zeros(d)
     tags = get_tags(loss, "loss") if loss is not None else None
     levels = tags.quantiles if tags is not None else None
     if levels is not None and len(levels) == d:
+        if dask:
+            return column_quantiles(Y, [float(t) for t in levels])
         return np.array([np.quantile(Y[:, j], float(t)) for j, t in enumerate(levels)])
     if tags is not None and math.isfinite(tags.lipschitz):
-        return np.median(Y, axis=0)
-    return Y.mean(axis=0)
+        return column_quantiles(Y, [0.5] * d) if dask else np.median(Y, axis=0)
+    return column_means(Y) if dask else Y.mean(axis=0)
 
 
 def lam_path(lam):

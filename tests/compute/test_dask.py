@@ -144,7 +144,7 @@ def test_machine_fits_dask_arrays(client):
                   random_state=0, solver="lbfgs")
     ref = SketchedKernelMachine(**params).fit(X, y)
     model = SketchedKernelMachine(**params).fit(da.from_array(X, chunks=(200, 3)), da.from_array(y, chunks=200))
-    assert model.sketch_info_["representation"] == "in-memory"  # features gathered within the (absent) budget
+    assert model.sketch_info_["representation"] == "streamed"  # passes are map-reduces; the client holds no rows
     np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=1e-8, atol=1e-10)
 
 
@@ -155,3 +155,76 @@ def test_without_dask_a_clear_error(monkeypatch):
     monkeypatch.setenv("SKFRAME_DISABLE_DASK", "1")
     with pytest.raises(DependencyError, match="SKFRAME_DISABLE_DASK"):
         dist.tree_reduce([1, 2])
+
+
+@pytest.mark.parametrize("levels", [[0.5], [0.0, 1.0], [0.1, 0.37], [0.9, 0.5]])
+def test_column_quantiles_are_numpy_quantiles(client, levels):
+    from skframe.compute.distributed import column_quantiles
+
+    rng = np.random.default_rng(3)
+    d = len(levels)
+    Y = np.column_stack([rng.normal(size=5003), np.round(rng.uniform(size=5003), 1)][:d])  # ties in column 2
+    Yd = da.from_array(Y, chunks=(700, d))
+    expected = [np.quantile(Y[:, j], q) for j, q in enumerate(levels)]
+    np.testing.assert_array_equal(column_quantiles(Yd, levels), expected)
+    # narrowing over several passes (tiny bins and gathers) reaches the same order statistics
+    np.testing.assert_array_equal(column_quantiles(Yd, levels, bins=4, gather=3), expected)
+    one = da.from_array(np.array([[2.5]]), chunks=(1, 1))
+    assert column_quantiles(one, [0.3]).tolist() == [2.5]
+
+
+def test_dask_targets_stay_on_the_cluster(client, monkeypatch):
+    """y is checked and reduced by the workers: the client never computes an n-row array."""
+    from skframe import SketchedKernelRidge
+    from skframe.compute import distributed as dist
+
+    X, y, _, _ = _problem(1000)
+    Xd, yd = da.from_array(X, chunks=(250, 3)), da.from_array(y, chunks=250)
+    real = dist._compute
+    n_rows = []
+
+    def watched(obj, retries):
+        out = real(obj, retries)
+        for a in out if isinstance(out, (tuple, list)) else [out]:
+            if hasattr(a, "shape") and getattr(a, "ndim", 0) >= 1:
+                n_rows.append(a.shape[0])
+        return out
+
+    monkeypatch.setattr(dist, "_compute", watched)
+    params = dict(kernel_params={"gamma": 2.0}, sketch="subsample", sketch_size=30, lam=LAM, random_state=0)
+    model = SketchedKernelRidge(**params).fit(Xd, yd)
+    assert n_rows and max(n_rows) < 1000  # sampled points, sums: never the n = 1000 targets
+    ref = SketchedKernelRidge(**params).fit(X, y)
+    np.testing.assert_allclose(model.intercept_, ref.intercept_, rtol=1e-12)
+    np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=1e-8, atol=1e-10)
+    with pytest.raises(InvalidInputError, match="NaN or infinity"):
+        SketchedKernelRidge(**params).fit(Xd, da.from_array(np.where(np.arange(1000) == 7, np.nan, y), chunks=250))
+
+
+def test_dask_robust_intercept_is_the_median(client):
+    from skframe.models import SketchedKernelMachine
+
+    X, y, _, _ = _problem(601)
+    params = dict(loss="huber", kernel_params={"gamma": 2.0}, sketch="subsample", sketch_size=30, lam=LAM,
+                  random_state=0, solver="lbfgs", fit_intercept=True)
+    model = SketchedKernelMachine(**params).fit(da.from_array(X, chunks=(200, 3)), da.from_array(y, chunks=200))
+    assert model.intercept_.tolist() == [np.median(y)]
+    ref = SketchedKernelMachine(**params).fit(X, y)
+    np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=1e-8, atol=1e-10)
+
+
+def test_sums_serve_unrelated_dask_targets(client):
+    """Targets other than the accumulated ones (not a constant shift) get their own pass of the workers."""
+    from skframe.compute.stream_fit import streamed_representation
+    from skframe.options import ComputeOptions as Options
+
+    X, y, kernel, _ = _problem(800)
+    Xd, yd = da.from_array(X, chunks=(200, 3)), da.from_array(y[:, None], chunks=(200, 1))
+    sketch = get_sketch("subsample", size=20)
+    local = streamed_representation(X, y[:, None], kernel, sketch, np.random.default_rng(0), Options())
+    remote = streamed_representation(Xd, yd, kernel, sketch, np.random.default_rng(0), Options())
+    for other in (y[:, None] - 0.75, np.sin(y)[:, None]):  # a shift (no pass), then unrelated targets
+        A1, B1 = local.problem(other).gram()
+        A2, B2 = remote.problem(da.from_array(other, chunks=(200, 1))).gram()
+        np.testing.assert_allclose(A2, A1, rtol=1e-10, atol=1e-12 * np.abs(A1).max())
+        np.testing.assert_allclose(B2, B1, rtol=1e-9, atol=1e-10 * np.abs(B1).max())
