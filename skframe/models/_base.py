@@ -31,11 +31,12 @@ from skframe.models._core import (
 )
 from skframe.models._core import resolve_kernel as _core_resolve_kernel
 from skframe.models._core import resolve_sketch as _core_resolve_sketch
+from skframe.options import ComputeOptions
 from skframe.plugin.collections import is_collection, n_items
 from skframe.plugin.tags import get_tags
 
 __all__ = ["store_params", "KernelModelMixin", "KernelRegressorMixin", "validate_X", "validate_XY", "resolve_kernel",
-           "resolve_sketch", "KERNEL_MODEL_CONSTRAINTS", "KERNEL_MODEL_HINTS"]
+           "resolve_sketch", "KERNEL_MODEL_CONSTRAINTS", "KERNEL_MODEL_HINTS", "in_memory_plan", "execution_record"]
 
 #: values accepted for the parameters every sketched kernel estimator takes (kernel, sketch, λ, seed and
 #: compute options); an estimator adds its own to these in ``_parameter_constraints``
@@ -54,6 +55,29 @@ KERNEL_MODEL_CONSTRAINTS = {
 #: the fix each message about one of those parameters suggests (``_parameter_hints``)
 KERNEL_MODEL_HINTS = {"lam": "e.g. lam=1e-3, or a list of values for a regularisation path",
                       "sketch_size": "a positive integer m, or 'auto' to choose it from n"}
+
+
+def in_memory_plan(data, kernel, sketch, sketch_size, sketch_params=None, *, n=None):
+    """The execution plan of a model that fits in memory only (the structured models' input and output sides).
+
+    The ``"auto"`` size follows the sqrt(n) rule capped by what the in-memory arrays may hold
+    within half the available memory (:func:`skframe.compute.plan.plan_fit` with ``streamable=False``);
+    ``n`` overrides the rows of ``data`` (e.g. the training part of a validation split).
+    """
+    shape = describe_data(data)
+    if n is not None:
+        shape = replace(shape, n=int(n))
+    return plan_fit(shape, kernel=kernel, sketch=sketch, sketch_size=sketch_size, sketch_params=sketch_params,
+                    options=ComputeOptions(), streamable=False)
+
+
+def execution_record(plan, **sides):
+    """``execution_`` of a fit: the plan as JSON types, with the plans of other sides (``output=``) under their
+    names (without their machine, which is the same)."""
+    out = plan.to_dict()
+    for name, other in sides.items():
+        out[name] = {k: v for k, v in other.to_dict().items() if k != "machine"}
+    return out
 
 
 def store_params(estimator, params):
@@ -176,12 +200,9 @@ class KernelModelMixin:
         kernel, self.kernel_spec_ = _core_resolve_kernel(self.kernel, self.kernel_params, X)
         plan = self._plan_execution(X, Y.shape[1], kernel, loss)  # every execution choice, made once
         options = plan.compute_options()  # backend, engine, dtype, budget, BLAS threads: passed down
-        auto = isinstance(self.sketch, str) and plan.size_rule.startswith("auto")
-        sketch, self.sketch_spec_, size_info = size_and_resolve_sketch(
-            self.sketch, plan.sketch_size if auto else self.sketch_size, self.sketch_params, n,
-            memory_budget=options.memory_budget)
-        if auto:  # the sqrt(n) rule, capped by what the chosen executor holds
-            size_info = {"size_rule": plan.size_rule}
+        # "auto": the sqrt(n) rule, capped by what the chosen executor holds
+        sketch, self.sketch_spec_, size_info = size_and_resolve_sketch(self.sketch, self.sketch_size,
+                                                                       self.sketch_params, n, plan=plan)
         rngs = make_rngs(self.random_state, n_rngs)
         # small dense algebra (m x m eigendecompositions, n x m x m products, solver iterations) runs on
         # one BLAS thread: as fast, and immune to threads waiting for a core another process holds

@@ -12,8 +12,9 @@ approximation transformers):
    :func:`resolve_solver`); kernels are bound to the training data with
    :func:`skframe.plugin.protocols.kernel_prepare`;
 3. **seed**: one helper turns ``random_state`` into NumPy Generators (:func:`make_rngs`);
-4. **size** the sketch (:func:`choose_sketch_size`: ``"auto"`` or an explicit size,
-   clamped to n with a :class:`skframe.exceptions.SketchSizeWarning`);
+4. **size** the sketch (``"auto"``: the execution plan's size, :func:`skframe.compute.plan.plan_fit`;
+   an explicit size is clamped to n with a :class:`skframe.exceptions.SketchSizeWarning`,
+   :func:`choose_sketch_size`);
 5. **draw and represent**: :func:`build_representation` returns the training features
    ``Z`` and how a weight matrix ``W`` becomes a kernel expansion
    (:meth:`Representation.expansion`): ``coef_ = proj W`` on ``X_fit_`` for a sketch,
@@ -169,17 +170,22 @@ def resolve_sketch(sketch, size, sketch_params=None):
     return obj, spec
 
 
-def size_and_resolve_sketch(sketch, sketch_size, sketch_params, n, *, memory_budget=None, param="sketch_size"):
+def size_and_resolve_sketch(sketch, sketch_size, sketch_params, n, *, plan=None, param="sketch_size"):
     """Steps 2 and 4 for a sketch: ``(sketch or None, spec or None, {"size_rule": ...})``.
 
-    A named sketch gets the size from :func:`choose_sketch_size`; a sketch object keeps
-    its own size, except that a size above n is clamped (on a copy) with a warning.
+    A named sketch of size ``"auto"`` takes the size of the fit's execution ``plan``
+    (:class:`skframe.compute.execution.ExecutionPlan`: the sqrt(n) rule capped by what the
+    chosen path holds); else its size comes from :func:`choose_sketch_size`. A sketch object
+    keeps its own size, except that a size above n is clamped (on a copy) with a warning.
     """
     if is_exact_sketch(sketch):
         return None, None, {"size_rule": "none: exact model"}
     if isinstance(sketch, str):
+        if plan is not None and plan.sketch_size is not None and plan.size_rule.startswith("auto"):
+            obj, spec = resolve_sketch(sketch, plan.sketch_size, sketch_params)
+            return obj, spec, {"size_rule": plan.size_rule}
         fmap = _is_feature_map_name(sketch)
-        m, info = choose_sketch_size(sketch_size, n, feature_map=fmap, memory_budget=memory_budget, param=param)
+        m, info = choose_sketch_size(sketch_size, n, feature_map=fmap, param=param)
         obj, spec = resolve_sketch(sketch, m, sketch_params)
         return obj, spec, info
     obj, spec = resolve_sketch(sketch, None, sketch_params)

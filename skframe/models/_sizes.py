@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import copy
-import math
 import warnings
 
 import numpy as np
 
+from skframe.compute.plan_rules import AUTO_FACTOR, AUTO_MAX, AUTO_MIN, auto_size_rule
 from skframe.exceptions import SketchSizeWarning
 from skframe.plugin.loader import get_plugin_registry
 from skframe.plugin.registry import build_component
@@ -16,41 +16,29 @@ from skframe.plugin.tags import get_tags
 
 __all__ = ["auto_sketch_size", "choose_sketch_size"]
 
-AUTO_FACTOR = 2.0
-AUTO_MIN_SIZE = 100
-AUTO_MAX_SIZE = 1000
-AUTO_MEMORY_BYTES = 1 << 30  # default budget of the auto rule when ComputeOptions.memory_budget is None
-
 
 # ----------------------------------------------------------------------------- sketch size
-def auto_sketch_size(n, *, memory_budget=None, itemsize=8):
+def auto_sketch_size(n):
     """The ``"auto"`` sketch size for n training points, and the rule that gave it.
 
-    ``m = ceil(2 sqrt(n))`` clamped to ``[min(n, 100), min(n, 1000)]``: the order
-    ``sqrt(n)`` (up to a log factor) under which Nyström sub-sampling keeps the learning
-    rate of the exact estimator in the worst case (Rudi, Camoriano and Rosasco, "Less is
-    More: Nyström Computational Regularization", NeurIPS 2015), the order El Ahmad et al.
-    ("Fast Kernel Methods for Generic Lipschitz Losses via p-Sparsified Sketches", TMLR
-    2023) use for p-sparsified sketches too. The size is then capped so that the n x m
-    blocks of the fit (about three of them) stay within ``memory_budget`` bytes (1 GiB
-    when None). The rule reads n only: it costs nothing and is reproducible.
+    ``m = ceil(2 sqrt(n))`` clamped to ``[min(n, 100), min(n, 1000)]``
+    (:func:`skframe.compute.plan_rules.auto_size_rule`): the order ``sqrt(n)`` (up to a log
+    factor) under which Nyström sub-sampling keeps the learning rate of the exact estimator in
+    the worst case (Rudi, Camoriano and Rosasco, "Less is More: Nyström Computational
+    Regularization", NeurIPS 2015), the order El Ahmad et al. ("Fast Kernel Methods for Generic
+    Lipschitz Losses via p-Sparsified Sketches", TMLR 2023) use for p-sparsified sketches too.
+    The rule reads n only: it costs nothing and is reproducible. A fit takes its size from its
+    execution plan instead, which caps the rule by what the chosen path can hold
+    (:func:`skframe.compute.plan.plan_fit`).
 
     >>> auto_sketch_size(50)[0], auto_sketch_size(4000)[0], auto_sketch_size(10**6)[0]
-    (50, 127, 44)
+    (50, 127, 1000)
     """
-    n = int(n)
-    budget = AUTO_MEMORY_BYTES if memory_budget is None else int(memory_budget)
-    rule = math.ceil(AUTO_FACTOR * math.sqrt(n))
-    m = min(max(rule, min(n, AUTO_MIN_SIZE)), min(n, AUTO_MAX_SIZE))
-    cap = max(1, budget // (3 * max(n, 1) * itemsize))
-    text = f"auto: ceil({AUTO_FACTOR:g} sqrt(n)) in [min(n, {AUTO_MIN_SIZE}), min(n, {AUTO_MAX_SIZE})]"
-    if cap < m:
-        m = cap
-        text += f", capped by the memory budget ({budget} bytes)"
-    return max(1, int(m)), text
+    text = f"auto: ceil({AUTO_FACTOR:g} sqrt(n)) in [min(n, {AUTO_MIN}), min(n, {AUTO_MAX})]"
+    return auto_size_rule(n), text
 
 
-def choose_sketch_size(sketch_size, n, *, feature_map=False, memory_budget=None, param="sketch_size"):
+def choose_sketch_size(sketch_size, n, *, feature_map=False, param="sketch_size"):
     """The integer sketch size m and ``{"size_rule": ...}`` for ``sketch_info_``.
 
     ``"auto"`` (or None) applies :func:`auto_sketch_size`; an explicit size larger than
@@ -58,7 +46,7 @@ def choose_sketch_size(sketch_size, n, *, feature_map=False, memory_budget=None,
     maps such as random Fourier features, whose number of features may exceed n).
     """
     if sketch_size is None or (isinstance(sketch_size, str) and sketch_size.strip().lower() == "auto"):
-        m, rule = auto_sketch_size(n, memory_budget=memory_budget)
+        m, rule = auto_sketch_size(n)
         return m, {"size_rule": rule}
     m = int(sketch_size)
     if m > n and not feature_map:

@@ -19,7 +19,7 @@ from sklearn.base import BaseEstimator
 from skframe import deps
 from skframe.constraints import Interval, Options, validate_params
 from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.models._base import KernelModelMixin, store_params
+from skframe.models._base import KernelModelMixin, execution_record, in_memory_plan, store_params
 from skframe.models._core import make_rngs, resolve_kernel, size_and_resolve_sketch
 from skframe.models.structured._candidates import check_outputs
 from skframe.models.structured._decoding import DecodingMixin, option
@@ -84,6 +84,8 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         The output sketch R_Y (required: it defines the output basis).
     output_sketch_size : int or "auto", default="auto"
         m_Y; choose it with :func:`skframe.model_selection.curves.perfect_h_curve` (Perfect h).
+        ``"auto"``: the sqrt(n) rule of :class:`OutputKernelRegressor` on the training rows, capped
+        by what the in-memory output basis can hold (the execution plan).
     output_sketch_params : dict, optional
     loss : str or loss object, default="square"
         ``square``, ``huber``, ``epsilon-svr`` or ``epsilon-ridge`` (the ``output-*`` losses of
@@ -152,6 +154,9 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         Unicode code points of the training characters (tokens 2, 3, ...), for string inputs.
     max_length_ : int or None
     sketch_info_, fit_seconds_ : as in :class:`OutputKernelRegressor`
+    execution_ : dict
+        The execution plan of the output side (sketch size, engine, memory budget; the networks
+        train with PyTorch).
 
     Examples
     --------
@@ -273,8 +278,11 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
             )
         perm = rng_train.permutation(n) if n_val else np.arange(n)
         tr, va = np.sort(perm[n_val:]), np.sort(perm[:n_val])
+        plan = in_memory_plan(Y, ky, self.output_sketch, self.output_sketch_size, self.output_sketch_params,
+                              n=len(tr))  # "auto": the sqrt(n) rule within what memory holds
         sy, self.output_sketch_spec_, size_y = size_and_resolve_sketch(
-            self.output_sketch, self.output_sketch_size, self.output_sketch_params, len(tr), param="output_sketch_size")
+            self.output_sketch, self.output_sketch_size, self.output_sketch_params, len(tr), plan=plan,
+            param="output_sketch_size")
         if sy is None:
             raise InvalidParameterError(
                 "output_sketch=None: DSOKR needs an output sketch to build its output basis; use e.g. "
@@ -300,8 +308,22 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         self.network_factory_ = (f"{getattr(self.network, '__module__', '?')}:"
                                  f"{getattr(self.network, '__qualname__', type(self.network).__name__)}"
                                  if callable(self.network) else None)
+        self.execution_ = execution_record(plan)
         self.fit_seconds_ = time.perf_counter() - t0
         return self
+
+    def execution_plan(self, X, y=None):
+        """How a fit on ``(X, y)`` would build its output basis, without fitting: the output side's plan."""
+        validate_params(self)
+        if y is None:
+            raise InvalidInputError(f"{type(self).__name__} plans its output side: pass the outputs, "
+                                    "execution_plan(X, Y)")
+        Y = check_outputs(y)
+        n = n_items(Y)
+        n_val = int(round(self.validation_fraction * n)) if self.validation_fraction else 0
+        ky = resolve_kernel(self.output_kernel, self.output_kernel_params)[0]
+        return in_memory_plan(Y, ky, self.output_sketch, self.output_sketch_size, self.output_sketch_params,
+                              n=n - n_val)
 
     # ------------------------------------------------------------------ surrogate
     def _surrogate(self, X):

@@ -13,7 +13,7 @@ from skframe.core.linalg import solve_psd
 from skframe.core.output_basis import SketchedOutputBasis, TrainingOutputBasis, unique_rows
 from skframe.core.sketching import draw_sketch
 from skframe.exceptions import InvalidInputError
-from skframe.models._base import KernelModelMixin, store_params, validate_X
+from skframe.models._base import KernelModelMixin, execution_record, in_memory_plan, store_params, validate_X
 from skframe.models._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch
 from skframe.models.structured._candidates import check_outputs
 from skframe.models.structured._decoding import DecodingMixin
@@ -53,9 +53,10 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
     input_sketch : str, sketch object or None, default=None
         None / ``"none"`` for no input sketch (IOKR, ISOKR).
     input_sketch_size : int or "auto", default="auto"
-        ``"auto"``: ``ceil(sqrt(n) log n)`` clamped to ``[min(n, 100), min(n, 1000)]``
-        (:func:`skframe.models._core.auto_sketch_size`); a size above n is clamped to n
-        with a ``SketchSizeWarning``. The rule used is in ``sketch_info_``.
+        ``"auto"``: ``ceil(2 sqrt(n))`` clamped to ``[min(n, 100), min(n, 1000)]``, capped by what
+        the in-memory fit can hold within half the available memory (the execution plan,
+        :func:`skframe.compute.plan.plan_fit`); a size above n is clamped to n with a
+        ``SketchSizeWarning``. The rule used is in ``sketch_info_``.
     input_sketch_params : dict, optional
     output_sketch : str, sketch object or None, default=None
         None / ``"none"`` for no output sketch (IOKR, SIOKR).
@@ -96,6 +97,10 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
     input_kernel_spec_, output_kernel_spec_, input_sketch_spec_, output_sketch_spec_ : ComponentSpec or None
         The :class:`skframe.plugin.specs.ComponentSpec` of each component known to the registry
         (None for an unregistered object or no sketch).
+    execution_ : dict
+        How the fit ran and why (:meth:`skframe.compute.execution.ExecutionPlan.to_dict`): the
+        input side's plan (in memory, engine, BLAS threads, budget, sketch size), with the output
+        side's under ``"output"``.
     fit_seconds_ : float
 
     Examples
@@ -180,10 +185,13 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         # the shared fit core: resolve (+ specs), size, seed
         kx, self.input_kernel_spec_ = resolve_kernel(self.input_kernel, self.input_kernel_params, X)
         ky, self.output_kernel_spec_ = resolve_kernel(self.output_kernel, self.output_kernel_params, Y)
+        plan_x, plan_y = self._plans(X, Y, kx, ky)  # "auto" sizes: the sqrt(n) rule within what memory holds
         sx, self.input_sketch_spec_, size_x = size_and_resolve_sketch(
-            self.input_sketch, self.input_sketch_size, self.input_sketch_params, n, param="input_sketch_size")
+            self.input_sketch, self.input_sketch_size, self.input_sketch_params, n, plan=plan_x,
+            param="input_sketch_size")
         sy, self.output_sketch_spec_, size_y = size_and_resolve_sketch(
-            self.output_sketch, self.output_sketch_size, self.output_sketch_params, n, param="output_sketch_size")
+            self.output_sketch, self.output_sketch_size, self.output_sketch_params, n, plan=plan_y,
+            param="output_sketch_size")
         self._decoder = get_decoder(self.decoder) if isinstance(self.decoder, str) else self.decoder
         rng = make_rngs(self.random_state)[0]
 
@@ -221,8 +229,23 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         self.sketch_info_ = {"input": infos[0]["input"], "output": infos[0]["output"], "n_draws": n_draws}
         self.sketch_infos_ = infos
         self.n_outputs_ = None if is_collection(Y) else Y.shape[1]
+        self.execution_ = execution_record(plan_x, output=plan_y)
         self.fit_seconds_ = time.perf_counter() - t0
         return self
+
+    def _plans(self, X, Y, kx, ky):
+        """The execution plans of the input side (X, its kernel and sketch) and of the output side."""
+        return (in_memory_plan(X, kx, self.input_sketch, self.input_sketch_size, self.input_sketch_params),
+                in_memory_plan(Y, ky, self.output_sketch, self.output_sketch_size, self.output_sketch_params))
+
+    def execution_plan(self, X, y=None):
+        """How a fit on ``(X, y)`` would run, without fitting: the input side's execution plan.
+
+        The plan of the output side is the ``"output"`` part of ``execution_`` after a fit.
+        """
+        validate_params(self)
+        kx = resolve_kernel(self.input_kernel, self.input_kernel_params)[0]
+        return in_memory_plan(X, kx, self.input_sketch, self.input_sketch_size, self.input_sketch_params)
 
     @staticmethod
     def _fit_exact_input(X, outputs, kx, lam, rng):
