@@ -32,6 +32,7 @@ import numpy as np
 from skframe.compute.memory import plan_stream
 from skframe.compute.stream_problems import ProjectedProblem, block_loss_sums
 from skframe.compute.streaming import (
+    NumpyEngine,
     StreamedRidge,
     block_shift,
     chunk_sums,
@@ -40,6 +41,7 @@ from skframe.compute.streaming import (
     ridge_from_sums,
     sketch_gram,
 )
+from skframe.core.engine import with_engine
 from skframe.core.linalg import sketch_spectrum
 from skframe.deps import is_dask_collection, require
 from skframe.exceptions import DistributedError, InvalidInputError, InvalidParameterError
@@ -112,9 +114,12 @@ def to_dask(X, Y=None, rows=None):
     return Xd, Yd
 
 
-def partition_sums(kernel, X_part, Y_part, X_sub, mix, dtype, shift, chunk_rows, products=None):
-    """One partition's :class:`~skframe.compute.streaming.StreamSums`, computed in row chunks (runs on a worker)."""
-    engine = get_engine(None)
+def partition_sums(kernel, X_part, Y_part, X_sub, mix, dtype, shift, chunk_rows, products=None, loops=None):
+    """One partition's :class:`~skframe.compute.streaming.StreamSums`, computed in row chunks (runs on a worker).
+
+    ``loops`` is the engine of the inner loops the client's plan chose (None: each block by its size).
+    """
+    engine = NumpyEngine(loops)
     mix_t = engine.prepare_mix(mix, compute_dtype(dtype))
     total = None
     for start in range(0, max(X_part.shape[0], 1), max(int(chunk_rows), 1)):
@@ -308,14 +313,15 @@ def shifted_sums(Y_ref, Y, *, retries=3):
     return np.asarray(y_sum, dtype=np.float64)
 
 
-def dask_sums(kernel, X, Y, X_sub, mix, *, products="float64", shift=None, chunk_rows, retries=3):
+def dask_sums(kernel, X, Y, X_sub, mix, *, products="float64", shift=None, chunk_rows, retries=3, loops=None):
     """The :class:`~skframe.compute.streaming.StreamSums` of dask arrays ``(X, Y)``: partitions summed by the
-    workers in a fixed binary tree; only the m x m and m x d sums come to the client (NumPy float64)."""
+    workers in a fixed binary tree; only the m x m and m x d sums come to the client (NumPy float64).
+    ``loops``: the engine of the workers' inner loops (the fit's)."""
     dask = _dask()
     X, Y = _aligned(X, Y)
     ship = [dask.delayed(v, pure=True) for v in (kernel, X_sub, mix, shift)]
     parts = [dask.delayed(partition_sums, pure=True)(ship[0], xp, yp, ship[1], ship[2], products, ship[3],
-                                                      chunk_rows, products)
+                                                      chunk_rows, products, loops)
              for xp, yp in zip(X.to_delayed().ravel(), Y.to_delayed().ravel())]
     sums = _compute(tree_reduce(parts), retries).to_numpy()
     if sums.n != X.shape[0]:
@@ -338,7 +344,8 @@ def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, re
         Drawn once on the client.
     lam : float
     options : ComputeOptions, optional
-        ``dtype`` and ``memory_budget`` (per worker: sizes the row chunks within a partition).
+        ``dtype``, ``memory_budget`` (per worker: sizes the row chunks within a partition) and
+        ``engine`` of the workers' inner loops (a model passes its plan's; else chosen from n x s').
     rtol : float, optional
     retries : int
         Times a failed partition is retried by the distributed scheduler.
@@ -350,10 +357,11 @@ def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, re
     n = int(X.shape[0])
     if R.n != n:
         raise InvalidInputError(f"the sketch was drawn for n={R.n} rows but X has {n}")
+    options = with_engine(options, n * R.s_prime)  # one engine for the client's and the workers' blocks
     plan = plan_stream(max(X.chunks[0]), R.m, R.s_prime, X.shape[1], Y.shape[1], options, kernel=kernel)
     X_sub = np.ascontiguousarray(_compute(X[np.sort(R.indices)], retries), dtype=np.float64)
     X_sub = X_sub[np.argsort(np.argsort(R.indices))]  # back to the order of R.indices
-    RKR = sketch_gram(kernel, X_sub, R.mix)
+    RKR = sketch_gram(kernel, X_sub, R.mix, engine=options.engine)
     eig = sketch_spectrum(RKR, rtol)
     products = product_precision(eig[0], options.dtype)
     shift = block_shift(kernel, X_sub, R.mix, products)
@@ -361,7 +369,7 @@ def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, re
         plan = plan_stream(max(X.chunks[0]), R.m, R.s_prime, X.shape[1], Y.shape[1],
                            options.replace(dtype=products), kernel=kernel)
     sums, partitions = dask_sums(kernel, X, Y, X_sub, R.mix, products=products, shift=shift,
-                                 chunk_rows=plan.chunk_rows, retries=retries)
+                                 chunk_rows=plan.chunk_rows, retries=retries, loops=options.engine)
     coef, proj, w, UD = ridge_from_sums(sums, RKR, R.mix, lam, rtol=rtol, return_ud=True, eig=eig)
     info = {"chunk_rows": plan.chunk_rows, "planned_peak_bytes": plan.peak_bytes, "dtype": str(options.dtype),
             "products": products, "backend": "dask", "partitions": partitions, "rank": int(w.size)}
@@ -370,9 +378,9 @@ def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, re
     return StreamedRidge(coef, X_sub, proj, w, n, info)
 
 
-def _partition_loss(kernel, X_part, Y_part, X_sub, proj, V, C, loss, dtype, gradient, chunk_rows):
+def _partition_loss(kernel, X_part, Y_part, X_sub, proj, V, C, loss, dtype, gradient, chunk_rows, loops=None):
     """``(sum_i l(f_i, y_i), Z^T G C^T)`` at ``F = Z V C`` of one partition, in row chunks (runs on a worker)."""
-    engine = get_engine(None)
+    engine = NumpyEngine(loops)
     PV = proj @ np.asarray(V, dtype=np.float64)
     total, KG = 0.0, (np.zeros_like(PV) if gradient else None)
     step = max(int(chunk_rows), 1)
@@ -405,7 +413,7 @@ class DaskFeatureProblem(ProjectedProblem):
         self.X, self.Y = X.persist(), Y.persist()
         self.kernel, self.X_sub, self.retries = kernel, np.asarray(X_sub), retries
         self.proj = np.asarray(proj, dtype=np.float64)
-        self.options = options or DEFAULT_OPTIONS
+        self.options = with_engine(options, int(X.shape[0]) * self.X_sub.shape[0])  # the fit's, else from n x s'
         self.chunk_rows = plan_stream(max(X.chunks[0]), self.r, self.X_sub.shape[0], X.shape[1], self.d,
                                       self.options, kernel=kernel).chunk_rows
         self._ship = [self._dask.delayed(v, pure=True) for v in (kernel, self.X_sub, self.proj)]
@@ -418,7 +426,7 @@ class DaskFeatureProblem(ProjectedProblem):
         Vd, Cd = (dl(np.asarray(a, dtype=np.float64), pure=True) for a in (V, C))
         ld = dl(loss, pure=True)
         parts = [dl(_partition_loss, pure=True)(k, xp, yp, xs, pj, Vd, Cd, ld, self.options.dtype, gradient,
-                                                 self.chunk_rows)
+                                                 self.chunk_rows, self.options.engine)
                  for xp, yp in zip(self.X.to_delayed().ravel(), self.Y.to_delayed().ravel())]
         return _compute(tree_reduce(parts, _add_pairs), self.retries)
 
@@ -430,7 +438,7 @@ class DaskFeatureProblem(ProjectedProblem):
         for xp, yp in zip(self.X.to_delayed().ravel(), self.Y.to_delayed().ravel()):
             Xb, Yb = _compute((xp, yp), self.retries)
             for lo in range(0, Xb.shape[0], step):
-                Z = get_engine(None).block(self.kernel, np.asarray(Xb[lo:lo + step], dtype=np.float64), self.X_sub,
-                                           dt) @ P
+                Z = get_engine(self.options).block(self.kernel, np.asarray(Xb[lo:lo + step], dtype=np.float64),
+                                                   self.X_sub, dt) @ P
                 yield start + lo, Z, np.asarray(Yb[lo:lo + step], dtype=np.float64)
             start += Xb.shape[0]

@@ -94,7 +94,7 @@ class SumsProblem(ProjectedProblem):
             if y_sum is None:  # targets unrelated to the accumulated ones: one more pass
                 b = dask_sums(rep.kernel, rep.X, self.Y, rep.X_basis, rep.mix, shift=rep.sums.shift,
                               products=rep.info.get("products", "float64"),
-                              chunk_rows=rep.info["chunk_rows"])[0].products()[1]
+                              chunk_rows=rep.info["chunk_rows"], loops=rep.options.engine)[0].products()[1]
             else:
                 b = b - np.outer(kr, (np.asarray(rep.sums.y_sum) - y_sum) / max(self.n, 1))
         else:
