@@ -465,7 +465,8 @@ def test_cli_fit_predict_evaluate_dsokr(tmp_path):
                              "--out", str(out)])
     assert pr.exit_code == 0, pr.output
     model = load(model_path)
-    np.testing.assert_array_equal(np.loadtxt(out, delimiter=",", ndmin=2), model.predict(X[90:]))
+    assert out.read_text().splitlines()[0] == "y0,y1,y2,y3"  # a header row of the targets' names
+    np.testing.assert_array_equal(np.loadtxt(out, delimiter=",", ndmin=2, skiprows=1), model.predict(X[90:]))
     # --output-rank keeps the p_Y leading directions of the output basis
     res = runner.invoke(app, args[:-3] + ["--output-rank", "5", "--json"])
     assert res.exit_code == 0, res.output
