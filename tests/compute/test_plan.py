@@ -210,6 +210,39 @@ def test_engine_and_blas_threads_from_the_size(monkeypatch):
     assert _plan(10**6, FakeSubsample(1000)).engine == "numpy"
 
 
+def test_compute_options_carry_the_plans_decisions():
+    p = _plan(10**6, FakeSubsample(1000))
+    o = p.compute_options()
+    assert (o.engine, o.blas_threads, o.backend, o.dtype, o.memory_budget) == (
+        p.engine, p.blas_threads, "numpy", "float64", p.memory_budget)
+    # a model without a streamed path: in memory, the auto size capped by the in-memory arrays
+    q = plan_fit(DataShape(n=10**6, n_features=10), sketch="subsample", machine=BIG, streamable=False)
+    assert q.executor == "in-memory" and "no streamed path" in q.reasons["executor"]
+    assert q.sketch_size < 1000 and "capped" in q.size_rule and q.peak_bytes <= q.memory_budget
+
+
+@pytest.mark.parametrize("options", [{}, {"memory_budget": "50MB"}])
+def test_the_fit_hands_the_plans_engine_to_the_kernel(options, monkeypatch):
+    """No ambient state: the engine the plan chose is the argument every kernel block of the fit receives."""
+    from skframe_kernels.kernels import GaussianKernel
+
+    if not plan_rules.numba_enabled():
+        pytest.skip("numba is not installed or disabled: the plan has no other engine to choose")
+    seen, call = [], GaussianKernel.__call__
+
+    def spy(self, X, Y=None, *, dtype=None, engine=None):
+        seen.append(engine)
+        return call(self, X, Y, dtype=dtype, engine=engine)
+
+    monkeypatch.setattr(GaussianKernel, "__call__", spy)
+    # a small fit would run on NumPy; a plan that says numba must reach the kernel as such
+    monkeypatch.setattr(plan_rules, "choose_engine", lambda backend, work: ("numba", "chosen by the test"))
+    X, y = _data(300)
+    model = SketchedKernelRidge(kernel_params={"gamma": 2.0}, sketch="psr", sketch_size=20, random_state=0,
+                                **options).fit(X, y)
+    assert model.execution_["engine"] == "numba" and seen and set(seen) == {"numba"}
+
+
 def test_plan_is_frozen_and_its_dict_is_json():
     p = _plan(10**6, FakeSubsample(1000))
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -276,36 +309,43 @@ def _tolerance(X, sketch, m, lam, gamma, seed):
     return solve_rtol(kappa, EPS64)
 
 
+@pytest.fixture(scope="module")
+def dask_client():
+    """A LocalCluster of two single-threaded worker processes (the workers do the partitions' sums)."""
+    pytest.importorskip("dask.array")
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
 @pytest.mark.parametrize("sketch", ["subsample", "psr"])
-def test_every_executor_gives_the_same_predictions(sketch, monkeypatch):
+def test_every_executor_gives_the_same_predictions(sketch, dask_client, monkeypatch):
+    """One small problem fitted in memory, streamed (a small budget; and by default past the crossover) and on
+    a Dask cluster: the predictions agree within the bound the conditioning of the problem gives."""
+    from skframe.compute.distributed import to_dask
+
     X, y = _data()
     kw = dict(kernel_params={"gamma": 2.0}, sketch=sketch, sketch_size=40, lam=1e-3, random_state=1)
+    rtol = _tolerance(X, sketch, 40, 1e-3, 2.0, 1)
     ref = SketchedKernelRidge(**kw).fit(X, y)
     assert ref.execution_["executor"] == "in-memory" and ref.representation_ == "in-memory"
-    rtol = _tolerance(X, sketch, 40, 1e-3, 2.0, 1)
-    budget = SketchedKernelRidge(memory_budget="200MB", **kw).fit(X, y)
+    budget = SketchedKernelRidge(memory_budget="50MB", **kw).fit(X, y)
     assert budget.execution_["executor"] == "streamed" and budget.representation_ == "accumulated"
-    assert_normwise_close(budget.predict(X), ref.predict(X), rtol)
+    Xd, yd = to_dask(X, y, rows=250)
+    dist = SketchedKernelRidge(**kw).fit(Xd, yd)
+    assert dist.execution_["executor"] == "dask" and dist.execution_["backend"] == "numpy"
+    assert dist.sketch_info_["partitions"] == 4
+    # the same engine of the inner loops everywhere: the plan's, passed down as an argument
+    assert ref.execution_["engine"] == budget.execution_["engine"] == dist.execution_["engine"]
     # with no flags, a size at or above the crossover streams
     monkeypatch.setattr(plan_rules, "STREAM_MIN_WORK", 1000)
     monkeypatch.setattr(plan_rules, "SAMPLED_STREAM_MIN_WORK", 1000)
     default = SketchedKernelRidge(**kw).fit(X, y)
     assert default.execution_["executor"] == "streamed" and "at least as fast" in default.execution_["reasons"][
         "executor"]
-    assert_normwise_close(default.predict(X), ref.predict(X), rtol)
-
-
-def test_dask_executor_gives_the_same_predictions():
-    pytest.importorskip("dask.array")
-    from skframe.compute.distributed import to_dask
-
-    X, y = _data(600)
-    kw = dict(kernel_params={"gamma": 2.0}, sketch="subsample", sketch_size=30, lam=1e-3, random_state=2)
-    ref = SketchedKernelRidge(**kw).fit(X, y)
-    Xd, yd = to_dask(X, y, rows=150)
-    dist = SketchedKernelRidge(**kw).fit(Xd, yd)
-    assert dist.execution_["executor"] == "dask" and dist.execution_["backend"] == "numpy"
-    assert_normwise_close(dist.predict(X), ref.predict(X), _tolerance(X, "subsample", 30, 1e-3, 2.0, 2))
+    for other in (budget, dist, default):
+        assert_normwise_close(other.predict(X), ref.predict(X), rtol)
 
 
 def test_iterative_loss_executors_agree():
