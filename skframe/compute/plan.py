@@ -214,8 +214,9 @@ def plan_fit(data, *, kernel=None, sketch="psr", sketch_size="auto", sketch_para
     if machine is None:
         machine = detect_machine(probe_gpu=wants_gpu)
     if not streamable and requested == "auto":
-        requested = "numpy"
-    backend, reasons["backend"] = rules.choose_backend(requested, data, kind, kernel, n * s_of(m_eff), machine)
+        backend, reasons["backend"] = "numpy", "this model computes in memory on the CPU"
+    else:
+        backend, reasons["backend"] = rules.choose_backend(requested, data, kind, kernel, n * s_of(m_eff), machine)
     budget, source, reasons["memory_budget"] = _budget(options, backend, machine)
     opts = options.replace(memory_budget=budget, backend=backend, dtype=dtype)
 

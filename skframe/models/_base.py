@@ -68,7 +68,7 @@ def in_memory_plan(data, kernel, sketch, sketch_size, sketch_params=None, *, n=N
     if n is not None:
         shape = replace(shape, n=int(n))
     return plan_fit(shape, kernel=kernel, sketch=sketch, sketch_size=sketch_size, sketch_params=sketch_params,
-                    options=ComputeOptions(), streamable=False)
+                    options=ComputeOptions(backend="auto"), streamable=False)
 
 
 def execution_record(plan, **sides):
