@@ -22,6 +22,7 @@ from skframe.plugin.api import (
     check_same_features,
     chunks,
     compute_dtype,
+    get_array_module,
     repr_from_params,
     rows_within_budget,
 )
@@ -96,6 +97,9 @@ class _BaseKernel(Kernel):
         skframe.exceptions.InvalidInputError
             On NaN/inf/empty data or when ``X`` and ``Y`` have different numbers of features.
         """
+        xp = get_array_module(X)
+        if xp is not np:  # device arrays (CuPy): computed with their own namespace, never copied to the host
+            return self._namespace_call(xp, X, Y, dtype)
         X = self._check(X, "X")
         if self._unprepared():  # e.g. gamma="scale" on an unprepared kernel: set from the first argument
             return self.prepare(X)(X, Y, dtype=dtype, engine=engine)
@@ -105,6 +109,26 @@ class _BaseKernel(Kernel):
         Y = self._check(Y, "Y")
         check_same_features(X, Y)
         return gram(X, Y, False, gram_loops(engine, X.shape[0] * Y.shape[0]))
+
+    def _namespace_call(self, xp, X, Y, dtype):
+        """``k(X, Y)`` of arrays of the namespace ``xp`` (CuPy on a GPU), computed with it by :meth:`_xp_gram`."""
+        dt = np.dtype(dtype or np.float64)
+        X = xp.asarray(X, dtype=dt)
+        Y = X if Y is None else xp.asarray(Y, dtype=dt)
+        if X.ndim != 2 or Y.ndim != 2 or X.shape[1] != Y.shape[1]:
+            raise InvalidInputError(f"X {tuple(X.shape)} and Y {tuple(Y.shape)} must be 2-D with the same number "
+                                    "of features")
+        kernel = self
+        if self._unprepared():  # gamma="scale": set from the first argument, as for host arrays
+            kernel = copy.copy(self)
+            kernel.gamma = float(self._scale_gamma(X))
+        return kernel._xp_gram(xp, X, Y)
+
+    def _xp_gram(self, xp, X, Y):
+        """The block of dense arrays of the namespace ``xp`` (kernels whose tags list ``"cupy"`` give it)."""
+        raise InvalidInputError(f"{type(self).__name__} computes on NumPy arrays and SciPy sparse matrices only, "
+                                f"not on arrays of {getattr(xp, '__name__', xp)}; pass host arrays "
+                                "(e.g. cupy.asnumpy(X)) or fit with backend='numpy'")
 
     def _gram32(self, X, Y, symmetric, loops):
         """Single-precision block; default: the float64 block rounded once."""

@@ -29,6 +29,11 @@ Capabilities (see :class:`skframe.plugin.protocols.Kernel`): every kernel has
 ``matvec`` and ``block_bytes``, and declares its :class:`KernelTags` in ``__skframe_tags__``
 (float64 and float32 blocks, thread-safe); the linear kernel's tags say ``is_linear``; the
 Gaussian and Laplacian kernels provide ``spectral_sampler`` for random Fourier features.
+
+Devices: the Gaussian, Laplacian, linear and polynomial kernels list ``"cupy"`` in their tags'
+``backends``. Called with CuPy arrays (or any array of a namespace other than NumPy's), they
+compute the block with that namespace (:mod:`skframe_kernels._namespace`), so a fit on a GPU asks
+the kernel for its blocks like the CPU does.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from skframe_kernels._gram_ops import (
     _to_csr_pair,
     _transpose_c,
 )
+from skframe_kernels._namespace import gaussian_block, laplacian_block, linear_block, polynomial_block
 from skframe_kernels._precomputed import PrecomputedKernel
 from skframe_kernels._tanimoto import SCALE_SAMPLE, GaussianTanimotoKernel, TanimotoKernel
 
@@ -74,6 +80,11 @@ __all__ = [
     "SPARSIFY_MAX_DENSITY",
     "SCALE_SAMPLE",
 ]
+
+
+#: the backends of the kernels with a formula for any array namespace (skframe_kernels._namespace): called
+#: with CuPy arrays, they compute their blocks on the device
+DEVICE = ("numpy", "cupy")
 
 
 # ----------------------------------------------------------------- kernels
@@ -134,7 +145,7 @@ class GaussianKernel(_ShiftInvariantKernel):
     {'gamma': 0.5}
     """
 
-    __skframe_tags__ = replace(_ShiftInvariantKernel.__skframe_tags__, device_formula="gaussian")
+    __skframe_tags__ = replace(_ShiftInvariantKernel.__skframe_tags__, device_formula="gaussian", backends=DEVICE)
     _parameter_hints = {"gamma": "gamma is the inverse squared bandwidth 1/(2 sigma^2) of the Gaussian kernel; "
                                  "pass a positive number, e.g. 1/n_features, or 'scale' to set it from the data"}
 
@@ -152,6 +163,9 @@ class GaussianKernel(_ShiftInvariantKernel):
         gamma = self._numeric_gamma("drawing random Fourier features")
         # drawn as (d, m) and transposed: the same stream as frequencies stored column-wise
         return rng.standard_normal((int(d), int(m))).T * np.sqrt(2.0 * gamma)
+
+    def _xp_gram(self, xp, X, Y):
+        return gaussian_block(xp, X, Y, self.gamma)
 
     def _gram(self, X, Y, symmetric, loops):
         if not sp.issparse(X) and not sp.issparse(Y) and X.shape[1] <= DIRECT_MAX_FEATURES:
@@ -218,7 +232,7 @@ class LaplacianKernel(_ShiftInvariantKernel):
     True
     """
 
-    __skframe_tags__ = replace(_ShiftInvariantKernel.__skframe_tags__, device_formula="laplacian")
+    __skframe_tags__ = replace(_ShiftInvariantKernel.__skframe_tags__, device_formula="laplacian", backends=DEVICE)
     _parameter_hints = {"gamma": "gamma is the inverse bandwidth of the Laplacian kernel; pass a positive number, "
                                  "or 'scale' to set it from the data"}
 
@@ -234,6 +248,9 @@ class LaplacianKernel(_ShiftInvariantKernel):
         """
         gamma = self._numeric_gamma("drawing random Fourier features")
         return rng.standard_cauchy((int(d), int(m))).T * gamma
+
+    def _xp_gram(self, xp, X, Y):
+        return laplacian_block(xp, X, Y, self.gamma)
 
     def _gram(self, X, Y, symmetric, loops):
         out = np.empty((X.shape[0], Y.shape[0]), dtype=np.float64)
@@ -263,10 +280,14 @@ class LinearKernel(_BaseKernel):
     [[11.0]]
     """
 
-    __skframe_tags__ = replace(_BaseKernel.__skframe_tags__, is_linear=True, device_formula="linear")
+    __skframe_tags__ = replace(_BaseKernel.__skframe_tags__, is_linear=True, device_formula="linear",
+                               backends=DEVICE)
 
     def __init__(self):
         pass
+
+    def _xp_gram(self, xp, X, Y):
+        return linear_block(xp, X, Y)
 
     def _gram(self, X, Y, symmetric, loops):
         return _cross(X, Y, loops)
@@ -294,7 +315,7 @@ class PolynomialKernel(_BaseKernel):
     [[9.0]]
     """
 
-    __skframe_tags__ = replace(_BaseKernel.__skframe_tags__, device_formula="polynomial")
+    __skframe_tags__ = replace(_BaseKernel.__skframe_tags__, device_formula="polynomial", backends=DEVICE)
 
     _parameter_constraints = {"gamma": [POSITIVE], "coef0": [Interval("real", 0, None)],
                               "degree": [Interval("int", 1, None)]}
@@ -314,6 +335,9 @@ class PolynomialKernel(_BaseKernel):
         if self.degree != 1:
             np.power(out, self.degree, out=out)
         return out
+
+    def _xp_gram(self, xp, X, Y):
+        return polynomial_block(xp, X, Y, self.gamma, self.coef0, self.degree)
 
     def _gram(self, X, Y, symmetric, loops):
         return self._finish(_cross(X, Y, loops))

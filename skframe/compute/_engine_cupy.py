@@ -1,20 +1,27 @@
 """The GPU engine of the streamed accumulation (CuPy), written against an array namespace.
 
-:class:`ArrayEngine` implements the engine methods of :class:`skframe.compute.streaming.NumpyEngine`
-(kernel block, sketch product, ``syrk`` accumulation) with the operations of an array
-namespace ``xp``: CuPy on a GPU, or NumPy, which is how the tests run this very code on
-machines without a GPU. Kernel blocks are computed on the device: products by cuBLAS
-(``xp.matmul``), distances and exponentials fused in one CuPy elementwise kernel; nothing
-is copied to the host but the m x m and m x d sums. :class:`CupyEngine` is the engine of
-``backend="cupy"``; it imports CuPy (the ``gpu`` extra) only when asked for.
+:class:`ArrayEngine` implements the engine methods of :class:`skframe.compute.engines.NumpyEngine`
+(kernel block, sketch product, ``syrk`` accumulation, the sketch's Gram matrix ``R K R^T``) with
+the operations of an array namespace ``xp``: CuPy on a GPU, or NumPy (or a test's fake
+namespace), which is how the tests run this very code on machines without a GPU. Everything
+stays on the device: the kernel blocks, their products with the sketch, the m x m and m x d
+accumulators and ``R K R^T``; the streamed solve (:func:`skframe.compute.streaming.ridge_from_sums`)
+then factors them there too, and only the weights come back to the host.
 
-Kernels with a device formula here: those whose tags name one (``KernelTags.device_formula``:
-Gaussian, Laplacian, linear, polynomial), computed from the kernel's ``params``. A kernel that
-lists ``"cupy"`` in its ``backends`` is called with device arrays; any other kernel is
-refused on the GPU with an error saying so (it keeps working with ``backend="numpy"``).
+The kernel computes its own blocks: the engine calls it with device arrays when its tags list
+``"cupy"`` in ``backends`` (the built-in Gaussian, Laplacian, linear and polynomial kernels,
+whose formulas are written against the namespace of their input), and refuses any other
+kernel on the GPU with an error saying so (it keeps working with ``backend="numpy"``). No
+kernel is recognised by its name.
+
+:class:`CupyEngine` is the engine of ``backend="cupy"``; it imports CuPy (the ``gpu`` extra)
+only when asked for, and is built once per process (:func:`cupy_engine`), as are the compiled
+kernels it runs (CuPy keeps each compiled kernel for the process, and its binaries on disk).
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,74 +31,27 @@ from skframe.core.sketching import diagonal_of_mix
 from skframe.exceptions import InvalidParameterError
 from skframe.plugin.tags import get_tags
 
-__all__ = ["ArrayEngine", "CupyEngine", "DEVICE_FORMULAS", "device_kernel_name"]
+__all__ = ["ArrayEngine", "CupyEngine", "cupy_engine", "runs_on_device"]
 
 
-def _sq_norms(xp, X):
-    return (X * X).sum(axis=1)
-
-
-def _gaussian(xp, X, Y, params, out_fn=None):
-    G = X @ Y.T  # cuBLAS gemm on a GPU
-    xn, yn, gamma = _sq_norms(xp, X), _sq_norms(xp, Y), G.dtype.type(params["gamma"])
-    if out_fn is not None:  # fused elementwise kernel (CuPy)
-        return out_fn(xn[:, None], yn[None, :], gamma, G)
-    G *= -2.0
-    G += xn[:, None]
-    G += yn[None, :]
-    xp.maximum(G, 0, out=G)
-    G *= -gamma
-    return xp.exp(G, out=G)
-
-
-def _laplacian(xp, X, Y, params, out_fn=None):
-    D = xp.zeros((X.shape[0], Y.shape[0]), dtype=X.dtype)
-    for j in range(X.shape[1]):  # one n x m pass per feature, no n x m x d temporary
-        D += xp.abs(X[:, j][:, None] - Y[:, j][None, :])
-    D *= -X.dtype.type(params["gamma"])
-    return xp.exp(D, out=D)
-
-
-def _linear(xp, X, Y, params, out_fn=None):
-    return X @ Y.T
-
-
-def _polynomial(xp, X, Y, params, out_fn=None):
-    G = X @ Y.T
-    G *= G.dtype.type(params.get("gamma", 1.0))
-    G += G.dtype.type(params.get("coef0", 1.0))
-    return G ** int(params.get("degree", 3))
-
-
-#: ``KernelTags.device_formula`` -> device formula ``f(xp, X, Y, params, fused) -> block``
-DEVICE_FORMULAS = {"gaussian": _gaussian, "laplacian": _laplacian, "linear": _linear, "polynomial": _polynomial}
-
-
-def device_kernel_name(kernel):
-    """The device formula the kernel declares in its tags (``KernelTags.device_formula``), or None.
-
-    The kernel says which family it is; nothing is inferred from its registered name or class.
-    """
-    name = get_tags(kernel, "kernel").device_formula
-    return name if name in DEVICE_FORMULAS else None
+def runs_on_device(kernel):
+    """True when the kernel computes blocks of device arrays itself (its tags list ``"cupy"``)."""
+    return "cupy" in get_tags(kernel, "kernel").backends
 
 
 class ArrayEngine:
-    """Engine methods written once against the array namespace ``xp`` (CuPy or NumPy).
+    """Engine methods written once against the array namespace ``xp`` (CuPy, NumPy, or a test's).
 
     Parameters
     ----------
     xp : module
-        ``cupy`` or ``numpy``.
-    fused_gaussian : callable, optional
-        Elementwise kernel ``(xn, yn, gamma, G) -> exp(-gamma max(xn + yn - 2 G, 0))`` written into G.
+        ``cupy``, ``numpy`` or another namespace with NumPy's functions.
     """
 
     name = "array"
 
-    def __init__(self, xp, fused_gaussian=None):
+    def __init__(self, xp):
         self.xp = xp
-        self._fused = fused_gaussian
 
     def asarray(self, A, dtype=np.float64):
         if sp.issparse(A):
@@ -102,21 +62,20 @@ class ArrayEngine:
         return to_numpy(A)
 
     def block(self, kernel, X, Y, dtype):
-        """``k(X, Y)`` on the device in ``dtype``."""
-        X = self.xp.asarray(X, dtype=dtype)
-        Y = self.xp.asarray(Y, dtype=dtype)
-        backends = get_tags(kernel, "kernel").backends
-        if self.xp is not np and "cupy" in backends:
-            return self.xp.asarray(kernel(X, Y), dtype=dtype)
-        name = device_kernel_name(kernel)
-        if name is None:
+        """``k(X, Y)`` in ``dtype``, computed by the kernel on the engine's arrays (on the device for CuPy)."""
+        xp = self.xp
+        X = xp.asarray(X, dtype=dtype)
+        Y = xp.asarray(Y, dtype=dtype)
+        tags = get_tags(kernel, "kernel")
+        if xp is not np and "cupy" not in tags.backends:
             raise InvalidParameterError(
-                f"kernel {type(kernel).__name__} computes on the backends {backends} only, not on a "
-                "GPU; use backend='numpy', or a kernel that lists 'cupy' in its backends"
+                f"kernel {type(kernel).__name__} computes on the backends {tags.backends} only, not on a "
+                "GPU; use backend='numpy', or a kernel that lists 'cupy' in its backends (it is then called "
+                "with device arrays)"
             )
-        params = dict(getattr(kernel, "params", None) or {})
-        fused = self._fused if name == "gaussian" else None
-        return DEVICE_FORMULAS[name](self.xp, X, Y, params, fused)
+        native = np.dtype(dtype).name in tags.dtypes and np.dtype(dtype) != np.float64
+        K = kernel(X, Y, dtype=dtype) if native else kernel(X, Y)
+        return K if K.dtype == np.dtype(dtype) else K.astype(dtype)
 
     def prepare_mix(self, mix, dtype):
         if diagonal_of_mix(mix) is not None:
@@ -126,6 +85,27 @@ class ArrayEngine:
 
     def times_mix_t(self, block, mix_t):
         return block if mix_t is None else block @ mix_t
+
+    def sketch_gram(self, kernel, X_sub, mix):
+        """``R K R^T = S_mix k(X_sub, X_sub) S_mix^T`` (m x m, float64) on the device, symmetrised.
+
+        The same numbers as :func:`skframe.compute.streaming.sketch_gram` on the host; the
+        eigendecomposition that follows (:func:`skframe.core.linalg.sketch_spectrum`) runs there too.
+        """
+        xp = self.xp
+        Xs = xp.asarray(X_sub, dtype=np.float64)
+        K = self.block(kernel, Xs, Xs, np.float64)
+        diag = diagonal_of_mix(mix)
+        if diag is not None:
+            d = xp.asarray(np.asarray(diag, dtype=np.float64))
+            G = K * d[:, None]
+            G *= d[None, :]
+        else:
+            M = self.prepare_mix(mix, np.float64)  # S_mix^T, dense on the device (m x s' entries)
+            G = M.T @ (K @ M)
+        G += G.T
+        G *= 0.5
+        return G
 
     def syrk_add(self, C, B):
         """``C += B^T B`` (float64 accumulator; cuBLAS syrk on a GPU when available, else a gemm)."""
@@ -139,18 +119,15 @@ class ArrayEngine:
                 prod = None
         if prod is None:
             prod = B.T @ B
-        C += prod.astype(self.xp.float64)
+        C += prod if prod.dtype == np.float64 else prod.astype(np.float64)
         return C
 
     def zeros(self, shape, order="C"):
         return self.xp.zeros(shape, order=order)
 
 
-_FUSED_SOURCE = "G = exp(-g * max(xn + yn - (T)2 * G, (T)0))"
-
-
 class CupyEngine(ArrayEngine):
-    """``backend="cupy"``: the :class:`ArrayEngine` on CuPy, with a fused Gaussian elementwise kernel.
+    """``backend="cupy"``: the :class:`ArrayEngine` on CuPy (use :func:`cupy_engine`: one per process).
 
     Raises
     ------
@@ -160,7 +137,16 @@ class CupyEngine(ArrayEngine):
 
     name = "cupy"
 
-    def __init__(self):
-        cp = resolve_backend("cupy")  # DependencyError naming the gpu extra, or saying no GPU is visible
-        fused = cp.ElementwiseKernel("T xn, T yn, T g", "T G", _FUSED_SOURCE, "skframe_gaussian_from_cross")
-        super().__init__(cp, lambda xn, yn, g, G: fused(xn, yn, g, G))
+    def __init__(self, cupy=None):
+        super().__init__(cupy if cupy is not None else resolve_backend("cupy"))
+
+
+def cupy_engine():
+    """The process's :class:`CupyEngine`: CuPy and the GPU checked on every call (a clear error when
+    either is missing), the engine built once and kept."""
+    return _engine_of(resolve_backend("cupy"))
+
+
+@functools.cache
+def _engine_of(cupy):
+    return CupyEngine(cupy)

@@ -60,6 +60,9 @@ def is_cupy_array(x):
 def get_array_module(x):
     """The array namespace of ``x``: ``cupy`` for CuPy arrays, else ``numpy``.
 
+    An array of another namespace that declares it (``x.__array_namespace__()``, the array API
+    standard's protocol) gets that namespace: code written against a namespace runs on it.
+
     Parameters
     ----------
     x : array-like
@@ -68,15 +71,25 @@ def get_array_module(x):
     Returns
     -------
     module
-        ``numpy`` or ``cupy``.
+        ``numpy``, ``cupy`` or the namespace ``x`` declares.
     """
     if is_cupy_array(x):
         return sys.modules.get("cupy") or require("cupy", "a CuPy array")
+    declared = None if isinstance(x, np.ndarray) else getattr(x, "__array_namespace__", None)
+    if declared is not None:
+        try:
+            xp = declared()
+        except Exception:  # a half-implemented protocol: treated as host data
+            xp = None
+        if xp is not None and xp is not np and getattr(xp, "__name__", "") != "numpy":
+            return xp
     return np
 
 
 def to_numpy(x):
     """``x`` as a host array: CuPy arrays are copied to the host, SciPy sparse matrices are kept.
+
+    Arrays of another declared namespace are copied by its ``asnumpy`` (CuPy's name for it).
 
     Parameters
     ----------
@@ -90,6 +103,9 @@ def to_numpy(x):
         return x.get()
     if hasattr(x, "tocsr") and hasattr(x, "nnz"):  # scipy.sparse: stays sparse on the host
         return x
+    xp = get_array_module(x)
+    if xp is not np and hasattr(xp, "asnumpy"):
+        return xp.asnumpy(x)
     return np.asarray(x)
 
 

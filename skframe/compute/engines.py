@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas
 
-from skframe.compute._engine_cupy import CupyEngine
+from skframe.compute._engine_cupy import cupy_engine
 from skframe.core.sketching import _times_mixT, diagonal_of_mix
 from skframe.exceptions import InvalidParameterError
 from skframe.options import DEFAULT_OPTIONS
@@ -101,5 +101,5 @@ def get_engine(options=None):
         loops = getattr(options, "engine", None)
         return _NUMPY if loops is None else NumpyEngine(loops)
     if backend == "cupy":
-        return CupyEngine()
+        return cupy_engine()  # one per process: its compiled kernels are reused by every fit
     raise InvalidParameterError(f"backend={backend!r} is not known; use 'numpy' or 'cupy'")

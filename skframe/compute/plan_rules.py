@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import math
 
-from skframe.compute._engine_cupy import device_kernel_name
+from skframe.compute._engine_cupy import runs_on_device
 from skframe.compute.memory import format_bytes
 from skframe.core.engine import numba_min_work
 from skframe.deps import numba_enabled
 from skframe.plugin.registry import get_component
-from skframe.plugin.tags import get_tags
 
 __all__ = ["EXECUTORS", "BACKEND_CHOICES", "STREAM_MIN_WORK", "SAMPLED_STREAM_MIN_WORK", "NYSTROM_MIN_ROWS",
            "GPU_MIN_WORK", "SERIAL_BLAS_MAX_FLOPS", "DEFAULT_BUDGET_SHARE", "AUTO_FACTOR", "AUTO_MIN", "AUTO_MAX",
@@ -168,10 +167,10 @@ def largest_size(fits, upper):
 
 # ----------------------------------------------------------------------------- the choices
 def kernel_runs_on_gpu(kernel):
-    """True when the kernel computes on the device (its tags list ``"cupy"``, or it has a device formula)."""
+    """True when the kernel computes blocks of device arrays itself (its tags list ``"cupy"``)."""
     if kernel is None:
         return True
-    return "cupy" in get_tags(kernel, "kernel").backends or device_kernel_name(kernel) is not None
+    return runs_on_device(kernel)
 
 
 def choose_backend(requested, data, kind, kernel, work, machine):

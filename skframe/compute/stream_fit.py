@@ -17,6 +17,7 @@ import mmap
 
 import numpy as np
 
+from skframe.compute.backend import get_array_module, to_numpy
 from skframe.compute.distributed import (
     DaskFeatureProblem,
     dask_sums,
@@ -25,7 +26,7 @@ from skframe.compute.distributed import (
     shifted_sums,
 )
 from skframe.compute.stream_problems import ProjectedProblem, make_feature_problem
-from skframe.compute.streaming import accumulate, fit_sketched_ridge
+from skframe.compute.streaming import accumulate, fit_sketched_ridge, solve_on
 from skframe.core.sketching import draw_sketch
 from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidInputError
@@ -85,8 +86,23 @@ class SumsProblem(ProjectedProblem):
         return self.rep.proj
 
     def gram(self):
+        """``(Z^T Z, Z^T Y)`` (NumPy float64) from the accumulated sums, without another pass over X."""
+        A, B = self._sums_gram()
+        return to_numpy(A), to_numpy(B)
+
+    def ridge_weights(self, lam):
+        """``W = (Z^T Z + n lam I)^{-1} Z^T Y`` (NumPy), the m x m products and the solve run where the sums
+        live: on the GPU for a fit with ``backend="cupy"``, where only W comes back to the host."""
+        A, B = self._sums_gram()
+        xp = get_array_module(A)
+        A[xp.arange(A.shape[0]), xp.arange(A.shape[0])] += self.n * float(lam)
+        return to_numpy(solve_on(xp, A, B))
+
+    def _sums_gram(self):
+        """``(Z^T Z, Z^T Y)`` in the namespace of the sums (device arrays for sums kept on a GPU)."""
         rep = self.rep
         C, b, kr = rep.sums.products()
+        xp = get_array_module(C)
         # targets shifted by a constant row (centred for an intercept) need no other pass:
         # B^T (Y - 1 s^T) = B^T Y - (B^T 1) s^T
         if is_dask_collection(self.Y):  # checked by the workers: the targets never come to the client
@@ -98,12 +114,13 @@ class SumsProblem(ProjectedProblem):
             else:
                 b = b - np.outer(kr, (np.asarray(rep.sums.y_sum) - y_sum) / max(self.n, 1))
         else:
-            shift = (np.asarray(rep.sums.y_sum) - self.Y.sum(axis=0)) / max(self.n, 1)
+            shift = (to_numpy(rep.sums.y_sum) - self.Y.sum(axis=0)) / max(self.n, 1)
             if not isinstance(rep.Y, np.ndarray) or np.allclose(
                     rep.Y - shift, self.Y, rtol=0, atol=1e-12 * (1.0 + np.abs(self.Y).max(initial=0.0))):
-                b = b - np.outer(kr, shift)
+                b = b - xp.outer(kr, xp.asarray(shift))
             else:  # targets unrelated to the accumulated ones: one more pass
-                b = accumulate(rep.kernel, rep.X, self.Y, rep.X_basis, rep.mix, options=rep.options).products()[1]
+                b = accumulate(rep.kernel, rep.X, self.Y, rep.X_basis, rep.mix, options=rep.options,
+                               device=xp is not np).products()[1]
         UD = rep.UD
         A = UD.T @ C @ UD
         return 0.5 * (A + A.T), UD.T @ b

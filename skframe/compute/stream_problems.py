@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from skframe.compute.backend import get_array_module, to_numpy
 from skframe.compute.memory import check_allocation, choose_representation, plan_stream
 from skframe.compute.streaming import get_engine, iter_rows, sketch_gram
 from skframe.core.engine import with_engine
@@ -93,22 +94,22 @@ class StreamedFeatureProblem(ProjectedProblem):
         each pass then costs about one evaluation of the kernel block). ``G`` is the loss
         gradient at F. The kernel block is computed in ``options.dtype`` and the two products
         run in float64 (``proj V`` combines large entries of both signs when ``R K R^T`` is
-        ill-conditioned). Returns None when the engine is not NumPy (the caller then goes
-        through :meth:`blocks`).
+        ill-conditioned). On a GPU engine the kernel block and both products stay on the device;
+        only the rows x d predictions and loss gradients cross to the host, where the loss is
+        evaluated.
         """
-        if self._engine.name != "numpy":
-            return None
+        engine = self._engine
         dtype = compute_dtype(self.options.dtype)
-        PV = self.proj @ np.asarray(V, dtype=np.float64)  # (s', k)
+        PV = engine.asarray(self.proj @ np.asarray(V, dtype=np.float64))  # (s', k), on the engine's device
         total = 0.0
-        acc = np.zeros_like(PV) if gradient else None
+        acc = engine.xp.zeros(PV.shape) if gradient else None
         for _, Xc, Yc in iter_rows(self.X, self.Y, self.chunk_rows):
-            K = self._engine.block(self.kernel, self._engine.asarray(Xc), self._Xs, dtype)
+            K = engine.block(self.kernel, engine.asarray(Xc), self._Xs, dtype)
             part, KG = block_loss_sums(K, PV, C, Yc, loss, gradient)
             total += part
             if gradient:
                 acc += KG
-        return total, (self.proj.T @ acc if gradient else None)
+        return total, (self.proj.T @ to_numpy(acc) if gradient else None)
 
     def gram(self):
         """``(Z^T Z, Z^T Y)`` in float64 by one pass (BLAS syrk per block)."""
@@ -128,21 +129,28 @@ def block_loss_sums(K, PV, C, Y, loss, gradient=True):
     The per-block step of a pass that never forms the features ``Z = K proj``
     (:meth:`StreamedFeatureProblem.loss_pass`, the Dask partitions): float32 blocks are
     multiplied in float64. ``G`` is the loss gradient at F; the second item is None without
-    ``gradient``.
+    ``gradient``. The two products with K run in the namespace of K and PV (on the device for
+    CuPy arrays); the loss sees the rows x d predictions on the host (NumPy ``Y``), and the
+    gradient term comes back in K's namespace.
     """
+    xp = get_array_module(K)
     K = K if K.dtype == np.float64 else K.astype(np.float64)
     Y = np.asarray(Y, dtype=np.float64)
     Y = Y[:, None] if Y.ndim == 1 else Y
-    F = (K @ PV) @ C
+    F = to_numpy(K @ PV) @ C
     total = float(np.sum(loss.value(F, Y)))
-    return total, (K.T @ (np.asarray(loss.gradient(F, Y), dtype=np.float64) @ C.T) if gradient else None)
+    if not gradient:
+        return total, None
+    return total, K.T @ xp.asarray(np.asarray(loss.gradient(F, Y), dtype=np.float64) @ C.T)
 
 
 def make_feature_problem(kernel, X, Y, X_sub, proj, options=None, *, products=None):
     """The problem of an iterative loss within the budget, and how its features are held.
 
     Kept features are stored in ``options.dtype``; ``products`` is passed to
-    :class:`StreamedFeatureProblem`.
+    :class:`StreamedFeatureProblem`. On a GPU engine the features are recomputed on the device
+    at each pass (one kernel block per chunk, the passes' products there too) rather than kept
+    on the host.
 
     Returns
     -------
@@ -151,6 +159,8 @@ def make_feature_problem(kernel, X, Y, X_sub, proj, options=None, *, products=No
     """
     options = options or DEFAULT_OPTIONS
     streamed = StreamedFeatureProblem(kernel, X, Y, X_sub, proj, options, products=products)
+    if streamed._engine.xp is not np:  # a GPU recomputes a block faster than the host multiplies kept features
+        return streamed, "streamed"
     plan = plan_stream(streamed.n, streamed.r, X_sub.shape[0], X_sub.shape[1], streamed.d, options, kernel=kernel)
     if choose_representation(streamed.n, streamed.r, options, reserved=plan.peak_bytes) == "streamed":
         return streamed, "streamed"

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from skframe.compute.backend import get_array_module, to_numpy
 from skframe.compute.engines import _NUMPY, NumpyEngine, _mix_diagonal, get_engine
 from skframe.compute.memory import plan_stream
 from skframe.compute.stream_io import _is_sliceable, count_rows, gather_rows, iter_predict, iter_rows, predict_chunks
@@ -41,8 +42,8 @@ from skframe.plugin.collections import chunks
 from skframe.plugin.protocols import kernel_block
 
 __all__ = ["StreamSums", "NumpyEngine", "chunk_sums", "accumulate", "iter_rows", "sketch_gram", "ridge_from_sums",
-           "StreamedRidge", "fit_sketched_ridge", "block_shift", "product_precision", "iter_predict", "predict_chunks",
-           "gather_rows", "count_rows", "get_engine"]
+           "solve_on", "StreamedRidge", "fit_sketched_ridge", "block_shift", "product_precision", "iter_predict",
+           "predict_chunks", "gather_rows", "count_rows", "get_engine"]
 
 
 @dataclass
@@ -92,19 +93,23 @@ class StreamSums:
         return StreamSums(*arrays, int(self.n), self.scale, shift)
 
     def products(self):
-        """``(C, b, kr_sum)`` with the full symmetric C, the shift undone and the diagonal mix applied (float64)."""
-        C = np.triu(np.asarray(self.C, dtype=np.float64))
-        C = C + np.triu(C, 1).T
-        b = np.array(self.b, dtype=np.float64)
-        kr = np.array(self.kr_sum, dtype=np.float64)
+        """``(C, b, kr_sum)`` with the full symmetric C, the shift undone and the diagonal mix applied (float64).
+
+        Computed with the namespace of the sums: on the GPU for sums kept on the device.
+        """
+        xp = get_array_module(self.C)
+        C = xp.triu(xp.asarray(self.C, dtype=np.float64))
+        C = C + xp.triu(C, 1).T
+        b = xp.array(self.b, dtype=np.float64)
+        kr = xp.array(self.kr_sum, dtype=np.float64)
         if self.shift is not None:  # B = B_c + 1 mu^T: B^T B = B_c^T B_c + mu s^T + s mu^T + n mu mu^T
-            mu = np.asarray(self.shift, dtype=np.float64)
-            cross = np.outer(mu, kr)
-            C += cross + cross.T + self.n * np.outer(mu, mu)
-            b += np.outer(mu, np.asarray(self.y_sum, dtype=np.float64))
+            mu = xp.asarray(self.shift, dtype=np.float64)
+            cross = xp.outer(mu, kr)
+            C += cross + cross.T + self.n * xp.outer(mu, mu)
+            b += xp.outer(mu, xp.asarray(self.y_sum, dtype=np.float64))
             kr += self.n * mu
         if self.scale is not None:
-            s = np.asarray(self.scale, dtype=np.float64)
+            s = xp.asarray(to_numpy(self.scale), dtype=np.float64)
             C *= s[:, None]
             C *= s[None, :]
             b *= s[:, None]
@@ -199,11 +204,13 @@ def product_precision(eigenvalues, dtype):
     return "float32" if kappa * np.finfo(np.float32).eps <= 1e-2 else "float64"
 
 
-def accumulate(kernel, X, Y, X_sub, mix, *, options=None, chunk_rows=None, progress=None, products=None):
+def accumulate(kernel, X, Y, X_sub, mix, *, options=None, chunk_rows=None, progress=None, products=None,
+               device=False):
     """The reduce over chunks: :class:`StreamSums` of ``(X, Y)`` in float64 (NumPy).
 
     ``chunk_rows`` defaults to the memory plan of ``options`` (:func:`skframe.compute.memory.plan_stream`);
-    ``products`` is the precision of the chunk products (default ``options.dtype``).
+    ``products`` is the precision of the chunk products (default ``options.dtype``). With ``device``
+    the sums stay in the engine's namespace (on the GPU for ``backend="cupy"``), for a solve there.
     """
     n = X.shape[0] if _is_sliceable(X) else 0
     options = with_engine(options, n * mix.shape[1] if n else None)  # the caller's engine, else from n x s'
@@ -227,7 +234,7 @@ def accumulate(kernel, X, Y, X_sub, mix, *, options=None, chunk_rows=None, progr
             progress(int(Xc.shape[0]))
     if total is None:
         raise InvalidInputError("X is empty; a fit needs at least one row")
-    return total.to_numpy(engine)
+    return total if device and engine.xp is not np else total.to_numpy(engine)
 
 
 def sketch_gram(kernel, X_sub, mix, *, chunk_rows=None, engine=None):
@@ -255,8 +262,9 @@ def sketch_gram(kernel, X_sub, mix, *, chunk_rows=None, engine=None):
 def ridge_from_sums(sums, RKR, mix, lam, *, rtol=None, xp=np, return_ud=False, eig=None):
     """Sketched kernel ridge weights from accumulated sums.
 
-    The m x m eigendecomposition and solve run with the namespace ``xp`` (NumPy/LAPACK, or
-    CuPy on the GPU of ``backend="cupy"``); the results are NumPy arrays.
+    The m x m products, eigendecomposition and solve run with the namespace ``xp`` (NumPy/LAPACK,
+    or CuPy on the GPU of ``backend="cupy"``, where sums kept on the device never visit the host);
+    ``coef``, ``proj`` and the eigenvalues come back as NumPy arrays, ``UD`` stays in ``xp``.
 
     Returns
     -------
@@ -265,27 +273,31 @@ def ridge_from_sums(sums, RKR, mix, lam, *, rtol=None, xp=np, return_ud=False, e
     proj : ndarray (s', r)
         ``S_mix^T U D^{-1/2}``: features ``z(x) = k(x, X_sub) @ proj``.
     eigenvalues : ndarray (r,)
-    UD : ndarray (m, r)
+    UD : array (m, r) of ``xp``
         ``U D^{-1/2}``, only with ``return_ud=True``.
 
     ``eig`` is ``(w, U)`` of ``R K R^T`` when already computed; ``lam=None`` skips the solve
     (``coef`` is then None).
     """
-    C, b, _ = sums.products()
     w, U = eig if eig is not None else sketch_spectrum(RKR, rtol, xp=xp)
     UD = U / xp.sqrt(w)
+    w_host = to_numpy(w)
+    proj = np.asarray(mix.T @ to_numpy(UD))  # the features' weights on the sampled points: a result, on the host
     if lam is None:
-        UD, w = (np.asarray(a) if xp is np else a.get() for a in (UD, w))
-        proj = np.asarray(mix.T @ UD)
-        return (None, proj, w, UD) if return_ud else (None, proj, w)
+        return (None, proj, w_host, UD) if return_ud else (None, proj, w_host)
+    C, b, _ = sums.products()
     A = UD.T @ xp.asarray(C) @ UD
     A = 0.5 * (A + A.T)
     A[xp.arange(A.shape[0]), xp.arange(A.shape[0])] += sums.n * float(lam)
-    rhs = UD.T @ xp.asarray(b)
-    W = solve_psd(A, rhs) if xp is np else xp.linalg.solve(A, rhs)
-    UD, W, w = (np.asarray(a) if xp is np else a.get() for a in (UD, W, w))
-    proj = np.asarray(mix.T @ UD)
-    return (proj @ W, proj, w, UD) if return_ud else (proj @ W, proj, w)
+    W = to_numpy(solve_on(xp, A, UD.T @ xp.asarray(b)))
+    return (proj @ W, proj, w_host, UD) if return_ud else (proj @ W, proj, w_host)
+
+
+def solve_on(xp, A, B):
+    """``A^{-1} B`` for a symmetric positive definite ``A`` where it lives: LAPACK's Cholesky (with the
+    eigendecomposition fallback of :func:`skframe.core.linalg.solve_psd`) on the host, the namespace's
+    dense solver on a device (cuSOLVER on a GPU)."""
+    return solve_psd(A, B) if xp is np else xp.linalg.solve(A, B)
 
 
 @dataclass
@@ -344,14 +356,18 @@ def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=N
     plan = plan_stream(R.n, R.m, R.s_prime, n_features, d, options, kernel=kernel)
     if X_sub is None:
         X_sub = gather_rows(X, R.indices, plan.chunk_rows)
-    RKR = sketch_gram(kernel, X_sub, R.mix, engine=options.engine)  # before the pass: sets the product precision
+    device_gram = getattr(engine, "sketch_gram", None)  # a device engine computes R K R^T where it solves
+    # before the pass: R K R^T's spectrum sets the product precision
+    RKR = device_gram(kernel, X_sub, R.mix) if device_gram is not None else \
+        sketch_gram(kernel, X_sub, R.mix, engine=options.engine)
     eig = sketch_spectrum(RKR, rtol, xp=engine.xp)
     products = product_precision(engine.to_numpy(eig[0]), options.dtype)
     blocks = options
     if products != str(options.dtype):  # float64 products: keep the kernel's float64 blocks (no round trip)
         blocks = options.replace(dtype=products)
         plan = plan_stream(R.n, R.m, R.s_prime, n_features, d, blocks, kernel=kernel)
-    sums = accumulate(kernel, X, Y, X_sub, R.mix, options=blocks, chunk_rows=plan.chunk_rows, progress=progress)
+    sums = accumulate(kernel, X, Y, X_sub, R.mix, options=blocks, chunk_rows=plan.chunk_rows, progress=progress,
+                      device=True)  # on a GPU the sums stay there for the solve
     if sums.n != R.n:
         raise InvalidInputError(f"the sketch was drawn for n={R.n} rows but the data have {sums.n}")
     coef, proj, w, UD = ridge_from_sums(sums, RKR, R.mix, lam, rtol=rtol, xp=engine.xp, return_ud=True, eig=eig)

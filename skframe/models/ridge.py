@@ -27,7 +27,11 @@ __all__ = ["SketchedKernelRidge"]
 def _ridge_solve(rep, Y, lam, init, rng):
     """Square-loss closed form: ``(K + n lam I)^{-1} Y`` (exact) or ``(Z^T Z + n lam I)^{-1} Z^T Y``."""
     n = Y.shape[0]
-    A, B = (rep.K, Y) if rep.K is not None else rep.problem(Y).gram()
+    problem = rep.problem(Y) if rep.K is None else None
+    own = getattr(problem, "ridge_weights", None)
+    if own is not None:  # accumulated sums solve where they live (the GPU's for backend="cupy")
+        return SolveResult(W=own(lam), stop_reason="closed form (exact minimiser)", n_iter=1)
+    A, B = (rep.K, Y) if rep.K is not None else problem.gram()
     diag = np.einsum("ii->i", A)  # a view: the ridge is added in place and removed after (λ paths reuse K)
     diag += n * lam
     W = solve_psd(A, B)  # factors a copy

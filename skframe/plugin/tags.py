@@ -84,11 +84,11 @@ class KernelTags:
         The kernel is shift-invariant and has a method ``spectral_sampler(d, m, rng)`` giving m
         frequencies of shape (m, d) of its spectral measure (random Fourier features).
     device_formula : str or None, default None
-        The kernel is one of the families the GPU engine computes on the device from the kernel's
-        ``params`` (``"gaussian"`` and ``"laplacian"`` with ``gamma``, ``"linear"``, ``"polynomial"``
-        with ``gamma``, ``coef0``, ``degree``), so ``backend="cupy"`` needs no device code of its own;
-        None otherwise (a kernel with ``"cupy"`` in ``backends`` computes its device blocks itself).
-        A subclass that changes the formula declares its own tags.
+        The family of the kernel's formula (``"gaussian"``, ``"laplacian"``, ``"linear"``,
+        ``"polynomial"``), for reports; None otherwise. The GPU engine never reads it: a kernel
+        computes on a device when its ``backends`` list ``"cupy"`` (it is then called with device
+        arrays and computes with their namespace). A subclass that changes the formula declares its
+        own tags.
     """
 
     normalized: bool = False

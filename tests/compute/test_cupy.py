@@ -1,16 +1,26 @@
-"""The GPU engine: its array-namespace code run with NumPy here, and on CuPy when a GPU is present."""
+"""The GPU path: its array-namespace code run with NumPy and a fake device namespace here, and on CuPy
+when a GPU is present (the tests marked below skip without one).
+
+The fake namespace (:mod:`tests.fake_namespace`) refuses every implicit conversion to NumPy: a
+fit that completes on it never brought a device array to the host except through the counted,
+explicit copies, which are checked to be the results (weights, eigenvalues), never the data,
+the kernel blocks or the m x m sums.
+"""
 
 import numpy as np
 import pytest
 
 from skframe import deps
-from skframe.compute._engine_cupy import DEVICE_FORMULAS, ArrayEngine, device_kernel_name
-from skframe.compute.streaming import accumulate, chunk_sums, fit_sketched_ridge, get_engine
+from skframe.compute import engines
+from skframe.compute._engine_cupy import ArrayEngine, runs_on_device
+from skframe.compute.stream_problems import StreamedFeatureProblem, block_loss_sums, feature_projection
+from skframe.compute.streaming import accumulate, chunk_sums, fit_sketched_ridge, get_engine, sketch_gram
 from skframe.core.sketching import draw_sketch
-from skframe.exceptions import DependencyError, InvalidParameterError
+from skframe.exceptions import DependencyError, InvalidInputError, InvalidParameterError
 from skframe.options import ComputeOptions
-from skframe.plugin.registry import get_kernel, get_sketch
+from skframe.plugin.registry import get_kernel, get_loss, get_sketch
 from skframe.plugin.tags import KernelTags
+from tests.fake_namespace import FAKE, FakeArray, fake
 from tests.naive import naive_gaussian, naive_laplacian, naive_linear, naive_polynomial
 
 KERNELS = [
@@ -27,83 +37,180 @@ def _data(n=600, seed=0):
     return X, np.column_stack([np.sin(3 * X[:, 0]), X[:, 1]])
 
 
+@pytest.fixture
+def device(monkeypatch):
+    """``backend="cupy"`` served by the engine on the fake device namespace (counters reset)."""
+    engine = ArrayEngine(FAKE)
+    monkeypatch.setattr(engines, "cupy_engine", lambda: engine)
+    FAKE.reset()
+    return engine
+
+
+# ----------------------------------------------------------------- the kernels compute with their input's namespace
 @pytest.mark.parametrize("name,params,naive", KERNELS)
-def test_device_formulas_match_plain_ones(name, params, naive):
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_builtin_kernels_compute_with_the_namespace_of_their_input(name, params, naive, dtype):
     X, _ = _data(50)
     kernel = get_kernel(name, **params)
-    assert device_kernel_name(kernel) == name
-    block = ArrayEngine(np).block(kernel, X, X[:20], np.float64)
-    np.testing.assert_allclose(block, naive(X, X[:20]), rtol=1e-10, atol=1e-12)
+    assert runs_on_device(kernel)  # the tags list "cupy": the engine calls the kernel with device arrays
+    block = kernel(fake(X), fake(X[:20]), dtype=dtype)
+    assert isinstance(block, FakeArray) and block.dtype == dtype
+    tol = 1e-10 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(FAKE.asnumpy(block), naive(X, X[:20]), rtol=tol, atol=tol)
+    # the engine asks the kernel: the same block through ArrayEngine, on the fake device and on NumPy
+    np.testing.assert_allclose(FAKE.asnumpy(ArrayEngine(FAKE).block(kernel, fake(X), fake(X[:20]), dtype)),
+                               naive(X, X[:20]), rtol=tol, atol=tol)
+    np.testing.assert_allclose(ArrayEngine(np).block(kernel, X, X[:20], dtype), naive(X, X[:20]), rtol=tol, atol=tol)
 
 
-def test_the_kernel_names_its_device_formula():
-    """The engine asks the kernel's tags for its formula, never its registered or class name."""
+def test_scale_bandwidth_and_refusals_on_device_arrays():
+    X, _ = _data(40)
+    scaled = get_kernel("gaussian")(fake(X), fake(X[:5]))
+    np.testing.assert_allclose(FAKE.asnumpy(scaled), get_kernel("gaussian")(X, X[:5]), rtol=1e-12)
+    with pytest.raises(InvalidInputError, match="same number of features"):
+        get_kernel("linear")(fake(X), fake(X[:, :2]))
+    with pytest.raises(InvalidInputError, match="NumPy arrays"):  # no device formula: a clear refusal
+        get_kernel("cosine")(fake(X), fake(X))
 
-    class GaussianKernel:  # a third party's kernel with a built-in's class name: no device formula
+
+def test_the_engine_asks_the_kernels_tags_never_its_name():
+    class GaussianKernel:  # a third party's kernel with a built-in's class name and formula tag, host only
+        __skframe_tags__ = KernelTags(device_formula="gaussian")
         params = {"gamma": 0.7}
 
         def __call__(self, X, Y=None):
             return X @ Y.T
 
-    class Declared(GaussianKernel):  # any class may say it is a Gaussian kernel of params["gamma"]
-        __skframe_tags__ = KernelTags(device_formula="gaussian")
+    class OnDevice(GaussianKernel):  # lists "cupy": called with the device arrays themselves
+        __skframe_tags__ = KernelTags(backends=("numpy", "cupy"))
 
     X, _ = _data(30)
-    assert device_kernel_name(GaussianKernel()) is None
     with pytest.raises(InvalidParameterError, match="backend='numpy'"):
-        ArrayEngine(np).block(GaussianKernel(), X, X[:5], np.float64)
-    assert device_kernel_name(Declared()) == "gaussian"
-    np.testing.assert_allclose(ArrayEngine(np).block(Declared(), X, X[:5], np.float64), naive_gaussian(X, X[:5], 0.7),
-                               rtol=1e-10)
+        ArrayEngine(FAKE).block(GaussianKernel(), fake(X), fake(X[:5]), np.float64)
+    out = ArrayEngine(FAKE).block(OnDevice(), fake(X), fake(X[:5]), np.float64)
+    np.testing.assert_allclose(FAKE.asnumpy(out), X @ X[:5].T, rtol=1e-12)
+    # on the host every kernel keeps working
+    part = chunk_sums(GaussianKernel(), X, X[:, :1], X[:4], np.eye(4))
+    assert part.n == 30
 
 
-def test_fused_gaussian_hook_is_used():
-    calls = []
-
-    def fused(xn, yn, g, G):
-        calls.append(G.shape)
-        G[...] = np.exp(-g * np.maximum(xn + yn - 2 * G, 0))
-        return G
+def test_the_fused_gaussian_is_built_once_per_process():
+    from skframe_kernels._namespace import fused_gaussian
 
     X, _ = _data(30)
-    out = ArrayEngine(np, fused).block(get_kernel("gaussian", gamma=0.7), X, X[:5], np.float64)
-    assert calls == [(30, 5)]
-    np.testing.assert_allclose(out, naive_gaussian(X, X[:5], 0.7), rtol=1e-10)
+    fused_gaussian.cache_clear()
+    FAKE.reset()
+    for gamma in (0.7, 0.2):
+        for _ in range(3):
+            get_kernel("gaussian", gamma=gamma)(fake(X), fake(X[:5]))
+    assert FAKE.kernels_built == ["skframe_gaussian_from_cross"]
+    assert fused_gaussian(np) is None  # NumPy has no compiled elementwise kernels: the plain formula
 
 
+def test_device_sketch_gram_equals_the_host_one():
+    X, _ = _data(200)
+    kernel = get_kernel("gaussian", gamma=2.0)
+    for sketch in ("subsample", "psr", "gaussian"):
+        R = draw_sketch(get_sketch(sketch, size=20), len(X), np.random.default_rng(1), X=X, kernel=kernel)
+        X_sub = X[R.indices]
+        G = ArrayEngine(FAKE).sketch_gram(kernel, X_sub, R.mix)
+        np.testing.assert_allclose(FAKE.asnumpy(G), sketch_gram(kernel, X_sub, R.mix), rtol=1e-10, atol=1e-12)
+
+
+# ----------------------------------------------------------------- the streamed fit and its solve on the device
 @pytest.mark.parametrize("sketch", ["subsample", "psr"])
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_array_engine_accumulation_equals_cpu_engine(sketch, dtype, monkeypatch):
-    """The GPU code path with NumPy as its namespace gives the CPU engine's fit."""
+def test_device_fit_equals_cpu_fit_and_leaves_only_results_on_the_host(sketch, dtype, device):
     X, Y = _data()
     kernel = get_kernel("gaussian", gamma=2.0)
     R = draw_sketch(get_sketch(sketch, size=25), len(X), np.random.default_rng(1), X=X, kernel=kernel)
-    opts = ComputeOptions(chunk_rows=128, dtype=dtype)
-    ref = fit_sketched_ridge(kernel, X, Y, R, 1e-3, options=opts)
-    engine = ArrayEngine(np)
-    monkeypatch.setattr("skframe.compute.streaming.get_engine", lambda options=None: engine)
-    res = fit_sketched_ridge(kernel, X, Y, R, 1e-3, options=opts)
+    ref = fit_sketched_ridge(kernel, X, Y, R, 1e-3, options=ComputeOptions(chunk_rows=128, dtype=dtype))
+    FAKE.reset()
+    res = fit_sketched_ridge(kernel, X, Y, R, 1e-3, options=ComputeOptions(chunk_rows=128, dtype=dtype,
+                                                                           backend="cupy"))
+    assert res.info["backend"] == "array" and isinstance(res.coef, np.ndarray)
     tol = 1e-8 if dtype == "float64" else 5e-3  # float32: two roundings of an ill-conditioned solve
     pred_ref, pred = naive_gaussian(X, ref.X_sub, 2.0) @ ref.coef, naive_gaussian(X, res.X_sub, 2.0) @ res.coef
     np.testing.assert_allclose(pred, pred_ref, rtol=tol, atol=tol * np.abs(pred_ref).max())
-    sums = accumulate(kernel, X, Y, X[R.indices], R.mix, options=opts, chunk_rows=100)
-    assert sums.n == len(X)
+    # copies to the host: the eigenvalues (twice: precision, result), U D^-1/2 for proj, the weights W
+    m, r, d = R.m, res.proj.shape[1], Y.shape[1]
+    assert FAKE.transfers <= m * r + 2 * r + r * d, "the sums or the data came back to the host"
 
 
-def test_kernel_without_device_support_is_refused_on_the_device():
-    class Opaque:  # its tags: the defaults, NumPy only
-        def __call__(self, X, Y):
-            return X @ Y.T
+def test_accumulation_on_the_device_keeps_its_sums_there(device):
+    X, Y = _data(300)
+    kernel = get_kernel("gaussian", gamma=2.0)
+    R = draw_sketch(get_sketch("psr", size=15), len(X), np.random.default_rng(2), X=X, kernel=kernel)
+    opts = ComputeOptions(chunk_rows=100, backend="cupy")
+    sums = accumulate(kernel, X, Y, X[R.indices], R.mix, options=opts, device=True)
+    assert isinstance(sums.C, FakeArray) and FAKE.transfers == 0
+    C, b, kr = sums.products()  # computed on the device too
+    assert isinstance(C, FakeArray) and FAKE.transfers == 0
+    host = accumulate(kernel, X, Y, X[R.indices], R.mix, options=ComputeOptions(chunk_rows=100))
+    for a, h in zip((C, b, kr), host.products()):
+        np.testing.assert_allclose(FAKE.asnumpy(a), h, rtol=1e-10, atol=1e-10 * np.abs(h).max())
 
-    X, Y = _data(20)
-    with pytest.raises(InvalidParameterError, match="backend='numpy'"):
-        ArrayEngine(np).block(Opaque(), X, X, np.float64)
-    # ... and keeps working on the CPU engine
-    part = chunk_sums(Opaque(), X, Y, X[:4], np.eye(4))
-    assert part.n == 20
-    assert "gaussian" in DEVICE_FORMULAS
+
+def test_model_fit_with_the_gpu_backend_solves_on_the_device(device):
+    """The estimator's streamed representation and its closed-form solve, on the fake device."""
+    from skframe import SketchedKernelRidge
+
+    X, Y = _data(800)
+    params = dict(kernel_params={"gamma": 2.0}, sketch="subsample", sketch_size=40, lam=1e-4, random_state=0)
+    ref = SketchedKernelRidge(**params, backend="numpy").fit(X, Y)
+    model = SketchedKernelRidge(**params, backend="cupy").fit(X, Y)
+    assert model.execution_["backend"] == "cupy" and model.sketch_info_["backend"] == "array"
+    assert 0 < FAKE.transfers <= 40 * 40 + 2 * 40 + 40 * 2 + 2  # U D^-1/2, eigenvalues, W, y sums: never C
+    # another eigensolver and solve than the host's LAPACK ones, on an ill-conditioned R K R^T
+    np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=1e-6, atol=1e-6 * np.abs(ref.predict(X)).max())
 
 
+# ----------------------------------------------------------------- the iterative losses' passes on the device
+def test_loss_pass_runs_on_the_device_and_equals_the_host_pass(device):
+    X, Y = _data(500)
+    kernel = get_kernel("gaussian", gamma=2.0)
+    R = draw_sketch(get_sketch("subsample", size=30), len(X), np.random.default_rng(1))
+    X_sub = X[R.indices]
+    proj, _ = feature_projection(kernel, X_sub, R.mix)
+    loss = get_loss("huber")
+    host = StreamedFeatureProblem(kernel, X, Y, X_sub, proj, ComputeOptions(chunk_rows=128))
+    FAKE.reset()
+    dev = StreamedFeatureProblem(kernel, X, Y, X_sub, proj, ComputeOptions(chunk_rows=128, backend="cupy"))
+    V = np.random.default_rng(3).normal(size=(proj.shape[1], 2))
+    C = np.array([[1.0, 0.3], [0.0, 2.0]])
+    (v1, g1), (v2, g2) = host.loss_pass(V, C, loss), dev.loss_pass(V, C, loss)
+    assert v2 == pytest.approx(v1, rel=1e-10)
+    np.testing.assert_allclose(g2, g1, rtol=1e-9, atol=1e-12)
+    # per chunk only the rows x k products K (proj V) crossed, and the gradient once (s' x k)
+    assert FAKE.transfers <= len(X) * 2 + proj.shape[0] * 2
+
+
+def test_block_loss_sums_with_numpy_and_device_blocks():
+    rng = np.random.default_rng(0)
+    K, PV, C, Y = rng.uniform(size=(40, 7)), rng.normal(size=(7, 2)), np.eye(2), rng.normal(size=(40, 2))
+    loss = get_loss("huber")
+    F = (K @ PV) @ C
+    total, KG = block_loss_sums(K, PV, C, Y, loss)
+    assert total == pytest.approx(float(np.sum(loss.value(F, Y))))
+    np.testing.assert_allclose(KG, K.T @ (loss.gradient(F, Y) @ C.T), rtol=1e-12)
+    t2, KG2 = block_loss_sums(fake(K), fake(PV), C, Y, loss)
+    assert t2 == pytest.approx(total, rel=1e-12) and isinstance(KG2, FakeArray)
+    np.testing.assert_allclose(FAKE.asnumpy(KG2), KG, rtol=1e-12)
+
+
+def test_machine_fit_with_the_gpu_backend_passes_on_the_device(device):
+    from skframe.models import SketchedKernelMachine
+
+    X, Y = _data(400)
+    params = dict(loss="huber", kernel_params={"gamma": 2.0}, sketch="subsample", sketch_size=25, lam=1e-3,
+                  random_state=0, solver="lbfgs")
+    ref = SketchedKernelMachine(**params, backend="numpy").fit(X, Y[:, 0])
+    model = SketchedKernelMachine(**params, backend="cupy").fit(X, Y[:, 0])
+    assert model.representation_ == "streamed"  # the device recomputes its blocks each pass
+    np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=1e-6, atol=1e-6)
+
+
+# ----------------------------------------------------------------- errors and imports
 def test_cupy_backend_without_cupy_names_the_extra(monkeypatch):
     monkeypatch.setenv("SKFRAME_DISABLE_CUPY", "1")
     with pytest.raises(DependencyError, match="cupy"):
@@ -125,11 +232,15 @@ def test_cpu_path_never_imports_cupy():
     import subprocess
     import sys
 
-    code = ("import sys, numpy as np; from skframe.compute.streaming import fit_sketched_ridge, get_engine; "
-            "get_engine(None); assert 'cupy' not in sys.modules, 'cupy imported'")
+    code = ("import sys, numpy as np; from skframe import SketchedKernelRidge; "
+            "from skframe.compute.streaming import get_engine; get_engine(None); "
+            "X = np.random.default_rng(0).uniform(size=(300, 3)); "
+            "SketchedKernelRidge(sketch='subsample', sketch_size=20).fit(X, X[:, 0]).predict(X); "
+            "assert 'cupy' not in sys.modules, 'cupy imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+# ----------------------------------------------------------------- on a real GPU
 def _gpu_available():
     if not deps.available("cupy"):
         return False
@@ -141,15 +252,47 @@ def _gpu_available():
         return False
 
 
-@pytest.mark.skipif(not _gpu_available(), reason="needs CuPy and an NVIDIA GPU")
+gpu = pytest.mark.skipif(not _gpu_available(), reason="needs CuPy and an NVIDIA GPU")
+
+
+@gpu
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_gpu_fit_equals_cpu_fit(dtype):
     X, Y = _data(5000)
     kernel = get_kernel("gaussian", gamma=2.0)
     R = draw_sketch(get_sketch("subsample", size=100), len(X), np.random.default_rng(1), X=X, kernel=kernel)
     cpu = fit_sketched_ridge(kernel, X, Y, R, 1e-3, options=ComputeOptions(dtype=dtype))
-    gpu = fit_sketched_ridge(kernel, X, Y, R, 1e-3, options=ComputeOptions(dtype=dtype, backend="cupy"))
-    assert gpu.info["backend"] == "cupy" and isinstance(gpu.coef, np.ndarray)
-    pc, pg = naive_gaussian(X[:500], cpu.X_sub, 2.0) @ cpu.coef, naive_gaussian(X[:500], gpu.X_sub, 2.0) @ gpu.coef
+    gpu_fit = fit_sketched_ridge(kernel, X, Y, R, 1e-3, options=ComputeOptions(dtype=dtype, backend="cupy"))
+    assert gpu_fit.info["backend"] == "cupy" and isinstance(gpu_fit.coef, np.ndarray)
+    pc = naive_gaussian(X[:500], cpu.X_sub, 2.0) @ cpu.coef
+    pg = naive_gaussian(X[:500], gpu_fit.X_sub, 2.0) @ gpu_fit.coef
     tol = 1e-7 if dtype == "float64" else 1e-3
     np.testing.assert_allclose(pg, pc, rtol=tol, atol=tol * np.abs(pc).max())
+
+
+@gpu
+@pytest.mark.parametrize("name,params,naive", KERNELS)
+def test_gpu_kernel_blocks_equal_the_plain_formulas(name, params, naive):
+    import cupy
+
+    X, _ = _data(300)
+    block = get_kernel(name, **params)(cupy.asarray(X), cupy.asarray(X[:50]))
+    assert isinstance(block, cupy.ndarray)
+    np.testing.assert_allclose(cupy.asnumpy(block), naive(X, X[:50]), rtol=1e-10, atol=1e-12)
+
+
+@gpu
+def test_gpu_models_equal_cpu_models():
+    from skframe import SketchedKernelRidge
+    from skframe.models import SketchedKernelMachine
+
+    X, Y = _data(20_000)
+    params = dict(kernel_params={"gamma": 2.0}, sketch="subsample", sketch_size=200, lam=1e-4, random_state=0)
+    ref = SketchedKernelRidge(**params, backend="numpy").fit(X, Y)
+    model = SketchedKernelRidge(**params, backend="cupy").fit(X, Y)
+    assert model.execution_["backend"] == "cupy"
+    np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=1e-7, atol=1e-7 * np.abs(ref.predict(X)).max())
+    params.update(loss="huber", solver="lbfgs")
+    ref = SketchedKernelMachine(**params, backend="numpy").fit(X, Y[:, 0])
+    model = SketchedKernelMachine(**params, backend="cupy").fit(X, Y[:, 0])
+    np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=1e-6, atol=1e-6)
