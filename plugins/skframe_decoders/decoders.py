@@ -17,15 +17,29 @@
     top-k per row, found by partial selection (``np.argpartition``). Ties are
     broken by the smallest candidate index, exactly as ``np.argmax`` on the full
     score matrix would.
+
+Device arrays: surrogates and candidate embeddings of another array namespace (CuPy on a GPU)
+are scored with that namespace, and each score block is cut on the device to the entries that
+can reach a row's top k (its k best, ties included) before the exact selection on the host; only
+those few entries per row leave the device.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from skframe.plugin.api import Decoder, DecoderTags, Interval, InvalidParameterError, Options, validate_component
+from skframe.plugin.api import (
+    Decoder,
+    DecoderTags,
+    Interval,
+    InvalidParameterError,
+    Options,
+    get_array_module,
+    to_numpy,
+    validate_component,
+)
 
-__all__ = ["IdentityDecoder", "CandidateDecoder", "ArrayCandidates", "select_topk"]
+__all__ = ["IdentityDecoder", "CandidateDecoder", "ArrayCandidates", "select_topk", "contenders"]
 
 BLOCK_ENTRIES = 4_000_000
 
@@ -44,24 +58,30 @@ class ArrayCandidates:
     """
 
     def __init__(self, embeddings, bias=None):
-        if isinstance(embeddings, np.ndarray):
+        if not isinstance(embeddings, (list, tuple)):
             embeddings = [embeddings]
-        self.embeddings = [np.asarray(E) for E in embeddings]
+        self.embeddings = [_keep_namespace(E) for E in embeddings]
         n = {E.shape[0] for E in self.embeddings}
         if len(n) != 1:
             raise InvalidParameterError(f"candidate embeddings have different numbers of rows {sorted(n)}")
         self.n_candidates = n.pop()
-        self.bias = None if bias is None else np.asarray(bias, dtype=np.float64).ravel()
+        xp = get_array_module(self.embeddings[0])
+        self.bias = None if bias is None else xp.asarray(bias, dtype=np.float64).ravel()
 
     def block(self, start, stop):
         b = None if self.bias is None else self.bias[start:stop]
         return [E[start:stop] for E in self.embeddings], b
 
 
+def _keep_namespace(A):
+    """A device array as it is, anything else as a NumPy array."""
+    return A if get_array_module(A) is not np else np.asarray(A)
+
+
 def _as_list(G):
-    if isinstance(G, np.ndarray):
-        return [G]
-    return [np.asarray(g) for g in G]
+    if not isinstance(G, (list, tuple)):
+        return [_keep_namespace(G)]
+    return [_keep_namespace(g) for g in G]
 
 
 def _scores(G_list, E_list, bias, aggregate, precision="auto", rows=None):
@@ -77,22 +97,43 @@ def _scores(G_list, E_list, bias, aggregate, precision="auto", rows=None):
             f"{len(G_list)} surrogate predictions but {len(E_list)} candidate embeddings; one per draw is needed"
         )
     S = None
+    xp = get_array_module(G_list[0])  # scores in the namespace of the queries (on their device)
     for g, E in zip(G_list, E_list):
         single = precision == "float32" or (precision == "auto" and E.dtype == np.float32)
         dt = np.float32 if single else np.float64
         g, E = g.astype(dt, copy=False), E.astype(dt, copy=False)
-        block = g @ E.T if rows is None else np.einsum("cp,cp->c", E, g[rows])
+        block = g @ E.T if rows is None else xp.einsum("cp,cp->c", E, g[rows])
         if S is None:
-            S = block if block.flags.writeable else block.copy()
+            S = block if getattr(block.flags, "writeable", True) else block.copy()
         elif aggregate == "max":
-            np.maximum(S, block, out=S)
+            xp.maximum(S, block, out=S)
         else:
             S += block
     if aggregate == "mean" and len(G_list) > 1:
         S /= len(G_list)
     if bias is not None:
-        S += bias
+        S += xp.asarray(bias)
     return S
+
+
+def contenders(scores, index, k):
+    """``(scores, index)`` on the host, cut to the entries of each row that can be among its top k.
+
+    For device scores (CuPy) the k-th best score of each row is found on the device and each row
+    keeps its ``w`` best entries, ``w`` the largest number of entries at least that good in any
+    row (k, or more with ties at the k-th score): every entry that can enter a row's top k, ties
+    included, so :func:`select_topk` on the result is exact. Host scores are returned as they
+    are (``index`` broadcast to their shape).
+    """
+    xp = get_array_module(scores)
+    r, c = scores.shape
+    if xp is np or c <= k:
+        return to_numpy(scores), np.broadcast_to(index, (r, c))
+    kth = -xp.partition(-scores, k - 1, axis=1)[:, k - 1]
+    width = max(int(to_numpy((scores >= kth[:, None]).sum(axis=1).max())), k)
+    part = xp.argpartition(-scores, width - 1, axis=1)[:, :width]
+    part_h = to_numpy(part)
+    return to_numpy(xp.take_along_axis(scores, part, axis=1)), np.asarray(index)[part_h]
 
 
 def select_topk(scores, index, k):
@@ -279,12 +320,13 @@ class CandidateDecoder(Decoder):
             for r0 in range(0, n, rows):
                 r1 = min(n, r0 + rows)
                 S = _scores([g[r0:r1] for g in G_list], E_list, b, aggregate, self.precision)
+                S, S_idx = contenders(S, idx, k)  # device scores: cut there, exact selection on the host
                 if c0 == start:
-                    ti, ts = select_topk(S, idx, k)
+                    ti, ts = select_topk(S, S_idx, k)
                     top_i[r0:r1, : ti.shape[1]] = ti
                     top_s[r0:r1, : ts.shape[1]] = ts
                 else:
-                    self._merge(S, idx, top_i, top_s, r0, k)
+                    self._merge(S, S_idx, top_i, top_s, r0, k)
         if n_c < k:
             top_i[:, n_c:] = -1
             top_s[:, n_c:] = -np.inf
@@ -296,7 +338,9 @@ class CandidateDecoder(Decoder):
 
         Only scores strictly above a row's current k-th best can enter (a later
         candidate loses ties), so the partial selection runs on those entries only.
+        ``idx`` gives the candidate of each column, shared by the rows (c,) or per row (r, c).
         """
+        idx = np.broadcast_to(idx, S.shape)
         thr = top_s[r0 : r0 + S.shape[0], k - 1]
         hit = np.flatnonzero(S.max(axis=1) > thr)  # rows with at least one entrant
         if hit.size == 0:
@@ -310,7 +354,7 @@ class CandidateDecoder(Decoder):
         Sp = np.full((rows_u.shape[0], width), -np.inf)
         Ip = np.full((rows_u.shape[0], width), np.iinfo(np.int64).max, dtype=np.int64)
         Sp[ri, pos] = S[rr, cc]
-        Ip[ri, pos] = idx[cc]
+        Ip[ri, pos] = idx[rr, cc]
         rows = r0 + rows_u
         ti, ts = select_topk(np.concatenate([top_s[rows], Sp], axis=1), np.concatenate([top_i[rows], Ip], axis=1), k)
         top_i[rows] = ti
@@ -357,7 +401,7 @@ class CandidateDecoder(Decoder):
             return
         rows = np.repeat(np.arange(counts.size), counts)
         pos = np.arange(rows.size) - np.repeat(local_offsets[:-1], counts)
-        s = _scores(G_list, E_list, bias, aggregate, self.precision, rows=r0 + rows)
+        s = to_numpy(_scores(G_list, E_list, bias, aggregate, self.precision, rows=r0 + rows))
         P = np.full((counts.size, width), -np.inf)
         P[rows, pos] = s
         ti, ts = select_topk(P, np.arange(width, dtype=np.int64), k)
