@@ -17,7 +17,8 @@ The measuring helpers every script shares: :func:`parser` (command-line options 
 defaults), :func:`timed` and :func:`best_of` (wall time), :func:`traced` (``tracemalloc`` peak),
 :func:`peak_rss_mb` (the process's peak resident memory), :func:`proc_status_bytes` and
 :func:`reset_peak_rss` (Linux memory counters, the peak of one stage), :func:`versions` and
-:func:`emit` (the JSON report, printed and optionally written).
+:func:`emit` (the JSON report, printed and optionally written); and the data most of them fit,
+Friedman's first regression problem (:func:`friedman_target`, :func:`friedman_data`).
 """
 
 import argparse
@@ -145,6 +146,34 @@ def reset_peak_rss():
         return True
     except OSError:
         return False
+
+
+def friedman_target(X, rng=None):
+    """Friedman's first function ``10 sin(pi x1 x2) + 20 (x3 - 1/2)^2 + 10 x4 + 5 x5`` (+ N(0, 1) noise by ``rng``)."""
+    import numpy as np
+
+    y = 10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3] + 5 * X[:, 4]
+    if rng is not None:
+        y += rng.normal(size=X.shape[0])
+    return y
+
+
+def friedman_data(n, d=10, seed=0, step=100_000, X=None, y=None):
+    """``(X, y)`` of Friedman's first problem, X uniform in [0, 1]^d, noisy targets.
+
+    Filled ``step`` rows at a time (uniform rows, then their noise), into ``X`` and ``y`` when
+    given (e.g. a memory map): generating them leaves no transient copy of the data behind.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    X = np.empty((n, d)) if X is None else X
+    y = np.empty(n) if y is None else y
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        X[start:stop] = rng.uniform(size=(stop - start, d))
+        y[start:stop] = friedman_target(np.asarray(X[start:stop]), rng)
+    return X, y
 
 
 def emit(report, path=None, indent=1, **dumps):

@@ -39,24 +39,9 @@ from pathlib import Path
 
 import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
 import numpy as np
+from _setup import friedman_data, friedman_target
 
 DEFAULT_SECTIONS = "stream64,stream32,sklearn,huber,dask,f32study"
-
-
-def friedman_target(X, rng=None):
-    y = 10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3] + 5 * X[:, 4]
-    if rng is not None:
-        y += rng.normal(size=X.shape[0])
-    return y
-
-
-def fill_data(X, y, seed, step=100_000):
-    """Fill X (array or memmap) and y chunk by chunk: no transient copy of the data."""
-    rng = np.random.default_rng(seed)
-    for start in range(0, X.shape[0], step):
-        stop = min(X.shape[0], start + step)
-        X[start:stop] = rng.uniform(size=(stop - start, X.shape[1]))
-        y[start:stop] = friedman_target(np.asarray(X[start:stop]), rng)
 
 
 def rss_bytes():
@@ -109,17 +94,14 @@ def load(args):
     if args.memmap:
         path = Path(args.tmp) / f"X_{args.n}_{d}.npy"
         if not path.exists():
-            X = np.lib.format.open_memmap(path, mode="w+", shape=(args.n, d))
-            y = np.empty(args.n)
-            fill_data(X, y, 0)
+            X, y = friedman_data(args.n, d, X=np.lib.format.open_memmap(path, mode="w+", shape=(args.n, d)))
             X.flush()
             np.save(Path(args.tmp) / f"y_{args.n}.npy", y)
             del X
         X = np.load(path, mmap_mode="r")
         y = np.load(Path(args.tmp) / f"y_{args.n}.npy")
     else:
-        X, y = np.empty((args.n, d)), np.empty(args.n)
-        fill_data(X, y, 0)
+        X, y = friedman_data(args.n, d)
     Xt = np.random.default_rng(1).uniform(size=(args.n_test, d))
     return X, y, Xt, friedman_target(Xt)
 

@@ -24,10 +24,9 @@ import numpy as np
 
 
 def friedman(n, d, seed):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(size=(n, d))
-    y = 10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3] + 5 * X[:, 4]
-    return X, (y + rng.normal(size=n))[:, None]
+    """Friedman data drawn in one block (the stream of the measured runs), targets as one column."""
+    X, y = _setup.friedman_data(n, d, seed, step=n)
+    return X, y[:, None]
 
 
 def one_fit(path, X, Y, kernel, sketch, lam, work):
