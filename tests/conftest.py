@@ -20,3 +20,8 @@ def engine(request, monkeypatch):
         monkeypatch.delenv("SKFRAME_DISABLE_NUMBA", raising=False)
         monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", "0")
     return request.param
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs CuPy and an NVIDIA GPU (skipped without one; "
+                                       "benchmarks/gpu_check.sh runs them)")

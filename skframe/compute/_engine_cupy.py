@@ -16,7 +16,16 @@ kernel is recognised by its name.
 
 :class:`CupyEngine` is the engine of ``backend="cupy"``; it imports CuPy (the ``gpu`` extra)
 only when asked for, and is built once per process (:func:`cupy_engine`), as are the compiled
-kernels it runs (CuPy keeps each compiled kernel for the process, and its binaries on disk).
+kernels it runs (the kernels' fused Gaussian is created once per process).
+
+The first fit of a process: CuPy compiles each distinct elementwise or reduction kernel on its
+first use (NVRTC) and keeps it for the process and its binary on disk (``CUPY_CACHE_DIR``, by
+default ``~/.cupy/kernel_cache``); a later process loads the binaries instead. What a first fit
+then adds to a repeat is the CUDA context, the cuBLAS and cuSOLVER handles and those loads, which
+is what can stay within about a second; an empty cache (a new machine, a cache folder on a
+temporary disk) makes the first fit compile everything, several seconds more. Hence: keep the
+cache on a persistent disk, or run one small fit once after installing. The ``fresh`` section of
+``benchmarks/bench_gpu.py`` measures the first fit with an empty and with a warm cache.
 """
 
 from __future__ import annotations

@@ -160,6 +160,8 @@ def test_model_fit_with_the_gpu_backend_solves_on_the_device(device):
     ref = SketchedKernelRidge(**params, backend="numpy").fit(X, Y)
     model = SketchedKernelRidge(**params, backend="cupy").fit(X, Y)
     assert model.execution_["backend"] == "cupy" and model.sketch_info_["backend"] == "array"
+    # device chunks as the plan sized them (from the device's memory, not the CPU block size)
+    assert model.sketch_info_["chunk_rows"] == model.execution_["chunk_rows"]
     assert 0 < FAKE.transfers <= 40 * 40 + 2 * 40 + 40 * 2 + 2  # U D^-1/2, eigenvalues, W, y sums: never C
     # another eigensolver and solve than the host's LAPACK ones, on an ill-conditioned R K R^T
     np.testing.assert_allclose(model.predict(X), ref.predict(X), rtol=1e-6, atol=1e-6 * np.abs(ref.predict(X)).max())
@@ -252,7 +254,9 @@ def _gpu_available():
         return False
 
 
-gpu = pytest.mark.skipif(not _gpu_available(), reason="needs CuPy and an NVIDIA GPU")
+def gpu(test):
+    """A test that needs CuPy and an NVIDIA GPU: marked ``gpu`` (benchmarks/gpu_check.sh), skipped without one."""
+    return pytest.mark.gpu(pytest.mark.skipif(not _gpu_available(), reason="needs CuPy and an NVIDIA GPU")(test))
 
 
 @gpu
