@@ -20,11 +20,27 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["SPREAD_RATIO", "spread_ratio", "resolve_scale"]
+__all__ = ["SPREAD_RATIO", "column_moments", "spread_ratio", "resolve_scale"]
 
 #: Largest spread over smallest spread (standard deviations of the non-constant columns) from which ``auto``
 #: standardises.
 SPREAD_RATIO = 10.0
+
+
+def column_moments(X, rows=65536):
+    """Column means and standard deviations of X read in blocks of ``rows`` rows (two passes), and which columns are
+    constant: ``(mean, std, constant)``.
+
+    A column is constant when its standard deviation is within rounding of its mean (ten float64 epsilons of it),
+    the rule of :class:`~skframe.datasets.FeatureScaler`. X may be a memory map or a spill file: only one block of
+    it is in memory at a time.
+    """
+    n, d = X.shape
+    blocks = range(0, n, rows)
+    mean = sum((np.asarray(X[i:i + rows], dtype=np.float64).sum(axis=0) for i in blocks), np.zeros(d)) / n
+    sq = sum((((np.asarray(X[i:i + rows], dtype=np.float64) - mean) ** 2).sum(axis=0) for i in blocks), np.zeros(d))
+    std = np.sqrt(sq / n)
+    return mean, std, std <= 10 * np.finfo(np.float64).eps * np.maximum(1.0, np.abs(mean))
 
 
 def spread_ratio(X, rows=65536):
@@ -32,16 +48,8 @@ def spread_ratio(X, rows=65536):
     n, d = X.shape
     if n < 2 or d < 2:
         return 1.0
-    total = np.zeros(d)
-    for start in range(0, n, rows):
-        total += np.asarray(X[start:start + rows], dtype=np.float64).sum(axis=0)
-    mean = total / n
-    sq = np.zeros(d)
-    for start in range(0, n, rows):
-        sq += ((np.asarray(X[start:start + rows], dtype=np.float64) - mean) ** 2).sum(axis=0)
-    std = np.sqrt(sq / n)
-    tiny = 10 * np.finfo(np.float64).eps * np.maximum(1.0, np.abs(mean))
-    std = std[std > tiny]
+    _, std, constant = column_moments(X, rows)
+    std = std[~constant]
     return float(std.max() / std.min()) if std.size >= 2 else 1.0
 
 

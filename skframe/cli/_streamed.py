@@ -18,7 +18,7 @@ import os
 import numpy as np
 
 from skframe.cli._columns import cli_columns, fit_layout, read_plan
-from skframe.cli._scaling import resolve_scale
+from skframe.cli._scaling import column_moments, resolve_scale
 from skframe.datasets import FeatureScaler
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.io import atomic_write, iter_chunks, load_dataset, scan_file
@@ -114,16 +114,7 @@ def chunked_scaler(X, method, rows):
     if method == "none":
         scaler.mean_, scaler.scale_, scaler.with_mean_ = np.zeros(d), np.ones(d), False
         return scaler
-    n = X.shape[0]
-    total = np.zeros(d)
-    for start in range(0, n, rows):
-        total += np.asarray(X[start:start + rows], dtype=np.float64).sum(axis=0)
-    mean = total / n
-    sq = np.zeros(d)
-    for start in range(0, n, rows):
-        sq += ((np.asarray(X[start:start + rows], dtype=np.float64) - mean) ** 2).sum(axis=0)
-    std = np.sqrt(sq / n)
-    constant = std <= 10 * np.finfo(np.float64).eps * np.maximum(1.0, np.abs(mean))
+    mean, std, constant = column_moments(X, rows)
     scaler.mean_, scaler.scale_ = mean, np.where(constant, 1.0, std)
     return scaler
 
