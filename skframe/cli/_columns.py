@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from skframe.exceptions import InvalidParameterError
 from skframe.io import Columns, column_names, load_dataset
 from skframe.io._common import iter_lines, name_of, split_fields
-from skframe.io.front import _resolve_format
+from skframe.io.formats import resolve_format
 
 __all__ = ["Layout", "cli_columns", "fit_layout", "read_plan", "n_columns", "SHOWN"]
 
@@ -49,7 +49,7 @@ def cli_columns(columns=None, drop=None, target=None):
 
 def n_columns(path, fmt=None):
     """The number of columns of a data file without names (None when its format has no fixed columns)."""
-    fmt = _resolve_format(str(path), fmt)
+    fmt = resolve_format(str(path), fmt)
     if fmt == "csv":
         for _, raw in iter_lines(path):
             line = raw.strip()
@@ -166,7 +166,7 @@ def read_plan(layout, path, fmt=None, *, with_targets, targets=None, choice=None
     targets : int
         The ``targets`` argument of the reader.
     """
-    fmt_name = _resolve_format(str(path), fmt)
+    fmt_name = resolve_format(str(path), fmt)
     if fmt_name == "libsvm":  # labels apart from the features: nothing to choose
         return choice, (targets if targets is not None else (layout.n_targets if with_targets else 0))
     names = column_names(path, fmt=fmt)

@@ -22,7 +22,7 @@ from skframe.cli._scaling import column_moments, resolve_scale
 from skframe.datasets import FeatureScaler
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.io import atomic_write, iter_chunks, load_dataset, scan_file
-from skframe.io.front import _resolve_format
+from skframe.io.formats import resolve_format
 from skframe.options import parse_bytes
 
 __all__ = ["streams_file", "read_rows_for_budget", "spill_file", "chunked_scaler", "load_streamed",
@@ -35,10 +35,6 @@ BYTES_PER_CELL = 64
 STREAMED_FORMATS = ("csv", "libsvm", "npy")
 
 
-def _format_of(path, fmt):
-    return _resolve_format(os.fspath(path), fmt)
-
-
 def streams_file(opts):
     """True when ``skframe fit`` reads its files in blocks: a ``.npy`` file, or a budget and a CSV / LIBSVM file."""
     if opts.train is None or opts.task == "structured":
@@ -46,7 +42,7 @@ def streams_file(opts):
     if getattr(opts, "inputs", None) not in (None, "table") or getattr(opts, "outputs", None) not in (None, "table"):
         return False  # molecules and graphs (skframe.cli._graph_data)
     try:
-        fmt = _format_of(opts.train, opts.format)
+        fmt = resolve_format(opts.train, opts.format)
     except Exception:  # e.g. .jsonl / .sdf graph files: read by their own reader
         return False
     if fmt == "npy":  # memory-mapped: the model streams it whatever the budget (never copied to memory here)
@@ -130,7 +126,7 @@ def _scale_into(X, scaler, out, rows):
 
 def _open(path, directory, opts, rows, name, columns=None, targets=None):
     """(X, Y, chunks) of one file: spilled (CSV / LIBSVM) or memory-mapped (NPY)."""
-    fmt = _format_of(path, opts.format)
+    fmt = resolve_format(path, opts.format)
     targets = opts.targets if targets is None else targets
     if fmt == "npy":
         ds = load_dataset(path, targets=targets, missing=opts.missing, fmt=fmt, columns=columns)
@@ -146,7 +142,7 @@ def load_streamed(opts, directory):
 
     Returns ``(X_train, Y_train, X_test, Y_test, info, scaler)``; the arrays X are memory maps.
     """
-    fmt = _format_of(opts.train, opts.format)
+    fmt = resolve_format(opts.train, opts.format)
     rows = read_rows_for_budget(opts.memory_budget, _cells_per_row(opts.train, fmt, opts.targets))
     choice = cli_columns(getattr(opts, "columns", None), getattr(opts, "drop", None), getattr(opts, "target", None))
     X, Y, chunks, spilled = _open(opts.train, directory, opts, rows, "train", columns=choice)
@@ -186,7 +182,7 @@ def can_stream_predict(data, fmt, out, task):
     if out is None or task == "structured" or os.path.splitext(str(out))[1].lower() != ".csv":
         return False
     try:
-        return _format_of(data, fmt) in STREAMED_FORMATS
+        return resolve_format(data, fmt) in STREAMED_FORMATS
     except Exception:
         return False
 
@@ -207,7 +203,7 @@ def predict_streamed(est, extra, data, *, targets, missing, fmt, out, predict_bl
     with atomic_write(out, "wb") as fh:
         if header:
             fh.write((",".join(header) + "\n").encode("utf-8"))
-        for Xc, _ in iter_chunks(str(data), rows=rows, targets=targets, fmt=_format_of(data, fmt), missing=missing,
+        for Xc, _ in iter_chunks(str(data), rows=rows, targets=targets, fmt=resolve_format(data, fmt), missing=missing,
                                  means=means, columns=columns):
             if blocks == 0:
                 check_features(est, Xc, data, targets)

@@ -181,10 +181,10 @@ def task_is_numeric(Y):
 
 def _is_libsvm(opts):
     """True when the training file is a LIBSVM file (sparse features, whatever their density)."""
-    from skframe.io.front import _resolve_format  # lazy: skframe.io loads SciPy
+    from skframe.io.formats import resolve_format  # lazy: skframe.io loads SciPy
 
     try:
-        return opts.train is not None and _resolve_format(str(opts.train), opts.format) == "libsvm"
+        return opts.train is not None and resolve_format(str(opts.train), opts.format) == "libsvm"
     except Exception:  # molecule and graph files have formats of their own
         return False
 

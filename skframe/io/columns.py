@@ -15,6 +15,9 @@ Rules (:meth:`Columns.resolve`):
 * the features are ``features`` when given (in that order), else every other column that
   is not dropped; a column cannot be both a feature and a target.
 
+The readers of whole files (NPZ, NPY, LIBSVM) read every column and then keep the chosen
+ones (:func:`select_columns`); the CSV and ARFF readers parse only those.
+
 Positions count from ``base`` (0 in Python; the command line counts from 1, as the
 readers' error messages do). A string entry is a name when the file has a column of that
 name, else a position when it is written as a whole number (ARFF attributes may be named
@@ -26,10 +29,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+import scipy.sparse as sp
+
 from skframe.exceptions import InvalidParameterError
 from skframe.io._common import looks_like_smiles, name_of
 
-__all__ = ["Columns", "as_names", "looks_like_smiles"]
+__all__ = ["Columns", "as_names", "column_choice", "select_columns", "looks_like_smiles"]
 
 _SHOWN = 8  # names listed in a message before "..."
 
@@ -194,3 +200,44 @@ class Columns:
 
 def _is_whole(text):
     return bool(re.fullmatch(r"\s*[+-]?\d+\s*", text))
+
+
+def column_choice(columns=None, drop=None, target_columns=None):
+    """A :class:`Columns` from the readers' ``columns=``, ``drop=`` and ``target_columns=``, or None (the file's
+    own layout)."""
+    if isinstance(columns, Columns):
+        if drop is not None or target_columns is not None:
+            raise InvalidParameterError("give drop= and target_columns= inside the Columns object, not beside it")
+        return columns
+    return Columns.make(columns, drop, target_columns)
+
+
+def _take(X, Y, positions):
+    """Columns of ``[X | Y]`` at ``positions`` (from 0), X's kept sparse; a copy unless they are X's first ones."""
+    d = X.shape[1]
+    if positions == list(range(len(positions))) and len(positions) <= d:
+        return X[:, : len(positions)]
+    if all(j < d for j in positions):
+        return X[:, positions]
+    parts = [X[:, j:j + 1] if j < d else Y[:, j - d:j - d + 1] for j in positions]
+    if sp.issparse(X):
+        return sp.hstack([sp.csr_matrix(c) for c in parts], format="csr") if parts else X[:, :0]
+    return np.hstack([np.asarray(c, dtype=np.float64) for c in parts]) if parts else np.zeros((X.shape[0], 0))
+
+
+def select_columns(X, Y, feature_names, target_names, choice, path, *, named, n_targets=None):
+    """A column choice applied to arrays read whole: ``(X, Y, feature_names, target_names)``.
+
+    The columns are those of ``[X | Y]``; by default the last ``n_targets`` (Y's) are the
+    targets. ``named`` says whether the names are the file's own (else only positions choose).
+    Without a choice (None) everything is returned as it is.
+    """
+    if choice is None:
+        return X, Y, feature_names, target_names
+    names = list(feature_names) + list(target_names)
+    n_targets = Y.shape[1] if n_targets is None else n_targets
+    features, targets = choice.resolve(names if named else None, len(names), n_targets, path)
+    Xs = _take(X, Y, features)
+    Ys = _take(X, Y, targets)
+    Ys = np.asarray(Ys.toarray() if sp.issparse(Ys) else Ys, dtype=np.float64).reshape(X.shape[0], len(targets))
+    return Xs, Ys, [names[j] for j in features], [names[j] for j in targets]

@@ -28,7 +28,7 @@ from skframe.exceptions import InvalidInputError, InvalidParameterError, Missing
 from skframe.io._common import name_of
 
 __all__ = ["MISSING_STRATEGIES", "check_strategy", "ColumnMeans", "impute", "handle_missing", "missing_per_row",
-           "column_means"]
+           "column_means", "check_means"]
 
 #: Accepted values of ``missing=``.
 MISSING_STRATEGIES = ("error", "zero", "mean", "drop")
@@ -100,6 +100,27 @@ def column_means(A):
     if isinstance(A, np.ndarray) and A.ndim == 2 and A.dtype.kind in "fiub":
         return np.asarray(A.mean(axis=0), dtype=np.float64)
     return None
+
+
+def check_means(means, X, Y, path):
+    """Given ``means`` as ``(x_means, y_means)`` (or only the features' means) checked against the columns of X
+    and Y; each may be None (then the file's own)."""
+    if means is None:
+        return None
+    mx, my = means if isinstance(means, tuple) else (means, None)
+    out = []
+    for name, m, A in (("feature", mx, X), ("target", my, Y)):
+        if m is None or A.shape[1] == 0:
+            out.append(None)
+            continue
+        m = np.asarray(m, dtype=np.float64).ravel()
+        if m.shape[0] != A.shape[1]:
+            raise InvalidParameterError(
+                f"{name_of(path)} has {A.shape[1]} {name} columns but {m.shape[0]} {name} means were given "
+                "(those of the training data); check that it is the same kind of data and the number of targets"
+            )
+        out.append(m)
+    return tuple(out)
 
 
 def impute(A, strategy, means=None):

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from skframe.exceptions import DataFormatError
 from skframe.io._common import check_targets, name_of
 
-__all__ = ["read_npz", "write_npz", "open_npy"]
+__all__ = ["read_npz", "npz_names", "write_npz", "open_npy"]
 
 
 def _sparse_x(fh, keys, path):
@@ -105,6 +105,17 @@ def read_npz(path, targets=1):
     if tnames is None or len(tnames) != Y.shape[1]:
         tnames = [f"y{j}" for j in range(Y.shape[1])]
     return X, Y, fnames, tnames
+
+
+def npz_names(path):
+    """The column names a ``.npz`` archive stores (features then targets), or None when it stores none."""
+    with np.load(path, allow_pickle=False) as fh:
+        if "feature_names" not in fh.files:
+            return None
+        names = [str(s) for s in np.asarray(fh["feature_names"]).ravel()]
+        if "target_names" in fh.files:
+            names += [str(s) for s in np.asarray(fh["target_names"]).ravel()]
+    return names
 
 
 def write_npz(fh, X, Y, feature_names, target_names):
