@@ -72,10 +72,9 @@ def read_graph_jsonl(path, fields=None, with_targets=True):
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> path = os.path.join(tempfile.mkdtemp(), "g.jsonl")
-    >>> with open(path, "w") as fh:
-    ...     _ = fh.write('{"nodes": ["C", "O"], "edges": [[0, 1]], "y": 2.0}\\n')
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp(), "g.jsonl")
+    >>> _ = path.write_text('{"nodes": ["C", "O"], "edges": [[0, 1]], "y": 2.0}\\n')
     >>> G, Y = read_graph_jsonl(path)
     >>> len(G), Y.tolist()
     (1, [[2.0]])
