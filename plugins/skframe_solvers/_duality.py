@@ -81,14 +81,16 @@ def dual_from_primal(fp, V):
 def gap_report(fp, V, A=None):
     """``{"primal", "dual", "gap", "relative_gap"}`` for the primal point V (JSON floats).
 
-    Without A, the dual point is :func:`dual_from_primal` (a certificate for any solver);
-    None when the loss declares no ``dual``.
+    Without A, the dual point is :func:`dual_from_primal` (a certificate for any solver), or the same
+    point built by the problem's own ``dual_pass(V, C, loss, lam) -> D`` when it has one (the Dask
+    problem: the n x d dual variables stay on the workers); None when the loss declares no ``dual``.
     """
     if getattr(fp.loss, "dual", None) is None:
         return None
     P = fp.objective(V)
-    if A is None:
-        _, D = dual_from_primal(fp, V)
-    else:
-        D, _ = dual_objective(fp, A)
+    # a distributed problem builds the same dual point where its rows are (a problem's dual_pass; None: not offered)
+    own = None if fp.in_memory or A is not None else getattr(fp.problem, "dual_pass", None)
+    D = None if own is None else own(V, fp.C, fp.loss, fp.lam)
+    if D is None:
+        D = dual_from_primal(fp, V)[1] if A is None else dual_objective(fp, A)[0]
     return {"primal": float(P), "dual": float(D), "gap": float(P - D), "relative_gap": float(relative_gap(P, D))}

@@ -399,6 +399,39 @@ def _add_pairs(a, b):
     return a[0] + b[0], (None if a[1] is None else a[1] + b[1])
 
 
+def _partition_dual(kernel, X_part, Y_part, X_sub, proj, V, C, loss, dtype, chunk_rows, scale, loops=None):
+    """One partition's share of the duality certificate at V (runs on a worker), in row chunks.
+
+    The dual point of each row is ``a_i = project(-grad l(f_i, y_i))`` (``F = K (proj V) C``). Without
+    ``scale``: ``(sum <a_i, y_i>, sum N(a_i), sum ||a_i||^2, proj^T K^T A C^T)``; with it:
+    ``sum h(scale a_i, y_i)``.
+    """
+    engine = NumpyEngine(loops)
+    dual = loss.dual
+    PV = proj @ np.asarray(V, dtype=np.float64)
+    lin = norm = sq = h = 0.0
+    KA = np.zeros_like(PV)
+    step = max(int(chunk_rows), 1)
+    for start in range(0, X_part.shape[0], step):
+        K = engine.block(kernel, np.ascontiguousarray(X_part[start:start + step], dtype=np.float64), X_sub,
+                         compute_dtype(dtype)).astype(np.float64, copy=False)
+        Y = np.asarray(Y_part[start:start + step], dtype=np.float64)
+        Y = Y[:, None] if Y.ndim == 1 else Y
+        A = dual.project(-np.asarray(loss.gradient((K @ PV) @ C, Y), dtype=np.float64), Y)
+        if scale is not None:
+            h += float(np.sum(dual.values(scale * A, Y)))
+            continue
+        lin += float(np.sum(A * Y))
+        norm += float(np.sum(np.sqrt(np.sum(A * A, axis=1)) if dual.structure == "norm" else np.abs(A)))
+        sq += float(np.sum(A * A))
+        KA += K.T @ (A @ C.T)
+    return h if scale is not None else (lin, norm, sq, proj.T @ KA)
+
+
+def _add_tuples(a, b):
+    return tuple(x + y for x, y in zip(a, b))
+
+
 class DaskFeatureProblem(ProjectedProblem):
     """Features of dask-array data: each epoch's loss and gradient is a map-reduce over partitions.
 
@@ -429,6 +462,34 @@ class DaskFeatureProblem(ProjectedProblem):
                                                  self.chunk_rows, self.options.engine)
                  for xp, yp in zip(self.X.to_delayed().ravel(), self.Y.to_delayed().ravel())]
         return _compute(tree_reduce(parts, _add_pairs), self.retries)
+
+    def dual_pass(self, V, C, loss, lam):
+        """The dual objective ``D`` of the duality certificate at V, by two map-reduces over the partitions.
+
+        The dual point built from V as the solvers' certificate builds it (each row's loss gradient
+        projected on the dual domain, then scaled by the best ``s`` in [0, 1]); the first pass
+        reduces its sums, the second ``sum h(s a_i, y_i)``. Only scalars and an r x k matrix come to
+        the client: the n x d dual variables stay on the workers. None for a loss without ``dual``.
+        """
+        dual = getattr(loss, "dual", None)
+        if dual is None:
+            return None
+        dl, n = self._dask.delayed, self.n
+        k, xs, pj = self._ship
+        Vd, Cd, ld = dl(np.asarray(V, dtype=np.float64), pure=True), dl(np.asarray(C, dtype=np.float64)), dl(loss)
+
+        def reduce(scale, combine):
+            parts = [dl(_partition_dual, pure=True)(k, xp, yp, xs, pj, Vd, Cd, ld, self.options.dtype,
+                                                     self.chunk_rows, scale, self.options.engine)
+                     for xp, yp in zip(self.X.to_delayed().ravel(), self.Y.to_delayed().ravel())]
+            return _compute(tree_reduce(parts, combine), self.retries)
+
+        lin_sum, norm_sum, sq_sum, KA = reduce(None, _add_tuples)
+        VA = KA / (float(lam) * n)  # V(A) = Z^T A C^T / (lam n)
+        lin = lin_sum / n - dual.l1 * norm_sum / n
+        quad = 0.5 * dual.quad * sq_sum / n + 0.5 * float(lam) * float(np.sum(VA * VA))
+        s = 1.0 if quad <= 0 else float(np.clip(lin / (2.0 * quad), 0.0, 1.0))
+        return reduce(s, operator.add) / n - 0.5 * float(lam) * float(np.sum((s * VA) ** 2))
 
     def blocks(self, chunk_rows=None):
         start = 0

@@ -146,6 +146,11 @@ class SumsProblem(ProjectedProblem):
         own = getattr(self._feature_problem(), "loss_pass", None)
         return None if own is None else own(V, C, loss, gradient)
 
+    def dual_pass(self, V, C, loss, lam):
+        """The feature problem's own duality-certificate pass (the Dask problem's map-reduce), or None."""
+        own = getattr(self._feature_problem(), "dual_pass", None)
+        return None if own is None else own(V, C, loss, lam)
+
     def features(self):
         return self._feature_problem().features()
 

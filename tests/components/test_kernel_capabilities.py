@@ -138,8 +138,9 @@ def test_block_bytes_counts_the_float32_copy():
 def test_capability_flags():
     assert get_tags(LinearKernel()).is_linear and not get_tags(GaussianKernel()).is_linear
     assert not get_tags(PolynomialKernel(degree=1)).is_linear
-    for k in MATVEC_KERNELS:
-        assert get_tags(k).backends == ("numpy",) and get_tags(k).thread_safe
+    for k in MATVEC_KERNELS:  # the kernels with a formula for any array namespace also compute on CuPy arrays
+        device = get_tags(k).device_formula is not None
+        assert get_tags(k).backends == (("numpy", "cupy") if device else ("numpy",)) and get_tags(k).thread_safe
     assert not hasattr(LinearKernel(), "spectral_sampler") and not hasattr(TanimotoKernel(), "spectral_sampler")
     assert get_tags(GaussianKernel).spectral_sampler and not get_tags(LinearKernel()).spectral_sampler
 

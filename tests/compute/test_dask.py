@@ -228,3 +228,30 @@ def test_sums_serve_unrelated_dask_targets(client):
         A2, B2 = remote.problem(da.from_array(other, chunks=(200, 1))).gram()
         np.testing.assert_allclose(A2, A1, rtol=1e-10, atol=1e-12 * np.abs(A1).max())
         np.testing.assert_allclose(B2, B1, rtol=1e-9, atol=1e-10 * np.abs(B1).max())
+
+
+def test_dask_certificate_is_a_map_reduce(client, monkeypatch):
+    """The duality gap of a Dask fit: the same dual point as one machine's, never streamed to the client."""
+    from skframe.compute.distributed import DaskFeatureProblem
+    from skframe_solvers._duality import dual_from_primal
+    from skframe_solvers._problem import FeatureMapProblem
+
+    X, y, kernel, R = _problem(600)
+    X_sub = X[R.indices]
+    proj, _ = feature_projection(kernel, X_sub, R.mix)
+    local = StreamedFeatureProblem(kernel, X, y, X_sub, proj, ComputeOptions(chunk_rows=300))
+    remote = DaskFeatureProblem(kernel, da.from_array(X, chunks=(300, 3)), da.from_array(y, chunks=300), X_sub, proj)
+
+    def no_blocks(chunk_rows=None):
+        raise AssertionError("the certificate brought feature blocks to the client")
+
+    monkeypatch.setattr(remote, "blocks", no_blocks)
+    V = np.random.default_rng(4).normal(size=(proj.shape[1], 1))
+    for name in ("huber", "epsilon-svr"):  # a norm dual and a box (separable) dual
+        loss = get_loss(name)
+        fp = FeatureMapProblem(local, loss, LAM)
+        assert remote.dual_pass(V, fp.C, loss, LAM) == pytest.approx(dual_from_primal(fp, V)[1], rel=1e-9)
+    solver = get_solver("lbfgs", max_iter=8, init="zeros")
+    r1, r2 = solver.solve(local, get_loss("huber"), LAM), solver.solve(remote, get_loss("huber"), LAM)
+    assert r2.info["dual"] == pytest.approx(r1.info["dual"], rel=1e-9)
+    assert r2.info["relative_gap"] == pytest.approx(r1.info["relative_gap"], rel=1e-6, abs=1e-12)
