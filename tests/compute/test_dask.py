@@ -255,3 +255,16 @@ def test_dask_certificate_is_a_map_reduce(client, monkeypatch):
     r1, r2 = solver.solve(local, get_loss("huber"), LAM), solver.solve(remote, get_loss("huber"), LAM)
     assert r2.info["dual"] == pytest.approx(r1.info["dual"], rel=1e-9)
     assert r2.info["relative_gap"] == pytest.approx(r1.info["relative_gap"], rel=1e-6, abs=1e-12)
+
+
+def test_default_solvers_pass_over_dask_partitions(client):
+    """A loss whose default solver needs the features in memory takes one that passes over the partitions."""
+    from skframe.models import SketchedKernelMachine
+
+    X, y, _, _ = _problem(400)
+    params = dict(kernel_params={"gamma": 2.0}, sketch="subsample", sketch_size=20, lam=LAM, random_state=0)
+    for loss, expected in (("huber", "lbfgs"), ("epsilon-svr", "adam")):
+        model = SketchedKernelMachine(loss=loss, **params).fit(da.from_array(X, chunks=(200, 3)),
+                                                              da.from_array(y, chunks=200))
+        assert model.solver_spec_.name == expected and model.representation_ == "streamed"
+        assert np.all(np.isfinite(model.predict(X)))

@@ -19,8 +19,10 @@ import time
 from sklearn.base import BaseEstimator
 
 from skframe.constraints import HasMethods, validate_params
+from skframe.deps import is_dask_collection
 from skframe.models._base import KERNEL_MODEL_CONSTRAINTS, KERNEL_MODEL_HINTS, KernelModelMixin, check_lam
 from skframe.models._core import default_solver_name, resolve_solver, run_solver
+from skframe.plugin.tags import get_tags
 
 __all__ = ["MachineBase", "COMMON_CONSTRAINTS", "default_solver_name", "finish_machine_class"]
 
@@ -78,6 +80,10 @@ class MachineBase(KernelModelMixin, BaseEstimator):
         """Resolve the solver, then run the fit core; ``Y`` is (n, d), ``M`` the output matrix or None."""
         t0 = time.perf_counter() if t0 is None else t0
         solver, self.solver_spec_ = resolve_solver(self.solver, self.solver_params, loss)
+        if self.solver is None and is_dask_collection(X) and get_tags(solver, "solver").in_memory:
+            # the features of dask data stay on the workers: the default is a solver that passes over them
+            solver, self.solver_spec_ = resolve_solver("lbfgs" if get_tags(loss, "loss").smooth else "adam",
+                                                       self.solver_params, loss)
 
         def solve(rep, Yc, lam, init, rng):
             return run_solver(solver, rep.problem(Yc), loss, lam, M=M, rng=rng, init=init, progress=progress)
