@@ -41,34 +41,10 @@ GAMMA, M, LAM, D, WORKERS = 0.5, 1000, 1e-6, 10, 2
 TARGET_GROWTH_BYTES = 100 * 10**6
 
 
-def friedman_target(X, seed=None):
-    y = 10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3] + 5 * X[:, 4]
-    if seed is not None:
-        y = y + np.random.default_rng(seed).normal(size=X.shape[0])
-    return y
-
-
 def _noisy_target(block, block_info=None):
     """The target of one partition, with noise seeded by the partition's position (reproducible)."""
     seed = 1000 + (block_info[0]["chunk-location"][0] if block_info else 0)
-    return friedman_target(block, seed)
-
-
-def _status(key):
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
-def _reset_peak():
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")  # VmHWM := the current resident size
-        return True
-    except OSError:
-        return False
+    return _setup.friedman_target(block, np.random.default_rng(seed))
 
 
 def model():
@@ -93,15 +69,15 @@ def one(n, chunk, n_check, check):
         t0 = time.perf_counter()
         model().fit(X[:2 * chunk], y[:2 * chunk])  # warm-up: imports, compiled kernels (client and workers)
         rec["warmup_seconds"] = round(time.perf_counter() - t0, 2)
-        base = _status("VmRSS")
-        reset = _reset_peak()
+        base = _setup.proc_status_bytes("VmRSS")
+        reset = _setup.reset_peak_rss()
         tracemalloc.start()
         t0 = time.perf_counter()
         est = model().fit(X, y)
         rec["fit_seconds"] = round(time.perf_counter() - t0, 2)
         traced = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-        hwm = _status("VmHWM") - base if reset else None
+        hwm = _setup.proc_status_bytes("VmHWM") - base if reset else None
         rec.update(client_rss_before_bytes=base, client_peak_growth_hwm_bytes=hwm,
                    client_peak_growth_tracemalloc_bytes=traced,
                    client_peak_growth_bytes=max(traced, hwm or 0),
@@ -121,7 +97,7 @@ def one(n, chunk, n_check, check):
         a, b = est.predict(Xq), ref.predict(Xq)
         diffs[name] = float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
     rec["prediction_rel_diff"] = diffs
-    rec["test_mse_noiseless"] = float(np.mean((est.predict(X_test) - friedman_target(X_test)) ** 2))
+    rec["test_mse_noiseless"] = float(np.mean((est.predict(X_test) - _setup.friedman_target(X_test)) ** 2))
     return rec
 
 

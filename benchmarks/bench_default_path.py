@@ -30,46 +30,16 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
-
+import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
 import numpy as np  # noqa: E402
 
 GAMMA, M, LAM, D, N_TEST = 0.5, 1000, 1e-9, 10, 10_000
 
 
-def friedman(n, seed, step=100_000):
-    """(X, y), filled in blocks so that generating them leaves no transient copy behind."""
-    rng = np.random.default_rng(seed)
-    X, y = np.empty((n, D)), np.empty(n)
-    for start in range(0, n, step):
-        stop = min(n, start + step)
-        Xb = rng.uniform(size=(stop - start, D))
-        X[start:stop] = Xb
-        y[start:stop] = (10 * np.sin(np.pi * Xb[:, 0] * Xb[:, 1]) + 20 * (Xb[:, 2] - 0.5) ** 2 + 10 * Xb[:, 3]
-                         + 5 * Xb[:, 4] + rng.normal(size=stop - start))
-    return X, y
-
-
-def _status(key):
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
-def _reset_peak():
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")  # resets VmHWM to the current resident size
-        return True
-    except OSError:
-        return False
+def friedman(n, seed):
+    """(X, y) of Friedman's first problem, generated in blocks (no transient copy of the data)."""
+    return _setup.friedman_data(n, D, seed, step=100_000)
 
 
 def fit_skframe(X, y):
@@ -115,12 +85,12 @@ def one(method, n):
     METHODS[method](Xw, yw)  # warm-up: imports and compiled kernels
     X, y = friedman(n, 0)
     Xt, yt = friedman(N_TEST, 1)
-    base = _status("VmRSS")
-    reset = _reset_peak()
+    base = _setup.proc_status_bytes("VmRSS")
+    reset = _setup.reset_peak_rss()
     t0 = time.perf_counter()
     predict, info = METHODS[method](X, y)
     seconds = time.perf_counter() - t0
-    peak = _status("VmHWM") - base if reset else None
+    peak = _setup.proc_status_bytes("VmHWM") - base if reset else None
     t1 = time.perf_counter()
     mse = float(np.mean((predict(Xt) - yt) ** 2))
     return dict({"method": method, "n": n, "fit_seconds": round(seconds, 3),
@@ -161,11 +131,7 @@ def main():
         summary["mse_ratio_vs_in_memory"] = by["skframe"]["test_mse"] / by["in_memory"]["test_mse"]
     report = {"benchmark": "default_path", "versions": _setup.versions(), "n": args.n, "d": D, "m": M,
               "gamma": GAMMA, "lam": LAM, "n_test": N_TEST, "rows": rows, "summary": summary}
-    text = json.dumps(report, indent=1)
-    out = Path(args.out or ROOT / "benchmarks" / "out" / f"default_path_{args.n:.0e}.json".replace("+0", ""))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text + "\n")
-    print(text)
+    _setup.emit(report, args.out or _setup.OUT / f"default_path_{args.n:.0e}.json".replace("+0", ""))
 
 
 if __name__ == "__main__":

@@ -30,26 +30,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-import _setup  # runtime settings, before NumPy; _setup.versions() for the report
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
-
+import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
 import numpy as np  # noqa: E402
 
 D = 10
 
 
-def write_table(path, n, seed, step=100_000):
+def write_table(path, n, seed):
     """A ``.npy`` file of n rows: 10 features then the target, written block by block."""
     table = np.lib.format.open_memmap(path, mode="w+", shape=(n, D + 1))
-    rng = np.random.default_rng(seed)
-    for start in range(0, n, step):
-        stop = min(n, start + step)
-        X = rng.uniform(size=(stop - start, D))
-        table[start:stop, :D] = X
-        table[start:stop, D] = (10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3]
-                                + 5 * X[:, 4] + rng.normal(size=stop - start))
+    _setup.friedman_data(n, D, seed, step=100_000, X=table[:, :D], y=table[:, D])
     table.flush()
     del table
 
@@ -109,11 +99,7 @@ def main():
     report = {"benchmark": "default_sketch", "versions": _setup.versions(), "n": args.n, "n_test": args.n_test,
               "d": D, "kernel": "gaussian(gamma='scale')", "lam": 1e-3, "rows": rows,
               "best_r2_per_fit_second": best}
-    text = json.dumps(report, indent=1)
-    out = Path(args.out or ROOT / "benchmarks" / "out" / f"default_sketch_{args.n:.0e}.json".replace("+0", ""))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text + "\n")
-    print(text)
+    _setup.emit(report, args.out or _setup.OUT / f"default_sketch_{args.n:.0e}.json".replace("+0", ""))
 
 
 if __name__ == "__main__":

@@ -49,17 +49,9 @@ TARGETS = {"repeat_fit_seconds": 1.2, "first_fit_warm_cache_seconds": 2.5, "larg
 SECTION_TIMEOUT = 300
 
 
-def friedman(n, seed, step=500_000):
-    """(X, y), filled in blocks (no transient copy of the whole data)."""
-    rng = np.random.default_rng(seed)
-    X, y = np.empty((n, D)), np.empty(n)
-    for start in range(0, n, step):
-        stop = min(n, start + step)
-        Xb = rng.uniform(size=(stop - start, D))
-        X[start:stop] = Xb
-        y[start:stop] = (10 * np.sin(np.pi * Xb[:, 0] * Xb[:, 1]) + 20 * (Xb[:, 2] - 0.5) ** 2 + 10 * Xb[:, 3]
-                         + 5 * Xb[:, 4] + rng.normal(size=stop - start))
-    return X, y
+def friedman(n, seed):
+    """(X, y) of Friedman's first problem, generated in blocks (no transient copy of the data)."""
+    return _setup.friedman_data(n, D, seed, step=500_000)
 
 
 def device_info():
