@@ -1,6 +1,8 @@
-"""The documentation site builds with warnings as errors (MkDocs ``--strict``)."""
+"""The documentation site builds with warnings as errors (MkDocs ``--strict``), renders the docstrings'
+cross-reference roles as links, typesets its formulas and publishes none of its build hooks."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -8,15 +10,46 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+ROLE = re.compile(r":(?:py:)?(?:func|class|mod|meth|attr|data|exc|obj|const|term):`")
 
 
-def test_documentation_site_builds_strict(tmp_path):
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
     pytest.importorskip("mkdocs")
     pytest.importorskip("mkdocstrings")
+    pytest.importorskip("latex2mathml")
+    out = tmp_path_factory.mktemp("docs") / "site"
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "plugins")]))
     res = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
-                          "-d", str(tmp_path / "site")], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=600)
+                          "-d", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-5000:]
-    assert (tmp_path / "site" / "index.html").exists()
-    assert (tmp_path / "site" / "reference" / "cli" / "index.html").exists()
+    return out
+
+
+def test_documentation_site_builds_strict(site):
+    assert (site / "index.html").exists()
+    assert (site / "reference" / "cli" / "index.html").exists()
+
+
+def test_no_literal_sphinx_roles(site):
+    literal = {str(page.relative_to(site)): sorted(set(ROLE.findall(page.read_text(encoding="utf-8"))))
+               for page in site.rglob("*.html")}
+    assert not {page: roles for page, roles in literal.items() if roles}
+
+
+def test_roles_become_links_in_the_api_reference(site):
+    api = (site / "reference" / "api" / "index.html").read_text(encoding="utf-8")
+    # a role the docstrings use, e.g. :class:`~skframe.models.SketchedKernelRidge`, points at its section
+    assert re.search(r'<a class="autorefs autorefs-internal"[^>]*href="#skframe\.[\w.]+"[^>]*><code>', api)
+    assert "<autoref" not in api
+
+
+def test_formulas_are_typeset(site):
+    page = (site / "losses_and_solvers" / "index.html").read_text(encoding="utf-8")
+    assert '<math xmlns="http://www.w3.org/1998/Math/MathML" display="block">' in page
+    assert '<span class="arithmatex">\\(' not in page and '<div class="arithmatex">\\[' not in page
+
+
+def test_build_hooks_are_not_published(site):
+    assert not (site / "_hooks").exists()
+    assert not list(site.rglob("*.py"))
