@@ -53,3 +53,30 @@ def test_formulas_are_typeset(site):
 def test_build_hooks_are_not_published(site):
     assert not (site / "_hooks").exists()
     assert not list(site.rglob("*.py"))
+
+
+def _crossrefs():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("crossrefs", ROOT / "docs" / "_hooks" / "crossrefs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_role_rewriting_forms():
+    pytest.importorskip("griffe")
+    rewrite = _crossrefs().rewrite
+    paths = {"fit_curve": "skframe.model_selection.curves.fit_curve"}
+
+    def resolve(target):
+        return paths.get(target, target)
+
+    out = rewrite("See :func:`fit_curve` and :class:`~skframe.models.SketchedKernelRidge`.", resolve)
+    assert out == ('See <autoref identifier="skframe.model_selection.curves.fit_curve" optional><code>fit_curve'
+                   '</code></autoref> and <autoref identifier="skframe.models.SketchedKernelRidge" optional>'
+                   '<code>SketchedKernelRidge</code></autoref>.')
+    explicit = rewrite(":meth:`the fit <skframe.models.SketchedKernelRidge.fit>`", resolve)
+    assert explicit == '<autoref identifier="skframe.models.SketchedKernelRidge.fit" optional>the fit</autoref>'
+    assert rewrite(":py:mod:`skframe.core`", resolve).startswith('<autoref identifier="skframe.core" optional>')
+    assert rewrite("no role, ``code`` stays", resolve) == "no role, ``code`` stays"
