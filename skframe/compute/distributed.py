@@ -20,166 +20,42 @@ are pure), and the fit is retried ``retries`` times on failure; if the cluster k
 losing workers the fit stops with :class:`~skframe.exceptions.DistributedError` —
 never a silently different model. Requires the ``dask`` extra
 (``pip install "skframe[dask]"``).
+
+The public entry points are here; the cluster, layout and retrying computation are in
+:mod:`skframe.compute._dask_cluster`, the tasks the workers run in :mod:`skframe.compute._dask_partitions`
+and the iterative-loss problem in :mod:`skframe.compute._dask_problem` (all re-exported here).
 """
 
 from __future__ import annotations
 
-import contextlib
-import operator
-
 import numpy as np
 
+from skframe.compute._dask_cluster import _aligned, _compute, _dask, dask_client, to_dask, tree_reduce
+from skframe.compute._dask_partitions import (
+    _add_lists,
+    _all_finite,
+    _concat_lists,
+    _partition_counts,
+    _partition_values,
+    partition_sums,
+)
+from skframe.compute._dask_problem import DaskFeatureProblem
 from skframe.compute.memory import plan_stream
-from skframe.compute.stream_problems import ProjectedProblem, block_loss_sums
 from skframe.compute.streaming import (
-    NumpyEngine,
     StreamedRidge,
     block_shift,
-    chunk_sums,
-    get_engine,
     product_precision,
     ridge_from_sums,
     sketch_gram,
 )
 from skframe.core.engine import with_engine
 from skframe.core.linalg import sketch_spectrum
-from skframe.deps import is_dask_collection, require
-from skframe.exceptions import DistributedError, InvalidInputError, InvalidParameterError
-from skframe.options import DEFAULT_OPTIONS, compute_dtype
+from skframe.exceptions import DistributedError, InvalidInputError
+from skframe.options import DEFAULT_OPTIONS
 
 __all__ = ["fit_sketched_ridge_dask", "DaskFeatureProblem", "partition_sums", "tree_reduce",
            "dask_client", "to_dask", "dask_targets", "column_means", "column_quantiles", "dask_sums",
            "shifted_sums"]
-
-
-def _dask():
-    return require("dask", "dask-array inputs (fitting on a Dask cluster)")
-
-
-def dask_client(scheduler=None, local=None):
-    """A context manager giving a ``distributed.Client``: to a running scheduler, or on a new local cluster.
-
-    Parameters
-    ----------
-    scheduler : str, optional
-        Address of a running Dask scheduler, e.g. ``"tcp://10.0.0.5:8786"``.
-    local : int, optional
-        Start a ``LocalCluster`` of this many single-threaded worker processes (closed on exit).
-
-    Exactly one of them is given. Without the ``dask`` extra, one
-    :class:`~skframe.exceptions.DependencyError` names it.
-    """
-    if (scheduler is None) == (local is None):
-        raise InvalidParameterError("give either a Dask scheduler address (--dask-scheduler tcp://HOST:8786) or a "
-                                    "number of local workers (--dask-local N), not both and not neither")
-    if local is not None and (isinstance(local, bool) or int(local) < 1):
-        raise InvalidParameterError(f"--dask-local {local!r} must be a positive number of worker processes")
-    if scheduler is not None and "://" not in str(scheduler) and ":" not in str(scheduler):
-        raise InvalidParameterError(f"--dask-scheduler {scheduler!r} is not an address; write e.g. tcp://HOST:8786")
-    require("dask", "a Dask cluster (--dask-scheduler / --dask-local)")
-    distributed = require("distributed", "a Dask cluster (--dask-scheduler / --dask-local)")
-
-    @contextlib.contextmanager
-    def session():
-        with contextlib.ExitStack() as stack:
-            if local is not None:
-                cluster = stack.enter_context(distributed.LocalCluster(
-                    n_workers=int(local), threads_per_worker=1, processes=True, dashboard_address=None,
-                    silence_logs=40))
-                address = cluster
-            else:
-                address = str(scheduler)
-            try:
-                client = stack.enter_context(distributed.Client(address, timeout="10s"))
-            except OSError as exc:
-                raise DistributedError(f"cannot reach the Dask scheduler at {scheduler} ({exc}); check the address "
-                                       "and that the scheduler is running") from exc
-            yield client
-
-    return session()
-
-
-def to_dask(X, Y=None, rows=None):
-    """NumPy arrays or memory maps as dask arrays of ``rows`` rows per partition (default: about 8 partitions)."""
-    _dask()
-    import dask.array as da  # lazy: Dask is optional (the dask extra)
-
-    n = int(X.shape[0])
-    rows = int(rows or max(1, -(-n // 8)))
-    Xd = X if is_dask_collection(X) else da.from_array(X, chunks=(rows, -1))
-    if Y is None:
-        return Xd
-    Y = np.asarray(Y)
-    Yd = Y if is_dask_collection(Y) else da.from_array(Y, chunks=(rows,) + ((-1,) if Y.ndim > 1 else ()))
-    return Xd, Yd
-
-
-def partition_sums(kernel, X_part, Y_part, X_sub, mix, dtype, shift, chunk_rows, products=None, loops=None):
-    """One partition's :class:`~skframe.compute.streaming.StreamSums`, computed in row chunks (runs on a worker).
-
-    ``loops`` is the engine of the inner loops the client's plan chose (None: each block by its size).
-    """
-    engine = NumpyEngine(loops)
-    mix_t = engine.prepare_mix(mix, compute_dtype(dtype))
-    total = None
-    for start in range(0, max(X_part.shape[0], 1), max(int(chunk_rows), 1)):
-        stop = start + int(chunk_rows)
-        part = chunk_sums(kernel, X_part[start:stop], Y_part[start:stop], X_sub, mix, dtype=dtype, engine=engine,
-                          mix_t=mix_t, shift=shift, products=products)
-        total = part if total is None else total + part
-    return total
-
-
-def tree_reduce(items, func=operator.add):
-    """Combine delayed values pairwise in a fixed binary tree (deterministic summation order)."""
-    dask = _dask()
-    items = list(items)
-    while len(items) > 1:
-        nxt = [dask.delayed(func, pure=True)(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]
-        if len(items) % 2:
-            nxt.append(items[-1])
-        items = nxt
-    return items[0]
-
-
-def _compute(obj, retries):
-    """Compute on the active distributed client (with retries), else on the local scheduler."""
-    dask = _dask()
-    client = None
-    try:
-        from distributed import default_client  # lazy: Dask is optional (the dask extra)
-
-        client = default_client()
-    except (ImportError, ValueError):
-        client = None
-    try:
-        if client is not None:
-            return client.gather(client.compute(obj, retries=retries))
-        return dask.compute(obj)[0]
-    except Exception as exc:  # KilledWorker, CommClosedError, ... : no partial model may come out
-        name = type(exc).__name__
-        if name in ("KilledWorker", "CommClosedError", "FutureCancelledError", "CancelledError") or \
-                type(exc).__module__.split(".")[0] == "distributed":
-            raise DistributedError(
-                f"the Dask computation failed ({name}: {exc}); no model was produced. Workers kept dying on "
-                "a partition: give them more memory or lower memory_budget / the partition size, then fit again"
-            ) from exc
-        raise
-
-
-def _aligned(X, Y):
-    """X with one column chunk and Y as a 2-D dask array with X's row chunks."""
-    _dask()
-    import dask.array as da  # lazy: Dask is optional (the dask extra)
-    if Y is None:
-        raise InvalidInputError("y is missing: pass y as a dask array (or NumPy array) with X's rows")
-    if not is_dask_collection(Y):
-        Y = da.from_array(np.asarray(Y), chunks=(X.chunks[0],) + ((-1,) if np.ndim(Y) > 1 else ()))
-    if Y.shape[0] != X.shape[0]:
-        raise InvalidInputError(f"X has {X.shape[0]} rows but y has {Y.shape[0]}; they must have the same length")
-    if Y.ndim == 1:
-        Y = Y[:, None]
-    return X.rechunk({1: -1}), Y.rechunk({0: X.chunks[0], 1: -1})
 
 
 def dask_targets(X, Y, *, retries=3):
@@ -198,39 +74,9 @@ def dask_targets(X, Y, *, retries=3):
     return Y, one_d
 
 
-def _all_finite(block):
-    return np.array([[bool(np.all(np.isfinite(block)))]])
-
-
 def column_means(Y, *, retries=3):
     """Column means of an (n, d) dask array, computed by the workers (ndarray (d,))."""
     return np.asarray(_compute(Y.mean(axis=0), retries), dtype=np.float64)
-
-
-def _partition_counts(Y_part, columns, edges):
-    """Per target ``t``: counts of ``Y_part[:, columns[t]]`` below ``edges[t][0]``, in each bin, above the last edge."""
-    out = []
-    for j, e in zip(columns, edges):
-        where = np.searchsorted(e, np.asarray(Y_part[:, j], dtype=np.float64), side="right")
-        out.append(np.bincount(where, minlength=e.size + 1))
-    return out
-
-
-def _partition_values(Y_part, columns, bounds):
-    """Per target ``t``: the values of column ``columns[t]`` in ``[lo, hi)`` of ``bounds[t]`` (few of them)."""
-    out = []
-    for j, (lo, hi) in zip(columns, bounds):
-        col = np.asarray(Y_part[:, j], dtype=np.float64)
-        out.append(col[(col >= lo) & (col < hi)])
-    return out
-
-
-def _add_lists(a, b):
-    return [x + y for x, y in zip(a, b)]
-
-
-def _concat_lists(a, b):
-    return [np.concatenate([x, y]) for x, y in zip(a, b)]
 
 
 def column_quantiles(Y, levels, *, retries=3, bins=1024, gather=8192):
@@ -376,130 +222,3 @@ def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, re
     if keep_sums:
         info.update(sums=sums, UD=UD)
     return StreamedRidge(coef, X_sub, proj, w, n, info)
-
-
-def _partition_loss(kernel, X_part, Y_part, X_sub, proj, V, C, loss, dtype, gradient, chunk_rows, loops=None):
-    """``(sum_i l(f_i, y_i), Z^T G C^T)`` at ``F = Z V C`` of one partition, in row chunks (runs on a worker)."""
-    engine = NumpyEngine(loops)
-    PV = proj @ np.asarray(V, dtype=np.float64)
-    total, KG = 0.0, (np.zeros_like(PV) if gradient else None)
-    step = max(int(chunk_rows), 1)
-    for start in range(0, X_part.shape[0], step):
-        K = engine.block(kernel, np.ascontiguousarray(X_part[start:start + step], dtype=np.float64), X_sub,
-                         compute_dtype(dtype))
-        # Z V = K (proj V) and Z^T G = proj^T (K^T G): the n x r features are never formed
-        part, KG_part = block_loss_sums(K, PV, C, Y_part[start:start + step], loss, gradient)
-        total += part
-        if gradient:
-            KG += KG_part
-    return total, (proj.T @ KG if gradient else None)
-
-
-def _add_pairs(a, b):
-    return a[0] + b[0], (None if a[1] is None else a[1] + b[1])
-
-
-def _partition_dual(kernel, X_part, Y_part, X_sub, proj, V, C, loss, dtype, chunk_rows, scale, loops=None):
-    """One partition's share of the duality certificate at V (runs on a worker), in row chunks.
-
-    The dual point of each row is ``a_i = project(-grad l(f_i, y_i))`` (``F = K (proj V) C``). Without
-    ``scale``: ``(sum <a_i, y_i>, sum N(a_i), sum ||a_i||^2, proj^T K^T A C^T)``; with it:
-    ``sum h(scale a_i, y_i)``.
-    """
-    engine = NumpyEngine(loops)
-    dual = loss.dual
-    PV = proj @ np.asarray(V, dtype=np.float64)
-    lin = norm = sq = h = 0.0
-    KA = np.zeros_like(PV)
-    step = max(int(chunk_rows), 1)
-    for start in range(0, X_part.shape[0], step):
-        K = engine.block(kernel, np.ascontiguousarray(X_part[start:start + step], dtype=np.float64), X_sub,
-                         compute_dtype(dtype)).astype(np.float64, copy=False)
-        Y = np.asarray(Y_part[start:start + step], dtype=np.float64)
-        Y = Y[:, None] if Y.ndim == 1 else Y
-        A = dual.project(-np.asarray(loss.gradient((K @ PV) @ C, Y), dtype=np.float64), Y)
-        if scale is not None:
-            h += float(np.sum(dual.values(scale * A, Y)))
-            continue
-        lin += float(np.sum(A * Y))
-        norm += float(np.sum(np.sqrt(np.sum(A * A, axis=1)) if dual.structure == "norm" else np.abs(A)))
-        sq += float(np.sum(A * A))
-        KA += K.T @ (A @ C.T)
-    return h if scale is not None else (lin, norm, sq, proj.T @ KA)
-
-
-def _add_tuples(a, b):
-    return tuple(x + y for x, y in zip(a, b))
-
-
-class DaskFeatureProblem(ProjectedProblem):
-    """Features of dask-array data: each epoch's loss and gradient is a map-reduce over partitions.
-
-    The partitions are persisted on the workers once; :meth:`loss_pass` ships only the
-    current weights and brings back the m x d sums. :meth:`blocks` computes feature blocks
-    on the client one partition at a time, in row chunks (for generic solvers).
-    """
-
-    def __init__(self, kernel, X, Y, X_sub, proj, options=None, retries=3):
-        self._dask = _dask()
-        X, Y = _aligned(X, Y)
-        self.X, self.Y = X.persist(), Y.persist()
-        self.kernel, self.X_sub, self.retries = kernel, np.asarray(X_sub), retries
-        self.proj = np.asarray(proj, dtype=np.float64)
-        self.options = with_engine(options, int(X.shape[0]) * self.X_sub.shape[0])  # the fit's, else from n x s'
-        self.chunk_rows = plan_stream(max(X.chunks[0]), self.r, self.X_sub.shape[0], X.shape[1], self.d,
-                                      self.options, kernel=kernel).chunk_rows
-        self._ship = [self._dask.delayed(v, pure=True) for v in (kernel, self.X_sub, self.proj)]
-
-    def loss_pass(self, V, C, loss, gradient=True):
-        """``(sum_i l(f_i, y_i), Z^T G C^T)`` at ``F = Z V C``, reduced over partitions (the
-        pass of :meth:`skframe.compute.stream_problems.StreamedFeatureProblem.loss_pass`)."""
-        dl = self._dask.delayed
-        k, xs, pj = self._ship
-        Vd, Cd = (dl(np.asarray(a, dtype=np.float64), pure=True) for a in (V, C))
-        ld = dl(loss, pure=True)
-        parts = [dl(_partition_loss, pure=True)(k, xp, yp, xs, pj, Vd, Cd, ld, self.options.dtype, gradient,
-                                                 self.chunk_rows, self.options.engine)
-                 for xp, yp in zip(self.X.to_delayed().ravel(), self.Y.to_delayed().ravel())]
-        return _compute(tree_reduce(parts, _add_pairs), self.retries)
-
-    def dual_pass(self, V, C, loss, lam):
-        """The dual objective ``D`` of the duality certificate at V, by two map-reduces over the partitions.
-
-        The dual point built from V as the solvers' certificate builds it (each row's loss gradient
-        projected on the dual domain, then scaled by the best ``s`` in [0, 1]); the first pass
-        reduces its sums, the second ``sum h(s a_i, y_i)``. Only scalars and an r x k matrix come to
-        the client: the n x d dual variables stay on the workers. None for a loss without ``dual``.
-        """
-        dual = getattr(loss, "dual", None)
-        if dual is None:
-            return None
-        dl, n = self._dask.delayed, self.n
-        k, xs, pj = self._ship
-        Vd, Cd, ld = dl(np.asarray(V, dtype=np.float64), pure=True), dl(np.asarray(C, dtype=np.float64)), dl(loss)
-
-        def reduce(scale, combine):
-            parts = [dl(_partition_dual, pure=True)(k, xp, yp, xs, pj, Vd, Cd, ld, self.options.dtype,
-                                                     self.chunk_rows, scale, self.options.engine)
-                     for xp, yp in zip(self.X.to_delayed().ravel(), self.Y.to_delayed().ravel())]
-            return _compute(tree_reduce(parts, combine), self.retries)
-
-        lin_sum, norm_sum, sq_sum, KA = reduce(None, _add_tuples)
-        VA = KA / (float(lam) * n)  # V(A) = Z^T A C^T / (lam n)
-        lin = lin_sum / n - dual.l1 * norm_sum / n
-        quad = 0.5 * dual.quad * sq_sum / n + 0.5 * float(lam) * float(np.sum(VA * VA))
-        s = 1.0 if quad <= 0 else float(np.clip(lin / (2.0 * quad), 0.0, 1.0))
-        return reduce(s, operator.add) / n - 0.5 * float(lam) * float(np.sum((s * VA) ** 2))
-
-    def blocks(self, chunk_rows=None):
-        start = 0
-        dt = compute_dtype(self.options.dtype)
-        step = max(int(chunk_rows or self.chunk_rows), 1)
-        P = self.proj.astype(dt)
-        for xp, yp in zip(self.X.to_delayed().ravel(), self.Y.to_delayed().ravel()):
-            Xb, Yb = _compute((xp, yp), self.retries)
-            for lo in range(0, Xb.shape[0], step):
-                Z = get_engine(self.options).block(self.kernel, np.asarray(Xb[lo:lo + step], dtype=np.float64),
-                                                   self.X_sub, dt) @ P
-                yield start + lo, Z, np.asarray(Yb[lo:lo + step], dtype=np.float64)
-            start += Xb.shape[0]
