@@ -258,7 +258,7 @@ def plan_fit(data, *, kernel=None, sketch="psr", sketch_size="auto", sketch_para
 
     # -- engine, products, BLAS threads
     work = int(n * (s_prime or 0)) if kind != "feature_map" else int(n * m_eff)
-    engine, reasons["engine"] = rules.choose_engine(backend, work)
+    engine, reasons["engine"] = rules.choose_engine(backend, work, sparse=bool(data.sparse))
     reasons["products"] = ("float64 blocks and products" if dtype == "float64" else
                            "float32 blocks; the products switch to float64 when R K R^T is ill-conditioned "
                            "(kappa > 8e4, decided from its eigenvalues)")

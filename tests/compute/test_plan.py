@@ -236,7 +236,7 @@ def test_the_fit_hands_the_plans_engine_to_the_kernel(options, monkeypatch):
 
     monkeypatch.setattr(GaussianKernel, "__call__", spy)
     # a small fit would run on NumPy; a plan that says numba must reach the kernel as such
-    monkeypatch.setattr(plan_rules, "choose_engine", lambda backend, work: ("numba", "chosen by the test"))
+    monkeypatch.setattr(plan_rules, "choose_engine", lambda backend, work, **_: ("numba", "chosen by the test"))
     X, y = _data(300)
     model = SketchedKernelRidge(kernel_params={"gamma": 2.0}, sketch="psr", sketch_size=20, random_state=0,
                                 **options).fit(X, y)
@@ -378,3 +378,15 @@ def test_execution_plan_without_fitting():
     assert not hasattr(model, "execution_")
     huber = SketchedKernelMachine(loss="huber", sketch_size=20).execution_plan(X, y)
     assert huber.loss == "iterative"
+
+
+def test_sparse_inputs_take_compiled_loops_on_smaller_problems():
+    """SciPy's sparse products cost far more per kernel entry than the compiled CSR loops."""
+    if not plan_rules.numba_enabled():
+        pytest.skip("numba is not installed or disabled")
+    limit = plan_rules.numba_min_work()
+    work = limit // 2
+    assert plan_rules.choose_engine("numpy", work)[0] == "numpy"
+    engine, reason = plan_rules.choose_engine("numpy", work, sparse=True)
+    assert engine == "numba" and "sparse" in reason
+    assert plan_rules.choose_engine("numpy", limit // (2 * plan_rules.SPARSE_ENGINE_SHARE), sparse=True)[0] == "numpy"

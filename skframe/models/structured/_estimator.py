@@ -215,7 +215,7 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
             embeddings.append(np.ascontiguousarray(basis.gram if exact_out is not None else T[first]))
             outputs.append((basis, T))
             if sx is not None:
-                draws.append(self._fit_input(X, T, basis, kx, sx, lam, rng))
+                draws.append(self._fit_input(X, T, basis, kx, sx, lam, rng, engine=plan_x.engine))
         if sx is None:  # the exact input model: one factorisation for the targets of every draw
             draws = self._fit_exact_input(X, outputs, kx, lam, rng)
         infos = [{"input": dict(d.input_info, **size_x), "output": dict(d.basis.sketch_info, **size_y)} for d in draws]
@@ -268,7 +268,7 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         return [_Draw(X, np.ascontiguousarray(w), basis, dict(info))
                 for w, (basis, _) in zip(np.split(W, cuts, axis=1), outputs)]
 
-    def _fit_input(self, X, T, basis, kx, sx, lam, rng):
+    def _fit_input(self, X, T, basis, kx, sx, lam, rng, engine=None):
         """One draw's input-sketched map to the targets T (arrays C-contiguous, as a reloaded model has them)."""
         if get_tags(sx, "sketch").feature_map:  # explicit feature map (random Fourier features)
             rep = build_representation(X, kx, sx, rng, rtol=self.rtol)
@@ -278,7 +278,7 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
             return _Draw(None, W, basis, rep.info, fmap=rep.feature_map)
         # a sketch: the coefficients on the sampled inputs without the m x m eigendecomposition of the core
         R_X = draw_sketch(sx, n_items(X), rng, X=X, kernel=kx)
-        coef = sketched_input_coef(kx, X, R_X, T, lam, rtol=self.rtol)
+        coef = sketched_input_coef(kx, X, R_X, T, lam, rtol=self.rtol, engine=engine)
         return _Draw(_c_order(take(X, R_X.indices)), coef, basis, R_X.summary())
 
     # ------------------------------------------------------------------ surrogate

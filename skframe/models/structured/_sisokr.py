@@ -21,6 +21,7 @@ import scipy.linalg as sla
 from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import pinv_sym, solve_psd
 from skframe.core.sketching import diagonal_of_mix, sketched_gram_products
+from skframe.options import ComputeOptions
 from skframe.plugin.collections import n_items, take
 from skframe.plugin.protocols import kernel_block
 
@@ -56,7 +57,7 @@ def sisokr_omega(KR_X, RKR_X, RKY, RKR_Y, lam, rtol=None):
     return pinv_sym(RKR_Y, rtol) @ (RKY @ KR_X) @ pinv_sym(A, rtol)
 
 
-def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None):
+def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None, engine=None):
     """Coefficients on the sampled inputs of the input-sketched ridge map to targets ``T``.
 
     ``coef = S_mix^T (R K^2 R^T + n lam K~)^+ R K T``, the right-hand factor of
@@ -75,6 +76,9 @@ def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None):
     T : ndarray of shape (n, q)
     lam : float
     rtol : float, optional
+    engine : {"numpy", "numba", "cupy"}, optional
+        The engine of the kernel's inner loops (the fit's execution plan); by default the kernel
+        chooses from the size of the block.
 
     Returns
     -------
@@ -85,11 +89,11 @@ def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None):
     if diagonal_of_mix(R.mix) is not None:
         # sub-sampling, S_mix = D diagonal: D (D K^T K D + n lam D K_mm D)^+ D K^T T
         # = (K^T K + n lam K_mm)^+ K^T T with K = k(X, X_sub): D cancels
-        KR = kernel_block(kernel, X, X_sub)
+        KR = kernel_block(kernel, X, X_sub, engine=engine)
         G = KR[R.indices]  # K_mm
         mix_T = None
     else:
-        KR, G = sketched_gram_products(kernel, X, R)
+        KR, G = sketched_gram_products(kernel, X, R, options=ComputeOptions(engine=engine) if engine else None)
         mix_T = R.mix.T
     B = KR.T @ T
 
