@@ -41,6 +41,16 @@ EXTRAS = {
     "matplotlib": "plot",
 }
 
+#: extra -> the packages it brings, for an install without the skframe source tree at hand
+EXTRA_PACKAGES = {
+    "gpu": "cupy-cuda12x",
+    "dask": '"dask[array]" distributed',
+    "deep": "torch (its CPU build on a machine without an NVIDIA GPU: see the getting-started guide)",
+    "chem": "rdkit networkx",
+    "graphs": "networkx",
+    "plot": "matplotlib",
+}
+
 _CACHE = {}
 
 
@@ -81,7 +91,8 @@ def require(name, feature=None):
         return importlib.import_module(name)
     except ImportError as exc:
         extra = EXTRAS.get(name)
-        fix = f'pip install "skframe[{extra}]"' if extra else f"pip install {name}"
+        fix = (f'pip install -e ".[{extra}]" in the skframe source tree (the {extra} extra), or pip install '
+               f"{EXTRA_PACKAGES.get(extra, name)}" if extra else f"pip install {name}")
         raise DependencyError(f"{name} is needed{what} but cannot be imported ({exc}); install it with {fix}") from exc
 
 

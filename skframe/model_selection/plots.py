@@ -21,7 +21,8 @@ def plot_selection(result, path):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt  # lazy: optional extra
     except ImportError as exc:  # pragma: no cover - optional dependency
-        raise InvalidParameterError("writing the PNG needs matplotlib: pip install 'skframe[plot]'") from exc
+        raise InvalidParameterError('writing the PNG needs matplotlib: pip install -e ".[plot]" in the skframe '
+                                    "source tree, or pip install matplotlib") from exc
     output_only = not result.input_curve  # DSOKR: m_Y alone
     fig, ax = plt.subplots(1, 2 if output_only else 3, figsize=(9 if output_only else 13, 3.6))
     if not output_only:

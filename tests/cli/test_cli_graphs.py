@@ -186,7 +186,7 @@ def test_errors_are_one_line(files, monkeypatch):
     assert "not on graphs" in _error("predict", model, files / "graphs.jsonl")
     with monkeypatch.context() as m:
         m.setitem(sys.modules, "rdkit", None)  # RDKit not installed: the error names the extra
-        assert "skframe[chem]" in _error("fit", files / "train.csv", "--inputs", "smiles", *NGRAM)
+        assert ".[chem]" in _error("fit", files / "train.csv", "--inputs", "smiles", *NGRAM)
     monkeypatch.setenv("SKFRAME_DISABLE_RDKIT", "1")
     assert "rdkit" in _error("fit", files / "train.csv", "--inputs", "smiles", *NGRAM)
 

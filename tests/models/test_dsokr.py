@@ -416,7 +416,7 @@ def test_without_torch_one_dependency_error_naming_the_extra():
             "except DependencyError as exc:\n    print('ERR', exc)\n")
     proc = _run(code)
     assert proc.returncode == 0, proc.stderr
-    assert 'pip install "skframe[deep]"' in proc.stdout
+    assert 'pip install -e ".[deep]"' in proc.stdout and "pip install torch" in proc.stdout
     assert issubclass(DependencyError, ImportError)
 
 
