@@ -60,5 +60,5 @@ def test_malformed_record_names_its_number(tmp_path):
 def test_missing_rdkit_names_the_extra(tmp_path, monkeypatch):
     path = _write_sdf(tmp_path / "m.sdf", SMILES[:2])
     monkeypatch.setitem(sys.modules, "rdkit", None)  # import rdkit now fails
-    with pytest.raises(DependencyError, match=r"skframe\[chem\]"):
+    with pytest.raises(DependencyError, match=r"\.\[chem\]"):
         GraphBatch.from_sdf(path)
