@@ -16,6 +16,18 @@ def naive_gaussian(X, Y, gamma):
     return np.exp(-gamma * D)
 
 
+class RBF:
+    """A third-party style kernel object: only ``__call__``, dense or sparse inputs (scikit-learn's RBF formula)."""
+
+    def __init__(self, gamma):
+        self.gamma = gamma
+
+    def __call__(self, X, Y=None):
+        from sklearn.metrics.pairwise import rbf_kernel
+
+        return rbf_kernel(X, X if Y is None else Y, gamma=self.gamma)
+
+
 def naive_laplacian(X, Y, gamma):
     """``exp(-gamma * ||x - y||_1)`` by explicit differences."""
     return np.exp(-gamma * np.abs(X[:, None, :] - Y[None, :, :]).sum(-1))

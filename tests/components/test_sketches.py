@@ -24,16 +24,7 @@ from skframe_sketches.sketches import (
     RandomFourierFeatures,
     SubSampleSketch,
 )
-from tests.naive import ArrayRows, ArrayRowsRBF, naive_rff_features, naive_truncated_binomial_pmf
-
-
-class RBF:
-    def __init__(self, gamma):
-        self.gamma = gamma
-
-    def __call__(self, X, Y=None):
-        return rbf_kernel(X, X if Y is None else Y, gamma=self.gamma)
-
+from tests.naive import RBF, ArrayRows, ArrayRowsRBF, naive_rff_features, naive_truncated_binomial_pmf
 
 N_SMALL = 8
 X_SMALL = np.random.default_rng(123).normal(size=(N_SMALL, 3))

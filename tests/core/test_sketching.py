@@ -16,18 +16,7 @@ from skframe_sketches.sketches import (
     PSparsifiedSketch,
     SubSampleSketch,
 )
-from tests.naive import naive_sketched_gram_products
-
-
-class RBF:
-    """Minimal third-party style kernel: only ``__call__``; accepts dense and sparse inputs."""
-
-    def __init__(self, gamma):
-        self.gamma = gamma
-
-    def __call__(self, X, Y=None):
-        return rbf_kernel(X, X if Y is None else Y, gamma=self.gamma)
-
+from tests.naive import RBF, naive_sketched_gram_products
 
 SKETCHES = {
     "subsample": SubSampleSketch(7),

@@ -15,7 +15,7 @@ from skframe.exceptions import InvalidInputError, InvalidParameterError, Unknown
 from skframe.models import SketchedKernelRidge
 from skframe.plugin.registry import list_components
 from skframe_sketches.sketches import GaussianSketch, PSparsifiedSketch, SubSampleSketch
-from tests.naive import naive_krr, naive_sketched_krr, naive_sketched_krr_predict
+from tests.naive import RBF, naive_krr, naive_sketched_krr, naive_sketched_krr_predict
 
 
 def _has_gaussian_kernel():
@@ -26,15 +26,6 @@ needs_kernel_plugin = pytest.mark.skipif(
     not _has_gaussian_kernel(), reason="the built-in 'gaussian' kernel plugin is not available"
 )
 
-
-class RBF:
-    """A third-party style kernel object (only ``__call__``)."""
-
-    def __init__(self, gamma):
-        self.gamma = gamma
-
-    def __call__(self, X, Y=None):
-        return rbf_kernel(X, X if Y is None else Y, gamma=self.gamma)
 
 
 def gaussian_kwargs(gamma):
