@@ -10,7 +10,7 @@ in the environment is kept.
 so the benchmarks find rf1, Bibtex and the molecules there; :func:`load_or_exit` turns a
 missing data file into one message and exit status 3.
 
-The repository (:data:`ROOT`) and its ``plugins`` folder go first on ``sys.path``: the scripts
+The repository's ``src`` folder (under :data:`ROOT`) goes first on ``sys.path``: the scripts
 measure this checkout, installed or not.
 
 The measuring helpers every script shares: :func:`parser` (command-line options from a table of
@@ -36,7 +36,7 @@ os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 ROOT = Path(__file__).resolve().parents[1]
 #: where the reports quoted in benchmarks/README.md are written
 OUT = ROOT / "benchmarks" / "out"
-sys.path[:0] = [str(ROOT), str(ROOT / "plugins")]
+sys.path[:0] = [str(ROOT / "src")]
 
 _SHARED_DATA = ROOT.parent / "shared" / "data"
 if "SKFRAME_DATA" not in os.environ and _SHARED_DATA.is_dir():

@@ -108,7 +108,8 @@ def _env(root, mode):
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("SKFRAME_NUMBA_MIN_WORK", None)
     env.update(MODES[mode])
-    env["PYTHONPATH"] = os.pathsep.join([str(root), str(Path(root) / "plugins")])
+    src = Path(root) / "src"  # an older checkout, measured for comparison, kept its flat layout
+    env["PYTHONPATH"] = str(src) if src.is_dir() else os.pathsep.join([str(root), str(Path(root) / "plugins")])
     return env
 
 

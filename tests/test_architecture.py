@@ -1,11 +1,11 @@
 """The import architecture of skframe, checked on the source (no module is imported).
 
-Every ``import`` and ``from ... import`` statement of skframe/ and plugins/ is read with :mod:`ast`, at module level
+Every ``import`` and ``from ... import`` statement of src/ (skframe and the built-in plugins) is read with :mod:`ast`, at module level
 and inside functions and methods, relative imports resolved. Four rules:
 
 a. layers: a module imports its own layer or lower ones only (``LAYERS`` below, bottom to top), and skframe never
    imports a built-in plugin (they are reached through the ``skframe`` entry points, as a third party's are);
-b. no import circle among the modules of skframe/ and plugins/, module-level and in-function imports together;
+b. no import circle among the modules under src/, module-level and in-function imports together;
 c. an import inside a function is there for start-up time or an optional dependency: it carries a one-line
    ``# lazy: <reason>`` comment (same line or the line above), and what it loads is costly, i.e. it brings in a
    heavy or optional library that its module does not load already (``OPTIONAL``, ``BY_SUBPACKAGE``, ``COSTLY``);
@@ -108,11 +108,11 @@ class Tree:
 
     @classmethod
     def from_disk(cls, root=ROOT):
-        paths = sorted((root / "skframe").rglob("*.py")) + sorted((root / "plugins").glob("skframe_*/**/*.py"))
+        paths = sorted((root / "src" / "skframe").rglob("*.py")) + sorted((root / "src").glob("skframe_*/**/*.py"))
         modules = {}
         for path in paths:
             parts = list(path.relative_to(root).with_suffix("").parts)
-            parts = parts[1:] if parts[0] == "plugins" else parts
+            parts = parts[1:]  # under src/
             is_package = parts[-1] == "__init__"
             name = ".".join(parts[:-1] if is_package else parts)
             modules[name] = Module(name, path.read_text(encoding="utf-8"), is_package=is_package,

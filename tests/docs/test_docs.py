@@ -48,7 +48,7 @@ def _have_data():
 
 def _env(tmp_path):
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "plugins"), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
     env["SKFRAME_DATA"] = str(DATA_DIR)
     os.environ.setdefault("SKFRAME_DATA", str(DATA_DIR))  # for $SKFRAME_DATA in documented commands
     env.setdefault("MPLBACKEND", "Agg")

@@ -19,7 +19,7 @@ def site(tmp_path_factory):
     pytest.importorskip("mkdocstrings")
     pytest.importorskip("latex2mathml")
     out = tmp_path_factory.mktemp("docs") / "site"
-    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "plugins")]))
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=str(ROOT / "src"))
     res = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
                           "-d", str(out)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-5000:]

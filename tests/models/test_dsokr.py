@@ -21,7 +21,7 @@ from skframe.exceptions import (
 from skframe.plugin.registry import get_loss
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.path.join(ROOT, "plugins"),
+ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "src"),
                                                    os.environ.get("PYTHONPATH", "")]))
 
 OUTPUT_LOSSES = [("output-square", {}), ("output-huber", {"kappa": 0.8}), ("output-epsilon-svr", {"epsilon": 0.3}),

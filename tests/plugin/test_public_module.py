@@ -10,7 +10,7 @@ import pytest
 import skframe.plugin.api as api
 
 ROOT = Path(__file__).resolve().parents[2]
-PLUGIN_FILES = sorted((ROOT / "plugins").glob("skframe_*/*.py"))
+PLUGIN_FILES = sorted((ROOT / "src").glob("skframe_*/*.py"))
 ALLOWED = ("skframe.plugin.api", "skframe.graphs", "skframe.exceptions")
 
 
