@@ -1,8 +1,7 @@
 """The import architecture of skframe, checked on the source (no module is imported).
 
 Every ``import`` and ``from ... import`` statement under src/ (skframe and the built-in plugins) is read with
-:mod:`ast`, at module level
-and inside functions and methods, relative imports resolved. Four rules:
+:mod:`ast`, at module level and inside functions and methods, relative imports resolved. Four rules:
 
 a. layers: a module imports its own layer or lower ones only (``LAYERS`` below, bottom to top), and skframe never
    imports a built-in plugin (they are reached through the ``skframe`` entry points, as a third party's are);
