@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = (
     # the ground floor every room may use
     ("ground", ("skframe._version", "skframe.exceptions", "skframe.options", "skframe.deps", "skframe.validation",
-                "skframe.constraints")),
+                "skframe.constraints", "skframe.limits")),
     # the contract: protocols, tags, hook specifications, component specs, registry, entry-point loader, input
     # collections, problems
     ("plugin", ("skframe.plugin",)),
