@@ -207,14 +207,30 @@ def run_fit(opts):
         return _run_fit(opts, stack)
 
 
-def _run_fit(opts, stack):
+class Prepared:
+    """What :func:`prepare` read and built: the data (scaled), the task, its module and the unfitted estimator.
+
+    Attributes: ``X_train``, ``Y_train``, ``X_test``, ``Y_test`` (None without a test file), ``data_info``,
+    ``scaler``, ``feature_means``, ``task``, ``module``, ``model``, ``X_fit``, ``y_fit`` (what ``fit`` is given:
+    Dask arrays on a cluster) and ``client`` (the Dask client, or None).
+    """
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
+def prepare(opts, stack):
+    """Read and scale the data, choose the task and build the unfitted estimator, as ``skframe fit`` does.
+
+    ``stack`` (a :class:`contextlib.ExitStack`) holds what must live as long as the command: the spill
+    folder of a streamed file, the Dask client. Returns a :class:`Prepared`.
+    """
     import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
 
     from skframe.cli import _streamed  # lazy: loads NumPy (~0.1 s at start-up)
     from skframe.cli._scaling import resolve_scale  # lazy: loads NumPy (~0.1 s at start-up)
     from skframe.datasets import FeatureScaler  # lazy: loads scikit-learn (~0.6 s at start-up)
     from skframe.io.missing import column_means  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
-    from skframe.persistence import save  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
 
     if _streamed.streams_file(opts):  # a budget: files read in blocks, memory-mapped (skframe.cli._streamed)
         if opts.lam is None:
@@ -252,7 +268,7 @@ def _run_fit(opts, stack):
                                                                   sketch_params=opts.sketch_params)
     model = module.build_estimator(opts)
     y_fit = _targets_for_fit(Y_tr, task)
-    X_fit = X_tr
+    X_fit, client = X_tr, None
     if opts.dask_scheduler is not None or opts.dask_local is not None:  # the fit runs on a Dask cluster
         from skframe.compute.distributed import dask_client, to_dask  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
 
@@ -263,14 +279,58 @@ def _run_fit(opts, stack):
         X_fit, y_fit = to_dask(X_tr, y_fit)
         data_info["dask"] = {"scheduler": str(client.scheduler.address), "workers": len(client.nthreads()),
                              "partitions": int(X_fit.numblocks[0])}
-    if opts.explain:  # how the fit would run, and why; nothing is fitted
-        return to_jsonable(explain_report(model, X_fit, y_fit, task, data_info))
-    fit_seconds = fit_model(model, X_fit, y_fit, opts)
-    X_eval, Y_eval, evaluated_on = (X_te, Y_te, "test") if X_te is not None else (X_tr, Y_tr, "train")
+    return Prepared(X_train=X_tr, Y_train=Y_tr, X_test=X_te, Y_test=Y_te, data_info=data_info, scaler=scaler,
+                    feature_means=feature_means, task=task, module=module, model=model, X_fit=X_fit, y_fit=y_fit,
+                    client=client)
+
+
+def evaluate_model(model, prep, opts):
+    """``(metrics, seconds to predict, evaluated_on)``: the task's metrics on the test file, else the training data."""
+    X_eval, Y_eval, evaluated_on = ((prep.X_test, prep.Y_test, "test") if prep.X_test is not None
+                                    else (prep.X_train, prep.Y_train, "train"))
     t0 = time.perf_counter()
-    Y_pred = call_predict(module, model, X_eval, opts)
+    Y_pred = call_predict(prep.module, model, X_eval, opts)
     predict_seconds = time.perf_counter() - t0
-    metrics = module.metrics(model, X_eval, _targets_for_fit(Y_eval, task), Y_pred, opts)
+    metrics = prep.module.metrics(model, X_eval, _targets_for_fit(Y_eval, prep.task), Y_pred, opts)
+    return metrics, predict_seconds, evaluated_on
+
+
+def save_model(model, prep, opts):
+    """Save ``model`` to ``opts.model_out`` with the preprocessing that ``skframe predict`` replays."""
+    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
+
+    from skframe.persistence import save  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
+
+    Y_tr, scaler = prep.Y_train, prep.scaler
+    extra = {
+        "task": prep.task,
+        "targets": int(Y_tr.shape[1]) if len(Y_tr.shape) > 1 else 1,
+        "missing": opts.missing,
+        "format": opts.format,
+        "train_target_means": opts.train_target_means,
+        "train_feature_means": prep.feature_means,
+        "top_k": opts.top_k,
+        "columns": opts.layout.to_extra() if opts.layout is not None else None,
+        "scaler": {"mean": scaler.mean_, "scale": scaler.scale_, "with_mean": bool(scaler.with_mean_),
+                   "method": opts.scale} if hasattr(scaler, "scale_") else None,
+    }
+    from skframe.cli._graph_data import model_extra  # lazy: loads NumPy (~0.1 s at start-up)
+
+    extra.update(model_extra(opts, prep.data_info))
+    names = opts.layout.feature_names if opts.layout is not None else None
+    if names and len(prep.X_train.shape) > 1:  # a table with a header: scikit-learn's feature_names_in_
+        model.feature_names_in_ = np.asarray(names, dtype=object)
+    replace_via_temp_path(opts.model_out, lambda tmp: save(model, tmp, extra=extra))
+    return str(opts.model_out)
+
+
+def _run_fit(opts, stack):
+    prep = prepare(opts, stack)
+    model, task, X_tr, Y_tr, X_te = prep.model, prep.task, prep.X_train, prep.Y_train, prep.X_test
+    if opts.explain:  # how the fit would run, and why; nothing is fitted
+        return to_jsonable(explain_report(model, prep.X_fit, prep.y_fit, task, prep.data_info))
+    fit_seconds = fit_model(model, prep.X_fit, prep.y_fit, opts)
+    metrics, predict_seconds, evaluated_on = evaluate_model(model, prep, opts)
     report = {
         "task": task,
         "metrics": metrics,
@@ -284,33 +344,15 @@ def _run_fit(opts, stack):
         "sketch": getattr(model, "sketch_info_", None),
         "execution": getattr(model, "execution_", None),
         "model": {"class": type(model).__name__, "params": _params(model)},
-        "data": data_info,
+        "data": prep.data_info,
     }
-    path = lam_path_report(model, module, X_eval, Y_eval, task, opts)
+    X_eval, Y_eval = (X_te, prep.Y_test) if X_te is not None else (X_tr, Y_tr)
+    path = lam_path_report(model, prep.module, X_eval, Y_eval, task, opts)
     if path is not None:
         report["lam_path"] = path
         report["lam_kept"] = path[-1]["lam"]
     if opts.model_out:
-        extra = {
-            "task": task,
-            "targets": int(Y_tr.shape[1]) if len(Y_tr.shape) > 1 else 1,
-            "missing": opts.missing,
-            "format": opts.format,
-            "train_target_means": opts.train_target_means,
-            "train_feature_means": feature_means,
-            "top_k": opts.top_k,
-            "columns": opts.layout.to_extra() if opts.layout is not None else None,
-            "scaler": {"mean": scaler.mean_, "scale": scaler.scale_, "with_mean": bool(scaler.with_mean_),
-                       "method": opts.scale} if hasattr(scaler, "scale_") else None,
-        }
-        from skframe.cli._graph_data import model_extra  # lazy: loads NumPy (~0.1 s at start-up)
-
-        extra.update(model_extra(opts, data_info))
-        names = opts.layout.feature_names if opts.layout is not None else None
-        if names and len(X_tr.shape) > 1:  # a table with a header: scikit-learn's feature_names_in_
-            model.feature_names_in_ = np.asarray(names, dtype=object)
-        replace_via_temp_path(opts.model_out, lambda tmp: save(model, tmp, extra=extra))
-        report["model_path"] = str(opts.model_out)
+        report["model_path"] = save_model(model, prep, opts)
     return to_jsonable(report)
 
 
