@@ -18,8 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from sklearn.base import RegressorMixin, is_regressor
+from sklearn.metrics import mean_squared_error, r2_score
+from sklearn.utils import RegressorTags, Tags, TargetTags, _safe_indexing
 
-__all__ = ["PathScores"]
+from skframe.plugin.collections import is_collection, take
+
+__all__ = ["PathScores", "fold_rows", "scorer_kind", "r2_from_errors", "HeldOutPredictions"]
 
 
 @dataclass
@@ -88,3 +93,80 @@ class PathScores:
     def n_lams(self):
         """Number of ``lam`` values (columns)."""
         return self.test_scores.shape[1]
+
+
+# ----------------------------------------------------------------------------- helpers shared by path functions
+def fold_rows(X, index):
+    """The rows ``index`` of ``X`` (array, sparse matrix, data frame or input collection), as a fit receives them.
+
+    The same selection scikit-learn's cross-validation makes (``sklearn.utils._safe_indexing``),
+    and :func:`skframe.plugin.collections.take` for an input collection.
+    """
+    if is_collection(X):
+        return take(X, np.asarray(index))
+    return _safe_indexing(X, index)
+
+
+def scorer_kind(scorer, estimator):
+    """What a scorer computes, for the path functions that score without predicting.
+
+    Returns
+    -------
+    {"r2", "neg_mse", "predict"} or None
+        ``"r2"``: the coefficient of determination (``scoring=None`` on a regressor whose
+        ``score`` is scikit-learn's, or ``"r2"``); ``"neg_mse"``: ``"neg_mean_squared_error"``;
+        ``"predict"``: another scikit-learn scorer that only calls ``predict`` (evaluate it
+        with :class:`HeldOutPredictions`); None: anything else (a plain callable may use any
+        attribute of the fitted model, so a shortcut must not guess).
+    """
+    if type(scorer).__name__ == "_PassthroughScorer":  # scoring=None: the estimator's own score
+        return "r2" if is_regressor(estimator) and type(estimator).score is RegressorMixin.score else None
+    func = getattr(scorer, "_score_func", None)
+    if func is None or getattr(scorer, "_response_method", None) != "predict":
+        return None
+    kwargs = getattr(scorer, "_kwargs", None)
+    sign = getattr(scorer, "_sign", None)
+    if kwargs == {} and func is r2_score and sign == 1:
+        return "r2"
+    if kwargs == {} and func is mean_squared_error and sign == -1:
+        return "neg_mse"
+    return "predict"
+
+
+def r2_from_errors(sse, sst):
+    """scikit-learn's ``r2_score`` (uniform average over outputs) from per-output sums of squares.
+
+    ``sse[j] = sum_i (y_ij - f_ij)^2``, ``sst[j] = sum_i (y_ij - mean_j)^2``. An output with
+    ``sst = 0`` scores 1 when predicted exactly, else 0 (scikit-learn's ``force_finite``).
+    """
+    sse = np.asarray(sse, dtype=float)
+    sst = np.asarray(sst, dtype=float)
+    out = np.ones_like(sse)
+    nz = sst != 0
+    out[nz] = 1.0 - sse[nz] / sst[nz]
+    out[~nz & (sse != 0)] = 0.0
+    return float(out.mean())
+
+
+class HeldOutPredictions:
+    """A stand-in fitted regressor whose ``predict`` returns predictions already computed for one input.
+
+    A scikit-learn scorer that only calls ``predict`` (see :func:`scorer_kind`) scores it as it would
+    score the fitted model: ``scorer(HeldOutPredictions(X_test, F), X_test, y_test)``.
+    """
+
+    _estimator_type = "regressor"
+
+    def __init__(self, X, predictions):
+        self._X = X
+        self._predictions = predictions
+
+    def __sklearn_tags__(self):
+        tags = Tags(estimator_type="regressor", target_tags=TargetTags(required=True))
+        tags.regressor_tags = RegressorTags()
+        return tags
+
+    def predict(self, X):
+        if X is not self._X:
+            raise ValueError("HeldOutPredictions only predicts the input it was built with")
+        return self._predictions
