@@ -28,6 +28,7 @@ from skframe.io._common import (
     split_quoted,
     unquote,
 )
+from skframe.limits import check
 
 __all__ = ["read_arff", "read_names"]
 
@@ -105,6 +106,7 @@ def _header(lines, path):
         if low.startswith("@data"):
             if not names:
                 raise DataFormatError(f"{name_of(path)} declares no @attribute before @data")
+            check("features", len(names), f"{name_of(path)}: the header")
             return names, convs
         raise DataFormatError(
             f"{name_of(path)}, line {lineno}: unexpected header line {line[:80]!r}; "

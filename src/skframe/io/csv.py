@@ -25,6 +25,7 @@ from skframe.io._common import (
     text_column_hint,
     unquote,
 )
+from skframe.limits import check
 
 __all__ = ["read_csv", "iter_csv", "read_header", "write_csv"]
 
@@ -71,6 +72,7 @@ def _rows(path, header, select=None):
         toks = split_fields(line)
         if n_cols is None:
             n_cols = len(toks)
+            check("features", n_cols, f"{name_of(path)}, line {lineno}: the first row")
             positions = getattr(select, "positions", None)
             is_header = _is_header(toks, path, lineno, header, positions)
             if is_header:

@@ -18,14 +18,18 @@ import scipy.sparse as sp
 
 from skframe.exceptions import DataFormatError
 from skframe.io._common import MAX_INDEX, bad_token, iter_lines, name_of, parse_number
+from skframe.limits import check, limit
 
 __all__ = ["read_libsvm", "iter_libsvm", "scan_libsvm"]
 
 _SYNTAX = "LIBSVM rows read 'label[,label2,...] index:value ...'"
 
 
-def _parse_line(line, lineno, path):
-    """``(labels, explicit_multilabel, indices, values)`` of one non-empty row."""
+def _parse_line(line, lineno, path, max_index=MAX_INDEX):
+    """``(labels, explicit_multilabel, indices, values)`` of one non-empty row.
+
+    ``max_index``: the largest feature index accepted (the ``features`` limit of :mod:`skframe.limits`).
+    """
     toks = line.split()
     if ":" in toks[0]:
         lab_tok, feats, multi = "", toks, True  # no label at all: an empty label set
@@ -63,7 +67,8 @@ def _parse_line(line, lineno, path):
             ) from None
         if idx < 0:
             raise DataFormatError(f"{name_of(path)}, line {lineno}: feature index {idx} is negative")
-        if idx > MAX_INDEX:
+        if idx > max_index:  # checked before anything is sized by it (a name, an index array per column)
+            check("features", idx, f"{name_of(path)}, line {lineno}: feature index {idx} says that the data")
             raise DataFormatError(
                 f"{name_of(path)}, line {lineno}: feature index {idx} is larger than {MAX_INDEX}; fix the index"
             )
@@ -80,10 +85,11 @@ def _parse_line(line, lineno, path):
 
 
 def _parsed_rows(path):
+    max_index = min(MAX_INDEX, limit("features"))
     for lineno, raw in iter_lines(path):
         line = raw.split("#", 1)[0].strip()
         if line:
-            yield (lineno, *_parse_line(line, lineno, path))
+            yield (lineno, *_parse_line(line, lineno, path, max_index))
 
 
 class _Layout:

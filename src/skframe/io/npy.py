@@ -15,13 +15,67 @@
 
 from __future__ import annotations
 
+import os
+import zipfile
+
 import numpy as np
 import scipy.sparse as sp
 
 from skframe.exceptions import DataFormatError
 from skframe.io._common import check_targets, name_of
+from skframe.limits import check, exceeded, limit
 
 __all__ = ["read_npz", "npz_names", "write_npz", "open_npy"]
+
+
+_MAX_NPY_HEADER = 1 << 16
+_SLACK = 1 << 20  # a small member may inflate to this much whatever its compressed size
+
+
+def _member_shapes(fh, path):
+    """``{key: shape}`` of the archive's members, after checking what each claims; nothing large is read.
+
+    Every member must fit in the file as the zip directory places it; a compressed member may
+    decompress to at most ``expansion`` (:mod:`skframe.limits`) times its compressed size (plus
+    1 MiB), all of them together to at most ``decompressed`` bytes; and each member's ``.npy``
+    header (read from its first bytes) must declare no more data than the member holds. The
+    arrays are then read within these bounds.
+    """
+    name = name_of(path)
+    file_size = os.path.getsize(path)
+    shapes, inflated = {}, 0
+    for info in fh.zip.infolist():
+        member = info.filename
+        if info.compress_type == zipfile.ZIP_STORED:
+            bad = info.file_size != info.compress_size
+        else:
+            bad = False
+            if info.file_size > limit("expansion") * info.compress_size + _SLACK:
+                ratio = info.file_size // max(info.compress_size, 1)
+                raise DataFormatError(exceeded("expansion", ratio, f"{name}: member {member!r} declares "
+                                                                   f"{info.file_size} bytes from {info.compress_size} "
+                                                                   "compressed, so its data"))
+            inflated += info.file_size
+        if bad or info.header_offset + info.compress_size > file_size:
+            raise DataFormatError(f"{name}: member {member!r} declares sizes that a {file_size}-byte file cannot "
+                                  "hold; the archive is truncated or corrupted")
+        if not member.endswith(".npy"):
+            continue
+        with fh.zip.open(info) as fp:
+            version = np.lib.format.read_magic(fp)
+            reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+                np.lib.format.read_array_header_2_0
+            shape, _, dtype = reader(fp, max_header_size=_MAX_NPY_HEADER)
+            header_end = fp.tell()
+        nbytes = dtype.itemsize
+        for n in shape:
+            nbytes *= int(n)
+        if header_end + nbytes > info.file_size:
+            raise DataFormatError(f"{name}: member {member!r} declares an array of shape {tuple(shape)} "
+                                  f"({nbytes} bytes) but holds {info.file_size} bytes; the archive is corrupted")
+        shapes[member[:-4]] = tuple(int(n) for n in shape)
+    check("decompressed", inflated, f"{name}: the archive")
+    return shapes
 
 
 def _sparse_x(fh, keys, path):
@@ -42,6 +96,8 @@ def _sparse_x(fh, keys, path):
         raise DataFormatError(f"{name_of(path)}: sparse layout {layout!r} is not supported; store CSR or CSC")
     try:
         shape = tuple(int(s) for s in fh[pre + "shape"])
+        if len(shape) == 2 and shape[1] > 0:
+            check("features", shape[1], f"{name_of(path)}: the sparse X of shape {shape}")
         X = cls((fh[pre + "data"].astype(np.float64), fh[pre + "indices"], fh[pre + "indptr"]), shape=shape)
         X = sp.csr_matrix(X)
         X.check_format(full_check=True)
@@ -71,6 +127,9 @@ def read_npz(path, targets=1):
     with fh:
         keys = set(fh.files)
         try:
+            shapes = _member_shapes(fh, path)
+            if len(shapes.get("X", ())) == 2:
+                check("features", shapes["X"][1], f"{name_of(path)}: X of shape {shapes['X']}")
             if "X" in keys:
                 X = _numeric(np.asarray(fh["X"]), "X", path)
                 if X.ndim != 2:

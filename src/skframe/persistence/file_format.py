@@ -6,7 +6,9 @@ save leaves the previous file intact. Reading never trusts the file: the manifes
 each entry's declared uncompressed size and its ``.npy`` header (dtype, shape,
 memory order) must agree with what the manifest declares, and every array read
 is bounded by that declaration, so a tampered or truncated file is refused before
-anything large is allocated. Arrays keep their dtype, shape and memory order (C
+anything large is allocated. A compressed entry may expand by the ``expansion`` limit of
+:mod:`skframe.limits` only, and an array that the model does not refer to is refused
+unread: a loaded model takes the memory it needs and no more. Arrays keep their dtype, shape and memory order (C
 or Fortran), so values and the BLAS results computed from them are bit-identical.
 """
 
@@ -21,6 +23,7 @@ import numpy as np
 
 from skframe.exceptions import PersistenceError
 from skframe.io.atomic import atomic_write
+from skframe.limits import exceeded, limit
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "write_model_file", "read_model_file", "describe_array"]
 
@@ -101,8 +104,8 @@ def _check_declaration(path, key, decl):
     return dtype, tuple(shape), bool(decl.get("fortran_order", False)), nbytes
 
 
-# deflate cannot compress by more than about 1032:1; a larger claimed ratio is a lie
-_MAX_DEFLATE_RATIO = 1100
+# a compressed entry may inflate to this much whatever its compressed size (beyond it: the expansion limit)
+_SLACK = 1 << 20
 
 
 class _Reader:
@@ -116,11 +119,17 @@ class _Reader:
                 raise _corrupt(path, f"entry {name!r} appears twice")
             if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
                 raise _corrupt(path, f"entry {name!r} uses an unsupported compression")
-            # the sizes the directory claims must be possible for a file of this length
+            # the sizes the directory claims must be possible for a file of this length; skframe writes its
+            # entries uncompressed, so a compressed one may expand by the `expansion` limit (skframe.limits) only
             if info.compress_type == zipfile.ZIP_STORED:
                 bad_size = info.file_size != info.compress_size
             else:
-                bad_size = info.file_size > _MAX_DEFLATE_RATIO * info.compress_size + 1024
+                bad_size = False
+                if info.file_size > limit("expansion") * info.compress_size + _SLACK:
+                    ratio = info.file_size // max(info.compress_size, 1)
+                    raise PersistenceError(exceeded("expansion", ratio, f"{path!r}: entry {name!r} declares "
+                                                    f"{info.file_size} bytes from {info.compress_size} compressed, "
+                                                    f"which a {file_size}-byte file cannot hold unless its data"))
             if info.header_offset + info.compress_size > file_size or bad_size:
                 raise _corrupt(path, f"entry {name!r} declares sizes that a {file_size}-byte file cannot hold")
             self.infos[name] = info
@@ -219,6 +228,26 @@ def _declarations(path, manifest, reader):
     return out
 
 
+# the manifest nodes that name arrays (see skframe.persistence's encoder): {node key: fields holding array keys}
+_ARRAY_NODES = {"__array__": ("__array__",), "__scalar__": ("__scalar__",),
+                "__sparse__": ("data", "indices", "indptr")}
+
+
+def _used_arrays(manifest):
+    """The array keys the manifest's model and extra data refer to (walked without recursion)."""
+    used, stack = set(), [manifest.get("model"), manifest.get("extra")]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            for tag, fields in _ARRAY_NODES.items():
+                if tag in node:
+                    used.update(node[f] for f in fields if isinstance(node.get(f), str))
+            stack.extend(node.values())
+    return used
+
+
 def read_model_file(path, *, max_bytes=None):
     """Read and check the file at ``path``; return ``(manifest, {key: ndarray})``.
 
@@ -237,6 +266,11 @@ def read_model_file(path, *, max_bytes=None):
                 raise PersistenceError(
                     f"{path!r} does not hold the arrays its manifest lists; the file was tampered with"
                 )
+            unused = sorted(set(declared) - _used_arrays(manifest))
+            if unused:  # a model loads what it needs and no more: an array nothing refers to is refused unread
+                size = declared[unused[0]][3] or reader.entry(unused[0]).file_size
+                raise _corrupt(path, f"it holds {len(unused)} array(s) that the model does not use ({unused[0]!r}, "
+                                     f"{size} bytes)")
             total = sum(d[3] or reader.entry(k).file_size for k, d in declared.items())
             if max_bytes is not None and total > max_bytes:
                 raise PersistenceError(f"{path!r} holds {total} bytes of arrays, more than max_bytes={max_bytes}")
