@@ -6,7 +6,6 @@ import functools
 import json
 import os
 import sys
-import tempfile
 
 import typer
 
@@ -59,31 +58,17 @@ def handle_errors(func):
 def replace_via_temp_path(path, write):
     """Call ``write(tmp)`` with a temporary path beside ``path``, then move it onto ``path``.
 
-    For writers that take a path (``skframe.save``); writers that take a file object use
-    :func:`skframe.io.atomic_write`. The move is atomic (``os.replace`` within one
-    directory): an exception, Ctrl-C or a full disk during ``write`` leaves the previous
-    ``path`` untouched and removes the temporary file. A replaced file keeps its
-    permissions; a new one gets those ``open`` would give it.
+    For writers that take a path; writers that take a file object use
+    :func:`skframe.io.atomic_write`, and ``skframe.save`` is atomic by itself. The move is atomic
+    (``os.replace`` within one directory): an exception, Ctrl-C, SIGTERM or a full disk during
+    ``write`` leaves the previous ``path`` untouched and removes the temporary file (one, named
+    so that a later write removes it if the process is killed: :mod:`skframe.io.atomic`). A
+    replaced file keeps its permissions; a new one gets those ``open`` would give it. Errors
+    name ``path``, not the temporary file.
     """
-    path = os.fspath(path)
-    folder, name = os.path.split(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=folder)
-    os.close(fd)
-    try:
-        write(tmp)
-        if os.path.exists(path):
-            mode = os.stat(path).st_mode & 0o7777
-        else:
-            mask = os.umask(0)
-            os.umask(mask)
-            mode = 0o666 & ~mask
-        os.chmod(tmp, mode)  # mkstemp's 0600 would otherwise stick to the result
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-    return path
+    from skframe.io.atomic import atomic_path  # lazy: skframe.io loads SciPy's sparse matrices
+
+    return atomic_path(path, write)
 
 
 def _parse_value(text):

@@ -1,25 +1,150 @@
 """Atomic file writing: a reader sees either the previous file or the complete new one.
 
-The data go to a temporary file in the destination's directory (same file system), which
-is flushed and ``fsync``-ed, then renamed over the destination with :func:`os.replace`
-(atomic on POSIX and Windows). If writing fails or is interrupted, the temporary file is
-removed and the previous file is left untouched.
+The data go to one temporary file in the destination's directory (same file system), which
+is flushed and ``fsync``-ed, optionally checked (``verify``), then renamed over the destination
+with :func:`os.replace` (atomic on POSIX and Windows). If writing or the check fails, or the
+process is interrupted (Ctrl-C; ``skframe`` also turns SIGTERM into an interrupt), the temporary
+file is removed and the previous file is left untouched.
+
+Leftovers of killed processes. A process killed outright (SIGKILL, a power cut) cannot remove
+its temporary file. The file is named ``.<name>.skframe-<host>-<pid>-<random>.tmp`` (``host`` a
+short hash of the machine's name, ``pid`` the writing process), and every write into a directory
+first removes the temporary files there that were left by processes of this machine that no
+longer run (checked with ``os.kill(pid, 0)``; never on Windows, where that call would end the
+process). :func:`remove_stale` does the same for folders, such as the spill folders of
+``skframe fit --memory-budget`` in the system's temporary directory. :func:`owned_name` gives
+such names.
+
+Test hook: when the environment variable ``SKFRAME_TEST_PAUSE_BEFORE_REPLACE`` names a file, a
+write creates that file once the temporary file is complete (and checked), then sleeps for up to
+10 seconds before the rename, so that a test can signal the process inside the save window. It
+is meant for tests only.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+import re
+import shutil
+import socket
 import tempfile
+import time
 
-__all__ = ["atomic_write"]
+__all__ = ["atomic_write", "atomic_path", "owned_name", "remove_stale", "process_alive"]
 
 _UMASK = os.umask(0)  # read once (os.umask can only be read by setting it)
 os.umask(_UMASK)
 
+#: environment variable of the test hook that pauses a write in its save window (see the module docstring)
+PAUSE_HOOK = "SKFRAME_TEST_PAUSE_BEFORE_REPLACE"
+_PAUSE_SECONDS = 10.0
+_HOST = hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8]
+_OWNED = re.compile(r"skframe-([0-9a-f]{8})-([0-9]+)-[A-Za-z0-9_]+(?:\.tmp)?$")
+
+
+def owned_name(prefix="", suffix=""):
+    """``prefix + "skframe-<host>-<pid>-" ``: the start of a temporary name that :func:`remove_stale` recognises.
+
+    ``tempfile`` appends a random part; ``suffix`` is kept for the caller (e.g. ``".tmp"``).
+    """
+    return f"{prefix}skframe-{_HOST}-{os.getpid()}-", suffix
+
+
+def process_alive(pid):
+    """True unless process ``pid`` of this machine is known to have ended (always True on Windows)."""
+    if os.name == "nt" or pid <= 0:  # os.kill(pid, 0) would end the process on Windows
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. PermissionError: it runs, as another user
+        return True
+    return True
+
+
+def remove_stale(directory, *, folders=False):
+    """Remove the temporary files (or, with ``folders``, folders) in ``directory`` left by ended processes.
+
+    Only names made with :func:`owned_name` on this machine are considered, and only those whose
+    process no longer runs are removed; anything that cannot be removed is left as it is.
+
+    Returns
+    -------
+    int
+        The number of entries removed.
+    """
+    removed = 0
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    for entry in entries:
+        found = _OWNED.search(entry.name)
+        if found is None or found.group(1) != _HOST or process_alive(int(found.group(2))):
+            continue
+        with contextlib.suppress(OSError):
+            if folders and entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+                removed += 1
+            elif not folders and entry.is_file(follow_symlinks=False) and entry.name.endswith(".tmp"):
+                os.unlink(entry.path)
+                removed += 1
+    return removed
+
+
+def _pause_for_tests():
+    marker = os.environ.get(PAUSE_HOOK)
+    if not marker:
+        return
+    with open(marker, "w") as fh:
+        fh.write(str(os.getpid()))
+    time.sleep(_PAUSE_SECONDS)
+
+
+def _named(exc, path, tmp=None):
+    """``exc`` as an OSError naming the user's ``path`` (not the temporary file); errors about other files as they are."""
+    if tmp is not None and exc.filename not in (None, tmp):
+        return exc  # e.g. an input file read while writing
+    if exc.errno is not None:
+        return type(exc)(exc.errno, exc.strerror or str(exc), path)
+    return OSError(f"{exc}: {path}")
+
+
+def _finish(tmp, path, directory):
+    if os.path.exists(path):
+        with contextlib.suppress(OSError):
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+    else:  # the permissions open() would have given a new file
+        os.chmod(tmp, 0o666 & ~_UMASK)
+    _pause_for_tests()
+    os.replace(tmp, path)
+    if hasattr(os, "O_DIRECTORY"):
+        with contextlib.suppress(OSError):
+            dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+
+
+def _temporary(path):
+    """``(fd, tmp, directory)``: a new temporary file beside ``path``, after removing stale ones."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    remove_stale(directory)
+    prefix, suffix = owned_name("." + os.path.basename(path) + ".", ".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
+    except OSError as exc:
+        raise _named(exc, path) from exc
+    return fd, tmp, directory
+
 
 @contextlib.contextmanager
-def atomic_write(path, mode="wb"):
+def atomic_write(path, mode="wb", *, verify=None):
     """Context manager yielding a file object whose content replaces ``path`` on success.
 
     Parameters
@@ -28,6 +153,15 @@ def atomic_write(path, mode="wb"):
         Destination; its directory must exist.
     mode : {"wb", "w"}, default="wb"
         Binary or text (UTF-8, ``\\n`` line ends) mode.
+    verify : callable, optional
+        Called with the temporary file's path once it is complete; an exception it raises
+        leaves ``path`` untouched (and the temporary file removed).
+
+    Raises
+    ------
+    OSError
+        When the file cannot be written (a missing folder, a full disk): it names ``path``,
+        not the temporary file.
 
     Examples
     --------
@@ -39,28 +173,56 @@ def atomic_write(path, mode="wb"):
     'done\\n'
     """
     path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    fd, tmp, directory = _temporary(path)
     try:
         kwargs = {"encoding": "utf-8", "newline": "\n"} if "b" not in mode else {}
-        with os.fdopen(fd, mode, **kwargs) as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        if os.path.exists(path):
-            with contextlib.suppress(OSError):
-                os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        else:  # the permissions open() would have given a new file
-            os.chmod(tmp, 0o666 & ~_UMASK)
-        os.replace(tmp, path)
+        try:
+            with os.fdopen(fd, mode, **kwargs) as fh:
+                yield fh
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            named = _named(exc, path, tmp)
+            if named is exc:
+                raise
+            raise named from exc
+        if verify is not None:
+            verify(tmp)
+        _finish(tmp, path, directory)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    if hasattr(os, "O_DIRECTORY"):
+
+
+def atomic_path(path, write, *, verify=None):
+    """Call ``write(tmp)`` with a temporary path beside ``path``, then move it onto ``path`` atomically.
+
+    For writers that take a path rather than a file object; the same guarantees as
+    :func:`atomic_write` (one temporary file, removed on any failure; ``verify(tmp)`` before
+    the move; a replaced file keeps its permissions, a new one gets those ``open`` gives).
+
+    Returns
+    -------
+    str
+        ``path``.
+    """
+    path = os.fspath(path)
+    fd, tmp, directory = _temporary(path)
+    os.close(fd)
+    try:
+        try:
+            write(tmp)
+        except OSError as exc:
+            named = _named(exc, path, tmp)
+            if named is exc:
+                raise
+            raise named from exc
+        if verify is not None:
+            verify(tmp)
+        _finish(tmp, path, directory)
+    except BaseException:
         with contextlib.suppress(OSError):
-            dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
+            os.unlink(tmp)
+        raise
+    return path

@@ -21,6 +21,20 @@ What is saved, and how it is rebuilt:
 * numbers, strings, lists, tuples, dicts with string keys, NumPy arrays and scalars
   (exact dtype, shape and memory order), object arrays of strings (such as scikit-learn's
   ``feature_names_in_``, stored as string arrays) and SciPy CSR/CSC matrices.
+
+A save is verified before it replaces anything: the new file is written to one temporary
+file beside ``path``, read back and rebuilt as :func:`load` would (so a model that could not
+be loaded, such as a kernel whose bandwidth the data made zero, is refused), and only then
+renamed over ``path``. See :mod:`skframe.io.atomic` for interruptions and leftovers.
+
+Reproducible files: the same model (same data, options and seed) gives byte-identical files.
+Model files therefore hold no timings and no measurements of the machine: the attributes
+ending in ``_seconds_`` (``fit_seconds_``, ``solve_seconds_``) are not saved, and the saved
+``execution_`` keeps the fit's decisions (executor, backend, engine, chunk rows, precision,
+sketch size...) without ``machine`` (free memory, cores, GPU) and, when the memory budget
+was taken from the machine rather than given, without that budget and the ``reasons`` that
+quote it (see :func:`reproducible_execution`). They stay on the fitted object and in
+``skframe fit --json``.
 """
 
 from __future__ import annotations
@@ -45,7 +59,8 @@ from skframe.plugin.loader import get_plugin_registry
 from skframe.plugin.registry import build_component, spec_of
 from skframe.plugin.specs import ComponentSpec
 
-__all__ = ["save", "load", "load_bundle", "register_class", "persistable", "STATE_CLASSES", "FORMAT_VERSION"]
+__all__ = ["save", "load", "load_bundle", "register_class", "persistable", "STATE_CLASSES", "FORMAT_VERSION",
+           "reproducible_execution"]
 
 # Name in model files -> "module:attribute" where skframe finds the class (public paths where there is one).
 # Format 1 named classes "module:qualname"; such names from skframe's modules resolve through their qualname.
@@ -163,6 +178,43 @@ def _class_named(name):
     )
 
 
+#: ``execution_`` entries that depend on the machine's state rather than on the fit's inputs
+_MACHINE_KEYS = ("machine",)
+_MEASURED_BUDGETS = ("machine", "gpu")
+
+
+def reproducible_execution(execution):
+    """``execution_`` as a model file stores it: the fit's decisions without the machine's measurements.
+
+    ``machine`` is dropped; when the memory budget was measured (``budget_source`` ``"machine"`` or
+    ``"gpu"``, not ``"given"``), so are ``memory_budget`` and the ``reasons`` (which quote it).
+    Nested plans (the ``"output"`` side of structured models) are treated alike.
+
+    >>> reproducible_execution({"executor": "in-memory", "memory_budget": 8, "budget_source": "machine",
+    ...                         "reasons": {"executor": "fits"}, "machine": {"cores": 2}})
+    {'executor': 'in-memory', 'budget_source': 'machine'}
+    """
+    if not isinstance(execution, dict):
+        return execution
+    out = {}
+    measured = execution.get("budget_source") in _MEASURED_BUDGETS
+    for key, value in execution.items():
+        if key in _MACHINE_KEYS or (measured and key in ("memory_budget", "reasons")):
+            continue
+        out[key] = reproducible_execution(value) if isinstance(value, dict) and "executor" in value else value
+    return out
+
+
+def _saved_state(state):
+    """An object's state as saved: no timings (``*_seconds_``), ``execution_`` without machine state."""
+    if not any(isinstance(k, str) and (k.endswith("_seconds_") or k == "execution_") for k in state):
+        return state
+    out = {k: v for k, v in state.items() if not (isinstance(k, str) and k.endswith("_seconds_"))}
+    if "execution_" in out:
+        out["execution_"] = reproducible_execution(out["execution_"])
+    return out
+
+
 class _Encoder:
     def __init__(self):
         self.arrays = {}
@@ -216,8 +268,8 @@ class _Encoder:
                     raise PersistenceError(
                         f"{type(value).__name__}.to_state() returned {type(state).__name__}; it must return a dict"
                     )
-                return {"__object__": name, "state": self.encode(state, where), "via": "to_state"}
-            return {"__object__": name, "state": self.encode(dict(vars(value)), where)}
+                return {"__object__": name, "state": self.encode(_saved_state(state), where), "via": "to_state"}
+            return {"__object__": name, "state": self.encode(_saved_state(dict(vars(value))), where)}
         raise PersistenceError(
             f"{where} holds a {type(value).__name__} object that cannot be saved safely; components must be "
             "registered in the registry (through a plugin) to be saved, other objects declared as state classes"
@@ -337,7 +389,7 @@ def save(model, path, *, extra=None):
         A skframe estimator (or any declared state class).
     path : str or path-like
         Destination file; conventionally ending in ``.skf``. It is replaced only once
-        the new file is completely written.
+        the new file is completely written and loads back.
     extra : dict, optional
         Additional JSON/array data stored beside the model (e.g. the CLI's
         feature scaling); returned by :func:`load_bundle`.
@@ -346,6 +398,13 @@ def save(model, path, *, extra=None):
     -------
     str
         The path written.
+
+    Raises
+    ------
+    PersistenceError
+        When the file cannot be written (naming ``path``), or when the written model would
+        not load back (e.g. a fitted parameter outside its valid range); ``path`` is then
+        left as it was.
     """
     enc = _Encoder()
     manifest = {
@@ -356,7 +415,20 @@ def save(model, path, *, extra=None):
         "extra": enc.encode(dict(extra or {}), "extra"),
     }
     manifest["arrays"] = {k: describe_array(v) for k, v in enc.arrays.items()}
-    return write_model_file(path, manifest, enc.arrays)
+    return write_model_file(path, manifest, enc.arrays, verify=lambda tmp: _loads_back(tmp, path))
+
+
+def _loads_back(tmp, path):
+    """Read and rebuild the written temporary file ``tmp`` as :func:`load` would; refuse it otherwise."""
+    try:
+        load_bundle(tmp)
+    except PersistenceError as exc:
+        cause = exc.__cause__  # the rebuild's own error says what is wrong, without the file's name
+        reason = str(cause) if cause is not None and not isinstance(cause, PersistenceError) else \
+            str(exc).replace(repr(os.fspath(tmp)), "the new file")
+        raise PersistenceError(
+            f"the model was not saved to {os.fspath(path)!r} (left unchanged): it would not load back: {reason}"
+        ) from exc
 
 
 def load_bundle(path, *, max_bytes=None):

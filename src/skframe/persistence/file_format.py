@@ -1,8 +1,8 @@
 """The model-file container: a zip archive of ``.npy`` entries with a JSON manifest, read defensively.
 
-Writing is atomic (:func:`skframe.io.atomic_write`: a temporary file in the
-destination's directory, flushed to disk, then renamed over it), so an interrupted
-save leaves the previous file intact. Reading never trusts the file: the manifest is read and validated first,
+Writing is atomic (:func:`skframe.io.atomic_write`: one temporary file in the
+destination's directory, flushed to disk, checked, then renamed over it), so an interrupted
+or refused save leaves the previous file intact. Reading never trusts the file: the manifest is read and validated first,
 each entry's declared uncompressed size and its ``.npy`` header (dtype, shape,
 memory order) must agree with what the manifest declares, and every array read
 is bounded by that declaration, so a tampered or truncated file is refused before
@@ -62,13 +62,18 @@ def describe_array(arr):
     }
 
 
-def write_model_file(path, manifest, arrays):
-    """Write ``manifest`` (JSON-ready dict) and ``arrays`` ({key: ndarray}) to ``path`` atomically."""
+def write_model_file(path, manifest, arrays, *, verify=None):
+    """Write ``manifest`` (JSON-ready dict) and ``arrays`` ({key: ndarray}) to ``path`` atomically.
+
+    ``verify(tmp)``, when given, is called with the complete temporary file before it replaces
+    ``path``: an exception it raises leaves ``path`` untouched.
+    """
     path = os.fspath(path)
     blob = np.frombuffer(json.dumps(manifest, allow_nan=False).encode("utf-8"), dtype=np.uint8)
     try:
         # a temporary file renamed over `path` once complete: an interrupted save leaves the previous file
-        with atomic_write(path, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
+        with atomic_write(path, "wb", verify=verify) as fh, \
+                zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
             for key, arr in ((MANIFEST, blob), *arrays.items()):
                 with zf.open(f"{key}.npy", "w", force_zip64=arr.nbytes > (1 << 30)) as out:
                     np.lib.format.write_array(out, arr, allow_pickle=False)
