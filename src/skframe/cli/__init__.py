@@ -1,4 +1,4 @@
-"""The ``skframe`` command line: fit, predict, evaluate, select, plugins (+ commands added by plugins).
+"""The ``skframe`` command line: fit, predict, evaluate, select, tune, plugins (+ commands added by plugins).
 
 Domain errors print one line on stderr and exit with status 2; set
 ``SKFRAME_DEBUG=1`` to see the traceback instead.
@@ -28,6 +28,7 @@ from skframe.cli.fit import fit
 from skframe.cli.model_commands import evaluate, predict
 from skframe.cli.plugins_command import plugins
 from skframe.cli.select import select
+from skframe.cli.tune import tune
 
 __all__ = ["app", "main", "register_plugin_commands", "CORE_COMMANDS"]
 
@@ -41,8 +42,9 @@ app.command("fit")(fit)
 app.command("predict")(predict)
 app.command("evaluate")(evaluate)
 app.command("select")(select)
+app.command("tune")(tune)
 app.command("plugins")(plugins)
-CORE_COMMANDS = frozenset({"fit", "predict", "evaluate", "select", "plugins"})
+CORE_COMMANDS = frozenset({"fit", "predict", "evaluate", "select", "tune", "plugins"})
 
 
 def _print_version(value: bool):

@@ -1,0 +1,463 @@
+"""``skframe tune``: choose λ and the kernel's parameters by cross-validation, then refit the best model.
+
+Every option of ``skframe fit`` is an option of ``tune`` and means the same (the options are
+:class:`skframe.cli._options.FitOptions`' fields, and the data, the task and the estimator come
+from :func:`skframe.cli.fit.prepare`), except three whose values become a grid:
+
+* ``--lam`` takes a list ``1e-6,1e-4,1e-2`` or a log range ``START:STOP:COUNT`` (``COUNT``
+  values spaced evenly on a log scale, both ends included), or both, comma-separated;
+* ``--kernel-param NAME=VALUES`` (and ``--input-kernel-param``, ``--output-kernel-param`` of the
+  structured task): one value is fixed, a list or a range is searched;
+* an axis that is not given comes from :func:`skframe.model_selection.default_param_grid`
+  (γ around the median-distance heuristic, λ on a log grid), and the report says so.
+
+The search is :class:`skframe.model_selection.KernelSearchCV`: the λ path of each grid block is
+solved by the estimator's shortcut (see the tuning page of the documentation). The Dask options
+and ``--explain`` of ``fit`` describe one fit and are not options of ``tune``.
+"""
+
+# No ``from __future__ import annotations``: Typer reads the Annotated types at run time.
+import contextlib
+import itertools
+import math
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from skframe.cli._common import echo_json, handle_errors, progress_bar, to_jsonable
+from skframe.cli._options import KV, FitOptions, _kv, _opt, command_signature
+from skframe.cli._services import format_value as _fmt
+from skframe.cli.fit import _params, evaluate_model, prepare, save_model
+from skframe.exceptions import InvalidParameterError
+
+__all__ = ["tune", "TuneOptions", "parse_grid_values", "parse_lam_grid", "run_tune"]
+
+TUNING = "Tuning"
+SHARING = ("fold", "shared")
+#: the estimator parameter each kernel option sets, and the prefix of its column in the table
+KERNEL_OPTIONS = {
+    "kernel_params": ("--kernel-param", ""),
+    "input_kernel_params": ("--input-kernel-param", ""),
+    "output_kernel_params": ("--output-kernel-param", "output_"),
+}
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_RANGE = re.compile(rf"\s*({_NUMBER})\s*:\s*({_NUMBER})\s*:\s*(\S+)\s*")
+
+
+def _range(text, option):
+    """``START:STOP:COUNT`` → ``COUNT`` values log-spaced from START to STOP, both included."""
+    m = _RANGE.fullmatch(text)
+    if m is None:
+        raise InvalidParameterError(f"{option} {text!r} is not a range: write START:STOP:COUNT, e.g. 1e-8:1e-2:7 "
+                                    "(COUNT values, log-spaced, both ends included)")
+    start, stop = float(m.group(1)), float(m.group(2))
+    try:
+        count = int(m.group(3))
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise InvalidParameterError(f"{option} {text!r}: COUNT {m.group(3)!r} must be a whole number >= 1, "
+                                    "e.g. 1e-8:1e-2:7")
+    if start <= 0 or stop <= 0:
+        raise InvalidParameterError(f"{option} {text!r}: a log range needs START and STOP > 0; list the values "
+                                    "instead (a,b,c) to include 0 or negative values")
+    if count == 1:
+        return [start]
+    step = (math.log10(stop) - math.log10(start)) / (count - 1)
+    return [start] + [10 ** (math.log10(start) + k * step) for k in range(1, count - 1)] + [stop]
+
+
+def _looks_like_range(value):
+    """A text that starts like a number and holds a colon: meant as a range (checked by :func:`_range`)."""
+    return isinstance(value, str) and ":" in value and re.match(rf"\s*{_NUMBER}\s*:", value) is not None
+
+
+def parse_grid_values(value, option):
+    """The values of one grid axis: a list, a log range ``START:STOP:COUNT``, or lists of both.
+
+    Parameters
+    ----------
+    value : str, number or list
+        What the option gave (``parse_kv`` has already split ``a,b,c`` into a list).
+    option : str
+        The option's name, for the error messages.
+
+    Returns
+    -------
+    list
+        The values, in the order given.
+
+    Examples
+    --------
+    >>> parse_grid_values("1e-3:1e-1:3", "--kernel-param gamma")
+    [0.001, 0.01, 0.1]
+    >>> parse_grid_values([0.5, "1:100:3"], "--kernel-param gamma")
+    [0.5, 1.0, 10.0, 100.0]
+    """
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for item in items:
+        if _looks_like_range(item):
+            out.extend(_range(item, option))
+        else:
+            out.append(item)
+    if not out:
+        raise InvalidParameterError(f"{option} is empty; give values a,b,c or a range START:STOP:COUNT")
+    return out
+
+
+def parse_lam_grid(text):
+    """``--lam``: ``a,b,c``, ``START:STOP:COUNT`` or both, comma-separated; every value > 0.
+
+    Examples
+    --------
+    >>> parse_lam_grid("1e-8:1e-2:4")
+    [1e-08, 1e-06, 0.0001, 0.01]
+    >>> parse_lam_grid("0.1,1e-3")
+    [0.1, 0.001]
+    """
+    values = []
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if ":" in part:
+            values.extend(_range(part, "--lam"))
+            continue
+        try:
+            values.append(float(part))
+        except ValueError:
+            raise InvalidParameterError(f"--lam {text!r}: {part!r} is not a number; write a,b,c or "
+                                        "START:STOP:COUNT, e.g. 1e-8:1e-2:7") from None
+    if not values:
+        raise InvalidParameterError(f"--lam {text!r} is empty; write a,b,c or START:STOP:COUNT, e.g. 1e-8:1e-2:7")
+    bad = [v for v in values if not (v > 0 and math.isfinite(v))]
+    if bad:
+        raise InvalidParameterError(f"--lam {bad[0]:g} must be > 0 (and finite): λ is the weight of the "
+                                    "regularisation; e.g. --lam 1e-8:1e-2:7")
+    return values
+
+
+@dataclass
+class TuneOptions(FitOptions):
+    """Everything ``skframe tune`` was asked to do (see ``skframe tune --help``)."""
+
+    # -- fit's options that read differently here (same names, help saying how) -------
+    test: Annotated[Optional[Path], _opt("--test", "Test data in the same format: the refitted best model is "
+                                         "scored on it.", "Data")] = None
+    kernel_param: Annotated[KV, _kv("--kernel-param", "Kernel parameter NAME=VALUES, repeatable: one value is "
+                                     "fixed, a list (gamma=1e-3,1e-2,1e-1) or a log range START:STOP:COUNT "
+                                     "(gamma=1e-3:1e-1:3) is searched. Default: gamma around the median-distance "
+                                     "heuristic.", "Kernel")] = None
+    lam: Annotated[Optional[str], _opt("--lam", "Regularisation values searched: a list 1e-6,1e-4,1e-2 or a log "
+                                       "range START:STOP:COUNT (COUNT values, log-spaced, both ends included), "
+                                       "e.g. 1e-8:1e-2:7. Default: the default grid's.", "Loss and solver",
+                                       show_default=False, metavar="LAMS")] = None
+    input_kernel_param: Annotated[KV, _kv("--input-kernel-param", "Input kernel parameter NAME=VALUES (one value, "
+                                           "a list or a log range START:STOP:COUNT).", "Structured outputs")] = None
+    output_kernel_param: Annotated[KV, _kv("--output-kernel-param", "Output kernel parameter NAME=VALUES (one "
+                                            "value, a list or a log range START:STOP:COUNT).",
+                                            "Structured outputs")] = None
+    model_out: Annotated[Optional[Path], _opt("--model-out", "Save the best model, refitted on the whole training "
+                                              "file, to this file (as `skframe fit` saves; read by `skframe "
+                                              "predict`).", "Output")] = None
+    # -- fit's options that describe one fit: not options of tune -----------------------
+    explain: bool = False
+    dask_scheduler: Optional[str] = None
+    dask_local: Optional[int] = None
+    # -- tuning -------------------------------------------------------------------------
+    cv: Annotated[int, _opt("--cv", "Number of cross-validation folds (K-fold; stratified for a classifier).",
+                            TUNING)] = 5
+    shuffle: Annotated[bool, _opt("--shuffle/--no-shuffle", "Shuffle the rows (seeded by --seed) before cutting "
+                                  "the folds; by default the folds are consecutive rows.", TUNING)] = False
+    scoring: Annotated[Optional[str], _opt("--scoring", "The score to maximise: a scikit-learn scorer name "
+                                           "(r2, neg_mean_squared_error, accuracy, ...); default: the model's "
+                                           "own score.", TUNING, show_default=False)] = None
+    sketch_sharing: Annotated[str, _opt("--sketch-sharing", "fold (each fold draws its sketch from its own "
+                                        "training rows, as separate fits would) or shared (one sketch drawn from "
+                                        "every row serves all folds: one pass over the data per kernel value).",
+                                        TUNING)] = "fold"
+    n_jobs: Annotated[Optional[int], _opt("--n-jobs", "Folds solved in parallel threads (default 1).", TUNING,
+                                          show_default=False)] = None
+    png: Annotated[Optional[Path], _opt("--png", "Write the CV score as a PNG: curves (one parameter searched) or "
+                                        "a heat map (two); needs matplotlib.", "Output", show_default=False)] = None
+    # -- not options ------------------------------------------------------------------
+    lam_grid: Optional[list] = None  # the --lam values, parsed
+    kernel_axes: dict = field(default_factory=dict)  # {estimator parameter: {name: [values]}}
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.png = str(self.png) if self.png is not None else None
+        if self.cv < 2:
+            raise InvalidParameterError(f"--cv {self.cv} must be >= 2: the number of folds")
+        self.sketch_sharing = str(self.sketch_sharing).lower()
+        if self.sketch_sharing not in SHARING:
+            raise InvalidParameterError(f"--sketch-sharing {self.sketch_sharing!r} is not one of "
+                                        f"{', '.join(SHARING)}")
+        if self.n_jobs is not None and self.n_jobs < 1:
+            raise InvalidParameterError(f"--n-jobs {self.n_jobs} must be >= 1")
+        if self.lam is not None:
+            self.lam_grid = parse_lam_grid(self.lam)
+            self.lam = None  # the estimator is built with its default; the grid sets λ
+        for name, (option, _) in KERNEL_OPTIONS.items():
+            given = getattr(self, name)
+            axes = {k: parse_grid_values(v, f"{option} {k}") for k, v in given.items()
+                    if isinstance(v, list) or _looks_like_range(v)}
+            if axes:
+                self.kernel_axes[name] = axes
+                setattr(self, name, {k: v for k, v in given.items() if k not in axes})  # the fixed values
+
+    def gave_kernel_params(self):
+        """True when a kernel option was given (fixed or searched): the default γ axis is then not added."""
+        return bool(self.kernel_axes) or any(getattr(self, name) for name in KERNEL_OPTIONS)
+
+
+def _kernel_name(model, param):
+    """The kernel (a name or an object) whose parameters ``param`` (e.g. ``input_kernel_params``) holds."""
+    params = model.get_params(deep=False)
+    return params.get("output_kernel" if param == "output_kernel_params" else
+                      "input_kernel" if "input_kernel" in params else "kernel")
+
+
+def _estimator_param(model, name, option):
+    """The estimator parameter a kernel option's grid sets (``kernel_params`` → ``input_kernel_params`` for the
+    structured models), or an error naming the option that does not apply."""
+    params = model.get_params(deep=False)
+    if name == "kernel_params" and name not in params and "input_kernel_params" in params:
+        return "input_kernel_params"
+    if name not in params:
+        raise InvalidParameterError(f"{option} does not apply to {type(model).__name__} (the task chosen); "
+                                    "use --kernel-param")
+    return name
+
+
+def _check_kernel(model, param, values, option):
+    """Build the kernel with each searched value: an unknown name or a bad value fails now, naming the kernel's
+    parameters, instead of every grid point failing later."""
+    from skframe.plugin.registry import get_kernel  # lazy: reads the plugins' entry points (~15 ms)
+
+    kernel = _kernel_name(model, param)
+    if not isinstance(kernel, str):
+        return
+    for combo in values:
+        try:
+            get_kernel(kernel, **combo)
+        except InvalidParameterError as exc:
+            raise InvalidParameterError(f"{option}: {exc}") from None
+
+
+def build_grid(opts, model, default):
+    """The scikit-learn parameter grid of the search and which axes came from the default grid.
+
+    ``default`` is a callable returning :func:`skframe.model_selection.default_param_grid`'s grid (called
+    only when an axis is missing). Returns ``(param_grid, columns, defaulted)``: ``columns`` lists
+    ``(column name, estimator parameter, key or None)`` for the table.
+    """
+    grid, columns, defaulted = {}, [], []
+    for name, (option, _) in KERNEL_OPTIONS.items():  # the fixed values: a bad one fails now, not per point
+        if getattr(opts, name) and name not in opts.kernel_axes:
+            param = _estimator_param(model, name, option)
+            _check_kernel(model, param, [dict(model.get_params(deep=False).get(param) or {})], option)
+    for name, axes in opts.kernel_axes.items():
+        option = KERNEL_OPTIONS[name][0]
+        param = _estimator_param(model, name, option)
+        base = dict(model.get_params(deep=False).get(param) or {})
+        keys = list(axes)
+        combos = [{**base, **dict(zip(keys, values))} for values in itertools.product(*axes.values())]
+        _check_kernel(model, param, combos, option)
+        grid[param] = combos
+        columns += [(KERNEL_OPTIONS[name][1] + k, param, k) for k in keys]
+    need_kernel = not opts.gave_kernel_params()
+    if need_kernel or opts.lam_grid is None:
+        proposed = default()
+        if need_kernel:
+            for param, values in proposed.items():
+                if param == "lam" or not isinstance(values, (list, tuple)) or not values:
+                    continue
+                if isinstance(values[0], dict):  # kernel parameters: merged into the estimator's own
+                    base = dict(model.get_params(deep=False).get(param) or {})
+                    grid[param] = [{**base, **v} for v in values]
+                    keys = list(dict.fromkeys(k for v in values for k in v))
+                    prefix = "output_" if param == "output_kernel_params" else ""
+                    columns += [(prefix + k, param, k) for k in keys]
+                else:
+                    grid[param] = list(values)
+                    columns.append((param, param, None))
+                defaulted.append(param)
+        if opts.lam_grid is None:
+            grid["lam"] = list(proposed["lam"])
+            defaulted.append("lam")
+    if opts.lam_grid is not None:
+        grid["lam"] = list(opts.lam_grid)
+    columns.append(("lam", "lam", None))
+    return grid, columns, defaulted
+
+
+def _column_values(params, columns):
+    """``{column name: value}`` of one grid point (``cv_results_["params"][i]``)."""
+    out = {}
+    for name, param, key in columns:
+        value = params.get(param)
+        out[name] = value.get(key) if key is not None and isinstance(value, dict) else value
+    return out
+
+
+class _Progress:
+    """The tuner's ``progress(done, total)`` driving a progress bar over grid blocks (none off a terminal)."""
+
+    def __init__(self, advance):
+        self.advance = advance
+        self.done = 0
+
+    def __call__(self, done, total):
+        if self.advance is not None and done > self.done:
+            self.advance(done - self.done)
+        self.done = done
+
+
+def _n_blocks(grid):
+    """Grid blocks: the combinations of every parameter but λ (one λ path each)."""
+    return math.prod(len(v) for k, v in grid.items() if k != "lam")
+
+
+def _splitter(opts, model):
+    """``--cv`` as scikit-learn's splitter: stratified for a classifier, shuffled with ``--shuffle``."""
+    from sklearn.base import is_classifier  # lazy: scikit-learn loads only when a command runs (~0.6 s)
+    from sklearn.model_selection import KFold, StratifiedKFold  # lazy: scikit-learn (~0.6 s at start-up)
+
+    cls = StratifiedKFold if is_classifier(model) else KFold
+    return cls(opts.cv, shuffle=True, random_state=opts.seed) if opts.shuffle else cls(opts.cv)
+
+
+def run_tune(opts):
+    """Run ``skframe tune`` from options; returns the JSON-serialisable report."""
+    from skframe.plugin.loader import get_plugin_registry  # lazy: reads the plugins' entry points (~15 ms)
+
+    get_plugin_registry()  # discovery is a cost of the process, not of the search
+    with contextlib.ExitStack() as stack:
+        return _run_tune(opts, stack)
+
+
+def _run_tune(opts, stack):
+    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
+
+    # lazy: the tuner loads scikit-learn and the models (~0.6 s at start-up)
+    from skframe.model_selection import KernelSearchCV, default_param_grid
+
+    prep = prepare(opts, stack)
+    model, X, y = prep.model, prep.X_fit, prep.y_fit
+    if X.shape[0] < opts.cv:
+        raise InvalidParameterError(f"--cv {opts.cv} needs at least {opts.cv} training rows; the file has "
+                                    f"{X.shape[0]}")
+    grid, columns, defaulted = build_grid(opts, model, lambda: default_param_grid(model, X, y))
+    search = KernelSearchCV(model, grid, cv=_splitter(opts, model), scoring=opts.scoring, refit=True,
+                            n_jobs=opts.n_jobs, sketch_sharing=opts.sketch_sharing)
+    with progress_bar(_n_blocks(grid), "grid blocks", enabled=not opts.json) as advance:
+        search.set_params(progress=_Progress(advance))
+        t0 = time.perf_counter()
+        search.fit(X, y)
+        search_seconds = time.perf_counter() - t0
+    search.set_params(progress=None)
+    res = search.cv_results_
+    n_points = len(res["params"])
+    splits = np.array([res[f"split{k}_test_score"] for k in range(search.n_splits_)]).T
+    best = search.best_estimator_
+    report = {
+        "task": prep.task,
+        "n_train": int(prep.X_train.shape[0]),
+        "n_test": int(prep.X_test.shape[0]) if prep.X_test is not None else 0,
+        "cv": {"n_splits": int(search.n_splits_), "shuffle": bool(opts.shuffle), "splitter": repr(search.cv),
+               "scoring": opts.scoring or "score", "sketch_sharing": opts.sketch_sharing},
+        "grid": {"columns": [c[0] for c in columns], "n_points": n_points, "n_blocks": _n_blocks(grid),
+                 "from_default": defaulted,
+                 "points": [_column_values(p, columns) for p in res["params"]]},
+        "scores": {"mean": res["mean_test_score"], "std": res["std_test_score"], "rank": res["rank_test_score"],
+                   "splits": splits, "failed": ~np.isfinite(splits).all(axis=1)},
+        "best": {"index": int(search.best_index_), "score": float(search.best_score_),
+                 "params": _column_values(search.best_params_, columns)},
+        "timings": {"search_seconds": search_seconds, "refit_seconds": float(search.refit_time_),
+                    "mean_fit_time": res["mean_fit_time"], "mean_score_time": res["mean_score_time"]},
+        "search_info": getattr(search, "search_info_", None),
+        "model": {"class": type(best).__name__, "params": _params(best)},
+        "data": prep.data_info,
+    }
+    if prep.X_test is not None:
+        metrics, predict_seconds, _ = evaluate_model(best, prep, opts)
+        report.update({"metrics": metrics, "evaluated_on": "test", "predict_seconds": predict_seconds})
+    if opts.png:
+        from skframe.model_selection.plots import plot_cv_scores  # lazy: loads NumPy (~0.1 s at start-up)
+
+        plot_cv_scores(report["grid"]["points"], res["mean_test_score"], res["std_test_score"], opts.png,
+                       best_index=search.best_index_, score_name=report["cv"]["scoring"])
+        report["png"] = opts.png
+    if opts.model_out:
+        report["model_path"] = save_model(best, prep, opts)
+    return to_jsonable(report)
+
+
+def _cell(value):
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def print_report(report):
+    """The grid's table (mean ± std of the CV score per point, the best marked), the choice, the test scores."""
+    d = report["data"]
+    cv = report["cv"]
+    typer.echo(f"model      {report['model']['class']} ({report['task']})")
+    scale = f" scale={d['scale']['method']}" if isinstance(d.get("scale"), dict) else ""
+    typer.echo(f"data       {d.get('name')}: n_train={report['n_train']} n_test={report['n_test']}{scale}")
+    grid = report["grid"]
+    typer.echo(f"search     {grid['n_points']} points ({grid['n_blocks']} blocks) x {cv['n_splits']} folds, "
+               f"score {cv['scoring']}, sketch per {'fold' if cv['sketch_sharing'] == 'fold' else 'search'}")
+    info = report.get("search_info") or {}
+    if grid["from_default"]:
+        heuristic = info.get("gamma_heuristic")
+        extra = f"; gamma heuristic {heuristic:.4g} (median distance)" if isinstance(heuristic, float) else ""
+        typer.echo(f"defaults   {', '.join(grid['from_default'])} from the default grid{extra}")
+    names = grid["columns"]
+    rows = [[_cell(p[n]) for n in names] for p in grid["points"]]
+    scores = report["scores"]
+    texts = ["failed" if m is None else f"{m:.6g} ± {s:.2g}" if s is not None else f"{m:.6g}"
+             for m, s in zip(scores["mean"], scores["std"])]
+    widths = [max(len(n), *(len(r[j]) for r in rows)) for j, n in enumerate(names)]
+    score_width = max(len("mean ± std"), *(len(t) for t in texts))
+    header = "  ".join(n.rjust(w) for n, w in zip(names, widths))
+    typer.echo(f"\n   {header}  {'mean ± std'.rjust(score_width)}  rank")
+    best = report["best"]["index"]
+    for i, (row, text, rank) in enumerate(zip(rows, texts, scores["rank"])):
+        mark = " *" if i == best else "  "
+        cells = "  ".join(c.rjust(w) for c, w in zip(row, widths))
+        typer.echo(f"{mark} {cells}  {text.rjust(score_width)}  {rank:>4}")
+    typer.echo("")
+    typer.echo(f"best       {_fmt(report['best']['params'])}: CV {cv['scoring']} {report['best']['score']:.6g}")
+    t = report["timings"]
+    typer.echo(f"time       search {t['search_seconds']:.3f} s, refit {t['refit_seconds']:.3f} s")
+    if report.get("metrics"):
+        typer.echo("metrics of the refitted best model on the test set:")
+        width = max([16] + [len(k) + 2 for k in report["metrics"]])
+        for k, v in report["metrics"].items():
+            typer.echo(f"  {k:<{width}}{_fmt(v)}")
+    if report.get("png"):
+        typer.echo(f"figure     {report['png']}")
+    if report.get("model_path"):
+        typer.echo(f"saved      {report['model_path']}")
+
+
+def tune(**options):
+    """Choose λ and the kernel's parameters by cross-validation and refit the best model."""
+    opts = TuneOptions(**options)
+    report = run_tune(opts)
+    if opts.json:
+        echo_json(report)
+    else:
+        print_report(report)
+
+
+tune = handle_errors(tune)
+tune.__signature__ = command_signature(TuneOptions)
