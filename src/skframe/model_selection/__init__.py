@@ -1,1 +1,5 @@
-"""Choosing a model: sketch-size selection curves."""
+"""Choosing a model: cross-validated search of λ and kernel parameters, sketch-size selection curves."""
+
+from skframe.model_selection.search import KernelSearchCV, default_param_grid
+
+__all__ = ["KernelSearchCV", "default_param_grid"]

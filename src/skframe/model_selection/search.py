@@ -1,0 +1,467 @@
+"""Cross-validated choice of ``lam`` and kernel parameters: :class:`KernelSearchCV`.
+
+The search scores scikit-learn's grid of candidates on scikit-learn's splits, as
+``GridSearchCV`` does, but in *blocks*: candidates that differ only in ``lam`` form one
+block, scored by a *path function* ``path(estimator, X, y, folds, lams, scorer) ->
+PathScores`` (:mod:`skframe.model_selection._paths_base`) that reuses the work shared by
+the λ values of a fold:
+
+* square loss (:class:`~skframe.models.SketchedKernelRidge`): one eigendecomposition per fold
+  and held-out scores from sums (:mod:`skframe.model_selection._square_path`, where the
+  formulas are stated);
+* sketched kernel machines and joint quantile regression: a warm-started λ path per fold on
+  features computed once, each point solved to its certified duality gap;
+* structured models (:class:`~skframe.models.OutputKernelRegressor`): the λ path from one
+  eigendecomposition per fold;
+* anything else, or a path function that cannot shortcut an option: one fit per fold and λ,
+  ``clone(estimator).set_params(lam=lam).fit(X[train], y[train])``, exactly as ``GridSearchCV``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from numbers import Real
+
+import numpy as np
+from numpy.ma import MaskedArray
+from scipy.stats import rankdata
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.exceptions import FitFailedWarning
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import check_cv
+from sklearn.utils import get_tags as sk_get_tags
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from skframe.exceptions import InvalidParameterError, NotFittedError, SkframeError
+from skframe.model_selection._paths_base import PathScores, fold_rows
+from skframe.model_selection._search_grid import (
+    default_param_grid,
+    expand_grid,
+    group_candidates,
+    median_gamma,
+    to_estimator_params,
+)
+from skframe.model_selection._square_path import square_loss_path
+from skframe.models import JointQuantileRegressor, OutputKernelRegressor, SketchedKernelClassifier, \
+    SketchedKernelMachine, SketchedKernelRidge
+from skframe.plugin.collections import is_collection, n_items
+
+try:  # the warm-started paths of the iterative losses and of the structured models
+    from skframe.model_selection import _paths as _other_paths
+except ImportError:  # pragma: no cover - the module ships with the package
+    _other_paths = None
+
+__all__ = ["KernelSearchCV", "default_param_grid", "generic_path", "path_function"]
+
+SKETCH_SHARING = ("fold", "shared")
+
+
+# ----------------------------------------------------------------------------- path functions
+def generic_path(estimator, X, y, folds, lams, scorer, *, error_score=np.nan):
+    """One fit per fold and ``lam``: ``clone(estimator).set_params(lam=lam).fit(X[train], y[train])``.
+
+    The computation of scikit-learn's ``GridSearchCV``, for estimators and options no shortcut
+    covers. A ``lam`` of None leaves the estimator's own. With ``error_score="raise"`` the first
+    failure is raised; otherwise it is recorded in ``failed`` and ``errors``.
+
+    Returns
+    -------
+    PathScores
+    """
+    out = PathScores.empty(len(folds), len(lams))
+    out.info["shortcut"] = "none: one fit per fold and lam"
+    for k, (train, test) in enumerate(folds):
+        X_tr, y_tr = fold_rows(X, train), None if y is None else fold_rows(y, train)
+        X_te, y_te = fold_rows(X, test), None if y is None else fold_rows(y, test)
+        for j, lam in enumerate(lams):
+            model = clone(estimator)
+            if lam is not None:
+                model.set_params(lam=lam)
+            t0 = time.perf_counter()
+            stage = "fit"
+            try:
+                model.fit(X_tr, y_tr)
+                t1 = time.perf_counter()
+                out.fit_times[k, j] = t1 - t0
+                stage = "score"
+                out.test_scores[k, j] = float(scorer(model, X_te, y_te))
+                out.score_times[k, j] = time.perf_counter() - t1
+            except Exception as exc:
+                if isinstance(error_score, str) and error_score == "raise":
+                    raise
+                out.failed[k, j] = True
+                if stage == "fit":
+                    out.fit_times[k, j] = time.perf_counter() - t0
+                out.errors.append(f"fold {k}, lam={lam!r} ({stage}): {type(exc).__name__}: {exc}")
+    return out
+
+
+def path_function(estimator):
+    """The path function that shortcuts ``estimator``'s λ grid, with its name, or ``(None, "generic")``."""
+    if type(estimator) is SketchedKernelRidge:
+        return square_loss_path, "square_loss_path"
+    if _other_paths is not None:
+        if isinstance(estimator, (SketchedKernelMachine, SketchedKernelClassifier, JointQuantileRegressor)):
+            func = getattr(_other_paths, "machine_path", None)
+            if func is not None:
+                return func, "machine_path"
+        if isinstance(estimator, OutputKernelRegressor):
+            func = getattr(_other_paths, "structured_path", None)
+            if func is not None:
+                return func, "structured_path"
+    return None, "generic"
+
+
+# ----------------------------------------------------------------------------- cv_results_
+def _param_arrays(candidates):
+    """``param_<name>`` masked arrays (masked where a candidate lacks the parameter), as scikit-learn builds them."""
+    n = len(candidates)
+    names = []
+    for cand in candidates:
+        names.extend(name for name in cand if name not in names)
+    out = {}
+    for name in names:
+        present = {i: cand[name] for i, cand in enumerate(candidates) if name in cand}
+        try:
+            arr = np.array(list(present.values()))
+            dtype = arr.dtype if arr.dtype.kind != "U" and arr.ndim == 1 else object
+        except ValueError:
+            dtype = np.dtype(object)
+        ma = MaskedArray(np.empty(n, dtype=dtype), mask=True)
+        for i, value in present.items():
+            ma[i] = value
+        out[f"param_{name}"] = ma
+    return out
+
+
+def _mean_std(array):
+    mean = np.average(array, axis=1)
+    std = np.sqrt(np.average((array - mean[:, None]) ** 2, axis=1))
+    return mean, std
+
+
+def _rank(means):
+    if np.isnan(means).all():
+        return np.ones_like(means, dtype=np.int32)
+    filled = np.where(np.isnan(means), np.nanmin(means) - 1, means)
+    return rankdata(-filled, method="min").astype(np.int32, copy=False)
+
+
+def _results(candidates, scores, fit_times, score_times):
+    """``cv_results_`` with scikit-learn's keys, from (n_candidates, n_splits) arrays."""
+    results = {}
+    for key, array in (("fit_time", fit_times), ("score_time", score_times)):
+        results[f"mean_{key}"], results[f"std_{key}"] = _mean_std(array)
+    results.update(_param_arrays(candidates))
+    results["params"] = candidates
+    for k in range(scores.shape[1]):
+        results[f"split{k}_test_score"] = scores[:, k].copy()
+    mean, std = _mean_std(scores)
+    if np.any(~np.isfinite(mean)):
+        warnings.warn(f"One or more of the test scores are non-finite: {mean}", category=UserWarning, stacklevel=3)
+    results["mean_test_score"], results["std_test_score"] = mean, std
+    results["rank_test_score"] = _rank(mean)
+    return results
+
+
+# ----------------------------------------------------------------------------- the estimator
+def _estimator_has(attr):
+    def check(self):
+        if hasattr(self, "best_estimator_"):
+            return hasattr(self.best_estimator_, attr)
+        return hasattr(self.estimator, attr)
+
+    return check
+
+
+class KernelSearchCV(MetaEstimatorMixin, BaseEstimator):
+    """Cross-validated search over a grid of ``lam`` and kernel parameters, fast along ``lam``.
+
+    The scikit-learn ``GridSearchCV`` of a skframe estimator: the same candidates, splits,
+    scorers and ``cv_results_``, computed a block of λ values at a time (see
+    :mod:`skframe.model_selection.search`). For the square loss with
+    ``sketch_sharing="fold"`` the scores equal ``GridSearchCV``'s to rounding (1e-8); the
+    iterative losses are solved to their certified duality gap, so their scores equal
+    ``GridSearchCV``'s within what that gap allows.
+
+    Parameters
+    ----------
+    estimator : estimator
+        A skframe estimator (ridge, kernel machines, joint quantile, structured) or any
+        scikit-learn estimator (fitted once per fold and candidate).
+    param_grid : dict, list of dict or None, default=None
+        scikit-learn's grid, e.g. ``{"kernel_params": [{"gamma": 0.1}, {"gamma": 1.0}], "lam": [1e-6, 1e-3]}``.
+        Kernel parameters may be named directly (``{"gamma": [0.1, 1.0], "lam": [...]}``): they are
+        merged into the estimator's ``kernel_params`` and reported as ``param_gamma``. None takes
+        :func:`default_param_grid` (``gamma`` around the median heuristic, ``lam`` from 1e-8 to 1e-2).
+    cv : int, cross-validation splitter or iterable of (train, test), default=5
+        Resolved by ``sklearn.model_selection.check_cv`` (stratified folds for a classifier).
+    scoring : str, callable or None, default=None
+        ``sklearn.metrics.check_scoring``: None uses the estimator's ``score`` (R^2 for regressors).
+        One metric only.
+    refit : bool, default=True
+        Fit the best candidate on all the data (``best_estimator_``).
+    n_jobs : int or None, default=None
+        Folds of a block computed in parallel threads (BLAS releases the GIL); None is 1.
+    error_score : "raise" or float, default=np.nan
+        Score of a grid point whose fit fails (with a ``FitFailedWarning``); ``"raise"`` raises.
+    sketch_sharing : {"fold", "shared"}, default="fold"
+        ``"fold"``: each fold's sketch is drawn from its training rows as a fit on them would draw it
+        (``GridSearchCV``'s numbers). ``"shared"``: one sketch drawn from all the rows given to ``fit``
+        (the one the refit draws) serves every fold, so that for the square loss one pass over the
+        data per kernel value scores every fold; each fold's model is then a sketched estimator on
+        that shared sketch (valid, but a different estimator from a fit on the fold's rows alone).
+        Models without a shared form (exact, structured, iterative losses) use ``"fold"``.
+    progress : callable, optional
+        ``progress(done, total)`` after each block, in grid points (candidates).
+    verbose : int, default=0
+        1 prints one line per block on stderr.
+
+    Attributes
+    ----------
+    cv_results_ : dict of arrays
+        scikit-learn's keys: ``params``, ``param_<name>``, ``split<k>_test_score``,
+        ``mean_test_score``, ``std_test_score``, ``rank_test_score``, ``mean_fit_time``,
+        ``std_fit_time``, ``mean_score_time``, ``std_score_time``. Shared work (sums,
+        eigendecompositions) is divided evenly among the λ values of a fold.
+    best_index_ : int
+    best_params_ : dict
+    best_score_ : float
+    best_estimator_ : estimator
+        Only with ``refit=True``.
+    refit_time_ : float
+    n_splits_ : int
+    scorer_ : callable
+    search_info_ : dict
+        ``blocks`` (per block: parameters, path function used, why it fell back, seconds,
+        failures, the path's own facts), ``gamma_heuristic`` (the median heuristic's gamma when
+        the default grid was used), ``sketch_sharing``, ``n_candidates``, ``seconds``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skframe import SketchedKernelRidge
+    >>> from skframe.model_selection import KernelSearchCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(size=(120, 2)); y = np.sin(4 * X[:, 0])
+    >>> search = KernelSearchCV(SketchedKernelRidge(sketch_size=30, random_state=0),
+    ...                         {"gamma": [0.5, 5.0], "lam": [1e-6, 1e-2]}, cv=3).fit(X, y)
+    >>> search.best_params_
+    {'gamma': 5.0, 'lam': 1e-06}
+    >>> search.search_info_["blocks"][0]["path"]
+    'square_loss_path'
+    """
+
+    def __init__(self, estimator, param_grid=None, *, cv=5, scoring=None, refit=True, n_jobs=None,
+                 error_score=np.nan, sketch_sharing="fold", progress=None, verbose=0):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.cv = cv
+        self.scoring = scoring
+        self.refit = refit
+        self.n_jobs = n_jobs
+        self.error_score = error_score
+        self.sketch_sharing = sketch_sharing
+        self.progress = progress
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ checks
+    def _check_params(self):
+        if self.sketch_sharing not in SKETCH_SHARING:
+            raise InvalidParameterError(f"sketch_sharing={self.sketch_sharing!r}; use 'fold' (each fold draws its "
+                                        "own sketch, as GridSearchCV) or 'shared' (one sketch for all folds)")
+        if not ((isinstance(self.error_score, str) and self.error_score == "raise")
+                or (isinstance(self.error_score, Real) and not isinstance(self.error_score, bool))):
+            raise InvalidParameterError(f"error_score={self.error_score!r}; use a number (np.nan by default) "
+                                        "or 'raise'")
+        if isinstance(self.scoring, (list, tuple, set, dict)):
+            raise InvalidParameterError(f"scoring={self.scoring!r} names several metrics; KernelSearchCV scores "
+                                        "one: pass a single string or callable")
+        if self.progress is not None and not callable(self.progress):
+            raise InvalidParameterError(f"progress={self.progress!r} is not callable; pass a function "
+                                        "progress(done, total) or None")
+        if self.n_jobs is not None and (not isinstance(self.n_jobs, (int, np.integer)) or self.n_jobs == 0):
+            raise InvalidParameterError(f"n_jobs={self.n_jobs!r}; use a positive number of threads, -1 for all "
+                                        "cores, or None for 1")
+        if not isinstance(self.refit, (bool, np.bool_)):
+            raise InvalidParameterError(f"refit={self.refit!r}; use True (refit the best candidate) or False")
+
+    # ------------------------------------------------------------------ fit
+    def fit(self, X, y=None, *, groups=None):
+        """Score every candidate on every split, then refit the best on all the data.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or InputCollection of n inputs
+        y : array-like of shape (n,) or (n, d), optional
+        groups : array-like of shape (n,), optional
+            Group labels for group splitters (``GroupKFold``).
+
+        Returns
+        -------
+        self : KernelSearchCV
+        """
+        t_start = time.perf_counter()
+        self._check_params()
+        estimator = self.estimator
+        info = {"sketch_sharing": self.sketch_sharing, "gamma_heuristic": None, "default_grid": False}
+        grid = self.param_grid
+        if grid is None:
+            grid = default_param_grid(estimator, X, y)
+            info["default_grid"] = True
+            kernel_grids = [v for k, v in grid.items() if k.endswith("kernel_params")]
+            info["gamma_heuristic"] = median_gamma(X) if kernel_grids else None
+            info["param_grid"] = grid
+        candidates = expand_grid(estimator, grid)
+        self.scorer_ = check_scoring(estimator, self.scoring)
+        if isinstance(X, (list, tuple)) and not is_collection(X):
+            X = np.asarray(X)
+        cv = check_cv(self.cv, y, classifier=is_classifier(estimator))
+        split_X = np.zeros((n_items(X), 1)) if is_collection(X) else X
+        folds = [(np.asarray(tr), np.asarray(te)) for tr, te in cv.split(split_X, y, groups)]
+        self.n_splits_ = len(folds)
+        n_cand = len(candidates)
+        scores = np.full((n_cand, self.n_splits_), np.nan)
+        fit_times = np.zeros_like(scores)
+        score_times = np.zeros_like(scores)
+        lam_name = "lam" if "lam" in estimator.get_params(deep=False) else None
+        blocks = group_candidates(candidates, lam_name)
+        if self.verbose:
+            print(f"Fitting {self.n_splits_} folds for each of {n_cand} candidates in {len(blocks)} blocks",
+                  file=sys.stderr)
+        info["blocks"] = []
+        done, n_failed, first_error = 0, 0, None
+        for params, indices, lams in blocks:
+            t0 = time.perf_counter()
+            path, block = self._score_block(estimator, params, X, y, folds, lams)
+            path_scores = path.test_scores.copy()
+            if path.failed.any():
+                n_failed += int(path.failed.sum())
+                first_error = first_error or (path.errors[0] if path.errors else "unknown error")
+                if isinstance(self.error_score, str):  # "raise": fail as the fit itself fails
+                    self._raise_failure(estimator, params, X, y, folds, lams, path)
+                path_scores[path.failed] = self.error_score
+            scores[indices] = path_scores.T
+            fit_times[indices] = path.fit_times.T
+            score_times[indices] = path.score_times.T
+            block.update(seconds=time.perf_counter() - t0, n_failed=int(path.failed.sum()),
+                         errors=list(path.errors[:5]), info=path.info)
+            info["blocks"].append(block)
+            done += len(indices)
+            if self.verbose:
+                print(f"[{done}/{n_cand}] {params} via {block['path']}: {block['seconds']:.3g} s", file=sys.stderr)
+            if self.progress is not None:
+                self.progress(done, n_cand)
+        if n_failed:
+            warnings.warn(f"{n_failed} of the {scores.size} grid point fits failed and were scored "
+                          f"error_score={self.error_score!r}; the first: {first_error}", FitFailedWarning,
+                          stacklevel=2)
+        self.cv_results_ = _results(candidates, scores, fit_times, score_times)
+        self.best_index_ = int(self.cv_results_["rank_test_score"].argmin())
+        self.best_params_ = candidates[self.best_index_]
+        self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
+        if self.refit:
+            t0 = time.perf_counter()
+            best = clone(estimator).set_params(**to_estimator_params(estimator, self.best_params_))
+            self.best_estimator_ = best.fit(X, y) if y is not None else best.fit(X)
+            self.refit_time_ = time.perf_counter() - t0
+            if hasattr(self.best_estimator_, "classes_"):
+                self.classes_ = self.best_estimator_.classes_
+        self.multimetric_ = False
+        info.update(n_candidates=n_cand, n_splits=self.n_splits_, n_blocks=len(blocks),
+                    seconds=time.perf_counter() - t_start)
+        self.search_info_ = info
+        return self
+
+    def _score_block(self, estimator, params, X, y, folds, lams):
+        """Scores of one block (every candidate sharing ``params``) through its path function."""
+        est = clone(estimator).set_params(**to_estimator_params(estimator, params))
+        block = {"params": params, "lams": list(lams), "fallback": None}
+        func, name = path_function(est) if lams[0] is not None else (None, "generic")
+        if func is not None:
+            try:
+                if func is square_loss_path:
+                    path = func(est, X, y, folds, lams, self.scorer_, sketch_sharing=self.sketch_sharing,
+                                n_jobs=self.n_jobs)
+                else:
+                    path = func(est, X, y, folds, lams, self.scorer_)
+                block["path"] = name
+                return path, block
+            except NotImplementedError as exc:
+                block["fallback"] = str(exc)
+        block["path"] = "generic"
+        return generic_path(est, X, y, folds, lams, self.scorer_, error_score=self.error_score), block
+
+    def _raise_failure(self, estimator, params, X, y, folds, lams, path):
+        """``error_score="raise"``: refit the first failed point directly, so its own exception propagates."""
+        k, j = (int(v[0]) for v in np.nonzero(path.failed))
+        est = clone(estimator).set_params(**to_estimator_params(estimator, params))
+        generic_path(est, X, y, [folds[k]], [lams[j]], self.scorer_, error_score="raise")
+        raise SkframeError(f"grid point {params} lam={lams[j]!r} failed on fold {k}: "
+                           f"{path.errors[0] if path.errors else 'unknown error'}")
+
+    # ------------------------------------------------------------------ delegation to best_estimator_
+    def _check_refitted(self, method):
+        if not self.refit:
+            raise NotFittedError(f"this KernelSearchCV was fitted with refit=False; {method} needs "
+                                 "refit=True (or use cv_results_ and best_params_)")
+        try:
+            check_is_fitted(self)
+        except Exception as exc:
+            raise NotFittedError(f"this KernelSearchCV instance is not fitted yet; call fit(X, y) before {method}") \
+                from exc
+
+    @property
+    def n_features_in_(self):
+        """Number of features seen by the refitted best estimator."""
+        self._check_refitted("n_features_in_")
+        return self.best_estimator_.n_features_in_
+
+    @available_if(_estimator_has("predict"))
+    def predict(self, X):
+        """``best_estimator_.predict(X)``."""
+        self._check_refitted("predict")
+        return self.best_estimator_.predict(X)
+
+    @available_if(_estimator_has("predict_proba"))
+    def predict_proba(self, X):
+        """``best_estimator_.predict_proba(X)``."""
+        self._check_refitted("predict_proba")
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_estimator_has("predict_log_proba"))
+    def predict_log_proba(self, X):
+        """``best_estimator_.predict_log_proba(X)``."""
+        self._check_refitted("predict_log_proba")
+        return self.best_estimator_.predict_log_proba(X)
+
+    @available_if(_estimator_has("decision_function"))
+    def decision_function(self, X):
+        """``best_estimator_.decision_function(X)``."""
+        self._check_refitted("decision_function")
+        return self.best_estimator_.decision_function(X)
+
+    @available_if(_estimator_has("transform"))
+    def transform(self, X):
+        """``best_estimator_.transform(X)``."""
+        self._check_refitted("transform")
+        return self.best_estimator_.transform(X)
+
+    def score(self, X, y=None):
+        """``scorer_(best_estimator_, X, y)``: the search's scorer on the refitted best estimator."""
+        self._check_refitted("score")
+        return self.scorer_(self.best_estimator_, X, y)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        sub = sk_get_tags(self.estimator)
+        tags.estimator_type = sub.estimator_type
+        tags.classifier_tags = sub.classifier_tags
+        tags.regressor_tags = sub.regressor_tags
+        tags.input_tags.sparse = sub.input_tags.sparse
+        tags.input_tags.pairwise = sub.input_tags.pairwise
+        tags.target_tags = sub.target_tags
+        return tags
