@@ -6,14 +6,18 @@ that is memory-mapped: every later pass of the fit (the sampled rows, the stream
 accumulation, each epoch of an iterative loss) reads binary rows from it instead of
 parsing text again. A ``.npy`` file is memory-mapped directly (copied, scaled, to a spill
 file only when ``--scale standard`` asks for new values: input files are never modified).
-The spill is deleted when the command ends. ``skframe predict MODEL big.csv --out p.csv``
-reads, scales, predicts and writes one block at a time into a temporary file renamed
-over ``--out`` at the end.
+The spill is deleted when the command ends (also on Ctrl-C and SIGTERM); its folder,
+``skframe-stream-<host>-<pid>-*`` in the system's temporary directory (``TMPDIR``), carries
+the process id, so that the next budgeted fit removes the spills of processes that were killed
+(:func:`spill_directory`). ``skframe predict MODEL big.csv --out p.csv`` reads, scales,
+predicts and writes one block at a time into a temporary file renamed over ``--out`` at the end.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
 
 import numpy as np
 
@@ -22,11 +26,12 @@ from skframe.cli._scaling import column_moments, resolve_scale
 from skframe.datasets import FeatureScaler
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.io import atomic_write, iter_chunks, load_dataset, scan_file
+from skframe.io.atomic import owned_name, remove_stale
 from skframe.io.formats import resolve_format
 from skframe.options import parse_bytes
 
 __all__ = ["streams_file", "read_rows_for_budget", "spill_file", "chunked_scaler", "load_streamed",
-           "predict_streamed", "can_stream_predict"]
+           "predict_streamed", "can_stream_predict", "spill_directory"]
 
 #: Rows per block when no budget sizes them (prediction).
 DEFAULT_ROWS = 10_000
@@ -48,6 +53,24 @@ def streams_file(opts):
     if fmt == "npy":  # memory-mapped: the model streams it whatever the budget (never copied to memory here)
         return True
     return opts.memory_budget is not None and fmt in STREAMED_FORMATS
+
+
+@contextlib.contextmanager
+def spill_directory():
+    """A new spill folder in the system's temporary directory, removed on exit (with its files).
+
+    Spill folders of processes of this machine that no longer run (a killed fit) are removed first.
+    """
+    root = tempfile.gettempdir()
+    remove_stale(root, folders=True)
+    try:
+        with tempfile.TemporaryDirectory(prefix=owned_name(kind="stream"), dir=root) as folder:
+            yield folder
+    except OSError as exc:
+        if exc.filename is None or not str(exc.filename).startswith(root):
+            raise
+        raise OSError(exc.errno, f"{exc.strerror or exc} (the spill folder of a budgeted fit; set TMPDIR to a "
+                      "folder with room and write access)", exc.filename) from exc
 
 
 def read_rows_for_budget(budget, n_cells):
@@ -85,16 +108,24 @@ def spill_file(path, directory, *, rows, targets=1, fmt=None, missing="error", c
     """
     target = os.path.join(directory, "X.f64")
     ys, n, width, chunks = [], 0, None, 0
-    with open(target, "wb") as fh:
-        for Xc, Yc in iter_chunks(path, rows=rows, targets=targets, fmt=fmt, missing=missing, sparse=False,
-                                  columns=columns):
-            Xc = np.ascontiguousarray(Xc, dtype=np.float64)
-            if width is None:
-                width = Xc.shape[1]
-            fh.write(Xc.tobytes())
-            ys.append(np.asarray(Yc))
-            n += Xc.shape[0]
-            chunks += 1
+    try:
+        with open(target, "wb") as fh:
+            for Xc, Yc in iter_chunks(path, rows=rows, targets=targets, fmt=fmt, missing=missing, sparse=False,
+                                      columns=columns):
+                Xc = np.ascontiguousarray(Xc, dtype=np.float64)
+                if width is None:
+                    width = Xc.shape[1]
+                fh.write(Xc.tobytes())
+                ys.append(np.asarray(Yc))
+                n += Xc.shape[0]
+                chunks += 1
+    except OSError as exc:
+        if exc.filename is not None:  # about the input file: as it is
+            raise
+        # a write to the spill failed (a full disk): say what was written where, and how to move it
+        raise OSError(exc.errno, f"{exc.strerror or exc} while writing the parsed rows of "
+                      f"{os.path.basename(os.fspath(path))} to the spill file of a budgeted fit (n x d x 8 bytes); "
+                      "set TMPDIR to a folder with room", target) from exc
     if n == 0:
         raise InvalidInputError(f"{os.path.basename(os.fspath(path))} has no data rows to fit")
     X = np.memmap(target, dtype=np.float64, mode="r+", shape=(n, width))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import tempfile
 import time
 from pathlib import Path
 
@@ -15,7 +14,6 @@ from skframe.cli._common import (
     handle_errors,
     parse_float_list,
     progress_bar,
-    replace_via_temp_path,
     to_jsonable,
 )
 from skframe.cli._explain import execution_line, explain_report, print_explain
@@ -235,7 +233,7 @@ def prepare(opts, stack):
     if _streamed.streams_file(opts):  # a budget: files read in blocks, memory-mapped (skframe.cli._streamed)
         if opts.lam is None:
             opts.lam = DEFAULT_LAM
-        spill_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="skframe-stream-"))
+        spill_dir = stack.enter_context(_streamed.spill_directory())  # removes those of killed fits first
         X_tr, Y_tr, X_te, Y_te, data_info, scaler = _streamed.load_streamed(opts, spill_dir)
         scale_reason = opts.scale_reason
         # saved: `--missing mean` fills new data with the training means (taken before any scaling)
@@ -320,7 +318,7 @@ def save_model(model, prep, opts):
     names = opts.layout.feature_names if opts.layout is not None else None
     if names and len(prep.X_train.shape) > 1:  # a table with a header: scikit-learn's feature_names_in_
         model.feature_names_in_ = np.asarray(names, dtype=object)
-    replace_via_temp_path(opts.model_out, lambda tmp: save(model, tmp, extra=extra))
+    save(model, opts.model_out, extra=extra)  # atomic: checked, then renamed over the previous file
     return str(opts.model_out)
 
 

@@ -41,15 +41,19 @@ os.umask(_UMASK)
 PAUSE_HOOK = "SKFRAME_TEST_PAUSE_BEFORE_REPLACE"
 _PAUSE_SECONDS = 10.0
 _HOST = hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8]
-_OWNED = re.compile(r"skframe-([0-9a-f]{8})-([0-9]+)-[A-Za-z0-9_]+(?:\.tmp)?$")
+_OWNED = re.compile(r"skframe-(?:[a-z]+-)?([0-9a-f]{8})-([0-9]+)-[A-Za-z0-9_]+(?:\.tmp)?$")
 
 
-def owned_name(prefix="", suffix=""):
-    """``prefix + "skframe-<host>-<pid>-" ``: the start of a temporary name that :func:`remove_stale` recognises.
+def owned_name(prefix="", kind=""):
+    """``prefix + "skframe-[kind-]<host>-<pid>-"``: the start of a temporary name that :func:`remove_stale` knows.
 
-    ``tempfile`` appends a random part; ``suffix`` is kept for the caller (e.g. ``".tmp"``).
+    ``tempfile`` appends a random part (and a suffix such as ``".tmp"`` for files);
+    ``kind`` (lower-case letters) says what the name is for, e.g. ``"stream"`` for spill folders.
+
+    >>> owned_name(".m.skf.").startswith(".m.skf.skframe-")
+    True
     """
-    return f"{prefix}skframe-{_HOST}-{os.getpid()}-", suffix
+    return f"{prefix}skframe-{kind + '-' if kind else ''}{_HOST}-{os.getpid()}-"
 
 
 def process_alive(pid):
@@ -135,9 +139,9 @@ def _temporary(path):
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     remove_stale(directory)
-    prefix, suffix = owned_name("." + os.path.basename(path) + ".", ".tmp")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
+        fd, tmp = tempfile.mkstemp(prefix=owned_name("." + os.path.basename(path) + "."), suffix=".tmp",
+                                   dir=directory)
     except OSError as exc:
         raise _named(exc, path) from exc
     return fd, tmp, directory
