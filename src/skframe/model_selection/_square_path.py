@@ -47,6 +47,7 @@ fold's rows alone would draw.
 
 from __future__ import annotations
 
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -62,12 +63,10 @@ from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import default_rtol, sketch_spectrum
 from skframe.core.sketching import draw_sketch
 from skframe.deps import is_dask_collection
+from skframe.model_selection._paths_base import HeldOutPredictions, PathScores, fold_rows, r2_from_errors, scorer_kind
 from skframe.models._base import validate_X, validate_XY
-from skframe.models._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch, \
-    target_offset
+from skframe.models._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch, target_offset
 from skframe.models.ridge import SketchedKernelRidge
-from skframe.model_selection._paths_base import HeldOutPredictions, PathScores, fold_rows, r2_from_errors, \
-    scorer_kind
 from skframe.plugin.collections import is_collection, n_items, take
 from skframe.plugin.tags import get_tags
 
@@ -159,7 +158,7 @@ def _check_supported(estimator, X, kind):
 
 
 def _prepare_fold(est, X_train, y_train):
-    """The first steps of ``est.fit(X_train, y_train)`` (validate, resolve, plan, size, seed), as the model runs them."""
+    """The first steps of ``est.fit(X_train, y_train)`` (validate, resolve, plan, size, seed), as the model does."""
     validate_params(est)
     Xt, Yt, one_d = validate_XY(est, X_train, y_train)
     n = n_items(Xt)
@@ -224,8 +223,6 @@ def _n_jobs(n_jobs):
     if n_jobs is None:
         return 1
     if n_jobs < 0:
-        import os  # lazy: only for n_jobs=-1
-
         return max(1, os.cpu_count() or 1)
     return int(n_jobs)
 

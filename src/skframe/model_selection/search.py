@@ -45,8 +45,13 @@ from skframe.model_selection._search_grid import (
     to_estimator_params,
 )
 from skframe.model_selection._square_path import square_loss_path
-from skframe.models import JointQuantileRegressor, OutputKernelRegressor, SketchedKernelClassifier, \
-    SketchedKernelMachine, SketchedKernelRidge
+from skframe.models import (
+    JointQuantileRegressor,
+    OutputKernelRegressor,
+    SketchedKernelClassifier,
+    SketchedKernelMachine,
+    SketchedKernelRidge,
+)
 from skframe.plugin.collections import is_collection, n_items
 
 try:  # the warm-started paths of the iterative losses and of the structured models
