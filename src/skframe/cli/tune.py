@@ -307,7 +307,8 @@ def _column_values(params, columns):
 
 
 class _Progress:
-    """The tuner's ``progress(done, total)`` driving a progress bar over grid blocks (none off a terminal)."""
+    """The tuner's ``progress(done, total)``, called after each grid block with the grid points done so far,
+    driving a progress bar (None off a terminal and with ``--json``)."""
 
     def __init__(self, advance):
         self.advance = advance
@@ -322,6 +323,15 @@ class _Progress:
 def _n_blocks(grid):
     """Grid blocks: the combinations of every parameter but λ (one λ path each)."""
     return math.prod(len(v) for k, v in grid.items() if k != "lam")
+
+
+def _n_points(grid):
+    return math.prod(len(v) for v in grid.values())
+
+
+def _failures(search):
+    """The first failure messages of the search's blocks."""
+    return [e for block in (search.search_info_ or {}).get("blocks", []) for e in block.get("errors", [])]
 
 
 def _splitter(opts, model):
@@ -347,6 +357,7 @@ def _run_tune(opts, stack):
 
     # lazy: the tuner loads scikit-learn and the models (~0.6 s at start-up)
     from skframe.model_selection import KernelSearchCV, default_param_grid
+    from skframe.model_selection._search_grid import median_gamma  # lazy: as above
 
     prep = prepare(opts, stack)
     model, X, y = prep.model, prep.X_fit, prep.y_fit
@@ -354,15 +365,19 @@ def _run_tune(opts, stack):
         raise InvalidParameterError(f"--cv {opts.cv} needs at least {opts.cv} training rows; the file has "
                                     f"{X.shape[0]}")
     grid, columns, defaulted = build_grid(opts, model, lambda: default_param_grid(model, X, y))
+    heuristic = median_gamma(X) if any(p.endswith("kernel_params") for p in defaulted) else None
     search = KernelSearchCV(model, grid, cv=_splitter(opts, model), scoring=opts.scoring, refit=True,
                             n_jobs=opts.n_jobs, sketch_sharing=opts.sketch_sharing)
-    with progress_bar(_n_blocks(grid), "grid blocks", enabled=not opts.json) as advance:
+    with progress_bar(_n_points(grid), "grid points", enabled=not opts.json) as advance:
         search.set_params(progress=_Progress(advance))
         t0 = time.perf_counter()
         search.fit(X, y)
         search_seconds = time.perf_counter() - t0
     search.set_params(progress=None)
     res = search.cv_results_
+    if not np.isfinite(res["mean_test_score"]).any():
+        first = (_failures(search) or ["no message"])[0]
+        raise InvalidParameterError(f"every grid point failed; the first: {first}")
     n_points = len(res["params"])
     splits = np.array([res[f"split{k}_test_score"] for k in range(search.n_splits_)]).T
     best = search.best_estimator_
@@ -373,7 +388,7 @@ def _run_tune(opts, stack):
         "cv": {"n_splits": int(search.n_splits_), "shuffle": bool(opts.shuffle), "splitter": repr(search.cv),
                "scoring": opts.scoring or "score", "sketch_sharing": opts.sketch_sharing},
         "grid": {"columns": [c[0] for c in columns], "n_points": n_points, "n_blocks": _n_blocks(grid),
-                 "from_default": defaulted,
+                 "from_default": defaulted, "gamma_heuristic": heuristic,
                  "points": [_column_values(p, columns) for p in res["params"]]},
         "scores": {"mean": res["mean_test_score"], "std": res["std_test_score"], "rank": res["rank_test_score"],
                    "splits": splits, "failed": ~np.isfinite(splits).all(axis=1)},
@@ -413,11 +428,12 @@ def print_report(report):
     scale = f" scale={d['scale']['method']}" if isinstance(d.get("scale"), dict) else ""
     typer.echo(f"data       {d.get('name')}: n_train={report['n_train']} n_test={report['n_test']}{scale}")
     grid = report["grid"]
+    score = "the model's own score" if cv["scoring"] == "score" else cv["scoring"]
+    sketch = "one sketch per fold" if cv["sketch_sharing"] == "fold" else "one sketch shared by the folds"
     typer.echo(f"search     {grid['n_points']} points ({grid['n_blocks']} blocks) x {cv['n_splits']} folds, "
-               f"score {cv['scoring']}, sketch per {'fold' if cv['sketch_sharing'] == 'fold' else 'search'}")
-    info = report.get("search_info") or {}
+               f"{score}, {sketch}")
     if grid["from_default"]:
-        heuristic = info.get("gamma_heuristic")
+        heuristic = grid.get("gamma_heuristic")
         extra = f"; gamma heuristic {heuristic:.4g} (median distance)" if isinstance(heuristic, float) else ""
         typer.echo(f"defaults   {', '.join(grid['from_default'])} from the default grid{extra}")
     names = grid["columns"]
