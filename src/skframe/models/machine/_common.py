@@ -76,8 +76,11 @@ class MachineBase(KernelModelMixin, BaseEstimator):
         """
         raise NotImplementedError
 
-    def _fit_machine(self, X, Y, loss, M, *, fit_intercept=False, progress=None, t0=None):
-        """Resolve the solver, then run the fit core; ``Y`` is (n, d), ``M`` the output matrix or None."""
+    def _fit_machine(self, X, Y, loss, M, *, fit_intercept=False, progress=None, t0=None, wrap_solve=None):
+        """Resolve the solver, then run the fit core; ``Y`` is (n, d), ``M`` the output matrix or None.
+
+        ``wrap_solve(solve) -> solve`` may replace the per-``lam`` solve step, e.g. to run a whole
+        cross-validated regularisation path on the features of one draw."""
         t0 = time.perf_counter() if t0 is None else t0
         solver, self.solver_spec_ = resolve_solver(self.solver, self.solver_params, loss)
         if self.solver is None and is_dask_collection(X) and get_tags(solver, "solver").in_memory:
@@ -88,6 +91,8 @@ class MachineBase(KernelModelMixin, BaseEstimator):
         def solve(rep, Yc, lam, init, rng):
             return run_solver(solver, rep.problem(Yc), loss, lam, M=M, rng=rng, init=init, progress=progress)
 
+        if wrap_solve is not None:
+            solve = wrap_solve(solve)
         self._fit_kernel_model(X, Y, solve=solve, loss=loss, M=M, fit_intercept=fit_intercept, progress=progress,
                                n_rngs=2, t0=t0)
         self.output_matrix_ = None if M is None else M
