@@ -16,7 +16,7 @@ limit              environment variable         default      what it bounds
 ``decompressed``   ``SKFRAME_MAX_DECOMPRESSED`` 8 GiB        bytes all compressed members of one archive
                                                              decompress to, whatever its size
 ``atoms``          ``SKFRAME_MAX_ATOMS``        2 000        atoms of one molecule (SMILES, SDF record)
-``graph_nodes``    ``SKFRAME_MAX_GRAPH_NODES``  100 000      nodes of one graph of a JSON-lines file
+``graph_nodes``    ``SKFRAME_MAX_GRAPH_NODES``  10 000       nodes of one graph of a JSON-lines file
 ``json_depth``     ``SKFRAME_MAX_JSON_DEPTH``   64           nesting of arrays and objects on one JSON line
 ``field_chars``    ``SKFRAME_MAX_FIELD_CHARS``  1 048 576    characters of one field of a text CSV (SMILES)
 =================  ===========================  ===========  ==================================================
@@ -70,7 +70,7 @@ LIMITS = {lim.name: lim for lim in (
     Limit("expansion", "SKFRAME_MAX_EXPANSION", 64, "expands {value} times"),
     Limit("decompressed", "SKFRAME_MAX_DECOMPRESSED", 8 << 30, "decompresses to {value} bytes", in_bytes=True),
     Limit("atoms", "SKFRAME_MAX_ATOMS", 2000, "has {value} atoms"),
-    Limit("graph_nodes", "SKFRAME_MAX_GRAPH_NODES", 100_000, "has {value} nodes"),
+    Limit("graph_nodes", "SKFRAME_MAX_GRAPH_NODES", 10_000, "has {value} nodes"),
     Limit("json_depth", "SKFRAME_MAX_JSON_DEPTH", 64, "is nested {value} levels deep"),
     Limit("field_chars", "SKFRAME_MAX_FIELD_CHARS", 1 << 20, "has a field of {value} characters"),
 )}

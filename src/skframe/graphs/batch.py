@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 
 import numpy as np
@@ -24,6 +25,7 @@ import numpy as np
 from skframe import deps
 from skframe.exceptions import DataFormatError, InvalidInputError
 from skframe.graphs.chem import edge_lists_to_smiles, read_sdf, smiles_to_edge_lists
+from skframe.limits import check, limit
 from skframe.plugin.collections import InputCollection
 
 __all__ = ["GraphBatch", "label_code"]
@@ -288,23 +290,46 @@ def _ranges(starts, lengths):
 JSONL_LINE = '{"nodes": [labels], "edges": [[u, v], ...], "edge_labels": [labels]}'
 
 
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+def _scan_depth(line):
+    """The nesting depth of arrays and objects on a JSON line; strings are skipped (their brackets do not count).
+
+    >>> _scan_depth('{"nodes": ["[C]"], "edges": [[0, 1]]}')
+    3
+    """
+    text = _JSON_STRING.sub('""', line)
+    codes = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    step = np.isin(codes, (ord("["), ord("{"))).astype(np.int64) - np.isin(codes, (ord("]"), ord("}")))
+    return int(np.cumsum(step).max(initial=0))
+
+
 def iter_jsonl_graphs(path, line_format=JSONL_LINE):
     """Yield ``(lineno, obj, node_labels, edges, edge_labels)`` for each graph line of a JSON-lines file.
 
     ``obj`` is the parsed JSON object (other keys, e.g. targets, stay in it); blank lines are
     skipped; a line that is not a graph object raises :class:`DataFormatError` naming its line
-    number and ``line_format``.
+    number and ``line_format``. A line nested deeper than the ``json_depth`` limit, or a graph
+    with more nodes than the ``graph_nodes`` limit (:mod:`skframe.limits`), is refused before
+    it is built.
     """
+    max_depth, max_nodes = limit("json_depth"), limit("graph_nodes")
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
+            if line.count("[") + line.count("{") > max_depth:  # the parser recurses once per level
+                check("json_depth", _scan_depth(line), f"{path}, line {lineno}: the JSON")
             try:
                 obj = json.loads(line)
+                if isinstance(obj, dict) and isinstance(obj.get("nodes"), list) and len(obj["nodes"]) > max_nodes:
+                    # refused before a label, an index or a kernel's per-node-pair table is built
+                    check("graph_nodes", len(obj["nodes"]), f"{path}, line {lineno}: the graph")
                 nodes = [str(v) for v in obj["nodes"]]
                 edges = [(int(u), int(v)) for u, v in obj.get("edges", [])]
                 edge_labels = [str(v) for v in obj.get("edge_labels", ["-"] * len(edges))]
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            except DataFormatError:
+                raise
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
                 raise DataFormatError(
                     f"{path}, line {lineno}: not a graph object ({type(exc).__name__}: {exc}); each line must be "
                     f"{line_format}"

@@ -3,14 +3,43 @@
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 import scipy.sparse as sp
 
 from skframe import deps
 from skframe.exceptions import DataFormatError, InvalidInputError
+from skframe.limits import check, limit
 
-__all__ = ["smiles_to_edge_lists", "edge_lists_to_smiles", "canonical_smiles", "morgan_fingerprints", "read_sdf"]
+__all__ = ["smiles_to_edge_lists", "edge_lists_to_smiles", "canonical_smiles", "morgan_fingerprints", "read_sdf",
+           "count_atoms", "mol_from_smiles"]
+
+# the atoms written in a SMILES string: organic-subset symbols (aromatic in lower case), bracket atoms, wildcards
+_ATOM = re.compile(r"Cl|Br|\[[^\]]*\]|[BCNOPSFI*]|[bcnops]")
+
+
+def count_atoms(smiles):
+    """The number of atoms a SMILES string writes (hydrogens left implicit are not atoms), read from the text.
+
+    >>> count_atoms("CC(=O)[O-]"), count_atoms("c1ccccc1Cl")
+    (4, 7)
+    """
+    return len(_ATOM.findall(smiles))
+
+
+def mol_from_smiles(smiles, where="SMILES"):
+    """RDKit's molecule of a SMILES string (None when it cannot be parsed), its size checked first.
+
+    A string writing more atoms than the ``atoms`` limit of :mod:`skframe.limits` raises
+    :class:`DataFormatError` (naming ``where``) before RDKit reads it: parsing and fingerprints
+    cost more than linearly in the atoms.
+    """
+    Chem = _chem()
+    smiles = str(smiles)
+    if len(smiles) > limit("atoms"):  # a shorter string cannot write more atoms than characters
+        check("atoms", count_atoms(smiles), f"{where}: the molecule")
+    return Chem.MolFromSmiles(smiles)
 
 _BOND_NAMES = {"SINGLE": "single", "DOUBLE": "double", "TRIPLE": "triple", "AROMATIC": "aromatic"}
 
@@ -28,7 +57,7 @@ def smiles_to_edge_lists(smiles):
     Chem = _chem()
     nodes, edges, elabels = [], [], []
     for i, s in enumerate(smiles):
-        mol = Chem.MolFromSmiles(str(s))
+        mol = mol_from_smiles(s, f"SMILES number {i}")
         if mol is None:
             raise InvalidInputError(f"SMILES number {i} ({s!r}) cannot be parsed; check or drop that molecule")
         n, e, el = _mol_edge_lists(mol)
@@ -74,6 +103,7 @@ def read_sdf(path):
             if mol is None:
                 raise DataFormatError(f"{path}: SDF record {i} cannot be read as a molecule (bad atom or bond "
                                       "block, or impossible valence); fix or delete that record")
+            check("atoms", mol.GetNumAtoms(), f"{path}: SDF record {i}")
             n, e, el = _mol_edge_lists(mol)
             nodes.append(n)
             edges.append(e)
@@ -131,8 +161,8 @@ def canonical_smiles(smiles):
     """RDKit's canonical form of each SMILES (None where it cannot be parsed)."""
     Chem = _chem()
     out = []
-    for s in smiles:
-        mol = Chem.MolFromSmiles(str(s))
+    for i, s in enumerate(smiles):
+        mol = mol_from_smiles(s, f"SMILES number {i}")
         out.append(None if mol is None else Chem.MolToSmiles(mol))
     return out
 
@@ -152,7 +182,7 @@ def morgan_fingerprints(smiles, radius=2, n_bits=2048):
     gen = rdFingerprintGenerator.GetMorganGenerator(radius=radius, fpSize=n_bits)
     indptr, indices = [0], []
     for i, s in enumerate(smiles):
-        mol = Chem.MolFromSmiles(str(s))
+        mol = mol_from_smiles(s, f"SMILES number {i}")
         if mol is None:
             raise InvalidInputError(f"SMILES number {i} ({s!r}) cannot be parsed; check or drop that molecule")
         on = sorted(gen.GetFingerprint(mol).GetOnBits())

@@ -35,10 +35,11 @@ import numpy as np
 
 from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError
 from skframe.graphs.batch import GraphBatch
-from skframe.graphs.chem import _chem, canonical_smiles, morgan_fingerprints
+from skframe.graphs.chem import canonical_smiles, mol_from_smiles, morgan_fingerprints
 from skframe.graphs.chem import read_sdf as read_sdf_records
 from skframe.graphs.strings import StringBatch
 from skframe.io.graphs import file_kind, read_graph_jsonl, stack_targets, target_row
+from skframe.limits import LIMITS, limit
 
 __all__ = ["read_molecule_file", "read_smiles_csv", "read_sdf", "read_csv_header", "read_candidates",
            "parse_smiles", "smiles_inputs"]
@@ -46,9 +47,8 @@ __all__ = ["read_molecule_file", "read_smiles_csv", "read_sdf", "read_csv_header
 
 def parse_smiles(smiles, lines, path):
     """Molecular graphs of SMILES strings; a SMILES RDKit cannot parse is an error naming its line."""
-    Chem = _chem()
     for s, lineno in zip(smiles, lines):
-        if not s or Chem.MolFromSmiles(s) is None:
+        if not s or mol_from_smiles(s, f"{path}, line {lineno}") is None:
             raise InvalidInputError(f"{path}, line {lineno}: SMILES {s!r} cannot be parsed; fix or drop that row")
     return GraphBatch.from_smiles(smiles)
 
@@ -60,9 +60,8 @@ def smiles_inputs(smiles, rep, path, lines=None):
     """
     lines = lines if lines is not None else range(1, len(smiles) + 1)
     if rep["featurize"] == "morgan":
-        Chem = _chem()
         for s, lineno in zip(smiles, lines):
-            if not s or Chem.MolFromSmiles(s) is None:
+            if not s or mol_from_smiles(s, f"{path}, line {lineno}") is None:
                 raise InvalidInputError(f"{path}, line {lineno}: SMILES {s!r} cannot be parsed; fix or drop that row")
         return morgan_fingerprints(smiles, **rep["featurize_params"]).astype(np.float64)
     G = parse_smiles(smiles, lines, path)
@@ -90,10 +89,36 @@ def read_sdf(path, rep, with_targets=True):
     return smiles_inputs(smiles, rep, path), Y
 
 
+def _csv_rows(path):
+    """``(record number, fields)`` of the non-empty, non-comment records of a text CSV; fields are bounded in length.
+
+    A field longer than the ``field_chars`` limit (:mod:`skframe.limits`), a NUL byte or
+    invalid UTF-8 is a :class:`DataFormatError` naming the line.
+    """
+    reader = None
+    previous = csv.field_size_limit(limit("field_chars"))
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.reader(fh)
+            return [(i, r) for i, r in enumerate(reader, 1) if r and not r[0].startswith("#")]
+    except csv.Error as exc:
+        line = reader.line_num if reader is not None else 1
+        if "field larger than field limit" in str(exc):
+            env = LIMITS["field_chars"].env
+            raise DataFormatError(f"{path}, line {line}: a field is longer than the limit of {limit('field_chars')} "
+                                  f"characters; if the file is genuine, raise the limit with the environment "
+                                  f"variable {env} (e.g. {env}={4 * limit('field_chars')})") from None
+        raise DataFormatError(f"{path}, line {line}: not a readable CSV record ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise DataFormatError(f"{path}: byte {exc.object[exc.start:exc.start + 1]!r} is not valid UTF-8; save the "
+                              "file as UTF-8") from None
+    finally:
+        csv.field_size_limit(previous)
+
+
 def read_csv_header(path):
     """Header and ``(line number, row)`` pairs of a text CSV (SMILES are text: the numeric reader does not apply)."""
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = [(i, r) for i, r in enumerate(csv.reader(fh), 1) if r and not r[0].startswith("#")]
+    rows = _csv_rows(path)
     if not rows:
         raise DataFormatError(f"{path} is empty; a SMILES CSV needs a header row and one row per molecule")
     header = [h.strip() for h in rows[0][1]]
@@ -136,7 +161,6 @@ def read_smiles_csv(path, rep, with_targets=True, drop=False, split=None):
         ``info`` has ``n_dropped`` and ``marks`` (the ``train``/``test`` mark of each kept
         row, or None without ``split``).
     """
-    Chem = _chem()
     header, body = read_csv_header(path)
     j_in = _column(header, rep["input_column"], path, "--input-column")
     j_out = cols = None
@@ -149,7 +173,8 @@ def read_smiles_csv(path, rep, with_targets=True, drop=False, split=None):
     for lineno, r in body:
         try:
             for j in (j_in, j_out):
-                if j is not None and (not r[j].strip() or Chem.MolFromSmiles(r[j].strip()) is None):
+                if j is not None and (not r[j].strip() or mol_from_smiles(r[j].strip(), f"{path}, line {lineno}")
+                                      is None):
                     raise InvalidInputError(f"{path}, line {lineno}: SMILES {r[j].strip()!r} cannot be parsed; fix "
                                             "or drop that row (--missing drop leaves such rows out)")
             if cols is not None:
