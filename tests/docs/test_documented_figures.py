@@ -12,9 +12,10 @@ before it (since the previous marker of its paragraph, or of its row in a table)
   or spaces in quotes: ``molecules.json:models."IOKR (exact)".top1``); ``A / B`` divides two such values (a speed-up);
   ``×100`` after it scales the value (a fraction written as a percentage);
 * ``run above KEY`` / ``run below KEY`` — the documented code block just above / below the marker on the same page
-  is run as ``tests/docs/test_docs.py`` runs it (same small data files; a block marked ``data`` or ``needs X`` is
-  skipped without them): for a shell block KEY is a key path in the ``--json`` output of its last command, for a
-  Python block ``line N`` is the first number printed on the N-th line of its output;
+  (``above:2``: the second one above) is run as ``tests/docs/test_docs.py`` runs it (same small data files; a block
+  marked ``data`` or ``needs X`` is skipped without them; each block runs once per test session): for a shell block
+  KEY is a key path in the ``--json`` output of its last command, for a Python block ``line N`` is the first number
+  printed on the N-th line of its output;
 * ``ref`` — a figure of a paper or of the authors' reference code measured once ("reference here"), quoted as
   published: it is stated, not recomputed, and takes no tolerance.
 
@@ -58,7 +59,7 @@ FIGURE = re.compile(r"(?<![\w.^])[-−]?(?:\d+(?:[  ]\d{3})*\.\d+|\d+(?:[  ]\d{3
 CODE_SPAN = re.compile(r"`[^`\n]*`")
 FENCE = re.compile(r"```(?P<lang>[\w-]*)\n(?P<body>.*?)```", re.S)
 SOURCE = re.compile(
-    r"^\s*(?P<src>ref|run\s+(?:above|below)\s+[\w.\[\] ]+?|[\w.-]+\.json:[^;]+?)"
+    r"^\s*(?P<src>ref|run\s+(?:above|below)(?::\d+)?\s+[\w.\[\] ]+?|[\w.-]+\.json:[^;]+?)"
     r"(?:\s*×\s*(?P<scale>[-+\d.e]+))?"
     r"(?:\s*±\s*(?P<tol>[-+\d.e]+)(?P<pct>%)?)?\s*$"
 )
@@ -240,41 +241,57 @@ def _code_blocks(text):
         yield m.start(), m.end(), m.group("lang"), m.group("body"), opts
 
 
+_RUNS = {}  # (page, block offset) -> output of the block: each block runs once per session
+
+
 def run_block(page, text, offset, where, key, tmp_path):
-    """The figure a ``run above|below KEY`` source names: run the block, read KEY from its output."""
+    """The figure a ``run above[:N]|below[:N] KEY`` source names: run the block, read KEY from its output."""
     runner = _docs_runner()
     blocks = list(_code_blocks(text))
-    chosen = ([b for b in blocks if b[1] <= offset][-1:] if where == "above"
-              else [b for b in blocks if b[0] >= offset][:1])
-    if not chosen:
+    direction, _, nth = where.partition(":")
+    nth = int(nth or 1)
+    candidates = ([b for b in blocks if b[1] <= offset][::-1] if direction == "above"
+                  else [b for b in blocks if b[0] >= offset])
+    if len(candidates) < nth:
         raise LookupError(f"no code block {where} the marker")
-    _, _, lang, body, opts = chosen[0]
+    start, _, lang, body, opts = candidates[nth - 1]
     if "skip" in opts:
         raise LookupError("the block is marked skip: it is not run")
     if "data" in opts and not runner._have_data():
         pytest.skip("needs the benchmark data")
     if runner._missing_module(opts):
         pytest.skip(f"needs {runner._missing_module(opts)}")
+    if (page, start) not in _RUNS:
+        _RUNS[page, start] = _run(lang, body, tmp_path)
+    out = _RUNS[page, start]
+    if lang == "bash":
+        value = json.loads(out[out.find("{"):])
+        for part in _key_parts(key):
+            value = value[int(part)] if isinstance(value, list) else value[part]
+        return float(value)
+    m = re.fullmatch(r"line\s+(\d+)", key.strip())
+    if not m:
+        raise LookupError(f"a Python block's key is 'line N', not {key!r}")
+    line = out.splitlines()[int(m.group(1)) - 1]
+    return _to_float(NUMBER.search(line).group(0))
+
+
+def _run(lang, body, tmp_path):
+    """The output of a documented block (of its last command, for a shell block), run in ``tmp_path``."""
+    runner = _docs_runner()
     runner._write_small_data(tmp_path)
     env = runner._env(tmp_path)
     if lang == "bash":
         out = None
         for cmd in runner._commands(body):
             out = runner._run_shell(cmd, tmp_path, env) or out
-        value = json.loads(out[out.find("{"):])
-        for part in _key_parts(key):
-            value = value[int(part)] if isinstance(value, list) else value[part]
-        return float(value)
+        return out
     script = tmp_path / "snippet.py"
     script.write_text(body, encoding="utf-8")
     res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
-    m = re.fullmatch(r"line\s+(\d+)", key.strip())
-    if not m:
-        raise LookupError(f"a Python block's key is 'line N', not {key!r}")
-    line = res.stdout.splitlines()[int(m.group(1)) - 1]
-    return _to_float(NUMBER.search(line).group(0))
+    return res.stdout
 
 
 # ------------------------------------------------------------------------------------------------------------ tests
