@@ -67,20 +67,19 @@ import time
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils import _safe_indexing
 
 from skframe.core.linalg import default_rtol, sqrt_pinv_sym
 from skframe.core.sketching import diagonal_of_mix, draw_sketch, sketched_gram_products
 from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidParameterError
-from skframe.model_selection._paths_base import PathScores
+from skframe.model_selection._paths_base import PathScores, fold_rows
 from skframe.models._base import validate_X
 from skframe.models._core import build_representation, predict_expansion, resolve_solver
 from skframe.models.machine._common import MachineBase
 from skframe.models.structured._estimator import OutputKernelRegressor
 from skframe.models.structured._sisokr import _Draw
 from skframe.options import ComputeOptions
-from skframe.plugin.collections import is_collection, n_items, take
+from skframe.plugin.collections import n_items, take
 from skframe.plugin.protocols import kernel_block
 from skframe.plugin.tags import get_tags
 
@@ -99,12 +98,8 @@ def _check_lams(lams):
 
 
 def _rows(A, idx):
-    """Rows ``idx`` of an array, sparse matrix, data frame, list or input collection (as GridSearchCV splits)."""
-    if A is None:
-        return None
-    if is_collection(A):
-        return take(A, idx)
-    return _safe_indexing(A, idx)
+    """Rows ``idx`` of the data (as scikit-learn's cross-validation selects them); None stays None."""
+    return None if A is None else fold_rows(A, idx)
 
 
 def _message(k, lam, exc):

@@ -1,0 +1,336 @@
+"""The λ paths of the kernel machines and of the structured models against fresh fits.
+
+Each path point must score what ``clone(estimator).set_params(lam=lam).fit(X[train], y[train])``
+scores (scikit-learn's ``GridSearchCV`` computation): within the certified bound of the module
+docstring of :mod:`skframe.model_selection._paths` for the iterative machines, to rounding for the
+structured models (a linear solve).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
+
+from skframe.model_selection._paths import machine_path, structured_path
+from skframe.models import (
+    JointQuantileRegressor,
+    OutputKernelRegressor,
+    SketchedKernelClassifier,
+    SketchedKernelMachine,
+    SketchedKernelRidge,
+)
+from skframe.plugin.registry import get_solver
+from skframe.plugin.tags import SolverTags
+from tests.tolerances import EPS64, SAFETY
+
+LAMS = [1e-2, 1e-1, 3e-2]  # not sorted: the path sorts them, the result keeps this order
+TIGHT = {"tol": 1e-10}  # both the path and the fresh fits: the certified bound is then small
+
+
+def _data(n=90, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 3))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] + 0.2 * rng.standard_t(3, size=n)
+    return X, y
+
+
+def _folds(X, y, classifier=False):
+    splitter = StratifiedKFold(3, shuffle=True, random_state=0) if classifier else KFold(3, shuffle=True,
+                                                                                         random_state=0)
+    return list(splitter.split(X, y))
+
+
+def _fresh(est, X, y, folds, lams, scorer):
+    """Per fold and lam: the fitted fresh model and its held-out score (GridSearchCV's computation)."""
+    models, scores = [], np.zeros((len(folds), len(lams)))
+    for k, (tr, te) in enumerate(folds):
+        row = []
+        for j, lam in enumerate(lams):
+            m = clone(est).set_params(lam=lam).fit(X[tr], y[tr])
+            scores[k, j] = scorer(m, X[te], y[te])
+            row.append(m)
+        models.append(row)
+    return models, scores
+
+
+def _score_bound(est, models, X, y, folds, delta):
+    """The certified bound on |path score - fresh score| of each point, from the prediction tolerance ``delta``.
+
+    R^2: ``|MSE_a - MSE_b| <= delta (2 RMSE_b + delta)`` (triangle inequality on the RMSE),
+    divided by the held-out variance; the joint pinball score: ``L delta`` with
+    ``L = sqrt(sum_j max(tau_j, 1 - tau_j)^2)``; the accuracy: the share of held-out points
+    whose fresh decision value is within ``delta`` of zero (only they can change class).
+    """
+    bound = np.zeros(delta.shape)
+    for k, (_, te) in enumerate(folds):
+        for j, m in enumerate(models[k]):
+            d = delta[k, j]
+            if isinstance(est, JointQuantileRegressor):
+                q = m.quantiles_
+                bound[k, j] = np.sqrt(np.sum(np.maximum(q, 1 - q) ** 2)) * d
+            elif isinstance(est, SketchedKernelClassifier):
+                bound[k, j] = np.mean(np.abs(m.decision_function(X[te])) <= d)
+            else:
+                yt = y[te]
+                rmse = np.sqrt(np.mean((m.predict(X[te]) - yt) ** 2))
+                bound[k, j] = yt.size * d * (2 * rmse + d) / np.sum((yt - yt.mean()) ** 2)
+    return bound
+
+
+MACHINES = {
+    "huber": (SketchedKernelMachine(kernel_params={"gamma": 1.0}, sketch_size=25, loss="huber",
+                                    loss_params={"kappa": 0.3}, random_state=0), False),
+    "epsilon-svr": (SketchedKernelMachine(kernel_params={"gamma": 1.0}, sketch_size=25, loss="epsilon-svr",
+                                          loss_params={"epsilon": 0.1}, random_state=0), False),
+    "hinge": (SketchedKernelClassifier(kernel_params={"gamma": 1.0}, sketch_size=25, random_state=0), True),
+    "quantile-exact": (JointQuantileRegressor((0.1, 0.5, 0.9), kernel_params={"gamma": 1.0}, sketch=None,
+                                              random_state=0), False),
+    "quantile-psr": (JointQuantileRegressor((0.1, 0.5, 0.9), kernel_params={"gamma": 1.0}, sketch="psr",
+                                            sketch_size=25, random_state=0), False),
+}
+
+
+def _targets(classifier, X, y):
+    return np.where(X[:, 0] * X[:, 1] > 0, "a", "b") if classifier else y
+
+
+@pytest.mark.parametrize("name", list(MACHINES))
+@pytest.mark.parametrize("solver_params", [None, TIGHT], ids=["default-tol", "tight-tol"])
+def test_machine_path_equals_fresh_fits_within_the_certified_bound(name, solver_params):
+    est, classifier = MACHINES[name]
+    est = clone(est).set_params(solver_params=solver_params)
+    X, y = _data()
+    y = _targets(classifier, X, y)
+    folds = _folds(X, y, classifier)
+    scorer = check_scoring(est)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a ConvergenceWarning would void the bound: none is expected here
+        out = machine_path(est, X, y, folds, LAMS, scorer)
+        models, ref = _fresh(est, X, y, folds, LAMS, scorer)
+    assert not out.failed.any() and out.errors == []
+    assert out.info["order"] == sorted(LAMS, reverse=True)
+    assert out.info["converged"].all()
+    tol = get_solver("dual-cd", **(solver_params or {})).tol
+    assert np.all(out.info["relative_gap"] <= tol)
+    delta = out.info["prediction_tolerance"]
+    assert np.all(np.isfinite(delta)) and np.all(delta >= out.info["prediction_bound"])
+    bound = _score_bound(est, models, X, y, folds, delta)
+    assert np.all(np.abs(out.test_scores - ref) <= bound + 1e-12)
+    # the largest lam starts where a fresh fit starts (same features, same solver Generator): the same fit
+    first = int(np.argmax(LAMS))
+    np.testing.assert_allclose(out.test_scores[:, first], ref[:, first], rtol=1e-10, atol=1e-12)
+    if solver_params is not None:  # the bound shrinks with the gap: at 1e-10 it pins the scores down
+        assert np.all(bound < 1e-2)
+    assert out.fit_times.shape == out.score_times.shape == (3, len(LAMS))
+    assert np.all(out.fit_times > 0) and np.all(out.score_times > 0)
+
+
+def test_machine_path_fitted_models_match_fresh_predictions():
+    """Held-out predictions of every path point are within the certified distance of a fresh fit's."""
+    est = clone(MACHINES["quantile-psr"][0])
+    X, y = _data()
+    folds = _folds(X, y)[:1]
+    captured = []
+
+    def scorer(model, X_te, y_te):
+        captured.append(model)
+        return model.score(X_te, y_te)
+
+    out = machine_path(est, X, y, folds, LAMS, scorer)
+    (tr, te), = folds
+    for model in captured:
+        j = LAMS.index(model.lam)
+        fresh = clone(est).set_params(lam=model.lam).fit(X[tr], y[tr])
+        diff = np.linalg.norm(model.predict(X[te]) - fresh.predict(X[te]), axis=1).max()
+        assert diff <= out.info["prediction_tolerance"][0, j]
+        np.testing.assert_array_equal(model.intercept_, fresh.intercept_)
+        assert model.lam_path_.tolist() == [model.lam]
+
+
+class _FailingSolver:
+    """dual-cd, except that it raises at one lam (a grid point whose fit fails)."""
+
+    __skframe_tags__ = SolverTags(requires_dual=True, in_memory=True)
+    name = "failing"
+
+    def __init__(self, bad_lam=3e-2):
+        self.bad_lam = bad_lam
+        self.tol = 1e-4
+
+    def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
+        if np.isclose(lam, self.bad_lam):
+            raise np.linalg.LinAlgError(f"no solution at lam={lam}")
+        return get_solver("dual-cd").solve(problem, loss, lam, M=M, rng=rng, init=init)
+
+
+def test_machine_path_failed_points_are_marked_and_the_others_continue():
+    est = clone(MACHINES["huber"][0]).set_params(solver=_FailingSolver())
+    X, y = _data()
+    folds = _folds(X, y)
+    out = machine_path(est, X, y, folds, LAMS, check_scoring(est))
+    bad = LAMS.index(3e-2)
+    assert out.failed[:, bad].all() and not np.delete(out.failed, bad, axis=1).any()
+    assert np.isnan(out.test_scores[:, bad]).all() and np.isfinite(np.delete(out.test_scores, bad, axis=1)).all()
+    assert len(out.errors) == 3 and all("lam=0.03" in e and "LinAlgError" in e for e in out.errors)
+    # the point after the failure (lam = 1e-2) still scores what a fresh fit scores, within the bound
+    models, ref = _fresh(clone(MACHINES["huber"][0]), X, y, folds, LAMS, check_scoring(est))
+    j = LAMS.index(1e-2)
+    bound = _score_bound(est, models, X, y, folds, out.info["prediction_tolerance"])
+    assert np.all(np.abs(out.test_scores[:, j] - ref[:, j]) <= bound[:, j] + 1e-12)
+
+
+def test_machine_path_a_failing_fold_and_a_failing_scorer():
+    X, y = _data()
+    yc = np.where(X[:, 0] > 0, 1, 0)
+    est = clone(MACHINES["hinge"][0])
+    one_class = np.flatnonzero(yc == 1)
+    folds = [(one_class, np.flatnonzero(yc == 0)), _folds(X, yc, True)[0]]  # fold 0 trains on one class only
+    calls = []
+
+    def scorer(model, X_te, y_te):
+        calls.append(model.lam)
+        if model.lam == 1e-1:
+            raise ValueError("scorer refuses lam=0.1")
+        return model.score(X_te, y_te)
+
+    out = machine_path(est, X, yc, folds, LAMS, scorer)
+    assert out.failed[0].all()  # the fit of fold 0 raised: every lam of the fold failed
+    assert out.failed[1].tolist() == [False, True, False]
+    assert sum("fold 0" in e for e in out.errors) == 3 and any("scorer refuses" in e for e in out.errors)
+
+
+@pytest.mark.parametrize("est, reason", [
+    (SketchedKernelMachine(loss="huber", solver="lbfgs"), "certified duality gap"),
+    (SketchedKernelMachine(loss="epsilon-svr", solver="adam"), "certified duality gap"),
+    (SketchedKernelRidge(), "not a sketched kernel machine"),
+])
+def test_machine_path_refuses_what_it_cannot_shortcut(est, reason):
+    X, y = _data(30)
+    with pytest.raises(NotImplementedError, match=reason):
+        machine_path(est, X, y, _folds(X, y), LAMS, check_scoring(est))
+
+
+def test_machine_path_closed_form_is_exact():
+    est = SketchedKernelMachine(kernel_params={"gamma": 1.0}, sketch_size=25, loss="square", random_state=0)
+    X, y = _data()
+    folds = _folds(X, y)
+    scorer = check_scoring(est)
+    out = machine_path(est, X, y, folds, LAMS, scorer)
+    _, ref = _fresh(est, X, y, folds, LAMS, scorer)
+    np.testing.assert_allclose(out.test_scores, ref, rtol=1e-10)
+
+
+def test_bad_lams():
+    X, y = _data(30)
+    est = MACHINES["huber"][0]
+    for lams in ([], [1e-3, 0.0], [np.nan]):
+        with pytest.raises(ValueError, match="lam"):
+            machine_path(est, X, y, _folds(X, y), lams, check_scoring(est))
+
+
+# ----------------------------------------------------------------------------- structured models
+def _multilabel(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    W = rng.normal(size=(5, 6))
+    Y = (X @ W + 0.5 * rng.normal(size=(n, 6)) > 0.5).astype(float)
+    return X, Y
+
+
+STRUCTURED = {
+    "IOKR": {},
+    "SIOKR-subsample": {"input_sketch": "subsample", "input_sketch_size": 40},
+    "ISOKR": {"output_sketch": "psg", "output_sketch_size": 25},
+    "SISOKR": {"input_sketch": "gaussian", "input_sketch_size": 40, "output_sketch": "psr",
+               "output_sketch_size": 25},
+    "SISOKR-2-draws": {"input_sketch": "psr", "input_sketch_size": 40, "output_sketch": "psr",
+                       "output_sketch_size": 25, "n_draws": 2},
+    "SIOKR-rff": {"input_sketch": "rff", "input_sketch_size": 40},
+}
+STRUCTURED_LAMS = [1e-3, 1e-1, 1e-2]
+
+
+def _structured(name):
+    return OutputKernelRegressor(input_kernel_params={"gamma": 0.2}, output_kernel_params={"gamma": 0.5},
+                                 random_state=0, **STRUCTURED[name])
+
+
+@pytest.mark.parametrize("name", list(STRUCTURED))
+@pytest.mark.parametrize("scoring", [None, "f1_samples"])
+def test_structured_path_equals_fresh_fits(name, scoring):
+    est = _structured(name)
+    X, Y = _multilabel()
+    folds = _folds(X, Y)
+    scorer = check_scoring(est, scoring=scoring)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # f1 of rows with no label
+        out = structured_path(est, X, Y, folds, STRUCTURED_LAMS, scorer)
+        _, ref = _fresh(est, X, Y, folds, STRUCTURED_LAMS, scorer)
+    assert not out.failed.any()
+    # the systems K + n lam I have condition number <= (||K|| + n lam) / (n lam) <= 1 + 1 / lam (k(x, x) = 1):
+    # rounding moves the surrogate by <= SAFETY kappa eps relative; the decoded metric is then unchanged
+    kappa = 1.0 + 1.0 / min(STRUCTURED_LAMS)
+    rtol = SAFETY * kappa * EPS64
+    assert rtol < 1e-8
+    np.testing.assert_allclose(out.test_scores, ref, rtol=rtol, atol=rtol)
+    assert np.all(out.info["rank"] > 0)
+
+
+def test_structured_path_refuses_other_estimators():
+    class Subclass(OutputKernelRegressor):
+        pass
+
+    X, Y = _multilabel(30)
+    with pytest.raises(NotImplementedError, match="OutputKernelRegressor"):
+        structured_path(Subclass(), X, Y, _folds(X, Y), STRUCTURED_LAMS, check_scoring(OutputKernelRegressor()))
+    with pytest.raises(NotImplementedError, match="not a sketched kernel machine"):
+        machine_path(_structured("IOKR"), X, Y, _folds(X, Y), STRUCTURED_LAMS, check_scoring(_structured("IOKR")))
+
+
+def test_structured_path_failed_fold_and_scorer():
+    X, Y = _multilabel(60)
+    est = _structured("SIOKR-subsample").set_params(input_sketch_size=20)
+    folds = [(np.arange(0), np.arange(10)), (np.arange(20, 60), np.arange(20))]  # fold 0: no training rows
+
+    def scorer(model, X_te, Y_te):
+        if model.lam == 1e-1:
+            raise RuntimeError("no score at lam=0.1")
+        return model.score(X_te, Y_te)
+
+    out = structured_path(est, X, Y, folds, STRUCTURED_LAMS, scorer)
+    assert out.failed[0].all()
+    assert out.failed[1].tolist() == [False, True, False]
+    assert np.isfinite(out.test_scores[1, [0, 2]]).all()
+
+
+# ----------------------------------------------------------------------------- through the tuner
+def test_kernel_search_cv_uses_the_paths_and_agrees_with_grid_search():
+    search_mod = pytest.importorskip("skframe.model_selection.search")
+    X, y = _data()
+    folds = _folds(X, y)
+    est = clone(MACHINES["quantile-psr"][0]).set_params(solver_params=TIGHT)
+    grid = {"lam": LAMS}
+    ours = search_mod.KernelSearchCV(est, grid, cv=folds, refit=False).fit(X, y)
+    theirs = GridSearchCV(est, grid, cv=folds, refit=False).fit(X, y)
+    blocks = ours.search_info_["blocks"]
+    assert blocks and all(b["path"] == "machine_path" for b in blocks)
+    out = machine_path(est, X, y, folds, LAMS, check_scoring(est))
+    L = np.sqrt(np.sum(np.maximum(est.quantiles, 1 - np.asarray(est.quantiles)) ** 2))
+    for k in range(len(folds)):
+        diff = np.abs(ours.cv_results_[f"split{k}_test_score"] - theirs.cv_results_[f"split{k}_test_score"])
+        assert np.all(diff <= L * out.info["prediction_tolerance"][k] + 1e-12)
+    assert ours.best_params_ == theirs.best_params_
+
+    est = _structured("SISOKR")
+    Xs, Ys = _multilabel()
+    folds = _folds(Xs, Ys)
+    grid = {"lam": STRUCTURED_LAMS}
+    ours = search_mod.KernelSearchCV(est, grid, cv=folds, refit=False).fit(Xs, Ys)
+    theirs = GridSearchCV(est, grid, cv=folds, refit=False).fit(Xs, Ys)
+    assert all(b["path"] == "structured_path" for b in ours.search_info_["blocks"])
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"], theirs.cv_results_["mean_test_score"],
+                               rtol=1e-8)
+    assert ours.best_params_ == theirs.best_params_
