@@ -131,10 +131,12 @@ def fold_system_scores(system, lams, kind, scorer, X_test, Y_test, one_d):
     return scores
 
 
-def _eigh(A):
-    """Eigenvalues and eigenvectors of a symmetric matrix (LAPACK's divide and conquer)."""
+def _eigh(A, serial=True):
+    """Eigenvalues and eigenvectors of a symmetric matrix (LAPACK's divide and conquer), on one BLAS thread
+    by default: as fast for m x m, and immune to threads waiting for a core another process holds."""
     A = np.asarray(A, dtype=np.float64)
-    return sla.eigh(0.5 * (A + A.T), check_finite=False, driver="evd")
+    with serial_blas(serial):
+        return sla.eigh(0.5 * (A + A.T), check_finite=False, driver="evd")
 
 
 def _held_out_sums(system, T, Y_test, need_T):
@@ -189,12 +191,12 @@ def _fold_system(est, X, y, train, test, kind, blas_serial):
             rep = build_representation(Xt, kernel, sketch, rng, rtol=est.rtol, exact="gram", options=options)
         info["rank"] = int(rep.info.get("rank", rep.info.get("m", 0)))
         if rep.K is not None:  # exact model: alpha = (K + n lam I)^{-1} Y_c
-            s, Q = _eigh(rep.K)
+            s, Q = _eigh(rep.K, blas_serial)
             system = FoldSystem(s, Q.T @ Yc, n, offset)
             T = kernel_times(kernel, X_test, Xt, Q, options=options)
             return _held_out_sums(system, T, Y_test, need_T), X_test, Y_test, one_d, info
         A, B = rep.problem(Yc).gram()
-        s, Q = _eigh(A)
+        s, Q = _eigh(A, blas_serial)
         system = FoldSystem(s, Q.T @ B, n, offset)
         if isinstance(rep, StreamedRepresentation) and not need_T:  # held-out sums in one more streamed pass
             sums = accumulate(kernel, X_test, Y_test - offset, rep.X_basis, rep.mix, options=options)
@@ -351,6 +353,7 @@ def _shared_path(estimator, X, y, folds, lams, scorer, kind, jobs):
             X_sub = take(Xa, R.indices)
             with serial_blas(options.blas_threads == 1):
                 RKR = sketch_gram(kernel, X_sub, R.mix, engine=options.engine)
+            with serial_blas(True):  # m x m: one BLAS thread
                 w, U = sketch_spectrum(RKR, est.rtol)
             UD = U / np.sqrt(w)
             proj = np.asarray(R.mix.T @ UD)
@@ -367,7 +370,7 @@ def _shared_path(estimator, X, y, folds, lams, scorer, kind, jobs):
             Z = np.asarray(features(take(Xa, rows)), dtype=np.float64)
             return Z.T @ Z, Z.T @ Ya[rows], Z.sum(axis=0)
 
-        with serial_blas(jobs > 1):
+        with serial_blas(jobs > 1 or options.blas_threads == 1):
             sums = _map(group_sums, groups, jobs)
     except Exception as exc:
         out.failed[:] = True
@@ -378,6 +381,10 @@ def _shared_path(estimator, X, y, folds, lams, scorer, kind, jobs):
     out.info.update(rank=rank, sketch_info=summary, n_groups=len(groups))
 
     def run(k):
+        with serial_blas(jobs == 1):  # m x m algebra: one BLAS thread (the pool's threads run with one already)
+            return fold(k)
+
+    def fold(k):
         t1 = time.perf_counter()
         try:
             tr, te = train_of[k], test_of[k]
