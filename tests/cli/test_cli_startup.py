@@ -79,3 +79,24 @@ def test_a_small_fit_loads_no_compiled_code():
             "SketchedKernelRidge(sketch='gaussian', sketch_size=30, random_state=0).fit(X, y).predict(X)\n"
             "SketchedKernelRidge(sketch='subsample', sketch_size=30, random_state=0).fit(X, y).predict(X)")
     assert "numba" not in _loaded_after(code)
+
+
+def _modules_after_cli(args, prefixes):
+    """Which modules starting with one of ``prefixes`` a fresh ``skframe <args>`` process has loaded at its end."""
+    code = (f"import atexit, sys\n"
+            f"atexit.register(lambda: print('LOADED:' + ','.join(sorted(m for m in sys.modules "
+            f"if m.startswith({tuple(prefixes)!r})))))\n"
+            f"from skframe.cli import main\nmain({list(args)!r})")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
+    assert proc.returncode == 0, proc.stderr
+    return set(filter(None, proc.stdout.rsplit("LOADED:", 1)[1].strip().split(",")))
+
+
+def test_the_default_fit_loads_only_what_it_uses():
+    """``skframe fit`` on the embedded data (a ridge model, small enough for the NumPy engine) imports neither
+    the other estimator families nor compiled code, plots, GPU, Dask or deep-learning libraries."""
+    unused = ("skframe.models.machine", "skframe.models.structured", "numba", "matplotlib", "cupy", "dask",
+              "distributed", "torch", "rdkit")
+    for args in (["fit", "--json"], ["fit", "--kernel", "gaussian", "--sketch", "psr", "--json"]):
+        loaded = _modules_after_cli(args, unused)
+        assert not loaded, (args, sorted(loaded))

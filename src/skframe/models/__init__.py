@@ -1,8 +1,18 @@
-"""scikit-learn estimators assembled from skframe components."""
+"""scikit-learn estimators assembled from skframe components.
 
-from skframe.models.machine import JointQuantileRegressor, SketchedKernelClassifier, SketchedKernelMachine
-from skframe.models.ridge import SketchedKernelRidge
-from skframe.models.structured import DeepOutputKernelRegressor, OutputKernelRegressor
+The estimator families load on first use: ``from skframe.models import SketchedKernelRidge``
+does not import the kernel machines (:mod:`skframe.models.machine`) or the structured-output
+models (:mod:`skframe.models.structured`), so a command that fits a ridge model does not pay for
+them.
+"""
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the classes' homes, for readers and documentation tools (imported on first access)
+    from skframe.models.machine import JointQuantileRegressor, SketchedKernelClassifier, SketchedKernelMachine
+    from skframe.models.ridge import SketchedKernelRidge
+    from skframe.models.structured import DeepOutputKernelRegressor, OutputKernelRegressor
 
 __all__ = [
     "SketchedKernelRidge",
@@ -12,3 +22,26 @@ __all__ = [
     "SketchedKernelClassifier",
     "JointQuantileRegressor",
 ]
+
+#: where each public class is defined (its family's sub-package, imported on first access)
+_HOMES = {
+    "SketchedKernelRidge": "skframe.models.ridge",
+    "OutputKernelRegressor": "skframe.models.structured",
+    "DeepOutputKernelRegressor": "skframe.models.structured",
+    "SketchedKernelMachine": "skframe.models.machine",
+    "SketchedKernelClassifier": "skframe.models.machine",
+    "JointQuantileRegressor": "skframe.models.machine",
+}
+
+
+def __getattr__(name):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'skframe.models' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
