@@ -334,3 +334,14 @@ def test_kernel_search_cv_uses_the_paths_and_agrees_with_grid_search():
     np.testing.assert_allclose(ours.cv_results_["mean_test_score"], theirs.cv_results_["mean_test_score"],
                                rtol=1e-8)
     assert ours.best_params_ == theirs.best_params_
+
+
+def test_machine_path_without_warm_start_is_the_fresh_fit():
+    est = clone(MACHINES["epsilon-svr"][0])
+    X, y = _data()
+    folds = _folds(X, y)
+    scorer = check_scoring(est)
+    out = machine_path(est, X, y, folds, LAMS, scorer, warm_start=False)
+    _, ref = _fresh(est, X, y, folds, LAMS, scorer)
+    assert out.info["warm_start"] is False
+    np.testing.assert_allclose(out.test_scores, ref, rtol=1e-10, atol=1e-12)
