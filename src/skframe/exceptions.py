@@ -26,6 +26,7 @@ __all__ = [
     "SkframeWarning",
     "PluginCollisionWarning",
     "SketchSizeWarning",
+    "DegenerateDataWarning",
 ]
 
 
@@ -114,3 +115,7 @@ def __getattr__(name):
 
 class SketchSizeWarning(SkframeWarning):
     """An explicit sketch size larger than the number of training points was clamped to it."""
+
+
+class DegenerateDataWarning(SkframeWarning):
+    """The kernel is numerically constant on the training points, or the sketch's rank collapsed."""

@@ -11,7 +11,9 @@ them, so ``skframe --help`` and ``skframe --version`` answer at once.
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from typing import Annotated, Optional
 
 # Before NumPy loads OpenBLAS: idle OpenBLAS threads otherwise spin for ~2^28 cycles after
@@ -108,9 +110,19 @@ def _command_name(argv):
     return next((a for a in argv if not a.startswith("-")), None)
 
 
+def _terminated(signum, frame):
+    raise KeyboardInterrupt  # SIGTERM ends a command as Ctrl-C does: temporary files removed, old files intact
+
+
 def main(argv=None):
-    """Console-script entry point; plugin commands are loaded only when a core command is not asked for."""
+    """Console-script entry point; plugin commands are loaded only when a core command is not asked for.
+
+    SIGTERM is handled as Ctrl-C (SIGINT): the command stops, what it was writing is removed and the
+    files it would have replaced are left as they were.
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)
     if not debug_enabled():
         install_warnings()
     if _command_name(argv) not in CORE_COMMANDS and "--version" not in argv:

@@ -25,6 +25,7 @@ from skframe.cli._columns import cli_columns, fit_layout, read_plan
 from skframe.cli._scaling import column_moments, resolve_scale
 from skframe.datasets import FeatureScaler
 from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.models._degenerate import check_feature_range
 from skframe.io import atomic_write, iter_chunks, load_dataset, scan_file
 from skframe.io.atomic import owned_name, remove_stale
 from skframe.io.formats import resolve_format
@@ -177,6 +178,8 @@ def load_streamed(opts, directory):
     rows = read_rows_for_budget(opts.memory_budget, _cells_per_row(opts.train, fmt, opts.targets))
     choice = cli_columns(getattr(opts, "columns", None), getattr(opts, "drop", None), getattr(opts, "target", None))
     X, Y, chunks, spilled = _open(opts.train, directory, opts, rows, "train", columns=choice)
+    for start in range(0, X.shape[0], rows):  # features whose squares overflow: refused before any statistic
+        check_feature_range(np.asarray(X[start:start + rows]))
     opts.layout = fit_layout(opts.train, opts.format, choice, opts.targets, (X.shape[1], Y.shape[1]))
     opts.scale, opts.scale_reason = resolve_scale(opts.scale, X, sparse=fmt == "libsvm")
     scaler = chunked_scaler(X, opts.scale, rows)

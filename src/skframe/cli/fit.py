@@ -229,6 +229,7 @@ def prepare(opts, stack):
     from skframe.cli._scaling import resolve_scale  # lazy: loads NumPy (~0.1 s at start-up)
     from skframe.datasets import FeatureScaler  # lazy: loads scikit-learn (~0.6 s at start-up)
     from skframe.io.missing import column_means  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
+    from skframe.models._degenerate import check_feature_range  # lazy: loads scikit-learn (~0.6 s at start-up)
 
     if _streamed.streams_file(opts):  # a budget: files read in blocks, memory-mapped (skframe.cli._streamed)
         if opts.lam is None:
@@ -240,6 +241,7 @@ def prepare(opts, stack):
         feature_means = scaler.mean_ if opts.scale == "standard" else column_means(X_tr)
     else:
         X_tr, Y_tr, X_te, Y_te, data_info = load_data(opts)
+        check_feature_range(X_tr)  # features whose squares overflow: one clear error before any statistic
         feature_means = column_means(X_tr)  # saved: `--missing mean` fills new data with the training means
         opts.scale, scale_reason = resolve_scale(opts.scale, X_tr, embedded=opts.train is None,
                                                  sparse=_is_libsvm(opts))

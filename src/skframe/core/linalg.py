@@ -15,7 +15,10 @@ from scipy.linalg import lapack
 from skframe.exceptions import InvalidParameterError
 
 __all__ = ["default_rtol", "eigh_truncated", "pinv_sym", "solve_psd", "sqrt_pinv_sym", "sketch_spectrum",
-           "spectral_projection"]
+           "spectral_projection", "ZERO_GRAM"]
+
+#: start of the error message of a zero sketched Gram matrix (the fit names the kernel's parameters)
+ZERO_GRAM = "the sketched Gram matrix R K R^T is zero"
 
 
 def default_rtol(size):
@@ -93,7 +96,7 @@ def sketch_spectrum(RKR, rtol=None, *, xp=None):
         w, U = w[keep], U[:, keep]
     if w.size == 0:
         raise InvalidParameterError(
-            "the sketched Gram matrix R K R^T is zero; check the kernel parameters (e.g. a huge gamma) or the data"
+            f"{ZERO_GRAM}: the kernel vanishes on the sampled points; check the kernel's parameters and the data's scale"
         )
     return w, U
 

@@ -18,7 +18,9 @@ from skframe.compute.plan import describe_data, plan_fit
 from skframe.compute.stream_fit import options_from, streamed_representation, validate_dask_XY
 from skframe.constraints import HasMethods, Interval, Options, validate_params
 from skframe.deps import is_dask_collection
+from skframe.core.linalg import ZERO_GRAM
 from skframe.exceptions import InvalidInputError, InvalidParameterError, NotFittedError
+from skframe.models import _degenerate
 from skframe.models._core import (
     build_representation,
     is_exact_sketch,
@@ -197,8 +199,12 @@ class KernelModelMixin:
         (predictions ``Z W M``); returns self."""
         t0 = time.perf_counter() if t0 is None else t0
         n = n_items(X)
+        _degenerate.check_feature_range(X)  # squares that overflow float64: refused before any kernel
         kernel, self.kernel_spec_ = _core_resolve_kernel(self.kernel, self.kernel_params, X)
+        _degenerate.check_kernel_parameters(kernel, self.kernel_spec_)  # e.g. gamma="scale" made 0 by the data
         plan = self._plan_execution(X, Y.shape[1], kernel, loss)  # every execution choice, made once
+        if isinstance(self.sketch, str):
+            _degenerate.warn_budget_cut(plan, n)
         options = plan.compute_options()  # backend, engine, dtype, budget, BLAS threads: passed down
         # "auto": the sqrt(n) rule, capped by what the chosen executor holds
         sketch, self.sketch_spec_, size_info = size_and_resolve_sketch(self.sketch, self.sketch_size,
@@ -237,11 +243,20 @@ class KernelModelMixin:
 
     def _represent_and_solve(self, X, Y, n, kernel, sketch, size_info, plan, options, rngs, solve, loss, M,
                              fit_intercept, exact, progress, rtol, t0):
-        if plan.streams:  # one streamed pass (or Dask partitions), no n x m array (skframe.compute.streaming)
-            rep = streamed_representation(X, Y, kernel, sketch, rngs[0], options, rtol=rtol, progress=progress)
-        else:
-            rep = build_representation(X, kernel, sketch, rngs[0], rtol=rtol, progress=progress, exact=exact,
-                                       options=options)
+        spec = getattr(self, "kernel_spec_", None)
+        constant = _degenerate.check_kernel_sample(kernel, X, spec)  # zero or constant on the data?
+        try:
+            if plan.streams:  # one streamed pass (or Dask partitions), no n x m array (skframe.compute.streaming)
+                rep = streamed_representation(X, Y, kernel, sketch, rngs[0], options, rtol=rtol, progress=progress)
+            else:
+                rep = build_representation(X, kernel, sketch, rngs[0], rtol=rtol, progress=progress, exact=exact,
+                                           options=options)
+        except InvalidParameterError as exc:
+            if not str(exc).startswith(ZERO_GRAM):
+                raise
+            raise _degenerate.zero_gram_error(kernel, spec, X) from exc
+        if not constant:
+            _degenerate.warn_rank_collapse(kernel, rep.info, spec)
         offset = target_offset(Y, loss, fit_intercept)
         Yc = Y - offset if fit_intercept else Y
         init = None
@@ -254,6 +269,7 @@ class KernelModelMixin:
             res = solve(rep, Yc, lam, init, rngs[-1])
             init = res.W
             attrs = rep.expansion(res.W if M is None else res.W @ M)
+            _degenerate.check_coefficients(attrs["coef_"], kernel, spec)  # a NaN model is refused, not saved
             coefs.append(attrs["coef_"])
             objectives.append(float(res.history[-1]) if res.history else None)
         for key, value in attrs.items():
