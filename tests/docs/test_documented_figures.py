@@ -127,9 +127,7 @@ def _split_row(line):
 
 def unmarked_table_figures(text):
     """(line number, figure) of every figure in a table of results that no marker covers (see the module doc)."""
-    masked = _mask_fences(text)
-    # a marker may hold '|'-free text only, so cells split cleanly; hide marker bodies while splitting
-    lines = masked.splitlines()
+    lines = _mask_fences(text).splitlines()
     missing = []
     in_table, header_seen = False, False
     table_rows = []
@@ -137,9 +135,7 @@ def unmarked_table_figures(text):
     def flush():
         figures_rows = []
         for lineno, line in table_rows:
-            cells = _split_row(MARKER.sub(lambda m: "\0" * len(m.group(0)), line))
-            raw = _split_row(line)
-            for cell_masked, cell in zip(cells[1:], raw[1:]):
+            for cell in _split_row(line)[1:]:  # markers hold no '|'; the first cell is the row's label
                 plain = CODE_SPAN.sub(" ", MARKER.sub(" ", cell))
                 figs = FIGURE.findall(plain)
                 if figs:
