@@ -9,6 +9,7 @@ import sys
 
 import typer
 
+from skframe.cli._warnings import cli_wording
 from skframe.exceptions import InvalidParameterError, SkframeError
 
 __all__ = ["handle_errors", "parse_kv", "parse_float_list", "progress_bar", "to_jsonable", "echo_json", "fail",
@@ -46,6 +47,8 @@ def handle_errors(func):
             if debug_enabled() or not isinstance(exc, (SkframeError, OSError, MemoryError)):
                 raise
             msg = str(exc).replace("\n", " ")
+            if isinstance(exc, SkframeError):  # in the command line's words: --solver adam, not solver='adam'
+                msg = cli_wording(msg)
             if isinstance(exc, OSError) and not isinstance(exc, SkframeError):
                 msg = f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)
             if isinstance(exc, MemoryError):

@@ -67,6 +67,11 @@ def _show(message, category, filename, lineno, file=None, line=None):
 
 
 def install():
-    """Show every warning of this process as one ``Warning: ...`` line on stderr, each message once."""
+    """Show every warning of this process as one ``Warning: ...`` line on stderr, each message once.
+
+    Dask's "Sending large graph" warning is not shown: the command line itself sends the data it read
+    to the cluster, and nothing the user types would change it.
+    """
     warnings.showwarning = _show
     warnings.simplefilter("default")  # once per message and place, as Python's default, also for DeprecationWarning
+    warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
