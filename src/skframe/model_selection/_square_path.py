@@ -56,6 +56,7 @@ import scipy.linalg as sla
 from sklearn.base import clone
 
 from skframe.compute.backend import serial_blas
+from skframe.compute.machine import available_memory
 from skframe.compute.stream_fit import StreamedRepresentation, streamed_representation
 from skframe.compute.streaming import accumulate, sketch_gram
 from skframe.constraints import validate_params
@@ -229,6 +230,22 @@ def _n_jobs(n_jobs):
     return int(n_jobs)
 
 
+def _jobs_within_memory(estimator, folds, jobs):
+    """Threads for the folds: at most one per fold, and as many as half the available memory holds the features of
+    (``2 n_train m`` floats a fold for a sketch, ``2 n_train^2`` for the exact model)."""
+    jobs = min(jobs, len(folds))
+    if jobs <= 1:
+        return 1
+    n_t = max(len(train) for train, _ in folds)
+    size = estimator.sketch_size
+    m = int(size) if isinstance(size, (int, np.integer)) and not isinstance(size, bool) else \
+        min(1000, max(100, int(np.ceil(2 * np.sqrt(n_t)))))
+    exact = estimator.sketch is None or (isinstance(estimator.sketch, str) and
+                                         estimator.sketch.strip().lower() in ("none", "exact"))
+    per_fold = 2 * 8 * n_t * (n_t if exact else min(m, n_t))
+    return int(max(1, min(jobs, (available_memory()[0] // 2) // max(per_fold, 1))))
+
+
 def square_loss_path(estimator, X, y, folds, lams, scorer, *, sketch_sharing="fold", n_jobs=None):
     """Held-out scores of sketched kernel ridge regression for every fold and ``lam``.
 
@@ -261,13 +278,14 @@ def square_loss_path(estimator, X, y, folds, lams, scorer, *, sketch_sharing="fo
     kind = scorer_kind(scorer, estimator)
     _check_supported(estimator, X, kind)
     lams = [float(v) for v in lams]
-    jobs = _n_jobs(n_jobs)
+    jobs = _jobs_within_memory(estimator, folds, _n_jobs(n_jobs))
     shared = sketch_sharing == "shared" and estimator.sketch is not None and \
         not (isinstance(estimator.sketch, str) and estimator.sketch.strip().lower() in ("none", "exact"))
     if shared:
         return _shared_path(estimator, X, y, folds, lams, scorer, kind, jobs)
     out = PathScores.empty(len(folds), len(lams))
-    out.info.update(shortcut="square loss: one eigendecomposition per fold", sketch_sharing="fold", scorer=kind)
+    out.info.update(shortcut="square loss: one eigendecomposition per fold", sketch_sharing="fold", scorer=kind,
+                    n_jobs=jobs)
     if sketch_sharing == "shared":
         out.info["sketch_sharing_note"] = "no shared sketch for this model (exact model, feature map or collection)"
 
