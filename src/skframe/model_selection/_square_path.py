@@ -42,7 +42,8 @@ for each group g of rows with the same fold membership; a fold's training sums a
 of its training groups (total minus the held-out fold for k-fold splits). Each fold's model is
 then the sketched ridge estimator of the fold's rows on the *shared* sketch: a valid estimator
 (its landmarks may be held-out inputs, never held-out targets) but not the one a fit on the
-fold's rows alone would draw.
+fold's rows alone would draw. The kernel is bound to all rows too (``gamma="scale"`` is measured
+on them), and with an integer ``random_state`` the refit on all rows draws that same sketch.
 """
 
 from __future__ import annotations
