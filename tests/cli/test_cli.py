@@ -95,7 +95,7 @@ def test_plugins_json_lists_components_with_distribution():
     [
         (["--kernel", "nosuchkernel"], "unknown kernel 'nosuchkernel'"),
         (["--sketch", "nosuchsketch"], "unknown sketch"),
-        (["--sketch-size", "0"], "sketch_size=0"),
+        (["--sketch-size", "0"], "--sketch-size 0"),  # the option as typed, not the Python parameter
         (["--sketch-param", "p=1.5"], "p=1.5"),
         (["--sketch-param", "p=0"], "p=0"),
         (["--kernel-param", "gamma=-1"], "gamma"),
