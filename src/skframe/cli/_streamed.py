@@ -65,13 +65,12 @@ def spill_directory():
     root = tempfile.gettempdir()
     remove_stale(root, folders=True)
     try:
-        with tempfile.TemporaryDirectory(prefix=owned_name(kind="stream"), dir=root) as folder:
-            yield folder
+        spill = tempfile.TemporaryDirectory(prefix=owned_name(kind="stream"), dir=root)
     except OSError as exc:
-        if exc.filename is None or not str(exc.filename).startswith(root):
-            raise
         raise OSError(exc.errno, f"{exc.strerror or exc} (the spill folder of a budgeted fit; set TMPDIR to a "
-                      "folder with room and write access)", exc.filename) from exc
+                      "folder with room and write access)", root) from exc
+    with spill as folder:
+        yield folder
 
 
 def read_rows_for_budget(budget, n_cells):

@@ -24,6 +24,7 @@ is meant for tests only.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import re
@@ -138,6 +139,8 @@ def _temporary(path):
     """``(fd, tmp, directory)``: a new temporary file beside ``path``, after removing stale ones."""
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(errno.ENOENT, f"the folder {directory} does not exist", path)
     remove_stale(directory)
     try:
         fd, tmp = tempfile.mkstemp(prefix=owned_name("." + os.path.basename(path) + "."), suffix=".tmp",
