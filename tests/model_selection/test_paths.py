@@ -345,3 +345,19 @@ def test_machine_path_without_warm_start_is_the_fresh_fit():
     _, ref = _fresh(est, X, y, folds, LAMS, scorer)
     assert out.info["warm_start"] is False
     np.testing.assert_allclose(out.test_scores, ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["IOKR", "ISOKR"])
+def test_structured_path_long_grid_from_one_eigendecomposition(name):
+    """From EIGH_COST_IN_CHOLESKYS values on, the exact input side is solved from one eigendecomposition."""
+    from skframe.model_selection._paths import EIGH_COST_IN_CHOLESKYS
+
+    est = _structured(name)
+    X, Y = _multilabel(80)
+    folds = _folds(X, Y)[:2]
+    lams = np.logspace(-3, 0, EIGH_COST_IN_CHOLESKYS)
+    scorer = check_scoring(est)
+    out = structured_path(est, X, Y, folds, lams, scorer)
+    _, ref = _fresh(est, X, Y, folds, lams, scorer)
+    rtol = SAFETY * (1.0 + 1.0 / lams.min()) * EPS64
+    np.testing.assert_allclose(out.test_scores, ref, rtol=rtol, atol=rtol)

@@ -49,7 +49,10 @@ Per fold, the model's own fit draws the output sketch, builds the output basis a
 embeddings and draws the input sketch once; the input side's linear system is then solved for every
 λ from one eigendecomposition:
 
-* exact input (IOKR, ISOKR): ``K = U diag(e) U^T`` and ``(K + n lam I)^{-1} T = U diag(1 / (e + n lam)) U^T T``;
+* exact input (IOKR, ISOKR): ``K = U diag(e) U^T`` and ``(K + n lam I)^{-1} T = U diag(1 / (e + n lam)) U^T T``
+  when the grid has at least :data:`EIGH_COST_IN_CHOLESKYS` values; a shorter grid solves each ``lam`` by
+  the fresh fit's own Cholesky factorisation of ``K + n lam I`` (cheaper than one eigendecomposition of the
+  n x n matrix; the Gram matrix is still computed once);
 * input sketch (SIOKR, SISOKR): ``(K R^T)^T (K R^T) + n lam R K R^T`` is diagonalised in the sketched
   feature coordinates ``L = U_r D_r^{-1/2}`` of ``R K R^T = U D U^T`` (rank ``r``, the eigenvalues above
   the relative tolerance ``rtol``): ``L^T (K R^T)^T (K R^T) L = Q diag(s) Q^T`` and the coefficients are
@@ -69,7 +72,7 @@ import time
 import numpy as np
 from sklearn.base import clone
 
-from skframe.core.linalg import default_rtol, sqrt_pinv_sym
+from skframe.core.linalg import default_rtol, solve_psd, sqrt_pinv_sym
 from skframe.core.sketching import diagonal_of_mix, draw_sketch, sketched_gram_products
 from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidParameterError
@@ -337,14 +340,41 @@ class _InputPath:
         return int(self.s.size)
 
 
+class _FactorPath:
+    """The exact input map ``(K + n lam I)^{-1} B`` solved per ``lam`` as a fresh fit solves it (Cholesky of
+    ``K + n lam I`` by :func:`skframe.core.linalg.solve_psd`), from the Gram matrix computed once."""
+
+    def __init__(self, K, B, n):
+        self.K, self.B, self.n = K, B, n
+
+    def coef(self, lam):
+        shift = self.n * float(lam)
+
+        def rebuild():  # the full matrix again, for the pseudo-inverse fallback
+            G = self.K.copy()
+            G[np.diag_indices_from(G)] += shift
+            return G
+
+        return np.ascontiguousarray(solve_psd(rebuild(), self.B, overwrite_a=True, rebuild=rebuild))
+
+    @property
+    def rank(self):
+        return int(self.K.shape[0])
+
+
+#: a symmetric eigendecomposition with vectors costs about this many Cholesky factorisations of the
+#: same matrix (LAPACK's divide and conquer: about 9 m^3 flops against m^3 / 3)
+EIGH_COST_IN_CHOLESKYS = 25
+
+
 def _eigen_path(A, B, n, **kw):
     """``_InputPath`` of ``(A + n lam I)^{-1} B`` for a symmetric PSD ``A``."""
     s, Q = np.linalg.eigh(A)
     return _InputPath(Q, s, Q.T @ B, n, **kw)
 
 
-def _structured_hooks(model, paths):
-    """Replacements of the model's input-side fits that keep one eigendecomposition per draw in ``paths``."""
+def _structured_hooks(model, paths, n_lams):
+    """Replacements of the model's input-side fits that keep each draw's factored input system in ``paths``."""
     rtol = model.rtol
 
     def fit_input(X, T, basis, kx, sx, lam, rng, engine=None):
@@ -377,8 +407,11 @@ def _structured_hooks(model, paths):
         n = n_items(X)
         K = kernel_block(kx, X, X)
         B = outputs[0][1] if len(outputs) == 1 else np.hstack([T for _, T in outputs])
-        path = _eigen_path(0.5 * (K + K.T), B, n)
-        del K
+        if n_lams >= EIGH_COST_IN_CHOLESKYS:
+            path = _eigen_path(0.5 * (K + K.T), B, n)
+            del K
+        else:  # fewer factorisations than one eigendecomposition costs: solve each lam as the fresh fit does
+            path = _FactorPath(K, B, n)
         cuts = np.cumsum([T.shape[1] for _, T in outputs])[:-1]
         info = {"name": "none", "m": n, "n": n, "s_prime": n}
         path.split = (cuts, [(X, basis, dict(info)) for basis, _ in outputs])
@@ -400,7 +433,8 @@ def _structured_fold(estimator, k, X_tr, y_tr, X_te, y_te, lams, scorer, out):
     paths = []
     t0 = time.perf_counter()
     model = clone(estimator).set_params(lam=float(lams[0]))
-    model._fit_input, model._fit_exact_input = _structured_hooks(model, paths)  # instance attributes, removed below
+    # the hooks are instance attributes, removed after the fit
+    model._fit_input, model._fit_exact_input = _structured_hooks(model, paths, n_l)
     try:
         model.fit(X_tr, y_tr)
     except Exception as exc:
