@@ -189,6 +189,7 @@ def _data(n=120, d=5, q=4, seed=0):
 
 FAST = dict(output_kernel_params={"gamma": 0.5}, output_sketch_size=20, epochs=4, batch_size=32,
             network_params={"hidden": (16,)}, random_state=0)
+PLAIN = dict(input_scaling=None, target_scaling=False, validation_fraction=0.0)  # the objective as written
 
 
 @pytest.fixture(scope="module")
@@ -208,7 +209,7 @@ def test_linear_network_equals_the_isokr_closed_form():
                                   output_sketch_size=25, lam=lam, random_state=3).fit(X, Y)
     deep = DeepOutputKernelRegressor(network_params={"hidden": (), "bias": False}, output_kernel_params={"gamma": 0.5},
                                      output_sketch_size=25, optimizer="lbfgs", learning_rate=1.0, epochs=2,
-                                     weight_decay=lam, dtype="float64", random_state=3).fit(X, Y)
+                                     weight_decay=lam, dtype="float64", random_state=3, **PLAIN).fit(X, Y)
     np.testing.assert_array_equal(deep.output_basis_.proj, isokr.output_basis_.proj)  # the same R_Y draw
     g_ref, g = isokr.surrogate_predict(X)[0], deep.surrogate_predict(X)[0]
     assert np.abs(g - g_ref).max() <= 1e-6 * np.abs(g_ref).max()
@@ -222,7 +223,7 @@ def test_output_rank_network_equals_the_ridge_closed_form(tmp_path):
     lam = 1e-3
     deep = DeepOutputKernelRegressor(network_params={"hidden": (), "bias": False}, output_kernel_params={"gamma": 0.5},
                                      output_sketch_size=25, output_rank=6, optimizer="lbfgs", learning_rate=1.0,
-                                     epochs=2, weight_decay=lam, dtype="float64", random_state=3).fit(X, Y)
+                                     epochs=2, weight_decay=lam, dtype="float64", random_state=3, **PLAIN).fit(X, Y)
     assert deep.output_basis_.n_components == 6 and deep.n_weights_ == X.shape[1] * 6
     Psi = deep.output_basis_.embed(Y)
     W = np.linalg.solve(X.T @ X + len(X) * lam * np.eye(X.shape[1]), X.T @ Psi)
@@ -287,7 +288,8 @@ def test_sparse_inputs_train_like_dense_ones():
 def test_robust_loss_and_early_stopping():
     X, Y = _data(n=100)
     model = DeepOutputKernelRegressor(**dict(FAST, loss="huber", loss_params={"kappa": 0.5}, epochs=30,
-                                             validation_fraction=0.2, patience=2, learning_rate=0.05)).fit(X, Y)
+                                             validation_fraction=0.2, patience=2, learning_rate=0.05,
+                                             validation_metric="loss")).fit(X, Y)
     h = model.history_[0]
     assert model.loss_.name == "output-huber" and model.sketch_info_["n_validation"] == 20
     assert len(h["val_loss"]) == len(h["train_loss"]) <= 30

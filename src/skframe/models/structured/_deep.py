@@ -27,19 +27,28 @@ from skframe.models.structured._deep_training import (
     device_of,
     forward,
     member_network,
+    input_scaling,
     output_loss,
+    resolve_network_params,
     threads_for,
     torch_settings,
     train_members,
 )
 from skframe.models.structured._estimator import OutputKernelRegressor
 from skframe.models.structured._tokenizer import prepare_inputs
-from skframe.plugin.collections import is_collection, n_items
+from skframe.plugin.collections import is_collection, n_items, take
 from skframe.plugin.registry import get_decoder
 
 __all__ = ["DeepOutputKernelRegressor"]
 
 NETWORK_NAMES = ("mlp", "text-cnn", "transformer")
+TOP_K = (1, 3, 5, 10)  # the top-k validation metrics
+EPOCHS = 60  # the default recipe (benchmarks/README.md, "DSOKR: the default recipe")
+LEARNING_RATE = 1e-3
+WEIGHT_DECAY = 1e-2
+PATIENCE = 10
+AUTO_VALIDATION = 0.1  # validation_fraction="auto": this fraction held out when at least MIN_AUTO_VALIDATION rows
+MIN_AUTO_VALIDATION = 200
 TOKEN_NETWORK_NAMES = ("text-cnn", "transformer")
 
 
@@ -183,13 +192,17 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         output_sketch_params=None,
         loss="square",
         loss_params=None,
-        epochs=50,
-        batch_size=64,
-        learning_rate=1e-3,
-        weight_decay=0.0,
-        optimizer="adam",
-        validation_fraction=0.0,
-        patience=10,
+        epochs=EPOCHS,
+        batch_size="auto",
+        learning_rate=LEARNING_RATE,
+        weight_decay=WEIGHT_DECAY,
+        optimizer="adamw",
+        lr_schedule="cosine",
+        validation_fraction="auto",
+        validation_metric="auto",
+        patience=PATIENCE,
+        input_scaling="standard",
+        target_scaling=True,
         max_length=None,
         n_draws=1,
         n_seeds=1,
@@ -208,17 +221,21 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
     _parameter_constraints = {
         "network": [Options(*NETWORK_NAMES), "callable"],
         "epochs": [Interval("int", 1, None)],
-        "batch_size": [Interval("int", 1, None)],
+        "batch_size": [Interval("int", 1, None), Options("auto")],
         "learning_rate": [Interval("real", 0, None, closed="neither")],
         "weight_decay": [Interval("real", 0, None)],
-        "optimizer": [Options("adam", "lbfgs")],
-        "validation_fraction": [Interval("real", 0, 1, closed="left")],
+        "optimizer": [Options("adam", "adamw", "lbfgs")],
+        "lr_schedule": [Options("constant", "cosine", "one-cycle")],
+        "validation_fraction": [Interval("real", 0, 1, closed="left"), Options("auto")],
+        "validation_metric": [Options("auto", "loss", "f1", *(f"top-{k}" for k in TOP_K))],
+        "input_scaling": [Options("standard", "maxabs"), None],
+        "target_scaling": ["boolean"],
         "patience": [Interval("int", 1, None)],
         "max_length": [Interval("int", 1, None), None],
         "n_draws": [Interval("int", 1, None)],
         "n_seeds": [Interval("int", 1, None)],
         "aggregate": [Options("mean", "max")],
-        "device": [Options("cpu", "cuda")],
+        "device": [Options("cpu", "cuda", "auto")],
         "dtype": [Options("float32", "float64")],
         "n_threads": [Interval("int", 1, None), None],
         "rtol": [Interval("real", 0, 1), None],
@@ -271,13 +288,18 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         device_of(self, torch)
         ky, self.output_kernel_spec_ = resolve_kernel(self.output_kernel, self.output_kernel_params, Y)
         rng_sketch, rng_train = make_rngs(self.random_state, 2)
-        n_val = int(round(self.validation_fraction * n)) if self.validation_fraction else 0
+        n_val = self._n_validation(n)
         if n_val and n - n_val < 2:
             raise InvalidParameterError(
                 f"validation_fraction={self.validation_fraction} leaves {n - n_val} training rows; lower it"
             )
         perm = rng_train.permutation(n) if n_val else np.arange(n)
         tr, va = np.sort(perm[n_val:]), np.sort(perm[:n_val])
+        for attr in ("input_shift_", "input_scale_", "network_params_"):
+            self.__dict__.pop(attr, None)
+        if self.input_kind_ == "features":
+            self.input_shift_, self.input_scale_ = input_scaling(self.input_scaling, take(X, tr) if n_val else X)
+        self.network_params_ = resolve_network_params(self, len(tr), self._n_inputs())
         plan = in_memory_plan(Y, ky, self.output_sketch, self.output_sketch_size, self.output_sketch_params,
                               n=len(tr))  # "auto": the sqrt(n) rule within what memory holds
         sy, self.output_sketch_spec_, size_y = size_and_resolve_sketch(
@@ -310,7 +332,32 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
                                  if callable(self.network) else None)
         self.execution_ = execution_record(plan)
         self.fit_seconds_ = time.perf_counter() - t0
+        self.fit_info_ = self._fit_info(torch, len(tr), n_val, histories)
         return self
+
+    def _n_validation(self, n):
+        """Rows held out for early stopping: ``validation_fraction`` of n (``"auto"``: a tenth from 200 rows)."""
+        frac = self.validation_fraction
+        if isinstance(frac, str):
+            frac = AUTO_VALIDATION if n >= MIN_AUTO_VALIDATION else 0.0
+        return int(round(float(frac) * n)) if frac else 0
+
+    def _fit_info(self, torch, n_train, n_val, histories):
+        """The recipe the fit used (the ``"auto"`` values resolved) and how each member's training went."""
+        first = histories[0]
+        return {
+            "network": self.network if isinstance(self.network, str) else self.network_factory_,
+            "network_params": dict(self.network_params_), "n_weights": int(self.n_weights_),
+            "input_scaling": self.input_scaling if self.input_kind_ == "features" else None,
+            "target_scaling": bool(self.target_scaling), "optimizer": self.optimizer,
+            "learning_rate": float(self.learning_rate), "lr_schedule": self.lr_schedule,
+            "weight_decay": float(self.weight_decay), "batch_size": first["batch_size"], "epochs": int(self.epochs),
+            "patience": int(self.patience), "device": str(device_of(self, torch)), "inputs_resident": first["resident"],
+            "n_train": int(n_train), "n_validation": int(n_val), "validation_metric": first["metric"],
+            "members": [{"epochs_run": h["epochs_run"], "best_epoch": h["best_epoch"], "best_score": h["best_score"],
+                         "stopped": h["stopped"]} for h in histories],
+            "fit_seconds": float(self.fit_seconds_),
+        }
 
     def execution_plan(self, X, y=None):
         """How a fit on ``(X, y)`` would build its output basis, without fitting: the output side's plan."""
@@ -320,7 +367,7 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
                                     "execution_plan(X, Y)")
         Y = check_outputs(y)
         n = n_items(Y)
-        n_val = int(round(self.validation_fraction * n)) if self.validation_fraction else 0
+        n_val = self._n_validation(n)
         ky = resolve_kernel(self.output_kernel, self.output_kernel_params)[0]
         return in_memory_plan(Y, ky, self.output_sketch, self.output_sketch_size, self.output_sketch_params,
                               n=n - n_val)
@@ -332,7 +379,7 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         X = self._prepare_inputs(X, reset=False)
         torch = _torch()
         with torch_settings(torch, threads_for(self, self.draws_[0].n_weights)):
-            return [forward(self, torch, member_network(self, torch, m), X) for m in self.draws_]
+            return [m.coordinates(forward(self, torch, member_network(self, torch, m), X)) for m in self.draws_]
 
     def surrogate_predict(self, X):
         """Coordinates ``g(x)`` of each member's network in its output basis.

@@ -21,7 +21,7 @@ from skframe.core.output_basis import SketchedOutputBasis, unique_rows
 from skframe.core.sketching import draw_sketch
 from skframe.exceptions import InvalidParameterError
 from skframe.options import compute_dtype
-from skframe.plugin.collections import n_items, take
+from skframe.plugin.collections import is_collection, n_items, take
 from skframe.plugin.registry import get_loss
 from skframe.plugin.tags import get_tags
 
@@ -29,6 +29,8 @@ __all__ = ["SMALL_NETWORK", "output_loss", "torch_settings", "build_network", "m
            "train_network", "forward"]
 
 SMALL_NETWORK = 100_000  # weights; below this, n_threads=None trains on one thread
+MLP_DROPOUT = 0.2  # dropout of the mlp's hidden layers unless network_params says otherwise
+AUTO_BATCH = 256  # rows per mini-batch of batch_size="auto" on the CPU (and the least on a GPU)
 PREDICT_BATCH = 4096  # rows per forward pass at prediction
 
 
@@ -37,19 +39,31 @@ class _DeepMember:
 
     __module__ = "skframe.models.structured"  # the name saved model files know it by
 
-    def __init__(self, basis, weights, seed, info):
+    def __init__(self, basis, weights, seed, info, target=None):
         self.basis = basis
         self.weights = weights  # parameter name -> ndarray (the network's state_dict)
         self.seed = int(seed)
         self.info = info
+        # the network predicts z; the coordinates are shift + scale z (None: g = z, files saved before)
+        self.target_shift = None if target is None else np.asarray(target[0], dtype=np.float64)
+        self.target_scale = 1.0 if target is None else float(target[1])
         self._net = None
 
     def to_state(self):
-        return {"basis": self.basis, "weights": self.weights, "seed": self.seed, "info": self.info}
+        return {"basis": self.basis, "weights": self.weights, "seed": self.seed, "info": self.info,
+                "target_shift": self.target_shift, "target_scale": self.target_scale}
 
     @classmethod
     def from_state(cls, state):
-        return cls(state["basis"], dict(state["weights"]), state["seed"], state["info"])
+        shift = state.get("target_shift")
+        target = None if shift is None else (shift, state.get("target_scale", 1.0))
+        return cls(state["basis"], dict(state["weights"]), state["seed"], state["info"], target=target)
+
+    def coordinates(self, Z):
+        """The coordinates ``g = shift + scale z`` of the network's outputs ``Z``."""
+        if self.target_shift is None:
+            return Z
+        return self.target_shift + self.target_scale * Z
 
     @property
     def n_weights(self):
@@ -108,10 +122,31 @@ def threads_for(est, n_weights):
 
 
 def device_of(est, torch):
-    """The torch device of ``est.device``; refuses CUDA when PyTorch sees no GPU."""
-    if est.device.strip().lower() == "cuda" and not torch.cuda.is_available():
+    """The torch device of ``est.device`` (``"auto"``: a CUDA GPU when PyTorch sees one); refuses CUDA without one."""
+    name = est.device.strip().lower()
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
         raise InvalidParameterError("device='cuda' but PyTorch sees no CUDA GPU; use device='cpu'")
-    return torch.device(est.device.strip().lower())
+    return torch.device(name)
+
+
+def input_scaling(how, X):
+    """``(shift, scale)`` of the feature scaling learned on the training inputs X (dense or sparse).
+
+    ``"standard"``: column means and standard deviations; ``"maxabs"``: no shift, the largest
+    absolute value per column; None: no scaling (``(None, None)``). Constant columns keep scale 1.
+    """
+    if how is None:
+        return None, None
+    if how == "maxabs":
+        top = abs(X).max(axis=0)
+        scale = np.asarray(top.toarray() if sp.issparse(top) else top, dtype=np.float64).ravel()
+        return None, np.where(scale > 0, scale, 1.0)
+    mean = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
+    sq = X.multiply(X).mean(axis=0) if sp.issparse(X) else np.mean(np.square(X, dtype=np.float64), axis=0)
+    std = np.sqrt(np.clip(np.asarray(sq, dtype=np.float64).ravel() - mean**2, 0.0, None))
+    return mean, np.where(std > 1e-12 * np.maximum(1.0, np.abs(mean)), std, 1.0)
 
 
 def dtype_of(est, torch):
@@ -130,8 +165,27 @@ def build_network(est, torch, p):
         return net
     from skframe.models.structured._networks import build_network as build_builtin  # lazy: imports torch
 
-    return build_builtin(est.network.strip().lower(), est._n_inputs(), p, est.network_params,
-                         max_length=getattr(est, "max_length_", None))
+    params = getattr(est, "network_params_", None)
+    return build_builtin(est.network.strip().lower(), est._n_inputs(), p, est.network_params if params is None
+                         else params, max_length=getattr(est, "max_length_", None))
+
+
+def auto_hidden(n, d):
+    """The hidden widths of ``hidden="auto"`` for ``n`` training rows of ``d`` features: one layer, wider with more
+    data and features (the geometric mean of n and d rounded to a power of two, between 128 and 1024)."""
+    width = 2 ** int(np.round(np.log2(max(1.0, np.sqrt(float(n) * float(d))))))
+    return (int(min(1024, max(128, width))),)
+
+
+def resolve_network_params(est, n, d):
+    """``est.network_params`` with the data-dependent defaults of the mlp filled in (``hidden="auto"``)."""
+    params = dict(est.network_params or {})
+    if callable(est.network) or est.network.strip().lower() != "mlp":
+        return params
+    if params.get("hidden", "auto") == "auto":
+        params["hidden"] = auto_hidden(n, d)
+    params.setdefault("dropout", MLP_DROPOUT)
+    return params
 
 
 def member_network(est, torch, member):
@@ -156,36 +210,144 @@ def member_network(est, torch, member):
     return member._net
 
 
+RESIDENT_BYTES_CPU = 512 * 2**20  # inputs up to this size live as one dense tensor during training (CPU)
+RESIDENT_FRACTION_GPU = 0.25  # on a GPU: up to this fraction of its free memory
+
+
+def scaled_rows(est, rows):
+    """Rows of a feature matrix as a dense float64 array, with the input scaling learned in fit applied."""
+    rows = rows.toarray() if sp.issparse(rows) else np.array(rows, dtype=np.float64)
+    shift, scale = getattr(est, "input_shift_", None), getattr(est, "input_scale_", None)
+    if shift is not None:
+        rows -= shift
+    if scale is not None:
+        rows /= scale
+    return rows
+
+
 def batch_tensor(est, torch, X, idx):
-    """Rows ``idx`` of the prepared inputs as a tensor on the device."""
+    """Rows ``idx`` of the prepared inputs as a tensor on the device (features scaled as learned in fit)."""
     dev = device_of(est, torch)
     if est.input_kind_ == "tokens":
         return torch.from_numpy(np.ascontiguousarray(X[idx])).to(dev)
-    rows = X[idx]
-    rows = rows.toarray() if sp.issparse(rows) else np.ascontiguousarray(rows)
-    return torch.from_numpy(rows).to(device=dev, dtype=dtype_of(est, torch))
+    return torch.from_numpy(scaled_rows(est, X[idx])).to(device=dev, dtype=dtype_of(est, torch))
 
 
-def _optimizer(est, torch, params):
+def resident_inputs(est, torch, X):
+    """All the prepared inputs as one tensor on the device when they fit (see RESIDENT_*), else None.
+
+    Training then takes its mini-batches by indexing this tensor: no per-batch densifying and,
+    on a GPU, no per-batch copy from the host.
+    """
+    dev, dt = device_of(est, torch), dtype_of(est, torch)
+    n = n_items(X)
+    if est.input_kind_ == "tokens":
+        nbytes = 8 * n * X.shape[1]
+    else:
+        nbytes = n * int(est.n_features_in_) * torch.tensor([], dtype=dt).element_size()
+    if dev.type == "cuda":
+        budget = RESIDENT_FRACTION_GPU * torch.cuda.mem_get_info(dev)[0]
+    else:
+        budget = RESIDENT_BYTES_CPU
+    if nbytes > budget:
+        return None
+    return batch_tensor(est, torch, X, np.arange(n))
+
+
+def resolve_batch_size(est, torch, n):
+    """``est.batch_size``, or for ``"auto"``: 256 rows, larger on a GPU for large data (n / 32, at most 4096)."""
+    if est.batch_size != "auto":
+        return int(est.batch_size)
+    size = AUTO_BATCH
+    if device_of(est, torch).type == "cuda":
+        size = max(size, min(4096, n // 32))
+    return int(max(1, min(size, n)))
+
+
+def _optimizer(est, torch, params, lr):
     wd = float(est.weight_decay)
-    if est.optimizer.strip().lower() == "adam":
-        return torch.optim.Adam(params, lr=float(est.learning_rate), weight_decay=wd)
-    return torch.optim.LBFGS(params, lr=float(est.learning_rate), max_iter=50, history_size=50,
+    name = est.optimizer.strip().lower()
+    if name == "adam":
+        return torch.optim.Adam(params, lr=lr, weight_decay=wd)
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=lr, weight_decay=wd)
+    return torch.optim.LBFGS(params, lr=lr, max_iter=50, history_size=50,
                              tolerance_grad=1e-12, tolerance_change=1e-15, line_search_fn="strong_wolfe")
 
 
-def train_network(est, torch, X, Psi, off, val, loss, seed, progress, index):
-    """Train one network of ``est`` to the targets ``Psi``; return its weights as arrays and the loss history.
+def _schedule(est, torch, opt, steps_per_epoch):
+    """The learning-rate schedule over ``est.epochs`` epochs: None (constant), cosine or one-cycle, per step."""
+    name = str(est.lr_schedule or "constant").strip().lower()
+    total = max(1, int(est.epochs) * int(steps_per_epoch))
+    if name == "constant" or est.optimizer.strip().lower() == "lbfgs":
+        return None
+    if name == "one-cycle":
+        return torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=float(est.learning_rate), total_steps=total,
+                                                   pct_start=0.3, anneal_strategy="cos", cycle_momentum=False)
+    warm = min(total // 10, int(steps_per_epoch))  # cosine: one epoch (at most a tenth of the steps) of warm-up
 
-    Minimises ``(1/n) sum_i c(||g_W(x_i) - Psi_i||^2 + off_i)`` (``c`` the loss in the output
-    RKHS, ``off_i`` the part of ``psi(y_i)`` outside the basis) plus ``(weight_decay/2) ||W||^2``
-    by Adam on mini-batches or full-batch L-BFGS. ``val = (X_val, Psi_val, off_val)`` enables
-    early stopping (the weights of the best validation epoch are kept); ``index`` numbers the
-    member in the messages.
+    def factor(step):
+        if step < warm:
+            return (step + 1) / (warm + 1)
+        return 0.5 * (1.0 + np.cos(np.pi * min(1.0, (step - warm) / max(1, total - warm))))
+
+    return torch.optim.lr_scheduler.LambdaLR(opt, factor)
+
+
+class ValidationSet:
+    """The held-out pairs of early stopping: inputs, targets, and what the decoded metric needs.
+
+    ``metric`` is ``"loss"`` (the surrogate loss), ``"f1"`` (example-based F1 of the decoded
+    candidate against the true output, for 0/1 label vectors) or ``"top-k"`` (the true output
+    among the k best-scored candidates). ``E`` (candidate embeddings), ``bias`` (``-k(c, c)/2``
+    or None), ``true`` (the candidate row of each held-out output) and ``labels`` (the candidate
+    rows as a CSR 0/1 matrix, for F1) serve the decoded metrics.
+    """
+
+    def __init__(self, X, Psi, off, metric, E=None, bias=None, true=None, labels=None):
+        self.X, self.Psi, self.off, self.metric = X, Psi, off, metric
+        self.E, self.bias, self.true, self.labels = E, bias, true, labels
+
+    def decoded_score(self, torch, G, dev, dt):
+        """The decoded metric (higher is better) of the surrogate ``G`` (float64 rows), computed on ``dev``."""
+        Gt = torch.from_numpy(np.ascontiguousarray(G)).to(device=dev, dtype=dt)
+        if not hasattr(self, "_Et"):
+            self._Et = torch.from_numpy(np.ascontiguousarray(self.E)).to(device=dev, dtype=dt)
+            self._bt = None if self.bias is None else torch.from_numpy(self.bias).to(device=dev, dtype=dt)
+            self._true_t = torch.from_numpy(self.true).to(dev)
+        S = Gt @ self._Et.T
+        if self._bt is not None:
+            S = S + self._bt[None, :]
+        if self.metric == "f1":
+            pred = S.argmax(dim=1).cpu().numpy()
+            A, B = self.labels[pred], self.labels[self.true]
+            inter = np.asarray(A.multiply(B).sum(axis=1)).ravel()
+            size = np.asarray(A.sum(axis=1)).ravel() + np.asarray(B.sum(axis=1)).ravel()
+            f1 = np.where(size > 0, 2 * inter / np.maximum(size, 1e-300), 1.0)
+            return float(np.mean(f1))
+        k = int(self.metric.split("-")[1])
+        s_true = S.gather(1, self._true_t[:, None])
+        return float(((S > s_true).sum(dim=1) < k).double().mean())
+
+
+def train_network(est, torch, X, Psi, off, val, loss, seed, progress, index, target=(0.0, 1.0)):
+    """Train one network of ``est`` to the targets ``Psi``; return its weights as arrays and its history.
+
+    The network predicts ``z`` with ``g = shift + scale z`` (``target = (shift, scale)``, the
+    target scaling of the member). Minimises ``(1/n) sum_i c(s^2 u_i) / s^2`` with
+    ``u_i = ||z_i - (Psi_i - shift)/s||^2 + off_i / s^2`` (that is, the loss ``c`` of the
+    distances in the output RKHS, in units of ``s^2``; ``off_i`` is the part of ``psi(y_i)``
+    outside the basis) plus the weight decay: coupled ``(weight_decay/2) ||W||^2`` for adam and
+    lbfgs, decoupled for adamw. Mini-batches (adam, adamw) follow the learning-rate schedule;
+    lbfgs takes the full batch. ``val`` (a :class:`ValidationSet`) enables early stopping on its
+    metric (ties broken by the validation loss); the weights of the best epoch are restored.
+    ``index`` numbers the member in the messages.
     """
     dev, dt = device_of(est, torch), dtype_of(est, torch)
     n, p = Psi.shape
-    adam = est.optimizer.strip().lower() == "adam"
+    shift, scale = target
+    adam = est.optimizer.strip().lower() in ("adam", "adamw")
+    batch_size = resolve_batch_size(est, torch, n)
     devices = [torch.cuda.current_device()] if dev.type == "cuda" else []
     with torch.random.fork_rng(devices=devices):
         torch.manual_seed(seed)
@@ -193,18 +355,23 @@ def train_network(est, torch, X, Psi, off, val, loss, seed, progress, index):
         threads = threads_for(est, sum(q.numel() for q in net.parameters()))
         if threads and threads != torch.get_num_threads():
             torch.set_num_threads(threads)  # restored by torch_settings at the end of fit
-        T = torch.from_numpy(np.ascontiguousarray(Psi)).to(device=dev, dtype=dt)
-        outside = torch.from_numpy(np.ascontiguousarray(off)).to(device=dev, dtype=dt)
+        T = torch.from_numpy(np.ascontiguousarray((Psi - shift) / scale)).to(device=dev, dtype=dt)
+        outside = torch.from_numpy(np.ascontiguousarray(off / scale**2)).to(device=dev, dtype=dt)
+        Xres = resident_inputs(est, torch, X)
         order_rng = np.random.default_rng(seed)
         params = [q for q in net.parameters() if q.requires_grad]
         wd = float(est.weight_decay)
-        opt = _optimizer(est, torch, params)
+        opt = _optimizer(est, torch, params, float(est.learning_rate))
+        steps = -(-n // batch_size)
+        sched = _schedule(est, torch, opt, steps) if adam else None
+        s2 = float(scale) ** 2
 
         def batch_loss(idx, penalty=False):
-            G = net(batch_tensor(est, torch, X, idx))
+            xb = Xres[torch.from_numpy(idx).to(dev)] if Xres is not None else batch_tensor(est, torch, X, idx)
+            Z = net(xb)
             t = torch.from_numpy(idx).to(dev)
-            u = ((G - T[t]) ** 2).sum(dim=1) + outside[t]
-            value = loss.torch_value(u).mean()
+            u = ((Z - T[t]) ** 2).sum(dim=1) + outside[t]
+            value = loss.torch_value(u * s2).mean() / s2
             if penalty and wd:
                 value = value + 0.5 * wd * sum((q * q).sum() for q in params)
             return value
@@ -215,8 +382,10 @@ def train_network(est, torch, X, Psi, off, val, loss, seed, progress, index):
             value.backward()
             return value
 
-        hist = {"train_loss": [], "val_loss": [], "best_epoch": None, "stopped": "epochs"}
-        best, best_state, bad = np.inf, None, 0
+        hist = {"train_loss": [], "val_loss": [], "val_score": [], "metric": None if val is None else val.metric,
+                "best_epoch": None, "best_score": None, "stopped": "epochs", "batch_size": batch_size,
+                "resident": Xres is not None}
+        best, best_state, bad = (-np.inf, -np.inf), None, 0
         if progress is not None and index == 0 and hasattr(progress, "new_stage"):
             progress.new_stage("epochs", total=int(est.epochs) * int(est.n_draws) * int(est.n_seeds))
         for epoch in range(int(est.epochs)):
@@ -224,24 +393,30 @@ def train_network(est, torch, X, Psi, off, val, loss, seed, progress, index):
             if adam:
                 total = 0.0
                 perm = order_rng.permutation(n)
-                for start in range(0, n, int(est.batch_size)):
-                    idx = perm[start : start + int(est.batch_size)]
+                for start in range(0, n, batch_size):
+                    idx = perm[start : start + batch_size]
                     opt.zero_grad()
                     value = batch_loss(idx)
                     value.backward()
                     opt.step()
+                    if sched is not None:
+                        sched.step()
                     total += float(value.detach()) * len(idx)
-                train_loss = total / n
+                train_loss = total / n * s2
             else:
-                train_loss = float(opt.step(closure).detach())
+                train_loss = float(opt.step(closure).detach()) * s2
             hist["train_loss"].append(train_loss)
             line = f"member {index + 1} epoch {epoch + 1}/{est.epochs} train loss {train_loss:.6g}"
             if val is not None:
-                v = _loss_on(est, torch, net, val, loss)
+                G = shift + scale * forward(est, torch, net, val.X)
+                u = np.einsum("ij,ij->i", G - val.Psi, G - val.Psi) + val.off
+                v = float(np.mean(loss.c(u)))
+                score = -v if val.metric == "loss" else val.decoded_score(torch, G, dev, dt)
                 hist["val_loss"].append(v)
-                line += f" validation loss {v:.6g}"
-                if v < best:
-                    best, bad, hist["best_epoch"] = v, 0, epoch
+                hist["val_score"].append(score)
+                line += f" validation loss {v:.6g}" + ("" if val.metric == "loss" else f" {val.metric} {score:.4g}")
+                if (score, -v) > best:
+                    best, bad, hist["best_epoch"], hist["best_score"] = (score, -v), 0, epoch, score
                     best_state = {k: t.detach().clone() for k, t in net.state_dict().items()}
                 else:
                     bad += 1
@@ -256,10 +431,39 @@ def train_network(est, torch, X, Psi, off, val, loss, seed, progress, index):
             if val is not None and bad >= int(est.patience):
                 hist["stopped"] = f"early stopping: {est.patience} epochs without a validation improvement"
                 break
+        hist["epochs_run"] = len(hist["train_loss"])
         if best_state is not None:
             net.load_state_dict(best_state)
     weights = {k: t.detach().cpu().numpy().copy() for k, t in net.state_dict().items()}
     return weights, hist
+
+
+def _validation_metric(est, Y):
+    """The metric of early stopping: ``est.validation_metric``, or for ``"auto"`` F1 on 0/1 label matrices,
+    top-1 on structured outputs (graphs, strings), the surrogate loss on real-valued outputs."""
+    metric = str(est.validation_metric).strip().lower()
+    if metric != "auto":
+        return metric
+    if is_collection(Y):
+        return "top-1"
+    vals = Y.data if sp.issparse(Y) else np.asarray(Y)
+    return "f1" if vals.size and np.all((vals == 0) | (vals == 1)) else "loss"
+
+
+def target_scaling(est, Psi):
+    """``(shift, scale)`` of a member's targets: column means and the root-mean-square of the centred coordinates.
+
+    Sketched coordinates are often tiny (a Gaussian output kernel of large width leaves them
+    near 1e-3) and all but the first centred near zero; the network predicts the centred
+    coordinates in units of their overall spread. One scale for all coordinates keeps the
+    geometry of the output space (no direction is re-weighted). ``(0, 1)`` when
+    ``est.target_scaling`` is False.
+    """
+    if not est.target_scaling or Psi.shape[0] < 2:
+        return np.zeros(Psi.shape[1]), 1.0
+    shift = Psi.mean(axis=0)
+    scale = float(np.sqrt(np.mean((Psi - shift) ** 2)))
+    return shift, (scale if scale > 0 else 1.0)
 
 
 def train_members(est, torch, X, Y, tr, va, kernel, sketch, size_info, loss, rngs, progress):
@@ -274,37 +478,40 @@ def train_members(est, torch, X, Y, tr, va, kernel, sketch, size_info, loss, rng
     n_val = len(va)
     Y_tr = Y if not n_val else take(Y, tr)
     C, first, inverse = unique_rows(Y_tr)
-    C_all = unique_rows(Y)[0] if n_val else C
+    C_all, _, inverse_all = unique_rows(Y) if n_val else (C, first, inverse)
+    metric = _validation_metric(est, Y) if n_val else None
+    labels = None
+    if metric == "f1":
+        if is_collection(C_all):
+            raise InvalidParameterError("validation_metric='f1' needs 0/1 label vectors as outputs; use 'top-1'")
+        labels = sp.csr_matrix(C_all)
+    X_tr = X if not n_val else take(X, tr)
+    X_va = take(X, va) if n_val else None
     members, histories, embeddings = [], [], []
     for _d in range(int(est.n_draws)):
         R = draw_sketch(sketch, len(tr), rng_sketch, X=Y_tr, kernel=kernel)
         basis, Psi = SketchedOutputBasis.fit(kernel, Y_tr, R, rtol=est.rtol, distinct=(first, inverse),
                                              n_components=est.output_rank)
         off = np.clip(basis.self_kernel(Y_tr) - np.einsum("ij,ij->i", Psi, Psi), 0.0, None)
+        E = np.ascontiguousarray(basis.embed(C_all)) if n_val else np.ascontiguousarray(Psi[first])
         val = None
         if n_val:
-            Y_va = take(Y, va)
-            P_va = basis.embed(Y_va)
-            val = (take(X, va), P_va, np.clip(basis.self_kernel(Y_va) - np.einsum("ij,ij->i", P_va, P_va), 0.0, None))
-        E = np.ascontiguousarray(basis.embed(C_all)) if n_val else np.ascontiguousarray(Psi[first])
+            P_va = E[inverse_all[va]]
+            bias = None if basis.normalized else -0.5 * basis.self_kernel(C_all)
+            val = ValidationSet(X_va, P_va, np.clip(basis.self_kernel(take(Y, va)) - np.einsum("ij,ij->i", P_va, P_va),
+                                                    0.0, None), metric, E=E, bias=bias,
+                                true=np.ascontiguousarray(inverse_all[va]), labels=labels)
+        target = target_scaling(est, Psi)
         info = dict(R.summary(), rank=basis.n_components, **size_info)
         basis.sketch_info = dict(basis.sketch_info, **size_info)
         for _s in range(int(est.n_seeds)):
             seed = int(rng_train.integers(0, 2**31 - 1))
-            weights, hist = train_network(est, torch, X if not n_val else take(X, tr), Psi, off, val, loss, seed,
-                                          progress, len(members))
-            members.append(_DeepMember(basis, weights, seed, dict(info)))
+            weights, hist = train_network(est, torch, X_tr, Psi, off, val, loss, seed, progress, len(members),
+                                          target=target)
+            members.append(_DeepMember(basis, weights, seed, dict(info), target=target))
             histories.append(hist)
             embeddings.append(E)
     return members, histories, embeddings, C_all
-
-
-def _loss_on(est, torch, net, val, loss):
-    """Mean loss of ``net`` on the validation triple ``(X_val, Psi_val, off_val)``."""
-    Xv, Pv, Ov = val
-    G = forward(est, torch, net, Xv)
-    u = np.einsum("ij,ij->i", G - Pv, G - Pv) + Ov
-    return float(np.mean(loss.c(u)))
 
 
 def forward(est, torch, net, X):
