@@ -397,8 +397,9 @@ def test_dask_large_graph_warning_is_not_shown(capsys):
 
     with warnings.catch_warnings():
         _warnings.install()
-        warnings.warn("Sending large graph of size 30.52 MiB.\nThis may cause some slowdown.", UserWarning)
-        warnings.warn("something else", UserWarning)
+        warnings.warn("Sending large graph of size 30.52 MiB.\nThis may cause some slowdown.", UserWarning,
+                      stacklevel=1)
+        warnings.warn("something else", UserWarning, stacklevel=1)
     assert capsys.readouterr().err == "Warning: something else\n"
 
 

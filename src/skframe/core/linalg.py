@@ -96,7 +96,8 @@ def sketch_spectrum(RKR, rtol=None, *, xp=None):
         w, U = w[keep], U[:, keep]
     if w.size == 0:
         raise InvalidParameterError(
-            f"{ZERO_GRAM}: the kernel vanishes on the sampled points; check the kernel's parameters and the data's scale"
+            f"{ZERO_GRAM}: the kernel vanishes on the sampled points; check the kernel's parameters and the data's "
+            "scale"
         )
     return w, U
 

@@ -110,7 +110,7 @@ def _pause_for_tests():
 
 
 def _named(exc, path, tmp=None):
-    """``exc`` as an OSError naming the user's ``path`` (not the temporary file); errors about other files as they are."""
+    """``exc`` as an OSError naming the user's ``path``, not the temporary file (errors about other files: as is)."""
     if tmp is not None and exc.filename not in (None, tmp):
         return exc  # e.g. an input file read while writing
     if exc.errno is not None:

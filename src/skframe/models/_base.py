@@ -17,8 +17,8 @@ from skframe.compute.backend import serial_blas
 from skframe.compute.plan import describe_data, plan_fit
 from skframe.compute.stream_fit import options_from, streamed_representation, validate_dask_XY
 from skframe.constraints import HasMethods, Interval, Options, validate_params
-from skframe.deps import is_dask_collection
 from skframe.core.linalg import ZERO_GRAM
+from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidInputError, InvalidParameterError, NotFittedError
 from skframe.models import _degenerate
 from skframe.models._core import (

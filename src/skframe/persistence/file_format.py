@@ -2,8 +2,8 @@
 
 Writing is atomic (:func:`skframe.io.atomic_write`: one temporary file in the
 destination's directory, flushed to disk, checked, then renamed over it), so an interrupted
-or refused save leaves the previous file intact. Reading never trusts the file: the manifest is read and validated first,
-each entry's declared uncompressed size and its ``.npy`` header (dtype, shape,
+or refused save leaves the previous file intact. Reading never trusts the file: the manifest
+is read and validated first, each entry's declared uncompressed size and its ``.npy`` header (dtype, shape,
 memory order) must agree with what the manifest declares, and every array read
 is bounded by that declaration, so a tampered or truncated file is refused before
 anything large is allocated. A compressed entry may expand by the ``expansion`` limit of
