@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import operator
+import os
+import signal
+import threading
+import time
 
 import numpy as np
 
@@ -51,9 +55,10 @@ def dask_client(scheduler=None, local=None):
     def session():
         with contextlib.ExitStack() as stack:
             if local is not None:
-                cluster = stack.enter_context(distributed.LocalCluster(
-                    n_workers=int(local), threads_per_worker=1, processes=True, dashboard_address=None,
-                    silence_logs=40))
+                with _ignoring_ctrl_c():  # the worker processes: Ctrl-C stops the client, which closes them
+                    cluster = stack.enter_context(distributed.LocalCluster(
+                        n_workers=int(local), threads_per_worker=1, processes=True, dashboard_address=None,
+                        silence_logs=50))  # CRITICAL: their errors reach the client as exceptions
                 address = cluster
             else:
                 address = str(scheduler)
@@ -62,9 +67,34 @@ def dask_client(scheduler=None, local=None):
             except OSError as exc:
                 raise DistributedError(f"cannot reach the Dask scheduler at {scheduler} ({exc}); check the address "
                                        "and that the scheduler is running") from exc
+            wait = _seconds(WORKER_TIMEOUT_ENV, WORKER_TIMEOUT)
+            try:
+                client.wait_for_workers(1, timeout=wait)
+            except (TimeoutError, OSError) as exc:
+                raise DistributedError(
+                    f"the Dask scheduler at {client.scheduler.address} has no worker after {wait:g} s; start workers "
+                    f"(dask worker {client.scheduler.address}), or wait longer with {WORKER_TIMEOUT_ENV}=SECONDS"
+                ) from exc
             yield client
 
     return session()
+
+
+@contextlib.contextmanager
+def _ignoring_ctrl_c():
+    """Processes started inside ignore SIGINT (a disposition they keep); the caller's handler is restored after.
+
+    A terminal's Ctrl-C reaches every process of its group: the local workers would each print
+    their traceback. They are closed by the client instead, which alone sees the interrupt.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def to_dask(X, Y=None, rows=None):
@@ -106,8 +136,17 @@ def _compute(obj, retries):
         client = None
     try:
         if client is not None:
-            return client.gather(client.compute(obj, retries=retries))
+            futures = client.compute(obj, retries=retries)  # one future, or a list of them for a list
+            try:
+                _watch(client, futures if isinstance(futures, (list, tuple)) else [futures])
+                return client.gather(futures)
+            except BaseException:  # Ctrl-C, a timeout: the cluster stops working for this fit
+                with contextlib.suppress(Exception):
+                    client.cancel(futures)
+                raise
         return dask.compute(obj)[0]
+    except DistributedError:
+        raise
     except Exception as exc:  # KilledWorker, CommClosedError, ... : no partial model may come out
         name = type(exc).__name__
         if name in ("KilledWorker", "CommClosedError", "FutureCancelledError", "CancelledError") or \
@@ -117,6 +156,69 @@ def _compute(obj, retries):
                 "a partition: give them more memory or lower memory_budget / the partition size, then fit again"
             ) from exc
         raise
+
+
+#: Seconds a fit waits for a worker (none connected, or all lost) and for a computation that stops
+#: progressing, before it stops with DistributedError; the environment variables change them.
+WORKER_TIMEOUT_ENV, STALL_TIMEOUT_ENV = "SKFRAME_DASK_WORKER_TIMEOUT", "SKFRAME_DASK_STALL_TIMEOUT"
+WORKER_TIMEOUT, STALL_TIMEOUT = 60.0, 600.0
+
+
+def _seconds(env, default):
+    text = os.environ.get(env, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise InvalidParameterError(f"{env}={text!r} is not a positive number of seconds; write e.g. {env}={default:g}")
+    return value
+
+
+def _progress(client):
+    """A number the scheduler increases with every task transition (None when it cannot be asked)."""
+    try:
+        return client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.transition_counter)
+    except Exception:  # an older scheduler, or `run` disabled: the worker check alone applies
+        return None
+
+
+def _watch(client, futures):
+    """Wait for ``futures``; DistributedError when the cluster has no worker, or nothing progresses, for too long.
+
+    The wait sleeps in this thread (so Ctrl-C interrupts it at once, with nothing left pending) and
+    asks the scheduler about its workers every second and about its progress every five.
+    """
+    worker_timeout = _seconds(WORKER_TIMEOUT_ENV, WORKER_TIMEOUT)
+    stall_timeout = _seconds(STALL_TIMEOUT_ENV, STALL_TIMEOUT)
+    start = last_change = time.monotonic()
+    no_worker_since, asked_workers, asked_progress, counter = None, start, start, _progress(client)
+    pause = 0.002
+    while not all(f.done() for f in futures):
+        time.sleep(pause)
+        pause = min(2 * pause, 0.1)
+        now = time.monotonic()
+        if now - asked_workers >= 1.0:
+            asked_workers = now
+            if client.nthreads():
+                no_worker_since = None
+            else:
+                no_worker_since = no_worker_since or now
+                if now - no_worker_since >= worker_timeout:
+                    raise DistributedError(
+                        f"the Dask cluster at {client.scheduler.address} has had no worker for {worker_timeout:g} s "
+                        f"(none connected, or all lost); no model was produced. Start workers (dask worker "
+                        f"{client.scheduler.address}), or wait longer with {WORKER_TIMEOUT_ENV}=SECONDS")
+        if now - asked_progress >= 5.0:
+            asked_progress, seen = now, _progress(client)
+            if seen != counter or seen is None:
+                counter, last_change = seen, now
+        if now - last_change >= stall_timeout:
+            raise DistributedError(
+                f"the Dask computation made no progress for {stall_timeout:g} s (no task started or finished); "
+                f"no model was produced. Check the workers' logs, or wait longer with {STALL_TIMEOUT_ENV}=SECONDS")
 
 
 def _aligned(X, Y):
