@@ -4,8 +4,18 @@ Prints ONE JSON object (and writes ``benchmarks/out/cli_startup.json``):
 
 * ``help``, ``version``, ``python_pass``: wall seconds (min / median over ``--runs`` fresh
   processes) of ``python -m skframe --help``, ``--version`` and ``python -c pass``;
+* ``main_fit_process``: wall and CPU seconds of the whole process of the README's main job,
+  ``skframe fit --json`` (embedded data, default settings), and of ``skframe fit --kernel gaussian
+  --sketch psr --json``, alternated with the other checkouts; ``fit_compute`` the fit and predict
+  seconds those processes report (their own ``fit_seconds`` and ``predict_seconds``);
 * ``default_fit``: wall seconds of the whole process ``skframe fit --kernel gaussian --sketch psr
-  --json`` (embedded data);
+  --json`` (embedded data) in the two engine modes below;
+* ``floor``: wall and CPU seconds of fresh processes that only import what the default fit cannot
+  do without (NumPy; SciPy's linalg, sparse, spatial.distance and special; Typer with the Pydantic
+  layer it parses options with) and scikit-learn's ``sklearn.base`` and ``sklearn.metrics`` (the
+  estimators' base class, the metrics): with ``fit_compute`` they bound what a whole process can take;
+* ``imports``: ``python -X importtime`` of ``skframe fit --json`` per checkout: the milliseconds of
+  each top-level package (self times summed; the table is noisy on a shared machine);
 * ``rf1``: per fresh process, the first fit (cold) and the median of ``--warm`` later identical
   fits, and their difference ``cold_minus_warm``. The problem is the rf1 p-SR example of the
   README (sketch size 200, p = 0.005, inputs standardised, missing values as 0), read from
@@ -26,13 +36,15 @@ bytecode is compiled at installation), so that they measure skframe and not the 
 its sources.
 
     python benchmarks/bench_cli_startup.py [--data-dir DIR] [--runs 5] [--processes 3] [--warm 5]
-                                           [--root DIR ...] [--sweep]
+                                           [--root DIR ...] [--sweep] [--sections startup,fit,floor,imports,rf1]
+                                           [--out cli_startup]
 
 On a shared machine report differences and ratios measured in one run, not absolute times.
 """
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -123,29 +135,106 @@ def _summary(times):
     return {"min": min(times), "median": statistics.median(times)}
 
 
+def _run_cpu(cmd, root, mode, cwd=None):
+    """``(wall seconds, CPU seconds of the child (user + system), stdout)``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    seconds, out = _run(cmd, root, mode, cwd=cwd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return seconds, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, out
+
+
+#: what the floor processes import: the libraries the default fit cannot do without, then scikit-learn's share
+FLOOR = {
+    "python": "pass",
+    "numpy": "import numpy",
+    "numerics": "import numpy, scipy.linalg, scipy.sparse, scipy.spatial.distance, scipy.special",
+    "numerics+typer": "import numpy, scipy.linalg, scipy.sparse, scipy.spatial.distance, scipy.special, "
+                      "typer._adapters",
+    "numerics+typer+sklearn": "import numpy, scipy.linalg, scipy.sparse, scipy.spatial.distance, scipy.special, "
+                              "typer._adapters, sklearn.base, sklearn.metrics",
+}
+
+
+def _import_table(root, py, top=18):
+    """Milliseconds per top-level package (self times summed) of ``skframe fit --json`` under ``-X importtime``."""
+    proc = subprocess.run([py, "-X", "importtime", "-m", "skframe", "fit", "--json"], capture_output=True, text=True,
+                          env=_env(root, "auto"), cwd="/tmp", check=True)
+    per = {}
+    for line in proc.stderr.splitlines():
+        if not line.startswith("import time:") or "self [us]" in line:
+            continue
+        self_us, _, name = line[len("import time:"):].split("|")
+        package = name.strip().split(".")[0]
+        package = "skframe + built-in plugins" if package.startswith("skframe") else package
+        per[package] = per.get(package, 0.0) + int(self_us) / 1000.0
+    table = dict(sorted(per.items(), key=lambda kv: -kv[1])[:top])
+    return {"total_ms": round(sum(per.values()), 1), "top_ms": {k: round(v, 1) for k, v in table.items()}}
+
+
 def main():
     parser = _setup.parser(__doc__, data_dir=os.environ.get("SKFRAME_DATA", str(ROOT.parent / "shared" / "data")),
-                           runs=5, processes=3, warm=5)
+                           runs=5, processes=3, warm=5, sections="startup,fit,floor,imports,rf1", out="cli_startup")
     parser.add_argument("--root", action="append", default=[], help="another skframe checkout to measure too")
     parser.add_argument("--sweep", action="store_true", help="also measure the engines on growing problems")
     args = parser.parse_args()
+    sections = set(args.sections.split(","))
     py = sys.executable
     roots = [str(ROOT)] + [str(Path(r).resolve()) for r in args.root]
     labels = {str(ROOT): "this"} | {r: r for r in roots[1:]}
-    cases = [(r, m) for r in roots for m in ("auto", "numba")]
-    report = {"cwd_note": "child processes without PYTHONDONTWRITEBYTECODE", "data_dir": args.data_dir}
+    report = {"cwd_note": "child processes without PYTHONDONTWRITEBYTECODE", "data_dir": args.data_dir,
+              "load_average_at_start": os.getloadavg()}
     for r in roots:  # write the bytecode and numba caches once, unmeasured
         _run([py, "-m", "skframe", "--help"], r, "numba")
         _run([py, "-c", CHILD, args.data_dir, "1"], r, "numba")
+        _run([py, "-m", "skframe", "fit", "--json"], r, "auto", cwd="/tmp")
 
-    times = {}
-    for _ in range(args.runs):
-        for r in roots:
-            for name, cmd in (("help", ["--help"]), ("version", ["--version"])):
-                times.setdefault((labels[r], name), []).append(_run([py, "-m", "skframe", *cmd], r, "auto")[0])
-        times.setdefault(("python", "pass"), []).append(_run([py, "-c", "pass"], roots[0], "auto")[0])
-    report["startup"] = {f"{k[0]}:{k[1]}": _summary(v) for k, v in times.items()}
+    if "startup" in sections:
+        times = {}
+        for _ in range(args.runs):
+            for r in roots:
+                for name, cmd in (("help", ["--help"]), ("version", ["--version"])):
+                    times.setdefault((labels[r], name), []).append(_run([py, "-m", "skframe", *cmd], r, "auto")[0])
+            times.setdefault(("python", "pass"), []).append(_run([py, "-c", "pass"], roots[0], "auto")[0])
+        report["startup"] = {f"{k[0]}:{k[1]}": _summary(v) for k, v in times.items()}
 
+    jobs = {"main": ["fit", "--json"], "gaussian_psr": ["fit", "--kernel", "gaussian", "--sketch", "psr", "--json"]}
+    if "fit" in sections:
+        wall, cpu, compute = {}, {}, {}
+        for _ in range(args.runs):
+            for r in roots:  # alternate checkouts process by process
+                for job, cmd in jobs.items():
+                    key = f"{labels[r]}:{job}"
+                    seconds, cpu_seconds, out = _run_cpu([py, "-m", "skframe", *cmd], r, "auto", cwd="/tmp")
+                    wall.setdefault(key, []).append(seconds)
+                    cpu.setdefault(key, []).append(cpu_seconds)
+                    rep = json.loads(out.strip().splitlines()[-1])
+                    compute.setdefault(key, []).append(rep["fit_seconds"] + rep["predict_seconds"])
+        report["main_fit_process"] = {k: {"wall": _summary(v), "cpu": _summary(cpu[k]), "runs": len(v)}
+                                      for k, v in wall.items()}
+        report["fit_compute"] = {k: _summary(v) for k, v in compute.items()}
+    if "floor" in sections:
+        wall, cpu = {}, {}
+        for _ in range(args.runs):
+            for name, code in FLOOR.items():
+                seconds, cpu_seconds, _ = _run_cpu([py, "-c", code], roots[0], "auto", cwd="/tmp")
+                wall.setdefault(name, []).append(seconds)
+                cpu.setdefault(name, []).append(cpu_seconds)
+        report["floor"] = {name: {"imports": FLOOR[name], "wall": _summary(wall[name]), "cpu": _summary(cpu[name])}
+                           for name in FLOOR}
+    if "imports" in sections:
+        report["imports"] = {labels[r]: _import_table(r, py) for r in roots}
+    if "rf1" in sections:
+        _default_fit_and_rf1(report, args, py, roots, labels)
+    report["NUMBA_MIN_WORK"] = int(_run([py, "-c", "from skframe.core.engine import NUMBA_MIN_WORK as w; print(w)"],
+                                        roots[0], "auto")[1])
+    report["load_average_at_end"] = os.getloadavg()
+    report["versions"] = _setup.versions()
+    _setup.emit(report, _setup.OUT / f"{args.out}.json")
+
+
+def _default_fit_and_rf1(report, args, py, roots, labels):
+    """``default_fit_process``, ``rf1`` (and ``sweep``): the engine modes, alternated process by process."""
+    cases = [(r, m) for r in roots for m in ("auto", "numba")]
     fit_cmd = [py, "-m", "skframe", "fit", "--kernel", "gaussian", "--sketch", "psr", "--json"]
     default_fit, rf1 = {}, {}
     for _ in range(args.processes):
@@ -174,10 +263,6 @@ def main():
             "numba_import_s": statistics.median(s[0] for s in starts),
             "numba_first_calls_s": statistics.median(s[1] for s in starts),
         }
-    report["NUMBA_MIN_WORK"] = int(_run([py, "-c", "from skframe.core.engine import NUMBA_MIN_WORK as w; print(w)"],
-                                        roots[0], "auto")[1])
-    report["versions"] = _setup.versions()
-    _setup.emit(report, _setup.OUT / "cli_startup.json")
 
 
 if __name__ == "__main__":
