@@ -486,3 +486,145 @@ def test_cli_bad_model_is_one_line_error(tmp_path):
                                "--task", "structured", *extra], capture_output=True, text=True, env=ENV, cwd=ROOT)
         assert proc.returncode != 0 and needle in proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+# ----------------------------------------------------------------------------- the default recipe
+def test_input_scaling_is_learned_on_the_training_rows_and_saved(tmp_path):
+    X, Y = _data(n=150)
+    X = X * np.array([1.0, 10.0, 0.1, 3.0, 1.0]) + 5.0
+    model = DeepOutputKernelRegressor(**dict(FAST, validation_fraction=0.2)).fit(sp.csr_matrix(X), Y)
+    tr = np.setdiff1d(np.arange(150), model.validation_rows_)
+    np.testing.assert_allclose(model.input_shift_, X[tr].mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(model.input_scale_, X[tr].std(axis=0), rtol=1e-10)
+    again = load(save(model, tmp_path / "scaled.skf"))
+    np.testing.assert_array_equal(again.input_shift_, model.input_shift_)
+    np.testing.assert_array_equal(again.input_scale_, model.input_scale_)
+    np.testing.assert_array_equal(again.decision_function(X), model.decision_function(X))
+    m = model.draws_[0]
+    assert again.draws_[0].target_scale == m.target_scale and m.target_scale > 0
+    # the network reads the scaled rows; the coordinates are shift + scale * z
+    import torch
+
+    net = m._net if m._net is not None else None
+    z = net(torch.from_numpy(((X - model.input_shift_) / model.input_scale_).astype(np.float32))).detach().numpy()
+    np.testing.assert_allclose(model.surrogate_predict(X)[0], m.target_shift + m.target_scale * z, rtol=1e-5,
+                               atol=1e-6)
+    maxabs = DeepOutputKernelRegressor(**dict(FAST, input_scaling="maxabs")).fit(X, Y)
+    assert maxabs.input_shift_ is None
+    np.testing.assert_allclose(maxabs.input_scale_, np.abs(X).max(axis=0))
+
+
+def _example_f1(A, B):
+    inter, size = (A * B).sum(1), A.sum(1) + B.sum(1)
+    return np.mean(np.where(size > 0, 2 * inter / np.maximum(size, 1), 1.0))
+
+
+def test_early_stopping_restores_the_best_epoch_of_the_decoded_metric():
+    X, Y = _data(n=300, d=6, q=6)
+    model = DeepOutputKernelRegressor(**dict(FAST, epochs=25, patience=4, learning_rate=0.02, lr_schedule="constant",
+                                             validation_fraction=0.3)).fit(X, Y)
+    h = model.history_[0]
+    assert h["metric"] == "f1" == model.fit_info_["validation_metric"]
+    assert len(h["val_score"]) == len(h["val_loss"]) == h["epochs_run"] <= 25
+    # the best epoch: highest validation F1, ties to the lower validation loss
+    keys = list(zip(h["val_score"], [-v for v in h["val_loss"]]))
+    assert h["best_epoch"] == max(range(len(keys)), key=lambda e: (keys[e], -e))
+    if h["stopped"] != "epochs":
+        assert h["epochs_run"] - 1 - h["best_epoch"] == 4
+    # the restored weights score exactly the best epoch's F1 on the held-out rows (plain formula)
+    va = model.validation_rows_
+    assert len(va) == 90
+    np.testing.assert_allclose(_example_f1(model.predict(X[va]), Y[va]), h["best_score"], rtol=1e-12)
+
+
+def test_decoded_metric_rule_and_top_k():
+    X, Y = _data(n=240)
+    assert DeepOutputKernelRegressor(**FAST).fit(X, Y).fit_info_["validation_metric"] == "f1"
+    real = DeepOutputKernelRegressor(**dict(FAST, output_kernel="linear", output_kernel_params=None)).fit(X, Y + 0.5 * X[:, :4])
+    assert real.fit_info_["validation_metric"] == "loss"
+    h = real.history_[0]
+    assert h["best_epoch"] == int(np.argmin(h["val_loss"])) and h["val_score"] == [-v for v in h["val_loss"]]
+    top = DeepOutputKernelRegressor(**dict(FAST, validation_metric="top-3")).fit(X, Y)
+    va = top.validation_rows_
+    idx, _ = top.predict_topk(X[va], 3)
+    C = top.candidates_
+    hit = [any(np.array_equal(C[j], Y[i]) for j in row) for i, row in zip(va, idx)]
+    np.testing.assert_allclose(np.mean(hit), top.history_[0]["best_score"], rtol=1e-12)
+    assert DeepOutputKernelRegressor(**dict(FAST, validation_fraction=0.0)).fit(X, Y).fit_info_["n_validation"] == 0
+
+
+def test_defaults_are_chosen_from_the_data_size():
+    from skframe.models.structured._deep_training import auto_hidden
+
+    assert auto_hidden(100, 5) == (128,) and auto_hidden(4392, 1836) == (1024,) and auto_hidden(2000, 128) == (512,)
+    small = DeepOutputKernelRegressor(output_kernel_params={"gamma": 0.5}, output_sketch_size=10, epochs=2,
+                                      random_state=0).fit(*_data(n=150))
+    info = small.fit_info_
+    assert info["n_validation"] == 0 and info["batch_size"] == 150 and info["network_params"]["hidden"] == (128,)
+    assert info["inputs_resident"] and info["optimizer"] == "adamw" and info["lr_schedule"] == "cosine"
+    big = DeepOutputKernelRegressor(output_kernel_params={"gamma": 0.5}, output_sketch_size=10, epochs=2,
+                                    random_state=0).fit(*_data(n=400, d=30))
+    info = big.fit_info_
+    assert info["n_validation"] == 40 and info["n_train"] == 360 and info["batch_size"] == 256
+    assert info["network_params"]["hidden"] == auto_hidden(360, 30)
+    assert big.n_weights_ == 30 * 128 + 128 + 129 * big.output_basis_.n_components
+
+
+def test_default_recipe_is_reproducible_with_a_seed():
+    X, Y = _data(n=260)
+    kw = dict(output_kernel_params={"gamma": 0.5}, output_sketch_size=15, epochs=6, random_state=5)
+    a, b = DeepOutputKernelRegressor(**kw).fit(X, Y), DeepOutputKernelRegressor(**kw).fit(X, Y)
+    for k, v in a.draws_[0].weights.items():
+        np.testing.assert_array_equal(v, b.draws_[0].weights[k])
+    np.testing.assert_array_equal(a.validation_rows_, b.validation_rows_)
+    assert a.history_[0]["val_score"] == b.history_[0]["val_score"]
+
+
+def test_kernel_features_feed_the_mlp():
+    """input_features='ngram': one column per training n-gram, its counts (plain Python), unknown n-grams dropped."""
+    from collections import Counter
+
+    from skframe.graphs import StringBatch
+
+    S = ["CCO", "CCN", "CCCO", "OCCO", "CNC", "CCOC"] * 5
+    Y = (np.arange(30)[:, None] % np.array([2, 3]) == 0).astype(float)
+    model = DeepOutputKernelRegressor(input_features="ngram", input_features_params={"n": 2}, epochs=2,
+                                      output_kernel_params={"gamma": 0.5}, output_sketch_size=4,
+                                      random_state=0).fit(S, Y)
+    grams = sorted({s[i : i + 2] for s in S for i in range(len(s) - 1)})
+    assert model.n_features_in_ == len(grams) == model.input_codes_.size
+    F = model._featurize(StringBatch(["CCOX", "NN"]), reset=False).toarray()
+    # columns follow the kernel's codes; compare the multisets of counts row by row
+    for row, s in zip(F, ["CCOX", "NN"]):
+        want = Counter(s[i : i + 2] for i in range(len(s) - 1))
+        assert sorted(row[row > 0].tolist()) == sorted(c for g, c in want.items() if g in grams)
+    unit = DeepOutputKernelRegressor(input_features="ngram", input_features_params={"n": 2, "normalize": True},
+                                     epochs=2, output_kernel_params={"gamma": 0.5}, output_sketch_size=4,
+                                     random_state=0).fit(S, Y)
+    np.testing.assert_allclose(np.linalg.norm(unit._featurize(S[:6], reset=False).toarray(), axis=1), 1.0)
+    assert unit.predict(["CCO", "CCCC"]).shape == (2, 2)
+    with pytest.raises(InvalidParameterError, match="input_features"):
+        DeepOutputKernelRegressor("text-cnn", input_features="ngram").fit(S, Y)
+    with pytest.raises(InvalidParameterError, match="count features"):
+        DeepOutputKernelRegressor(input_features="gaussian").fit(S, Y)
+
+
+def test_morgan_features_and_randomized_smiles():
+    pytest.importorskip("rdkit")
+    from skframe.graphs import GraphBatch
+    from skframe.graphs.chem import canonical_smiles
+    from skframe.models.structured._deep_features import randomized_smiles
+
+    S = ["CCO", "c1ccccc1O", "CC(=O)O", "CCN(C)C", "OCC(O)CO", "c1ccncc1"] * 4
+    variants = randomized_smiles(S[:6], 3, seed=0)
+    for s, vs in zip(S[:6], variants):
+        assert len(vs) == 3 and set(canonical_smiles(vs)) == set(canonical_smiles([s]))
+    Y = GraphBatch.from_smiles(S)
+    out = dict(output_kernel="wl-subtree", output_kernel_params={"h": 2, "normalize": True}, output_sketch_size=5,
+               epochs=2, random_state=0)
+    fp = DeepOutputKernelRegressor(input_features="morgan", input_features_params={"n_bits": 128}, **out).fit(S, Y)
+    assert fp.n_features_in_ == 128 and fp.predict_topk(S[:3], 2)[0].shape == (3, 2)
+    aug = DeepOutputKernelRegressor("text-cnn", smiles_augmentation=2, **out).fit(S, Y)
+    assert aug.predict_topk(S[:3], 2)[0].shape == (3, 2)
+    with pytest.raises(InvalidParameterError, match="smiles_augmentation"):
+        DeepOutputKernelRegressor(smiles_augmentation=2, **out).fit(np.zeros((24, 3)), Y)

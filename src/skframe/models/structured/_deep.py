@@ -17,12 +17,14 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from skframe import deps
-from skframe.constraints import Interval, Options, validate_params
+from skframe.constraints import HasMethods, Interval, Options, validate_params
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.models._base import KernelModelMixin, execution_record, in_memory_plan, store_params
 from skframe.models._core import make_rngs, resolve_kernel, size_and_resolve_sketch
 from skframe.models.structured._candidates import check_outputs
 from skframe.models.structured._decoding import DecodingMixin, option
+from skframe.graphs.strings import StringBatch
+from skframe.models.structured._deep_features import featurize, fit_featurizer, randomized_smiles
 from skframe.models.structured._deep_training import (
     device_of,
     forward,
@@ -35,7 +37,7 @@ from skframe.models.structured._deep_training import (
     train_members,
 )
 from skframe.models.structured._estimator import OutputKernelRegressor
-from skframe.models.structured._tokenizer import prepare_inputs
+from skframe.models.structured._tokenizer import as_strings, fit_vocabulary, prepare_inputs, tokenize
 from skframe.plugin.collections import is_collection, n_items, take
 from skframe.plugin.registry import get_decoder
 
@@ -203,6 +205,9 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         patience=PATIENCE,
         input_scaling="standard",
         target_scaling=True,
+        input_features=None,
+        input_features_params=None,
+        smiles_augmentation=0,
         max_length=None,
         n_draws=1,
         n_seeds=1,
@@ -230,6 +235,8 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         "validation_metric": [Options("auto", "loss", "f1", *(f"top-{k}" for k in TOP_K))],
         "input_scaling": [Options("standard", "maxabs"), None],
         "target_scaling": ["boolean"],
+        "input_features": [str, HasMethods("features"), None],
+        "smiles_augmentation": [Interval("int", 0, None)],
         "patience": [Interval("int", 1, None)],
         "max_length": [Interval("int", 1, None), None],
         "n_draws": [Interval("int", 1, None)],
@@ -251,7 +258,34 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
     # ------------------------------------------------------------------ inputs
     def _prepare_inputs(self, X, reset):
         """Feature matrix (dense float64 or CSR) or an (n, L) int64 token array."""
+        if self.input_features is not None:
+            X = self._featurize(X, reset)
         return prepare_inputs(self, X, reset, tokens=option(self.network) in TOKEN_NETWORK_NAMES)
+
+    def _featurize(self, X, reset):
+        """Structured inputs as the feature matrix of ``input_features`` (learned in fit)."""
+        if option(self.network) in TOKEN_NETWORK_NAMES:
+            raise InvalidParameterError(
+                f"input_features={self.input_features!r} gives feature vectors, which network={self.network!r} "
+                "does not read; use network='mlp' (or a callable factory) with input_features"
+            )
+        if reset:
+            self.__dict__.pop("input_codes_", None)
+            self.__dict__.pop("input_featurizer_", None)
+            if option(self.input_features) == "morgan":
+                self.input_featurizer_ = "morgan"
+            else:
+                kernel = resolve_kernel(self.input_features, self.input_features_params)[0]
+                if not hasattr(kernel, "features"):
+                    raise InvalidParameterError(
+                        f"input_features={self.input_features!r}: the kernel has no explicit count features; use "
+                        "'morgan', or a kernel with a features method such as 'ngram' or 'wl-subtree'"
+                    )
+                self.input_featurizer_ = kernel
+                self.input_codes_ = fit_featurizer(kernel, X)
+        if self.input_featurizer_ == "morgan":
+            return featurize("morgan", self.input_features_params, None, None, X)
+        return featurize("kernel", None, self.input_featurizer_, self.input_codes_, X)
 
     def _n_inputs(self):
         return len(self.vocabulary_) + 2 if self.input_kind_ == "tokens" else int(self.n_features_in_)
@@ -280,6 +314,7 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         for attr in ("n_features_in_", "vocabulary_", "max_length_"):
             if hasattr(self, attr):
                 delattr(self, attr)
+        X_raw = X
         X = self._prepare_inputs(X, reset=True)
         Y = check_outputs(Y)
         n = n_items(X)
@@ -295,6 +330,7 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
             )
         perm = rng_train.permutation(n) if n_val else np.arange(n)
         tr, va = np.sort(perm[n_val:]), np.sort(perm[:n_val])
+        self.validation_rows_ = va
         for attr in ("input_shift_", "input_scale_", "network_params_"):
             self.__dict__.pop(attr, None)
         if self.input_kind_ == "features":
@@ -310,9 +346,12 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
                 "output_sketch=None: DSOKR needs an output sketch to build its output basis; use e.g. "
                 "output_sketch='subsample' with output_sketch_size=m_Y"
             )
+        augmented = self._augment(X_raw, rng_train) if self.smiles_augmentation else None
+        if augmented is not None:
+            X = augmented[0]
         with torch_settings(torch, self.n_threads):
             members, histories, embeddings, C_all = train_members(self, torch, X, Y, tr, va, ky, sy, size_y, loss,
-                                                                  (rng_sketch, rng_train), progress)
+                                                                  (rng_sketch, rng_train), progress, augmented)
         self.draws_ = members
         self.output_basis_ = members[0].basis
         self.output_kernel_ = ky
@@ -334,6 +373,22 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         self.fit_seconds_ = time.perf_counter() - t0
         self.fit_info_ = self._fit_info(torch, len(tr), n_val, histories)
         return self
+
+    def _augment(self, X_raw, rng):
+        """Token rows of the training strings and of ``smiles_augmentation`` random equivalent SMILES of each,
+        shape ``(k + 1, n, L)``; the vocabulary and the length are refitted on them all."""
+        if self.input_kind_ != "tokens":
+            raise InvalidParameterError(
+                f"smiles_augmentation={self.smiles_augmentation} rewrites SMILES strings for the string networks; "
+                "use network='text-cnn' or 'transformer' on SMILES inputs, or smiles_augmentation=0"
+            )
+        strings = as_strings(X_raw).tolist()
+        k = int(self.smiles_augmentation)
+        variants = randomized_smiles(strings, k, int(rng.integers(0, 2**31 - 1)))
+        every = [strings] + [[v[j] for v in variants] for j in range(k)]
+        self.vocabulary_, self.max_length_ = fit_vocabulary(StringBatch([s for rows in every for s in rows]),
+                                                            self.max_length)
+        return np.stack([tokenize(StringBatch(rows), self.vocabulary_, self.max_length_) for rows in every])
 
     def _n_validation(self, n):
         """Rows held out for early stopping: ``validation_fraction`` of n (``"auto"``: a tenth from 200 rows)."""

@@ -242,7 +242,7 @@ def resident_inputs(est, torch, X):
     dev, dt = device_of(est, torch), dtype_of(est, torch)
     n = n_items(X)
     if est.input_kind_ == "tokens":
-        nbytes = 8 * n * X.shape[1]
+        nbytes = 8 * X.size
     else:
         nbytes = n * int(est.n_features_in_) * torch.tensor([], dtype=dt).element_size()
     if dev.type == "cuda":
@@ -251,6 +251,8 @@ def resident_inputs(est, torch, X):
         budget = RESIDENT_BYTES_CPU
     if nbytes > budget:
         return None
+    if est.input_kind_ == "tokens":
+        return torch.from_numpy(np.ascontiguousarray(X)).to(dev)
     return batch_tensor(est, torch, X, np.arange(n))
 
 
@@ -346,6 +348,7 @@ def train_network(est, torch, X, Psi, off, val, loss, seed, progress, index, tar
     dev, dt = device_of(est, torch), dtype_of(est, torch)
     n, p = Psi.shape
     shift, scale = target
+    variants = X.shape[0] if est.input_kind_ == "tokens" and X.ndim == 3 else 0  # augmented token rows
     adam = est.optimizer.strip().lower() in ("adam", "adamw")
     batch_size = resolve_batch_size(est, torch, n)
     devices = [torch.cuda.current_device()] if dev.type == "cuda" else []
@@ -367,7 +370,14 @@ def train_network(est, torch, X, Psi, off, val, loss, seed, progress, index, tar
         s2 = float(scale) ** 2
 
         def batch_loss(idx, penalty=False):
-            xb = Xres[torch.from_numpy(idx).to(dev)] if Xres is not None else batch_tensor(est, torch, X, idx)
+            if variants:  # one of the equivalent strings of each row, drawn afresh every time
+                v = order_rng.integers(0, variants, size=len(idx))
+                xb = (Xres[torch.from_numpy(v).to(dev), torch.from_numpy(idx).to(dev)] if Xres is not None
+                      else torch.from_numpy(np.ascontiguousarray(X[v, idx])).to(dev))
+            elif Xres is not None:
+                xb = Xres[torch.from_numpy(idx).to(dev)]
+            else:
+                xb = batch_tensor(est, torch, X, idx)
             Z = net(xb)
             t = torch.from_numpy(idx).to(dev)
             u = ((Z - T[t]) ** 2).sum(dim=1) + outside[t]
@@ -466,11 +476,12 @@ def target_scaling(est, Psi):
     return shift, (scale if scale > 0 else 1.0)
 
 
-def train_members(est, torch, X, Y, tr, va, kernel, sketch, size_info, loss, rngs, progress):
+def train_members(est, torch, X, Y, tr, va, kernel, sketch, size_info, loss, rngs, progress, augmented=None):
     """The ensemble: ``est.n_draws`` output-sketch draws, each with ``est.n_seeds`` networks trained to its basis.
 
     ``tr`` and ``va`` index the training and validation pairs (``va`` empty: no early
-    stopping); ``rngs = (rng_sketch, rng_train)`` draw the sketches and the seeds. Returns the
+    stopping); ``rngs = (rng_sketch, rng_train)`` draw the sketches and the seeds; ``augmented`` holds the token
+    rows of equivalent strings (shape ``(k + 1, n, L)``, the first the strings themselves). Returns the
     members, their loss histories, the candidate embeddings of each member and the candidate
     set (the distinct outputs of all pairs).
     """
@@ -485,7 +496,10 @@ def train_members(est, torch, X, Y, tr, va, kernel, sketch, size_info, loss, rng
         if is_collection(C_all):
             raise InvalidParameterError("validation_metric='f1' needs 0/1 label vectors as outputs; use 'top-1'")
         labels = sp.csr_matrix(C_all)
-    X_tr = X if not n_val else take(X, tr)
+    if augmented is not None:  # (k + 1, n, L) token arrays: the strings and k equivalent ones
+        X_tr = augmented[:, tr]
+    else:
+        X_tr = X if not n_val else take(X, tr)
     X_va = take(X, va) if n_val else None
     members, histories, embeddings = [], [], []
     for _d in range(int(est.n_draws)):
