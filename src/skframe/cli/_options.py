@@ -191,8 +191,9 @@ class FitOptions:
                                  "Neural network")] = "mlp"
     network_param: Annotated[KV, _kv("--network-param", "Network parameter KEY=VALUE, repeatable "
                                       "(e.g. hidden=256,128 dropout=0.1).", "Neural network")] = None
-    weight_decay: Annotated[float, _opt("--weight-decay", "L2 penalty on the network weights.",
-                                        "Neural network")] = 0.0
+    weight_decay: Annotated[Optional[float], _opt("--weight-decay", "Weight decay of the network (default: the "
+                                                  "model's, 0.01 decoupled).", "Neural network",
+                                                  show_default=False)] = None
     patience: Annotated[Optional[int], _opt("--patience", "Early stopping: hold out --validation-fraction and "
                                             "stop after this many epochs without improvement (default 10 "
                                             "with --early-stopping).", "Neural network",

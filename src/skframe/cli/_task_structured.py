@@ -45,12 +45,15 @@ MODELS = ("sisokr", "dsokr")
 def build_deep_estimator(opts):
     """A :class:`DeepOutputKernelRegressor` (``--model dsokr``) from the fit options.
 
-    Early stopping (holding out ``--validation-fraction``) is on with ``--early-stopping`` or
-    ``--patience``; the output sketch defaults to sub-sampling.
+    ``--early-stopping`` or ``--patience`` hold out ``--validation-fraction``; without them the
+    model's default recipe holds out a tenth from 200 rows. The output sketch defaults to sub-sampling.
     """
     early = bool(opts.early_stopping or opts.patience is not None)
     params = {k: v for k, v in (("epochs", opts.epochs), ("batch_size", opts.batch_size),
-                                ("learning_rate", opts.learning_rate)) if v is not None}
+                                ("learning_rate", opts.learning_rate), ("weight_decay", opts.weight_decay),
+                                ("patience", opts.patience)) if v is not None}
+    if early:  # otherwise the model's own default (a tenth held out from 200 rows)
+        params["validation_fraction"] = opts.validation_fraction
     if opts.output_sketch_size is not None:
         params["output_sketch_size"] = int(opts.output_sketch_size)
     if getattr(opts, "output_rank", None) is not None:
@@ -64,9 +67,6 @@ def build_deep_estimator(opts):
         output_sketch_params=dict(opts.output_sketch_params or {}) or None,
         loss=opts.loss or "square",
         loss_params=dict(opts.loss_params or {}) or None,
-        weight_decay=opts.weight_decay,
-        validation_fraction=opts.validation_fraction if early else 0.0,
-        patience=opts.patience or 10,
         n_draws=int(opts.n_draws or 1),
         n_seeds=int(opts.n_seeds or 1),
         aggregate=opts.aggregate or "mean",

@@ -343,6 +343,7 @@ def _run_fit(opts, stack):
         "n_targets": int(Y_tr.shape[1]) if len(Y_tr.shape) > 1 else 1,
         "sketch": getattr(model, "sketch_info_", None),
         "execution": getattr(model, "execution_", None),
+        "training": getattr(model, "fit_info_", None),  # dsokr: the recipe used and each network's epochs
         "model": {"class": type(model).__name__, "params": _params(model)},
         "data": prep.data_info,
     }
@@ -389,6 +390,13 @@ def print_report(report):
             typer.echo(f"sketch     {k}: {_fmt(v)}")
     if report.get("execution"):
         typer.echo(f"execution  {execution_line(report['execution'])}")
+    t = report.get("training")
+    if t:
+        runs = ", ".join(f"{m['epochs_run']} epochs (best {m['best_epoch']})" if m["best_epoch"] is not None
+                         else f"{m['epochs_run']} epochs" for m in t["members"])
+        typer.echo(f"training   {t['network']} {_fmt(t['network_params'])} batch={t['batch_size']} "
+                   f"{t['optimizer']} lr={t['learning_rate']:g} {t['lr_schedule']} weight_decay={t['weight_decay']:g} "
+                   f"early stopping on {t['validation_metric'] or 'none'} ({t['n_validation']} held out): {runs}")
     typer.echo(f"fit        {report['fit_seconds']:.4f} s")
     typer.echo(f"predict    {report['predict_seconds']:.4f} s")
     typer.echo(f"metrics on the {report['evaluated_on']} set:")
