@@ -203,6 +203,8 @@ def main():
             t0 = time.perf_counter()
             result = {"boston": boston, "friedman": friedman}.get(section, lambda a: cli(section, a))(args)
             result["section_seconds"] = time.perf_counter() - t0
+            result["run"] = "python benchmarks/bench_tuning.py " + " ".join(sys.argv[1:])
+            result["load_average_after"] = os.getloadavg()  # the machine is shared: ratios are of one run
             report[section] = result
         elif section in previous:
             report[section] = previous[section]
