@@ -628,3 +628,18 @@ def test_morgan_features_and_randomized_smiles():
     assert aug.predict_topk(S[:3], 2)[0].shape == (3, 2)
     with pytest.raises(InvalidParameterError, match="smiles_augmentation"):
         DeepOutputKernelRegressor(smiles_augmentation=2, **out).fit(np.zeros((24, 3)), Y)
+
+
+@pytest.mark.parametrize("aggregate", ["mean", "max"])
+def test_decode_on_the_device_equals_the_decoder(aggregate):
+    """The device search (run here on the CPU device) returns the decoder's top-k and scores."""
+    import torch
+
+    from skframe.models.structured._deep_training import decode_on_device
+
+    X, Y = _data(n=150)
+    model = DeepOutputKernelRegressor(**dict(FAST, n_seeds=2, aggregate=aggregate)).fit(X, Y)
+    ref_idx, ref_scores = model.predict_topk(X, 4)
+    idx, scores = decode_on_device(model, torch, model.surrogate_predict(X), 4, torch.device("cpu"), rows=64)
+    np.testing.assert_allclose(scores + model._offset(), ref_scores, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(idx, ref_idx)

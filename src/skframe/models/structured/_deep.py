@@ -26,6 +26,7 @@ from skframe.models.structured._decoding import DecodingMixin, option
 from skframe.graphs.strings import StringBatch
 from skframe.models.structured._deep_features import featurize, fit_featurizer, randomized_smiles
 from skframe.models.structured._deep_training import (
+    decode_on_device,
     device_of,
     forward,
     member_network,
@@ -86,7 +87,9 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         same factory after :func:`skframe.load`.
     network_params : dict, optional
         Hyper-parameters of a built-in network: mlp ``hidden`` (tuple of widths, ``()``
-        for a linear model; default ``(256,)``), ``activation``, ``dropout``, ``bias``;
+        for a linear model; default ``"auto"``: one layer, the geometric mean of the training rows
+        and the features rounded to a power of two in [128, 1024]), ``activation``, ``dropout``
+        (default 0.2), ``bias``;
         text-cnn ``embedding_dim``, ``n_filters``, ``kernel_sizes``, ``dropout``; transformer
         ``d_model``, ``n_heads``, ``n_layers``, ``dim_feedforward``, ``dropout``.
     output_kernel : str or kernel object, default="gaussian"
@@ -103,20 +106,49 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         the loss registry, acting on the distance in the output RKHS).
     loss_params : dict, optional
         E.g. ``{"kappa": 0.5}`` for huber, ``{"epsilon": 0.1}`` for the ε-insensitive losses.
-    epochs : int, default=50
-        Passes over the training data (outer iterations for ``optimizer="lbfgs"``).
-    batch_size : int, default=64
-        Mini-batch size (adam; lbfgs uses the full batch).
+    epochs : int, default=60
+        Passes over the training data at most (outer iterations for ``optimizer="lbfgs"``); the
+        learning-rate schedule spans them.
+    batch_size : int or "auto", default="auto"
+        Mini-batch size (adam, adamw; lbfgs uses the full batch). ``"auto"``: 256 rows; on a GPU
+        n/32 when larger (at most 4096).
     learning_rate : float, default=1e-3
-    weight_decay : float, default=0.0
-        L2 penalty ``(weight_decay/2) ||W||^2`` on all parameters (the ridge ``lam`` of ISOKR for
-        a linear network without bias).
-    optimizer : {"adam", "lbfgs"}, default="adam"
-    validation_fraction : float, default=0.0
+        The peak step of the schedule.
+    weight_decay : float, default=0.01
+        Decoupled weight decay for adamw; for adam and lbfgs the L2 penalty ``(weight_decay/2)
+        ||W||^2`` on all parameters (with ``input_scaling=None`` and ``target_scaling=False``, the
+        ridge ``lam`` of ISOKR for a linear network without bias).
+    optimizer : {"adamw", "adam", "lbfgs"}, default="adamw"
+    lr_schedule : {"cosine", "one-cycle", "constant"}, default="cosine"
+        Per mini-batch: cosine decay to 0 over ``epochs`` after one epoch of linear warm-up, the
+        one-cycle policy, or a constant step.
+    validation_fraction : float or "auto", default="auto"
         Fraction of the training pairs held out for early stopping (0: none); the output basis is
-        built on the rest. The weights of the best validation epoch are kept.
+        built on the rest. ``"auto"``: 0.1 from 200 pairs, else 0. The weights of the best
+        validation epoch are restored; the held-out rows are ``validation_rows_``.
+    validation_metric : {"auto", "f1", "top-1", "top-3", "top-5", "top-10", "loss"}, default="auto"
+        What early stopping maximises on the held-out pairs: a decoded metric (the candidates are
+        the distinct outputs of all pairs; scored on the device) or the surrogate loss (ties go to
+        the lower loss). ``"auto"``: example-based F1 for 0/1 label vectors, top-1 exact match
+        for structured outputs (graphs, strings), the loss for real-valued outputs.
     patience : int, default=10
         Epochs without a validation improvement before stopping.
+    input_scaling : {"standard", "maxabs"} or None, default="standard"
+        Feature scaling learned on the training rows (``input_shift_``, ``input_scale_``, saved
+        with the model) and applied before the network.
+    target_scaling : bool, default=True
+        The network predicts ``(psi~(y) - mean) / s``, ``s`` the root-mean-square of the centred
+        coordinates (one scale for all: the output geometry is kept); the loss is the same, in units of s^2.
+    input_features : "morgan", kernel name or kernel object, optional
+        Explicit features of structured inputs for the mlp, learned in fit: ``"morgan"``
+        (fingerprint bits of SMILES, RDKit), or a kernel's count features (e.g. ``"ngram"`` for
+        strings, ``"wl-subtree"`` for graphs; one column per feature seen in training, rows of
+        unit norm for a normalised kernel).
+    input_features_params : dict, optional
+        ``{"radius": 2, "n_bits": 2048}`` for morgan; the kernel's parameters otherwise.
+    smiles_augmentation : int, default=0
+        String networks: train on this many random equivalent SMILES of each molecule besides
+        the given one (RDKit), one form drawn per molecule and mini-batch.
     max_length : int, optional
         Token sequences are cut to this length (default: the longest training string, at most 512).
     n_draws : int, default=1
@@ -125,7 +157,9 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         Networks trained from different initialisations per sketch draw.
     aggregate : {"mean", "max"}, default="mean"
         How the members' candidate scores are combined (thesis eq. 5.19).
-    device : {"cpu", "cuda"}, default="cpu"
+    device : {"cpu", "cuda", "auto"}, default="cpu"
+        ``"auto"``: a CUDA GPU when PyTorch sees one. The training inputs live on the device as one
+        tensor when they fit (512 MiB on the CPU, a quarter of the GPU's free memory).
     dtype : {"float32", "float64"}, default="float32"
         Precision of the network.
     n_threads : int, optional
@@ -157,7 +191,16 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
     candidate_embeddings_, candidate_bias_ : as in :class:`OutputKernelRegressor`
     loss_ : loss object
     history_ : list of dict
-        Per member: ``train_loss`` and ``val_loss`` per epoch, ``best_epoch``, ``stopped``.
+        Per member: ``train_loss``, ``val_loss`` and ``val_score`` (the validation metric) per
+        epoch, ``metric``, ``best_epoch``, ``best_score``, ``epochs_run``, ``stopped``.
+    fit_info_ : dict
+        The recipe the fit used, ``"auto"`` values resolved (network parameters, batch size,
+        optimizer, schedule, validation rows and metric, device, whether the inputs were
+        resident) and per member its epochs run, best epoch and best validation score.
+    validation_rows_ : ndarray of int
+        Rows of the training data held out for early stopping.
+    input_shift_, input_scale_ : ndarray or None
+        The input scaling learned in fit.
     n_weights_ : int
         Parameters of the first member's network (the last layer has ``(width + 1) p``).
     input_kind_ : {"features", "tokens"}
@@ -436,6 +479,16 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         with torch_settings(torch, threads_for(self, self.draws_[0].n_weights)):
             return [m.coordinates(forward(self, torch, member_network(self, torch, m), X)) for m in self.draws_]
 
+    def _decode(self, X, k, candidates):
+        """On a GPU, the search over the default candidate set runs there (float64); otherwise the decoder's."""
+        torch = _torch()
+        dev = device_of(self, torch)
+        E = getattr(self, "candidate_embeddings_", None)
+        if candidates is not None or dev.type != "cuda" or E is None or int(k) > E[0].shape[0]:
+            return super()._decode(X, k, candidates)
+        idx, scores = decode_on_device(self, torch, self._surrogate(X), k, dev)
+        return idx, scores + self._offset(), self.candidates_
+
     def surrogate_predict(self, X):
         """Coordinates ``g(x)`` of each member's network in its output basis.
 
@@ -463,6 +516,11 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         obj = cls.__new__(cls)
         obj.__dict__.update(state)
         obj.__dict__.setdefault("output_rank", None)  # files saved before the parameter existed
+        # files saved before the default recipe: the parameters that reproduce how they were trained
+        for name, value in (("lr_schedule", "constant"), ("validation_metric", "loss"), ("input_scaling", None),
+                            ("target_scaling", False), ("input_features", None), ("input_features_params", None),
+                            ("smiles_augmentation", 0)):
+            obj.__dict__.setdefault(name, value)
         return obj
 
     def __sklearn_tags__(self):

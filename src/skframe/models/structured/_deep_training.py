@@ -537,3 +537,32 @@ def forward(est, torch, net, X):
             idx = np.arange(start, min(n_items(X), start + PREDICT_BATCH))
             out.append(net(batch_tensor(est, torch, X, idx)).cpu().numpy().astype(np.float64))
     return np.concatenate(out, axis=0) if out else np.zeros((0, 0))
+
+
+def decode_on_device(est, torch, G_list, k, dev, rows=PREDICT_BATCH):
+    """The k best candidates of the default set (``est.candidates_``) for each row, searched on ``dev``.
+
+    The members' scores ``g(x) . psi~(c) + bias(c)`` are formed in float64 on the device,
+    ``rows`` queries at a time, aggregated like the decoder (mean or max over members) and
+    reduced by ``torch.topk``. Returns ``(indices, scores)`` as NumPy arrays, best first,
+    the scores without the constant offset of a normalised kernel.
+    """
+    f64 = torch.float64
+    E = [torch.from_numpy(np.ascontiguousarray(e)).to(device=dev, dtype=f64) for e in est.candidate_embeddings_]
+    b = est.candidate_bias_
+    b = None if b is None else torch.from_numpy(np.ascontiguousarray(b)).to(device=dev, dtype=f64)
+    use_max = str(est.aggregate).strip().lower() == "max"
+    idx, scores = [], []
+    with torch.no_grad():
+        for start in range(0, G_list[0].shape[0], rows):
+            blocks = torch.stack([torch.from_numpy(np.ascontiguousarray(g[start : start + rows])).to(
+                device=dev, dtype=f64) @ e.T for g, e in zip(G_list, E)])
+            S = blocks.amax(dim=0) if use_max else blocks.mean(dim=0)
+            if b is not None:
+                S = S + b[None, :]
+            s, i = torch.topk(S, int(k), dim=1)
+            idx.append(i.cpu().numpy())
+            scores.append(s.cpu().numpy())
+    if not idx:
+        return np.zeros((0, int(k)), np.int64), np.zeros((0, int(k)))
+    return np.concatenate(idx).astype(np.int64), np.concatenate(scores)
