@@ -213,3 +213,181 @@ def graph_depth(folder, depth=100_000):
                     '{"nodes": ["C"], "y": ' + "[" * depth + "]" * depth + "}\n")
     return [["fit", deep, "--kernel", "wl-subtree", "--sketch", "none"], ["predict", model, deep],
             ["evaluate", model, deep]]
+
+
+# ----------------------------------------------------------------------------------------------- fuzzing
+#: the memory a read may take: what the file holds many times over, never what it merely claims
+def fuzz_bound(file_size):
+    """Peak bytes (tracemalloc: NumPy's and Python's allocations) a read of a ``file_size``-byte file may take."""
+    return (64 << 20) + 32 * file_size
+
+
+def _patch_uncompressed_size(path, member, size):
+    """Rewrite the uncompressed size a zip declares for ``member`` (local header and central directory)."""
+    data = bytearray(Path(path).read_bytes())
+    name = member.encode()
+    for sig, offset in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+        pos = data.find(sig)
+        while pos >= 0:
+            name_at = pos + (30 if sig == b"PK\x03\x04" else 46)
+            length = int.from_bytes(data[pos + (26 if sig == b"PK\x03\x04" else 28):][:2], "little")
+            if bytes(data[name_at:name_at + length]) == name:
+                data[pos + offset:pos + offset + 4] = int(size).to_bytes(4, "little")
+            pos = data.find(sig, pos + 4)
+    Path(path).write_bytes(bytes(data))
+
+
+def _npy_bytes(shape, dtype="<f8", payload=b""):
+    out = io.BytesIO()
+    np.lib.format.write_array_header_1_0(out, {"descr": dtype, "fortran_order": False, "shape": tuple(shape)})
+    return out.getvalue() + payload
+
+
+_SMALL_MODEL = {}
+
+
+def _small_model(folder):
+    """A small fitted model file (saved once per folder), its bytes."""
+    if folder not in _SMALL_MODEL:
+        import skframe  # lazy: the fuzzing helpers are also imported by scripts that only write files
+
+        rng = np.random.default_rng(1)
+        X = rng.normal(size=(40, 3))
+        model = skframe.SketchedKernelRidge(sketch="subsample", sketch_size=10, random_state=0).fit(X, X.sum(1))
+        path = Path(folder, "base.skf")
+        skframe.save(model, path)
+        _SMALL_MODEL[folder] = path.read_bytes()
+    return _SMALL_MODEL[folder]
+
+
+def fuzz_case(rng, folder, index):
+    """One mutated file whose sizes lie: ``(kind, mutation, path)``; ``kind`` says which reader reads it."""
+    folder = Path(folder)
+    kind = str(rng.choice(["svm", "arff", "csv", "npy", "npz", "model", "jsonl", "smiles"]))
+    big = int(10 ** rng.uniform(3, 12))
+    path = folder / f"case{index}.{ {'model': 'skf', 'smiles': 'csv'}.get(kind, kind) }"
+    if kind == "svm":
+        mutation = "feature index"
+        path.write_text(f"1 1:0.5 2:1\n-1 {big}:1\n1 3:2\n")
+    elif kind == "arff":
+        mutation = "sparse index"
+        path.write_text(f"@relation r\n@attribute a numeric\n@attribute b numeric\n@attribute t numeric\n@data\n"
+                        f"{{0 1,2 1}}\n{{{big} 1,2 0}}\n")
+    elif kind == "csv":
+        mutation = "columns"
+        n = int(rng.integers(2, 20_000)) if rng.random() < 0.5 else int(rng.integers(1_100_000, 3_000_000))
+        path.write_text(",".join(f"c{j}" for j in range(n)) + "\n" + ",".join("1" for _ in range(n)) + "\n")
+    elif kind == "npy":
+        mutation = "shape"
+        path.write_bytes(_npy_bytes((big, 3), payload=bytes(48)))
+    elif kind == "npz":
+        mutation = str(rng.choice(["deflate bomb", "member shape", "declared size", "sparse shape"]))
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+            if mutation == "deflate bomb":
+                zf.writestr("X.npy", _npy_bytes((int(rng.integers(1, 8)) << 20, 1), payload=bytes(
+                    (int(rng.integers(1, 8)) << 20) * 8)))
+            elif mutation == "member shape":
+                zf.writestr("X.npy", _npy_bytes((big, 2), payload=bytes(64)))
+            elif mutation == "sparse shape":
+                for key, arr in (("X_data", np.ones(2)), ("X_indices", np.array([0, 1])),
+                                 ("X_indptr", np.array([0, 1, 2])), ("X_shape", np.array([2, big]))):
+                    zf.writestr(f"{key}.npy", _npy_bytes(arr.shape, arr.dtype.str, arr.tobytes()))
+            else:
+                zf.writestr("X.npy", _npy_bytes((4, 2), payload=bytes(64)))
+            zf.writestr("Y.npy", _npy_bytes((2,), payload=bytes(16)))
+        if mutation == "declared size":
+            _patch_uncompressed_size(path, "X.npy", min(big, 0xFFFFFFF0))
+    elif kind == "model":
+        mutation = str(rng.choice(["unused array", "deflate bomb", "declared size", "manifest shape"]))
+        path.write_bytes(_small_model(str(folder)))
+        if mutation == "unused array":
+            with zipfile.ZipFile(path, "a", zipfile.ZIP_STORED) as zf:
+                count = int(rng.integers(1, 1000))
+                zf.writestr("extra.npy", _npy_bytes((count,), payload=bytes(8 * count)))
+        elif mutation == "deflate bomb":
+            with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as zf:
+                zf.writestr("bomb.npy", _npy_bytes((int(rng.integers(1, 8)) << 20,),
+                                                   payload=bytes((int(rng.integers(1, 8)) << 20) * 8)))
+        elif mutation == "declared size":
+            _patch_uncompressed_size(path, "a0.npy", min(big, 0xFFFFFFF0))
+        else:
+            raw = path.read_bytes()
+            at = raw.find(b'"shape": [')
+            path.write_bytes(raw[:at] + f'"shape": [{big}, '.encode() + raw[at + len(b'"shape": ['):])
+    elif kind == "jsonl":
+        mutation = str(rng.choice(["depth", "nodes", "edge index"]))
+        if mutation == "depth":
+            depth = int(rng.integers(1, 5000))
+            body = '{"nodes": ["C", "O"], "edges": [[0, 1]], "y": ' + "[" * depth + "1" + "]" * depth + "}"
+        elif mutation == "nodes":
+            body = '{"nodes": [' + ",".join(['"C"'] * int(rng.integers(2, 40_000))) + '], "edges": [], "y": 1}'
+        else:
+            body = '{"nodes": ["C", "O"], "edges": [[0, %d]], "y": 1}' % big
+        path.write_text('{"nodes": ["N", "O"], "edges": [[0, 1]], "y": 2}\n' + body + "\n")
+    else:
+        mutation = str(rng.choice(["atoms", "field"]))
+        size = int(rng.integers(100, 6000)) if mutation == "atoms" else int(rng.integers(1 << 20, 3 << 20))
+        path.write_text("smiles,y\nCCO,1\n" + "C" * size + ",2\n")
+    return kind, mutation, path
+
+
+_SMILES_REP = {"kind": "csv", "inputs": "smiles", "outputs": "table", "input_column": "smiles",
+               "output_column": None, "target_fields": ["y"], "targets": 1, "featurize": "morgan",
+               "featurize_params": {"radius": 2, "n_bits": 2048}, "split_column": None}
+
+
+def read_case(kind, path):
+    """Read a fuzzed file with the reader of its kind (and, for row formats, in chunks too)."""
+    import skframe  # lazy: see _small_model
+    from skframe.io import iter_chunks, load_dataset
+    from skframe.io.graphs import read_graph_jsonl
+    from skframe.io.molecules import read_smiles_csv
+
+    if kind == "model":
+        return skframe.load(path)
+    if kind == "jsonl":
+        return read_graph_jsonl(path)
+    if kind == "smiles":
+        return read_smiles_csv(path, _SMILES_REP)
+    out = load_dataset(path, targets=1)
+    if kind in ("csv", "svm", "npy"):
+        for _ in iter_chunks(path, rows=2, targets=1):
+            pass
+    return out
+
+
+def run_fuzz(n, seed, folder):
+    """Read ``n`` fuzzed files; a result per case and the failures (another exception, or memory over the bound)."""
+    import tracemalloc
+    import traceback
+
+    from skframe.exceptions import SkframeError
+
+    rng = np.random.default_rng(seed)
+    cases, failures = [], []
+    for i in range(n):
+        kind, mutation, path = fuzz_case(rng, folder, i)
+        size = path.stat().st_size
+        tracemalloc.start()
+        start = time.perf_counter()
+        outcome = "read"
+        try:
+            read_case(kind, path)
+        except SkframeError as exc:
+            outcome = "refused"
+            message = str(exc)
+        except Exception:  # noqa: BLE001 - any other exception is what the fuzzing looks for
+            outcome = "crash"
+            message = traceback.format_exc()
+        else:
+            message = ""
+        seconds = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        case = {"kind": kind, "mutation": mutation, "file_bytes": size, "outcome": outcome, "seconds": seconds,
+                "peak_bytes": peak, "bound_bytes": fuzz_bound(size), "message": message[:300]}
+        cases.append(case)
+        if outcome == "crash" or peak > fuzz_bound(size) or "\n" in message.strip() and outcome != "crash":
+            failures.append(dict(case, message=message))
+        path.unlink()
+    return cases, failures

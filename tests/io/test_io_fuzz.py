@@ -156,3 +156,18 @@ def test_solubility_loader(data):
         pass
     finally:
         path.unlink()
+
+
+# ----------------------------------------------------------------------------- sizes that files claim
+def test_size_claiming_mutations_are_refused_within_the_memory_bound(tmp_path):
+    """Files whose sizes lie (indices, shapes, zip sizes, deflate bombs, unused model arrays, JSON depth, graph
+    nodes, molecule atoms, field lengths), read by every reader and the model loader: a result or one skframe
+    error, and never more memory than what the file holds many times over (tests/hostile.py, fuzz_bound).
+
+    A small fixed sample; benchmarks/bench_hostile.py runs the long one."""
+    from tests import hostile
+
+    pytest.importorskip("rdkit")
+    cases, failures = hostile.run_fuzz(24, 7, tmp_path)
+    assert not failures, failures[0]
+    assert {c["outcome"] for c in cases} >= {"refused"}
