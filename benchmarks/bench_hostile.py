@@ -9,13 +9,12 @@ process: each must give a result or one skframe error, within ``fuzz_bound`` of 
 Usage: ``python benchmarks/bench_hostile.py [--fuzz-n 1000] [--seed 0] [--out benchmarks/out/hostile.json]``.
 """
 
+import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
 
 import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
-
-import sys  # noqa: E402
 
 sys.path.insert(0, str(_setup.ROOT))
 from tests import hostile  # noqa: E402

@@ -358,8 +358,8 @@ def read_case(kind, path):
 
 def run_fuzz(n, seed, folder):
     """Read ``n`` fuzzed files; a result per case and the failures (another exception, or memory over the bound)."""
-    import tracemalloc
     import traceback
+    import tracemalloc
 
     from skframe.exceptions import SkframeError
 

@@ -54,7 +54,6 @@ def _chem():
 
 def smiles_to_edge_lists(smiles):
     """(node labels, edges, edge labels) per molecule: atom symbols (with charge), bond types."""
-    Chem = _chem()
     nodes, edges, elabels = [], [], []
     for i, s in enumerate(smiles):
         mol = mol_from_smiles(s, f"SMILES number {i}")
@@ -176,7 +175,7 @@ def morgan_fingerprints(smiles, radius=2, n_bits=2048):
         raise InvalidInputError(f"radius={radius!r} must be a non-negative integer (2 is the usual ECFP4)")
     if isinstance(n_bits, bool) or not isinstance(n_bits, int) or n_bits < 1:
         raise InvalidInputError(f"n_bits={n_bits!r} must be a positive integer, e.g. 2048")
-    Chem = _chem()
+    _chem()
     from rdkit.Chem import rdFingerprintGenerator  # lazy: RDKit is optional (the chem extra)
 
     gen = rdFingerprintGenerator.GetMorganGenerator(radius=radius, fpSize=n_bits)
