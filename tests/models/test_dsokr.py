@@ -458,6 +458,9 @@ def test_cli_fit_predict_evaluate_dsokr(tmp_path):
     assert res.exit_code == 0, res.output
     rep = json.loads(res.output)
     assert rep["model"]["class"] == "DeepOutputKernelRegressor" and rep["sketch"]["n_validation"] == 18
+    t = rep["training"]  # the recipe used, "auto" values resolved, and how each network trained
+    assert t["batch_size"] == 16 and t["network_params"]["hidden"] == 16 and t["validation_metric"] == "f1"
+    assert t["members"][0]["epochs_run"] <= 6 and t["weight_decay"] == 0.01
     assert 0 <= rep["metrics"]["example_based_f1"] <= 1 and rep["metrics"]["hits_at_3"] <= 1
     ev = runner.invoke(app, ["evaluate", str(model_path), str(tmp_path / "test.csv"), "--json"])
     assert ev.exit_code == 0, ev.output
@@ -643,3 +646,24 @@ def test_decode_on_the_device_equals_the_decoder(aggregate):
     idx, scores = decode_on_device(model, torch, model.surrogate_predict(X), 4, torch.device("cpu"), rows=64)
     np.testing.assert_allclose(scores + model._offset(), ref_scores, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(idx, ref_idx)
+
+
+def test_cli_dsokr_mlp_reads_morgan_fingerprints(tmp_path):
+    pytest.importorskip("rdkit")
+    import csv
+
+    from typer.testing import CliRunner
+
+    from skframe.cli import app
+
+    smiles = ["CCO", "CCN", "CCCO", "c1ccccc1", "CC(=O)O", "CCCC", "CCOC", "CNC", "OCCO", "c1ccncc1"] * 3
+    with open(tmp_path / "mols.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["smiles", "out"])
+        w.writerows([s, s] for s in smiles)
+    res = CliRunner().invoke(app, ["fit", str(tmp_path / "mols.csv"), "--inputs", "smiles", "--outputs", "smiles",
+                                   "--input-column", "smiles", "--output-column", "out", "--featurize", "morgan",
+                                   "--featurize-param", "n_bits=256", "--task", "structured", "--model", "dsokr",
+                                   "--output-kernel", "wl-subtree", "--output-sketch-size", "6", "--epochs", "3"])
+    assert res.exit_code == 0, res.output
+    assert "inputs=smiles+morgan" in res.output and "training   mlp hidden=128" in res.output

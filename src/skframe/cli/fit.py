@@ -394,7 +394,9 @@ def print_report(report):
     if t:
         runs = ", ".join(f"{m['epochs_run']} epochs (best {m['best_epoch']})" if m["best_epoch"] is not None
                          else f"{m['epochs_run']} epochs" for m in t["members"])
-        typer.echo(f"training   {t['network']} {_fmt(t['network_params'])} batch={t['batch_size']} "
+        net = " ".join(f"{k}={','.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
+                       for k, v in t["network_params"].items())
+        typer.echo(f"training   {t['network']} {net} batch={t['batch_size']} "
                    f"{t['optimizer']} lr={t['learning_rate']:g} {t['lr_schedule']} weight_decay={t['weight_decay']:g} "
                    f"early stopping on {t['validation_metric'] or 'none'} ({t['n_validation']} held out): {runs}")
     typer.echo(f"fit        {report['fit_seconds']:.4f} s")
