@@ -165,3 +165,18 @@ def test_ctrl_c_during_a_local_dask_fit_prints_at_most_one_line(tmp_path):
     time.sleep(1)  # anything the workers would still print
     assert proc.returncode != 0 and len(err.strip().splitlines()) <= 1, err[-3000:]
     assert "Traceback" not in err
+
+
+def test_dask_computation_that_stops_progressing_stops_with_one_error(monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    import dask
+
+    from skframe.compute._dask_cluster import _compute
+    from skframe.exceptions import DistributedError
+
+    monkeypatch.setenv("SKFRAME_DASK_STALL_TIMEOUT", "6")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0",
+                                  silence_logs=50) as cluster, distributed.Client(cluster):
+        stuck = dask.delayed(time.sleep, pure=False)(12)  # a task that neither finishes nor lets another start
+        with pytest.raises(DistributedError, match="no progress for 6 s.*SKFRAME_DASK_STALL_TIMEOUT"):
+            _compute(stuck, 0)

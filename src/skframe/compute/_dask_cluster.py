@@ -194,7 +194,7 @@ def _watch(client, futures):
     worker_timeout = _seconds(WORKER_TIMEOUT_ENV, WORKER_TIMEOUT)
     stall_timeout = _seconds(STALL_TIMEOUT_ENV, STALL_TIMEOUT)
     start = last_change = time.monotonic()
-    no_worker_since, asked_workers, asked_progress, counter = None, start, start, _progress(client)
+    no_worker_since, asked_workers, asked_progress, counter = None, start, start, None
     pause = 0.002
     while not all(f.done() for f in futures):
         time.sleep(pause)
