@@ -309,7 +309,8 @@ def _readme_block(title):
     block = re.search(r"```bash\n(.*?)```", text[text.index(title):], re.S).group(1)
     block = block.replace("\\\n", " ")
     parts = [part for line in block.splitlines() for part in line.split("&&")]
-    return [shlex.split(part, comments=True) for part in parts if part.strip()]
+    commands = (shlex.split(part, comments=True) for part in parts)
+    return [c for c in commands if c]  # a comment line is no command
 
 
 def _write_arff(path, X, Y):
