@@ -138,6 +138,24 @@ def test_fixed_kernel_parameter_searches_lam_only(data):
     assert report["model"]["params"]["kernel_params"] == {"gamma": 1}
 
 
+def test_a_data_sets_suggested_gamma_is_searched_around():
+    """The embedded data suggest gamma = 0.1; that is no user choice, so tune still searches gamma."""
+    from types import SimpleNamespace
+
+    from skframe.cli.tune import build_grid
+    from skframe.models import SketchedKernelRidge
+
+    model = SketchedKernelRidge(kernel_params={"gamma": 0.1})
+    opts = SimpleNamespace(kernel_axes={}, lam_grid=[1e-3], gave_kernel_params=lambda: True,
+                           **{name: None for name in ("kernel_params", "input_kernel_params",
+                                                      "output_kernel_params")})
+    proposed = {"kernel_params": [{"gamma": 0.5}, {"gamma": 5.0}], "lam": [1e-6]}
+    grid, _, defaulted = build_grid(opts, model, lambda: proposed, gave_kernel=False)
+    assert grid["kernel_params"] == [{"gamma": 0.5}, {"gamma": 5.0}] and defaulted == ["kernel_params"]
+    grid, _, defaulted = build_grid(opts, model, lambda: proposed, gave_kernel=True)
+    assert "kernel_params" not in grid and defaulted == []
+
+
 def test_best_parameters_equal_the_python_search(data):
     """The command and KernelSearchCV called from Python on the same data agree (same splits, same grid)."""
     from skframe.model_selection import KernelSearchCV

@@ -250,12 +250,14 @@ def _check_kernel(model, param, values, option):
             raise InvalidParameterError(f"{option}: {exc}") from None
 
 
-def build_grid(opts, model, default):
+def build_grid(opts, model, default, gave_kernel=None):
     """The scikit-learn parameter grid of the search and which axes came from the default grid.
 
     ``default`` is a callable returning :func:`skframe.model_selection.default_param_grid`'s grid (called
-    only when an axis is missing). Returns ``(param_grid, columns, defaulted)``: ``columns`` lists
-    ``(column name, estimator parameter, key or None)`` for the table.
+    only when an axis is missing); ``gave_kernel`` says whether the user gave a kernel option (by default
+    read from ``opts``; a data set's suggested kernel parameters are no choice of the user's).
+    Returns ``(param_grid, columns, defaulted)``: ``columns`` lists ``(column name, estimator parameter,
+    key or None)`` for the table.
     """
     grid, columns, defaulted = {}, [], []
     for name, (option, _) in KERNEL_OPTIONS.items():  # the fixed values: a bad one fails now, not per point
@@ -271,7 +273,7 @@ def build_grid(opts, model, default):
         _check_kernel(model, param, combos, option)
         grid[param] = combos
         columns += [(KERNEL_OPTIONS[name][1] + k, param, k) for k in keys]
-    need_kernel = not opts.gave_kernel_params()
+    need_kernel = not (opts.gave_kernel_params() if gave_kernel is None else gave_kernel)
     if need_kernel or opts.lam_grid is None:
         proposed = default()
         if need_kernel:
@@ -359,12 +361,13 @@ def _run_tune(opts, stack):
     from skframe.model_selection import KernelSearchCV, default_param_grid
     from skframe.model_selection._search_grid import median_gamma  # lazy: as above
 
+    gave_kernel = opts.gave_kernel_params()  # before prepare() applies a data set's suggested parameters
     prep = prepare(opts, stack)
     model, X, y = prep.model, prep.X_fit, prep.y_fit
     if X.shape[0] < opts.cv:
         raise InvalidParameterError(f"--cv {opts.cv} needs at least {opts.cv} training rows; the file has "
                                     f"{X.shape[0]}")
-    grid, columns, defaulted = build_grid(opts, model, lambda: default_param_grid(model, X, y))
+    grid, columns, defaulted = build_grid(opts, model, lambda: default_param_grid(model, X, y), gave_kernel)
     heuristic = median_gamma(X) if any(p.endswith("kernel_params") for p in defaulted) else None
     search = KernelSearchCV(model, grid, cv=_splitter(opts, model), scoring=opts.scoring, refit=True,
                             n_jobs=opts.n_jobs, sketch_sharing=opts.sketch_sharing)
