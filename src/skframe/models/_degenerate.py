@@ -144,8 +144,10 @@ def _hint(kernel, spec, top, small_gamma):
     return "check the kernel's parameters and the features' scale"
 
 
-def check_kernel_sample(kernel, X, spec=None):
+def check_kernel_sample(kernel, X, spec=None, engine=None):
     """Evaluate the kernel on up to :data:`SAMPLE_ROWS` training rows; refuse or warn when it is degenerate.
+
+    ``engine`` is the fit's engine of the inner loops, handed to the kernel as every block of the fit.
 
     Returns
     -------
@@ -163,7 +165,7 @@ def check_kernel_sample(kernel, X, spec=None):
     if Xs.shape[0] < 2 or _all_rows_equal(Xs):
         return False  # identical points: a constant kernel is expected
     with np.errstate(all="ignore"):
-        K = kernel_block(kernel, Xs, Xs)
+        K = kernel_block(kernel, Xs, Xs, engine=engine)
     top = feature_magnitude(Xs)
     described = describe_kernel(kernel, spec)
     if not np.all(np.isfinite(K)):
