@@ -244,7 +244,8 @@ class KernelModelMixin:
     def _represent_and_solve(self, X, Y, n, kernel, sketch, size_info, plan, options, rngs, solve, loss, M,
                              fit_intercept, exact, progress, rtol, t0):
         spec = getattr(self, "kernel_spec_", None)
-        constant = _degenerate.check_kernel_sample(kernel, X, spec, engine=options.engine)  # zero or constant on the data?
+        # a kernel that is zero or constant on the data: refused or warned about before the representation
+        constant = _degenerate.check_kernel_sample(kernel, X, spec, engine=options.engine)
         try:
             if plan.streams:  # one streamed pass (or Dask partitions), no n x m array (skframe.compute.streaming)
                 rep = streamed_representation(X, Y, kernel, sketch, rngs[0], options, rtol=rtol, progress=progress)
