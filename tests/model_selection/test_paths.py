@@ -99,7 +99,8 @@ def _targets(classifier, X, y):
 
 @pytest.mark.parametrize("name", list(MACHINES))
 @pytest.mark.parametrize("solver_params", [None, TIGHT], ids=["default-tol", "tight-tol"])
-def test_machine_path_equals_fresh_fits_within_the_certified_bound(name, solver_params):
+@pytest.mark.parametrize("batched", [True, False], ids=["batched", "per-fold"])
+def test_machine_path_equals_fresh_fits_within_the_certified_bound(name, solver_params, batched):
     est, classifier = MACHINES[name]
     est = clone(est).set_params(solver_params=solver_params)
     X, y = _data()
@@ -108,10 +109,11 @@ def test_machine_path_equals_fresh_fits_within_the_certified_bound(name, solver_
     scorer = check_scoring(est)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a ConvergenceWarning would void the bound: none is expected here
-        out = machine_path(est, X, y, folds, LAMS, scorer)
+        out = machine_path(est, X, y, folds, LAMS, scorer, batched=batched)
         models, ref = _fresh(est, X, y, folds, LAMS, scorer)
     assert not out.failed.any() and out.errors == []
     assert out.info["order"] == sorted(LAMS, reverse=True)
+    assert out.info["shortcut"].startswith("every (fold, lam) problem") == batched
     assert out.info["converged"].all()
     tol = get_solver("dual-cd", **(solver_params or {})).tol
     assert np.all(out.info["relative_gap"] <= tol)
@@ -119,9 +121,9 @@ def test_machine_path_equals_fresh_fits_within_the_certified_bound(name, solver_
     assert np.all(np.isfinite(delta)) and np.all(delta >= out.info["prediction_bound"])
     bound = _score_bound(est, models, X, y, folds, delta)
     assert np.all(np.abs(out.test_scores - ref) <= bound + 1e-12)
-    # the largest lam starts where a fresh fit starts (same features, same solver Generator): the same fit
-    first = int(np.argmax(LAMS))
-    np.testing.assert_allclose(out.test_scores[:, first], ref[:, first], rtol=1e-10, atol=1e-12)
+    if not batched:  # the largest lam starts where a fresh fit starts (same features, same solver Generator)
+        first = int(np.argmax(LAMS))
+        np.testing.assert_allclose(out.test_scores[:, first], ref[:, first], rtol=1e-10, atol=1e-12)
     if solver_params is not None:  # the bound shrinks with the gap: at 1e-10 it pins the scores down
         assert np.all(bound < 1e-2)
     assert out.fit_times.shape == out.score_times.shape == (3, len(LAMS))
@@ -361,3 +363,75 @@ def test_structured_path_long_grid_from_one_eigendecomposition(name):
     _, ref = _fresh(est, X, Y, folds, lams, scorer)
     rtol = SAFETY * (1.0 + 1.0 / lams.min()) * EPS64
     np.testing.assert_allclose(out.test_scores, ref, rtol=rtol, atol=rtol)
+
+
+# ----------------------------------------------------------------------------- the batched ADMM loop
+def _batch_case(loss_name, loss_params, M=None, labels=False):
+    """Two feature matrices of different sizes (rows and columns: the batch pads both), two lams each."""
+    from skframe.model_selection._batched_admm import BatchItem
+    from skframe.plugin.problems import ArrayProblem
+    from skframe.plugin.registry import get_loss
+
+    rng = np.random.default_rng(3)
+    loss = get_loss(loss_name, **loss_params)
+    solver = get_solver("admm", tol=1e-4)
+    items, args = [], []
+    for g, (n, r) in enumerate(((60, 6), (55, 4))):
+        Z = rng.normal(size=(n, r))
+        y = Z @ rng.normal(size=r) + 0.3 * rng.standard_t(3, size=n)
+        y = np.sign(y) if labels else y
+        Y = np.repeat(y[:, None], 1 if M is None else M.shape[0], axis=1)
+        for lam in (1e-3, 1e-1):
+            fp, dual = solver._dual_problem(ArrayProblem(Z, Y), loss, lam, M)
+            items.append(BatchItem(fp, dual, g))
+            args.append((ArrayProblem(Z, Y), loss, lam))
+    return items, args
+
+
+@pytest.mark.parametrize("case", ["pinball-joint", "epsilon-svr", "hinge", "huber"])
+@pytest.mark.parametrize("products", ["float32", "float64"])
+def test_batched_admm_certifies_every_problem_against_the_single_solver(case, products):
+    """Every problem of the batch ends at a certified relative gap <= tol, and its point is within
+    sqrt(2 gap / lam) of the optimum (lam-strong convexity), the optimum taken from the single-problem
+    ADMM run to a 1e-10 gap."""
+    from skframe.model_selection._batched_admm import batched_admm
+    from skframe.models.machine.quantile import quantile_matrix
+    from skframe_solvers._duality import relative_gap
+
+    M = None
+    if case == "pinball-joint":
+        q = np.array([0.1, 0.5, 0.9])
+        items, args = _batch_case("pinball", {"quantiles": q.tolist()}, M=quantile_matrix(q, 1.0))
+        M = quantile_matrix(q, 1.0)
+    elif case == "epsilon-svr":
+        items, args = _batch_case("epsilon-svr", {"epsilon": 0.1})
+    elif case == "hinge":
+        items, args = _batch_case("hinge", {}, labels=True)
+    else:
+        items, args = _batch_case("huber", {"kappa": 0.3})
+    sols = batched_admm(items, tol=1e-4, products=products)
+    tight = get_solver("admm", tol=1e-10, max_iter=50000, products="float64")
+    for item, sol, (problem, loss, lam) in zip(items, sols, args):
+        fp = item.fp
+        P, D, gap = sol["trace"][-1]
+        assert gap <= 1e-4 and sol["n_iter"] >= 1
+        assert P == pytest.approx(fp.objective(sol["V"]), rel=1e-12)
+        # the certificate holds for the returned point: some feasible dual point is within the gap
+        ref = tight.solve(problem, loss, lam, M=M)
+        V_opt = fp.from_W(ref.W)
+        P_opt = fp.objective(V_opt)
+        assert P - P_opt <= (P - D) * (1 + 1e-6) + 1e-12
+        assert np.linalg.norm(sol["V"] - V_opt) <= np.sqrt(2 * max(P - D, 0) / lam) * (1 + 1e-6) + 1e-9
+        assert relative_gap(P, D) == pytest.approx(gap)
+
+
+def test_batched_admm_empty_and_machine_path_default_is_batched():
+    from skframe.model_selection._batched_admm import batched_admm
+
+    assert batched_admm([]) == []
+    est = clone(MACHINES["quantile-psr"][0])
+    X, y = _data()
+    folds = _folds(X, y)
+    out = machine_path(est, X, y, folds, LAMS, check_scoring(est))
+    assert out.info["shortcut"].startswith("every (fold, lam) problem")
+    assert np.all(out.info["relative_gap"] <= 1e-4) and out.info["converged"].all()

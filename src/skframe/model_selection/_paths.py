@@ -20,6 +20,14 @@ largest λ starts from the solver's own start point and equals the fresh fit exa
 a fresh copy of the solver's Generator, as a fresh fit would; with ``warm_start=False`` every λ
 starts where a fresh fit starts, and every point is then the fresh fit's computation exactly.
 
+*Batched* (the default with the built-in ``dual-cd`` and ``admm`` solvers): the features of every fold are
+built first (the fresh fit's draws), then all (fold, λ) problems of the block are solved together by the ADMM
+iterations of :mod:`skframe.model_selection._batched_admm` (stacked arrays, one penalty and one stop per
+problem), each stopped at the same certified relative duality gap ``tol`` as a fresh fit. The points are
+then certified solutions obtained by another method than the fresh fit (``dual-cd`` may run coordinate
+epochs or Newton steps where the batch runs ADMM iterations), so they agree with it within the tolerance
+below, like the warm-started points.
+
 *Tolerance.* The solver minimises, over ``V`` (``r x k``),
 ``P(V) = (1/n) sum_i l(z_i^T V C, y_i) + (lam/2) ||V||_F^2`` (``C^T C = M`` the output matrix,
 :mod:`skframe_solvers._problem`), a ``lam``-strongly convex function, so for any ``V`` with
@@ -76,6 +84,7 @@ from skframe.core.linalg import default_rtol, solve_psd, sqrt_pinv_sym
 from skframe.core.sketching import diagonal_of_mix, draw_sketch, sketched_gram_products
 from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidParameterError
+from skframe.model_selection._batched_admm import BatchItem, batched_admm
 from skframe.model_selection._paths_base import PathScores, fold_rows
 from skframe.models._base import validate_X
 from skframe.models._core import build_representation, predict_expansion, resolve_solver
@@ -84,6 +93,7 @@ from skframe.models.structured._estimator import OutputKernelRegressor
 from skframe.models.structured._sisokr import _Draw
 from skframe.options import ComputeOptions
 from skframe.plugin.collections import n_items, take
+from skframe.plugin.problems import SolveResult
 from skframe.plugin.protocols import kernel_block
 from skframe.plugin.tags import get_tags
 
@@ -171,7 +181,6 @@ def _feature_norm(model, rep, r, X_te):
 
 def _machine_fold(estimator, k, X_tr, y_tr, X_te, y_te, lams, order, scorer, out, warm_start):
     """Fit fold ``k`` once (sketch and features), solve the (warm-started) path, score every point."""
-    info = out.info
     n_l = lams.size
     own = np.zeros(n_l)
     results = {}
@@ -211,7 +220,15 @@ def _machine_fold(estimator, k, X_tr, y_tr, X_te, y_te, lams, order, scorer, out
             out.errors.append(_message(k, lams[j], results.get(j, exc)))
         out.fit_times[k] = (time.perf_counter() - t0) / n_l
         return
-    rep = captured["rep"]
+    _finish_fold(model, captured["rep"], M, k, X_te, y_te, lams, order, results, own, scorer, out,
+                 time.perf_counter() - t0)
+
+
+def _finish_fold(model, rep, M, k, X_te, y_te, lams, order, results, own, scorer, out, seconds):
+    """Record fold ``k``'s solutions ``results`` (SolveResult or the exception of each point): the certified gaps,
+    the prediction bounds of the module docstring and the held-out scores."""
+    info = out.info
+    n_l = lams.size
     tol = getattr(model.solver_, "tol", None)
     cnorm = 1.0 if M is None else float(np.sqrt(max(np.linalg.eigvalsh(np.asarray(M, dtype=float)).max(), 0.0)))
     zmax = None
@@ -238,7 +255,7 @@ def _machine_fold(estimator, k, X_tr, y_tr, X_te, y_te, lams, order, scorer, out
         fresh = 0.0 if tol is None else zmax * np.sqrt(2.0 * tol * max(float(primal), 0.0) / ((1.0 - tol) * lam))
         info["prediction_bound"][k, j] = own_bound
         info["prediction_tolerance"][k, j] = own_bound + fresh
-    _spread(out, k, own, time.perf_counter() - t0)
+    _spread(out, k, own, seconds)
     for j in range(n_l):
         if j not in fitted:
             out.failed[k, j] = True
@@ -253,7 +270,103 @@ def _machine_fold(estimator, k, X_tr, y_tr, X_te, y_te, lams, order, scorer, out
     info["solver_tol"] = tol
 
 
-def machine_path(estimator, X, y, folds, lams, scorer, *, warm_start=True):
+# ----------------------------------------------------------------------------- machines: one ADMM loop for a block
+_ADMM_KEYS = ("tol", "max_iter", "rho", "adaptive", "adapt_until", "check_every", "init", "relaxation")
+
+
+def _batch_settings(solver):
+    """``(ADMM parameters, iteration unit, cap name)`` of the ADMM iterations the solver runs, or None when the
+    solver is not a built-in duality-gap solver whose iterations :func:`batched_admm` reproduces."""
+    if not type(solver).__module__.startswith("skframe_solvers."):
+        return None
+    name, params = getattr(solver, "name", None), dict(getattr(solver, "params", {}))
+    # float32 products where ADMMSolver(products="auto") allows them (tol >= 1e-6), unless the solver says float64
+    products = "float32" if params.get("tol", 0.0) >= 1e-6 and params.get("products") != "float64" else "float64"
+    if name == "admm" and not params.get("polish"):
+        return {**{key: params[key] for key in _ADMM_KEYS}, "products": products}, "iterations", "max_iter"
+    if name == "dual-cd" and params.get("method") in ("auto", "admm"):
+        cap = params["max_admm_iter"] if params.get("max_admm_iter") is not None else 5 * params["max_epochs"]
+        return ({"tol": params["tol"], "max_iter": int(cap), "init": params["init"], "products": products},
+                "admm_iterations", "max_admm_iter")
+    return None
+
+
+class _Deferred(Exception):
+    """Raised by the deferred solve of a fold whose features cannot join the batch (streamed features)."""
+
+
+def _placeholder(rep, Yc):
+    return SolveResult(W=np.zeros((rep.Z.shape[1], Yc.shape[1])), history=[], stop_reason="deferred", n_iter=0,
+                       info={})
+
+
+def _machine_batched(estimator, folds, data, lams, order, scorer, out):
+    """Every fold's features built once (the model's own fit, the solve deferred), then all (fold, λ) problems
+    solved together by :func:`batched_admm`; a fold whose features cannot be batched takes the per-fold path."""
+    n_l = lams.size
+    prepared = {}
+    for k in range(len(folds)):
+        X_tr, y_tr, X_te, y_te = data(k)
+        captured = {}
+
+        def wrap(solve, captured=captured):
+            def capture(rep, Yc, lam, init, rng):
+                if rep.Z is None:  # streamed features: no batch
+                    raise _Deferred("streamed features")
+                captured.update(rep=rep, Yc=Yc)
+                return _placeholder(rep, Yc)
+
+            return capture
+
+        t0 = time.perf_counter()
+        model = clone(estimator).set_params(lam=float(lams[order[0]]))
+        try:
+            t_fit = model._start_fit()
+            Xv, Y, loss, M = model._prepare_fit(X_tr, y_tr)
+            model._fit_machine(Xv, Y, loss, M, fit_intercept=getattr(model, "fit_intercept", False), t0=t_fit,
+                               wrap_solve=wrap)
+        except _Deferred:
+            _machine_fold(estimator, k, X_tr, y_tr, X_te, y_te, lams, order, scorer, out, True)
+            continue
+        except Exception as exc:
+            for j in range(n_l):
+                out.failed[k, j] = True
+                out.errors.append(_message(k, lams[j], exc))
+            out.fit_times[k] = (time.perf_counter() - t0) / n_l
+            continue
+        prepared[k] = (model, captured["rep"], captured["Yc"], loss, M, time.perf_counter() - t0)
+    if not prepared:
+        return
+    solver = next(iter(prepared.values()))[0].solver_
+    settings, unit, cap_name = _batch_settings(solver)
+    results = {k: {} for k in prepared}
+    items, where = {}, {}
+    for k, (model, rep, Yc, loss, M, _) in prepared.items():
+        for j in range(n_l):
+            try:
+                fp, dual = model.solver_._dual_problem(rep.problem(Yc), loss, float(lams[j]), M)
+            except Exception as exc:
+                results[k][j] = exc
+                continue
+            key = (fp.C.shape, fp.C.tobytes())  # one batch per output factor (the same for every fold in practice)
+            items.setdefault(key, []).append(BatchItem(fp, dual, k))
+            where.setdefault(key, []).append((k, j))
+    t0 = time.perf_counter()
+    extra = {"method": "admm", "batched": True} if solver.name == "dual-cd" else {"batched": True}
+    for key, batch in items.items():
+        solved = batched_admm(batch, **settings)
+        for item, (k, j), sol in zip(batch, where[key], solved):
+            results[k][j] = solver._gap_result(item.fp, sol["V"], sol["trace"], sol["n_iter"], unit,
+                                               settings["max_iter"], cap_name, dict(extra, rho=sol["rho"]))
+    share = (time.perf_counter() - t0) / max(sum(len(b) for b in items.values()), 1)
+    for k, (model, rep, _, _, M, seconds) in prepared.items():
+        _, _, X_te, y_te = data(k)
+        own = np.where([isinstance(results[k].get(j), Exception) for j in range(n_l)], 0.0, share)
+        _finish_fold(model, rep, M, k, X_te, y_te, lams, order, results[k], own, scorer, out,
+                     seconds + float(own.sum()))
+
+
+def machine_path(estimator, X, y, folds, lams, scorer, *, warm_start=True, batched=True):
     """Cross-validated scores of a sketched kernel machine along a warm-started λ path.
 
     For every fold the sketch is drawn and the features are built once, exactly as
@@ -280,6 +393,10 @@ def machine_path(estimator, X, y, folds, lams, scorer, *, warm_start=True):
         factor 2 apart); on a coarse grid (a factor 10 or more) the ADMM iterations that
         ``dual-cd`` switches to for small ``lam n`` start from the previous solution no faster
         than from their own start.
+    batched : bool, default=True
+        Solve all (fold, λ) problems in one batched ADMM loop (module docstring) when the solver is the
+        built-in ``dual-cd`` (``method`` "auto" or "admm") or ``admm`` (without ``polish``) and
+        ``warm_start`` is True; otherwise fold by fold along the warm-started path.
 
     Returns
     -------
@@ -313,6 +430,16 @@ def machine_path(estimator, X, y, folds, lams, scorer, *, warm_start=True):
                     gap=np.full(shape, np.nan), relative_gap=np.full(shape, np.nan), n_iter=np.zeros(shape, int),
                     converged=np.zeros(shape, bool), prediction_bound=np.full(shape, np.nan),
                     prediction_tolerance=np.full(shape, np.nan))
+    if batched and warm_start and _batch_settings(_machine_solver(estimator)) is not None:
+        out.info.update(shortcut="every (fold, lam) problem in one batched ADMM loop on shared fold features",
+                        warm_start=False)
+
+        def data(k):
+            tr, te = folds[k]
+            return _rows(X, tr), _rows(y, tr), _rows(X, te), _rows(y, te)
+
+        _machine_batched(estimator, folds, data, lams, order, scorer, out)
+        return out
     for k, (tr, te) in enumerate(folds):
         _machine_fold(estimator, k, _rows(X, tr), _rows(y, tr), _rows(X, te), _rows(y, te), lams, order, scorer,
                       out, warm_start)

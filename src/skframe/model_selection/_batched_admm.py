@@ -1,0 +1,281 @@
+"""Many feature-map problems solved in one ADMM loop (the cross-validated λ path of the machines).
+
+A cross-validated λ path of a sketched kernel machine solves one problem per (fold, λ) pair,
+
+    min_V  P_p(V) = (1/n_p) sum_i l(z_i^T V C, y_i) + (lam_p/2) ||V||_F^2        (p = 1 ... P)
+
+(the problem of :mod:`skframe_solvers._problem`; ``C`` is the same for every problem, ``Z_p`` and
+``Y_p`` are the features and targets of the fold). On a few hundred rows one ADMM iteration of
+:mod:`skframe_solvers.admm` is a handful of small products and most of its time is the
+interpreter's; :func:`batched_admm` runs the iterations of all problems together on stacked
+arrays: the folds are padded to the same number of rows (padded rows have zero features, zero
+targets and a dual box of zero width, so they add nothing to any objective or update) and the
+same number of features (zero columns), and every problem keeps its own penalty ``rho_p``, its own
+residual balancing and its own stop.
+
+The updates are those of :class:`skframe_solvers.admm.ADMMSolver` (same start point, same
+over-relaxation, same penalty schedule, same proximal step from the loss's ``dual``), written in
+the eigenbasis of ``Z_p^T Z_p = E diag(sig) E^T``: with ``Z'_p = Z_p E`` and ``V' = E^T V`` the
+V-update is a diagonal scaling and each iteration costs two products with ``Z'_p`` instead of two
+with ``Z_p`` and two with ``E`` (the iterates are the same up to rounding, since ``Z'_p V' = Z_p V``
+and ``||V'|| = ||V||``).
+
+*Certificate.* Every ``check_every`` iterations the primal value at the current point and the dual
+value at the dual point ``A = -rho U`` are estimated for every problem from the iteration's own
+products; the best of each seen so far (both are bounds of the optimum) give the gap, as in the
+single-problem solver. A problem whose estimated relative gap reaches ``tol`` is certified by the
+independent formulas of :mod:`skframe_solvers._duality` (:func:`certified_pair`: ``P`` from the
+loss values at the predictions of ``V``, ``D`` from the conjugate formula at ``A``), on the problem's
+own rows and features; only a problem whose certified relative gap is at most ``tol`` is frozen and
+dropped from the batch. The returned point is therefore a certified solution of its own problem, exactly as a fresh fit's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skframe.plugin.api import serial_blas
+
+__all__ = ["BatchItem", "batched_admm", "certified_pair"]
+
+
+def relative_gap(primal, dual):
+    """``(P - D) / max(|P|, |D|, tiny)``: the stopping quantity of the duality-gap solvers."""
+    return (primal - dual) / max(abs(primal), abs(dual), np.finfo(float).tiny)
+
+
+def certified_pair(fp, V, A):
+    """``(P(V), D(A))`` of the feature-map problem ``fp`` by the problem's and the loss's own code: ``P`` from the
+    loss values at the predictions ``Z V C`` (``fp.objective``), ``D`` from the conjugate formula
+    ``(1/n) sum_i h(alpha_i, y_i) - (lam/2) ||Z^T A C^T / (lam n)||^2`` (``loss.dual.values``); ``D <= min P <= P``
+    for every ``V`` and every ``A`` (weak duality), so ``P - D`` bounds ``P(V) - min P``."""
+    VA = fp.Z.T @ (A @ fp.C.T) / (fp.lam * fp.n)
+    D = float(np.mean(fp.loss.dual.values(A, fp.Y))) - fp.penalty(VA)
+    return float(fp.objective(V)), D
+
+
+class BatchItem:
+    """One problem of the batch: ``fp`` (a FeatureMapProblem with its ``lam``), ``dual`` (``loss.dual``) and
+    ``group`` (problems of one group share their features: the eigendecomposition is computed once)."""
+
+    def __init__(self, fp, dual, group):
+        self.fp, self.dual, self.group = fp, dual, group
+
+
+def _stack(arrays, n_max, width):
+    out = np.zeros((len(arrays), n_max, width))
+    for p, a in enumerate(arrays):
+        out[p, : a.shape[0], : a.shape[1]] = a
+    return out
+
+
+def _rotated(items):
+    """Per group: ``Z E``, ``sig`` (clipped at 0), ``E`` and ``(Z E)^T Y``."""
+    cache = {}
+    for it in items:
+        if it.group in cache:
+            continue
+        fp = it.fp
+        sig, E = np.linalg.eigh(fp.gram())
+        Zr = fp.Z @ E
+        cache[it.group] = (Zr, np.maximum(sig, 0.0), E, Zr.T @ fp.Y)
+    return cache
+
+
+def _prox(structure, dual, W, Y, rho, lower, upper, rowmask):
+    """The dual point ``alpha`` of the proximal step of ``l / rho`` at ``W`` (see
+    :func:`skframe_solvers.admm.loss_prox`), for stacked problems and per-problem ``rho``."""
+    R = Y - W
+    inv = (1.0 / rho)[:, None, None]
+    if structure == "norm":
+        nrm = np.sqrt(np.sum(R * R, axis=2, keepdims=True))
+        t = np.clip((nrm - dual.l1) / (dual.quad + inv), 0.0, dual.radius)
+        ratio = np.divide(t, nrm, out=np.zeros_like(nrm), where=nrm > 0)
+        return R * (ratio * rowmask)
+    soft = np.sign(R) * np.maximum(np.abs(R) - dual.l1, 0.0)
+    return np.clip(soft / (dual.quad + inv), lower, upper)
+
+
+def _dual_values(structure, dual, A, Y, lower, upper, rowmask):
+    """``sum_i h(alpha_i, y_i)`` per problem (``-inf`` outside the domain): the conjugate formula of
+    :mod:`skframe_losses.duals` on stacked arrays (an estimate; the certificate uses the dual's own code)."""
+    if structure == "norm":
+        nrm = np.sqrt(np.sum(A * A, axis=2))
+        h = np.sum(A * Y, axis=2) - 0.5 * dual.quad * nrm**2 - dual.l1 * nrm
+        bad = np.any(nrm > dual.radius * (1 + 1e-9) + 1e-9, axis=1)
+    else:
+        h = np.sum(A * Y - 0.5 * dual.quad * A * A - dual.l1 * np.abs(A), axis=2)
+        slack = 1e-9 * (1 + np.abs(A))
+        bad = np.any((A < lower - slack) | (A > upper + slack), axis=(1, 2))
+    out = np.sum(h * rowmask[:, :, 0], axis=1)
+    out[bad] = -np.inf
+    return out
+
+
+def batched_admm(items, **params):
+    """Solve every problem of ``items`` to a certified relative duality gap in one ADMM loop (see
+    :func:`_batched_admm`), with one BLAS thread: the products are small, and threads waiting for a core
+    another process holds slow them down (:func:`skframe.plugin.api.serial_blas`)."""
+    with serial_blas(True):
+        return _batched_admm(items, **params)
+
+
+def _batched_admm(items, *, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, adapt_until=500, check_every=10,
+                 init="ridge", relaxation=1.6, products="float32"):
+    """Solve every problem of ``items`` to a certified relative duality gap ``tol`` in one ADMM loop.
+
+    Parameters
+    ----------
+    items : list of BatchItem
+        All with the same loss (the same ``dual``) and output factor ``C``.
+    tol, max_iter, rho, adaptive, adapt_until, check_every, init, relaxation
+        As :class:`skframe_solvers.admm.ADMMSolver`'s parameters (``init``: "ridge" or "zeros").
+    products : {"float32", "float64"}, default="float32"
+        Precision of the two products of each iteration (the estimates and the certificate are float64).
+
+    Returns
+    -------
+    list of dict
+        Per problem: ``V`` (the primal point, in the solver's variables), ``trace`` (the checks'
+        ``(P, D, relative gap)``, the last one by :func:`certified_pair`),
+        ``n_iter`` and ``rho`` (the final penalty).
+    """
+    if not items:
+        return []
+    fp0, dual = items[0].fp, items[0].dual
+    structure = dual.structure
+    C = fp0.C
+    k = C.shape[0]
+    s = fp0.sqrt_s ** 2
+    a = float(relaxation)
+    rot = _rotated(items)
+    P = len(items)
+    n = np.array([it.fp.n for it in items], dtype=float)
+    n_max = int(n.max())
+    r_max = max(it.fp.r for it in items)
+    d = fp0.Y.shape[1]
+    lam = np.array([it.fp.lam for it in items])
+    Zr = _stack([rot[it.group][0] for it in items], n_max, r_max)
+    sig = np.zeros((P, r_max))
+    for p, it in enumerate(items):
+        sig[p, : it.fp.r] = rot[it.group][1]
+    Y = _stack([it.fp.Y for it in items], n_max, d)
+    rowmask = np.zeros((P, n_max, 1))
+    for p, it in enumerate(items):
+        rowmask[p, : it.fp.n] = 1.0
+    lower = upper = None
+    if structure == "separable":  # padded rows: a box of zero width keeps their dual point at 0
+        bounds = [dual.bounds(it.fp.Y) for it in items]
+        lower = _stack([b[0] for b in bounds], n_max, d)
+        upper = _stack([b[1] for b in bounds], n_max, d)
+    # start point: the square-loss closed form in the rotated variables, or zero
+    V = np.zeros((P, r_max, k))
+    if init == "ridge":
+        for p, it in enumerate(items):
+            ZtYQ = rot[it.group][3] @ it.fp.Q
+            V[p, : it.fp.r] = it.fp.sqrt_s * ZtYQ / (np.outer(rot[it.group][1], s) + it.fp.n * it.fp.lam)
+    F = Zr @ (V @ C)
+    U = np.zeros_like(F)
+    # the iterations' two products run on float32 copies (half the bytes, twice the flops of float64), as
+    # ADMMSolver(products="float32") does; the certificate is float64 on the problem's own arrays, and problems
+    # still uncertified after a quarter of max_iter go on with float64 products
+    low = np.float32 if products == "float32" else np.float64
+    Zp, ZpT = Zr.astype(low), np.ascontiguousarray(Zr.transpose(0, 2, 1), dtype=low)
+    switch_at = max(int(max_iter * 0.25), 1)
+    rho = np.full(P, float(rho))
+    CT = np.ascontiguousarray(C.T)
+    idx = np.arange(P)  # the problems still in the batch
+    best_P = np.full(P, np.inf)
+    best_D = np.full(P, -np.inf)
+    best_V = np.zeros_like(V)
+    best_A = np.zeros_like(F)
+    traces = [[] for _ in range(P)]
+    results = [None] * P
+    plain = structure == "separable" and dual.l1 == 0.0  # no soft threshold (pinball, hinge)
+    T, A, G = np.empty_like(F), np.empty_like(F), np.empty_like(F)
+    denom = None
+    it_count = 0
+    for it_count in range(1, max_iter + 1):
+        scale = (rho / n[idx])[:, None, None]
+        if denom is None:  # the V-update's diagonal: changes with rho only
+            denom = scale / (lam[idx][:, None, None] + scale * sig[:, :, None] * s)
+        if it_count == switch_at and low is not np.float64:
+            low, Zp, ZpT = np.float64, Zr, np.ascontiguousarray(Zr.transpose(0, 2, 1))
+        np.subtract(F, U, out=G)
+        V = np.matmul(ZpT, (G @ CT).astype(low, copy=False)).astype(np.float64, copy=False)
+        V *= denom
+        ZV = (Zp @ (V @ C).astype(low, copy=False)).astype(np.float64, copy=False)
+        # over-relaxed prediction plus multipliers: the point of the proximal step
+        np.multiply(ZV, a, out=T)
+        if a != 1.0:
+            T += (1.0 - a) * F
+        T += U
+        # the proximal step as the dual point A (skframe_solvers.admm.loss_prox, per-problem rho)
+        np.subtract(Y, T, out=G)
+        if plain:
+            if dual.quad == 0.0:
+                G *= rho[:, None, None]
+            else:
+                G /= (dual.quad + 1.0 / rho)[:, None, None]
+            np.maximum(G, lower, out=A)
+            np.minimum(A, upper, out=A)
+        else:
+            A = _prox(structure, dual, T, Y, rho, lower, upper, rowmask)
+        F_old = F
+        F = A / rho[:, None, None]
+        F += T
+        np.subtract(T, F, out=U)
+        if adaptive and it_count % 5 == 0 and it_count <= adapt_until:
+            r_norm = np.sqrt(np.sum((ZV - F) ** 2, axis=(1, 2)))
+            s_norm = rho * np.sqrt(np.sum((F - F_old) ** 2, axis=(1, 2)))
+            factor = np.where(r_norm > 10 * s_norm, 2.0, np.where(s_norm > 10 * r_norm, 0.5, 1.0))
+            if np.any(factor != 1.0):
+                rho = rho * factor
+                U /= factor[:, None, None]
+                denom = None
+        if it_count % check_every and it_count < max_iter:
+            continue
+        # estimates of P at V and D at A = -rho U from this iteration's products
+        lam_a, n_a = lam[idx], n[idx]
+        m = ZV.shape[0] * n_max
+        losses = np.asarray(fp0.loss.value(ZV.reshape(m, d), Y.reshape(m, d)), dtype=float).reshape(ZV.shape[0], -1)
+        Pv = np.sum(losses * rowmask[:, :, 0], axis=1) / n_a + 0.5 * lam_a * np.sum(V * V, axis=(1, 2))
+        A_now = -rho[:, None, None] * U
+        VA = np.matmul(ZpT, (A_now @ CT).astype(low, copy=False)).astype(np.float64, copy=False)
+        VA /= (lam_a * n_a)[:, None, None]
+        Dv = _dual_values(structure, dual, A_now, Y, lower, upper, rowmask) / n_a - \
+            0.5 * lam_a * np.sum(VA * VA, axis=(1, 2))
+        better_P = Pv < best_P[idx]
+        better_D = Dv > best_D[idx]
+        for q in np.flatnonzero(better_P):
+            best_P[idx[q]], best_V[idx[q]] = Pv[q], V[q]
+        for q in np.flatnonzero(better_D):
+            best_D[idx[q]], best_A[idx[q]] = Dv[q], A_now[q]
+        done = []
+        for q, p in enumerate(idx):
+            gap = relative_gap(best_P[p], best_D[p])
+            traces[p].append((float(best_P[p]), float(best_D[p]), float(gap)))
+            if gap > tol and it_count < max_iter:
+                continue
+            # the certificate: the problem's and the loss's own objectives on the problem's own arrays
+            fp = items[p].fp
+            Vp = rot[items[p].group][2] @ best_V[p, : fp.r]
+            Pc, Dc = certified_pair(fp, Vp, best_A[p, : fp.n])
+            best_P[p], best_D[p] = Pc, Dc
+            traces[p][-1] = (float(Pc), float(Dc), float(relative_gap(Pc, Dc)))
+            if traces[p][-1][2] <= tol or it_count >= max_iter:
+                results[p] = {"V": Vp, "trace": traces[p], "n_iter": it_count, "rho": float(rho[q])}
+                done.append(q)
+        if done:
+            keep = np.setdiff1d(np.arange(idx.size), done)
+            idx = idx[keep]
+            if idx.size == 0:
+                break
+            Zr, sig, Y, rowmask = Zr[keep], sig[keep], Y[keep], rowmask[keep]
+            F, U, rho = F[keep], U[keep], rho[keep]
+            Zp, ZpT = (Zr, ZpT[keep]) if low is np.float64 else (Zp[keep], ZpT[keep])
+            T, A, G = T[keep], A[keep], G[keep]
+            denom = None
+            if lower is not None:
+                lower, upper = lower[keep], upper[keep]
+    return results
