@@ -27,7 +27,8 @@ single-problem solver. A problem whose estimated relative gap reaches ``tol`` is
 independent formulas of :mod:`skframe_solvers._duality` (:func:`certified_pair`: ``P`` from the
 loss values at the predictions of ``V``, ``D`` from the conjugate formula at ``A``), on the problem's
 own rows and features; only a problem whose certified relative gap is at most ``tol`` is frozen and
-dropped from the batch. The returned point is therefore a certified solution of its own problem, exactly as a fresh fit's.
+dropped from the batch. The returned point is therefore a certified solution of its own problem, exactly
+as a fresh fit's.
 """
 
 from __future__ import annotations
