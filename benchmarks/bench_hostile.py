@@ -77,7 +77,8 @@ def main():
             "max_seconds": round(max(c["seconds"] for c in cases), 3),
             "max_peak_mb": round(max(c["peak_bytes"] for c in cases) / 2**20, 1),
             "worst_peak_over_bound": round(worst["peak_bytes"] / worst["bound_bytes"], 4),
-            "bound": "tracemalloc peak <= 64 MiB + 32 x file size",
+            "bound": "tracemalloc peak <= 64 MiB + 32 x file size + 128 B x declared features "
+                     "(LIBSVM, ARFF: within the features limit); times under tracemalloc",
         },
         "versions": _setup.versions(),
     }

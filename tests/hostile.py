@@ -217,9 +217,15 @@ def graph_depth(folder, depth=100_000):
 
 # ----------------------------------------------------------------------------------------------- fuzzing
 #: the memory a read may take: what the file holds many times over, never what it merely claims
-def fuzz_bound(file_size):
-    """Peak bytes (tracemalloc: NumPy's and Python's allocations) a read of a ``file_size``-byte file may take."""
-    return (64 << 20) + 32 * file_size
+def fuzz_bound(file_size, width=0):
+    """Peak bytes (tracemalloc: NumPy's and Python's allocations) a read of a ``file_size``-byte file may take.
+
+    ``width``: the number of features a sparse file declares (its largest index); within the ``features`` limit
+    it may cost 128 bytes a feature (a name, a few per-column numbers).
+    """
+    from skframe.limits import limit  # lazy: see _small_model
+
+    return (64 << 20) + 32 * file_size + 128 * min(width, limit("features"))
 
 
 def _patch_uncompressed_size(path, member, size):
@@ -261,7 +267,8 @@ def _small_model(folder):
 
 
 def fuzz_case(rng, folder, index):
-    """One mutated file whose sizes lie: ``(kind, mutation, path)``; ``kind`` says which reader reads it."""
+    """One mutated file whose sizes lie: ``(kind, mutation, path, width)``; ``kind`` says which reader reads it,
+    ``width`` is the number of features a sparse file declares (0 for the others)."""
     folder = Path(folder)
     kind = str(rng.choice(["svm", "arff", "csv", "npy", "npz", "model", "jsonl", "smiles"]))
     big = int(10 ** rng.uniform(3, 12))
@@ -328,7 +335,7 @@ def fuzz_case(rng, folder, index):
         mutation = str(rng.choice(["atoms", "field"]))
         size = int(rng.integers(100, 6000)) if mutation == "atoms" else int(rng.integers(1 << 20, 3 << 20))
         path.write_text("smiles,y\nCCO,1\n" + "C" * size + ",2\n")
-    return kind, mutation, path
+    return kind, mutation, path, big if kind in ("svm", "arff") else 0
 
 
 _SMILES_REP = {"kind": "csv", "inputs": "smiles", "outputs": "table", "input_column": "smiles",
@@ -366,7 +373,7 @@ def run_fuzz(n, seed, folder):
     rng = np.random.default_rng(seed)
     cases, failures = [], []
     for i in range(n):
-        kind, mutation, path = fuzz_case(rng, folder, i)
+        kind, mutation, path, width = fuzz_case(rng, folder, i)
         size = path.stat().st_size
         tracemalloc.start()
         start = time.perf_counter()
@@ -385,9 +392,9 @@ def run_fuzz(n, seed, folder):
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         case = {"kind": kind, "mutation": mutation, "file_bytes": size, "outcome": outcome, "seconds": seconds,
-                "peak_bytes": peak, "bound_bytes": fuzz_bound(size), "message": message[:300]}
+                "peak_bytes": peak, "bound_bytes": fuzz_bound(size, width), "message": message[:300]}
         cases.append(case)
-        if outcome == "crash" or peak > fuzz_bound(size) or "\n" in message.strip() and outcome != "crash":
+        if outcome == "crash" or peak > case["bound_bytes"] or "\n" in message.strip() and outcome != "crash":
             failures.append(dict(case, message=message))
         path.unlink()
     return cases, failures
