@@ -543,7 +543,8 @@ def test_early_stopping_restores_the_best_epoch_of_the_decoded_metric():
 def test_decoded_metric_rule_and_top_k():
     X, Y = _data(n=240)
     assert DeepOutputKernelRegressor(**FAST).fit(X, Y).fit_info_["validation_metric"] == "f1"
-    real = DeepOutputKernelRegressor(**dict(FAST, output_kernel="linear", output_kernel_params=None)).fit(X, Y + 0.5 * X[:, :4])
+    real = DeepOutputKernelRegressor(**dict(FAST, output_kernel="linear", output_kernel_params=None))
+    real.fit(X, Y + 0.5 * X[:, :4])
     assert real.fit_info_["validation_metric"] == "loss"
     h = real.history_[0]
     assert h["best_epoch"] == int(np.argmin(h["val_loss"])) and h["val_score"] == [-v for v in h["val_loss"]]

@@ -19,18 +19,18 @@ from sklearn.base import BaseEstimator
 from skframe import deps
 from skframe.constraints import HasMethods, Interval, Options, validate_params
 from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.graphs.strings import StringBatch
 from skframe.models._base import KernelModelMixin, execution_record, in_memory_plan, store_params
 from skframe.models._core import make_rngs, resolve_kernel, size_and_resolve_sketch
 from skframe.models.structured._candidates import check_outputs
 from skframe.models.structured._decoding import DecodingMixin, option
-from skframe.graphs.strings import StringBatch
 from skframe.models.structured._deep_features import featurize, fit_featurizer, randomized_smiles
 from skframe.models.structured._deep_training import (
     decode_on_device,
     device_of,
     forward,
-    member_network,
     input_scaling,
+    member_network,
     output_loss,
     resolve_network_params,
     threads_for,
