@@ -14,7 +14,9 @@ same number of features (zero columns), and every problem keeps its own penalty 
 residual balancing and its own stop.
 
 The updates are those of :class:`skframe_solvers.admm.ADMMSolver` (same start point, same
-over-relaxation, same penalty schedule, same proximal step from the loss's ``dual``), written in
+over-relaxation, same residual balancing of the penalty, same proximal step from the loss's ``dual``;
+the initial penalty is scaled per problem to its start point's residual, see :func:`_start_penalty`,
+which cuts the iterations by about half on the joint quantile problems of the benchmarks), written in
 the eigenbasis of ``Z_p^T Z_p = E diag(sig) E^T``: with ``Z'_p = Z_p E`` and ``V' = E^T V`` the
 V-update is a diagonal scaling and each iteration costs two products with ``Z'_p`` instead of two
 with ``Z_p`` and two with ``E`` (the iterates are the same up to rounding, since ``Z'_p V' = Z_p V``
@@ -70,15 +72,27 @@ def _stack(arrays, n_max, width):
     return out
 
 
-def _rotated(items):
-    """Per group: ``Z E``, ``sig`` (clipped at 0), ``E`` and ``(Z E)^T Y``."""
+def _rotated(items, flat):
+    """Per group: ``Z E``, ``sig`` (clipped at 0), ``E`` and ``(Z E)^T Y``.
+
+    When the off-diagonal part of ``Z^T Z`` is at most ``flat`` times its largest diagonal entry (orthogonal
+    feature columns, as the exact model's ``Z = U D^{1/2}``), ``E = I`` and ``sig`` is the diagonal: with
+    ``flat`` the unit roundoff of the iteration's products, the departure from orthogonality it ignores is no
+    larger than that of the rounded copy of ``Z`` the products use (the certificate does not depend on it)."""
     cache = {}
     for it in items:
         if it.group in cache:
             continue
         fp = it.fp
-        sig, E = np.linalg.eigh(fp.gram())
-        Zr = fp.Z @ E
+        gram = fp.gram()
+        diag = np.diag(gram).copy()
+        off = gram - np.diag(diag)
+        if np.max(np.abs(off), initial=0.0) <= flat * max(float(np.max(np.abs(diag), initial=0.0)), 1e-300):
+            # orthogonal feature columns (the exact model's Z = U D^{1/2}): Z^T Z is its own eigendecomposition
+            sig, E, Zr = diag, np.eye(diag.size), np.array(fp.Z, dtype=np.float64)
+        else:
+            sig, E = np.linalg.eigh(gram)
+            Zr = fp.Z @ E
         cache[it.group] = (Zr, np.maximum(sig, 0.0), E, Zr.T @ fp.Y)
     return cache
 
@@ -113,6 +127,29 @@ def _dual_values(structure, dual, A, Y, lower, upper, rowmask):
     return out
 
 
+def _start_penalty(rho, rho_start, structure, dual, F, Y, rowmask, lower, upper, n):
+    """Per-problem initial penalty: ``rho`` everywhere, or (``rho_start="residual"``) the width of the loss's dual
+    domain over the root mean square residual ``Y - F`` at the start point, per problem.
+
+    The penalty is the inverse step of the proximal step of the loss; the dual point ``A = rho (Y - T)`` clipped to
+    the dual domain then moves across a sizeable part of the domain at the first step, whatever the scale of the
+    targets (scaling ``Y`` by ``c`` scales this penalty by ``1 / c``, as it scales the best fixed penalty). A problem
+    whose width is not finite (an unbounded dual domain) or whose residual is zero keeps ``rho``."""
+    P = F.shape[0]
+    if rho_start != "residual":
+        return np.full(P, float(rho))
+    d = Y.shape[2]
+    R = (Y - F) * rowmask
+    rms = np.sqrt(np.sum(R * R, axis=(1, 2)) / (n * d))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if structure == "separable":
+            width = np.sum((upper - lower) * rowmask, axis=(1, 2)) / (n * d)
+        else:  # a ball of radius rho: diameter 2 rho over the d coordinates
+            width = np.full(P, 2.0 * dual.radius / np.sqrt(d))
+        out = width / rms
+    return np.where(np.isfinite(out) & (out > 0), out, float(rho))
+
+
 def batched_admm(items, **params):
     """Solve every problem of ``items`` to a certified relative duality gap in one ADMM loop (see
     :func:`_batched_admm`), with one BLAS thread: the products are small, and threads waiting for a core
@@ -122,7 +159,7 @@ def batched_admm(items, **params):
 
 
 def _batched_admm(items, *, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, adapt_until=500, check_every=10,
-                 init="ridge", relaxation=1.6, products="float32"):
+                 init="ridge", relaxation=1.6, products="float32", rho_start="residual"):
     """Solve every problem of ``items`` to a certified relative duality gap ``tol`` in one ADMM loop.
 
     Parameters
@@ -133,6 +170,10 @@ def _batched_admm(items, *, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, ada
         As :class:`skframe_solvers.admm.ADMMSolver`'s parameters (``init``: "ridge" or "zeros").
     products : {"float32", "float64"}, default="float32"
         Precision of the two products of each iteration (the estimates and the certificate are float64).
+    rho_start : {"residual", "fixed"}, default="residual"
+        "fixed" starts every problem at ``rho``; "residual" at the penalty of :func:`_start_penalty` (the
+        width of the dual domain over the start point's residual), which the residual balancing then adapts.
+        The penalty only sets the steps: the points are certified the same way.
 
     Returns
     -------
@@ -149,7 +190,7 @@ def _batched_admm(items, *, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, ada
     k = C.shape[0]
     s = fp0.sqrt_s ** 2
     a = float(relaxation)
-    rot = _rotated(items)
+    rot = _rotated(items, np.finfo(np.float32).eps if products == "float32" else 0.0)
     P = len(items)
     n = np.array([it.fp.n for it in items], dtype=float)
     n_max = int(n.max())
@@ -183,7 +224,7 @@ def _batched_admm(items, *, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, ada
     low = np.float32 if products == "float32" else np.float64
     Zp, ZpT = Zr.astype(low), np.ascontiguousarray(Zr.transpose(0, 2, 1), dtype=low)
     switch_at = max(int(max_iter * 0.25), 1)
-    rho = np.full(P, float(rho))
+    rho = _start_penalty(rho, rho_start, structure, dual, F, Y, rowmask, lower, upper, n)
     CT = np.ascontiguousarray(C.T)
     idx = np.arange(P)  # the problems still in the batch
     best_P = np.full(P, np.inf)
