@@ -20,7 +20,10 @@ which cuts the iterations by about half on the joint quantile problems of the be
 the eigenbasis of ``Z_p^T Z_p = E diag(sig) E^T``: with ``Z'_p = Z_p E`` and ``V' = E^T V`` the
 V-update is a diagonal scaling and each iteration costs two products with ``Z'_p`` instead of two
 with ``Z_p`` and two with ``E`` (the iterates are the same up to rounding, since ``Z'_p V' = Z_p V``
-and ``||V'|| = ||V||``).
+and ``||V'|| = ||V||``). The problems of one group (a fold: the same features for every λ) are
+adjacent columns of the stacked arrays (shape ``(rows, problems, outputs)``), so each product is one
+matrix product per group with all its problems as columns: the group's features are read once per
+product, and a certified problem leaves the batch without copying any features.
 
 *Certificate.* Every ``check_every`` iterations the primal value at the current point and the dual
 value at the dual point ``A = -rho U`` are estimated for every problem from the iteration's own
@@ -66,9 +69,31 @@ class BatchItem:
 
 
 def _stack(arrays, n_max, width):
-    out = np.zeros((len(arrays), n_max, width))
+    """``(n_max, P, width)``: problem ``p``'s array in column ``p``, padded with zeros."""
+    out = np.zeros((n_max, len(arrays), width))
     for p, a in enumerate(arrays):
-        out[p, : a.shape[0], : a.shape[1]] = a
+        out[: a.shape[0], p, : a.shape[1]] = a
+    return out
+
+
+def _spans(gid):
+    """``(group, start, stop)`` of the runs of equal group ids (the problems are sorted by group)."""
+    if gid.size == 0:
+        return []
+    cuts = np.flatnonzero(np.diff(gid)) + 1
+    starts, stops = np.r_[0, cuts], np.r_[cuts, gid.size]
+    return [(int(gid[a]), int(a), int(b)) for a, b in zip(starts, stops)]
+
+
+def _group_products(mats, H, spans, rows):
+    """``out[:m_g, a:b] = mats[g] @ H[:c_g, a:b]`` for each span, with all problems of a group as the columns of
+    one product (``mats[g]`` is ``m_g x c_g``); rows beyond ``m_g`` are zero. ``H``: ``(., P, w)``."""
+    out = np.zeros((rows, H.shape[1], H.shape[2]))
+    w = H.shape[2]
+    for g, a, b in spans:
+        Mg = mats[g]
+        m, c = Mg.shape
+        out[:m, a:b] = (Mg @ H[:c, a:b].reshape(c, (b - a) * w)).reshape(m, b - a, w)
     return out
 
 
@@ -101,7 +126,7 @@ def _prox(structure, dual, W, Y, rho, lower, upper, rowmask):
     """The dual point ``alpha`` of the proximal step of ``l / rho`` at ``W`` (see
     :func:`skframe_solvers.admm.loss_prox`), for stacked problems and per-problem ``rho``."""
     R = Y - W
-    inv = (1.0 / rho)[:, None, None]
+    inv = (1.0 / rho)[None, :, None]
     if structure == "norm":
         nrm = np.sqrt(np.sum(R * R, axis=2, keepdims=True))
         t = np.clip((nrm - dual.l1) / (dual.quad + inv), 0.0, dual.radius)
@@ -117,12 +142,12 @@ def _dual_values(structure, dual, A, Y, lower, upper, rowmask):
     if structure == "norm":
         nrm = np.sqrt(np.sum(A * A, axis=2))
         h = np.sum(A * Y, axis=2) - 0.5 * dual.quad * nrm**2 - dual.l1 * nrm
-        bad = np.any(nrm > dual.radius * (1 + 1e-9) + 1e-9, axis=1)
+        bad = np.any(nrm > dual.radius * (1 + 1e-9) + 1e-9, axis=0)
     else:
         h = np.sum(A * Y - 0.5 * dual.quad * A * A - dual.l1 * np.abs(A), axis=2)
         slack = 1e-9 * (1 + np.abs(A))
-        bad = np.any((A < lower - slack) | (A > upper + slack), axis=(1, 2))
-    out = np.sum(h * rowmask[:, :, 0], axis=1)
+        bad = np.any((A < lower - slack) | (A > upper + slack), axis=(0, 2))
+    out = np.sum(h * rowmask[:, :, 0], axis=0)
     out[bad] = -np.inf
     return out
 
@@ -135,15 +160,15 @@ def _start_penalty(rho, rho_start, structure, dual, F, Y, rowmask, lower, upper,
     the dual domain then moves across a sizeable part of the domain at the first step, whatever the scale of the
     targets (scaling ``Y`` by ``c`` scales this penalty by ``1 / c``, as it scales the best fixed penalty). A problem
     whose width is not finite (an unbounded dual domain) or whose residual is zero keeps ``rho``."""
-    P = F.shape[0]
+    P = F.shape[1]
     if rho_start != "residual":
         return np.full(P, float(rho))
     d = Y.shape[2]
     R = (Y - F) * rowmask
-    rms = np.sqrt(np.sum(R * R, axis=(1, 2)) / (n * d))
+    rms = np.sqrt(np.sum(R * R, axis=(0, 2)) / (n * d))
     with np.errstate(invalid="ignore", divide="ignore"):
         if structure == "separable":
-            width = np.sum((upper - lower) * rowmask, axis=(1, 2)) / (n * d)
+            width = np.sum((upper - lower) * rowmask, axis=(0, 2)) / (n * d)
         else:  # a ball of radius rho: diameter 2 rho over the d coordinates
             width = np.full(P, 2.0 * dual.radius / np.sqrt(d))
         out = width / rms
@@ -190,47 +215,55 @@ def _batched_admm(items, *, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, ada
     k = C.shape[0]
     s = fp0.sqrt_s ** 2
     a = float(relaxation)
+    low = np.float32 if products == "float32" else np.float64
     rot = _rotated(items, np.finfo(np.float32).eps if products == "float32" else 0.0)
+    # problems sorted by group: the problems of a group (a fold: its features, all its lam values) are adjacent
+    # columns, and each product of an iteration is one product per group with its problems as extra columns
+    groups = list(dict.fromkeys(it.group for it in items))
+    order = sorted(range(len(items)), key=lambda p: groups.index(items[p].group))
+    items = [items[p] for p in order]
+    gid = np.array([groups.index(it.group) for it in items])
+    Zg = [rot[g][0] for g in groups]
+    ZgT = [np.ascontiguousarray(z.T) for z in Zg]
+    Zp, ZpT = [z.astype(low) for z in Zg], [z.astype(low) for z in ZgT]
     P = len(items)
     n = np.array([it.fp.n for it in items], dtype=float)
     n_max = int(n.max())
     r_max = max(it.fp.r for it in items)
     d = fp0.Y.shape[1]
     lam = np.array([it.fp.lam for it in items])
-    Zr = _stack([rot[it.group][0] for it in items], n_max, r_max)
-    sig = np.zeros((P, r_max))
+    sig = np.zeros((r_max, P, 1))
     for p, it in enumerate(items):
-        sig[p, : it.fp.r] = rot[it.group][1]
+        sig[: it.fp.r, p, 0] = rot[it.group][1]
     Y = _stack([it.fp.Y for it in items], n_max, d)
-    rowmask = np.zeros((P, n_max, 1))
+    rowmask = np.zeros((n_max, P, 1))
     for p, it in enumerate(items):
-        rowmask[p, : it.fp.n] = 1.0
+        rowmask[: it.fp.n, p] = 1.0
     lower = upper = None
     if structure == "separable":  # padded rows: a box of zero width keeps their dual point at 0
         bounds = [dual.bounds(it.fp.Y) for it in items]
         lower = _stack([b[0] for b in bounds], n_max, d)
         upper = _stack([b[1] for b in bounds], n_max, d)
     # start point: the square-loss closed form in the rotated variables, or zero
-    V = np.zeros((P, r_max, k))
+    V = np.zeros((r_max, P, k))
     if init == "ridge":
         for p, it in enumerate(items):
             ZtYQ = rot[it.group][3] @ it.fp.Q
-            V[p, : it.fp.r] = it.fp.sqrt_s * ZtYQ / (np.outer(rot[it.group][1], s) + it.fp.n * it.fp.lam)
-    F = Zr @ (V @ C)
+            V[: it.fp.r, p] = it.fp.sqrt_s * ZtYQ / (np.outer(rot[it.group][1], s) + it.fp.n * it.fp.lam)
+    spans = _spans(gid)
+    F = _group_products(Zg, V @ C, spans, n_max)
     U = np.zeros_like(F)
     # the iterations' two products run on float32 copies (half the bytes, twice the flops of float64), as
     # ADMMSolver(products="float32") does; the certificate is float64 on the problem's own arrays, and problems
     # still uncertified after a quarter of max_iter go on with float64 products
-    low = np.float32 if products == "float32" else np.float64
-    Zp, ZpT = Zr.astype(low), np.ascontiguousarray(Zr.transpose(0, 2, 1), dtype=low)
     switch_at = max(int(max_iter * 0.25), 1)
     rho = _start_penalty(rho, rho_start, structure, dual, F, Y, rowmask, lower, upper, n)
     CT = np.ascontiguousarray(C.T)
     idx = np.arange(P)  # the problems still in the batch
     best_P = np.full(P, np.inf)
     best_D = np.full(P, -np.inf)
-    best_V = np.zeros_like(V)
-    best_A = np.zeros_like(F)
+    best_V = np.zeros((P, r_max, k))
+    best_A = np.zeros((P, n_max, d))
     traces = [[] for _ in range(P)]
     results = [None] * P
     plain = structure == "separable" and dual.l1 == 0.0  # no soft threshold (pinball, hinge)
@@ -238,15 +271,16 @@ def _batched_admm(items, *, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, ada
     denom = None
     it_count = 0
     for it_count in range(1, max_iter + 1):
-        scale = (rho / n[idx])[:, None, None]
+        rho_b = rho[None, :, None]
         if denom is None:  # the V-update's diagonal: changes with rho only
-            denom = scale / (lam[idx][:, None, None] + scale * sig[:, :, None] * s)
+            scale = (rho / n[idx])[None, :, None]
+            denom = scale / (lam[idx][None, :, None] + scale * sig * s)
         if it_count == switch_at and low is not np.float64:
-            low, Zp, ZpT = np.float64, Zr, np.ascontiguousarray(Zr.transpose(0, 2, 1))
+            low, Zp, ZpT = np.float64, Zg, ZgT
         np.subtract(F, U, out=G)
-        V = np.matmul(ZpT, (G @ CT).astype(low, copy=False)).astype(np.float64, copy=False)
+        V = _group_products(ZpT, (G @ CT).astype(low, copy=False), spans, r_max)
         V *= denom
-        ZV = (Zp @ (V @ C).astype(low, copy=False)).astype(np.float64, copy=False)
+        ZV = _group_products(Zp, (V @ C).astype(low, copy=False), spans, n_max)
         # over-relaxed prediction plus multipliers: the point of the proximal step
         np.multiply(ZV, a, out=T)
         if a != 1.0:
@@ -256,43 +290,43 @@ def _batched_admm(items, *, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, ada
         np.subtract(Y, T, out=G)
         if plain:
             if dual.quad == 0.0:
-                G *= rho[:, None, None]
+                G *= rho_b
             else:
-                G /= (dual.quad + 1.0 / rho)[:, None, None]
+                G /= dual.quad + 1.0 / rho_b
             np.maximum(G, lower, out=A)
             np.minimum(A, upper, out=A)
         else:
             A = _prox(structure, dual, T, Y, rho, lower, upper, rowmask)
         F_old = F
-        F = A / rho[:, None, None]
+        F = A / rho_b
         F += T
         np.subtract(T, F, out=U)
         if adaptive and it_count % 5 == 0 and it_count <= adapt_until:
-            r_norm = np.sqrt(np.sum((ZV - F) ** 2, axis=(1, 2)))
-            s_norm = rho * np.sqrt(np.sum((F - F_old) ** 2, axis=(1, 2)))
+            r_norm = np.sqrt(np.sum((ZV - F) ** 2, axis=(0, 2)))
+            s_norm = rho * np.sqrt(np.sum((F - F_old) ** 2, axis=(0, 2)))
             factor = np.where(r_norm > 10 * s_norm, 2.0, np.where(s_norm > 10 * r_norm, 0.5, 1.0))
             if np.any(factor != 1.0):
                 rho = rho * factor
-                U /= factor[:, None, None]
+                U /= factor[None, :, None]
                 denom = None
         if it_count % check_every and it_count < max_iter:
             continue
         # estimates of P at V and D at A = -rho U from this iteration's products
         lam_a, n_a = lam[idx], n[idx]
-        m = ZV.shape[0] * n_max
-        losses = np.asarray(fp0.loss.value(ZV.reshape(m, d), Y.reshape(m, d)), dtype=float).reshape(ZV.shape[0], -1)
-        Pv = np.sum(losses * rowmask[:, :, 0], axis=1) / n_a + 0.5 * lam_a * np.sum(V * V, axis=(1, 2))
-        A_now = -rho[:, None, None] * U
-        VA = np.matmul(ZpT, (A_now @ CT).astype(low, copy=False)).astype(np.float64, copy=False)
-        VA /= (lam_a * n_a)[:, None, None]
+        m = n_max * idx.size
+        losses = np.asarray(fp0.loss.value(ZV.reshape(m, d), Y.reshape(m, d)), dtype=float).reshape(n_max, -1)
+        Pv = np.sum(losses * rowmask[:, :, 0], axis=0) / n_a + 0.5 * lam_a * np.sum(V * V, axis=(0, 2))
+        A_now = -rho[None, :, None] * U
+        VA = _group_products(ZpT, (A_now @ CT).astype(low, copy=False), spans, r_max)
+        VA /= (lam_a * n_a)[None, :, None]
         Dv = _dual_values(structure, dual, A_now, Y, lower, upper, rowmask) / n_a - \
-            0.5 * lam_a * np.sum(VA * VA, axis=(1, 2))
+            0.5 * lam_a * np.sum(VA * VA, axis=(0, 2))
         better_P = Pv < best_P[idx]
         better_D = Dv > best_D[idx]
         for q in np.flatnonzero(better_P):
-            best_P[idx[q]], best_V[idx[q]] = Pv[q], V[q]
+            best_P[idx[q]], best_V[idx[q]] = Pv[q], V[:, q]
         for q in np.flatnonzero(better_D):
-            best_D[idx[q]], best_A[idx[q]] = Dv[q], A_now[q]
+            best_D[idx[q]], best_A[idx[q]] = Dv[q], A_now[:, q]
         done = []
         for q, p in enumerate(idx):
             gap = relative_gap(best_P[p], best_D[p])
@@ -313,11 +347,15 @@ def _batched_admm(items, *, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, ada
             idx = idx[keep]
             if idx.size == 0:
                 break
-            Zr, sig, Y, rowmask = Zr[keep], sig[keep], Y[keep], rowmask[keep]
-            F, U, rho = F[keep], U[keep], rho[keep]
-            Zp, ZpT = (Zr, ZpT[keep]) if low is np.float64 else (Zp[keep], ZpT[keep])
-            T, A, G = T[keep], A[keep], G[keep]
+            gid = gid[keep]
+            spans = _spans(gid)
+            sig, Y, rowmask = sig[:, keep], Y[:, keep], rowmask[:, keep]
+            F, U, rho = F[:, keep], U[:, keep], rho[keep]
+            T, A, G = T[:, keep], A[:, keep], G[:, keep]
             denom = None
             if lower is not None:
-                lower, upper = lower[keep], upper[keep]
-    return results
+                lower, upper = lower[:, keep], upper[:, keep]
+    out = [None] * P
+    for p, q in enumerate(order):
+        out[q] = results[p]
+    return out
