@@ -173,7 +173,10 @@ def _fitted_at(model, rep, M, lam, res, seconds):
 
 def _feature_norm(model, rep, r, X_te):
     """``max ||z(x)||_2`` over the held-out rows: the features are the predictions of ``W = I_r``."""
-    basis = rep.expansion(np.eye(r))
+    if rep.feature_map is None and rep.proj is not None and rep.proj.shape[1] == r:  # proj @ I_r without a product
+        basis = {"coef_": rep.proj, "X_fit_": rep.X_basis, "feature_map_": None}
+    else:
+        basis = rep.expansion(np.eye(r))
     Xq = validate_X(model, X_te, reset=False)
     Z = np.asarray(predict_expansion(model.kernel_, Xq, basis["coef_"], basis["X_fit_"], basis["feature_map_"]))
     return float(np.sqrt(np.max(np.einsum("ij,ij->i", Z, Z)))) if Z.size else 0.0
@@ -286,8 +289,10 @@ def _batch_settings(solver):
         return {**{key: params[key] for key in _ADMM_KEYS}, "products": products}, "iterations", "max_iter"
     if name == "dual-cd" and params.get("method") in ("auto", "admm"):
         cap = params["max_admm_iter"] if params.get("max_admm_iter") is not None else 5 * params["max_epochs"]
-        return ({"tol": params["tol"], "max_iter": int(cap), "init": params["init"], "products": products},
-                "admm_iterations", "max_admm_iter")
+        # dual-cd's ADMM phase has no over-relaxation parameter: 1.8 (ADMMSolver's default is 1.6) takes about 10 %
+        # fewer iterations on the joint quantile problems of the benchmarks
+        return ({"tol": params["tol"], "max_iter": int(cap), "init": params["init"], "products": products,
+                 "relaxation": 1.8}, "admm_iterations", "max_admm_iter")
     return None
 
 
