@@ -110,6 +110,10 @@ def _command_name(argv):
     return next((a for a in argv if not a.startswith("-")), None)
 
 
+#: the exit status of a command stopped by Ctrl-C or SIGTERM (128 + SIGINT, the shell's convention)
+INTERRUPTED = 130
+
+
 def _terminated(signum, frame):
     raise KeyboardInterrupt  # SIGTERM ends a command as Ctrl-C does: temporary files removed, old files intact
 
@@ -127,7 +131,13 @@ def main(argv=None):
         install_warnings()
     if _command_name(argv) not in CORE_COMMANDS and "--version" not in argv:
         register_plugin_commands(app)
-    app(args=argv, prog_name="skframe")
+    try:
+        app(args=argv, prog_name="skframe")
+    except SystemExit as exc:
+        if exc.code == INTERRUPTED:  # Typer's exit status for Ctrl-C: say it in one line, as every error is said
+            print("Interrupted: a file being written was removed; the file it would have replaced is unchanged.",
+                  file=sys.stderr)
+        raise
 
 
 if __name__ == "__main__":  # pragma: no cover
