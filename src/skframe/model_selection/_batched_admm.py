@@ -284,7 +284,7 @@ def _batched_admm(items, *, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, ada
         # over-relaxed prediction plus multipliers: the point of the proximal step
         np.multiply(ZV, a, out=T)
         if a != 1.0:
-            T += (1.0 - a) * F
+            T += np.multiply(F, 1.0 - a, out=G)
         T += U
         # the proximal step as the dual point A (skframe_solvers.admm.loss_prox, per-problem rho)
         np.subtract(Y, T, out=G)
@@ -297,10 +297,10 @@ def _batched_admm(items, *, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, ada
             np.minimum(A, upper, out=A)
         else:
             A = _prox(structure, dual, T, Y, rho, lower, upper, rowmask)
+        # F = T + A / rho and U = T - F = -A / rho
+        np.divide(A, -rho_b, out=U)
         F_old = F
-        F = A / rho_b
-        F += T
-        np.subtract(T, F, out=U)
+        F = T - U
         if adaptive and it_count % 5 == 0 and it_count <= adapt_until:
             r_norm = np.sqrt(np.sum((ZV - F) ** 2, axis=(0, 2)))
             s_norm = rho * np.sqrt(np.sum((F - F_old) ** 2, axis=(0, 2)))

@@ -339,14 +339,14 @@ def _machine_batched(estimator, folds, data, lams, order, scorer, out):
                 out.errors.append(_message(k, lams[j], exc))
             out.fit_times[k] = (time.perf_counter() - t0) / n_l
             continue
-        prepared[k] = (model, captured["rep"], captured["Yc"], loss, M, time.perf_counter() - t0)
+        prepared[k] = (model, captured["rep"], captured["Yc"], loss, M, time.perf_counter() - t0, X_te, y_te)
     if not prepared:
         return
     solver = next(iter(prepared.values()))[0].solver_
     settings, unit, cap_name = _batch_settings(solver)
     results = {k: {} for k in prepared}
     items, where = {}, {}
-    for k, (model, rep, Yc, loss, M, _) in prepared.items():
+    for k, (model, rep, Yc, loss, M, *_) in prepared.items():
         for j in range(n_l):
             try:
                 fp, dual = model.solver_._dual_problem(rep.problem(Yc), loss, float(lams[j]), M)
@@ -364,8 +364,7 @@ def _machine_batched(estimator, folds, data, lams, order, scorer, out):
             results[k][j] = solver._gap_result(item.fp, sol["V"], sol["trace"], sol["n_iter"], unit,
                                                settings["max_iter"], cap_name, dict(extra, rho=sol["rho"]))
     share = (time.perf_counter() - t0) / max(sum(len(b) for b in items.values()), 1)
-    for k, (model, rep, _, _, M, seconds) in prepared.items():
-        _, _, X_te, y_te = data(k)
+    for k, (model, rep, _, _, M, seconds, X_te, y_te) in prepared.items():
         own = np.where([isinstance(results[k].get(j), Exception) for j in range(n_l)], 0.0, share)
         _finish_fold(model, rep, M, k, X_te, y_te, lams, order, results[k], own, scorer, out,
                      seconds + float(own.sum()))
