@@ -584,7 +584,7 @@ def test_default_recipe_is_reproducible_with_a_seed():
     assert a.history_[0]["val_score"] == b.history_[0]["val_score"]
 
 
-def test_kernel_features_feed_the_mlp():
+def test_kernel_features_feed_the_mlp(tmp_path):
     """input_features='ngram': one column per training n-gram, its counts (plain Python), unknown n-grams dropped."""
     from collections import Counter
 
@@ -607,6 +607,9 @@ def test_kernel_features_feed_the_mlp():
                                      random_state=0).fit(S, Y)
     np.testing.assert_allclose(np.linalg.norm(unit._featurize(S[:6], reset=False).toarray(), axis=1), 1.0)
     assert unit.predict(["CCO", "CCCC"]).shape == (2, 2)
+    again = load(save(unit, tmp_path / "ngram.skf"))  # the kernel and its training codes travel with the model
+    np.testing.assert_array_equal(again.input_codes_, unit.input_codes_)
+    np.testing.assert_array_equal(again.decision_function(S), unit.decision_function(S))
     with pytest.raises(InvalidParameterError, match="input_features"):
         DeepOutputKernelRegressor("text-cnn", input_features="ngram").fit(S, Y)
     with pytest.raises(InvalidParameterError, match="count features"):
