@@ -22,8 +22,9 @@ starts where a fresh fit starts, and every point is then the fresh fit's computa
 
 *Batched* (the default with the built-in ``dual-cd`` and ``admm`` solvers): the features of every fold are
 built first (the fresh fit's draws), then all (fold, λ) problems of the block are solved together by the ADMM
-iterations of :mod:`skframe.model_selection._batched_admm` (stacked arrays, one penalty and one stop per
-problem), each stopped at the same certified relative duality gap ``tol`` as a fresh fit. The points are
+iterations of :mod:`skframe.model_selection._batched_admm` (stacked arrays, one product per fold with all its
+λ values as columns, one penalty and one stop per problem, the penalty started at the scale of the problem's
+residual), each stopped at the same certified relative duality gap ``tol`` as a fresh fit. The points are
 then certified solutions obtained by another method than the fresh fit (``dual-cd`` may run coordinate
 epochs or Newton steps where the batch runs ADMM iterations), so they agree with it within the tolerance
 below, like the warm-started points.
