@@ -26,8 +26,8 @@ matrix product per group with all its problems as columns: the group's features 
 product, and a certified problem leaves the batch without copying any features.
 
 *Certificate.* Every ``check_every`` iterations the primal value at the current point and the dual
-value at the dual point ``A = -rho U`` are estimated for every problem from the iteration's own
-products; the best of each seen so far (both are bounds of the optimum) give the gap, as in the
+value at the dual point ``A = -rho U`` of the proximal step are estimated for every problem from the
+iteration's own products; the best of each seen so far (both are bounds of the optimum) give the gap, as in the
 single-problem solver. A problem whose estimated relative gap reaches ``tol`` is certified by the
 independent formulas of :mod:`skframe_solvers._duality` (:func:`certified_pair`: ``P`` from the
 loss values at the predictions of ``V``, ``D`` from the conjugate formula at ``A``), on the problem's
@@ -302,8 +302,10 @@ def _batched_admm(items, *, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, ada
         F_old = F
         F = T - U
         if adaptive and it_count % 5 == 0 and it_count <= adapt_until:
-            r_norm = np.sqrt(np.sum((ZV - F) ** 2, axis=(0, 2)))
-            s_norm = rho * np.sqrt(np.sum((F - F_old) ** 2, axis=(0, 2)))
+            np.subtract(ZV, F, out=G)
+            r_norm = np.sqrt(np.einsum("ipj,ipj->p", G, G))
+            np.subtract(F, F_old, out=G)
+            s_norm = rho * np.sqrt(np.einsum("ipj,ipj->p", G, G))
             factor = np.where(r_norm > 10 * s_norm, 2.0, np.where(s_norm > 10 * r_norm, 0.5, 1.0))
             if np.any(factor != 1.0):
                 rho = rho * factor
@@ -311,16 +313,16 @@ def _batched_admm(items, *, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, ada
                 denom = None
         if it_count % check_every and it_count < max_iter:
             continue
-        # estimates of P at V and D at A = -rho U from this iteration's products
+        # estimates of P at V and D at the proximal step's dual point A (= -rho U) from this iteration's products
         lam_a, n_a = lam[idx], n[idx]
         m = n_max * idx.size
         losses = np.asarray(fp0.loss.value(ZV.reshape(m, d), Y.reshape(m, d)), dtype=float).reshape(n_max, -1)
-        Pv = np.sum(losses * rowmask[:, :, 0], axis=0) / n_a + 0.5 * lam_a * np.sum(V * V, axis=(0, 2))
-        A_now = -rho[None, :, None] * U
+        Pv = np.einsum("ip,ip->p", losses, rowmask[:, :, 0]) / n_a + 0.5 * lam_a * np.einsum("ipj,ipj->p", V, V)
+        A_now = A
         VA = _group_products(ZpT, (A_now @ CT).astype(low, copy=False), spans, r_max)
         VA /= (lam_a * n_a)[None, :, None]
         Dv = _dual_values(structure, dual, A_now, Y, lower, upper, rowmask) / n_a - \
-            0.5 * lam_a * np.sum(VA * VA, axis=(0, 2))
+            0.5 * lam_a * np.einsum("ipj,ipj->p", VA, VA)
         better_P = Pv < best_P[idx]
         better_D = Dv > best_D[idx]
         for q in np.flatnonzero(better_P):
