@@ -335,11 +335,13 @@ def _batched_admm(items, *, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, ada
         for q in np.flatnonzero(better_D):
             best_D[idx[q]], best_A[idx[q]] = Dv[q], A_now[:, q]
         done = []
-        for q, p in enumerate(idx):
-            gap = relative_gap(best_P[p], best_D[p])
-            traces[p].append((float(best_P[p]), float(best_D[p]), float(gap)))
-            if gap > tol and it_count < max_iter:
-                continue
+        bp, bd = best_P[idx], best_D[idx]
+        with np.errstate(invalid="ignore"):  # NaN (an infinite bound) is not above tol: it goes to the certificate
+            gaps = (bp - bd) / np.maximum(np.maximum(np.abs(bp), np.abs(bd)), np.finfo(float).tiny)
+        for p, entry in zip(idx, zip(bp.tolist(), bd.tolist(), gaps.tolist())):
+            traces[p].append(entry)
+        for q in (range(idx.size) if it_count >= max_iter else np.flatnonzero(~(gaps > tol))):
+            p = idx[q]
             # the certificate: the problem's and the loss's own objectives on the problem's own arrays
             fp = items[p].fp
             Vp = rot[items[p].group][2] @ best_V[p, : fp.r]
