@@ -283,7 +283,7 @@ def _batched_admm(items, *, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, ada
         if it_count == switch_at and low is not np.float64:
             low, Zp, ZpT = np.float64, Zg, ZgT
         np.subtract(F, U, out=G)
-        V = _group_products(ZpT, (G @ CT).astype(low, copy=False), spans, r_max)
+        V = _group_products(ZpT, G.astype(low, copy=False), spans, r_max) @ CT  # C^T on the side of r <= n
         V *= denom
         ZV = _group_products(Zp, (V @ C).astype(low, copy=False), spans, n_max)
         # over-relaxed prediction plus multipliers: the point of the proximal step
@@ -324,7 +324,7 @@ def _batched_admm(items, *, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, ada
         losses = np.asarray(fp0.loss.value(ZV.reshape(m, d), Y.reshape(m, d)), dtype=float).reshape(n_max, -1)
         Pv = np.einsum("ip,ip->p", losses, rowmask[:, :, 0]) / n_a + 0.5 * lam_a * np.einsum("ipj,ipj->p", V, V)
         A_now = A
-        VA = _group_products(ZpT, (A_now @ CT).astype(low, copy=False), spans, r_max)
+        VA = _group_products(ZpT, A_now.astype(low, copy=False), spans, r_max) @ CT
         VA /= (lam_a * n_a)[None, :, None]
         Dv = _dual_values(structure, dual, A_now, Y, rowmask) / n_a - \
             0.5 * lam_a * np.einsum("ipj,ipj->p", VA, VA)
