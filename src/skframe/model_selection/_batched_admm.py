@@ -283,7 +283,7 @@ def _batched_admm(items, *, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, ada
         if it_count == switch_at and low is not np.float64:
             low, Zp, ZpT = np.float64, Zg, ZgT
         np.subtract(F, U, out=G)
-        V = _group_products(ZpT, G.astype(low, copy=False), spans, r_max) @ CT  # C^T on the side of r <= n
+        V = _group_products(ZpT, G.astype(low, copy=False), spans, r_max) @ CT  # C^T after the product: r rows, not n
         V *= denom
         ZV = _group_products(Zp, (V @ C).astype(low, copy=False), spans, n_max)
         # over-relaxed prediction plus multipliers: the point of the proximal step
