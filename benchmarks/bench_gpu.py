@@ -14,6 +14,9 @@ gamma = 0.5, Nyström sub-sampling; test MSE on 10 000 fresh rows. Sections, eac
            GPU (``backend="cupy"``) and on this machine's CPU (``backend="numpy"``): times and test MSE;
            the 2-core time of ``benchmarks/out/scale_huber_1e6.json`` is quoted when present
   agree    n = 1e6, m = 1 000 ridge on the GPU and on the CPU: test MSE of each, largest prediction gap
+  dsokr    DSOKR's default recipe on Bibtex (mlp, Gaussian output kernel sigma^2 = 1e4, m_Y = 200) with
+           ``device="cuda"`` and on this machine's CPU cores: fit seconds and example-based F1 of each
+           (needs a CUDA build of PyTorch and the Bibtex files; skipped otherwise)
 
 The targets (issue "one execution plan", on an H100/H200) are checked in ``summary``. With
 ``--junit FILE`` the GPU tests' JUnit report (``benchmarks/gpu_check.sh``) is folded into the same
