@@ -16,7 +16,7 @@ gamma = 0.5, Nyström sub-sampling; test MSE on 10 000 fresh rows. Sections, eac
   agree    n = 1e6, m = 1 000 ridge on the GPU and on the CPU: test MSE of each, largest prediction gap
   dsokr    DSOKR's default recipe on Bibtex (mlp, Gaussian output kernel sigma^2 = 1e4, m_Y = 200) with
            ``device="cuda"`` and on this machine's CPU cores: fit seconds and example-based F1 of each
-           (needs a CUDA build of PyTorch and the Bibtex files; skipped otherwise)
+           (needs the Bibtex files; skipped without a CUDA build of PyTorch)
 
 The targets (issue "one execution plan", on an H100/H200) are checked in ``summary``. With
 ``--junit FILE`` the GPU tests' JUnit report (``benchmarks/gpu_check.sh``) is folded into the same
@@ -117,6 +117,8 @@ def dsokr_section(dry):
     if dry:
         Xtr, Ytr = Xtr[:600], Ytr[:600]
     rec = {"section": "dsokr", "n_train": int(Xtr.shape[0]), "cpu_threads": torch.get_num_threads()}
+    if not dry:
+        torch.ones(1, device="cuda").sum().item()  # the CUDA context, outside the timed fit
     for key, device in (("cpu", "cpu"), ("cuda", "cpu" if dry else "cuda")):  # dry run: the CPU stands in
         model = DeepOutputKernelRegressor(output_kernel_params={"gamma": 1 / (2 * 1e4)}, output_sketch_size=200,
                                           epochs=3 if dry else 60, device=device, random_state=0)
