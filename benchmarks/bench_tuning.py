@@ -201,7 +201,8 @@ def main():
     for section in SECTIONS:
         if section in chosen:
             t0 = time.perf_counter()
-            result = {"boston": boston, "friedman": friedman}.get(section, lambda a: cli(section, a))(args)
+            runner = {"boston": boston, "friedman": friedman}.get(section)
+            result = runner(args) if runner is not None else cli(section, args)
             result["section_seconds"] = time.perf_counter() - t0
             result["run"] = "python benchmarks/bench_tuning.py " + " ".join(sys.argv[1:])
             result["load_average_after"] = os.getloadavg()  # the machine is shared: ratios are of one run

@@ -128,6 +128,21 @@ def test_default_grid():
     assert search.search_info_["default_grid"] and search.search_info_["gamma_heuristic"] == pytest.approx(g0)
 
 
+def test_auto_sharing_shares_the_sketch_from_a_number_of_rows_on(monkeypatch):
+    import skframe.model_selection.search as search_module
+
+    X, y = _data()
+    est = SketchedKernelRidge(sketch="nystrom", sketch_size=20, random_state=0)
+    small = KernelSearchCV(est, GRID, cv=4).fit(X, y)  # the default: "auto", below the threshold
+    assert small.search_info_["sketch_sharing"] == "fold"
+    assert small.search_info_["blocks"][0]["info"]["sketch_sharing"] == "fold"
+    monkeypatch.setattr(search_module, "SHARED_FROM_ROWS", len(X))
+    large = KernelSearchCV(est, GRID, cv=4).fit(X, y)
+    assert large.search_info_["sketch_sharing"] == "shared"
+    assert large.search_info_["blocks"][0]["info"]["sketch_sharing"] == "shared"
+    assert large.get_params()["sketch_sharing"] == "auto"  # the parameter is left as given
+
+
 def test_shared_sketch_mode_runs_one_sketch_per_kernel_value():
     X, y = _data()
     est = SketchedKernelRidge(sketch="nystrom", sketch_size=20, random_state=0)

@@ -37,7 +37,7 @@ from skframe.exceptions import InvalidParameterError
 __all__ = ["tune", "TuneOptions", "parse_grid_values", "parse_lam_grid", "run_tune"]
 
 TUNING = "Tuning"
-SHARING = ("fold", "shared")
+SHARING = ("auto", "fold", "shared")
 #: the estimator parameter each kernel option sets, and the prefix of its column in the table
 KERNEL_OPTIONS = {
     "kernel_params": ("--kernel-param", ""),
@@ -178,9 +178,10 @@ class TuneOptions(FitOptions):
                                            "(r2, neg_mean_squared_error, accuracy, ...); default: the model's "
                                            "own score.", TUNING, show_default=False)] = None
     sketch_sharing: Annotated[str, _opt("--sketch-sharing", "fold (each fold draws its sketch from its own "
-                                        "training rows, as separate fits would) or shared (one sketch drawn from "
-                                        "every row serves all folds: one pass over the data per kernel value).",
-                                        TUNING)] = "fold"
+                                        "training rows, as separate fits would), shared (one sketch drawn from "
+                                        "every row serves all folds: one pass over the data per kernel value) or "
+                                        "auto (shared from 20000 training rows on, else fold).",
+                                        TUNING)] = "auto"
     n_jobs: Annotated[Optional[int], _opt("--n-jobs", "Folds solved in parallel threads (default 1).", TUNING,
                                           show_default=False)] = None
     png: Annotated[Optional[Path], _opt("--png", "Write the CV score as a PNG: curves (one parameter searched) or "
@@ -389,7 +390,7 @@ def _run_tune(opts, stack):
         "n_train": int(prep.X_train.shape[0]),
         "n_test": int(prep.X_test.shape[0]) if prep.X_test is not None else 0,
         "cv": {"n_splits": int(search.n_splits_), "shuffle": bool(opts.shuffle), "splitter": repr(search.cv),
-               "scoring": opts.scoring or "score", "sketch_sharing": opts.sketch_sharing},
+               "scoring": opts.scoring or "score", "sketch_sharing": search.search_info_["sketch_sharing"]},
         "grid": {"columns": [c[0] for c in columns], "n_points": n_points, "n_blocks": _n_blocks(grid),
                  "from_default": defaulted, "gamma_heuristic": heuristic,
                  "points": [_column_values(p, columns) for p in res["params"]]},

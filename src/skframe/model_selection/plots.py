@@ -178,7 +178,7 @@ def _curves(plt, points, mean, std, names, best_index, score_name):
     for k, p in enumerate(points):
         groups.setdefault(tuple(repr(p[n]) for n in others), []).append(k)
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
-    for key, idx in groups.items():
+    for idx in groups.values():
         idx = sorted(idx, key=lambda k: points[k][x_name])
         x = _axis_values([points[k] for k in idx], x_name)
         label = ", ".join(f"{n}={_label(points[idx[0]][n])}" for n in others) or None
