@@ -50,6 +50,9 @@ main(sys.argv[1:])
 
 def _limits(address_space=None, file_size=None):
     def apply():
+        # Ctrl-C as a terminal delivers it: a run started in the background by a non-interactive shell
+        # inherits SIGINT ignored, and Python then installs no KeyboardInterrupt handler
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         if address_space is not None:
             import resource
 
