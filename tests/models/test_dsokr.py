@@ -671,3 +671,42 @@ def test_cli_dsokr_mlp_reads_morgan_fingerprints(tmp_path):
                                    "--output-kernel", "wl-subtree", "--output-sketch-size", "6", "--epochs", "3"])
     assert res.exit_code == 0, res.output
     assert "inputs=smiles+morgan" in res.output and "training   mlp hidden=128" in res.output
+
+
+def test_mixed_precision_trains_in_bfloat16_and_keeps_the_decoded_outputs(tmp_path):
+    """bfloat16 forward passes: weights move by bfloat16 rounding, the decoded labels of an easy problem stay."""
+    from skframe.persistence import load, save
+
+    X, Y = _data(n=300)
+    kw = dict(output_kernel_params={"gamma": 0.5}, output_sketch_size=20, epochs=8, random_state=0)
+    full = DeepOutputKernelRegressor(**kw).fit(X[:240], Y[:240])
+    half = DeepOutputKernelRegressor(mixed_precision=True, **kw).fit(X[:240], Y[:240])
+    assert half.fit_info_["mixed_precision"] and not full.fit_info_["mixed_precision"]
+    moved = max(float(np.abs(full.draws_[0].weights[k] - v).max()) for k, v in half.draws_[0].weights.items())
+    assert 0 < moved < 0.05  # not the same computation, and not a different training either
+    agree = np.mean(full.predict(X[240:]) == half.predict(X[240:]))
+    assert agree >= 0.9, agree
+    save(half, tmp_path / "half.skf")
+    again = load(tmp_path / "half.skf")
+    assert again.mixed_precision is True
+    np.testing.assert_array_equal(again.predict(X[240:]), half.predict(X[240:]))
+    with pytest.raises(InvalidParameterError, match="mixed_precision"):
+        DeepOutputKernelRegressor(mixed_precision="yes", **kw).fit(X, Y)
+
+
+def test_cli_mixed_precision_option(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from skframe.cli import app
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 5))
+    np.savetxt(tmp_path / "train.csv", np.c_[X, (X[:, :4] > 0).astype(float)], delimiter=",")
+    res = CliRunner().invoke(app, ["fit", str(tmp_path / "train.csv"), "--targets", "4", "--task", "structured",
+                                   "--model", "dsokr", "--output-kernel-param", "gamma=0.5", "--output-sketch-size",
+                                   "15", "--epochs", "3", "--mixed-precision", "--json"])
+    assert res.exit_code == 0, res.output
+    rep = json.loads(res.output)
+    assert rep["training"]["mixed_precision"] is True and rep["model"]["params"]["mixed_precision"] is True

@@ -201,6 +201,9 @@ class FitOptions:
     n_seeds: Annotated[int, _opt("--n-seeds", "Networks trained from different seeds per sketch draw "
                                  "(scores aggregated with --aggregate).", "Neural network")] = 1
     device: Annotated[str, _opt("--device", "Where the network trains: cpu or cuda.", "Neural network")] = "cpu"
+    mixed_precision: Annotated[bool, _opt("--mixed-precision", "dsokr: the network's forward passes in bfloat16 "
+                                          "during training (faster on a GPU with bfloat16 units; check the "
+                                          "decoded metric).", "Neural network")] = False
     output_rank: Annotated[Optional[int], _opt("--output-rank", "dsokr: keep only the p_Y leading directions of "
                                                "the sketched output basis (p_Y <= --output-sketch-size; default: "
                                                "all).", "Neural network", show_default=False)] = None

@@ -71,6 +71,7 @@ def build_deep_estimator(opts):
         n_seeds=int(opts.n_seeds or 1),
         aggregate=opts.aggregate or "mean",
         device=opts.device,
+        mixed_precision=bool(opts.mixed_precision),
         random_state=opts.seed,
         **params,
     )

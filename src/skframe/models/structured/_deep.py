@@ -162,6 +162,11 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         tensor when they fit (512 MiB on the CPU, a quarter of the GPU's free memory).
     dtype : {"float32", "float64"}, default="float32"
         Precision of the network.
+    mixed_precision : bool, default=False
+        Train with the network's forward passes in bfloat16 (``torch.autocast``; the weights, the loss,
+        the validation and the predictions stay in ``dtype``). Faster on GPUs with bfloat16 units; turn
+        it on where it keeps the decoded metric (``benchmarks/bench_gpu.py``'s ``dsokr`` section measures
+        both); on most CPUs it is slower.
     n_threads : int, optional
         PyTorch CPU threads during fit and prediction (restored afterwards). Default: one thread for
         networks under 100 000 weights (more threads only add synchronisation there, and stall
@@ -257,6 +262,7 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         aggregate="mean",
         device="cpu",
         dtype="float32",
+        mixed_precision=False,
         n_threads=None,
         rtol=None,
         output_rank=None,
@@ -287,6 +293,7 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         "aggregate": [Options("mean", "max")],
         "device": [Options("cpu", "cuda", "auto")],
         "dtype": [Options("float32", "float64")],
+        "mixed_precision": ["boolean"],
         "n_threads": [Interval("int", 1, None), None],
         "rtol": [Interval("real", 0, 1), None],
         "output_rank": [Interval("int", 1, None), None],
@@ -451,6 +458,7 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
             "learning_rate": float(self.learning_rate), "lr_schedule": self.lr_schedule,
             "weight_decay": float(self.weight_decay), "batch_size": first["batch_size"], "epochs": int(self.epochs),
             "patience": int(self.patience), "device": str(device_of(self, torch)), "inputs_resident": first["resident"],
+            "mixed_precision": bool(getattr(self, "mixed_precision", False)),
             "n_train": int(n_train), "n_validation": int(n_val), "validation_metric": first["metric"],
             "members": [{"epochs_run": h["epochs_run"], "best_epoch": h["best_epoch"], "best_score": h["best_score"],
                          "stopped": h["stopped"]} for h in histories],

@@ -368,6 +368,7 @@ def train_network(est, torch, X, Psi, off, val, loss, seed, progress, index, tar
         steps = -(-n // batch_size)
         sched = _schedule(est, torch, opt, steps) if adam else None
         s2 = float(scale) ** 2
+        amp = bool(getattr(est, "mixed_precision", False))  # models saved before the option train without
 
         def batch_loss(idx, penalty=False):
             if variants:  # one of the equivalent strings of each row, drawn afresh every time
@@ -378,7 +379,9 @@ def train_network(est, torch, X, Psi, off, val, loss, seed, progress, index, tar
                 xb = Xres[torch.from_numpy(idx).to(dev)]
             else:
                 xb = batch_tensor(est, torch, X, idx)
-            Z = net(xb)
+            with torch.autocast(device_type=dev.type, dtype=torch.bfloat16, enabled=amp):
+                Z = net(xb)
+            Z = Z.to(dt)  # the loss in the network's precision
             t = torch.from_numpy(idx).to(dev)
             u = ((Z - T[t]) ** 2).sum(dim=1) + outside[t]
             value = loss.torch_value(u * s2).mean() / s2
