@@ -134,6 +134,21 @@ def _score(scorer, model, X_te, y_te):
     return value, time.perf_counter() - t
 
 
+def _score_fold(out, k, lams, fitted, errors, scorer, X_te, y_te):
+    """Score fold ``k``'s fitted points; a point missing from ``fitted`` fails with ``errors[j]``, as does one
+    whose scorer raises."""
+    for j in range(len(lams)):
+        if j not in fitted:
+            out.failed[k, j] = True
+            out.errors.append(_message(k, lams[j], errors[j]))
+            continue
+        try:
+            out.test_scores[k, j], out.score_times[k, j] = _score(scorer, fitted[j], X_te, y_te)
+        except Exception as exc:
+            out.failed[k, j] = True
+            out.errors.append(_message(k, lams[j], exc))
+
+
 def _spread(out, k, own, total):
     """Fit times of fold ``k``: each point's own seconds plus an equal share of the fold's shared work."""
     own = np.where(np.isfinite(own), own, 0.0)
@@ -247,7 +262,6 @@ def _finish_fold(model, rep, M, k, X_te, y_te, lams, order, results, own, scorer
 
 def _finish_fold_scores(model, rep, M, k, X_te, y_te, lams, order, results, own, scorer, out, seconds):
     info = out.info
-    n_l = lams.size
     tol = getattr(model.solver_, "tol", None)
     cnorm = 1.0 if M is None else float(np.sqrt(max(np.linalg.eigvalsh(np.asarray(M, dtype=float)).max(), 0.0)))
     zmax = None
@@ -275,16 +289,7 @@ def _finish_fold_scores(model, rep, M, k, X_te, y_te, lams, order, results, own,
         info["prediction_bound"][k, j] = own_bound
         info["prediction_tolerance"][k, j] = own_bound + fresh
     _spread(out, k, own, seconds)
-    for j in range(n_l):
-        if j not in fitted:
-            out.failed[k, j] = True
-            out.errors.append(_message(k, lams[j], results[j]))
-            continue
-        try:
-            out.test_scores[k, j], out.score_times[k, j] = _score(scorer, fitted[j], X_te, y_te)
-        except Exception as exc:
-            out.failed[k, j] = True
-            out.errors.append(_message(k, lams[j], exc))
+    _score_fold(out, k, lams, fitted, results, scorer, X_te, y_te)
     info["solver"] = getattr(model.solver_, "name", type(model.solver_).__name__)
     info["solver_tol"] = tol
 
@@ -613,16 +618,7 @@ def _structured_fold(estimator, k, X_tr, y_tr, X_te, y_te, lams, scorer, out):
         own[j] = time.perf_counter() - ts
     _spread(out, k, own, time.perf_counter() - t0)
     out.info["rank"][k] = min(p.rank for p in paths)
-    for j in range(n_l):
-        if j in errors:
-            out.failed[k, j] = True
-            out.errors.append(_message(k, lams[j], errors[j]))
-            continue
-        try:
-            out.test_scores[k, j], out.score_times[k, j] = _score(scorer, fitted[j], X_te, y_te)
-        except Exception as exc:
-            out.failed[k, j] = True
-            out.errors.append(_message(k, lams[j], exc))
+    _score_fold(out, k, lams, fitted, errors, scorer, X_te, y_te)
 
 
 def structured_path(estimator, X, y, folds, lams, scorer):
