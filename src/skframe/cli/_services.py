@@ -38,6 +38,12 @@ def call_predict(module, model, X, opts):
     return module.predict(model, X, opts) if len(params) >= 3 else module.predict(model, X)
 
 
+def format_metrics(metrics):
+    """The metrics block of a command's summary: one indented ``name  value`` line per metric."""
+    width = max([16] + [len(k) + 2 for k in metrics])
+    return "\n".join(f"  {k:<{width}}{format_value(v)}" for k, v in metrics.items())
+
+
 def format_value(value):
     """Short human form of a report value (details stay in --json)."""
     if isinstance(value, float):

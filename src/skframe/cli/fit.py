@@ -18,7 +18,7 @@ from skframe.cli._common import (
 )
 from skframe.cli._explain import execution_line, explain_report, print_explain
 from skframe.cli._options import FitOptions, command_signature
-from skframe.cli._services import call_predict, task_module
+from skframe.cli._services import call_predict, format_metrics, task_module
 from skframe.cli._services import format_value as _fmt
 from skframe.exceptions import InvalidParameterError
 
@@ -402,9 +402,7 @@ def print_report(report):
     typer.echo(f"fit        {report['fit_seconds']:.4f} s")
     typer.echo(f"predict    {report['predict_seconds']:.4f} s")
     typer.echo(f"metrics on the {report['evaluated_on']} set:")
-    width = max([16] + [len(k) + 2 for k in report["metrics"]])
-    for k, v in report["metrics"].items():
-        typer.echo(f"  {k:<{width}}{_fmt(v)}")
+    typer.echo(format_metrics(report["metrics"]))
     for row in report.get("lam_path", []):
         typer.echo(f"lam path   lam={row['lam']:.3g}: {_fmt(row['metrics'])}")
     if report.get("lam_path"):

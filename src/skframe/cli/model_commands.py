@@ -10,8 +10,7 @@ import typer
 
 from skframe.cli._common import echo_json, handle_errors, to_jsonable
 from skframe.cli._options import FORMATS, MISSING, FitOptions, _choice
-from skframe.cli._services import call_predict, task_module, write_predictions
-from skframe.cli._services import format_value as _fmt
+from skframe.cli._services import call_predict, format_metrics, task_module, write_predictions
 from skframe.exceptions import InvalidParameterError
 
 
@@ -230,10 +229,7 @@ def evaluate(
         echo_json(report)
         return
     typer.echo(f"model      {report['model']} ({task}) on {report['n_samples']} samples, {seconds:.4f} s")
-    metrics = to_jsonable(report["metrics"])
-    width = max([16] + [len(k) + 2 for k in metrics])
-    for k, v in metrics.items():
-        typer.echo(f"  {k:<{width}}{_fmt(v)}")
+    typer.echo(format_metrics(to_jsonable(report["metrics"])))
 
 
 def _print_evaluation(report, json_out):
@@ -243,10 +239,7 @@ def _print_evaluation(report, json_out):
         return
     typer.echo(f"model      {report['model']} ({report['task']}) on {report['n_samples']} samples, "
                f"{report['predict_seconds']:.4f} s")
-    metrics = to_jsonable(report["metrics"])
-    width = max([16] + [len(k) + 2 for k in metrics])
-    for k, v in metrics.items():
-        typer.echo(f"  {k:<{width}}{_fmt(v)}")
+    typer.echo(format_metrics(to_jsonable(report["metrics"])))
 
 
 predict = handle_errors(predict)

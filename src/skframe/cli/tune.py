@@ -30,6 +30,7 @@ import typer
 
 from skframe.cli._common import echo_json, handle_errors, progress_bar, to_jsonable
 from skframe.cli._options import KV, FitOptions, _kv, _opt, command_signature
+from skframe.cli._services import format_metrics
 from skframe.cli._services import format_value as _fmt
 from skframe.cli.fit import _params, evaluate_model, prepare, save_model
 from skframe.exceptions import InvalidParameterError
@@ -460,9 +461,7 @@ def print_report(report):
     typer.echo(f"time       search {t['search_seconds']:.3f} s, refit {t['refit_seconds']:.3f} s")
     if report.get("metrics"):
         typer.echo("metrics of the refitted best model on the test set:")
-        width = max([16] + [len(k) + 2 for k in report["metrics"]])
-        for k, v in report["metrics"].items():
-            typer.echo(f"  {k:<{width}}{_fmt(v)}")
+        typer.echo(format_metrics(report["metrics"]))
     if report.get("png"):
         typer.echo(f"figure     {report['png']}")
     if report.get("model_path"):
