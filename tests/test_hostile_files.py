@@ -5,8 +5,10 @@ plus 200 MB (tests/hostile.py): a reader that allocated what a file merely claim
 line instead of the limit's message. Times are recorded by benchmarks/bench_hostile.py, not asserted here.
 """
 
+import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -149,6 +151,10 @@ def test_dask_fit_whose_only_worker_dies_stops_with_one_line(tmp_path):
 def test_ctrl_c_during_a_local_dask_fit_prints_at_most_one_line(tmp_path):
     pytest.importorskip("distributed")
     data = _data(tmp_path, 200_000)
+    held = socket.socket()  # another cluster's default HTTP port, taken: the fit must not mention it
+    with contextlib.suppress(OSError):
+        held.bind(("", 8787))
+        held.listen()
     proc = subprocess.Popen([sys.executable, "-m", "skframe", "fit", data, "--sketch-size", "3000", "--dask-local",
                              "2"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
@@ -163,6 +169,7 @@ def test_ctrl_c_during_a_local_dask_fit_prints_at_most_one_line(tmp_path):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
     time.sleep(1)  # anything the workers would still print
+    held.close()
     assert proc.returncode != 0 and len(err.strip().splitlines()) <= 1, err[-3000:]
     assert "Traceback" not in err
 

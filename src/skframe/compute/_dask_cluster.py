@@ -57,7 +57,10 @@ def dask_client(scheduler=None, local=None):
             if local is not None:
                 with _ignoring_ctrl_c():  # the worker processes: Ctrl-C stops the client, which closes them
                     cluster = stack.enter_context(distributed.LocalCluster(
-                        n_workers=int(local), threads_per_worker=1, processes=True, dashboard_address=None,
+                        n_workers=int(local), threads_per_worker=1, processes=True,
+                        # the scheduler's HTTP server on a free port: its default, 8787, is taken by any other
+                        # cluster on the machine, and the fallback prints two warning lines
+                        dashboard_address=":0",
                         silence_logs=50))  # CRITICAL: their errors reach the client as exceptions
                 address = cluster
             else:
