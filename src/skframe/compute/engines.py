@@ -13,10 +13,10 @@ import scipy.sparse as sp
 from scipy.linalg import blas
 
 from skframe.compute._engine_cupy import cupy_engine
+from skframe.contract.protocols import kernel_block
 from skframe.core.sketching import _times_mixT, diagonal_of_mix
 from skframe.exceptions import InvalidParameterError
 from skframe.options import DEFAULT_OPTIONS
-from skframe.plugin.protocols import kernel_block
 
 __all__ = ["NumpyEngine", "get_engine"]
 

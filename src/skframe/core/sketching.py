@@ -26,14 +26,14 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from skframe.contract.collections import chunks, is_collection, n_items, take
+from skframe.contract.protocols import kernel_block, kernel_prepare, takes_engine
+from skframe.contract.tags import get_tags
 from skframe.core.engine import engine_module, select_engine, with_engine
 from skframe.core.sketch_matrix import SketchMatrix, diagonal_of_mix, from_entries
 from skframe.core.threads import run_row_ranges, threads_for
 from skframe.exceptions import InvalidParameterError, PluginError
 from skframe.options import DEFAULT_OPTIONS, compute_dtype
-from skframe.plugin.collections import chunks, is_collection, n_items, take
-from skframe.plugin.protocols import kernel_block, kernel_prepare, takes_engine
-from skframe.plugin.tags import get_tags
 
 __all__ = [
     "SketchMatrix",
@@ -131,7 +131,7 @@ def _rows(X, start, stop):
 def _kernel_block(kernel, X, Y, dtype, engine=None):
     """The block in ``dtype``: computed so by kernels listing it in ``dtypes``, else rounded once.
 
-    ``engine`` is passed to kernels that take it (:func:`skframe.plugin.protocols.takes_engine`).
+    ``engine`` is passed to kernels that take it (:func:`skframe.contract.protocols.takes_engine`).
     """
     if dtype != np.float64 and dtype.name in get_tags(kernel, "kernel").dtypes:
         extra = {"engine": engine} if engine is not None and takes_engine(kernel) else {}
@@ -207,7 +207,7 @@ def kernel_times_mixT(kernel, X_rows, X_sub, R, options=None, out=None):
     ----------
     kernel : kernel object
         Evaluated once on ``(X_rows, X_sub)``; prepare it on the training data first
-        (:func:`skframe.plugin.protocols.kernel_prepare`), e.g. for ``gamma="scale"``.
+        (:func:`skframe.contract.protocols.kernel_prepare`), e.g. for ``gamma="scale"``.
     X_rows : ndarray, sparse matrix or InputCollection
         The rows of this chunk.
     X_sub : same type as X_rows
@@ -266,7 +266,7 @@ def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progr
     ----------
     kernel : kernel object
         ``kernel(A, B)`` returns the Gram block; it is prepared on ``X`` first
-        (:func:`skframe.plugin.protocols.kernel_prepare`, e.g. ``gamma="scale"``).
+        (:func:`skframe.contract.protocols.kernel_prepare`, e.g. ``gamma="scale"``).
     X : ndarray, sparse matrix or InputCollection with n items
     R : SketchMatrix
     options : ComputeOptions, optional

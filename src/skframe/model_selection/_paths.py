@@ -81,6 +81,11 @@ import time
 import numpy as np
 from sklearn.base import clone
 
+from skframe.compute.backend import serial_blas
+from skframe.contract.collections import n_items, take
+from skframe.contract.problems import SolveResult
+from skframe.contract.protocols import kernel_block
+from skframe.contract.tags import get_tags
 from skframe.core.linalg import default_rtol, solve_psd, sqrt_pinv_sym
 from skframe.core.sketching import diagonal_of_mix, draw_sketch, sketched_gram_products
 from skframe.deps import is_dask_collection
@@ -93,11 +98,6 @@ from skframe.models.machine._common import MachineBase
 from skframe.models.structured._estimator import OutputKernelRegressor
 from skframe.models.structured._sisokr import _Draw
 from skframe.options import ComputeOptions
-from skframe.plugin.api import serial_blas
-from skframe.plugin.collections import n_items, take
-from skframe.plugin.problems import SolveResult
-from skframe.plugin.protocols import kernel_block
-from skframe.plugin.tags import get_tags
 
 __all__ = ["machine_path", "structured_path"]
 

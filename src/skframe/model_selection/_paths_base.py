@@ -22,7 +22,7 @@ from sklearn.base import RegressorMixin, is_regressor
 from sklearn.metrics import mean_squared_error, r2_score
 from sklearn.utils import RegressorTags, Tags, TargetTags, _safe_indexing
 
-from skframe.plugin.collections import is_collection, take
+from skframe.contract.collections import is_collection, take
 
 __all__ = ["PathScores", "fold_rows", "scorer_kind", "r2_from_errors", "HeldOutPredictions"]
 
@@ -100,7 +100,7 @@ def fold_rows(X, index):
     """The rows ``index`` of ``X`` (array, sparse matrix, data frame or input collection), as a fit receives them.
 
     The same selection scikit-learn's cross-validation makes (``sklearn.utils._safe_indexing``),
-    and :func:`skframe.plugin.collections.take` for an input collection.
+    and :func:`skframe.contract.collections.take` for an input collection.
     """
     if is_collection(X):
         return take(X, np.asarray(index))

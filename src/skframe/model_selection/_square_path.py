@@ -61,6 +61,8 @@ from skframe.compute.machine import available_memory
 from skframe.compute.stream_fit import StreamedRepresentation, streamed_representation
 from skframe.compute.streaming import accumulate, sketch_gram
 from skframe.constraints import validate_params
+from skframe.contract.collections import is_collection, n_items, take
+from skframe.contract.tags import get_tags
 from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import default_rtol, sketch_spectrum
 from skframe.core.sketching import draw_sketch
@@ -69,8 +71,6 @@ from skframe.model_selection._paths_base import HeldOutPredictions, PathScores, 
 from skframe.models._base import validate_X, validate_XY
 from skframe.models._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch, target_offset
 from skframe.models.ridge import SketchedKernelRidge
-from skframe.plugin.collections import is_collection, n_items, take
-from skframe.plugin.tags import get_tags
 
 __all__ = ["square_loss_path", "FoldSystem", "fold_system_scores"]
 

@@ -17,6 +17,8 @@ from skframe.compute.backend import serial_blas
 from skframe.compute.plan import describe_data, plan_fit
 from skframe.compute.stream_fit import options_from, streamed_representation, validate_dask_XY
 from skframe.constraints import HasMethods, Interval, Options, validate_params
+from skframe.contract.collections import is_collection, n_items
+from skframe.contract.tags import get_tags
 from skframe.core.linalg import ZERO_GRAM
 from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidInputError, InvalidParameterError, NotFittedError
@@ -34,8 +36,6 @@ from skframe.models._core import (
 from skframe.models._core import resolve_kernel as _core_resolve_kernel
 from skframe.models._core import resolve_sketch as _core_resolve_sketch
 from skframe.options import ComputeOptions
-from skframe.plugin.collections import is_collection, n_items
-from skframe.plugin.tags import get_tags
 
 __all__ = ["store_params", "KernelModelMixin", "KernelRegressorMixin", "validate_X", "validate_XY", "resolve_kernel",
            "resolve_sketch", "KERNEL_MODEL_CONSTRAINTS", "KERNEL_MODEL_HINTS", "in_memory_plan", "execution_record"]
@@ -110,7 +110,7 @@ def _wrap_value_error(func, *args, **kwargs):
 def validate_X(estimator, X, *, reset):
     """Validate inputs like scikit-learn (NaN/inf, shape, n_features_in_) raising InvalidInputError.
 
-    An :class:`skframe.plugin.collections.InputCollection` is returned unchanged: the kernel
+    An :class:`skframe.contract.collections.InputCollection` is returned unchanged: the kernel
     is the only thing that reads its items.
     """
     if is_collection(X):

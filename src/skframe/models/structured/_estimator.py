@@ -8,6 +8,10 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from skframe.constraints import Interval, Options, validate_params
+from skframe.contract.collections import is_collection, n_items, take
+from skframe.contract.protocols import kernel_block
+from skframe.contract.registry import get_decoder
+from skframe.contract.tags import get_tags
 from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import solve_psd
 from skframe.core.output_basis import SketchedOutputBasis, TrainingOutputBasis, unique_rows
@@ -18,10 +22,6 @@ from skframe.models._core import build_representation, make_rngs, resolve_kernel
 from skframe.models.structured._candidates import check_outputs
 from skframe.models.structured._decoding import DecodingMixin
 from skframe.models.structured._sisokr import _Draw, sketched_input_coef
-from skframe.plugin.collections import is_collection, n_items, take
-from skframe.plugin.protocols import kernel_block
-from skframe.plugin.registry import get_decoder
-from skframe.plugin.tags import get_tags
 
 __all__ = ["OutputKernelRegressor"]
 
@@ -95,7 +95,7 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
     sketch_infos_ : list of dict
         Input and output sketch description of each draw.
     input_kernel_spec_, output_kernel_spec_, input_sketch_spec_, output_sketch_spec_ : ComponentSpec or None
-        The :class:`skframe.plugin.specs.ComponentSpec` of each component known to the registry
+        The :class:`skframe.contract.specs.ComponentSpec` of each component known to the registry
         (None for an unregistered object or no sketch).
     execution_ : dict
         How the fit ran and why (:meth:`skframe.compute.execution.ExecutionPlan.to_dict`): the
