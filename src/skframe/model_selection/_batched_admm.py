@@ -183,7 +183,7 @@ def _start_penalty(rho, rho_start, structure, dual, F, Y, rowmask, lower, upper,
 def batched_admm(items, **params):
     """Solve every problem of ``items`` to a certified relative duality gap in one ADMM loop (see
     :func:`_batched_admm`), with one BLAS thread: the products are small, and threads waiting for a core
-    another process holds slow them down (:func:`skframe.plugin.api.serial_blas`)."""
+    another process holds slow them down (:func:`skframe.compute.backend.serial_blas`)."""
     with serial_blas(True):
         return _batched_admm(items, **params)
 
