@@ -52,7 +52,6 @@ from __future__ import annotations
 from skframe.contract.kinds import KIND_TABLE
 from skframe.contract.tags import kind_of
 from skframe.exceptions import PluginError
-from skframe.plugin.checks import _decoding, _kernel, _loss, _sketch, _solver
 from skframe.plugin.checks._common import COMMON_PROPERTIES, ConformanceError, check_tags
 from skframe.plugin.checks._decoding import check_decoder, check_output_matrix_component
 from skframe.plugin.checks._kernel import check_kernel
@@ -76,11 +75,8 @@ __all__ = [
 
 # ----------------------------------------------------------------------------- dispatch, from the kinds table
 _CHECKS = {kind.name: globals()[kind.check] for kind in KIND_TABLE}
-_OWN = {"kernel": _kernel.PROPERTIES, "sketch": _sketch.PROPERTIES, "loss": _loss.PROPERTIES,
-        "solver": _solver.PROPERTIES, "decoder": _decoding.PROPERTIES,
-        "output_matrix": _decoding.OUTPUT_MATRIX_PROPERTIES}
 #: {kind: the properties its check evaluates, each a name of ConformanceError's failures}
-PROPERTIES = {kind.name: COMMON_PROPERTIES + _OWN[kind.name] for kind in KIND_TABLE}
+PROPERTIES = {kind: COMMON_PROPERTIES + check.properties for kind, check in _CHECKS.items()}
 
 
 def check_component(component, kind=None, **kwargs):

@@ -104,6 +104,8 @@ def check_kernel(kernel, X=None, Y=None, *, params=None, rng=0, rtol=1e-7):
                          "rebuild the same kernel from params")
     return tags
 
+check_kernel.properties = PROPERTIES  # read by skframe.plugin.checks.PROPERTIES
+
 
 def _check_blocks(fail, kernel, X, Y, rtol):
     """Shapes, finite values, ``Y=None`` where the signature has it, symmetry and PSD-ness; returns ``k(X, Y)``."""
@@ -204,7 +206,7 @@ def _check_threads(fail, kernel, tags, X, rng, n_threads=3, rounds=4):
     expected = kernel_block(kernel, X, Y)
     out = np.empty_like(expected)
     bounds = list(range(0, n, 4)) + [n]
-    barrier = threading.Barrier(n_threads)
+    barrier = threading.Barrier(n_threads, timeout=60)
 
     def tile(k):
         barrier.wait()  # the threads start together, so that their calls overlap

@@ -90,6 +90,8 @@ def check_loss(loss, *, params=None, n=25, d=2, rng=0, rtol=1e-5):
                          "return every constructor argument in params")
     return tags
 
+check_loss.properties = PROPERTIES  # read by skframe.plugin.checks.PROPERTIES
+
 
 def _check_dual(fail, loss, dual, F, Y, v, G, rng, rtol):
     structure = getattr(dual, "structure", None)
