@@ -6,6 +6,7 @@ import threading
 import numpy as np
 import pytest
 
+import skframe
 import skframe.core.sketching as sketching
 import skframe.core.threads as threads
 from skframe import SketchedKernelRidge
@@ -188,3 +189,35 @@ def test_a_failed_property_raises_its_own_failure_only():
     assert {p for p, _ in info.value.failures} == {"symmetry"}
     component, check = checks["tags"]
     check(component)  # passes
+
+
+MINIMAL_PLUGIN = """
+import numpy as np
+from skframe.plugin.api import hookimpl
+
+
+class MinimalKernel:
+    def __call__(self, X, Y):
+        return np.exp(-((X[:, None, :] - Y[None, :, :]) ** 2).sum(-1))
+
+
+@hookimpl
+def register_kernels(register):
+    register("minimal-gauss", MinimalKernel)
+"""
+
+
+@pytest.mark.usefixtures("fresh_registry")
+def test_a_registered_minimal_kernel_passes_the_kit_and_fits_through_the_cli(make_dist, tmp_path):
+    from typer.testing import CliRunner
+
+    from skframe.cli import app
+    from skframe.plugin.api import get_component
+
+    make_dist("skf-minimal", MINIMAL_PLUGIN)
+    check_component(get_component("kernel", "minimal-gauss"))
+    model = str(tmp_path / "model.skf")
+    res = CliRunner().invoke(app, ["fit", "--kernel", "minimal-gauss", "--sketch-size", "20", "--json",
+                                   "--model-out", model])
+    assert res.exit_code == 0, res.output
+    assert skframe.load(model).kernel == "minimal-gauss"

@@ -95,6 +95,7 @@ def check_decoder(decoder, *, params=None, rng=0, rtol=1e-9):
                      "the loaded decoder decodes differently", "return every constructor argument in params")
     return tags
 
+
 check_decoder.properties = PROPERTIES  # read by skframe.plugin.checks.PROPERTIES
 
 
@@ -131,5 +132,6 @@ def check_output_matrix_component(output_matrix, *, params=None, d=3, rng=0):
             fail.require(_close(outcome(other), M, 1e-12), prop, "the rebuilt output matrix differs",
                          "return every constructor argument in params")
     return tags
+
 
 check_output_matrix_component.properties = OUTPUT_MATRIX_PROPERTIES  # read by skframe.plugin.checks.PROPERTIES

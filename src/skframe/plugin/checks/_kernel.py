@@ -104,6 +104,7 @@ def check_kernel(kernel, X=None, Y=None, *, params=None, rng=0, rtol=1e-7):
                          "rebuild the same kernel from params")
     return tags
 
+
 check_kernel.properties = PROPERTIES  # read by skframe.plugin.checks.PROPERTIES
 
 

@@ -90,6 +90,7 @@ def check_loss(loss, *, params=None, n=25, d=2, rng=0, rtol=1e-5):
                          "return every constructor argument in params")
     return tags
 
+
 check_loss.properties = PROPERTIES  # read by skframe.plugin.checks.PROPERTIES
 
 

@@ -91,4 +91,5 @@ def check_sketch(sketch, n=60, *, params=None, X=None, kernel=None, rng=0):
                      "the loaded sketch draws differently", "return every constructor argument in params")
     return tags
 
+
 check_sketch.properties = PROPERTIES  # read by skframe.plugin.checks.PROPERTIES

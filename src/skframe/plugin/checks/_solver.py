@@ -149,6 +149,7 @@ def check_solver(solver, *, params=None, rng=0, rtol=0.05):
                          "the rebuilt solver has other params", "return every constructor argument in params")
     return tags
 
+
 check_solver.properties = PROPERTIES  # read by skframe.plugin.checks.PROPERTIES
 
 
