@@ -9,7 +9,11 @@ b. no import circle among the modules under src/, module-level and in-function i
 c. an import inside a function is there for start-up time or an optional dependency: it carries a one-line
    ``# lazy: <reason>`` comment (same line or the line above), and what it loads is costly, i.e. it brings in a
    heavy or optional library that its module does not load already (``OPTIONAL``, ``BY_SUBPACKAGE``, ``COSTLY``);
-d. the built-in plugins import from skframe only the public plugin module and the public data types.
+d. the built-in plugins import from skframe only the public plugin modules (the API and the toolbox) and the public
+   data types.
+
+The contract package (``skframe.contract``) is the lowest layer above the ground floor: by rule a it imports nothing
+above it, and it loads no costly library but NumPy (nor does the API, which re-exports it).
 
 The checks run on every room of skframe and every built-in plugin, and on a small made-up tree that breaks each
 rule once (so that a check that stopped seeing anything would fail too).
