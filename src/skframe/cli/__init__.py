@@ -125,8 +125,8 @@ def main(argv=None):
     files it would have replaced are left as they were.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _terminated)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminated) if main_thread else None
     if not debug_enabled():
         install_warnings()
     if _command_name(argv) not in CORE_COMMANDS and "--version" not in argv:
@@ -135,9 +135,26 @@ def main(argv=None):
         app(args=argv, prog_name="skframe")
     except SystemExit as exc:
         if exc.code == INTERRUPTED:  # Typer's exit status for Ctrl-C: say it in one line, as every error is said
-            print("Interrupted: a file being written was removed; the file it would have replaced is unchanged.",
-                  file=sys.stderr)
+            print(interruption_message(), file=sys.stderr)
         raise
+    finally:
+        # The command has ended: a SIGTERM from now on (the interpreter's shutdown restores the default action,
+        # which would end the process without a word) leaves the finished files as they are
+        if main_thread:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN if previous in (signal.SIG_DFL, None) else previous)
+
+
+def interruption_message():
+    """The line printed when Ctrl-C or SIGTERM stops a command: what was being written, what was complete."""
+    atomic = sys.modules.get("skframe.io.atomic")  # loaded only by the commands that write files
+    written, unfinished = atomic.writes() if atomic is not None else ([], [])
+    if unfinished:
+        done = f"; {', '.join(written)} had been written completely" if written else ""
+        return (f"Interrupted: the unfinished {', '.join(unfinished)} was removed; the file it would have replaced "
+                f"is unchanged{done}.")
+    if written:
+        return f"Interrupted after writing {', '.join(written)} completely."
+    return "Interrupted; no file was written."
 
 
 if __name__ == "__main__":  # pragma: no cover

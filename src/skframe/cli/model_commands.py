@@ -10,6 +10,7 @@ import typer
 
 from skframe.cli._common import echo_json, handle_errors, to_jsonable
 from skframe.cli._options import FORMATS, MISSING, FitOptions, _choice
+from skframe.cli._outputs import check_predict_out
 from skframe.cli._services import call_predict, format_metrics, task_module, write_predictions
 from skframe.exceptions import InvalidParameterError
 
@@ -160,6 +161,8 @@ def predict(
                                          "(the labels' names for multi-label models).")] = True,
 ):
     """Predict with a saved model; one row per sample, under a header row of the targets' names."""
+    if out is not None:
+        check_predict_out(out, model, data)  # before any work: not the model, not DATA, a writable file
     est, extra = _load(model)
     if _saved(extra, "representation"):  # molecules or graphs: read as at fit time
         from skframe.cli._graph_data import predict_file  # lazy: loads NumPy (~0.1 s at start-up)

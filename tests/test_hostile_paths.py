@@ -1,0 +1,163 @@
+"""Hostile runs, continued: outputs that would destroy what the user named, files that lie about their size, wide
+files, models that depend on files outside them, silent peers, and errors that must stay one line.
+
+Same style and helpers as tests/test_hostile_runs.py: each command runs in a subprocess whose address space is
+limited to a normal run's plus 200 MB; it ends with one ``Error:`` line (or a correct result), no traceback, and the
+user's files byte-identical.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+
+import numpy as np
+import pytest
+
+from tests import test_hostile_runs as hr
+
+pytestmark = hr.pytestmark
+
+world = hr.world  # the data files, a good model and the memory of normal runs
+folder = hr.folder  # a folder holding the data files and a copy of the good model (m.skf)
+_hostile, _one_error, _digest = hr._hostile, hr._one_error, hr._digest
+
+
+def _files(folder):
+    return {p.name: _digest(p) for p in folder.iterdir() if p.is_file() and not p.name.startswith("peak-")}
+
+
+# ------------------------------------------------------------------ 1. outputs never replace what the user named
+@pytest.mark.parametrize("args,fragments", [
+    (["fit", "normal.csv", "--model-out", "normal.csv"], ["--model-out normal.csv is the same file as the training "
+                                                          "file normal.csv", "give another file name"]),
+    (["fit", "normal.csv", "--test", "tiny.csv", "--model-out", "tiny.csv"], ["same file as --test tiny.csv"]),
+    (["fit", "normal.csv", "--model-out", "data-link.csv"], ["--model-out data-link.csv is the same file as the "
+                                                             "training file normal.csv"]),
+    (["fit", "normal.csv", "--model-out", "hard.csv"], ["is the same file as the training file normal.csv"]),
+    (["predict", "m.skf", "normal.csv", "--targets", "1", "--out", "normal.csv"], ["--out normal.csv is the same "
+                                                                                   "file as DATA normal.csv"]),
+    (["predict", "m.skf", "normal.csv", "--targets", "1", "--out", "model-link.csv"], ["same file as the model"]),
+    (["tune", "normal.csv", "--png", "curve.png", "--model-out", "curve.png"], ["--png curve.png and --model-out "
+                                                                                 "name the same file"]),
+])
+def test_an_output_that_is_an_input_is_refused_before_any_work(world, folder, args, fragments):
+    os.symlink("normal.csv", folder / "data-link.csv")
+    os.symlink("m.skf", folder / "model-link.csv")
+    os.link(folder / "normal.csv", folder / "hard.csv")
+    before = _files(folder)
+    _one_error(_hostile(world, args, folder), *fragments)
+    assert _files(folder) == before
+    assert (folder / "data-link.csv").is_symlink() and hr._leftovers(folder) == []
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo", "socket", "link to a fifo"])
+@pytest.mark.parametrize("command", ["fit", "predict", "tune"])
+def test_an_output_that_is_not_a_regular_file_is_refused(world, folder, kind, command):
+    name = {"fit": "out.skf", "predict": "out.csv", "tune": "out.png"}[command]
+    target = folder / name
+    held = None
+    if kind == "directory":
+        target.mkdir()
+    elif kind == "socket":
+        held = socket.socket(socket.AF_UNIX)
+        held.bind(str(target))
+    else:
+        os.mkfifo(folder / "fifo" if kind == "link to a fifo" else target)
+        if kind == "link to a fifo":
+            os.symlink("fifo", target)
+    args = {"fit": ["fit", "normal.csv", "--model-out", name],
+            "predict": ["predict", "m.skf", "normal.csv", "--targets", "1", "--out", name],
+            "tune": ["tune", "normal.csv", "--cv", "2", "--lam", "1e-3", "--png", name]}[command]
+    try:
+        what = {"directory": "a directory", "socket": "a socket"}.get(kind, "a FIFO")
+        line = _one_error(_hostile(world, args, folder), f"{name} is {what}")
+    finally:
+        if held is not None:
+            held.close()
+    assert ".tmp" not in line and "skframe-" not in line
+    assert target.is_dir() if kind == "directory" else not target.is_file()
+    assert hr._leftovers(folder) == []
+
+
+def test_a_symbolic_link_is_written_through_to_its_target(world, folder):
+    (folder / "models").mkdir()
+    os.symlink("models/current.skf", folder / "link.skf")  # a dangling link: its target is created
+    r = _hostile(world, ["fit", "normal.csv", "--model-out", "link.skf"], folder)
+    assert r.rc == 0, r.stderr
+    assert (folder / "link.skf").is_symlink() and (folder / "models" / "current.skf").is_file()
+    first = _digest(folder / "models" / "current.skf")
+    r = _hostile(world, ["fit", "normal.csv", "--seed", "3", "--model-out", "link.skf"], folder)
+    assert r.rc == 0 and (folder / "link.skf").is_symlink(), r.stderr
+    assert _digest(folder / "models" / "current.skf") != first
+    r = _hostile(world, ["predict", "link.skf", "normal.csv", "--targets", "1", "--out", "p.csv"], folder)
+    assert r.rc == 0 and len((folder / "p.csv").read_text().splitlines()) == 301, r.stderr
+    assert hr._leftovers(folder) == [] and hr._leftovers(folder / "models") == []
+
+
+def test_a_missing_or_unwritable_folder_fails_before_the_data_are_read(world, folder):
+    (folder / "garbage.csv").write_text("this is not,a table\n1,2,3\n")  # reading it would fail differently
+    r = _hostile(world, ["fit", "garbage.csv", "--model-out", "missing/m.skf"], folder)
+    _one_error(r, f"--model-out missing/m.skf: the folder {folder / 'missing'} does not exist")
+    r = _hostile(world, ["tune", "garbage.csv", "--png", "missing/cv.png"], folder)
+    _one_error(r, "--png missing/cv.png: the folder")
+    if os.geteuid() != 0:  # root writes into a read-only folder
+        (folder / "ro").mkdir(mode=0o555)
+        r = _hostile(world, ["fit", "garbage.csv", "--model-out", "ro/m.skf"], folder)
+        _one_error(r, "--model-out ro/m.skf: cannot create a file in the folder", "choose a writable folder")
+
+
+def test_wrong_suffixes_are_refused_in_one_line(world, folder):
+    _one_error(_hostile(world, ["tune", "normal.csv", "--png", "out.txt"], folder), "--png out.txt", ".png")
+    _one_error(_hostile(world, ["predict", "m.skf", "normal.csv", "--out", "p.txt"], folder), ".csv or .npz")
+
+
+def test_the_library_refuses_a_device_and_writes_through_links(tmp_path):
+    import skframe
+    from skframe.exceptions import InvalidParameterError
+    from skframe.models import SketchedKernelRidge
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    model = SketchedKernelRidge(sketch_size=5, random_state=0).fit(X, X.sum(1))
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(InvalidParameterError, match="is a FIFO"):
+        skframe.save(model, tmp_path / "pipe")
+    with pytest.raises(InvalidParameterError, match="is a directory"):
+        skframe.save(model, tmp_path)
+    os.symlink("real.skf", tmp_path / "link.skf")
+    skframe.save(model, tmp_path / "link.skf")
+    assert (tmp_path / "link.skf").is_symlink() and (tmp_path / "real.skf").is_file()
+    np.testing.assert_array_equal(skframe.load(tmp_path / "link.skf").predict(X), model.predict(X))
+
+
+def _signal_after(world, folder, args, hook, sig, marker_name="mark"):
+    marker = folder / marker_name
+    proc, peak = hr._start(args, folder, env={hook: str(marker)}, address_space=world["vm"] + hr.HEADROOM)
+    deadline = time.monotonic() + hr.TIMEOUT
+    while not marker.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.05)
+    time.sleep(0.1)
+    proc.send_signal(sig)
+    return hr._finish(proc, peak)
+
+
+def test_sigterm_just_after_the_rename_ends_in_one_line_and_keeps_the_new_file(world, folder):
+    r = _signal_after(world, folder, ["fit", "normal.csv", "--seed", "5", "--model-out", "new.skf"],
+                      "SKFRAME_TEST_PAUSE_AFTER_REPLACE", signal.SIGTERM)
+    assert r.rc == 130 and r.lines == ["Interrupted after writing new.skf completely."], (r.rc, r.stderr)
+    r = _hostile(world, ["predict", "new.skf", "normal.csv", "--targets", "1"], folder)
+    assert r.rc == 0 and len(r.stdout.splitlines()) == 301
+
+
+def test_ctrl_c_while_nothing_is_written_says_so(world, folder):
+    proc, peak = hr._start(["fit", "big.csv", "--sketch-size", "2000", "--sketch", "gaussian"], folder,
+                           address_space=world["vm"] + hr.HEADROOM)
+    time.sleep(3.0)  # loading, reading or fitting: nothing is being written
+    proc.send_signal(signal.SIGINT)
+    r = hr._finish(proc, peak)
+    if r.rc == 0:
+        pytest.skip("the fit ended before the interruption")
+    assert r.rc == 130 and r.lines == ["Interrupted; no file was written."], r.stderr
