@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -161,3 +163,79 @@ def test_ctrl_c_while_nothing_is_written_says_so(world, folder):
     if r.rc == 0:
         pytest.skip("the fit ended before the interruption")
     assert r.rc == 130 and r.lines == ["Interrupted; no file was written."], r.stderr
+
+
+# ------------------------------------------------------------------ 2. model files: one total bound, regular files
+def _rewrite_model(src, dst, edit=None, compress=False):
+    """``src`` rewritten to ``dst`` with consistent checksums: ``edit(manifest, arrays)`` first; every entry deflated
+    with ``compress``."""
+    import zipfile
+
+    from skframe.persistence.file_format import describe_array, read_model_file, write_model_file
+
+    manifest, arrays = read_model_file(src)
+    if edit is not None:
+        edit(manifest, arrays)
+    manifest["arrays"] = {k: describe_array(v) for k, v in arrays.items()}
+    write_model_file(dst, manifest, arrays)
+    if compress:
+        with zipfile.ZipFile(dst) as zf:
+            entries = [(info.filename, zf.read(info)) for info in zf.infolist()]
+        with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zf:
+            for name, data in entries:
+                zf.writestr(name, data)
+
+
+def test_compressed_model_arrays_are_bounded_together_before_any_is_read(world, folder):
+    _rewrite_model(folder / "m.skf", folder / "deflated.skf", compress=True)
+    args = ["predict", "deflated.skf", "normal.csv", "--targets", "1"]
+    r = _hostile(world, args, folder)
+    assert r.rc == 0 and len(r.stdout.splitlines()) == 301, r.stderr  # a genuine compressed file loads
+    r = _hostile(world, args, folder, env={"SKFRAME_MAX_DECOMPRESSED": "4kB"})
+    _one_error(r, "deflated.skf", "the model file's compressed arrays together decompresses to",
+               "SKFRAME_MAX_DECOMPRESSED")
+
+
+@pytest.mark.parametrize("model", ["/dev/zero", "pipe", "."])
+def test_a_model_that_is_not_a_regular_file_is_refused(world, folder, model):
+    os.mkfifo(folder / "pipe")
+    _one_error(_hostile(world, ["predict", model, "normal.csv", "--targets", "1"], folder),
+               f"model file '{model}' is not a regular file")
+
+
+def _drop_a_row(manifest, arrays):
+    key = next(k for k, a in arrays.items() if a.ndim == 2 and a.shape[0] > 2)
+    arrays[key] = np.ascontiguousarray(arrays[key][:-1])
+
+
+def _five(manifest, arrays):
+    manifest["model"]["state"]["__dict__"]["n_features_in_"] = "five"
+
+
+@pytest.mark.parametrize("edit,command,fragments", [
+    (_drop_a_row, "predict", ["holds arrays that do not fit together", "fit the model again"]),
+    (_drop_a_row, "evaluate", ["holds arrays that do not fit together"]),
+    (_drop_a_row, "predict --out", ["holds arrays that do not fit together"]),
+    (_five, "predict", ["n_features_in_='five'", "not a number of features"]),
+])
+def test_a_model_with_consistent_checksums_but_wrong_arrays_gives_one_line(world, folder, edit, command, fragments):
+    _rewrite_model(folder / "m.skf", folder / "bad.skf", edit)
+    args = {"predict": ["predict", "bad.skf", "normal.csv", "--targets", "1"],
+            "evaluate": ["evaluate", "bad.skf", "normal.csv"],
+            "predict --out": ["predict", "bad.skf", "big.csv", "--targets", "1", "--out", "p.csv"]}[command]
+    _one_error(_hostile(world, args, folder), "bad.skf", *fragments)
+    assert not (folder / "p.csv").exists()
+
+
+# ------------------------------------------------------------------ 6. environment limits that are not numbers
+@pytest.mark.parametrize("variable", ["SKFRAME_MAX_FEATURES", "SKFRAME_MAX_DECOMPRESSED", "SKFRAME_NUMBA_MIN_WORK"])
+@pytest.mark.parametrize("value", ["inf", "nan", "1e400", "-inf", "lots"])
+def test_a_non_finite_or_garbage_limit_is_refused_in_one_line(variable, value):
+    env = dict(os.environ, **{variable: value})
+    code = ("import sys, numpy as np\nfrom skframe.limits import limit\nfrom skframe.core.engine import "
+            "numba_min_work\nname = sys.argv[1]\nfn = {'SKFRAME_MAX_FEATURES': lambda: limit('features'), "
+            "'SKFRAME_MAX_DECOMPRESSED': lambda: limit('decompressed'), 'SKFRAME_NUMBA_MIN_WORK': numba_min_work}"
+            "[name]\ntry:\n    fn()\nexcept Exception as exc:\n    print(type(exc).__name__, exc)\n")
+    out = subprocess.run([sys.executable, "-c", code, variable], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    assert out.stdout.startswith("InvalidParameterError ") and f"{variable}='{value}'" in out.stdout, out.stdout

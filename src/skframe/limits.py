@@ -87,7 +87,7 @@ def _parse(lim, text):
             value = float(text.replace("_", ""))
         except ValueError:
             value = None
-    if value is None or not value >= 1 or value != int(value):
+    if value is None or not 1 <= value < float("inf") or value != int(value):  # "inf" and "nan" included
         raise InvalidParameterError(
             f"{lim.env}={text!r} is not a positive whole number; write e.g. {lim.env}={lim.default}"
         )

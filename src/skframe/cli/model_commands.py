@@ -22,6 +22,27 @@ def _load(model_path):
     return model, extra
 
 
+def _inconsistent(model_path):
+    """A context in which an estimator's own ValueError, TypeError or IndexError (arrays of a loaded model that do
+    not fit together: a file tampered with, checksums and all) becomes one PersistenceError naming the file."""
+    import contextlib
+
+    from skframe.exceptions import PersistenceError, SkframeError
+
+    @contextlib.contextmanager
+    def guard():
+        try:
+            yield
+        except SkframeError:
+            raise
+        except (ValueError, TypeError, IndexError) as exc:
+            raise PersistenceError(f"the model file {str(model_path)!r} holds arrays that do not fit together "
+                                   f"({type(exc).__name__}: {str(exc)[:200]}); it was tampered with or written by "
+                                   "an incompatible version: fit the model again") from exc
+
+    return guard()
+
+
 def _check_features(est, X, data, targets):
     expected = getattr(est, "n_features_in_", None)
     if expected is not None and X.shape[1] != expected:
@@ -178,13 +199,15 @@ def predict(
     cols, targets = _plan(layout, data, fmt, with_targets=False, targets=targets, columns=columns, drop=drop,
                           target=target)
     names = prediction_names(est, layout) if header else None
-    if _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=cols, header=names):
-        return
+    with _inconsistent(model):
+        if _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=cols, header=names):
+            return
     X, _ = _read(data, targets, missing, fmt, extra, columns=cols, with_targets=False)
     _check_features(est, X, data, targets)
-    X = _apply_scaler(X, extra)
     task = _saved(extra, "task", "regression")
-    P = call_predict(task_module(task), est, X, _options_for(extra, task))
+    with _inconsistent(model):
+        X = _apply_scaler(X, extra)
+        P = call_predict(task_module(task), est, X, _options_for(extra, task))
     write_predictions(str(out) if out else None, P, names=names)
 
 
@@ -218,12 +241,13 @@ def evaluate(
                           target=target)
     X, Y = _read(data, targets, missing, fmt, extra, columns=cols, with_targets=True)
     _check_features(est, X, data, targets)
-    X = _apply_scaler(X, extra)
     task = _saved(extra, "task", "regression")
     module = task_module(task)
     opts = _options_for(extra, task)
     t0 = time.perf_counter()
-    P = call_predict(module, est, X, opts)
+    with _inconsistent(model):
+        X = _apply_scaler(X, extra)
+        P = call_predict(module, est, X, opts)
     seconds = time.perf_counter() - t0
     Yt = Y[:, 0] if (Y.shape[1] == 1 and task != "structured") else Y
     report = {"task": task, "metrics": module.metrics(est, X, Yt, P, opts), "predict_seconds": seconds,

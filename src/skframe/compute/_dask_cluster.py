@@ -175,8 +175,9 @@ def _seconds(env, default):
         value = float(text)
     except ValueError:
         value = -1.0
-    if not value > 0:
-        raise InvalidParameterError(f"{env}={text!r} is not a positive number of seconds; write e.g. {env}={default:g}")
+    if not 0 < value < float("inf"):  # "inf" would wait forever, "nan" never compares
+        raise InvalidParameterError(f"{env}={text!r} is not a positive, finite number of seconds; write e.g. "
+                                    f"{env}={default:g}")
     return value
 
 

@@ -16,8 +16,9 @@ process). :func:`remove_stale` does the same for folders, such as the spill fold
 such names.
 
 Destinations. A destination that is a symbolic link is written through: the file it points to is
-replaced and the link kept (:func:`skframe.io.destinations.resolve_destination`). One that is a
-directory, a device, a FIFO or a socket is refused before anything is written.
+replaced and the link kept (:func:`resolve_destination`). One that is a directory, a device, a
+FIFO or a socket is refused before anything is written. :mod:`skframe.io.destinations` checks
+a command's destinations before any work.
 
 Test hook: when the environment variable ``SKFRAME_TEST_PAUSE_BEFORE_REPLACE`` names a file, a
 write creates that file once the temporary file is complete (and checked), then sleeps for up to
@@ -34,12 +35,14 @@ import os
 import re
 import shutil
 import socket
+import stat
 import tempfile
 import time
 
-from skframe.io.destinations import resolve_destination
+from skframe.exceptions import InvalidParameterError
 
-__all__ = ["atomic_write", "atomic_path", "owned_name", "remove_stale", "process_alive", "writes"]
+__all__ = ["atomic_write", "atomic_path", "owned_name", "remove_stale", "process_alive", "writes",
+           "resolve_destination"]
 
 _UMASK = os.umask(0)  # read once (os.umask can only be read by setting it)
 os.umask(_UMASK)
@@ -106,6 +109,40 @@ def remove_stale(directory, *, folders=False):
                 os.unlink(entry.path)
                 removed += 1
     return removed
+
+
+_KINDS = ((stat.S_ISDIR, "a directory", "give a file name inside it"),
+          (stat.S_ISCHR, "a character device", "give a regular file's name"),
+          (stat.S_ISBLK, "a block device", "give a regular file's name"),
+          (stat.S_ISFIFO, "a FIFO (named pipe)", "give a regular file's name"),
+          (stat.S_ISSOCK, "a socket", "give a regular file's name"))
+
+
+def _label(path, option):
+    return f"{option} {path}" if option else str(path)
+
+
+def resolve_destination(path, option=None):
+    """The path written for destination ``path``: the file itself, or the target of a symbolic link.
+
+    Raises :class:`~skframe.exceptions.InvalidParameterError` when what exists at the path (or at its
+    link's target) is not a regular file.
+    """
+    path = os.fspath(path)
+    real = os.path.realpath(path) if os.path.islink(path) else path
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        return real
+    except OSError:  # e.g. a folder on the way that cannot be searched: the write says it, naming the path
+        return real
+    if not stat.S_ISREG(st.st_mode):
+        what, fix = next(((w, f) for test, w, f in _KINDS if test(st.st_mode)),
+                         ("not a regular file", "give a regular file's name"))
+        via = f" (the symbolic link points to {real})" if real != path else ""
+        raise InvalidParameterError(f"{_label(path, option)} is {what}{via}; skframe writes a new file and renames "
+                                    f"it over the destination: {fix}")
+    return real
 
 
 def _pause_for_tests(hook=PAUSE_HOOK):

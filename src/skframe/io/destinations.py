@@ -18,53 +18,19 @@ Symbolic links: a destination that is a symbolic link is written **through** the
 stays as it is and the file it points to is replaced (atomically, by a temporary file in the
 target's folder), as a shell's ``>`` would write to it; the checks above apply to the target. A
 link whose target does not exist yet creates that target. :func:`resolve_destination` gives the
-path that is actually written; :mod:`skframe.io.atomic` uses it for every write.
+path that is actually written; :mod:`skframe.io.atomic`, where it lives, uses it for every write.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import tempfile
 
 from skframe.exceptions import InvalidParameterError
+from skframe.io.atomic import _label, owned_name, resolve_destination
 
 __all__ = ["resolve_destination", "check_destination", "check_destinations", "same_file"]
-
-_KINDS = ((stat.S_ISDIR, "a directory", "give a file name inside it"),
-          (stat.S_ISCHR, "a character device", "give a regular file's name"),
-          (stat.S_ISBLK, "a block device", "give a regular file's name"),
-          (stat.S_ISFIFO, "a FIFO (named pipe)", "give a regular file's name"),
-          (stat.S_ISSOCK, "a socket", "give a regular file's name"))
-
-
-def _label(path, option):
-    return f"{option} {path}" if option else str(path)
-
-
-def resolve_destination(path, option=None):
-    """The path written for destination ``path``: the file itself, or the target of a symbolic link.
-
-    Raises :class:`~skframe.exceptions.InvalidParameterError` when what exists at the path (or at its
-    link's target) is not a regular file.
-    """
-    path = os.fspath(path)
-    real = os.path.realpath(path) if os.path.islink(path) else path
-    try:
-        st = os.stat(real)
-    except FileNotFoundError:
-        return real
-    except OSError:  # e.g. a folder on the way that cannot be searched: the write says it, naming the path
-        return real
-    if not stat.S_ISREG(st.st_mode):
-        what, fix = next(((w, f) for test, w, f in _KINDS if test(st.st_mode)),
-                         ("not a regular file", "give a regular file's name"))
-        via = f" (the symbolic link points to {real})" if real != path else ""
-        raise InvalidParameterError(f"{_label(path, option)} is {what}{via}; skframe writes a new file and renames "
-                                    f"it over the destination: {fix}")
-    return real
-
 
 def same_file(a, b):
     """True when paths ``a`` and ``b`` exist and are the same file (device and inode, links followed)."""
@@ -80,8 +46,6 @@ def _probe(folder, path, option):
     if not os.path.isdir(folder):
         raise InvalidParameterError(f"{_label(path, option)}: the folder {folder} does not exist; create it or "
                                     "give a path in an existing folder")
-    from skframe.io.atomic import owned_name  # lazy: atomic imports this module
-
     try:
         fd, tmp = tempfile.mkstemp(prefix=owned_name("." + os.path.basename(path) + "."), suffix=".tmp",
                                    dir=folder)
