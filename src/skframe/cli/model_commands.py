@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import Annotated, List, Optional
@@ -12,7 +13,7 @@ from skframe.cli._common import echo_json, handle_errors, to_jsonable
 from skframe.cli._options import FORMATS, MISSING, FitOptions, _choice
 from skframe.cli._outputs import check_predict_out
 from skframe.cli._services import call_predict, format_metrics, task_module, write_predictions
-from skframe.exceptions import InvalidParameterError
+from skframe.exceptions import InvalidParameterError, PersistenceError, SkframeError
 
 
 def _load(model_path):
@@ -25,10 +26,6 @@ def _load(model_path):
 def _inconsistent(model_path):
     """A context in which an estimator's own ValueError, TypeError or IndexError (arrays of a loaded model that do
     not fit together: a file tampered with, checksums and all) becomes one PersistenceError naming the file."""
-    import contextlib
-
-    from skframe.exceptions import PersistenceError, SkframeError
-
     @contextlib.contextmanager
     def guard():
         try:
