@@ -239,3 +239,56 @@ def test_a_non_finite_or_garbage_limit_is_refused_in_one_line(variable, value):
     out = subprocess.run([sys.executable, "-c", code, variable], env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stderr == "", out.stderr
     assert out.stdout.startswith("InvalidParameterError ") and f"{variable}='{value}'" in out.stdout, out.stdout
+
+
+# ------------------------------------------------------------------ 3. wide files: linear in the number of columns
+def _wide_csv(path, n, header=True, names=None):
+    names = names or [f"c{j}" for j in range(n)]
+    with open(path, "w") as fh:
+        if header:
+            fh.write(",".join(names) + "\n")
+        fh.write(",".join("1" for _ in range(n)) + "\n")
+        fh.write(",".join("2" for _ in range(n)) + "\n")
+
+
+WIDE_EXTRA = 1 << 30
+
+
+def _within_read_bound(world, args, folder):
+    """Run ``args`` with the address space capped at a normal run's + 1 GiB (not + 200 MB): a million columns'
+    names and positions are Python objects while they are parsed, matched and saved (about 450 MB at the peak,
+    measured by benchmarks/bench_hostile.py); the point here is that the work is linear, not quadratic."""
+    r = hr._run(args, folder, address_space=world["vm"] + WIDE_EXTRA)
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.rss is None or r.rss <= world["rss"] + WIDE_EXTRA, (r.rss, world["rss"])
+    return r
+
+
+@pytest.mark.parametrize("header", [True, False])
+def test_a_million_columns_are_fitted_and_predicted(world, tmp_path, header):
+    n = 10**6  # the documented limit is 1 048 576 columns
+    _wide_csv(tmp_path / "wide.csv", n, header)
+    drop = "c7" if header else "8"
+    r = _within_read_bound(world, ["fit", "wide.csv", "--sketch", "none", "--drop", drop, "--model-out", "w.skf"],
+                           tmp_path)
+    assert r.rc == 0, r.stderr
+    r = _within_read_bound(world, ["predict", "w.skf", "wide.csv", "--targets", "1", "--drop", drop], tmp_path)
+    assert r.rc == 0 and len(r.stdout.splitlines()) == 3, r.stderr
+
+
+def test_a_sparse_arff_of_900000_attributes_is_read(world, tmp_path):
+    n = 900_000
+    with open(tmp_path / "wide.arff", "w") as fh:
+        fh.write("@relation wide\n" + "".join(f"@attribute a{j} numeric\n" for j in range(n)) + "@data\n")
+        fh.write(f"{{0 1,5 2,{n - 1} 1}}\n{{3 1,{n - 1} 2}}\n{{1 1,{n - 1} 3}}\n")
+    r = _hostile(world, ["fit", "wide.arff", "--sketch", "none"], tmp_path)
+    assert r.rc == 0, r.stderr
+
+
+def test_duplicate_column_names_are_refused_by_fit_and_predict_alike(world, folder):
+    lines = (folder / "normal.csv").read_text().splitlines()
+    (folder / "dup.csv").write_text("a,b,a,c,y\n" + "\n".join(lines) + "\n")
+    for args in (["fit", "dup.csv", "--model-out", "d.skf"], ["fit", "dup.csv", "--drop", "b"],
+                 ["predict", "m.skf", "dup.csv", "--targets", "1"], ["evaluate", "m.skf", "dup.csv"]):
+        _one_error(_hostile(world, args, folder), "dup.csv has several columns named 'a'", "rename them")
+    assert not (folder / "d.skf").exists()

@@ -50,6 +50,8 @@ class _Encoder:
         if _is_sparse(value):
             return self._sparse(value)
         if isinstance(value, (list, tuple)):
+            if all(type(v) is str for v in value):  # names of a wide file: a million columns at C speed
+                return {"__list__": list(value), "tuple": isinstance(value, tuple)}
             items = [self.encode(v, f"{where}[{i}]") for i, v in enumerate(value)]
             return {"__list__": items, "tuple": isinstance(value, tuple)}
         if isinstance(value, dict):
