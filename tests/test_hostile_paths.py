@@ -292,3 +292,58 @@ def test_duplicate_column_names_are_refused_by_fit_and_predict_alike(world, fold
                  ["predict", "m.skf", "dup.csv", "--targets", "1"], ["evaluate", "m.skf", "dup.csv"]):
         _one_error(_hostile(world, args, folder), "dup.csv has several columns named 'a'", "rename them")
     assert not (folder / "d.skf").exists()
+
+
+# ------------------------------------------------------------------ 4. precomputed kernels: the model holds the matrix
+@pytest.fixture
+def gram_folder(tmp_path):
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(40, 3))
+    np.save(tmp_path / "gram.npy", np.exp(-((Z[:, None] - Z[None]) ** 2).sum(-1)))
+    ids, y = np.arange(40), Z.sum(1)
+    np.savetxt(tmp_path / "tr.csv", np.c_[ids[:30], y[:30]], delimiter=",", header="id,y", comments="")
+    np.savetxt(tmp_path / "te.csv", np.c_[ids[30:], y[30:]], delimiter=",", header="id,y", comments="")
+    return tmp_path
+
+
+def test_a_precomputed_kernel_model_predicts_the_same_after_its_gram_file_changes_moves_or_goes(world, gram_folder):
+    args = ["fit", "tr.csv", "--kernel", "precomputed", "--kernel-param", "gram=gram.npy", "--sketch", "subsample",
+            "--sketch-size", "10", "--scale", "none", "--model-out", "m.skf"]
+    assert _hostile(world, args, gram_folder).rc == 0
+    predict = ["predict", "m.skf", "te.csv", "--targets", "1"]
+    first = _hostile(world, predict, gram_folder).stdout
+    gram = gram_folder / "gram.npy"
+    np.save(gram, 2 * np.load(gram))  # changed
+    assert _hostile(world, predict, gram_folder).stdout == first
+    gram.rename(gram_folder / "moved.npy")  # moved
+    assert _hostile(world, predict, gram_folder).stdout == first
+    (gram_folder / "moved.npy").unlink()  # deleted
+    r = _hostile(world, predict, gram_folder)
+    assert r.rc == 0 and r.stdout == first and len(first.splitlines()) == 11, r.stderr
+
+
+def test_an_old_model_file_naming_its_gram_file_is_refused_unread(world, gram_folder):
+    import skframe
+    from skframe.models import SketchedKernelRidge
+
+    X, y = np.arange(30.0)[:, None], np.arange(30.0)
+    skframe.save(SketchedKernelRidge("precomputed", kernel_params={"gram": str(gram_folder / "gram.npy")},
+                                     sketch="subsample", sketch_size=10, random_state=0).fit(X, y),
+                 gram_folder / "new.skf")
+
+    def as_older_files_were(manifest, arrays):  # the kernel's parameter: the path, as older versions saved it
+        stack = [manifest["model"]]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict) and isinstance(node.get("gram"), dict) and "__array__" in node["gram"]:
+                arrays.pop(node["gram"]["__array__"], None)
+                node["gram"] = "big.npy"
+            stack.extend(node.values() if isinstance(node, dict) else node if isinstance(node, list) else [])
+
+    _rewrite_model(gram_folder / "new.skf", gram_folder / "old.skf", as_older_files_were)
+    big = gram_folder / "big.npy"
+    with open(big, "wb") as fh:  # a large matrix: reading it would take 2 GB
+        np.lib.format.write_array_header_1_0(fh, {"descr": "<f8", "fortran_order": False, "shape": (16384, 16384)})
+        fh.truncate(16384 * 16384 * 8 + 128)
+    r = _hostile(world, ["predict", "old.skf", "te.csv", "--targets", "1"], gram_folder)
+    _one_error(r, "refers to the file 'big.npy'", "fit the model again")

@@ -15,6 +15,9 @@ from skframe.plugin.specs import ComponentSpec
 
 __all__ = ["Encoder", "Decoder"]
 
+#: file names a component parameter of a model file may not hold (older files stored a Gram matrix's path)
+_ARRAY_FILES = (".npy", ".npz")
+
 
 class _Encoder:
     def __init__(self):
@@ -159,6 +162,12 @@ class _Decoder:
     def _component(kind, name, params):
         if not isinstance(name, str) or not isinstance(params, dict):
             raise PersistenceError("model file describes a component without a name; the file is corrupted")
+        for key, value in params.items():  # a model file holds its arrays: it never makes skframe read another file
+            if isinstance(value, str) and value.lower().endswith(_ARRAY_FILES):
+                raise PersistenceError(
+                    f"the model's {kind} {name!r} refers to the file {value[:200]!r} ({key}) instead of holding its "
+                    "contents (a model file written by an older skframe); skframe does not read files a model "
+                    "file names: fit the model again, and the new file will hold the array itself")
         try:
             return build_component(ComponentSpec(kind, name, params))
         except UnknownComponentError as exc:
