@@ -347,3 +347,73 @@ def test_an_old_model_file_naming_its_gram_file_is_refused_unread(world, gram_fo
         fh.truncate(16384 * 16384 * 8 + 128)
     r = _hostile(world, ["predict", "old.skf", "te.csv", "--targets", "1"], gram_folder)
     _one_error(r, "refers to the file 'big.npy'", "fit the model again")
+
+
+# ------------------------------------------------------------------ 5. Dask: a peer that is not a scheduler
+class _Peer:
+    """A loopback listener that accepts connections and then says nothing, or answers ``reply`` bytes."""
+
+    def __init__(self, reply=None):
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.reply, self.conns = reply, []
+        self.address = "tcp://127.0.0.1:%d" % self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(conn)
+            if self.reply:
+                conn.sendall(self.reply)
+
+    def close(self):
+        for conn in self.conns:
+            conn.close()
+        self.sock.close()
+
+
+@pytest.mark.parametrize("reply,fragments", [
+    (None, ["did not answer as a Dask scheduler within 3 s", "SKFRAME_DASK_WORKER_TIMEOUT"]),
+    (b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello" * 20, ["does not speak the Dask protocol"]),
+])
+def test_a_peer_that_does_not_speak_dask_ends_in_one_line_within_the_timeout(world, folder, reply, fragments):
+    pytest.importorskip("distributed")
+    peer = _Peer(reply)
+    try:
+        start = time.monotonic()
+        r = _hostile(world, ["fit", "normal.csv", "--dask-scheduler", peer.address], folder,
+                     env={"SKFRAME_DASK_WORKER_TIMEOUT": "3", "SKFRAME_DASK_STALL_TIMEOUT": "5"})
+        elapsed = time.monotonic() - start
+    finally:
+        peer.close()
+    line = _one_error(r, peer.address, *fragments)
+    assert "out of memory" not in line
+    assert elapsed < 60, elapsed  # a hang guard (the timeout is 3 s), not a timing
+
+
+def test_a_scheduler_address_with_an_unknown_scheme_is_one_line(world, folder):
+    pytest.importorskip("distributed")
+    _one_error(_hostile(world, ["fit", "normal.csv", "--dask-scheduler", "foo://bar"], folder),
+               "--dask-scheduler 'foo://bar' is not a Dask address", "tcp://HOST:8786")
+
+
+def test_a_local_cluster_that_cannot_start_its_threads_is_one_line(monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    from skframe.compute._dask_cluster import dask_client
+    from skframe.exceptions import DistributedError
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(distributed, "LocalCluster", refuse)
+    with pytest.raises(DistributedError, match=r"could not start a local Dask cluster of 64 workers .*can't start "
+                                               r"new thread.*smaller --dask-local"):
+        with dask_client(local=64):
+            pass
