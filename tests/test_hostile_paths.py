@@ -417,3 +417,76 @@ def test_a_local_cluster_that_cannot_start_its_threads_is_one_line(monkeypatch):
                                                r"new thread.*smaller --dask-local"):
         with dask_client(local=64):
             pass
+
+
+# ------------------------------------------------------------------ 6. one line for every error
+BAD_KERNELS = '''
+import skframe
+
+
+class Raises:
+    def __call__(self, X, Y=None):
+        raise ZeroDivisionError("the plugin's own bug")
+
+
+class Text:
+    def __call__(self, X, Y=None):
+        return "not a matrix"
+
+
+@skframe.hookimpl
+def register_kernels(register):
+    register("raising-kernel", Raises)
+    register("text-kernel", Text)
+'''
+
+
+@pytest.mark.parametrize("kernel,fragments", [
+    ("raising-kernel", ["kernel Raises failed", "ZeroDivisionError: the plugin's own bug", "--kernel"]),
+    ("text-kernel", ["kernel Text returned a str, not numbers"]),
+])
+def test_a_plugin_kernel_that_raises_or_returns_text_is_one_line(world, folder, kernel, fragments):
+    root = folder / "plugin"
+    root.mkdir()
+    (root / "skf_bad_kernels.py").write_text(BAD_KERNELS)
+    info = root / "skf_bad_kernels-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: skf-bad-kernels\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[skframe]\nbad = skf_bad_kernels\n")
+    path = os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])
+    r = _hostile(world, ["fit", "normal.csv", "--kernel", kernel, "--sketch-size", "10"], folder,
+                 env={"PYTHONPATH": path})
+    _one_error(r, *fragments)
+
+
+def test_targets_whose_squares_overflow_are_refused(world, folder):
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    np.savetxt(folder / "big_y.csv", np.c_[X, 1e160 * X.sum(1)], delimiter=",")
+    for extra in ([], ["--loss", "huber", "--solver", "adam"]):
+        _one_error(_hostile(world, ["fit", "big_y.csv", *extra], folder), "the targets reach", "rescale the targets")
+
+
+def test_a_bad_smiles_of_100_kb_is_quoted_short(world, folder):
+    pytest.importorskip("rdkit")
+    (folder / "sm.csv").write_text("smiles,y\n" + "X" * 100_000 + ",1.0\nCCO,2.0\nCCN,3.0\n")
+    r = _hostile(world, ["fit", "sm.csv", "--inputs", "smiles", "--input-column", "smiles", "--featurize", "morgan",
+                         "--kernel", "tanimoto", "--sketch", "none"], folder)
+    line = _one_error(r, "(100000 characters) cannot be parsed")
+    assert len(line) < 400, len(line)
+
+
+@pytest.mark.parametrize("args,fragments", [
+    (["fit", "normal.csv", "--bogus"], ["No such option: --bogus", "see skframe fit --help"]),
+    (["predict"], ["Missing argument 'MODEL'", "see skframe predict --help"]),
+    (["fit", "normal.csv", "--targets", "x"], ["Invalid value for '--targets'"]),
+    (["no-such-command"], ["No such command 'no-such-command'", "see skframe --help"]),
+])
+def test_a_usage_error_is_one_line(world, folder, args, fragments):
+    r = _hostile(world, args, folder)
+    _one_error(r, *fragments)
+    assert "╭" not in r.stderr and "Usage:" not in r.stderr
+
+
+def test_an_infinite_limit_in_the_environment_is_one_line_in_the_cli(world, folder):
+    r = _hostile(world, ["fit", "normal.csv"], folder, env={"SKFRAME_MAX_FEATURES": "inf"})
+    _one_error(r, "SKFRAME_MAX_FEATURES='inf' is not a positive whole number")

@@ -22,6 +22,7 @@ from typing import Annotated, Optional
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 import typer
+import typer.core
 
 from skframe._version import __version__
 from skframe.cli._common import debug_enabled
@@ -34,8 +35,39 @@ from skframe.cli.tune import tune
 
 __all__ = ["app", "main", "register_plugin_commands", "CORE_COMMANDS"]
 
+#: Click's UsageError as Typer uses it (Typer carries its own copy of Click): the parent class of BadParameter
+_UsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+
+
+class _OneLineUsageErrors(typer.core.TyperGroup):
+    """The command group: a usage error (an unknown option, a missing argument, a value of the wrong type) is one
+    ``Error:`` line naming the command's ``--help``, as every other error is, not Click's usage box."""
+
+    def make_context(self, *args, **kwargs):
+        try:
+            return super().make_context(*args, **kwargs)
+        except _UsageError as exc:
+            _usage_error(exc)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except _UsageError as exc:
+            _usage_error(exc)
+
+
+def _usage_error(exc):
+    if type(exc).__name__ == "NoArgsIsHelpError":  # `skframe` alone: the help, as before
+        raise exc
+    where = exc.ctx.command_path if exc.ctx is not None else "skframe"
+    message = " ".join(exc.format_message().split()).rstrip(".")
+    typer.echo(f"Error: {message}; see {where} --help", err=True)
+    raise typer.Exit(exc.exit_code)
+
+
 app = typer.Typer(
     name="skframe",
+    cls=_OneLineUsageErrors,
     help="Sketched kernel machines: fit, predict and evaluate kernel models with random sketches.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,

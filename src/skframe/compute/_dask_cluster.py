@@ -9,6 +9,7 @@ that retries lost partitions and turns a cluster that keeps failing into
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import operator
 import os
@@ -95,8 +96,6 @@ def _handshake(distributed, address, timeout):
 
     ``distributed.Client`` waits for the scheduler's handshake without a time limit, so this runs first.
     """
-    import asyncio  # lazy: only a fit on a running scheduler talks to one
-
     from distributed.comm import addressing, registry  # lazy: distributed is an optional extra
 
     try:
