@@ -451,7 +451,7 @@ def fuzz_path_case(rng, folder, index, max_columns=10**6):
     with open(path, "w") as fh:
         fh.write(",".join(f"c{j}" for j in range(n)) + "\n")
         fh.write(",".join("1" for _ in range(n)) + "\n" + ",".join("2" for _ in range(n)) + "\n")
-    return "wide", f"{n} columns", path, n
+    return "wide", f"10^{int(np.log10(n))} to 10^{int(np.log10(n)) + 1} columns", path, n
 
 
 def read_path_case(kind, path):

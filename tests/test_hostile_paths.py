@@ -192,7 +192,7 @@ def test_compressed_model_arrays_are_bounded_together_before_any_is_read(world, 
     r = _hostile(world, args, folder)
     assert r.rc == 0 and len(r.stdout.splitlines()) == 301, r.stderr  # a genuine compressed file loads
     r = _hostile(world, args, folder, env={"SKFRAME_MAX_DECOMPRESSED": "4kB"})
-    _one_error(r, "deflated.skf", "the model file's compressed arrays together decompresses to",
+    _one_error(r, "deflated.skf", "the model file (its compressed entries together) decompresses to",
                "SKFRAME_MAX_DECOMPRESSED")
 
 

@@ -198,9 +198,9 @@ def run_fit(opts):
     """Run ``skframe fit`` from options; returns the JSON-serialisable report."""
     from skframe.plugin.loader import get_plugin_registry  # lazy: reads the plugins' entry points (~15 ms)
 
+    check_fit_outputs(opts)  # before any work: a path that cannot be written, or one of the inputs, ends it now
     # Discover the plugins (kernels, sketches, ...) once, before anything is timed: like the
     # imports, it is a cost of the process, not of the fit.
-    check_fit_outputs(opts)  # before any work: a path that cannot be written, or one of the inputs, ends it now
     get_plugin_registry()
     opts.lam = parse_lam(opts.lam)
     with contextlib.ExitStack() as stack:

@@ -141,7 +141,7 @@ class _Reader:
             self.infos[name] = info
         # all compressed entries together, before any is read: the `decompressed` limit of every archive reader
         inflated = sum(info.file_size for info in self.infos.values() if info.compress_type != zipfile.ZIP_STORED)
-        check("decompressed", inflated, f"{path!r}: the model file's compressed arrays together",
+        check("decompressed", inflated, f"{path!r}: the model file (its compressed entries together)",
               error=PersistenceError)
 
     def entry(self, key):
