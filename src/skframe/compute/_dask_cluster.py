@@ -77,6 +77,9 @@ def dask_client(scheduler=None, local=None):
             except OSError as exc:
                 raise DistributedError(f"cannot reach the Dask scheduler at {scheduler} ({exc}); check the address "
                                        "and that the scheduler is running") from exc
+            except RuntimeError as exc:  # "can't start new thread": the client's own threads
+                raise DistributedError(f"could not start the Dask client ({str(exc)[:120]}); give the process more "
+                                       "memory, or fewer --dask-local workers") from exc
             wait = _seconds(WORKER_TIMEOUT_ENV, WORKER_TIMEOUT)
             try:
                 client.wait_for_workers(1, timeout=wait)
