@@ -398,3 +398,111 @@ def run_fuzz(n, seed, folder):
             failures.append(dict(case, message=message))
         path.unlink()
     return cases, failures
+
+
+# ----------------------------------------------------------------------------------------------- fuzzing outputs, wide
+#: what stands at an output path in :func:`fuzz_path_case`
+DESTINATIONS = ("new file", "existing file", "directory", "fifo", "socket", "link to the input",
+                "hard link to the input", "dangling link", "link to a directory", "missing folder", "the input itself")
+
+
+def fuzz_path_case(rng, folder, index, max_columns=10**6):
+    """One output destination or one wide file: ``(kind, mutation, path, width)``.
+
+    ``output``: an input file and a destination of a random kind (:data:`DESTINATIONS`) beside it; the check of
+    :mod:`skframe.io.destinations` decides, then an atomic write to what it accepts. ``wide``: a CSV whose header names
+    10^3 to ``max_columns`` columns (log-uniform), read with one column dropped by name.
+    """
+    folder = Path(folder, f"p{index}")
+    folder.mkdir()
+    if rng.random() < 0.5:
+        kind, mutation = "output", str(rng.choice(DESTINATIONS))
+        data = folder / "data.csv"
+        data.write_text("a,b,y\n1,2,3\n4,5,6\n")
+        path = folder / "out.csv"
+        if mutation == "existing file":
+            path.write_text("previous\n")
+        elif mutation == "directory":
+            path.mkdir()
+        elif mutation == "fifo":
+            os.mkfifo(path)
+        elif mutation == "socket":
+            import socket
+
+            held = socket.socket(socket.AF_UNIX)
+            held.bind(str(path))
+            held.close()  # the socket file stays
+        elif mutation == "link to the input":
+            os.symlink("data.csv", path)
+        elif mutation == "hard link to the input":
+            os.link(data, path)
+        elif mutation == "dangling link":
+            os.symlink("target.csv", path)
+        elif mutation == "link to a directory":
+            (folder / "sub").mkdir()
+            os.symlink("sub", path)
+        elif mutation == "missing folder":
+            path = folder / "missing" / "out.csv"
+        elif mutation == "the input itself":
+            path = data
+        return kind, mutation, path, 0
+    n = int(10 ** rng.uniform(3, np.log10(max_columns)))
+    path = folder / "wide.csv"
+    with open(path, "w") as fh:
+        fh.write(",".join(f"c{j}" for j in range(n)) + "\n")
+        fh.write(",".join("1" for _ in range(n)) + "\n" + ",".join("2" for _ in range(n)) + "\n")
+    return "wide", f"10^{int(np.log10(n))} to 10^{int(np.log10(n)) + 1} columns", path, n
+
+
+def read_path_case(kind, path):
+    """Check (and write) an output destination, or read a wide file with a column dropped by name."""
+    from skframe.io import Columns, load_dataset
+    from skframe.io.atomic import atomic_write
+    from skframe.io.destinations import check_destination
+
+    if kind == "output":
+        data = Path(path).parent / "data.csv"
+        if not data.exists():
+            data = Path(path).parent.parent / "data.csv"
+        before = data.read_bytes()
+        check_destination(path, "--out", inputs=[("DATA", str(data))])
+        with atomic_write(path, "w") as fh:
+            fh.write("y\n1\n")
+        assert data.read_bytes() == before, "the input was replaced"
+        return None
+    return load_dataset(path, targets=1, columns=Columns(drop=("c1",)))
+
+
+def run_path_fuzz(n, seed, folder, max_columns=10**6):
+    """:func:`run_fuzz` for :func:`fuzz_path_case`: a result per case, and the failures (another exception, an
+    input replaced, a multi-line message or memory over the bound)."""
+    import shutil
+    import traceback
+    import tracemalloc
+
+    from skframe.exceptions import SkframeError
+
+    rng = np.random.default_rng([seed, 32])
+    cases, failures = [], []
+    for i in range(n):
+        kind, mutation, path, width = fuzz_path_case(rng, folder, i, max_columns)
+        size = path.stat().st_size if path.is_file() else 0
+        tracemalloc.start()
+        start = time.perf_counter()
+        outcome, message = "read" if kind == "wide" else "written", ""
+        try:
+            read_path_case(kind, path)
+        except SkframeError as exc:
+            outcome, message = "refused", str(exc)
+        except Exception:  # noqa: BLE001 - any other exception is what the fuzzing looks for
+            outcome, message = "crash", traceback.format_exc()
+        seconds = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        case = {"kind": kind, "mutation": mutation, "file_bytes": size, "outcome": outcome, "seconds": seconds,
+                "peak_bytes": peak, "bound_bytes": fuzz_bound(size, 0), "message": message[:300]}
+        cases.append(case)
+        if outcome == "crash" or peak > case["bound_bytes"] or "\n" in message.strip() and outcome != "crash":
+            failures.append(dict(case, message=message))
+        shutil.rmtree(Path(folder, f"p{i}"), ignore_errors=True)
+    return cases, failures

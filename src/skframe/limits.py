@@ -49,7 +49,27 @@ from dataclasses import dataclass
 from skframe.exceptions import DataFormatError, InvalidParameterError
 from skframe.options import parse_bytes
 
-__all__ = ["Limit", "LIMITS", "limit", "check", "exceeded"]
+__all__ = ["Limit", "LIMITS", "limit", "check", "exceeded", "quoted"]
+
+#: characters of a file's value quoted in a message before it is cut
+QUOTED_CHARS = 60
+
+
+def quoted(value, chars=QUOTED_CHARS):
+    """``repr(value)`` for a message, cut after ``chars`` characters with the full length said: a 100 kB field
+    must not become a 100 kB error line.
+
+    >>> quoted("CCO")
+    "'CCO'"
+    >>> quoted("C" * 100_000, chars=5)
+    "'CCCCC...' (100000 characters)"
+    """
+    text = str(value)
+    if len(text) <= chars:
+        return repr(text)
+    head = repr(text[:chars])
+    return f"{head[:-1]}...{head[-1]} ({len(text)} characters)"
+
 
 
 @dataclass(frozen=True)
@@ -87,7 +107,7 @@ def _parse(lim, text):
             value = float(text.replace("_", ""))
         except ValueError:
             value = None
-    if value is None or not value >= 1 or value != int(value):
+    if value is None or not 1 <= value < float("inf") or value != int(value):  # "inf" and "nan" included
         raise InvalidParameterError(
             f"{lim.env}={text!r} is not a positive whole number; write e.g. {lim.env}={lim.default}"
         )

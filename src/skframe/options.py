@@ -28,7 +28,7 @@ def parse_bytes(value):
     if value is None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if value <= 0:
+        if not 0 < value < float("inf"):
             raise InvalidParameterError(f"memory size {value!r} must be positive, e.g. '2GB'")
         return int(value)
     text = str(value).strip().lower().replace(" ", "")
@@ -38,7 +38,7 @@ def parse_bytes(value):
         number = float(num)
     except ValueError:
         number = None
-    if number is None or unit not in _UNITS or number <= 0:
+    if number is None or unit not in _UNITS or not 0 < number < float("inf"):  # "inf" and "nan" included
         raise InvalidParameterError(
             f"memory size {value!r} is not understood; write a positive number with a unit, e.g. '2GB' or '512MiB'"
         )

@@ -31,8 +31,9 @@ class PrecomputedKernel(_BaseKernel):
 
     Notes
     -----
-    ``params`` is ``{"gram": path}`` when built from a path and ``{"gram": nested lists}``
-    when built from an array (JSON-serialisable, but large: prefer a path for big matrices).
+    ``params`` is ``{"gram": the matrix}`` (a float64 array) however the kernel was built: a
+    saved model keeps the matrix itself, as an array of its file, and never the path it was
+    read from, so it predicts the same after that file is changed, moved or deleted.
 
     Examples
     --------
@@ -75,8 +76,8 @@ class PrecomputedKernel(_BaseKernel):
 
     @property
     def params(self):
-        """dict: ``{"gram": path}`` or ``{"gram": nested lists}``; JSON-serialisable."""
-        return {"gram": self._gram_source if self._gram_source is not None else self.gram_.tolist()}
+        """dict: ``{"gram": the (N, N) float64 matrix}``: what prediction needs, never a path."""
+        return {"gram": self.gram_}
 
     def __repr__(self):
         src = repr(self._gram_source) if self._gram_source is not None else f"<array {self.gram_.shape}>"

@@ -171,3 +171,15 @@ def test_size_claiming_mutations_are_refused_within_the_memory_bound(tmp_path):
     cases, failures = hostile.run_fuzz(24, 7, tmp_path)
     assert not failures, failures[0]
     assert {c["outcome"] for c in cases} >= {"refused"}
+
+
+def test_output_destinations_and_wide_files_fuzzed(tmp_path):
+    """Output paths of every kind (directories, FIFOs, sockets, links to the input, missing folders...) and wide
+    CSV files: a write, a read or one skframe error, never the input replaced, within the memory bound.
+
+    A small fixed sample (wide files up to 10^4 columns); benchmarks/bench_hostile.py runs the long one."""
+    from tests import hostile
+
+    cases, failures = hostile.run_path_fuzz(30, 3, tmp_path, max_columns=10**4)
+    assert not failures, failures[0]
+    assert {c["outcome"] for c in cases} >= {"refused", "written", "read"}

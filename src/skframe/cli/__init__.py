@@ -22,6 +22,7 @@ from typing import Annotated, Optional
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 import typer
+import typer.core
 
 from skframe._version import __version__
 from skframe.cli._common import debug_enabled
@@ -34,8 +35,39 @@ from skframe.cli.tune import tune
 
 __all__ = ["app", "main", "register_plugin_commands", "CORE_COMMANDS"]
 
+#: Click's UsageError as Typer uses it (Typer carries its own copy of Click): the parent class of BadParameter
+_UsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+
+
+class _OneLineUsageErrors(typer.core.TyperGroup):
+    """The command group: a usage error (an unknown option, a missing argument, a value of the wrong type) is one
+    ``Error:`` line naming the command's ``--help``, as every other error is, not Click's usage box."""
+
+    def make_context(self, *args, **kwargs):
+        try:
+            return super().make_context(*args, **kwargs)
+        except _UsageError as exc:
+            _usage_error(exc)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except _UsageError as exc:
+            _usage_error(exc)
+
+
+def _usage_error(exc):
+    if type(exc).__name__ == "NoArgsIsHelpError":  # `skframe` alone: the help, as before
+        raise exc
+    where = exc.ctx.command_path if exc.ctx is not None else "skframe"
+    message = " ".join(exc.format_message().split()).rstrip(".")
+    typer.echo(f"Error: {message}; see {where} --help", err=True)
+    raise typer.Exit(exc.exit_code)
+
+
 app = typer.Typer(
     name="skframe",
+    cls=_OneLineUsageErrors,
     help="Sketched kernel machines: fit, predict and evaluate kernel models with random sketches.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -125,8 +157,8 @@ def main(argv=None):
     files it would have replaced are left as they were.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _terminated)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminated) if main_thread else None
     if not debug_enabled():
         install_warnings()
     if _command_name(argv) not in CORE_COMMANDS and "--version" not in argv:
@@ -135,9 +167,26 @@ def main(argv=None):
         app(args=argv, prog_name="skframe")
     except SystemExit as exc:
         if exc.code == INTERRUPTED:  # Typer's exit status for Ctrl-C: say it in one line, as every error is said
-            print("Interrupted: a file being written was removed; the file it would have replaced is unchanged.",
-                  file=sys.stderr)
+            print(interruption_message(), file=sys.stderr)
         raise
+    finally:
+        # The command has ended: a SIGTERM from now on (the interpreter's shutdown restores the default action,
+        # which would end the process without a word) leaves the finished files as they are
+        if main_thread:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN if previous in (signal.SIG_DFL, None) else previous)
+
+
+def interruption_message():
+    """The line printed when Ctrl-C or SIGTERM stops a command: what was being written, what was complete."""
+    atomic = sys.modules.get("skframe.io.atomic")  # loaded only by the commands that write files
+    written, unfinished = atomic.writes() if atomic is not None else ([], [])
+    if unfinished:
+        done = f"; {', '.join(written)} had been written completely" if written else ""
+        return (f"Interrupted: the unfinished {', '.join(unfinished)} was removed; the file it would have replaced "
+                f"is unchanged{done}.")
+    if written:
+        return f"Interrupted after writing {', '.join(written)} completely."
+    return "Interrupted; no file was written."
 
 
 if __name__ == "__main__":  # pragma: no cover

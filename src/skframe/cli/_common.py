@@ -16,6 +16,10 @@ __all__ = ["handle_errors", "parse_kv", "parse_float_list", "progress_bar", "to_
            "debug_enabled", "replace_via_temp_path"]
 
 
+#: characters of an error line before it is cut
+MAX_MESSAGE = 2000
+
+
 def debug_enabled():
     """True when ``SKFRAME_DEBUG`` asks for tracebacks instead of one-line errors."""
     return os.environ.get("SKFRAME_DEBUG", "") not in ("", "0")
@@ -53,6 +57,8 @@ def handle_errors(func):
                 msg = f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)
             if isinstance(exc, MemoryError):
                 msg = "out of memory; use a smaller --sketch-size or a sparser sketch"
+            if len(msg) > MAX_MESSAGE:  # a value quoted from a file must not make a 100 kB line
+                msg = f"{msg[:MAX_MESSAGE]}... ({len(msg)} characters; SKFRAME_DEBUG=1 shows all)"
             fail(msg)
 
     return wrapper

@@ -18,6 +18,7 @@ from skframe.cli._common import (
 )
 from skframe.cli._explain import execution_line, explain_report, print_explain
 from skframe.cli._options import FitOptions, command_signature
+from skframe.cli._outputs import check_fit_outputs
 from skframe.cli._services import call_predict, format_metrics, task_module
 from skframe.cli._services import format_value as _fmt
 from skframe.exceptions import InvalidParameterError
@@ -197,6 +198,7 @@ def run_fit(opts):
     """Run ``skframe fit`` from options; returns the JSON-serialisable report."""
     from skframe.contract.loader import get_plugin_registry  # lazy: reads the plugins' entry points (~15 ms)
 
+    check_fit_outputs(opts)  # before any work: a path that cannot be written, or one of the inputs, ends it now
     # Discover the plugins (kernels, sketches, ...) once, before anything is timed: like the
     # imports, it is a cost of the process, not of the fit.
     get_plugin_registry()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 from typing import Annotated, List, Optional
@@ -10,8 +11,9 @@ import typer
 
 from skframe.cli._common import echo_json, handle_errors, to_jsonable
 from skframe.cli._options import FORMATS, MISSING, FitOptions, _choice
+from skframe.cli._outputs import check_predict_out
 from skframe.cli._services import call_predict, format_metrics, task_module, write_predictions
-from skframe.exceptions import InvalidParameterError
+from skframe.exceptions import InvalidParameterError, PersistenceError, SkframeError
 
 
 def _load(model_path):
@@ -19,6 +21,23 @@ def _load(model_path):
 
     model, extra = load_bundle(model_path)
     return model, extra
+
+
+def _inconsistent(model_path):
+    """A context in which an estimator's own ValueError, TypeError or IndexError (arrays of a loaded model that do
+    not fit together: a file tampered with, checksums and all) becomes one PersistenceError naming the file."""
+    @contextlib.contextmanager
+    def guard():
+        try:
+            yield
+        except SkframeError:
+            raise
+        except (ValueError, TypeError, IndexError) as exc:
+            raise PersistenceError(f"the model file {str(model_path)!r} holds arrays that do not fit together "
+                                   f"({type(exc).__name__}: {str(exc)[:200]}); it was tampered with or written by "
+                                   "an incompatible version: fit the model again") from exc
+
+    return guard()
 
 
 def _check_features(est, X, data, targets):
@@ -160,6 +179,8 @@ def predict(
                                          "(the labels' names for multi-label models).")] = True,
 ):
     """Predict with a saved model; one row per sample, under a header row of the targets' names."""
+    if out is not None:
+        check_predict_out(out, model, data)  # before any work: not the model, not DATA, a writable file
     est, extra = _load(model)
     if _saved(extra, "representation"):  # molecules or graphs: read as at fit time
         from skframe.cli._graph_data import predict_file  # lazy: loads NumPy (~0.1 s at start-up)
@@ -175,13 +196,15 @@ def predict(
     cols, targets = _plan(layout, data, fmt, with_targets=False, targets=targets, columns=columns, drop=drop,
                           target=target)
     names = prediction_names(est, layout) if header else None
-    if _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=cols, header=names):
-        return
+    with _inconsistent(model):
+        if _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=cols, header=names):
+            return
     X, _ = _read(data, targets, missing, fmt, extra, columns=cols, with_targets=False)
     _check_features(est, X, data, targets)
-    X = _apply_scaler(X, extra)
     task = _saved(extra, "task", "regression")
-    P = call_predict(task_module(task), est, X, _options_for(extra, task))
+    with _inconsistent(model):
+        X = _apply_scaler(X, extra)
+        P = call_predict(task_module(task), est, X, _options_for(extra, task))
     write_predictions(str(out) if out else None, P, names=names)
 
 
@@ -215,12 +238,13 @@ def evaluate(
                           target=target)
     X, Y = _read(data, targets, missing, fmt, extra, columns=cols, with_targets=True)
     _check_features(est, X, data, targets)
-    X = _apply_scaler(X, extra)
     task = _saved(extra, "task", "regression")
     module = task_module(task)
     opts = _options_for(extra, task)
     t0 = time.perf_counter()
-    P = call_predict(module, est, X, opts)
+    with _inconsistent(model):
+        X = _apply_scaler(X, extra)
+        P = call_predict(module, est, X, opts)
     seconds = time.perf_counter() - t0
     Yt = Y[:, 0] if (Y.shape[1] == 1 and task != "structured") else Y
     report = {"task": task, "metrics": module.metrics(est, X, Yt, P, opts), "predict_seconds": seconds,

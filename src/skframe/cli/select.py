@@ -18,6 +18,7 @@ from typing import Annotated, List, Optional
 import typer
 
 from skframe.cli._common import echo_json, handle_errors, parse_kv, to_jsonable
+from skframe.cli._outputs import check_select_png
 from skframe.exceptions import InvalidParameterError
 
 
@@ -82,6 +83,8 @@ def select(
 
     if not 0 < val_fraction < 1:
         raise InvalidParameterError(f"--val-fraction {val_fraction} must be in (0, 1)")
+    if png is not None:
+        check_select_png(png, train)  # before any work
     ds = load_dataset(str(train), targets=targets, fmt=fmt)
     X = FeatureScaler(scale).fit_transform(ds.X)
     kx = get_kernel(input_kernel, **parse_kv(input_kernel_param, "--input-kernel-param"))

@@ -30,6 +30,7 @@ import typer
 
 from skframe.cli._common import echo_json, handle_errors, progress_bar, to_jsonable
 from skframe.cli._options import KV, FitOptions, _kv, _opt, command_signature
+from skframe.cli._outputs import check_fit_outputs
 from skframe.cli._services import format_metrics
 from skframe.cli._services import format_value as _fmt
 from skframe.cli.fit import _params, evaluate_model, prepare, save_model
@@ -351,6 +352,7 @@ def run_tune(opts):
     """Run ``skframe tune`` from options; returns the JSON-serialisable report."""
     from skframe.contract.loader import get_plugin_registry  # lazy: reads the plugins' entry points (~15 ms)
 
+    check_fit_outputs(opts)  # before any work: --model-out and --png
     get_plugin_registry()  # discovery is a cost of the process, not of the search
     with contextlib.ExitStack() as stack:
         return _run_tune(opts, stack)

@@ -9,6 +9,7 @@ that retries lost partitions and turns a cluster that keeps failing into
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import operator
 import os
@@ -55,21 +56,30 @@ def dask_client(scheduler=None, local=None):
     def session():
         with contextlib.ExitStack() as stack:
             if local is not None:
-                with _ignoring_ctrl_c():  # the worker processes: Ctrl-C stops the client, which closes them
-                    cluster = stack.enter_context(distributed.LocalCluster(
-                        n_workers=int(local), threads_per_worker=1, processes=True,
-                        # the scheduler's HTTP server on a free port: its default, 8787, is taken by any other
-                        # cluster on the machine, and the fallback prints two warning lines
-                        dashboard_address=":0",
-                        silence_logs=50))  # CRITICAL: their errors reach the client as exceptions
+                try:
+                    with _ignoring_ctrl_c():  # the worker processes: Ctrl-C stops the client, which closes them
+                        cluster = stack.enter_context(distributed.LocalCluster(
+                            n_workers=int(local), threads_per_worker=1, processes=True,
+                            # the scheduler's HTTP server on a free port: its default, 8787, is taken by any other
+                            # cluster on the machine, and the fallback prints two warning lines
+                            dashboard_address=":0",
+                            silence_logs=50))  # CRITICAL: their errors reach the client as exceptions
+                except (RuntimeError, OSError, MemoryError) as exc:  # "can't start new thread", fork refused
+                    raise DistributedError(
+                        f"could not start a local Dask cluster of {int(local)} workers ({type(exc).__name__}: "
+                        f"{str(exc)[:120]}); use a smaller --dask-local, or give the process more memory") from exc
                 address = cluster
             else:
                 address = str(scheduler)
+                _handshake(distributed, address, _seconds(WORKER_TIMEOUT_ENV, WORKER_TIMEOUT))
             try:
                 client = stack.enter_context(distributed.Client(address, timeout="10s"))
             except OSError as exc:
                 raise DistributedError(f"cannot reach the Dask scheduler at {scheduler} ({exc}); check the address "
                                        "and that the scheduler is running") from exc
+            except RuntimeError as exc:  # "can't start new thread": the client's own threads
+                raise DistributedError(f"could not start the Dask client ({str(exc)[:120]}); give the process more "
+                                       "memory, or fewer --dask-local workers") from exc
             wait = _seconds(WORKER_TIMEOUT_ENV, WORKER_TIMEOUT)
             try:
                 client.wait_for_workers(1, timeout=wait)
@@ -81,6 +91,47 @@ def dask_client(scheduler=None, local=None):
             yield client
 
     return session()
+
+
+def _handshake(distributed, address, timeout):
+    """Connect to ``address`` and ask it who it is, all within ``timeout`` seconds; a peer that is not a Dask
+    scheduler (silent, or answering other bytes) ends in one :class:`DistributedError` instead of a hang.
+
+    ``distributed.Client`` waits for the scheduler's handshake without a time limit, so this runs first.
+    """
+    from distributed.comm import addressing, registry  # lazy: distributed is an optional extra
+
+    try:
+        registry.get_backend(addressing.parse_address(address)[0])
+    except ValueError as exc:
+        raise InvalidParameterError(f"--dask-scheduler {address!r} is not a Dask address ({exc}); write e.g. "
+                                    "tcp://HOST:8786") from None
+
+    async def talk():
+        comm = await distributed.comm.connect(address, timeout=min(timeout, 10.0))  # as the client did before
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    fix = f"check the address (a scheduler listens on tcp://HOST:8786), or wait longer with {WORKER_TIMEOUT_ENV}"
+    try:
+        reply = asyncio.run(asyncio.wait_for(talk(), timeout))
+    except (asyncio.TimeoutError, TimeoutError) as exc:
+        raise DistributedError(f"the peer at {address} did not answer as a Dask scheduler within {timeout:g} s; "
+                               f"{fix}") from exc
+    except OSError as exc:
+        raise DistributedError(f"cannot reach the Dask scheduler at {address} ({str(exc)[:160]}); check the address "
+                               "and that the scheduler is running") from exc
+    except Exception as exc:  # noqa: BLE001 - whatever a non-Dask peer's bytes give (a MemoryError from a frame
+        # length read in another protocol's bytes included): not "out of memory", not a traceback
+        raise DistributedError(f"the peer at {address} does not speak the Dask protocol ({type(exc).__name__}); "
+                               f"{fix}") from exc
+    if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
+        raise DistributedError(f"the peer at {address} is not a Dask scheduler (it answered as "
+                               f"{str(reply.get('type') if isinstance(reply, dict) else type(reply).__name__)[:40]}"
+                               f"); {fix}")
 
 
 @contextlib.contextmanager
@@ -175,8 +226,9 @@ def _seconds(env, default):
         value = float(text)
     except ValueError:
         value = -1.0
-    if not value > 0:
-        raise InvalidParameterError(f"{env}={text!r} is not a positive number of seconds; write e.g. {env}={default:g}")
+    if not 0 < value < float("inf"):  # "inf" would wait forever, "nan" never compares
+        raise InvalidParameterError(f"{env}={text!r} is not a positive, finite number of seconds; write e.g. "
+                                    f"{env}={default:g}")
     return value
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from skframe.contract.collections import chunks, is_collection, n_items
 from skframe.contract.kinds import KIND_TABLE
-from skframe.exceptions import PluginError
+from skframe.exceptions import PluginError, SkframeError
 from skframe.options import DEFAULT_OPTIONS
 
 # skframe.plugin.api lists these names again on purpose: its list is the stable one for plugin authors.
@@ -184,16 +184,31 @@ def takes_engine(kernel):
 _TAKES_ENGINE = {}
 
 
+def _count(X):
+    return len(X) if not hasattr(X, "shape") else X.shape[0]
+
+
 def kernel_block(kernel, X, Y, dtype=np.float64, engine=None):
     """Evaluate ``kernel(X, Y)`` and return a dense array of ``dtype`` of the right shape.
 
     ``engine`` (the fit's engine of the inner loops) is passed to kernels whose ``__call__``
     takes it (:func:`takes_engine`).
     """
-    K = kernel(X, Y, engine=engine) if engine is not None and takes_engine(kernel) else kernel(X, Y)
+    name = type(kernel).__name__
+    try:
+        K = kernel(X, Y, engine=engine) if engine is not None and takes_engine(kernel) else kernel(X, Y)
+    except (SkframeError, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - a plugin's own failure, said in one line naming the kernel
+        raise PluginError(f"kernel {name} failed on a block of {_count(X)} x {_count(Y)} rows ({type(exc).__name__}: "
+                          f"{str(exc)[:200]}); fix the kernel, or choose another with --kernel") from exc
     if hasattr(K, "toarray"):
         K = K.toarray()
-    K = np.asarray(K, dtype=dtype)
+    try:
+        K = np.asarray(K, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise PluginError(f"kernel {name} returned a {type(K).__name__}, not numbers ({str(exc)[:120]}); a kernel "
+                          "must return a numeric array of shape (len(X), len(Y))") from exc
     nx = len(X) if not hasattr(X, "shape") else X.shape[0]
     ny = len(Y) if not hasattr(Y, "shape") else Y.shape[0]
     if K.shape != (nx, ny):

@@ -77,7 +77,7 @@ def numba_min_work():
     if value:
         try:
             return max(0, int(float(value)))
-        except ValueError:
+        except (ValueError, OverflowError):  # "inf" included
             raise InvalidParameterError(
                 f"SKFRAME_NUMBA_MIN_WORK={value!r} is not a number; give a count of kernel entries, e.g. 4e7"
             ) from None

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from skframe import deps
 from skframe.exceptions import DataFormatError, InvalidInputError
-from skframe.limits import check, limit
+from skframe.limits import check, limit, quoted
 
 __all__ = ["smiles_to_edge_lists", "edge_lists_to_smiles", "canonical_smiles", "morgan_fingerprints", "read_sdf",
            "count_atoms", "mol_from_smiles"]
@@ -58,7 +58,7 @@ def smiles_to_edge_lists(smiles):
     for i, s in enumerate(smiles):
         mol = mol_from_smiles(s, f"SMILES number {i}")
         if mol is None:
-            raise InvalidInputError(f"SMILES number {i} ({s!r}) cannot be parsed; check or drop that molecule")
+            raise InvalidInputError(f"SMILES number {i} ({quoted(s)}) cannot be parsed; check or drop that molecule")
         n, e, el = _mol_edge_lists(mol)
         nodes.append(n)
         edges.append(e)
@@ -183,7 +183,7 @@ def morgan_fingerprints(smiles, radius=2, n_bits=2048):
     for i, s in enumerate(smiles):
         mol = mol_from_smiles(s, f"SMILES number {i}")
         if mol is None:
-            raise InvalidInputError(f"SMILES number {i} ({s!r}) cannot be parsed; check or drop that molecule")
+            raise InvalidInputError(f"SMILES number {i} ({quoted(s)}) cannot be parsed; check or drop that molecule")
         on = sorted(gen.GetFingerprint(mol).GetOnBits())
         indices.extend(on)
         indptr.append(len(indices))

@@ -15,10 +15,15 @@ process). :func:`remove_stale` does the same for folders, such as the spill fold
 ``skframe fit --memory-budget`` in the system's temporary directory. :func:`owned_name` gives
 such names.
 
+Destinations. A destination that is a symbolic link is written through: the file it points to is
+replaced and the link kept (:func:`resolve_destination`). One that is a directory, a device, a
+FIFO or a socket is refused before anything is written. :mod:`skframe.io.destinations` checks
+a command's destinations before any work.
+
 Test hook: when the environment variable ``SKFRAME_TEST_PAUSE_BEFORE_REPLACE`` names a file, a
 write creates that file once the temporary file is complete (and checked), then sleeps for up to
-10 seconds before the rename, so that a test can signal the process inside the save window. It
-is meant for tests only.
+10 seconds before the rename, so that a test can signal the process inside the save window
+(``SKFRAME_TEST_PAUSE_AFTER_REPLACE``: the same just after the rename). They are meant for tests only.
 """
 
 from __future__ import annotations
@@ -30,16 +35,22 @@ import os
 import re
 import shutil
 import socket
+import stat
 import tempfile
 import time
 
-__all__ = ["atomic_write", "atomic_path", "owned_name", "remove_stale", "process_alive"]
+from skframe.exceptions import InvalidParameterError
+
+__all__ = ["atomic_write", "atomic_path", "owned_name", "remove_stale", "process_alive", "writes",
+           "resolve_destination"]
 
 _UMASK = os.umask(0)  # read once (os.umask can only be read by setting it)
 os.umask(_UMASK)
 
 #: environment variable of the test hook that pauses a write in its save window (see the module docstring)
 PAUSE_HOOK = "SKFRAME_TEST_PAUSE_BEFORE_REPLACE"
+#: the same after the rename (the destination complete, the command not yet ended)
+PAUSE_AFTER_HOOK = "SKFRAME_TEST_PAUSE_AFTER_REPLACE"
 _PAUSE_SECONDS = 10.0
 _HOST = hashlib.sha256(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8]
 _OWNED = re.compile(r"skframe-(?:[a-z]+-)?([0-9a-f]{8})-([0-9]+)-[A-Za-z0-9_]+(?:\.tmp)?$")
@@ -100,8 +111,42 @@ def remove_stale(directory, *, folders=False):
     return removed
 
 
-def _pause_for_tests():
-    marker = os.environ.get(PAUSE_HOOK)
+_KINDS = ((stat.S_ISDIR, "a directory", "give a file name inside it"),
+          (stat.S_ISCHR, "a character device", "give a regular file's name"),
+          (stat.S_ISBLK, "a block device", "give a regular file's name"),
+          (stat.S_ISFIFO, "a FIFO (named pipe)", "give a regular file's name"),
+          (stat.S_ISSOCK, "a socket", "give a regular file's name"))
+
+
+def _label(path, option):
+    return f"{option} {path}" if option else str(path)
+
+
+def resolve_destination(path, option=None):
+    """The path written for destination ``path``: the file itself, or the target of a symbolic link.
+
+    Raises :class:`~skframe.exceptions.InvalidParameterError` when what exists at the path (or at its
+    link's target) is not a regular file.
+    """
+    path = os.fspath(path)
+    real = os.path.realpath(path) if os.path.islink(path) else path
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        return real
+    except OSError:  # e.g. a folder on the way that cannot be searched: the write says it, naming the path
+        return real
+    if not stat.S_ISREG(st.st_mode):
+        what, fix = next(((w, f) for test, w, f in _KINDS if test(st.st_mode)),
+                         ("not a regular file", "give a regular file's name"))
+        via = f" (the symbolic link points to {real})" if real != path else ""
+        raise InvalidParameterError(f"{_label(path, option)} is {what}{via}; skframe writes a new file and renames "
+                                    f"it over the destination: {fix}")
+    return real
+
+
+def _pause_for_tests(hook=PAUSE_HOOK):
+    marker = os.environ.get(hook)
     if not marker:
         return
     with open(marker, "w") as fh:
@@ -126,6 +171,9 @@ def _finish(tmp, path, directory):
         os.chmod(tmp, 0o666 & ~_UMASK)
     _pause_for_tests()
     os.replace(tmp, path)
+    _WRITES["written"].append(_WRITES["writing"] or path)
+    _WRITES["writing"] = None
+    _pause_for_tests(PAUSE_AFTER_HOOK)
     if hasattr(os, "O_DIRECTORY"):
         with contextlib.suppress(OSError):
             dfd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
@@ -136,18 +184,40 @@ def _finish(tmp, path, directory):
 
 
 def _temporary(path):
-    """``(fd, tmp, directory)``: a new temporary file beside ``path``, after removing stale ones."""
+    """``(fd, tmp, directory, real)``: a new temporary file beside the file ``path`` names, after removing stale
+    ones; ``real`` is the file replaced (the target of a symbolic link: :func:`resolve_destination`)."""
     path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
+    real = resolve_destination(path)  # refuses a directory, a device, a FIFO, a socket
+    directory = os.path.dirname(os.path.abspath(real))
     if not os.path.isdir(directory):
         raise FileNotFoundError(errno.ENOENT, f"the folder {directory} does not exist", path)
     remove_stale(directory)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=owned_name("." + os.path.basename(path) + "."), suffix=".tmp",
+        fd, tmp = tempfile.mkstemp(prefix=owned_name("." + os.path.basename(real) + "."), suffix=".tmp",
                                    dir=directory)
     except OSError as exc:
         raise _named(exc, path) from exc
-    return fd, tmp, directory
+    _WRITES["writing"] = path
+    return fd, tmp, directory, real
+
+
+#: what this process writes: ``writing`` (the destination of the write under way, or None), ``written`` (the
+#: destinations replaced so far) and ``removed`` (those whose unfinished write was removed); the command line's
+#: interruption message reads it
+_WRITES = {"writing": None, "written": [], "removed": []}
+
+
+def _abandoned():
+    if _WRITES["writing"] is not None:
+        _WRITES["removed"].append(_WRITES["writing"])
+    _WRITES["writing"] = None
+
+
+def writes():
+    """``(written, unfinished)``: the destinations written completely by this process, and those whose write was
+    under way or abandoned (their temporary file removed, the destination left as it was)."""
+    unfinished = _WRITES["removed"] + ([_WRITES["writing"]] if _WRITES["writing"] is not None else [])
+    return list(_WRITES["written"]), unfinished
 
 
 @contextlib.contextmanager
@@ -180,7 +250,7 @@ def atomic_write(path, mode="wb", *, verify=None):
     'done\\n'
     """
     path = os.fspath(path)
-    fd, tmp, directory = _temporary(path)
+    fd, tmp, directory, real = _temporary(path)
     try:
         kwargs = {"encoding": "utf-8", "newline": "\n"} if "b" not in mode else {}
         try:
@@ -195,10 +265,11 @@ def atomic_write(path, mode="wb", *, verify=None):
             raise named from exc
         if verify is not None:
             verify(tmp)
-        _finish(tmp, path, directory)
+        _finish(tmp, real, directory)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        _abandoned()
         raise
 
 
@@ -215,7 +286,7 @@ def atomic_path(path, write, *, verify=None):
         ``path``.
     """
     path = os.fspath(path)
-    fd, tmp, directory = _temporary(path)
+    fd, tmp, directory, real = _temporary(path)
     os.close(fd)
     try:
         try:
@@ -227,9 +298,10 @@ def atomic_path(path, write, *, verify=None):
             raise named from exc
         if verify is not None:
             verify(tmp)
-        _finish(tmp, path, directory)
+        _finish(tmp, real, directory)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        _abandoned()
         raise
     return path

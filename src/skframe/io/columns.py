@@ -26,6 +26,7 @@ name, else a position when it is written as a whole number (ARFF attributes may 
 
 from __future__ import annotations
 
+import collections
 import re
 from dataclasses import dataclass
 
@@ -129,7 +130,8 @@ class Columns:
         where = name_of(path) if path is not None else "the data"
         index = {n: j for j, n in enumerate(names)} if names is not None else {}
         if names is not None and len(index) != len(names):
-            dup = sorted({n for n in names if names.count(n) > 1} & set(self._entries()))
+            counts = collections.Counter(names)  # linear: list.count per name is quadratic on a wide file
+            dup = sorted({n for n, c in counts.items() if c > 1} & set(self._entries()))
             if dup:
                 raise InvalidParameterError(f"{where} has several columns named {_listed(dup)}; rename them to "
                                             "choose columns by name, or choose them by position")
@@ -174,7 +176,8 @@ class Columns:
             targets = kept[len(kept) - n_targets:] if n_targets else []
         if self.features is not None:
             features = positions(self.features, "columns")
-            both = [self._label(j, names) for j in features if j in targets]
+            target_set = set(targets)
+            both = [self._label(j, names) for j in features if j in target_set]
             if both:
                 raise InvalidParameterError(
                     f"column {both[0]} is chosen as a feature but is a target"

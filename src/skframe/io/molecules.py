@@ -39,7 +39,7 @@ from skframe.graphs.chem import canonical_smiles, mol_from_smiles, morgan_finger
 from skframe.graphs.chem import read_sdf as read_sdf_records
 from skframe.graphs.strings import StringBatch
 from skframe.io.graphs import file_kind, read_graph_jsonl, stack_targets, target_row
-from skframe.limits import LIMITS, limit
+from skframe.limits import LIMITS, limit, quoted
 
 __all__ = ["read_molecule_file", "read_smiles_csv", "read_sdf", "read_csv_header", "read_candidates",
            "parse_smiles", "smiles_inputs"]
@@ -49,7 +49,7 @@ def parse_smiles(smiles, lines, path):
     """Molecular graphs of SMILES strings; a SMILES RDKit cannot parse is an error naming its line."""
     for s, lineno in zip(smiles, lines):
         if not s or mol_from_smiles(s, f"{path}, line {lineno}") is None:
-            raise InvalidInputError(f"{path}, line {lineno}: SMILES {s!r} cannot be parsed; fix or drop that row")
+            raise InvalidInputError(f"{path}, line {lineno}: SMILES {quoted(s)} cannot be parsed; fix or drop that row")
     return GraphBatch.from_smiles(smiles)
 
 
@@ -62,7 +62,8 @@ def smiles_inputs(smiles, rep, path, lines=None):
     if rep["featurize"] == "morgan":
         for s, lineno in zip(smiles, lines):
             if not s or mol_from_smiles(s, f"{path}, line {lineno}") is None:
-                raise InvalidInputError(f"{path}, line {lineno}: SMILES {s!r} cannot be parsed; fix or drop that row")
+                raise InvalidInputError(f"{path}, line {lineno}: SMILES {quoted(s)} cannot be parsed; fix or drop "
+                                        "that row")
         return morgan_fingerprints(smiles, **rep["featurize_params"]).astype(np.float64)
     G = parse_smiles(smiles, lines, path)
     return G if rep["inputs"] == "graphs" else StringBatch(smiles)
@@ -175,8 +176,8 @@ def read_smiles_csv(path, rep, with_targets=True, drop=False, split=None):
             for j in (j_in, j_out):
                 if j is not None and (not r[j].strip() or mol_from_smiles(r[j].strip(), f"{path}, line {lineno}")
                                       is None):
-                    raise InvalidInputError(f"{path}, line {lineno}: SMILES {r[j].strip()!r} cannot be parsed; fix "
-                                            "or drop that row (--missing drop leaves such rows out)")
+                    raise InvalidInputError(f"{path}, line {lineno}: SMILES {quoted(r[j].strip())} cannot be "
+                                            "parsed; fix or drop that row (--missing drop leaves such rows out)")
             if cols is not None:
                 where = f"{path}, line {lineno}: target {[header[j] for j in cols]}"
                 try:

@@ -200,6 +200,7 @@ class KernelModelMixin:
         t0 = time.perf_counter() if t0 is None else t0
         n = n_items(X)
         _degenerate.check_feature_range(X)  # squares that overflow float64: refused before any kernel
+        _degenerate.check_target_range(Y)  # as for the targets: the loss and the metrics square them
         kernel, self.kernel_spec_ = _core_resolve_kernel(self.kernel, self.kernel_params, X)
         _degenerate.check_kernel_parameters(kernel, self.kernel_spec_)  # e.g. gamma="scale" made 0 by the data
         plan = self._plan_execution(X, Y.shape[1], kernel, loss)  # every execution choice, made once

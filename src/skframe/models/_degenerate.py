@@ -35,7 +35,7 @@ from skframe.contract.tags import get_tags
 from skframe.deps import is_dask_collection
 from skframe.exceptions import DegenerateDataWarning, InvalidInputError, InvalidParameterError, SketchSizeWarning
 
-__all__ = ["SQUARE_MAX", "SQUARE_MIN", "SAMPLE_ROWS", "feature_magnitude", "check_feature_range",
+__all__ = ["SQUARE_MAX", "SQUARE_MIN", "SAMPLE_ROWS", "feature_magnitude", "check_feature_range", "check_target_range",
            "describe_kernel", "check_kernel_parameters", "check_kernel_sample", "warn_rank_collapse",
            "warn_budget_cut", "check_coefficients", "zero_gram_error"]
 
@@ -78,6 +78,23 @@ def check_feature_range(X):
             f"the features reach {top:.3g} in magnitude: kernels square them or multiply them together, which "
             f"overflows float64 above {SQUARE_MAX:.2g}; rescale the features (divide them by a power of ten) "
             "before fitting"
+        )
+
+
+def check_target_range(Y):
+    """Refuse targets whose squares overflow float64 (magnitude above :data:`SQUARE_MAX`): the square loss, the
+    means and every metric square them, which would end in NaN coefficients and metrics of None.
+
+    Raises
+    ------
+    InvalidInputError
+        Naming the largest magnitude and the fix (rescale the targets).
+    """
+    top = feature_magnitude(Y if getattr(Y, "ndim", 2) == 2 else np.asarray(Y).reshape(-1, 1))
+    if top is not None and top > SQUARE_MAX:
+        raise InvalidInputError(
+            f"the targets reach {top:.3g} in magnitude: the loss and the metrics square them, which overflows "
+            f"float64 above {SQUARE_MAX:.2g}; rescale the targets (divide them by a power of ten) before fitting"
         )
 
 

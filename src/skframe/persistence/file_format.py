@@ -17,13 +17,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import zipfile
 
 import numpy as np
 
 from skframe.exceptions import PersistenceError
 from skframe.io.atomic import atomic_write
-from skframe.limits import exceeded, limit
+from skframe.limits import check, exceeded, limit
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "write_model_file", "read_model_file", "describe_array"]
 
@@ -138,6 +139,10 @@ class _Reader:
             if info.header_offset + info.compress_size > file_size or bad_size:
                 raise _corrupt(path, f"entry {name!r} declares sizes that a {file_size}-byte file cannot hold")
             self.infos[name] = info
+        # all compressed entries together, before any is read: the `decompressed` limit of every archive reader
+        inflated = sum(info.file_size for info in self.infos.values() if info.compress_type != zipfile.ZIP_STORED)
+        check("decompressed", inflated, f"{path!r}: the model file (its compressed entries together)",
+              error=PersistenceError)
 
     def entry(self, key):
         info = self.infos.get(f"{key}.npy")
@@ -261,6 +266,9 @@ def read_model_file(path, *, max_bytes=None):
     path = os.fspath(path)
     if not os.path.exists(path):
         raise PersistenceError(f"model file {path!r} does not exist; check the path")
+    if not stat.S_ISREG(os.stat(path).st_mode):  # /dev/zero, a FIFO (whose open would wait): no size to bound by
+        raise PersistenceError(f"model file {path!r} is not a regular file (a device, a FIFO or a directory); give "
+                               "the path of a file written by skframe.save or skframe fit --model-out")
     try:
         with open(path, "rb") as fh, zipfile.ZipFile(fh) as zf:
             reader = _Reader(path, zf, os.fstat(fh.fileno()).st_size)

@@ -1,0 +1,114 @@
+"""``save``, ``load`` and ``load_bundle``: a model to a verified file and back (see :mod:`skframe.persistence`)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from skframe._version import __version__
+from skframe.exceptions import PersistenceError, SkframeError
+from skframe.persistence.encoding import _Decoder, _Encoder
+from skframe.persistence.file_format import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    describe_array,
+    read_model_file,
+    write_model_file,
+)
+
+__all__ = ["save", "load", "load_bundle"]
+
+
+def save(model, path, *, extra=None):
+    """Save a fitted skframe estimator to ``path`` (JSON manifest + arrays, no pickle), atomically.
+
+    Parameters
+    ----------
+    model : estimator
+        A skframe estimator (or any declared state class).
+    path : str or path-like
+        Destination file; conventionally ending in ``.skf``. It is replaced only once
+        the new file is completely written and loads back.
+    extra : dict, optional
+        Additional JSON/array data stored beside the model (e.g. the CLI's
+        feature scaling); returned by :func:`load_bundle`.
+
+    Returns
+    -------
+    str
+        The path written.
+
+    Raises
+    ------
+    PersistenceError
+        When the file cannot be written (naming ``path``), or when the written model would
+        not load back (e.g. a fitted parameter outside its valid range); ``path`` is then
+        left as it was.
+    """
+    enc = _Encoder()
+    manifest = {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "skframe_version": __version__,
+        "model": enc.encode(model, "model"),
+        "extra": enc.encode(dict(extra or {}), "extra"),
+    }
+    manifest["arrays"] = {k: describe_array(v) for k, v in enc.arrays.items()}
+    return write_model_file(path, manifest, enc.arrays, verify=lambda tmp: _loads_back(tmp, path))
+
+
+def _loads_back(tmp, path):
+    """Read and rebuild the written temporary file ``tmp`` as :func:`load` would; refuse it otherwise."""
+    try:
+        load_bundle(tmp)
+    except PersistenceError as exc:
+        cause = exc.__cause__  # the rebuild's own error says what is wrong, without the file's name
+        reason = str(cause) if cause is not None and not isinstance(cause, PersistenceError) else \
+            str(exc).replace(repr(os.fspath(tmp)), "the new file")
+        raise PersistenceError(
+            f"the model was not saved to {os.fspath(path)!r} (left unchanged): it would not load back: {reason}"
+        ) from exc
+
+
+def load_bundle(path, *, max_bytes=None):
+    """Load a model file and return ``(model, extra)``; see :func:`save` and :func:`load`."""
+    manifest, arrays = read_model_file(path, max_bytes=max_bytes)
+    dec = _Decoder(arrays)
+    try:
+        model, extra = dec.decode(manifest.get("model")), dec.decode(manifest.get("extra", {"__dict__": {}}))
+        _check_counts(model, path)
+        return model, extra
+    except PersistenceError:
+        raise
+    except (SkframeError, TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError) as exc:
+        raise PersistenceError(
+            f"{os.fspath(path)!r} describes a model this skframe cannot rebuild ({type(exc).__name__}: {exc}); "
+            "the file is corrupted, was tampered with, or was written by an incompatible version"
+        ) from exc
+
+
+def _check_counts(model, path):
+    """The loaded model's ``n_features_in_`` must be a count (a file may say ``"five"``, checksums and all)."""
+    count = getattr(model, "__dict__", {}).get("n_features_in_")
+    if count is not None and (isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0):
+        raise PersistenceError(f"{os.fspath(path)!r} gives n_features_in_={str(count)[:40]!r}, which is not a "
+                               "number of features; the file was tampered with: fit the model again")
+
+
+def load(path, *, max_bytes=None):
+    """Load a model saved with :func:`save`; never unpickles or executes code from the file.
+
+    Parameters
+    ----------
+    path : str or path-like
+    max_bytes : int, optional
+        Refuse files whose arrays declare more bytes in total.
+
+    Raises
+    ------
+    PersistenceError
+        Missing, truncated, tampered or inflated file; newer format; a class that is not
+        declared; a component whose plugin is not installed.
+    """
+    return load_bundle(path, max_bytes=max_bytes)[0]
