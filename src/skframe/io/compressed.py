@@ -1,0 +1,138 @@
+"""Compressed data files, recognised by their content and read through a byte cap.
+
+A gzip, bz2 or xz file (zstd too when the ``zstandard`` library is installed) is recognised
+by its first bytes, whatever its name, and read as the text it holds. What it may expand
+to is bounded **before** it is expanded, by the size policy of :mod:`skframe.limits`:
+
+* the cap is the smaller of ``SKFRAME_MAX_DECOMPRESSED`` (8 GiB) and ``SKFRAME_MAX_EXPANSION``
+  (64) times the compressed size, but never below 64 MiB (a small file may always expand to
+  that much);
+* a gzip file states its expanded size in its last four bytes: a claim over the cap is
+  refused at once, before a byte is decompressed;
+* every format is decompressed as a stream that stops, with the same one-line refusal, as
+  soon as the cap is passed (a lying trailer, bz2, xz, zstd), so no more than the cap is
+  ever expanded.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+
+from skframe.exceptions import DataFormatError
+from skframe.limits import exceeded, limit
+
+__all__ = ["compression_of", "open_binary", "expansion_cap", "COMPRESSED_SUFFIXES", "inner_suffix"]
+
+_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"))
+#: File-name suffixes of compressed files and the compression each one means.
+COMPRESSED_SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
+_FLOOR = 64 << 20
+
+
+def compression_of(path):
+    """``"gzip"``, ``"bz2"``, ``"xz"`` or ``"zstd"`` when the file's first bytes say so, else None."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(6)
+    except OSError:
+        return None
+    for magic, name in _MAGIC:
+        if head.startswith(magic):
+            return name
+    return None
+
+
+def inner_suffix(path):
+    """The suffix of ``path`` once a compression suffix is removed (``data.csv.gz`` -> ``.csv``)."""
+    root, ext = os.path.splitext(str(path))
+    if ext.lower() in COMPRESSED_SUFFIXES:
+        return os.path.splitext(root)[1].lower()
+    return ext.lower()
+
+
+def expansion_cap(compressed_bytes):
+    """The most bytes a compressed file of ``compressed_bytes`` may expand to (see the module docstring)."""
+    return min(limit("decompressed"), max(_FLOOR, limit("expansion") * int(compressed_bytes)))
+
+
+def _refusal(path, value):
+    where = os.path.basename(str(path))
+    size = os.path.getsize(path)
+    if value > limit("decompressed"):
+        return DataFormatError(exceeded("decompressed", value, f"{where} (compressed)"))
+    ratio = value // max(1, size)
+    return DataFormatError(exceeded("expansion", ratio, f"{where} ({size} bytes compressed, {value}+ bytes "
+                                                          "expanded)"))
+
+
+class _Capped(io.RawIOBase):
+    """A readable stream over a decompressor that refuses to give more than ``cap`` bytes."""
+
+    def __init__(self, stream, cap, path):
+        self._stream, self._cap, self._path, self._seen = stream, cap, path, 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        data = self._stream.read(len(buffer))
+        self._seen += len(data)
+        if self._seen > self._cap:
+            raise _refusal(self._path, self._seen)
+        buffer[:len(data)] = data
+        return len(data)
+
+    def close(self):
+        self._stream.close()
+        super().close()
+
+
+def _gzip_claim(path):
+    """The expanded size a gzip file states in its trailer (modulo 2**32)."""
+    with open(path, "rb") as fh:
+        fh.seek(-4, os.SEEK_END)
+        return int.from_bytes(fh.read(4), "little")
+
+
+def open_binary(path, compression="detect"):
+    """Open ``path`` for reading bytes, decompressing it through the cap when it is compressed.
+
+    Parameters
+    ----------
+    path : str
+    compression : {"detect", None, "gzip", "bz2", "xz", "zstd"}
+        ``"detect"`` looks at the first bytes.
+
+    Returns
+    -------
+    file object
+        A buffered binary stream; close it (or use it in a ``with`` block).
+    """
+    kind = compression_of(path) if compression == "detect" else compression
+    if kind is None:
+        return open(path, "rb")
+    size = os.path.getsize(path)
+    cap = expansion_cap(size)
+    if kind == "gzip" and size >= 18:
+        claim = _gzip_claim(path)
+        if claim > cap:
+            raise _refusal(path, claim)
+    if kind == "gzip":
+        import gzip
+
+        stream = gzip.open(path, "rb")
+    elif kind == "bz2":
+        import bz2
+
+        stream = bz2.open(path, "rb")
+    elif kind == "xz":
+        import lzma
+
+        stream = lzma.open(path, "rb")
+    else:
+        from skframe.deps import require
+
+        zstd = require("zstandard", f"the zstd-compressed file {os.path.basename(str(path))}")
+        stream = zstd.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
+    return io.BufferedReader(_Capped(stream, cap, path), buffer_size=1 << 20)
