@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from skframe.cli import _tables
 from skframe.exceptions import InvalidParameterError
 
 __all__ = ["DEFAULT_LAM", "EMBEDDED_DATA_SEED", "load_data"]
@@ -49,7 +50,6 @@ def load_data(opts):
         return ds.X_train, ds.y_train[:, None], ds.X_test, ds.y_test[:, None], info
     if opts.lam is None:
         opts.lam = DEFAULT_LAM
-    from skframe.cli import _tables  # lazy: loads NumPy (~0.1 s at start-up)
     from skframe.cli._columns import cli_columns, fit_layout, read_plan  # lazy: loads NumPy (~0.1 s at start-up)
 
     choice = cli_columns(opts.columns, opts.drop, opts.target)

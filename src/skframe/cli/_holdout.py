@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
+from skframe.cli._services import call_predict
+
 __all__ = ["holdout_rows", "holdout_evaluation"]
 
 
@@ -27,8 +31,6 @@ def _take(A, rows):
 
 def holdout_rows(prep, opts):
     """``(fit_rows, held_rows)`` of the training data, or None when the report has a test set or no holdout."""
-    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
-
     if prep.X_test is not None or not opts.holdout or prep.client is not None:
         return None
     n = _n_rows(prep.X_fit)
@@ -42,8 +44,6 @@ def holdout_rows(prep, opts):
 def holdout_evaluation(prep, opts, rows, fit_model, targets_for_fit, lam_path_report):
     """Fit a copy of the model on ``rows[0]``; ``(metrics, predict_seconds, lam path or None)`` on ``rows[1]``."""
     from sklearn.base import clone  # lazy: loads scikit-learn (~0.6 s at start-up)
-
-    from skframe.cli._services import call_predict  # lazy: the task modules load NumPy
 
     fit_rows, held = rows
     model = clone(prep.model)

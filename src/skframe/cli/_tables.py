@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 
-__all__ = ["wanted", "load_fit", "read_for_model", "column_table"]
+__all__ = ["wanted", "load_fit", "read_for_model", "read_saved", "column_table"]
 
 
 def wanted(opts):
@@ -34,7 +34,7 @@ def wanted(opts):
 def _numeric_targets(table, positions, problems):
     import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
 
-    from skframe.preprocessing import _numbers, _text_of
+    from skframe.preprocessing import _numbers, _text_of  # lazy: loads scikit-learn
 
     out = []
     for j in positions:
@@ -153,6 +153,24 @@ def read_for_model(path, encoder, layout, *, with_targets, missing, means=None, 
     X, Y_h, n_missing, _ = handle_missing(X, Y_h, missing, path, table.linenos, means=means)
     info = {"n_missing": n_missing, "unknown_categories": {k: v for k, v in encoder.unknown_counts_.items() if v}}
     return X, (Y_h if with_targets else None), info
+
+
+def read_saved(extra, layout, data, *, with_targets, missing, target=None, fmt=None):
+    """``(X, Y or None, info)`` of DATA for a model saved with a table encoding (``predict``, ``evaluate``)."""
+    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
+
+    from skframe.preprocessing import TableEncoder  # lazy: loads scikit-learn
+
+    encoder = TableEncoder.from_dict(extra["encoding"])
+    means = None
+    if missing == "mean":
+        fm, tm = extra.get("train_feature_means"), extra.get("train_target_means")
+        means = (None if fm is None else np.asarray(fm), None if (tm is None or not with_targets) else np.asarray(tm))
+    from skframe.io.columns import as_names  # lazy: skframe.io loads SciPy
+
+    targets = as_names(target, "target") if target else None
+    return read_for_model(data, encoder, layout, with_targets=with_targets, missing=missing, means=means,
+                          fmt=_table_format(fmt), targets=targets)
 
 
 def column_table(rows):

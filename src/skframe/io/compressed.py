@@ -16,9 +16,13 @@ to is bounded **before** it is expanded, by the size policy of :mod:`skframe.lim
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import io
+import lzma
 import os
 
+from skframe.deps import require
 from skframe.exceptions import DataFormatError
 from skframe.limits import exceeded, limit
 
@@ -119,20 +123,12 @@ def open_binary(path, compression="detect"):
         if claim > cap:
             raise _refusal(path, claim)
     if kind == "gzip":
-        import gzip
-
         stream = gzip.open(path, "rb")
     elif kind == "bz2":
-        import bz2
-
         stream = bz2.open(path, "rb")
     elif kind == "xz":
-        import lzma
-
         stream = lzma.open(path, "rb")
     else:
-        from skframe.deps import require
-
         zstd = require("zstandard", f"the zstd-compressed file {os.path.basename(str(path))}")
         stream = zstd.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
     return io.BufferedReader(_Capped(stream, cap, path), buffer_size=1 << 20)

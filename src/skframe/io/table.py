@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from skframe.deps import require
 from skframe.exceptions import DataFormatError, InvalidParameterError
 from skframe.io._common import MISSING_TOKENS, is_number_or_missing, iter_lines, name_of
 from skframe.io.compressed import compression_of
@@ -236,8 +237,6 @@ def _with_decimal_points(col):
 
 # ---------------------------------------------------------------------------------------------- Parquet, Arrow
 def _pyarrow(path, fmt):
-    from skframe.deps import require
-
     return require("pyarrow", f"the {fmt} file {name_of(path)}")
 
 
@@ -247,7 +246,8 @@ def _arrow_schema_names(path, fmt):
         import pyarrow.parquet as pq  # lazy: optional (the parquet extra)
 
         return list(pq.ParquetFile(path).schema_arrow.names)
-    import pyarrow.ipc  # noqa: F401  lazy: optional (the parquet extra)
+    # lazy: optional (the parquet extra)
+    import pyarrow.ipc  # noqa: F401
 
     with pa.memory_map(path, "r") as src:
         return list(_ipc_reader(pa, src).schema.names)
@@ -284,7 +284,8 @@ def _read_arrow(path, fmt):
             _check_declared(path, declared)
             table = pf.read()
         else:
-            import pyarrow.ipc  # noqa: F401  lazy: optional (the parquet extra)
+            # lazy: optional (the parquet extra)
+            import pyarrow.ipc  # noqa: F401
 
             with pa.memory_map(path, "r") as src:
                 reader = _ipc_reader(pa, src)
