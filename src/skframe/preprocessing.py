@@ -53,7 +53,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.io._common import MISSING_TOKENS
+from skframe.io._common import MISSING_TOKENS, looks_like_smiles
 
 __all__ = ["TableEncoder", "COLUMN_TYPES", "MISSING_CATEGORY", "parse_column_types"]
 
@@ -313,6 +313,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             return None, (f"column {name!r} holds numbers and {rows.size} cell(s) of text such as {shown}: fix "
                           f"them or mark them missing ('?' or empty), read the column as categories with "
                           f"--column-types {name}=categorical, or leave it out with --drop {name}")
+        if forced is None and max(len(u) for u in uniques) >= 3 and all(looks_like_smiles(u) for u in uniques):
+            return None, (f"column {name!r} holds SMILES strings such as {uniques[0]!r}: read them as molecules with "
+                          f"`--inputs smiles --input-column {name}` (in Python: skframe.graphs.GraphBatch.from_smiles), "
+                          f"or as categories with --column-types {name}=categorical")
         fmt = _date_format(uniques)
         if fmt is not None:
             return {"name": name, "type": "date", "reason": "dates" + (" (forced)" if forced else ""),

@@ -77,5 +77,5 @@ def _metrics_heading(report):
         return (f"metrics on {h.get('rows')} held-out training rows (--holdout {h.get('share'):g}; the model kept is "
                 "refitted on every row):")
     if on == "train":
-        return "metrics on the training set (--holdout 0: the rows fitted, not a held-out estimate):"
+        return "metrics on the training set (the rows fitted, not a held-out estimate; --holdout 0 or too few rows):"
     return f"metrics on the {on} set:"

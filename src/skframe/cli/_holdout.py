@@ -10,6 +10,7 @@ reports the training metrics, labelled as such. The embedded default data and fi
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 
@@ -47,7 +48,9 @@ def holdout_evaluation(prep, opts, rows, fit_model, targets_for_fit, lam_path_re
 
     fit_rows, held = rows
     model = clone(prep.model)
-    fit_model(model, _take(prep.X_fit, fit_rows), _take(prep.y_fit, fit_rows), opts, description="holdout fit")
+    with warnings.catch_warnings():  # the fit on every row that follows gives the same warnings, once
+        warnings.simplefilter("ignore")
+        fit_model(model, _take(prep.X_fit, fit_rows), _take(prep.y_fit, fit_rows), opts, description="holdout fit")
     X_held, Y_held = _take(prep.X_train, held), _take(prep.Y_train, held)
     t0 = time.perf_counter()
     Y_pred = call_predict(prep.module, model, X_held, opts)

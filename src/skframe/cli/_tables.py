@@ -16,7 +16,9 @@ __all__ = ["wanted", "load_fit", "read_for_model", "read_saved", "column_table"]
 
 
 def wanted(opts):
-    """True when the training file is read as a typed table (a CSV with a header, Parquet, Arrow)."""
+    """True when the training file is read as a typed table: Parquet, Arrow, or a text table with a header whose
+    delimiter is not a comma or whose first rows hold text (a comma-separated file of numbers keeps the numeric
+    reader, which streams and matches columns as before), or when ``--column-types`` is given."""
     from skframe.io.formats import resolve_format  # lazy: skframe.io loads SciPy
     from skframe.io.table import read_table_header  # lazy: skframe.io loads SciPy
 
@@ -28,7 +30,7 @@ def wanted(opts):
     if fmt != "csv":
         return False
     names, info = read_table_header(opts.train, delimiter=opts.delimiter, fmt=fmt)
-    return names is not None or info["delimiter"] != ","
+    return names is not None and (info["delimiter"] != "," or info["text"] or bool(opts.column_types))
 
 
 def _numeric_targets(table, positions, problems):

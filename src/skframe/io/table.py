@@ -136,7 +136,10 @@ def _is_header(cells):
 
 
 def read_table_header(path, *, delimiter=None, fmt=None):
-    """``(names or None, info)``: the header of a table file, reading only its first lines."""
+    """``(names or None, info)``: the header of a table file, reading only its first lines.
+
+    ``info`` holds the ``format``, and for text files the ``delimiter`` and ``text``: whether the first
+    rows after the header hold a cell that is neither a number nor a missing marker."""
     path = os.fspath(path)
     fmt = resolve_format(path, fmt)
     check_file(path)
@@ -148,7 +151,8 @@ def read_table_header(path, *, delimiter=None, fmt=None):
     d = _check_delimiter(delimiter) if delimiter is not None else detect_delimiter(sample)
     first = split_line(sample[0], d)
     names = [_unquote(c) for c in first] if _is_header(first) else None
-    return names, {"format": "csv", "delimiter": d}
+    text = any(not is_number_or_missing(c) for line in sample[1:] for c in split_line(line, d))
+    return names, {"format": "csv", "delimiter": d, "text": text}
 
 
 def _unquote(s):
