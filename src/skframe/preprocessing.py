@@ -314,9 +314,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                           f"them or mark them missing ('?' or empty), read the column as categories with "
                           f"--column-types {name}=categorical, or leave it out with --drop {name}")
         if forced is None and max(len(u) for u in uniques) >= 3 and all(looks_like_smiles(u) for u in uniques):
-            return None, (f"column {name!r} holds SMILES strings such as {uniques[0]!r}: read them as molecules with "
-                          f"`--inputs smiles --input-column {name}` (in Python: skframe.graphs.GraphBatch.from_smiles), "
-                          f"or as categories with --column-types {name}=categorical")
+            return None, (f"column {name!r} holds SMILES strings such as {uniques[0]!r}: read them as molecules "
+                          f"with `--inputs smiles --input-column {name}` (in Python: "
+                          f"skframe.graphs.GraphBatch.from_smiles), or as categories with --column-types "
+                          f"{name}=categorical")
         fmt = _date_format(uniques)
         if fmt is not None:
             return {"name": name, "type": "date", "reason": "dates" + (" (forced)" if forced else ""),

@@ -9,9 +9,12 @@ to is bounded **before** it is expanded, by the size policy of :mod:`skframe.lim
   that much);
 * a gzip file states its expanded size in its last four bytes: a claim over the cap is
   refused at once, before a byte is decompressed;
-* every format is decompressed as a stream that stops, with the same one-line refusal, as
-  soon as the cap is passed (a lying trailer, bz2, xz, zstd), so no more than the cap is
-  ever expanded.
+* otherwise the file is first decompressed as a stream that is counted and thrown away,
+  stopping with the same one-line refusal as soon as the cap is passed (a lying trailer, a
+  gzip file of several members, bz2, xz, zstd): nothing is parsed or kept before the file is
+  known to fit, so memory stays bounded whatever the file claims. The count is remembered for
+  the file (its path, size and modification time), so the readers that open it again (the
+  header, then the rows) count it once.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import gzip
 import io
 import lzma
 import os
+import zlib
 
 from skframe.deps import require
 from skframe.exceptions import DataFormatError
@@ -32,6 +36,7 @@ _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"), (b"\x
 #: File-name suffixes of compressed files and the compression each one means.
 COMPRESSED_SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
 _FLOOR = 64 << 20
+_COUNTED = {}  # (path, size, mtime) -> expanded bytes, for files already counted within the cap
 
 
 def compression_of(path):
@@ -73,14 +78,18 @@ def _refusal(path, value):
 class _Capped(io.RawIOBase):
     """A readable stream over a decompressor that refuses to give more than ``cap`` bytes."""
 
-    def __init__(self, stream, cap, path):
-        self._stream, self._cap, self._path, self._seen = stream, cap, path, 0
+    def __init__(self, stream, cap, path, kind):
+        self._stream, self._cap, self._path, self._seen, self._kind = stream, cap, path, 0, kind
 
     def readable(self):
         return True
 
     def readinto(self, buffer):
-        data = self._stream.read(len(buffer))
+        try:
+            data = self._stream.read(len(buffer))
+        except (EOFError, OSError, lzma.LZMAError, zlib.error, ValueError) as exc:
+            raise DataFormatError(f"{os.path.basename(str(self._path))} starts as a {self._kind} file but cannot be "
+                                  f"decompressed ({exc}); check the file (truncated or corrupt?)") from None
         self._seen += len(data)
         if self._seen > self._cap:
             raise _refusal(self._path, self._seen)
@@ -122,6 +131,16 @@ def open_binary(path, compression="detect"):
         claim = _gzip_claim(path)
         if claim > cap:
             raise _refusal(path, claim)
+    key = (os.path.abspath(str(path)), size, os.stat(path).st_mtime_ns, cap)
+    if key not in _COUNTED:
+        with _open_capped(path, kind, cap) as counting:
+            while counting.read(1 << 20):
+                pass
+        _COUNTED[key] = True
+    return _open_capped(path, kind, cap)
+
+
+def _open_capped(path, kind, cap):
     if kind == "gzip":
         stream = gzip.open(path, "rb")
     elif kind == "bz2":
@@ -131,4 +150,4 @@ def open_binary(path, compression="detect"):
     else:
         zstd = require("zstandard", f"the zstd-compressed file {os.path.basename(str(path))}")
         stream = zstd.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
-    return io.BufferedReader(_Capped(stream, cap, path), buffer_size=1 << 20)
+    return io.BufferedReader(_Capped(stream, cap, path, kind), buffer_size=1 << 20)

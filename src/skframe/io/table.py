@@ -9,8 +9,9 @@ is :class:`skframe.preprocessing.TableEncoder`'s job):
   than one), or given; with a delimiter other than ``,``, numbers written with a decimal
   comma (``3,5``) are read as such when the file has no decimal point. Cells are kept as text;
 * Parquet and Arrow/Feather files, through pyarrow (``pip install "skframe[parquet]"``): the
-  size the file declares (the uncompressed sizes of its row groups, the buffers of its
-  batches) is checked against the size policy before any column is read.
+  size a Parquet file declares in its metadata (the uncompressed sizes of its row groups, and
+  rows x columns x 8 bytes, the table it becomes) is checked against the size policy before
+  any column is read; an Arrow file, batch by batch as it is mapped.
 
 Every step is linear in the number of cells: a table of 10**6 columns is read column by column
 once.
@@ -284,7 +285,9 @@ def _read_arrow(path, fmt):
             pf = pq.ParquetFile(path)
             meta = pf.metadata
             check("features", meta.num_columns, f"{name_of(path)}: the schema")
-            declared = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+            # what the file declares: its columns' uncompressed sizes, and the float64 table they become
+            declared = max(sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)),
+                           int(meta.num_rows) * int(meta.num_columns) * 8)
             _check_declared(path, declared)
             table = pf.read()
         else:
