@@ -53,7 +53,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.io._common import MISSING_TOKENS, looks_like_smiles
+from skframe.io._common import _SMILES_ATOM, MISSING_TOKENS, looks_like_smiles
 
 __all__ = ["TableEncoder", "COLUMN_TYPES", "MISSING_CATEGORY", "parse_column_types"]
 
@@ -180,6 +180,13 @@ def _date_features(seconds):
     return out
 
 
+def _smiles_column(values):
+    """True when every value reads as SMILES and most have two atoms or more (not codes such as ``S000123``)."""
+    if not all(looks_like_smiles(v) for v in values):
+        return False
+    return sum(len(_SMILES_ATOM.findall(v)) >= 2 for v in values) * 2 > len(values)
+
+
 def _line(i, linenos):
     return f"line {int(linenos[i])}" if linenos is not None else f"row {int(i)}"
 
@@ -294,7 +301,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         if col.dtype.kind in "fiub" and forced in (None, "numeric"):
             return {"name": name, "type": "numeric", "reason": "numbers"}, None
         if col.dtype.kind == "M" and forced in (None, "date"):
-            return {"name": name, "type": "date", "reason": "dates", "date_format": "datetime64"}, None
+            return {"name": name, "type": "date", "reason": "dates", "date_format": "iso"}, None
         text, missing = _text_of(col)
         present = text[~missing]
         if present.size == 0:
@@ -313,7 +320,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             return None, (f"column {name!r} holds numbers and {rows.size} cell(s) of text such as {shown}: fix "
                           f"them or mark them missing ('?' or empty), read the column as categories with "
                           f"--column-types {name}=categorical, or leave it out with --drop {name}")
-        if forced is None and max(len(u) for u in uniques) >= 3 and all(looks_like_smiles(u) for u in uniques):
+        if forced is None and _smiles_column(uniques):
             return None, (f"column {name!r} holds SMILES strings such as {uniques[0]!r}: read them as molecules "
                           f"with `--inputs smiles --input-column {name}` (in Python: "
                           f"skframe.graphs.GraphBatch.from_smiles), or as categories with --column-types "
