@@ -1,18 +1,21 @@
 """Write a messy table of house sales, as spreadsheets export them, for docs/your_data.md.
 
-``houses.csv`` (1 500 sales) and ``houses-test.csv`` (500 other sales of the same years): semicolon-separated with decimal commas
-(a European spreadsheet's CSV), a city name, a sale date, a postcode written as a number, a free-text note and a
-sale identifier, missing cells (some cities, some surfaces), and features on very different scales (the surface in
-m², the plot in m², the distance to the centre in metres, the year of construction). ``houses-new.csv`` holds ten
-houses to price, without the price column, one of them in a city the training file does not have.
+``houses.csv`` (1 500 sales) and ``houses-test.csv`` (500 other sales of the same years): semicolon-separated
+with decimal commas (a European spreadsheet's CSV), a city name, a sale date, a postcode written as a number, a
+free-text note and a sale identifier, missing cells (some cities, some surfaces), and features on very different
+scales (the surface in m², the plot in m², the distance to the centre in metres, the year of construction).
+``houses-new.csv`` holds ten houses to price, without the price column, one of them in a city the training file
+does not have.
 
-With ``--parquet`` (needs pyarrow) it also writes ``houses.parquet``, the training table with typed columns (numbers
+With ``--gzip`` it also writes ``houses.csv.gz`` (the same file, gzip-compressed); with ``--parquet`` (needs
+pyarrow) ``houses.parquet``, the training table with typed columns (numbers
 as numbers, the sale date as a date), as a data pipeline would.
 
-    python examples/messy_houses.py [--n 1500] [--folder .] [--parquet]
+    python examples/messy_houses.py [--n 1500] [--folder .] [--gzip] [--parquet]
 """
 
 import argparse
+import gzip
 from pathlib import Path
 
 import numpy as np
@@ -78,14 +81,17 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=1500, help="training sales (the test file has a third as many)")
     ap.add_argument("--folder", default=".", help="where to write the files")
     ap.add_argument("--parquet", action="store_true", help="also write houses.parquet (needs pyarrow)")
+    ap.add_argument("--gzip", action="store_true", help="also write houses.csv.gz, gzip-compressed")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(0)
     folder = Path(args.folder)
     _write(folder / "houses.csv", _sales(rng, args.n, 0), HEADER)
     _write(folder / "houses-test.csv", _sales(rng, args.n // 3, 0), HEADER)
-    new = _sales(rng, 10, 0, cities=tuple(CITIES) + ("Rennes",))
+    new = _sales(rng, 10, 0)
     new[0][1] = "Rennes"
     _write(folder / "houses-new.csv", [r[:-1] for r in new], HEADER[:-1])
+    if args.gzip:
+        (folder / "houses.csv.gz").write_bytes(gzip.compress((folder / "houses.csv").read_bytes(), mtime=0))
     if args.parquet:
         _write_parquet(folder / "houses.parquet", folder / "houses.csv")
     print(f"wrote houses.csv ({args.n} sales), houses-test.csv ({args.n // 3}) and houses-new.csv (10, no price)")
