@@ -65,14 +65,14 @@ def expansion_cap(compressed_bytes):
     return min(limit("decompressed"), max(_FLOOR, limit("expansion") * int(compressed_bytes)))
 
 
-def _refusal(path, value):
+def _refusal(path, value, claimed=False):
     where = os.path.basename(str(path))
     size = os.path.getsize(path)
+    what = f"its gzip trailer states {value} bytes" if claimed else f"{value}+ bytes expanded"
     if value > limit("decompressed"):
-        return DataFormatError(exceeded("decompressed", value, f"{where} (compressed)"))
+        return DataFormatError(exceeded("decompressed", value, f"{where} (compressed; {what})"))
     ratio = value // max(1, size)
-    return DataFormatError(exceeded("expansion", ratio, f"{where} ({size} bytes compressed, {value}+ bytes "
-                                                          "expanded)"))
+    return DataFormatError(exceeded("expansion", ratio, f"{where} ({size} bytes compressed, {what})"))
 
 
 class _Capped(io.RawIOBase):
@@ -130,7 +130,7 @@ def open_binary(path, compression="detect"):
     if kind == "gzip" and size >= 18:
         claim = _gzip_claim(path)
         if claim > cap:
-            raise _refusal(path, claim)
+            raise _refusal(path, claim, claimed=True)
     key = (os.path.abspath(str(path)), size, os.stat(path).st_mtime_ns, cap)
     if key not in _COUNTED:
         with _open_capped(path, kind, cap) as counting:

@@ -32,7 +32,7 @@ from skframe.io.compressed import compression_of
 from skframe.io.formats import check_file, resolve_format
 from skframe.limits import check, exceeded, limit
 
-__all__ = ["Table", "read_table", "read_table_header", "DELIMITERS", "split_line"]
+__all__ = ["Table", "read_table", "read_table_header", "read_numeric_table", "DELIMITERS", "split_line"]
 
 #: Delimiters tried, in order of preference when several fit.
 DELIMITERS = (",", ";", "\t", "|")
@@ -112,14 +112,16 @@ def _data_lines(path, n=None):
 
 
 def detect_delimiter(lines):
-    """The delimiter of a few lines: the first of :data:`DELIMITERS` giving them all one count > 1 of fields."""
-    best, best_count = ",", 1
+    """The delimiter of a few lines: of :data:`DELIMITERS`, the one that splits the first line in more than one
+    field and the most other lines in as many (the first in order on a tie); ``","`` when none splits it."""
+    best, best_score = ",", (0.0, 0)
     for d in DELIMITERS:
-        counts = {len(split_line(line, d)) for line in lines}
-        if len(counts) == 1:
-            (count,) = counts
-            if count > best_count:
-                best, best_count = d, count
+        counts = [len(split_line(line, d)) for line in lines]
+        if counts[0] < 2:
+            continue
+        score = (sum(c == counts[0] for c in counts) / len(counts), counts[0])
+        if score > best_score:
+            best, best_score = d, score
     return best
 
 
@@ -238,6 +240,42 @@ def _with_decimal_points(col):
         if "," in cell and _DECIMAL_COMMA.match(cell):
             out[i] = cell.replace(",", ".")
     return out
+
+
+def read_numeric_table(path, targets=1, columns=None, fmt=None):
+    """A table of numbers only (any delimiter, decimal commas, Parquet, Arrow) as ``load_dataset`` reads it.
+
+    Returns ``(X, Y, feature_names, target_names, linenos)`` with NaN for missing cells; a column that holds
+    text is refused (with the hint to encode it with :class:`skframe.preprocessing.TableEncoder`).
+    """
+    from skframe.io._common import check_targets, parse_number
+
+    table = read_table(path, fmt=fmt)
+    names, n = table.names, len(table.names)
+    if columns is None:
+        k = check_targets(targets, n, path)
+        f, t = list(range(n - k)), list(range(n - k, n))
+    else:
+        f, t = columns.resolve(names if table.info.get("header", True) else None, n, targets, path)
+    out = []
+    for j in f + t:
+        col = np.asarray(table.columns[j])
+        if col.dtype.kind in "fiub":
+            out.append(np.asarray(col, dtype=np.float64))
+            continue
+        values = np.empty(col.shape[0])
+        for i, cell in enumerate(col):
+            try:
+                values[i] = np.nan if cell is None else parse_number(str(cell).strip())
+            except ValueError:
+                where = f"line {int(table.linenos[i])}" if table.linenos is not None else f"row {i}"
+                raise DataFormatError(
+                    f"{name_of(path)}, {where}, column {names[j]!r}: {cell!r} is not a number; read tables of text, "
+                    "categories and dates with skframe.preprocessing.TableEncoder (CLI: skframe fit reads them)"
+                ) from None
+        out.append(values)
+    M = np.stack(out, axis=1) if out else np.zeros((table.n_rows, 0))
+    return M[:, :len(f)], M[:, len(f):], [names[j] for j in f], [names[j] for j in t], table.linenos
 
 
 # ---------------------------------------------------------------------------------------------- Parquet, Arrow
