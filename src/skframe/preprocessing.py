@@ -278,7 +278,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             raise InvalidParameterError(f"max_categories={self.max_categories!r} must be an integer >= 1")
         names, cols = _as_columns(X, getattr(X, "feature_names_in_", None))
         overrides = dict(self.column_types or {})
-        unknown = [n for n in overrides if n not in set(names)]
+        known = set(names)
+        unknown = [n for n in overrides if n not in known]
         if unknown:
             raise InvalidParameterError(f"column_types names {unknown[:_SHOWN]}, not columns of the table; "
                                         f"its columns are {names[:8]}")

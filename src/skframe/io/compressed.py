@@ -27,7 +27,7 @@ import os
 import zlib
 
 from skframe.deps import require
-from skframe.exceptions import DataFormatError
+from skframe.exceptions import DataFormatError, DependencyError
 from skframe.limits import exceeded, limit
 
 __all__ = ["compression_of", "open_binary", "expansion_cap", "COMPRESSED_SUFFIXES", "inner_suffix"]
@@ -148,6 +148,9 @@ def _open_capped(path, kind, cap):
     elif kind == "xz":
         stream = lzma.open(path, "rb")
     else:
-        zstd = require("zstandard", f"the zstd-compressed file {os.path.basename(str(path))}")
+        try:
+            zstd = require("zstandard", f"the zstd-compressed file {os.path.basename(str(path))}")
+        except DependencyError as exc:  # a data-file error: the file cannot be read here as it is
+            raise DataFormatError(str(exc)) from None
         stream = zstd.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
     return io.BufferedReader(_Capped(stream, cap, path, kind), buffer_size=1 << 20)

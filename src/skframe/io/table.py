@@ -27,7 +27,7 @@ import numpy as np
 
 from skframe.deps import require
 from skframe.exceptions import DataFormatError, InvalidParameterError
-from skframe.io._common import MISSING_TOKENS, is_number_or_missing, iter_lines, name_of
+from skframe.io._common import MISSING_TOKENS, check_targets, is_number_or_missing, iter_lines, name_of, parse_number
 from skframe.io.compressed import compression_of
 from skframe.io.formats import check_file, resolve_format
 from skframe.limits import check, exceeded, limit
@@ -248,8 +248,6 @@ def read_numeric_table(path, targets=1, columns=None, fmt=None):
     Returns ``(X, Y, feature_names, target_names, linenos)`` with NaN for missing cells; a column that holds
     text is refused (with the hint to encode it with :class:`skframe.preprocessing.TableEncoder`).
     """
-    from skframe.io._common import check_targets, parse_number
-
     table = read_table(path, fmt=fmt)
     names, n = table.names, len(table.names)
     if columns is None:
