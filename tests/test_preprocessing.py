@@ -82,7 +82,7 @@ def test_every_problem_column_is_listed_in_one_message():
         TableEncoder(column_types={"b": "date"}).fit({"a": mixed, "b": bad_dates, "c": X[:, 1]},
                                                      linenos=np.arange(2, 62))
     msg = str(info.value)
-    assert len(info.value.problems) == 2 and "2 column(s)" in msg and "\n" not in msg
+    assert len(info.value.problems) == 2 and "2 problems" in msg and "\n" not in msg
     assert "'a' holds numbers and 1 cell(s) of text such as 'twelve' (line 5)" in msg
     assert "--column-types a=categorical" in msg and "'b' was given as dates" in msg
 

@@ -474,8 +474,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
 def table_problems(problems):
     """One :class:`InvalidInputError` listing ``problems`` (one line each); ``.problems`` keeps the list."""
-    head = (f"the table has {len(problems)} column(s) that cannot be used as asked:" if len(problems) > 1
-            else "the table has a column that cannot be used as asked:")
+    head = (f"the table cannot be used as asked, {len(problems)} problems:" if len(problems) > 1
+            else "the table cannot be used as asked:")
     err = InvalidInputError(head + " " + "; ".join(f"({k}) {p}" for k, p in enumerate(problems, 1)))
     err.problems = list(problems)
     return err

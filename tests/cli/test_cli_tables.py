@@ -143,10 +143,11 @@ def test_column_types_override_and_delimiter(tables):
 
 def test_every_problem_is_listed_in_one_line(tmp_path):
     path = tmp_path / "bad.csv"
-    rows = ["a,b,c,y"] + [f"{i},{i % 3 if i != 7 else 'seven'},x{i % 2},{'high' if i % 2 else 1.5}" for i in range(40)]
+    rows = ["a,b,c,y"] + [f"{i if i != 4 else ''},{i % 3 if i != 7 else 'seven'},x{i % 2},{'high' if i % 2 else 1.5}"
+                          for i in range(40)]
     path.write_text("\n".join(rows) + "\n")
     err = _error("fit", path)
-    assert "2 column(s)" in err
+    assert "3 problems" in err and "1 missing number(s) (in 'a'): choose --missing" in err
     assert "'b' holds numbers and 1 cell(s) of text such as 'seven' (line 9)" in err
     assert "target column 'y' holds text such as 'high' (line 3)" in err
 

@@ -55,6 +55,29 @@ def _numeric_targets(table, positions, problems):
     return np.stack(out, axis=1) if out else np.zeros((table.n_rows, 0))
 
 
+def _missing_numbers(table, features, Y):
+    """The problem line for the missing cells of numeric columns (features and targets), or nothing."""
+    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
+
+    from skframe.preprocessing import _numbers, _text_of  # lazy: loads scikit-learn
+
+    where, count = [], int(np.isnan(Y).sum())
+    for j in features:
+        col = np.asarray(table.columns[j])
+        if col.dtype.kind in "fiub":
+            n = int(np.isnan(col.astype(np.float64)).sum())
+        else:
+            text, missing = _text_of(col)
+            n = int(missing.sum()) if missing.any() and not _numbers(text, missing)[1].any() else 0
+        if n:
+            where.append(table.names[j])
+            count += n
+    if not count:
+        return []
+    named = f" (in {', '.join(map(repr, where[:6]))}{', ...' if len(where) > 6 else ''})" if where else ""
+    return [f"{count} missing number(s){named}: choose --missing zero|mean|drop"]
+
+
 def _raise_problems(path, problems):
     from skframe.io._common import name_of  # lazy: skframe.io loads SciPy
     from skframe.preprocessing import table_problems  # lazy: loads scikit-learn
@@ -96,6 +119,8 @@ def load_fit(opts, choice):
     except InvalidInputError as exc:
         problems.extend(getattr(exc, "problems", [str(exc)]))
     if problems:
+        if opts.missing == "error":  # the missing numbers too, so that one run says everything
+            problems.extend(_missing_numbers(table, f, Y))
         _raise_problems(path, problems)
     X = encoder.transform({names[j]: table.columns[j] for j in f}, linenos=table.linenos)
     X, Y, n_missing, _ = handle_missing(X, Y, opts.missing, path, table.linenos)
