@@ -36,7 +36,7 @@ def wanted(opts):
 def _numeric_targets(table, positions, problems):
     import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
 
-    from skframe.preprocessing import _numbers, _text_of  # lazy: loads scikit-learn
+    from skframe.preprocessing.cells import parse_numbers, text_cells  # lazy: loads scikit-learn
 
     out = []
     for j in positions:
@@ -44,8 +44,8 @@ def _numeric_targets(table, positions, problems):
         if col.dtype.kind in "fiub":
             out.append(np.asarray(col, dtype=np.float64))
             continue
-        text, missing = _text_of(col)
-        values, bad = _numbers(text, missing)
+        text, missing = text_cells(col)
+        values, bad = parse_numbers(text, missing)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             where = f"line {int(table.linenos[i])}" if table.linenos is not None else f"row {i}"
@@ -59,7 +59,7 @@ def _missing_numbers(table, features, Y):
     """The problem line for the missing cells of numeric columns (features and targets), or nothing."""
     import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
 
-    from skframe.preprocessing import _numbers, _text_of  # lazy: loads scikit-learn
+    from skframe.preprocessing.cells import parse_numbers, text_cells  # lazy: loads scikit-learn
 
     where, count = [], int(np.isnan(Y).sum())
     for j in features:
@@ -67,8 +67,8 @@ def _missing_numbers(table, features, Y):
         if col.dtype.kind in "fiub":
             n = int(np.isnan(col.astype(np.float64)).sum())
         else:
-            text, missing = _text_of(col)
-            n = int(missing.sum()) if missing.any() and not _numbers(text, missing)[1].any() else 0
+            text, missing = text_cells(col)
+            n = int(missing.sum()) if missing.any() and not parse_numbers(text, missing)[1].any() else 0
         if n:
             where.append(table.names[j])
             count += n

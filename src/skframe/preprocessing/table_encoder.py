@@ -1,68 +1,30 @@
-"""From a raw table to numeric features: :class:`TableEncoder`.
-
-Each column of a table is read as one of
-
-``numeric``
-    numbers (a missing cell stays NaN, for the missing-value policy that follows);
-``categorical``
-    text with few distinct values (at most ``max_categories``, and not nearly all distinct):
-    one-hot encoded by scikit-learn's :class:`~sklearn.preprocessing.OneHotEncoder`; a missing
-    cell is a category of its own (``<missing>``); a category unseen at fit time gives a row of
-    zeros and is counted (:attr:`TableEncoder.unknown_counts_`);
-``date``
-    dates or date-times (ISO ``2024-05-17``, ``2024-05-17 13:30:00``, or ``17/05/2024``,
-    ``05/17/2024``, ``2024/05/17``, ``17.05.2024`` when every cell fits one of them): four
-    numeric features, the days since 1970-01-01 (fractional with a time of day), the year, the
-    month and the weekday (0 = Monday); a missing date gives NaN in all four;
-``text``
-    free text (more distinct values than ``max_categories``) or identifier-like columns (nearly
-    every value distinct): left out, with the reason recorded;
-``empty``
-    every cell missing: left out.
-
-The detection can be overridden per column (``column_types={"zip": "categorical"}``). A
-column that cannot be used as asked (numbers mixed with text, text given as numeric) is a
-*problem*: :meth:`TableEncoder.fit` raises one :class:`~skframe.exceptions.InvalidInputError`
-that lists every problem column with its fix.
-
-The fitted encoding is data: :meth:`TableEncoder.to_dict` gives the column types, categories
-and rules as JSON-serialisable values and :meth:`TableEncoder.from_dict` rebuilds the same
-encoder (this is how ``skframe fit --model-out`` saves it: no pickle).
-
-Examples
---------
->>> import numpy as np
->>> X = np.array([["Paris", "2024-01-15", "3.5"], ["Lyon", "2024-02-01", "?"],
-...               ["Paris", "2023-12-31", "1.0"]], dtype=object)
->>> enc = TableEncoder().fit(X)
->>> [c["type"] for c in enc.columns_]
-['categorical', 'date', 'numeric']
->>> enc.get_feature_names_out().tolist()
-['x0=Lyon', 'x0=Paris', 'x1.days', 'x1.year', 'x1.month', 'x1.weekday', 'x2']
->>> enc.transform(X)[1].tolist()[:4]
-[1.0, 0.0, 19754.0, 2024.0]
-"""
+"""The table encoder: see :mod:`skframe.preprocessing`."""
 
 from __future__ import annotations
-
-import math
-from datetime import datetime
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.io._common import _SMILES_ATOM, MISSING_TOKENS, looks_like_smiles
+from skframe.preprocessing.cells import (
+    DATE_PARTS,
+    as_columns,
+    date_features,
+    date_format,
+    date_seconds,
+    is_smiles_column,
+    line_of,
+    parse_numbers,
+    text_cells,
+)
 
-__all__ = ["TableEncoder", "COLUMN_TYPES", "MISSING_CATEGORY", "parse_column_types"]
+__all__ = ["TableEncoder", "COLUMN_TYPES", "MISSING_CATEGORY", "parse_column_types", "table_problems"]
 
 #: The types a column may be given (``column_types=``, CLI ``--column-types``).
 COLUMN_TYPES = ("numeric", "categorical", "date", "text")
 #: The category of a missing cell in a categorical column.
 MISSING_CATEGORY = "<missing>"
-_DATE_FORMATS = ("%d/%m/%Y", "%m/%d/%Y", "%Y/%m/%d", "%d.%m.%Y", "%Y-%m-%d %H:%M", "%d/%m/%Y %H:%M")
-_DATE_PARTS = ("days", "year", "month", "weekday")
 _SHOWN = 3
 
 
@@ -89,133 +51,6 @@ def parse_column_types(items):
     return out
 
 
-# ------------------------------------------------------------------------------------------------ cells
-def _is_missing(v):
-    if v is None:
-        return True
-    if isinstance(v, float):
-        return math.isnan(v)
-    if isinstance(v, str):
-        return v.strip() in MISSING_TOKENS
-    try:
-        return bool(np.isnat(v)) if isinstance(v, np.datetime64) else bool(v != v)
-    except (TypeError, ValueError):
-        return False
-
-
-def _text_of(col):
-    """The cells of a column as stripped text, and its missing mask."""
-    col = np.asarray(col, dtype=object)
-    missing = np.fromiter((_is_missing(v) for v in col), dtype=bool, count=col.shape[0])
-    text = np.array([None if m else str(v).strip() for v, m in zip(col, missing)], dtype=object)
-    return text, missing
-
-
-def _numbers(text, missing):
-    """Float values of text cells (NaN where missing or not a finite number) and the mask of bad cells."""
-    out = np.full(text.shape[0], np.nan)
-    bad = np.zeros(text.shape[0], dtype=bool)
-    for i in np.flatnonzero(~missing):
-        try:
-            value = float(text[i])
-        except ValueError:
-            bad[i] = True
-            continue
-        if math.isinf(value):
-            bad[i] = True
-        else:
-            out[i] = value
-    return out, bad
-
-
-def _date_format(values):
-    """``"iso"`` or a ``strptime`` format that reads every value, else None."""
-    try:
-        np.array(values, dtype="datetime64[s]")
-        return "iso"
-    except (ValueError, TypeError, OverflowError):
-        pass
-    for fmt in _DATE_FORMATS:
-        try:
-            for v in values:
-                datetime.strptime(v, fmt)
-            return fmt
-        except ValueError:
-            continue
-    return None
-
-
-def _seconds(text, missing, fmt):
-    """Seconds since 1970-01-01 of date cells (NaN where missing or unreadable)."""
-    out = np.full(text.shape[0], np.nan)
-    present = np.flatnonzero(~missing)
-    if fmt == "iso":
-        for i in present:
-            try:
-                out[i] = np.datetime64(text[i], "s").astype(np.int64)
-            except (ValueError, TypeError, OverflowError):
-                pass
-        return out
-    epoch = datetime(1970, 1, 1)
-    for i in present:
-        try:
-            out[i] = (datetime.strptime(text[i], fmt) - epoch).total_seconds()
-        except ValueError:
-            pass
-    return out
-
-
-def _date_features(seconds):
-    """Days since 1970-01-01, year, month and weekday (0 = Monday) of seconds since the epoch (NaN kept)."""
-    ok = ~np.isnan(seconds)
-    out = np.full((seconds.shape[0], 4), np.nan)
-    out[:, 0] = seconds / 86400.0
-    stamps = seconds[ok].astype(np.int64).astype("datetime64[s]")
-    years = stamps.astype("datetime64[Y]")
-    months = stamps.astype("datetime64[M]")
-    days = stamps.astype("datetime64[D]").astype(np.int64)
-    out[ok, 1] = years.astype(np.int64) + 1970
-    out[ok, 2] = (months - years.astype("datetime64[M]")).astype(np.int64) + 1
-    out[ok, 3] = (days + 3) % 7  # 1970-01-01 was a Thursday
-    return out
-
-
-def _smiles_column(values):
-    """True when every value reads as SMILES and most have two atoms or more (not codes such as ``S000123``)."""
-    if not all(looks_like_smiles(v) for v in values):
-        return False
-    return sum(len(_SMILES_ATOM.findall(v)) >= 2 for v in values) * 2 > len(values)
-
-
-def _line(i, linenos):
-    return f"line {int(linenos[i])}" if linenos is not None else f"row {int(i)}"
-
-
-def _as_columns(X, names=None):
-    """``(names, columns)`` of a table: a skframe Table, a pandas DataFrame, a dict of columns or a 2-D array."""
-    if hasattr(X, "names") and hasattr(X, "columns") and isinstance(X.columns, list):  # skframe.io.table.Table
-        return [str(n) for n in X.names], list(X.columns)
-    if hasattr(X, "columns") and hasattr(X, "iloc"):  # a pandas DataFrame
-        return [str(c) for c in X.columns], [_pandas_column(X[c]) for c in X.columns]
-    if isinstance(X, dict):
-        return [str(k) for k in X], [np.asarray(v) for v in X.values()]
-    A = np.asarray(X, dtype=object)
-    if A.ndim != 2:
-        raise InvalidInputError(f"a table must be 2-D (rows, columns); got shape {A.shape}")
-    names = list(names) if names is not None else [f"x{j}" for j in range(A.shape[1])]
-    return names, [A[:, j] for j in range(A.shape[1])]
-
-
-def _pandas_column(series):
-    kind = getattr(series.dtype, "kind", "O")
-    if kind in "fiub":
-        return series.to_numpy(dtype=np.float64, na_value=np.nan)
-    if kind == "M":
-        return series.to_numpy().astype("datetime64[s]")
-    return series.astype(object).to_numpy()
-
-
-# ------------------------------------------------------------------------------------------------ encoder
 class TableEncoder(TransformerMixin, BaseEstimator):
     """Turn a raw table (numbers, categories, dates, text) into numeric features.
 
@@ -276,7 +111,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         """
         if not isinstance(self.max_categories, int) or self.max_categories < 1:
             raise InvalidParameterError(f"max_categories={self.max_categories!r} must be an integer >= 1")
-        names, cols = _as_columns(X, getattr(X, "feature_names_in_", None))
+        names, cols = as_columns(X, getattr(X, "feature_names_in_", None))
         overrides = dict(self.column_types or {})
         known = set(names)
         unknown = [n for n in overrides if n not in known]
@@ -303,11 +138,11 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             return {"name": name, "type": "numeric", "reason": "numbers"}, None
         if col.dtype.kind == "M" and forced in (None, "date"):
             return {"name": name, "type": "date", "reason": "dates", "date_format": "iso"}, None
-        text, missing = _text_of(col)
+        text, missing = text_cells(col)
         present = text[~missing]
         if present.size == 0:
             return {"name": name, "type": "empty", "reason": "every cell is missing; left out"}, None
-        values, bad = _numbers(text, missing)
+        values, bad = parse_numbers(text, missing)
         uniques = np.unique(present.astype(str)).tolist()
         if forced == "text":
             return {"name": name, "type": "text", "reason": "text (forced); left out"}, None
@@ -317,23 +152,23 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             return {"name": name, "type": "numeric", "reason": "numbers"}, None
         if forced == "numeric" or (forced is None and bad.sum() * 2 < present.size):
             rows = np.flatnonzero(bad)
-            shown = ", ".join(f"{text[i]!r} ({_line(i, linenos)})" for i in rows[:_SHOWN])
+            shown = ", ".join(f"{text[i]!r} ({line_of(i, linenos)})" for i in rows[:_SHOWN])
             return None, (f"column {name!r} holds numbers and {rows.size} cell(s) of text such as {shown}: fix "
                           f"them or mark them missing ('?' or empty), read the column as categories with "
                           f"--column-types {name}=categorical, or leave it out with --drop {name}")
-        if forced is None and _smiles_column(uniques):
+        if forced is None and is_smiles_column(uniques):
             return None, (f"column {name!r} holds SMILES strings such as {uniques[0]!r}: read them as molecules "
                           f"with `--inputs smiles --input-column {name}` (in Python: "
                           f"skframe.graphs.GraphBatch.from_smiles), or as categories with --column-types "
                           f"{name}=categorical")
-        fmt = _date_format(uniques)
+        fmt = date_format(uniques)
         if fmt is not None:
             return {"name": name, "type": "date", "reason": "dates" + (" (forced)" if forced else ""),
                     "date_format": fmt}, None
         if forced == "date":
             i = int(np.flatnonzero(~missing)[0])
             return None, (f"column {name!r} was given as dates but not every cell is one, e.g. {text[i]!r} "
-                          f"({_line(i, linenos)}); dates read: ISO 2024-05-17, 17/05/2024, 05/17/2024, 2024/05/17, "
+                          f"({line_of(i, linenos)}); dates read: ISO 2024-05-17, 17/05/2024, 05/17/2024, 2024/05/17, "
                           f"17.05.2024: fix the cells, or read it as categories with --column-types {name}=categorical")
         n_present = int(present.size)
         if n_present >= 20 and len(uniques) > self.identifier_share * n_present:
@@ -372,7 +207,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             NaN marks a missing number or date.
         """
         check_is_fitted(self, "columns_")
-        names, cols = _as_columns(X, self.feature_names_in_)
+        names, cols = as_columns(X, self.feature_names_in_)
         by_name = {n: c for n, c in zip(names, cols)}
         n_rows = len(cols[0]) if cols else 0
         blocks, cat_cells, problems = [], [], []
@@ -387,11 +222,11 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                 if col.dtype.kind in "fiub":
                     blocks.append(np.asarray(col, dtype=np.float64)[:, None])
                     continue
-                text, missing = _text_of(col)
-                values, bad = _numbers(text, missing)
+                text, missing = text_cells(col)
+                values, bad = parse_numbers(text, missing)
                 if bad.any():
                     rows = np.flatnonzero(bad)
-                    shown = ", ".join(f"{text[i]!r} ({_line(i, linenos)})" for i in rows[:_SHOWN])
+                    shown = ", ".join(f"{text[i]!r} ({line_of(i, linenos)})" for i in rows[:_SHOWN])
                     problems.append(f"column {name!r} was numeric at fit time but holds {rows.size} cell(s) of text "
                                     f"such as {shown}: fix them or mark them missing ('?' or empty)")
                 blocks.append(values[:, None])
@@ -400,11 +235,11 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                     seconds = col.astype("datetime64[s]").astype(np.int64).astype(np.float64)
                     seconds[np.isnat(col)] = np.nan
                 else:
-                    text, missing = _text_of(col)
-                    seconds = _seconds(text, missing, spec["date_format"])
-                blocks.append(_date_features(seconds))
+                    text, missing = text_cells(col)
+                    seconds = date_seconds(text, missing, spec["date_format"])
+                blocks.append(date_features(seconds))
             else:
-                text, missing = _text_of(col)
+                text, missing = text_cells(col)
                 text[missing] = MISSING_CATEGORY
                 cat_cells.append(text)
                 known = set(spec["categories"])
@@ -431,7 +266,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             elif spec["type"] == "categorical":
                 out.extend(f"{spec['name']}={c}" for c in spec["categories"])
             elif spec["type"] == "date":
-                out.extend(f"{spec['name']}.{p}" for p in _DATE_PARTS)
+                out.extend(f"{spec['name']}.{p}" for p in DATE_PARTS)
         return np.asarray(out, dtype=object)
 
     @property
