@@ -59,7 +59,8 @@ def cli_defaults(repeats):
                                      capture_output=True, text=True, check=True)
             rep = json.loads(res.stdout[res.stdout.find("{"):])
             runs.append({"fit_seconds": rep["fit_seconds"], "process_seconds": wall,
-                         "relative_mse": rep["metrics"]["relative_mse"], "stop_reason": rep["model"].get("stop_reason")
+                         "relative_mse": rep["metrics"]["mse_over_range"],
+                         "stop_reason": rep["model"].get("stop_reason")
                          if isinstance(rep.get("model"), dict) else None, "defaults": rep.get("dataset", {}).get(
                              "suggested_defaults_used")})
         out[loss] = {"fit_seconds_median": float(np.median([r["fit_seconds"] for r in runs])),

@@ -45,7 +45,8 @@ LAYERS = (
     # data in and out: they need the ground floor, the input collections of the plugin contract (graph and string
     # batches), the registry and specs (model files name their components) and core's scaling (data sets);
     # nothing above. Inside the layer: graphs and metrics < io < datasets and persistence.
-    ("data", ("skframe.graphs", "skframe.metrics", "skframe.io", "skframe.datasets", "skframe.persistence")),
+    ("data", ("skframe.graphs", "skframe.metrics", "skframe.io", "skframe.preprocessing", "skframe.datasets",
+              "skframe.persistence")),
     # how the work runs: execution plan, array backends, chunk engines, memory, streaming, Dask
     ("compute", ("skframe.compute",)),
     # what plugin authors import: the API (re-exports of the contract), their toolbox (re-exports of core and
@@ -66,7 +67,7 @@ PLUGIN_PUBLIC = ("skframe.plugin.api", "skframe.plugin.toolbox", "skframe.graphs
 # - in the modules that ``import skframe`` and the command line load before any work (START_UP): also NumPy,
 #   rich and the entry-point metadata that plugin discovery reads.
 OPTIONAL = frozenset({"numba", "torch", "cupy", "cupyx", "dask", "distributed", "rdkit", "networkx", "matplotlib",
-                      "threadpoolctl", "pytest"})
+                      "threadpoolctl", "pytest", "pyarrow", "zstandard"})
 BY_SUBPACKAGE = frozenset({"scipy", "sklearn"})
 COSTLY = OPTIONAL | BY_SUBPACKAGE | {"numpy", "rich", "importlib.metadata"}
 START_UP = ("skframe", "skframe.cli", "skframe.__main__")

@@ -17,7 +17,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from tests import hostile
+from tests import hostile, hostile_tables
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -187,3 +187,21 @@ def test_dask_computation_that_stops_progressing_stops_with_one_error(monkeypatc
         stuck = dask.delayed(time.sleep, pure=False)(12)  # a task that neither finishes nor lets another start
         with pytest.raises(DistributedError, match="no progress for 6 s.*SKFRAME_DASK_STALL_TIMEOUT"):
             _compute(stuck, 0)
+
+
+def test_gzip_table_expanding_to_2_gib_is_refused_before_it_is_parsed(tmp_path):
+    code, _, err, _ = hostile.run_skframe(hostile_tables.gzip_bomb(tmp_path), tmp_path)
+    _one_line_error(code, err, "bomb.csv.gz", "SKFRAME_MAX_EXPANSION")
+
+
+def test_gzip_trailer_claiming_too_much_is_refused_at_once(tmp_path):
+    # one member: its trailer says 256 MiB
+    args = hostile_tables.gzip_bomb(tmp_path, nbytes=256 << 20, member=256 << 20)
+    code, _, err, _ = hostile.run_skframe(args, tmp_path)
+    _one_line_error(code, err, "bomb.csv.gz", "SKFRAME_MAX_EXPANSION")
+
+
+def test_parquet_declaring_a_4_gib_table_is_refused_before_reading_it(tmp_path):
+    pytest.importorskip("pyarrow")
+    code, _, err, _ = hostile.run_skframe(hostile_tables.parquet_bomb(tmp_path), tmp_path)
+    _one_line_error(code, err, "bomb.parquet", "SKFRAME_MAX_EXPANSION")

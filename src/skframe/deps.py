@@ -39,6 +39,7 @@ EXTRAS = {
     "rdkit": "chem",
     "networkx": "graphs",
     "matplotlib": "plot",
+    "pyarrow": "parquet",
 }
 
 #: extra -> the packages it brings, for an install without the skframe source tree at hand
@@ -49,6 +50,7 @@ EXTRA_PACKAGES = {
     "chem": "rdkit networkx",
     "graphs": "networkx",
     "plot": "matplotlib",
+    "parquet": "pyarrow",
 }
 
 _CACHE = {}

@@ -57,7 +57,7 @@ def test_fit_exact_matches_python_api(files):
 def test_fit_default_dataset_human_output():
     res = _fit(["--kernel", "gaussian", "--sketch", "psr", "--sketch-size", "20"])
     out = res.stdout
-    assert "friedman-outliers" in out and "s_prime=" in out and "fit" in out and "relative_mse" in out
+    assert "friedman-outliers" in out and "s_prime=" in out and "fit" in out and "mse_over_range" in out
 
 
 def test_model_roundtrip_predict_evaluate(files):
@@ -346,7 +346,7 @@ def test_readme_first_command_runs_on_the_embedded_data():
     (cmd,) = [c for c in _readme_block("# skframe") if c[:1] == ["skframe"]]
     res = runner.invoke(app, cmd[1:])
     assert res.exit_code == 0, res.output
-    assert "friedman-outliers" in res.stdout and "relative_mse" in res.stdout
+    assert "friedman-outliers" in res.stdout and "mse_over_range" in res.stdout
 
 
 def test_predict_never_drops_rows_unless_asked(tmp_path):

@@ -120,7 +120,7 @@ def test_jsonl_graphs_with_wl_kernel_fit_predict_evaluate(files):
 
     model = files / "g.skf"
     rep = _json("fit", files / "graphs.jsonl", "--kernel", "wl-subtree", "--kernel-param", "h=3", "--kernel-param",
-                "normalize=true", "--sketch", "none", "--model-out", model)
+                "normalize=true", "--sketch", "none", "--holdout", "0", "--model-out", model)
     assert rep["data"]["representation"]["inputs"] == "graphs" and rep["n_train"] == len(MOLS)
     G = GraphBatch.from_smiles([s for s, _ in MOLS])
     y = np.array([v for _, v in MOLS])
@@ -130,7 +130,7 @@ def test_jsonl_graphs_with_wl_kernel_fit_predict_evaluate(files):
     assert _json("evaluate", model, files / "graphs.jsonl")["metrics"]["r2"] == pytest.approx(rep["metrics"]["r2"])
     # the same molecules from an SDF file, target in a data field: the same model
     rep_sdf = _json("fit", files / "mols.sdf", "--target-field", "logS", "--kernel", "wl-subtree", "--kernel-param",
-                    "h=3", "--kernel-param", "normalize=true", "--sketch", "none")
+                    "h=3", "--kernel-param", "normalize=true", "--sketch", "none", "--holdout", "0")
     assert rep_sdf["metrics"]["r2"] == pytest.approx(rep["metrics"]["r2"])
 
 

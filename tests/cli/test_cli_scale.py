@@ -114,7 +114,7 @@ def test_predict_does_not_replace_out_when_a_block_fails(data, tmp_path):
 
 def test_dask_local_option_fits_on_a_local_cluster(data):
     pytest.importorskip("distributed")
-    ref = _fit([str(data / "train.csv"), *SKETCH, "--json"])
+    ref = _fit([str(data / "train.csv"), *SKETCH, "--holdout", "0", "--json"])  # a Dask fit has no holdout
     rep = _fit([str(data / "train.csv"), *SKETCH, "--dask-local", "2", "--json"])
     assert rep["data"]["dask"]["workers"] == 2 and rep["sketch"]["backend"] == "dask"
     np.testing.assert_allclose(rep["metrics"]["mse"], ref["metrics"]["mse"], rtol=1e-8)

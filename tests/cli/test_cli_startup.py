@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from skframe.cli import app
 
-HEAVY = ("sklearn", "scipy", "numba", "matplotlib")
+HEAVY = ("sklearn", "scipy", "numba", "matplotlib", "pandas", "pyarrow")
 
 
 def _loaded_after(code, env=None, modules=HEAVY):

@@ -31,7 +31,7 @@ PANELS = (DATA, KERNEL, SKETCH, SOLVER, STRUCTURED, COMPUTE, OUTPUT)  # COMPUTE:
 TASKS = ("auto", "regression", "structured")
 SCALES = ("auto", "none", "standard")
 MISSING = ("error", "zero", "mean", "drop")
-FORMATS = ("csv", "npz", "arff", "libsvm")
+FORMATS = ("csv", "npz", "arff", "libsvm", "parquet", "feather")
 
 KV = Optional[List[str]]
 
@@ -54,7 +54,10 @@ class FitOptions:
              "Friedman-with-outliers data (drawn with a fixed seed).", show_default=False,
         metavar="TRAIN")] = None
     test: Annotated[Optional[Path], _opt("--test", "Test data in the same format; metrics are computed on it "
-                                         "(else on the training data).", DATA)] = None
+                                         "(else on --holdout rows of the training file).", DATA)] = None
+    holdout: Annotated[float, _opt("--holdout", "Without --test: the share of training rows held out for the "
+                                   "report's metrics (the saved model is then refitted on every row); 0 fits on "
+                                   "every row and reports training metrics.", DATA)] = 0.2
     targets: Annotated[int, _opt("--targets", "Number of trailing target columns (attributes).", DATA)] = 1
     columns: Annotated[Optional[List[str]], _opt("--columns", "Feature columns, by name (header, ARFF attribute) "
                                                  "or position from 1; comma-separated or repeated (default: every "
@@ -66,8 +69,14 @@ class FitOptions:
     target: Annotated[Optional[List[str]], _opt("--target", "Target column(s), by name or position from 1; "
                                                 "comma-separated or repeated (instead of the last --targets "
                                                 "columns).", DATA, show_default=False, metavar="NAME|POS")] = None
-    format: Annotated[Optional[str], _opt("--format", "File format when the extension does not tell: "
-                                          "csv, npz, arff or libsvm.", DATA)] = None
+    format: Annotated[Optional[str], _opt("--format", "File format when neither the extension nor the content "
+                                          "tells: csv, npz, arff, libsvm, parquet or feather.", DATA)] = None
+    delimiter: Annotated[Optional[str], _opt("--delimiter", "Field delimiter of a text table: ',' ';' tab or '|' "
+                                             "(default: detected and reported).", DATA, show_default=False)] = None
+    column_types: Annotated[Optional[List[str]], _opt("--column-types", "Override the detected type of table "
+                                                      "columns: NAME=numeric|categorical|date|text, comma-separated "
+                                                      "or repeated.", DATA, show_default=False,
+                                                      metavar="NAME=TYPE")] = None
     missing: Annotated[str, _opt("--missing", "Missing values: error, zero, mean or drop. "
                                  "Saved with the model.", DATA)] = "error"
     scale: Annotated[str, _opt("--scale", "Input scaling: auto (standard when the spreads of a file's dense "
@@ -245,6 +254,7 @@ class FitOptions:
     topk: Optional[dict] = None  # the K best candidates found by the structured task's predict
     layout: Optional[object] = None  # the columns read from the training file (skframe.cli._columns.Layout)
     scale_reason: Optional[str] = None  # why --scale auto chose what it chose (skframe.cli._scaling)
+    table_encoder: Optional[object] = None  # the typed columns of a raw table (skframe.preprocessing.TableEncoder)
 
     def __post_init__(self):
         for name in ("train", "test", "candidates", "model_out"):
@@ -260,6 +270,8 @@ class FitOptions:
         self.missing = _choice(self.missing, MISSING, "--missing")
         self.format = _choice(self.format, FORMATS, "--format")
         self.sketch_size = _size(self.sketch_size, "--sketch-size")
+        if not 0.0 <= float(self.holdout) < 1.0:
+            raise InvalidParameterError(f"--holdout {self.holdout} must be in [0, 1): the share of rows held out")
         if self.targets < 1:
             raise InvalidParameterError(f"--targets {self.targets} must be >= 1: the number of trailing target columns")
 

@@ -28,7 +28,7 @@ def training_means(opts):
 
 
 def metrics(model, X_test, Y_test, Y_pred, opts=None):
-    """R², MSE, MAE, RRMSE per target, ARRMSE and relative MSE.
+    """R², MSE, MAE, RRMSE per target, ARRMSE and the MSE over the range (``mse_over_range``).
 
     RRMSE/ARRMSE use the training targets' means when they are known (``opts.train_target_means``,
     as in the multi-target regression literature), else the test means; ``rrmse_reference``

@@ -5,9 +5,6 @@ from __future__ import annotations
 import contextlib
 import inspect
 import time
-from pathlib import Path
-
-import typer
 
 from skframe.cli._common import (
     echo_json,
@@ -16,11 +13,12 @@ from skframe.cli._common import (
     progress_bar,
     to_jsonable,
 )
-from skframe.cli._explain import execution_line, explain_report, print_explain
+from skframe.cli._explain import explain_report, print_explain
+from skframe.cli._fit_data import DEFAULT_LAM, EMBEDDED_DATA_SEED, load_data  # noqa: F401  (public here too)
+from skframe.cli._fit_report import print_report
 from skframe.cli._options import FitOptions, command_signature
 from skframe.cli._outputs import check_fit_outputs
-from skframe.cli._services import call_predict, format_metrics, task_module
-from skframe.cli._services import format_value as _fmt
+from skframe.cli._services import call_predict, task_module
 from skframe.exceptions import InvalidParameterError
 
 
@@ -49,10 +47,6 @@ def is_multilabel(Y):
         return False
     Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y)
     return bool(np.isin(Y, (0.0, 1.0)).all())
-
-
-DEFAULT_LAM = 1e-3
-EMBEDDED_DATA_SEED = 0
 
 
 def parse_lam(value):
@@ -92,66 +86,6 @@ def lam_path_report(model, module, X_eval, Y_eval, task, opts):
     finally:
         model.coef_ = kept
     return rows
-
-
-def _apply_suggestions(opts, suggested):
-    """Fill in the embedded data set's hyper-parameters that the user left unset; return what was used."""
-    used = {}
-    kernel_is_suggested = (opts.input_kernel or opts.kernel) == suggested.get("kernel")
-    if kernel_is_suggested and not opts.kernel_params and not opts.input_kernel_params:
-        opts.kernel_params = dict(suggested.get("kernel_params", {}))
-        used["kernel_params"] = opts.kernel_params
-    if opts.lam is None:
-        if kernel_is_suggested and "lam" in suggested:
-            opts.lam = suggested["lam"]
-            used["lam"] = opts.lam
-        else:
-            opts.lam = DEFAULT_LAM
-    loss_defaults = suggested.get("loss_params", {}).get(str(opts.loss or "").lower())
-    if loss_defaults and not opts.loss_params:
-        opts.loss_params = dict(loss_defaults)
-        used["loss_params"] = opts.loss_params
-    return used
-
-
-def load_data(opts):
-    """Return (X_train, Y_train, X_test, Y_test, dataset_info); Y are 2-D."""
-    from skframe.cli import _graph_data  # lazy: loads NumPy (~0.1 s at start-up)
-    from skframe.datasets import load_dataset, load_default  # lazy: loads scikit-learn (~0.6 s at start-up)
-
-    if _graph_data.wanted(opts):  # molecules (SMILES, SDF) or graphs (JSON lines)
-        opts.lam = DEFAULT_LAM if opts.lam is None else opts.lam
-        return _graph_data.load(opts)
-    if opts.train is None:
-        # The embedded data are always drawn with the same seed; --seed only seeds the model.
-        ds = load_default(random_state=EMBEDDED_DATA_SEED)
-        info = {"name": ds.name, "source": "embedded", "description": ds.description, "seed": EMBEDDED_DATA_SEED}
-        info["suggested_defaults_used"] = _apply_suggestions(opts, ds.suggested)
-        return ds.X_train, ds.y_train[:, None], ds.X_test, ds.y_test[:, None], info
-    if opts.lam is None:
-        opts.lam = DEFAULT_LAM
-    from skframe.cli._columns import cli_columns, fit_layout, read_plan  # lazy: loads NumPy (~0.1 s at start-up)
-
-    choice = cli_columns(opts.columns, opts.drop, opts.target)
-    tr = load_dataset(opts.train, targets=opts.targets, missing=opts.missing, fmt=opts.format, columns=choice)
-    opts.layout = fit_layout(opts.train, opts.format, choice, opts.targets, (tr.X.shape[1], tr.Y.shape[1]))
-    info = {"name": Path(opts.train).name, "source": str(opts.train), "n_missing_train": tr.n_missing,
-            "missing": opts.missing}
-    if choice is not None or opts.layout.feature_names is not None:
-        info["columns"] = {"features": len(tr.feature_names), "targets": list(tr.target_names),
-                           "named": opts.layout.feature_names is not None}
-    if opts.test is None:
-        return tr.X, tr.Y, None, None, info
-    columns, targets = read_plan(opts.layout, opts.test, opts.format, with_targets=True, choice=choice)
-    te = load_dataset(opts.test, targets=targets, missing=opts.missing, fmt=opts.format, columns=columns)
-    info["test"] = str(opts.test)
-    info["n_missing_test"] = te.n_missing
-    if te.X.shape[1] != tr.X.shape[1]:
-        raise InvalidParameterError(
-            f"the test file has {te.X.shape[1]} features but the training file has {tr.X.shape[1]}; "
-            "check --targets and the files"
-        )
-    return tr.X, tr.Y, te.X, te.Y, info
 
 
 def fit_model(model, X, Y, opts, description="fitting"):
@@ -287,7 +221,8 @@ def prepare(opts, stack):
 
 
 def evaluate_model(model, prep, opts):
-    """``(metrics, seconds to predict, evaluated_on)``: the task's metrics on the test file, else the training data."""
+    """``(metrics, seconds to predict, evaluated_on)``: the task's metrics on the test file, else the training data
+    (``--holdout 0``: see skframe.cli._holdout)."""
     X_eval, Y_eval, evaluated_on = ((prep.X_test, prep.Y_test, "test") if prep.X_test is not None
                                     else (prep.X_train, prep.Y_train, "train"))
     t0 = time.perf_counter()
@@ -320,6 +255,10 @@ def save_model(model, prep, opts):
 
     extra.update(model_extra(opts, prep.data_info))
     names = opts.layout.feature_names if opts.layout is not None else None
+    if opts.table_encoder is not None:  # a raw table: its typed columns, as data (skframe.preprocessing)
+        extra["encoding"] = opts.table_encoder.to_dict()
+        extra["table"] = {k: v for k, v in prep.data_info.get("read", {}).items() if k in ("delimiter", "format")}
+        names = list(opts.table_encoder.get_feature_names_out())
     if names and len(prep.X_train.shape) > 1:  # a table with a header: scikit-learn's feature_names_in_
         model.feature_names_in_ = np.asarray(names, dtype=object)
     save(model, opts.model_out, extra=extra)  # atomic: checked, then renamed over the previous file
@@ -327,12 +266,25 @@ def save_model(model, prep, opts):
 
 
 def _run_fit(opts, stack):
+    from skframe.cli._holdout import holdout_evaluation, holdout_rows  # lazy: loads NumPy (~0.1 s at start-up)
+
     prep = prepare(opts, stack)
     model, task, X_tr, Y_tr, X_te = prep.model, prep.task, prep.X_train, prep.Y_train, prep.X_test
     if opts.explain:  # how the fit would run, and why; nothing is fitted
         return to_jsonable(explain_report(model, prep.X_fit, prep.y_fit, task, prep.data_info))
+    rows = holdout_rows(prep, opts)  # no test set: metrics on held-out training rows, then a fit on every row
+    if rows is not None:
+        metrics, predict_seconds, path = holdout_evaluation(prep, opts, rows, fit_model, _targets_for_fit,
+                                                            lam_path_report)
     fit_seconds = fit_model(model, prep.X_fit, prep.y_fit, opts)
-    metrics, predict_seconds, evaluated_on = evaluate_model(model, prep, opts)
+    if rows is None:
+        metrics, predict_seconds, evaluated_on = evaluate_model(model, prep, opts)
+        X_eval, Y_eval = (X_te, prep.Y_test) if X_te is not None else (X_tr, Y_tr)
+        path = lam_path_report(model, prep.module, X_eval, Y_eval, task, opts)
+    else:
+        evaluated_on = "holdout"
+        prep.data_info["holdout"] = {"share": float(opts.holdout), "rows": int(len(rows[1])), "seed": opts.seed,
+                                     "refit": "the model kept is fitted on every training row"}
     report = {
         "task": task,
         "metrics": metrics,
@@ -340,7 +292,7 @@ def _run_fit(opts, stack):
         "fit_seconds": fit_seconds,
         "predict_seconds": predict_seconds,
         "n_train": int(X_tr.shape[0]),
-        "n_test": int(X_te.shape[0]) if X_te is not None else 0,
+        "n_test": int(X_te.shape[0]) if X_te is not None else (int(len(rows[1])) if rows is not None else 0),
         "n_features": int(X_tr.shape[1]) if len(X_tr.shape) > 1 else None,
         "n_targets": int(Y_tr.shape[1]) if len(Y_tr.shape) > 1 else 1,
         "sketch": getattr(model, "sketch_info_", None),
@@ -349,8 +301,6 @@ def _run_fit(opts, stack):
         "model": {"class": type(model).__name__, "params": _params(model)},
         "data": prep.data_info,
     }
-    X_eval, Y_eval = (X_te, prep.Y_test) if X_te is not None else (X_tr, Y_tr)
-    path = lam_path_report(model, prep.module, X_eval, Y_eval, task, opts)
     if path is not None:
         report["lam_path"] = path
         report["lam_kept"] = path[-1]["lam"]
@@ -364,53 +314,6 @@ def _params(model):
     for k, v in model.get_params(deep=False).items():
         out[k] = v if isinstance(v, (str, int, float, bool, type(None), dict, list, tuple)) else repr(v)
     return out
-
-
-def print_report(report):
-    """Human-readable summary of a fit report."""
-    typer.echo(f"model      {report['model']['class']} ({report['task']})")
-    d = report["data"]
-    rep = d.get("representation")  # molecules or graphs: say what the inputs and outputs are
-    shape = (f"features={report['n_features']} targets={report['n_targets']}" if rep is None else
-             f"inputs={rep['inputs']}{'+' + rep['featurize'] if rep['featurize'] != 'none' else ''} "
-             f"outputs={rep['outputs'] if rep['outputs'] != 'table' else report['n_targets']}")
-    scale = f" scale={d['scale']['method']}" if isinstance(d.get("scale"), dict) and rep is None else ""
-    typer.echo(f"data       {d.get('name')}: n_train={report['n_train']} n_test={report['n_test']} {shape}{scale}")
-    if d.get("task_reason"):
-        typer.echo(f"task       {report['task']} ({d['task_reason']})")
-    if d.get("suggested_defaults_used"):
-        used = d["suggested_defaults_used"]
-        shown = {**used.get("kernel_params", {}), **{k: v for k, v in used.items() if k != "kernel_params"}}
-        typer.echo(f"defaults   {_fmt(shown)} (the data set's published hyper-parameters)")
-    s = report.get("sketch")
-    if s:
-        nested = {k: v for k, v in s.items() if isinstance(v, dict)}
-        flat = {k: v for k, v in s.items() if not isinstance(v, dict) and k != "n"}
-        if flat:
-            typer.echo(f"sketch     {_fmt(flat)}")
-        for k, v in nested.items():
-            typer.echo(f"sketch     {k}: {_fmt(v)}")
-    if report.get("execution"):
-        typer.echo(f"execution  {execution_line(report['execution'])}")
-    t = report.get("training")
-    if t:
-        runs = ", ".join(f"{m['epochs_run']} epochs (best {m['best_epoch']})" if m["best_epoch"] is not None
-                         else f"{m['epochs_run']} epochs" for m in t["members"])
-        net = " ".join(f"{k}={','.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
-                       for k, v in t["network_params"].items())
-        typer.echo(f"training   {t['network']} {net} batch={t['batch_size']} "
-                   f"{t['optimizer']} lr={t['learning_rate']:g} {t['lr_schedule']} weight_decay={t['weight_decay']:g} "
-                   f"early stopping on {t['validation_metric'] or 'none'} ({t['n_validation']} held out): {runs}")
-    typer.echo(f"fit        {report['fit_seconds']:.4f} s")
-    typer.echo(f"predict    {report['predict_seconds']:.4f} s")
-    typer.echo(f"metrics on the {report['evaluated_on']} set:")
-    typer.echo(format_metrics(report["metrics"]))
-    for row in report.get("lam_path", []):
-        typer.echo(f"lam path   lam={row['lam']:.3g}: {_fmt(row['metrics'])}")
-    if report.get("lam_path"):
-        typer.echo(f"lam kept   {report['lam_kept']:.3g} (the last value of the path)")
-    if report.get("model_path"):
-        typer.echo(f"saved      {report['model_path']}")
 
 
 def fit(**options):

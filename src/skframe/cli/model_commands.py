@@ -13,6 +13,7 @@ from skframe.cli._common import echo_json, handle_errors, to_jsonable
 from skframe.cli._options import FORMATS, MISSING, FitOptions, _choice
 from skframe.cli._outputs import check_predict_out
 from skframe.cli._services import call_predict, format_metrics, task_module, write_predictions
+from skframe.cli._tables import read_saved
 from skframe.exceptions import InvalidParameterError, PersistenceError, SkframeError
 
 
@@ -193,13 +194,17 @@ def predict(
     if targets is not None and targets < 0:
         raise InvalidParameterError(f"--targets {targets} must be >= 0: the number of trailing target columns")
     layout = _layout(est, extra)
-    cols, targets = _plan(layout, data, fmt, with_targets=False, targets=targets, columns=columns, drop=drop,
-                          target=target)
     names = prediction_names(est, layout) if header else None
-    with _inconsistent(model):
-        if _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=cols, header=names):
-            return
-    X, _ = _read(data, targets, missing, fmt, extra, columns=cols, with_targets=False)
+    if _saved(extra, "encoding"):  # a raw table: its columns typed and encoded as at fit time
+        X, _, info = read_saved(extra, layout, data, with_targets=False, missing=missing, fmt=fmt)
+        _report_unknown(info)
+    else:
+        cols, targets = _plan(layout, data, fmt, with_targets=False, targets=targets, columns=columns, drop=drop,
+                              target=target)
+        with _inconsistent(model):
+            if _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=cols, header=names):
+                return
+        X, _ = _read(data, targets, missing, fmt, extra, columns=cols, with_targets=False)
     _check_features(est, X, data, targets)
     task = _saved(extra, "task", "regression")
     with _inconsistent(model):
@@ -234,9 +239,14 @@ def evaluate(
         raise InvalidParameterError(f"--targets {targets} must be >= 1 to evaluate")
     missing, fmt = _fit_settings(extra, missing, fmt)
     layout = _layout(est, extra)
-    cols, targets = _plan(layout, data, fmt, with_targets=True, targets=targets, columns=columns, drop=drop,
-                          target=target)
-    X, Y = _read(data, targets, missing, fmt, extra, columns=cols, with_targets=True)
+    info = {}
+    if _saved(extra, "encoding"):  # a raw table: its columns typed and encoded as at fit time
+        X, Y, info = read_saved(extra, layout, data, with_targets=True, missing=missing, target=target, fmt=fmt)
+        targets = Y.shape[1]
+    else:
+        cols, targets = _plan(layout, data, fmt, with_targets=True, targets=targets, columns=columns, drop=drop,
+                              target=target)
+        X, Y = _read(data, targets, missing, fmt, extra, columns=cols, with_targets=True)
     _check_features(est, X, data, targets)
     task = _saved(extra, "task", "regression")
     module = task_module(task)
@@ -249,11 +259,22 @@ def evaluate(
     Yt = Y[:, 0] if (Y.shape[1] == 1 and task != "structured") else Y
     report = {"task": task, "metrics": module.metrics(est, X, Yt, P, opts), "predict_seconds": seconds,
               "n_samples": int(X.shape[0]), "model": type(est).__name__}
+    if info.get("unknown_categories"):
+        report["unknown_categories"] = info["unknown_categories"]
     if json_out:
         echo_json(report)
         return
     typer.echo(f"model      {report['model']} ({task}) on {report['n_samples']} samples, {seconds:.4f} s")
     typer.echo(format_metrics(to_jsonable(report["metrics"])))
+    if report.get("unknown_categories"):
+        typer.echo(f"unknown    categories not seen in training (rows of zeros): {report['unknown_categories']}")
+
+
+def _report_unknown(info):
+    """One stderr line counting the categories of DATA that the model never saw (encoded as rows of zeros)."""
+    if info.get("unknown_categories"):
+        counts = ", ".join(f"{k}: {v}" for k, v in info["unknown_categories"].items())
+        typer.echo(f"note: categories not seen in training, encoded as zeros ({counts})", err=True)
 
 
 def _print_evaluation(report, json_out):

@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe.exceptions import DataFormatError, InvalidParameterError
+from skframe.io.compressed import open_binary
 
 __all__ = ["Dataset", "MISSING_TOKENS"]
 
@@ -211,12 +212,13 @@ def _decoded_lines(path, data):
 def iter_lines(path, block=1 << 20):
     """Yield ``(lineno, line)`` of a UTF-8 text file, 1-based, without line ends, streaming.
 
-    The file is opened read-only. A UTF-8 byte-order mark is skipped; UTF-16, binary data
+    The file is opened read-only; a gzip, bz2, xz or zstd file is decompressed through the cap of
+    :mod:`skframe.io.compressed`. A UTF-8 byte-order mark is skipped; UTF-16, binary data
     and invalid UTF-8 raise :class:`DataFormatError` naming the line.
     """
     lineno = 0
     tail = b""
-    with open(path, "rb") as fh:
+    with open_binary(path) as fh:
         chunk = fh.read(max(block, 4096))  # the encoding checks look at the first 4 KiB
         _check_encoding(path, chunk[:4096])
         if chunk.startswith(b"\xef\xbb\xbf"):

@@ -6,20 +6,21 @@ the ``X`` a reader gives back (:func:`final_x`)."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError
 from skframe.io._common import name_of
+from skframe.io.compressed import compression_of, inner_suffix
 from skframe.io.missing import check_strategy
 
-__all__ = ["FORMATS", "resolve_format", "check_file", "check_options", "final_x"]
+__all__ = ["FORMATS", "resolve_format", "sniff_format", "check_file", "check_options", "final_x"]
 
 # Each format and its file extensions; fmt= (CLI: --format) takes a format or an extension without its dot.
-_EXTENSIONS = {"csv": (".csv",), "npz": (".npz",), "npy": (".npy",), "arff": (".arff",),
-               "libsvm": (".svm", ".libsvm", ".svmlight")}
+_EXTENSIONS = {"csv": (".csv", ".tsv", ".psv"), "npz": (".npz",), "npy": (".npy",), "arff": (".arff",),
+               "libsvm": (".svm", ".libsvm", ".svmlight"), "parquet": (".parquet", ".pq"),
+               "feather": (".feather", ".arrow", ".ipc")}
 #: File extensions recognised by :func:`~skframe.io.load_dataset` and the format each one means.
 FORMATS = {ext: fmt for fmt, exts in _EXTENSIONS.items() for ext in exts}
 _ALIASES = {**{ext.lstrip("."): fmt for ext, fmt in FORMATS.items()}, **{fmt: fmt for fmt in _EXTENSIONS}}
@@ -39,13 +40,32 @@ def resolve_format(path, fmt=None):
         if key not in _ALIASES:
             raise InvalidParameterError(f"fmt={fmt!r} is not a known format; choose one of {sorted(_ALIASES)}")
         return _ALIASES[key]
-    ext = Path(path).suffix.lower()
+    ext = inner_suffix(path)  # data.csv.gz -> .csv
     if ext not in FORMATS:
+        sniffed = sniff_format(path)
+        if sniffed is not None:
+            return sniffed
         raise DataFormatError(
             f"cannot tell the format of {name_of(path)} from its extension {ext or '(none)'!r}; "
             f"use one of {sorted(FORMATS)} or pass fmt= (CLI: --format) with one of {sorted(_EXTENSIONS)}"
         )
     return FORMATS[ext]
+
+
+def sniff_format(path):
+    """The format a file's first bytes tell (Parquet, Arrow/Feather, or compressed text read as CSV), else None."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError:
+        return None
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    if head.startswith(b"ARROW1"):
+        return "feather"
+    if compression_of(path) is not None:
+        return "csv"
+    return None
 
 
 def check_file(path):

@@ -12,8 +12,8 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.io import arff, csv, libsvm, npy
+from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError
+from skframe.io import arff, csv, libsvm, npy, table
 from skframe.io._common import Dataset
 from skframe.io.atomic import atomic_write
 from skframe.io.chunks import iter_chunks, scan_file
@@ -22,6 +22,14 @@ from skframe.io.formats import FORMATS, check_file, check_options, final_x, reso
 from skframe.io.missing import check_means, handle_missing
 
 __all__ = ["FORMATS", "load_dataset", "read_dataset", "iter_chunks", "scan_file", "save_dataset", "column_names"]
+
+
+def _delimiter(path):
+    """The delimiter of a text table's first lines (``","`` when it has none to tell: the CSV reader says why)."""
+    try:
+        return table.read_table_header(path, fmt="csv")[1]["delimiter"]
+    except DataFormatError:
+        return ","
 
 
 def _npy_has_nan(X, Y, rows=65536):
@@ -123,6 +131,8 @@ def load_dataset(path, *, targets=1, fmt=None, missing="error", sparse="auto", h
     elif fmt == "libsvm":
         X, Y, fnames, tnames, linenos = libsvm.read_libsvm(path)
         X, Y, fnames, tnames = select_columns(X, Y, fnames, tnames, choice, path, named=False)
+    elif fmt in ("parquet", "feather") or (fmt == "csv" and header == "auto" and _delimiter(path) != ","):
+        X, Y, fnames, tnames, linenos = table.read_numeric_table(path, targets, columns=choice, fmt=fmt)
     elif fmt == "csv":
         X, Y, fnames, tnames, linenos = csv.read_csv(path, targets, header, columns=choice)
     else:
@@ -164,6 +174,8 @@ def column_names(path, *, fmt=None, header="auto"):
     path = os.fspath(path)
     fmt = resolve_format(path, fmt)
     check_file(path)
+    if fmt in ("parquet", "feather") or (fmt == "csv" and header == "auto" and _delimiter(path) != ","):
+        return table.read_table_header(path, fmt=fmt)[0]
     if fmt == "csv":
         return csv.read_header(path, header)
     if fmt == "arff":

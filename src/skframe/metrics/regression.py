@@ -233,8 +233,10 @@ def regression_report(y_true, y_pred, y_train=None):
     Returns
     -------
     dict
-        ``{"r2", "mse", "mae", "rrmse" (list, one per target), "arrmse", "relative_mse",
-        "n_samples", "n_targets", "rrmse_reference" ("train" or "test")}``; averaged values
+        ``{"r2", "mse", "mae", "rrmse" (list, one per target), "arrmse", "mse_over_range",
+        "n_samples", "n_targets", "rrmse_reference" ("train" or "test")}``; ``mse_over_range`` is
+        :func:`relative_mse` (the MSE divided by the target's range: not scale-free; ``1 - r2`` is the
+        MSE over the target's variance); averaged values
         are uniform averages over targets; non-finite values (a constant target) become
         ``None`` so that the dict serialises to strict JSON.
 
@@ -261,7 +263,7 @@ def regression_report(y_true, y_pred, y_train=None):
         "mae": _finite_or_none(mae(a, b)),
         "rrmse": [_finite_or_none(v) for v in rr],
         "arrmse": _finite_or_none(np.mean(rr)),
-        "relative_mse": _finite_or_none(relative_mse(a, b)),
+        "mse_over_range": _finite_or_none(relative_mse(a, b)),
         "n_samples": int(a.shape[0]),
         "n_targets": int(a.shape[1]),
         "rrmse_reference": "train" if ref is not None else "test",

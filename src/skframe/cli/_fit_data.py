@@ -1,0 +1,79 @@
+"""Reading the data of ``skframe fit``: the embedded default, molecules and graphs, numeric files and raw tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from skframe.cli import _tables
+from skframe.exceptions import InvalidParameterError
+
+__all__ = ["DEFAULT_LAM", "EMBEDDED_DATA_SEED", "load_data"]
+
+DEFAULT_LAM = 1e-3
+EMBEDDED_DATA_SEED = 0
+
+
+
+def _apply_suggestions(opts, suggested):
+    """Fill in the embedded data set's hyper-parameters that the user left unset; return what was used."""
+    used = {}
+    kernel_is_suggested = (opts.input_kernel or opts.kernel) == suggested.get("kernel")
+    if kernel_is_suggested and not opts.kernel_params and not opts.input_kernel_params:
+        opts.kernel_params = dict(suggested.get("kernel_params", {}))
+        used["kernel_params"] = opts.kernel_params
+    if opts.lam is None:
+        if kernel_is_suggested and "lam" in suggested:
+            opts.lam = suggested["lam"]
+            used["lam"] = opts.lam
+        else:
+            opts.lam = DEFAULT_LAM
+    loss_defaults = suggested.get("loss_params", {}).get(str(opts.loss or "").lower())
+    if loss_defaults and not opts.loss_params:
+        opts.loss_params = dict(loss_defaults)
+        used["loss_params"] = opts.loss_params
+    return used
+
+
+def load_data(opts):
+    """Return (X_train, Y_train, X_test, Y_test, dataset_info); Y are 2-D."""
+    from skframe.cli import _graph_data  # lazy: loads NumPy (~0.1 s at start-up)
+    from skframe.datasets import load_dataset, load_default  # lazy: loads scikit-learn (~0.6 s at start-up)
+
+    if _graph_data.wanted(opts):  # molecules (SMILES, SDF) or graphs (JSON lines)
+        opts.lam = DEFAULT_LAM if opts.lam is None else opts.lam
+        return _graph_data.load(opts)
+    if opts.train is None:
+        # The embedded data are always drawn with the same seed; --seed only seeds the model.
+        ds = load_default(random_state=EMBEDDED_DATA_SEED)
+        info = {"name": ds.name, "source": "embedded", "description": ds.description, "seed": EMBEDDED_DATA_SEED}
+        info["suggested_defaults_used"] = _apply_suggestions(opts, ds.suggested)
+        return ds.X_train, ds.y_train[:, None], ds.X_test, ds.y_test[:, None], info
+    if opts.lam is None:
+        opts.lam = DEFAULT_LAM
+    from skframe.cli._columns import cli_columns, fit_layout, read_plan  # lazy: loads NumPy (~0.1 s at start-up)
+
+    choice = cli_columns(opts.columns, opts.drop, opts.target)
+    if _tables.wanted(opts):  # a table with a header, Parquet, Arrow: typed columns (numbers, categories, dates)
+        return _tables.load_fit(opts, choice)
+    if opts.column_types:
+        raise InvalidParameterError("--column-types applies to tables with a header row (CSV, Parquet, Arrow); "
+                                    f"{Path(opts.train).name} has none: name its columns in a header row")
+    tr = load_dataset(opts.train, targets=opts.targets, missing=opts.missing, fmt=opts.format, columns=choice)
+    opts.layout = fit_layout(opts.train, opts.format, choice, opts.targets, (tr.X.shape[1], tr.Y.shape[1]))
+    info = {"name": Path(opts.train).name, "source": str(opts.train), "n_missing_train": tr.n_missing,
+            "missing": opts.missing}
+    if choice is not None or opts.layout.feature_names is not None:
+        info["columns"] = {"features": len(tr.feature_names), "targets": list(tr.target_names),
+                           "named": opts.layout.feature_names is not None}
+    if opts.test is None:
+        return tr.X, tr.Y, None, None, info
+    columns, targets = read_plan(opts.layout, opts.test, opts.format, with_targets=True, choice=choice)
+    te = load_dataset(opts.test, targets=targets, missing=opts.missing, fmt=opts.format, columns=columns)
+    info["test"] = str(opts.test)
+    info["n_missing_test"] = te.n_missing
+    if te.X.shape[1] != tr.X.shape[1]:
+        raise InvalidParameterError(
+            f"the test file has {te.X.shape[1]} features but the training file has {tr.X.shape[1]}; "
+            "check --targets and the files"
+        )
+    return tr.X, tr.Y, te.X, te.Y, info

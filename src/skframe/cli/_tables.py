@@ -1,0 +1,208 @@
+"""Raw tables on the command line: typed columns for ``fit``, the saved encoding for ``predict`` and ``evaluate``.
+
+A training file with a header row (CSV with any delimiter, compressed or not), or a Parquet or
+Arrow/Feather file, is read by :func:`skframe.io.table.read_table` and its feature columns are
+typed and encoded by :class:`skframe.preprocessing.TableEncoder` (numbers, one-hot categories,
+date features; free text and identifiers left out). Every column that cannot be used as asked is
+reported in one message. The encoding is saved with the model (``encoding``, JSON data) and
+replayed on new files by name.
+"""
+
+from __future__ import annotations
+
+from skframe.exceptions import InvalidInputError, InvalidParameterError
+
+__all__ = ["wanted", "load_fit", "read_for_model", "read_saved", "column_table"]
+
+
+def wanted(opts):
+    """True when the training file is read as a typed table: Parquet, Arrow, or a text table with a header whose
+    delimiter is not a comma or whose first rows hold text (a comma-separated file of numbers keeps the numeric
+    reader, which streams and matches columns as before), or when ``--column-types`` is given."""
+    from skframe.io.formats import resolve_format  # lazy: skframe.io loads SciPy
+    from skframe.io.table import read_table_header  # lazy: skframe.io loads SciPy
+
+    if opts.train is None:
+        return False
+    fmt = resolve_format(str(opts.train), opts.format)
+    if fmt in ("parquet", "feather"):
+        return True
+    if fmt != "csv":
+        return False
+    names, info = read_table_header(opts.train, delimiter=opts.delimiter, fmt=fmt)
+    return names is not None and (info["delimiter"] != "," or info["text"] or bool(opts.column_types))
+
+
+def _numeric_targets(table, positions, problems):
+    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
+
+    from skframe.preprocessing.cells import parse_numbers, text_cells  # lazy: loads scikit-learn
+
+    out = []
+    for j in positions:
+        col = np.asarray(table.columns[j])
+        if col.dtype.kind in "fiub":
+            out.append(np.asarray(col, dtype=np.float64))
+            continue
+        text, missing = text_cells(col)
+        values, bad = parse_numbers(text, missing)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            where = f"line {int(table.linenos[i])}" if table.linenos is not None else f"row {i}"
+            problems.append(f"the target column {table.names[j]!r} holds text such as {text[i]!r} ({where}); "
+                            "targets are numbers: choose a numeric target with --target NAME")
+        out.append(values)
+    return np.stack(out, axis=1) if out else np.zeros((table.n_rows, 0))
+
+
+def _missing_numbers(table, features, Y):
+    """The problem line for the missing cells of numeric columns (features and targets), or nothing."""
+    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
+
+    from skframe.preprocessing.cells import parse_numbers, text_cells  # lazy: loads scikit-learn
+
+    where, count = [], int(np.isnan(Y).sum())
+    for j in features:
+        col = np.asarray(table.columns[j])
+        if col.dtype.kind in "fiub":
+            n = int(np.isnan(col.astype(np.float64)).sum())
+        else:
+            text, missing = text_cells(col)
+            n = int(missing.sum()) if missing.any() and not parse_numbers(text, missing)[1].any() else 0
+        if n:
+            where.append(table.names[j])
+            count += n
+    if not count:
+        return []
+    named = f" (in {', '.join(map(repr, where[:6]))}{', ...' if len(where) > 6 else ''})" if where else ""
+    return [f"{count} missing number(s){named}: choose --missing zero|mean|drop"]
+
+
+def _raise_problems(path, problems):
+    from skframe.io._common import name_of  # lazy: skframe.io loads SciPy
+    from skframe.preprocessing import table_problems  # lazy: loads scikit-learn
+
+    err = table_problems(problems)
+    raise InvalidInputError(f"{name_of(path)}: {err}") from None
+
+
+def load_fit(opts, choice):
+    """Read, type and encode the training (and test) tables: ``(X_tr, Y_tr, X_te, Y_te, info)``.
+
+    Sets ``opts.layout`` and ``opts.table_encoder``.
+    """
+    from skframe.cli._columns import Layout  # lazy: loads NumPy (~0.1 s at start-up)
+    from skframe.io._common import check_targets, name_of  # lazy: skframe.io loads SciPy
+    from skframe.io.missing import handle_missing  # lazy: skframe.io loads SciPy
+    from skframe.io.table import read_table  # lazy: skframe.io loads SciPy
+    from skframe.preprocessing import TableEncoder, parse_column_types  # lazy: loads scikit-learn
+
+    path = str(opts.train)
+    table = read_table(path, delimiter=opts.delimiter, fmt=_table_format(opts.format))
+    names, n = table.names, len(table.names)
+    if choice is None:
+        k = check_targets(opts.targets, n, path)
+        f, t = list(range(n - k)), list(range(n - k, n))
+    else:
+        f, t = choice.resolve(names, n, opts.targets, path)
+    overrides = parse_column_types(opts.column_types)
+    feature_set = {names[j] for j in f}
+    wrong = [c for c in overrides if c not in feature_set]
+    if wrong:
+        raise InvalidParameterError(f"--column-types names {', '.join(map(repr, wrong))}, not a feature column of "
+                                    f"{name_of(path)}; its feature columns are {', '.join(names[j] for j in f[:8])}")
+    problems = []
+    Y = _numeric_targets(table, t, problems)
+    encoder = TableEncoder(column_types=overrides)
+    try:
+        encoder.fit({names[j]: table.columns[j] for j in f}, linenos=table.linenos)
+    except InvalidInputError as exc:
+        problems.extend(getattr(exc, "problems", [str(exc)]))
+    if problems:
+        if opts.missing == "error":  # the missing numbers too, so that one run says everything
+            problems.extend(_missing_numbers(table, f, Y))
+        _raise_problems(path, problems)
+    X = encoder.transform({names[j]: table.columns[j] for j in f}, linenos=table.linenos)
+    X, Y, n_missing, _ = handle_missing(X, Y, opts.missing, path, table.linenos)
+    used, target_set = set(encoder.used_columns), set(t)
+    left_out = [names[j] for j in range(n) if j not in target_set and names[j] not in used]
+    opts.layout = Layout(n_features=int(X.shape[1]), n_targets=int(Y.shape[1]),
+                         feature_names=list(encoder.used_columns), target_names=[names[j] for j in t],
+                         n_file_columns=n, drop=left_out,
+                         chosen=choice is not None and choice.features is not None)
+    opts.table_encoder = encoder
+    info = {"name": name_of(path), "source": path, "n_missing_train": n_missing, "missing": opts.missing,
+            "read": {k: v for k, v in table.info.items() if v is not None}, "column_types": encoder.summary(),
+            "columns": {"features": len(encoder.used_columns), "targets": opts.layout.target_names, "named": True}}
+    if opts.test is None:
+        return X, Y, None, None, info
+    X_te, Y_te, te_info = read_for_model(opts.test, encoder, opts.layout, with_targets=True, missing=opts.missing,
+                                         delimiter=opts.delimiter, fmt=_table_format(opts.format))
+    info.update({"test": str(opts.test), "n_missing_test": te_info["n_missing"],
+                 "unknown_categories_test": te_info["unknown_categories"]})
+    return X, Y, X_te, Y_te, info
+
+
+def _table_format(fmt):
+    return fmt if fmt in ("csv", "parquet", "feather") else None
+
+
+def read_for_model(path, encoder, layout, *, with_targets, missing, means=None, delimiter=None, fmt=None,
+                   targets=None):
+    """``(X, Y or None, info)``: a table encoded as the model's training table was (columns matched by name)."""
+    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
+
+    from skframe.io._common import name_of  # lazy: skframe.io loads SciPy
+    from skframe.io.missing import check_means, handle_missing  # lazy: skframe.io loads SciPy
+    from skframe.io.table import read_table  # lazy: skframe.io loads SciPy
+
+    path = str(path)
+    table = read_table(path, delimiter=delimiter, fmt=fmt)
+    target_names = list(targets) if targets else list(layout.target_names or [])
+    wanted_cols = list(layout.feature_names or []) + (target_names if with_targets else [])
+    absent = [c for c in wanted_cols if c not in table.index]
+    if absent:
+        raise InvalidParameterError(
+            f"{name_of(path)} lacks the column(s) {', '.join(map(repr, absent[:8]))} the model was fitted on; its "
+            f"columns are {', '.join(table.names[:8])}{' ...' if len(table.names) > 8 else ''}: rename them as in "
+            "the training file")
+    problems = []
+    Y = _numeric_targets(table, [table.index[c] for c in target_names], problems) if with_targets else None
+    try:
+        X = encoder.transform({c: table.column(c) for c in layout.feature_names}, linenos=table.linenos)
+    except InvalidInputError as exc:
+        problems.extend(getattr(exc, "problems", [str(exc)]))
+    if problems:
+        _raise_problems(path, problems)
+    Y_h = Y if Y is not None else np.zeros((X.shape[0], 0))
+    if means is not None:
+        means = check_means(means, X, Y_h, path)
+    X, Y_h, n_missing, _ = handle_missing(X, Y_h, missing, path, table.linenos, means=means)
+    info = {"n_missing": n_missing, "unknown_categories": {k: v for k, v in encoder.unknown_counts_.items() if v}}
+    return X, (Y_h if with_targets else None), info
+
+
+def read_saved(extra, layout, data, *, with_targets, missing, target=None, fmt=None):
+    """``(X, Y or None, info)`` of DATA for a model saved with a table encoding (``predict``, ``evaluate``)."""
+    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
+
+    from skframe.preprocessing import TableEncoder  # lazy: loads scikit-learn
+
+    encoder = TableEncoder.from_dict(extra["encoding"])
+    means = None
+    if missing == "mean":
+        fm, tm = extra.get("train_feature_means"), extra.get("train_target_means")
+        means = (None if fm is None else np.asarray(fm), None if (tm is None or not with_targets) else np.asarray(tm))
+    from skframe.io.columns import as_names  # lazy: skframe.io loads SciPy
+
+    targets = as_names(target, "target") if target else None
+    return read_for_model(data, encoder, layout, with_targets=with_targets, missing=missing, means=means,
+                          fmt=_table_format(fmt), targets=targets)
+
+
+def column_table(rows):
+    """Lines of the column-types table of a fit report (name, type, features, reason), aligned."""
+    if not rows:
+        return []
+    width = min(24, max(len(r["name"]) for r in rows))
+    return [f"  {r['name'][:width]:<{width}}  {r['type']:<11} {r['features']:>4}  {r['reason']}" for r in rows]

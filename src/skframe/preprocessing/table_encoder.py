@@ -1,0 +1,316 @@
+"""The table encoder: see :mod:`skframe.preprocessing`."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.preprocessing.cells import (
+    DATE_PARTS,
+    as_columns,
+    date_features,
+    date_format,
+    date_seconds,
+    is_smiles_column,
+    line_of,
+    parse_numbers,
+    text_cells,
+)
+
+__all__ = ["TableEncoder", "COLUMN_TYPES", "MISSING_CATEGORY", "parse_column_types", "table_problems"]
+
+#: The types a column may be given (``column_types=``, CLI ``--column-types``).
+COLUMN_TYPES = ("numeric", "categorical", "date", "text")
+#: The category of a missing cell in a categorical column.
+MISSING_CATEGORY = "<missing>"
+_SHOWN = 3
+
+
+def parse_column_types(items):
+    """``{name: type}`` from ``name=type`` entries (comma-separated or repeated), checked.
+
+    Examples
+    --------
+    >>> parse_column_types(["zip=categorical,sold=date"])
+    {'zip': 'categorical', 'sold': 'date'}
+    """
+    out = {}
+    for item in items or ():
+        for part in str(item).split(","):
+            if not part.strip():
+                continue
+            name, sep, kind = part.partition("=")
+            kind = kind.strip().lower()
+            if not sep or not name.strip() or kind not in COLUMN_TYPES:
+                raise InvalidParameterError(
+                    f"--column-types {part.strip()!r} must be NAME=TYPE with TYPE one of {', '.join(COLUMN_TYPES)} "
+                    "(e.g. --column-types zip=categorical,sold=date)")
+            out[name.strip()] = kind
+    return out
+
+
+class TableEncoder(TransformerMixin, BaseEstimator):
+    """Turn a raw table (numbers, categories, dates, text) into numeric features.
+
+    See the module docstring for the column types and the rules that choose them.
+
+    Parameters
+    ----------
+    column_types : dict of str to str, optional
+        ``{column name: type}`` overriding the detection (types: numeric, categorical, date, text).
+    max_categories : int, default=100
+        A text column with more distinct values is free text (left out).
+    identifier_share : float, default=0.9
+        A text column of at least 20 values whose distinct values are more than this share of
+        its values is identifier-like (left out).
+
+    Attributes
+    ----------
+    columns_ : list of dict
+        Per input column: ``name``, ``type``, ``reason`` and, for categorical columns, ``categories``;
+        for dates, ``date_format``.
+    feature_names_in_ : ndarray of str
+    n_features_in_ : int
+    unknown_counts_ : dict
+        Per categorical column, the cells of the last :meth:`transform` whose category was not seen at fit time.
+
+    Examples
+    --------
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.impute import SimpleImputer
+    >>> from skframe import SketchedKernelRidge
+    >>> X = [["a", "1.0"], ["b", "2.0"], ["a", "?"], ["b", "4.0"]] * 5
+    >>> pipe = make_pipeline(TableEncoder(), SimpleImputer(), SketchedKernelRidge(sketch_size=5, random_state=0))
+    >>> pipe.fit(X, [1.0, 2.0, 1.5, 4.0] * 5).predict([["c", "2.0"]]).shape
+    (1,)
+    """
+
+    def __init__(self, *, column_types=None, max_categories=100, identifier_share=0.9):
+        self.column_types = column_types
+        self.max_categories = max_categories
+        self.identifier_share = identifier_share
+
+    # ---------------------------------------------------------------------------------------- fit
+    def fit(self, X, y=None, *, linenos=None):
+        """Choose each column's type and learn its categories.
+
+        Parameters
+        ----------
+        X : skframe.io.table.Table, pandas.DataFrame, dict of columns or 2-D array-like of cells
+        y : ignored
+        linenos : array of int, optional
+            File line of each row, for messages.
+
+        Raises
+        ------
+        InvalidInputError
+            One message listing every column that cannot be used as asked, and the fix for each
+            (its ``problems`` attribute holds them one by one).
+        """
+        if not isinstance(self.max_categories, int) or self.max_categories < 1:
+            raise InvalidParameterError(f"max_categories={self.max_categories!r} must be an integer >= 1")
+        names, cols = as_columns(X, getattr(X, "feature_names_in_", None))
+        overrides = dict(self.column_types or {})
+        known = set(names)
+        unknown = [n for n in overrides if n not in known]
+        if unknown:
+            raise InvalidParameterError(f"column_types names {unknown[:_SHOWN]}, not columns of the table; "
+                                        f"its columns are {names[:8]}")
+        specs, problems = [], []
+        for name, col in zip(names, cols):
+            spec, problem = self._fit_column(name, col, overrides.get(name), linenos)
+            specs.append(spec)
+            if problem:
+                problems.append(problem)
+        if problems:
+            raise table_problems(problems)
+        self.columns_ = specs
+        self.feature_names_in_ = np.asarray(names, dtype=object)
+        self.n_features_in_ = len(names)
+        self._build()
+        return self
+
+    def _fit_column(self, name, col, forced, linenos):
+        col = np.asarray(col)
+        if col.dtype.kind in "fiub" and forced in (None, "numeric"):
+            return {"name": name, "type": "numeric", "reason": "numbers"}, None
+        if col.dtype.kind == "M" and forced in (None, "date"):
+            return {"name": name, "type": "date", "reason": "dates", "date_format": "iso"}, None
+        text, missing = text_cells(col)
+        present = text[~missing]
+        if present.size == 0:
+            return {"name": name, "type": "empty", "reason": "every cell is missing; left out"}, None
+        values, bad = parse_numbers(text, missing)
+        uniques = np.unique(present.astype(str)).tolist()
+        if forced == "text":
+            return {"name": name, "type": "text", "reason": "text (forced); left out"}, None
+        if forced == "categorical":
+            return self._categorical(name, uniques, missing, "(forced)"), None
+        if not bad.any() and forced in (None, "numeric"):
+            return {"name": name, "type": "numeric", "reason": "numbers"}, None
+        if forced == "numeric" or (forced is None and bad.sum() * 2 < present.size):
+            rows = np.flatnonzero(bad)
+            shown = ", ".join(f"{text[i]!r} ({line_of(i, linenos)})" for i in rows[:_SHOWN])
+            return None, (f"column {name!r} holds numbers and {rows.size} cell(s) of text such as {shown}: fix "
+                          f"them or mark them missing ('?' or empty), read the column as categories with "
+                          f"--column-types {name}=categorical, or leave it out with --drop {name}")
+        if forced is None and is_smiles_column(uniques):
+            return None, (f"column {name!r} holds SMILES strings such as {uniques[0]!r}: read them as molecules "
+                          f"with `--inputs smiles --input-column {name}` (in Python: "
+                          f"skframe.graphs.GraphBatch.from_smiles), or as categories with --column-types "
+                          f"{name}=categorical")
+        fmt = date_format(uniques)
+        if fmt is not None:
+            return {"name": name, "type": "date", "reason": "dates" + (" (forced)" if forced else ""),
+                    "date_format": fmt}, None
+        if forced == "date":
+            i = int(np.flatnonzero(~missing)[0])
+            return None, (f"column {name!r} was given as dates but not every cell is one, e.g. {text[i]!r} "
+                          f"({line_of(i, linenos)}); dates read: ISO 2024-05-17, 17/05/2024, 05/17/2024, 2024/05/17, "
+                          f"17.05.2024: fix the cells, or read it as categories with --column-types {name}=categorical")
+        n_present = int(present.size)
+        if n_present >= 20 and len(uniques) > self.identifier_share * n_present:
+            return {"name": name, "type": "text", "reason": f"identifier-like ({len(uniques)} distinct values in "
+                                                           f"{n_present}); left out"}, None
+        if len(uniques) > self.max_categories:
+            return {"name": name, "type": "text", "reason": f"free text ({len(uniques)} distinct values, more than "
+                                                            f"{self.max_categories}); left out"}, None
+        return self._categorical(name, uniques, missing, ""), None
+
+    @staticmethod
+    def _categorical(name, uniques, missing, note):
+        cats = sorted(uniques) + ([MISSING_CATEGORY] if missing.any() else [])
+        reason = f"{len(uniques)} distinct values" + (", missing as a category" if missing.any() else "")
+        return {"name": name, "type": "categorical", "categories": cats, "reason": reason + (f" {note}" if note
+                                                                                              else "")}
+
+    def _build(self):
+        from sklearn.preprocessing import OneHotEncoder  # lazy: scikit-learn's preprocessing sub-package
+
+        cats = [c["categories"] for c in self.columns_ if c["type"] == "categorical"]
+        self.onehot_ = None
+        if cats:
+            self.onehot_ = OneHotEncoder(categories=[np.asarray(c, dtype=object) for c in cats],
+                                         handle_unknown="ignore", sparse_output=False, dtype=np.float64)
+            self.onehot_.fit(np.asarray([[c[0] for c in cats]], dtype=object))
+        self.unknown_counts_ = {}
+
+    # ---------------------------------------------------------------------------------------- transform
+    def transform(self, X, *, linenos=None):
+        """Numeric features of a table with the fitted columns (matched by name when the table has names).
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_features_out), float64
+            NaN marks a missing number or date.
+        """
+        check_is_fitted(self, "columns_")
+        names, cols = as_columns(X, self.feature_names_in_)
+        by_name = {n: c for n, c in zip(names, cols)}
+        n_rows = len(cols[0]) if cols else 0
+        blocks, cat_cells, problems = [], [], []
+        for spec in self.columns_:
+            name, kind = spec["name"], spec["type"]
+            if kind in ("text", "empty"):
+                continue
+            if name not in by_name:
+                raise InvalidInputError(f"the table lacks the column {name!r} the encoder was fitted on")
+            col = np.asarray(by_name[name])
+            if kind == "numeric":
+                if col.dtype.kind in "fiub":
+                    blocks.append(np.asarray(col, dtype=np.float64)[:, None])
+                    continue
+                text, missing = text_cells(col)
+                values, bad = parse_numbers(text, missing)
+                if bad.any():
+                    rows = np.flatnonzero(bad)
+                    shown = ", ".join(f"{text[i]!r} ({line_of(i, linenos)})" for i in rows[:_SHOWN])
+                    problems.append(f"column {name!r} was numeric at fit time but holds {rows.size} cell(s) of text "
+                                    f"such as {shown}: fix them or mark them missing ('?' or empty)")
+                blocks.append(values[:, None])
+            elif kind == "date":
+                if col.dtype.kind == "M":
+                    seconds = col.astype("datetime64[s]").astype(np.int64).astype(np.float64)
+                    seconds[np.isnat(col)] = np.nan
+                else:
+                    text, missing = text_cells(col)
+                    seconds = date_seconds(text, missing, spec["date_format"])
+                blocks.append(date_features(seconds))
+            else:
+                text, missing = text_cells(col)
+                text[missing] = MISSING_CATEGORY
+                cat_cells.append(text)
+                known = set(spec["categories"])
+                self.unknown_counts_[name] = int(sum(1 for v in text if v not in known))
+                blocks.append(len(cat_cells) - 1)  # filled from the one-hot block below
+        if problems:
+            raise table_problems(problems)
+        if cat_cells:
+            onehot = self.onehot_.transform(np.stack(cat_cells, axis=1))
+            edges = np.cumsum([0] + [len(c) for c in self.onehot_.categories_])
+            blocks = [onehot[:, edges[b]:edges[b + 1]] if isinstance(b, int) else b for b in blocks]
+        if not blocks:
+            return np.zeros((n_rows, 0))
+        return np.ascontiguousarray(np.hstack(blocks), dtype=np.float64)
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the output features: ``name`` (numbers), ``name=category``, ``name.days`` ``.year`` ``.month``
+        ``.weekday`` (dates)."""
+        check_is_fitted(self, "columns_")
+        out = []
+        for spec in self.columns_:
+            if spec["type"] == "numeric":
+                out.append(spec["name"])
+            elif spec["type"] == "categorical":
+                out.extend(f"{spec['name']}={c}" for c in spec["categories"])
+            elif spec["type"] == "date":
+                out.extend(f"{spec['name']}.{p}" for p in DATE_PARTS)
+        return np.asarray(out, dtype=object)
+
+    @property
+    def used_columns(self):
+        """Names of the input columns that give features (not left out)."""
+        return [c["name"] for c in self.columns_ if c["type"] not in ("text", "empty")]
+
+    # ---------------------------------------------------------------------------------------- as data
+    def to_dict(self):
+        """The fitted encoding as JSON-serialisable data (see :meth:`from_dict`)."""
+        check_is_fitted(self, "columns_")
+        return {"version": 1, "params": {"max_categories": self.max_categories,
+                                         "identifier_share": self.identifier_share,
+                                         "column_types": dict(self.column_types or {})},
+                "columns": [dict(c) for c in self.columns_]}
+
+    @classmethod
+    def from_dict(cls, data):
+        """The fitted encoder saved by :meth:`to_dict`."""
+        if not isinstance(data, dict) or data.get("version") != 1 or not isinstance(data.get("columns"), list):
+            raise InvalidInputError("not a table encoding saved by TableEncoder.to_dict (version 1)")
+        enc = cls(**data.get("params", {}))
+        enc.columns_ = [dict(c) for c in data["columns"]]
+        for c in enc.columns_:
+            if c.get("type") not in COLUMN_TYPES + ("empty",):
+                raise InvalidInputError(f"table encoding: unknown column type {c.get('type')!r}")
+        enc.feature_names_in_ = np.asarray([c["name"] for c in enc.columns_], dtype=object)
+        enc.n_features_in_ = len(enc.columns_)
+        enc._build()
+        return enc
+
+    def summary(self):
+        """One row per input column: ``(name, type, features, reason)``."""
+        rows = []
+        for c in self.columns_:
+            n = {"numeric": 1, "categorical": len(c.get("categories", ())), "date": 4}.get(c["type"], 0)
+            rows.append({"name": c["name"], "type": c["type"], "features": n, "reason": c["reason"]})
+        return rows
+
+
+def table_problems(problems):
+    """One :class:`InvalidInputError` listing ``problems`` (one line each); ``.problems`` keeps the list."""
+    head = (f"the table cannot be used as asked, {len(problems)} problems:" if len(problems) > 1
+            else "the table cannot be used as asked:")
+    err = InvalidInputError(head + " " + "; ".join(f"({k}) {p}" for k, p in enumerate(problems, 1)))
+    err.problems = list(problems)
+    return err

@@ -1,0 +1,99 @@
+"""Tables as people have them: compressed files by content, delimiters and decimal commas, Parquet and Arrow."""
+
+import bz2
+import gzip
+import lzma
+
+import numpy as np
+import pytest
+
+from skframe.exceptions import DataFormatError, InvalidParameterError
+from skframe.io import column_names, load_dataset
+from skframe.io.table import detect_delimiter, read_table, split_line
+
+
+def _numbers(tmp_path, n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    M = np.round(rng.normal(size=(n, 4)) * [1, 10, 100, 1000], 4)
+    text = "a,b,c,y\n" + "".join(",".join(repr(float(v)) for v in row) + "\n" for row in M)
+    path = tmp_path / "plain.csv"
+    path.write_text(text)
+    return path, text, M
+
+
+@pytest.mark.parametrize("name, compress", [("d.csv.gz", gzip.compress), ("d.csv.bz2", bz2.compress),
+                                            ("d.csv.xz", lzma.compress), ("data.bin", gzip.compress)])
+def test_compressed_files_are_read_by_content(tmp_path, name, compress):
+    plain, text, M = _numbers(tmp_path)
+    path = tmp_path / name
+    path.write_bytes(compress(text.encode()))
+    ds, ref = load_dataset(path), load_dataset(plain)
+    np.testing.assert_array_equal(ds.X, ref.X)
+    np.testing.assert_array_equal(ds.Y, ref.Y)
+    assert column_names(path) == ["a", "b", "c", "y"]
+    assert read_table(path).info["compression"] == ("gzip" if "gz" in name or name.endswith(".bin") else
+                                                    name.rsplit(".", 1)[1])
+
+
+def test_a_corrupt_compressed_file_is_one_error(tmp_path):
+    path = tmp_path / "bad.csv.gz"
+    data = gzip.compress(bytes(range(256)) * 64)
+    path.write_bytes(data[:len(data) // 2] + data[-8:])  # the middle cut out, the trailer kept
+    with pytest.raises(DataFormatError, match="cannot be decompressed"):
+        load_dataset(path)
+
+
+@pytest.mark.parametrize("sep", [";", "\t", "|"])
+def test_delimiters_and_decimal_commas(tmp_path, sep):
+    plain, text, M = _numbers(tmp_path)
+    decimal = "," if sep == ";" else "."
+    body = text.replace(",", "\x00").replace(".", decimal).replace("\x00", sep)
+    path = tmp_path / "sep.csv"
+    path.write_text(body)
+    table = read_table(path)
+    assert table.info["delimiter"] == sep and table.info["decimal"] == decimal
+    ds = load_dataset(path)
+    np.testing.assert_array_equal(ds.X, load_dataset(plain).X)
+    assert column_names(path) == ["a", "b", "c", "y"]
+
+
+def test_delimiter_detection_and_quotes():
+    assert detect_delimiter(["a;b;c", "1,5;2;3"]) == ";"
+    assert detect_delimiter(["a,b", "1,2"]) == ","
+    assert split_line('x;"a; b";3', ";") == ["x", "a; b", "3"]
+    with pytest.raises(InvalidParameterError, match="delimiter"):
+        read_table(__file__, delimiter=":", fmt="csv")
+
+
+def test_a_row_with_too_many_fields_names_the_line_and_delimiter(tmp_path):
+    path = tmp_path / "ragged.csv"
+    path.write_text("a;b;y\n1;2;3\n1;2;3;4\n")
+    with pytest.raises(DataFormatError, match=r"line 3: 4 fields but 3 expected .*semicolons"):
+        read_table(path)
+
+
+def test_parquet_and_feather_read_as_their_csv(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.feather as feather
+    import pyarrow.parquet as pq
+
+    plain, _, M = _numbers(tmp_path)
+    table = pa.table({"a": M[:, 0], "b": M[:, 1], "c": M[:, 2], "y": M[:, 3]})
+    pq.write_table(table, tmp_path / "d.parquet")
+    feather.write_feather(table, tmp_path / "d.feather")
+    ref = load_dataset(plain)
+    for name in ("d.parquet", "d.feather"):
+        ds = load_dataset(tmp_path / name)
+        np.testing.assert_array_equal(ds.X, ref.X)
+        np.testing.assert_array_equal(ds.Y, ref.Y)
+        assert column_names(tmp_path / name) == ["a", "b", "c", "y"]
+    (tmp_path / "noext").write_bytes((tmp_path / "d.parquet").read_bytes())
+    assert read_table(tmp_path / "noext").info["format"] == "parquet"
+
+
+def test_parquet_without_pyarrow_says_how_to_install(tmp_path, monkeypatch):
+    monkeypatch.setenv("SKFRAME_DISABLE_PYARROW", "1")
+    path = tmp_path / "d.parquet"
+    path.write_bytes(b"PAR1" + bytes(16) + b"PAR1")
+    with pytest.raises(Exception, match="pyarrow"):
+        read_table(path)
