@@ -58,18 +58,18 @@ from sklearn.base import clone
 
 from skframe.compute.backend import serial_blas
 from skframe.compute.machine import available_memory
-from skframe.compute.stream_fit import StreamedRepresentation, streamed_representation
+from skframe.compute.stream_fit import StreamedRepresentation
 from skframe.compute.streaming import accumulate, sketch_gram
-from skframe.constraints import validate_params
 from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import default_rtol, sketch_spectrum
 from skframe.core.sketching import draw_sketch
 from skframe.deps import is_dask_collection
 from skframe.model_selection._paths_base import HeldOutPredictions, PathScores, fold_rows, r2_from_errors, scorer_kind
-from skframe.models._base import validate_X, validate_XY
-from skframe.models._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch, target_offset
+from skframe.models._base import validate_X
+from skframe.models._core import target_offset
+from skframe.models._fit import Fit
 from skframe.models.ridge import SketchedKernelRidge
-from skframe.plugin.collections import is_collection, n_items, take
+from skframe.plugin.collections import is_collection, take
 from skframe.plugin.tags import get_tags
 
 __all__ = ["square_loss_path", "FoldSystem", "fold_system_scores"]
@@ -161,43 +161,24 @@ def _check_supported(estimator, X, kind):
         raise NotImplementedError("the estimator's own lam is a path")
 
 
-def _prepare_fold(est, X_train, y_train):
-    """The first steps of ``est.fit(X_train, y_train)`` (validate, resolve, plan, size, seed), as the model does."""
-    validate_params(est)
-    Xt, Yt, one_d = validate_XY(est, X_train, y_train)
-    n = n_items(Xt)
-    kernel = resolve_kernel(est.kernel, est.kernel_params, Xt)[0]
-    plan = est._plan_execution(Xt, Yt.shape[1], kernel, None)
-    options = plan.compute_options()
-    sketch, _, size_info = size_and_resolve_sketch(est.sketch, est.sketch_size, est.sketch_params, n, plan=plan)
-    rng = make_rngs(est.random_state, 1)[0]
-    return Xt, Yt, one_d, kernel, plan, options, sketch, rng
-
-
 def _fold_system(est, X, y, train, test, kind, blas_serial):
     """Fit-side and held-out sums of one fold with the fold's own sketch (``sketch_sharing="fold"``)."""
-    est = clone(est)
-    Xt, Yt, one_d, kernel, plan, options, sketch, rng = _prepare_fold(est, fold_rows(X, train),
-                                                                        fold_rows(y, train))
-    n = Yt.shape[0]
-    X_test = validate_X(est, fold_rows(X, test), reset=False)
-    Y_test = np.asarray(fold_rows(y, test), dtype=np.float64).reshape(-1, Yt.shape[1])
+    fit = Fit.of(clone(est), fold_rows(X, train), fold_rows(y, train))
+    one_d, n, kernel, options = fit.y_1d, fit.n, fit.kernel, fit.options
+    X_test = validate_X(fit.estimator, fold_rows(X, test), reset=False)
+    Y_test = np.asarray(fold_rows(y, test), dtype=np.float64).reshape(-1, fit.Y.shape[1])
     need_T = kind == "predict"
-    offset = target_offset(Yt, None, est.fit_intercept)
-    Yc = Yt - offset if est.fit_intercept else Yt
+    offset = fit.offset
     info = {}
     with serial_blas(blas_serial and options.blas_threads == 1):
-        if plan.streams:
-            rep = streamed_representation(Xt, Yt, kernel, sketch, rng, options, rtol=est.rtol)
-        else:
-            rep = build_representation(Xt, kernel, sketch, rng, rtol=est.rtol, exact="gram", options=options)
+        rep = fit.represent()
         info["rank"] = int(rep.info.get("rank", rep.info.get("m", 0)))
         if rep.K is not None:  # exact model: alpha = (K + n lam I)^{-1} Y_c
             s, Q = _eigh(rep.K, blas_serial)
-            system = FoldSystem(s, Q.T @ Yc, n, offset)
-            T = kernel_times(kernel, X_test, Xt, Q, options=options)
+            system = FoldSystem(s, Q.T @ fit.Yc, n, offset)
+            T = kernel_times(kernel, X_test, fit.X, Q, options=options)
             return _held_out_sums(system, T, Y_test, need_T), X_test, Y_test, one_d, info
-        A, B = rep.problem(Yc).gram()
+        A, B = fit.problem().gram()
         s, Q = _eigh(A, blas_serial)
         system = FoldSystem(s, Q.T @ B, n, offset)
         if isinstance(rep, StreamedRepresentation) and not need_T:  # held-out sums in one more streamed pass
@@ -208,10 +189,7 @@ def _fold_system(est, X, y, train, test, kind, blas_serial):
             Yh = Y_test - offset
             system.q = (Yh * Yh).sum(axis=0)
             return system, X_test, Y_test, one_d, info
-        if rep.feature_map is not None:
-            Z_test = rep.feature_map.transform(X_test)
-        else:
-            Z_test = kernel_times(kernel, X_test, rep.X_basis, rep.proj, options=options)
+        Z_test = fit.predict_rows(X_test) if rep.feature_map is None else rep.feature_map.transform(X_test)
         return _held_out_sums(system, np.asarray(Z_test, dtype=np.float64) @ Q, Y_test, need_T), X_test, Y_test, \
             one_d, info
 
@@ -361,7 +339,9 @@ def _shared_path(estimator, X, y, folds, lams, scorer, kind, jobs):
     t0 = time.perf_counter()
     est = clone(estimator)
     try:
-        Xa, Ya, one_d, kernel, plan, options, sketch, rng = _prepare_fold(est, X, y)
+        fit = Fit.of(est, X, y)
+        Xa, Ya, one_d, kernel, options, sketch, rng = fit.X, fit.Y, fit.y_1d, fit.kernel, fit.options, \
+            fit.sketch, fit.rngs[0]
         n = Ya.shape[0]
         groups, train_of, test_of = _membership_groups(folds, n)
         if get_tags(sketch, "sketch").feature_map:  # random features: the map is drawn once from all rows

@@ -27,6 +27,7 @@ import numpy as np
 from skframe.compute.backend import serial_blas
 from skframe.compute.plan import describe_data, plan_fit
 from skframe.compute.stream_fit import options_from, streamed_representation
+from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import ZERO_GRAM
 from skframe.exceptions import InvalidParameterError
 from skframe.models import _degenerate
@@ -34,7 +35,6 @@ from skframe.models._core import (
     build_representation,
     lam_path,
     make_rngs,
-    predict_expansion,
     resolve_kernel,
     resolve_loss,
     resolve_solver,
@@ -128,10 +128,13 @@ class Fit:
     sketch, sketch_spec, size_info : the resolved sketch (None: the exact model), its spec and size rule
     rngs : list of numpy.random.Generator
     offset, Yc : the intercept and the targets the solver fits
+    y_1d : bool
+        Whether the targets were given as one 1-D column.
     """
 
-    def __init__(self, estimator, X, Y, recipe, *, progress=None, sample_weight=None, t0=None):
+    def __init__(self, estimator, X, Y, recipe, *, progress=None, sample_weight=None, t0=None, y_1d=False):
         self.t0 = time.perf_counter() if t0 is None else t0
+        self.y_1d = bool(y_1d)  # the targets were one column (predictions are then 1-D)
         self.estimator, self.X, self.Y, self.recipe = estimator, X, Y, recipe
         self.sample_weight, self.progress = sample_weight, progress
         self.n = n_items(X)
@@ -224,14 +227,16 @@ class Fit:
 
     def predict_rows(self, X, W=None):
         """``f(X)`` of the weights ``W`` (r x d, the output matrix applied), without the intercept; without
-        ``W`` the features ``z(X)`` of the representation (n, r)."""
+        ``W`` the features ``z(X)`` of the representation (n, r). Kernel blocks run as the plan says."""
         rep = self.represent()
         if W is None and rep.feature_map is None and rep.proj is not None:
             attrs = {"coef_": rep.proj, "X_fit_": rep.X_basis, "feature_map_": None}
         else:
             attrs = rep.expansion(np.eye(rep.Z.shape[1]) if W is None else W)
         Xq = validate_X(self.estimator, X, reset=False)
-        return predict_expansion(self.kernel, Xq, attrs["coef_"], attrs["X_fit_"], attrs["feature_map_"])
+        if attrs["feature_map_"] is not None:
+            return attrs["feature_map_"].transform(Xq) @ attrs["coef_"]
+        return kernel_times(self.kernel, Xq, attrs["X_fit_"], attrs["coef_"], options=self.options)
 
     # ------------------------------------------------------------------ the whole fit
     def run(self):

@@ -175,4 +175,4 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         X, Y, one_d = validate_XY(self, X, y)
         self._y_1d = one_d
         recipe = Recipe(_ridge_solve, fit_intercept=self.fit_intercept, exact="gram", rtol=self.rtol)
-        return Fit(self, X, Y, recipe, progress=progress, t0=t0)
+        return Fit(self, X, Y, recipe, progress=progress, t0=t0, y_1d=one_d)

@@ -25,7 +25,7 @@ from skframe.options import ComputeOptions
 from skframe.plugin.collections import n_items, take
 from skframe.plugin.protocols import kernel_block
 
-__all__ = ["sisokr_omega", "sketched_input_coef", "has_duplicate_rows"]
+__all__ = ["sisokr_omega", "sketched_input_coef", "input_products", "has_duplicate_rows"]
 
 
 def sisokr_omega(KR_X, RKR_X, RKY, RKR_Y, lam, rtol=None):
@@ -85,16 +85,7 @@ def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None, engine=None):
     ndarray of shape (s', q), C-contiguous
     """
     n = n_items(X)
-    X_sub = take(X, R.indices)
-    if diagonal_of_mix(R.mix) is not None:
-        # sub-sampling, S_mix = D diagonal: D (D K^T K D + n lam D K_mm D)^+ D K^T T
-        # = (K^T K + n lam K_mm)^+ K^T T with K = k(X, X_sub): D cancels
-        KR = kernel_block(kernel, X, X_sub, engine=engine)
-        G = KR[R.indices]  # K_mm
-        mix_T = None
-    else:
-        KR, G = sketched_gram_products(kernel, X, R, options=ComputeOptions(engine=engine) if engine else None)
-        mix_T = R.mix.T
+    KR, G, mix_T = input_products(kernel, X, R, engine)
     B = KR.T @ T
 
     def full_M():  # the full symmetric M, rebuilt only for the pseudo-inverse fallback
@@ -107,8 +98,24 @@ def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None, engine=None):
     # (no copy) and G.T (Fortran-ordered, the same matrix as G up to rounding) takes the result
     M = sla.blas.dsyrk(1.0, KR.T, beta=n * lam, c=G.T, trans=0, lower=0, overwrite_c=1)
     # duplicated sampled inputs make M exactly singular: skip the doomed plain Cholesky
-    W = solve_psd(M, B, rtol, jitter=True, singular=has_duplicate_rows(X_sub), rebuild=full_M)
+    singular = has_duplicate_rows(take(X, R.indices))
+    W = solve_psd(M, B, rtol, jitter=True, singular=singular, rebuild=full_M)
     return np.ascontiguousarray(W if mix_T is None else np.asarray(mix_T @ W))
+
+
+def input_products(kernel, X, R, engine=None):
+    """``(KR, G, mix_T)``: the products of the input-sketched system, ``K R^T`` (n x m) and ``R K R^T``.
+
+    For a sub-sampling sketch (``S_mix = D`` diagonal) ``D (D K^T K D + n lam D K_mm D)^+ D K^T T
+    = (K^T K + n lam K_mm)^+ K^T T`` with ``K = k(X, X_sub)``: D cancels, and the products are
+    ``k(X, X_sub)`` and its rows ``K_mm``, with ``mix_T`` None. Otherwise ``mix_T = S_mix^T`` maps the
+    coefficients back to the sampled inputs.
+    """
+    if diagonal_of_mix(R.mix) is not None:
+        KR = kernel_block(kernel, X, take(X, R.indices), engine=engine)
+        return KR, KR[R.indices], None  # K_mm: the sampled rows
+    KR, G = sketched_gram_products(kernel, X, R, options=ComputeOptions(engine=engine) if engine else None)
+    return KR, G, R.mix.T
 
 
 def has_duplicate_rows(A):
