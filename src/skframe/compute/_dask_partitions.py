@@ -64,8 +64,12 @@ def _concat_lists(a, b):
     return [np.concatenate([x, y]) for x, y in zip(a, b)]
 
 
-def _partition_loss(kernel, X_part, Y_part, X_sub, proj, V, C, loss, dtype, gradient, chunk_rows, loops=None):
-    """``(sum_i l(f_i, y_i), Z^T G C^T)`` at ``F = Z V C`` of one partition, in row chunks (runs on a worker)."""
+def _partition_loss(basis, X_part, Y_part, V, C, loss, run, gradient):
+    """``(sum_i l(f_i, y_i), Z^T G C^T)`` at ``F = Z V C`` of one partition, in row chunks (runs on a worker).
+
+    ``basis = (kernel, X_sub, proj)`` the feature map, ``run = (dtype, chunk_rows, loops)`` the plan's settings."""
+    kernel, X_sub, proj = basis
+    dtype, chunk_rows, loops = run
     engine = NumpyEngine(loops)
     PV = proj @ np.asarray(V, dtype=np.float64)
     total, KG = 0.0, (np.zeros_like(PV) if gradient else None)
@@ -85,13 +89,15 @@ def _add_pairs(a, b):
     return a[0] + b[0], (None if a[1] is None else a[1] + b[1])
 
 
-def _partition_dual(kernel, X_part, Y_part, X_sub, proj, V, C, loss, dtype, chunk_rows, scale, loops=None):
+def _partition_dual(basis, X_part, Y_part, V, C, loss, run, scale):
     """One partition's share of the duality certificate at V (runs on a worker), in row chunks.
 
     The dual point of each row is ``a_i = project(-grad l(f_i, y_i))`` (``F = K (proj V) C``). Without
     ``scale``: ``(sum <a_i, y_i>, sum N(a_i), sum ||a_i||^2, proj^T K^T A C^T)``; with it:
-    ``sum h(scale a_i, y_i)``.
+    ``sum h(scale a_i, y_i)``. ``basis`` and ``run`` as in :func:`_partition_loss`.
     """
+    kernel, X_sub, proj = basis
+    dtype, chunk_rows, loops = run
     engine = NumpyEngine(loops)
     dual = loss.dual
     PV = proj @ np.asarray(V, dtype=np.float64)

@@ -118,8 +118,12 @@ def _budget(options, backend, machine):
             f"half the memory available to this process ({machine.memory_source})")
 
 
-def _chunks_and_peak(streamed, rows_of, n, m, s_prime, kind, data, opts, options, kernel, reasons):
-    """``(chunk_rows, peak bytes)`` of the chosen executor; an impossible streamed budget is refused here."""
+def _chunks_and_peak(streamed, sizes, data, opts, options, kernel, reasons):
+    """``(chunk_rows, peak bytes)`` of the chosen executor; an impossible streamed budget is refused here.
+
+    ``sizes = (rows_of, n, m, s_prime, kind)``: the rows per pass, the data rows, the sketch's rows and columns
+    and the representation's kind."""
+    rows_of, n, m, s_prime, kind = sizes
     if streamed:
         sp = _stream_plan(rows_of, m, s_prime, data, opts, kernel)
         chunk_rows, peak = sp.chunk_rows, sp.peak_bytes
@@ -249,7 +253,7 @@ def plan_fit(data, *, kernel=None, sketch="psr", sketch_size="auto", sketch_para
     reasons["sketch_size"] = rule if m is not None else "set by the sketch object"
 
     # -- chunks, peak memory, kept features
-    chunk_rows, peak = _chunks_and_peak(streamed, rows_of, n, m_eff, s_prime, kind, data, opts, options, kernel,
+    chunk_rows, peak = _chunks_and_peak(streamed, (rows_of, n, m_eff, s_prime, kind), data, opts, options, kernel,
                                         reasons)
     item = 4 if dtype == "float32" else 8
     keep = _keep_features(loss, streamed, n, m_eff, item, budget, reasons)

@@ -70,14 +70,15 @@ class SketchedFeatureMap:
         return kernel_times(self.kernel, X, self.X_sub, self.proj, chunk_rows=chunk_rows, options=options)
 
 
-def build_feature_map(kernel, X, R, *, rtol=None, chunk_rows=None, progress=None, distinct=None, options=None):
+def build_feature_map(kernel, X, R, *, rtol=None, chunk_rows=None, progress=None, distinct=None, options=None,
+                      prepared=False):
     """Draw-independent part of fitting: the feature map and the training features.
 
     ``rtol`` is the relative eigenvalue tolerance for ``R K R^T`` (default
     ``options.rtol``, then a size-based default); ``options``, ``chunk_rows``,
     ``progress`` and ``distinct`` are passed to :func:`sketched_gram_products`. The
-    kernel is prepared on ``X`` (:func:`skframe.plugin.protocols.kernel_prepare`) and the
-    map keeps the prepared kernel.
+    kernel is prepared on ``X`` (:func:`skframe.plugin.protocols.kernel_prepare`; a fit passes
+    ``prepared=True``, having bound it once) and the map keeps the prepared kernel.
 
     Returns
     -------
@@ -89,8 +90,9 @@ def build_feature_map(kernel, X, R, *, rtol=None, chunk_rows=None, progress=None
         ``K R^T``, returned for callers that need it (e.g. SISOKR).
     """
     options = resolve_options(options, chunk_rows)
-    kernel = kernel_prepare(kernel, X)
-    KR, RKR = sketched_gram_products(kernel, X, R, options=options, progress=progress, distinct=distinct)
+    kernel = kernel if prepared else kernel_prepare(kernel, X)
+    KR, RKR = sketched_gram_products(kernel, X, R, options=options, progress=progress, distinct=distinct,
+                                     prepared=True)
     if rtol is None:
         rtol = options.rtol
     UD, w = spectral_projection(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol)

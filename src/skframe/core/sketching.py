@@ -259,7 +259,8 @@ def _kernel_times_mixT(kernel, X_rows, X_sub, R, options, progress):
     return KR
 
 
-def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progress=None, distinct=None):
+def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progress=None, distinct=None,
+                           prepared=False):
     """Compute ``K R^T`` (n x m) and ``R K R^T`` (m x m) evaluating the kernel only on sampled columns.
 
     Parameters
@@ -282,6 +283,8 @@ def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progr
         rows and ``X[i] == X[first][inverse[i]]`` (see
         :func:`skframe.core.output_basis.unique_rows`). The kernel is then evaluated on the
         distinct rows only and ``K R^T`` is expanded from them.
+    prepared : bool, default=False
+        The kernel is already bound to ``X`` (a fit binds it once); else it is prepared here.
 
     Returns
     -------
@@ -292,7 +295,7 @@ def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progr
     options = with_engine(resolve_options(options, chunk_rows), n * R.s_prime)
     if R.n != n:
         raise InvalidParameterError(f"sketch was drawn for n={R.n} points but X has {n} rows")
-    kernel = kernel_prepare(kernel, X)
+    kernel = kernel if prepared else kernel_prepare(kernel, X)
     X_sub = take(X, R.indices)
     if distinct is not None and len(distinct[0]) < n:
         first, inverse = (np.asarray(a, dtype=np.int64) for a in distinct)

@@ -303,7 +303,8 @@ def build_representation(X, kernel, sketch, rng, *, rtol=None, progress=None, ex
             return Representation("exact_gram", None, {"name": "none", "m": n, "n": n, "s_prime": n}, X_basis=X, K=K)
 
         R = SketchMatrix(n=n, indices=np.arange(n), mix=sp.identity(n, format="csr"), info={"name": "none"})
-        fmap, Z, _ = build_feature_map(kernel, X, R, rtol=rtol, progress=progress, options=options)
+        fmap, Z, _ = build_feature_map(kernel, X, R, rtol=rtol, progress=progress, options=options,
+                                       prepared=True)
         info = {"name": "none", "m": n, "n": n, "s_prime": n, "rank": fmap.rank}
         return Representation("exact", Z, info, X_basis=fmap.X_sub, proj=fmap.proj)
     if get_tags(sketch, "sketch").feature_map:
@@ -315,7 +316,8 @@ def build_representation(X, kernel, sketch, rng, *, rtol=None, progress=None, ex
         info = {"name": name, "m": int(Z.shape[1]), "n": n, "s_prime": 0, "feature_map": True}
         return Representation("feature_map", Z, info, feature_map=fmap)
     R = draw_sketch(sketch, n, rng, X=X, kernel=kernel)
-    fmap, Z, _ = build_feature_map(kernel, X, R, rtol=rtol, progress=progress, options=options)
+    fmap, Z, _ = build_feature_map(kernel, X, R, rtol=rtol, progress=progress, options=options,
+                                       prepared=True)
     info = R.summary()
     info["rank"] = fmap.rank
     return Representation("sketch", Z, info, X_basis=fmap.X_sub, proj=fmap.proj)
