@@ -52,6 +52,8 @@ Examples
 
 from __future__ import annotations
 
+import scipy.sparse as sp
+
 from skframe.compute import plan_rules as rules
 from skframe.compute.execution import DataShape, ExecutionPlan, describe_data, explain_plan
 from skframe.compute.machine import Machine, available_memory, detect_machine
@@ -72,13 +74,14 @@ from skframe.compute.plan_rules import (
 )
 from skframe.core.sketching import rows_within_budget
 from skframe.exceptions import InvalidParameterError, MemoryBudgetError
-from skframe.options import ComputeOptions, parse_bytes
+from skframe.options import DEFAULT_OPTIONS, ComputeOptions, parse_bytes
+from skframe.plugin.collections import n_items
 from skframe.plugin.tags import get_tags
 
 __all__ = ["Machine", "DataShape", "ExecutionPlan", "plan_fit", "detect_machine", "describe_data", "explain_plan",
            "available_memory", "expected_columns", "STREAM_MIN_WORK", "SAMPLED_STREAM_MIN_WORK", "GPU_MIN_WORK",
            "SERIAL_BLAS_MAX_FLOPS", "DEFAULT_BUDGET_SHARE", "EXECUTORS", "BACKEND_CHOICES", "NYSTROM_MIN_ROWS",
-           "auto_size_rule", "default_sketch"]
+           "auto_size_rule", "default_sketch", "plan_predict"]
 
 
 def _stream_plan(n, m, s_prime, data, options, kernel):
@@ -275,3 +278,19 @@ def plan_fit(data, *, kernel=None, sketch="psr", sketch_size="auto", sketch_para
         n_features=None if data.n_features is None else int(data.n_features), n_outputs=int(data.n_outputs),
         loss=loss, work=work, reasons=reasons, machine=machine.to_dict(),
     )
+
+
+def plan_predict(X, n_ref, options=None):
+    """The light plan of a prediction ``k(X, X_ref) @ coef`` over ``n_ref`` reference points.
+
+    :class:`~skframe.options.ComputeOptions` whose engine is fixed once, for every row chunk of the
+    prediction, by the one engine rule (:func:`skframe.compute.plan_rules.choose_engine`: ``len(X) x n_ref``
+    kernel entries, sparse rows counted as such); its chunk rows come from the block budget
+    (:meth:`~skframe.options.ComputeOptions.rows_per_block`) and its backend is the fitted model's
+    (NumPy arrays). An engine already named in ``options`` is kept.
+    """
+    options = options or DEFAULT_OPTIONS
+    if options.engine:
+        return options
+    engine, _ = rules.choose_engine(options.backend, n_items(X) * int(n_ref), sparse=sp.issparse(X))
+    return options.replace(engine=engine)

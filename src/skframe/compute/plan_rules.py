@@ -21,8 +21,8 @@ import math
 
 from skframe.compute._engine_cupy import runs_on_device
 from skframe.compute.memory import format_bytes
-from skframe.core.engine import numba_min_work
-from skframe.deps import numba_enabled
+from skframe.core.engine import SPARSE_ENGINE_SHARE, engine_rule, numba_min_work  # noqa: F401 - names kept
+from skframe.deps import numba_enabled  # noqa: F401 - the doctest of choose_engine reads it
 from skframe.plugin.registry import get_component
 
 __all__ = ["SPARSE_ENGINE_SHARE", "EXECUTORS", "BACKEND_CHOICES", "STREAM_MIN_WORK", "SAMPLED_STREAM_MIN_WORK",
@@ -32,8 +32,6 @@ __all__ = ["SPARSE_ENGINE_SHARE", "EXECUTORS", "BACKEND_CHOICES", "STREAM_MIN_WO
            "largest_size", "choose_backend", "choose_executor", "choose_engine", "choose_blas_threads"]
 
 #: executors a plan chooses from
-#: sparse inputs use compiled loops from NUMBA_MIN_WORK / SPARSE_ENGINE_SHARE kernel entries (see choose_engine)
-SPARSE_ENGINE_SHARE = 8
 EXECUTORS = ("in-memory", "streamed", "dask")
 #: values of the ``backend`` option: ``"auto"`` lets the plan choose
 BACKEND_CHOICES = ("auto", "numpy", "cupy")
@@ -239,28 +237,12 @@ def choose_executor(data, kind, loss, backend, dtype, given, n, m, s_prime, opti
 
 
 def choose_engine(backend, work, *, sparse=False):
-    """The engine of the inner loops for ``work`` kernel entries (n x s'): CuPy, numba, or plain NumPy.
-
-    Sparse inputs lower the threshold :data:`SPARSE_ENGINE_SHARE` times: SciPy's sparse-times-dense product
-    costs far more per kernel entry than the compiled CSR loops (Bibtex, 4 880 x 2 250 entries of 1 836
-    sparse features: 1.1 s with NumPy and SciPy, 0.1 s compiled), so compiled code pays for its start
-    on much smaller problems.
+    """The engine of the inner loops for ``work`` kernel entries (n x s'): :func:`skframe.core.engine.engine_rule`.
 
     >>> choose_engine("numpy", 10**7, sparse=True)[0] == ("numba" if numba_enabled() else "numpy")
     True
     """
-    if backend == "cupy":
-        return "cupy", "the CuPy backend"
-    if not numba_enabled():
-        return "numpy", "numba is not installed or disabled (SKFRAME_DISABLE_NUMBA)"
-    limit = numba_min_work()
-    if sparse:
-        limit = limit // SPARSE_ENGINE_SHARE
-    kind = "sparse kernel entries" if sparse else "kernel entries"
-    if work < limit:
-        return "numpy", (f"n x s' = {work:.3g} {kind} < {limit:.0e}: compiled code would not pay for "
-                         "its start")
-    return "numba", f"n x s' = {work:.3g} {kind} >= {limit:.0e}"
+    return engine_rule(backend, work, sparse=sparse)
 
 
 def choose_blas_threads(n, m, cores):

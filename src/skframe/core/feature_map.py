@@ -11,6 +11,7 @@ and the training features from the products of :mod:`skframe.core.sketching`;
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from skframe.core.engine import with_engine
 from skframe.core.linalg import default_rtol, spectral_projection
@@ -28,10 +29,11 @@ def kernel_times(kernel, X, X_ref, W, *, chunk_rows=None, options=None):
     Goes through :func:`skframe.plugin.protocols.kernel_matvec`, so a kernel with its own
     ``matvec`` (fused, GPU) is used as such. ``W`` is cast to the compute precision
     (``options.dtype``); ``chunk_rows`` overrides ``options.chunk_rows``; without
-    ``options.engine`` the engine is chosen once from ``len(X) x len(X_ref)`` kernel entries.
+    ``options.engine`` the engine is chosen once from ``len(X) x len(X_ref)`` kernel entries (the one rule,
+    :func:`skframe.core.engine.engine_rule`; sparse rows counted as such).
     The kernel is used as given: prepare it on the training data first.
     """
-    options = with_engine(resolve_options(options, chunk_rows), n_items(X) * n_items(X_ref))
+    options = with_engine(resolve_options(options, chunk_rows), n_items(X) * n_items(X_ref), sparse=sp.issparse(X))
     W = np.asarray(W, dtype=compute_dtype(options))
     return kernel_matvec(kernel, X, X_ref, W, options=options)
 

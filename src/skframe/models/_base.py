@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from skframe.compute.plan import describe_data, plan_fit
+from skframe.compute.plan import describe_data, plan_fit, plan_predict
 from skframe.constraints import HasMethods, Interval, Options, validate_params
 from skframe.exceptions import InvalidParameterError, NotFittedError
 from skframe.models._core import is_exact_sketch, lam_path, predict_expansion
@@ -21,6 +21,7 @@ from skframe.models._core import resolve_sketch as _core_resolve_sketch
 from skframe.models._data import validate_X, validate_XY
 from skframe.models._fit import plan_for, planned_loss
 from skframe.options import ComputeOptions
+from skframe.plugin.collections import n_items
 
 __all__ = ["store_params", "KernelModelMixin", "KernelRegressorMixin", "validate_X", "validate_XY", "resolve_kernel",
            "resolve_sketch", "KERNEL_MODEL_CONSTRAINTS", "KERNEL_MODEL_HINTS", "in_memory_plan", "execution_record"]
@@ -144,7 +145,8 @@ class KernelModelMixin:
         """``f(X)`` (n, d): the kernel expansion (or feature map) plus the intercept."""
         self._check_fitted()
         X = validate_X(self, X, reset=False)
-        F = predict_expansion(self.kernel_, X, self.coef_, self.X_fit_, self.feature_map_)
+        plan = None if self.X_fit_ is None else plan_predict(X, n_items(self.X_fit_))  # rows, engine, chunks
+        F = predict_expansion(self.kernel_, X, self.coef_, self.X_fit_, self.feature_map_, options=plan)
         offset = getattr(self, "intercept_", None)
         return F if offset is None or not np.any(offset) else F + offset
 

@@ -323,9 +323,12 @@ def build_representation(X, kernel, sketch, rng, *, rtol=None, progress=None, ex
     return Representation("sketch", Z, info, X_basis=fmap.X_sub, proj=fmap.proj)
 
 
-def predict_expansion(kernel, X, coef, X_fit=None, feature_map=None):
-    """``k(X, X_fit) @ coef``, or ``feature_map.transform(X) @ coef`` for an explicit feature map."""
+def predict_expansion(kernel, X, coef, X_fit=None, feature_map=None, options=None):
+    """``k(X, X_fit) @ coef``, or ``feature_map.transform(X) @ coef`` for an explicit feature map.
+
+    ``options``: the prediction's plan (:func:`skframe.compute.plan.plan_predict`); without it the kernel
+    blocks follow the same engine rule from the size of the prediction."""
     if feature_map is not None:
         return feature_map.transform(X) @ coef
 
-    return kernel_times(kernel, X, X_fit, coef)
+    return kernel_times(kernel, X, X_fit, coef, options=options)

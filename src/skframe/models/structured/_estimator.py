@@ -7,6 +7,7 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from skframe.compute.plan import plan_predict
 from skframe.constraints import Interval, Options, validate_params
 from skframe.core.feature_map import kernel_times
 from skframe.exceptions import InvalidInputError
@@ -193,9 +194,11 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         draws = self.draws_
         if len(draws) > 1 and all(d.fmap is None and d.X_fit is draws[0].X_fit for d in draws):
             widths = [d.coef.shape[1] for d in draws]
-            F = kernel_times(self.input_kernel_, X, draws[0].X_fit, np.hstack([d.coef for d in draws]))
+            plan = plan_predict(X, n_items(draws[0].X_fit))  # rows, engine, chunks of the prediction
+            F = kernel_times(self.input_kernel_, X, draws[0].X_fit, np.hstack([d.coef for d in draws]), options=plan)
             return np.split(F, np.cumsum(widths)[:-1], axis=1)
-        return [d.predict(self.input_kernel_, X) for d in draws]
+        return [d.predict(self.input_kernel_, X, None if d.fmap is not None else plan_predict(X, n_items(d.X_fit)))
+                for d in draws]
 
     def surrogate_predict(self, X):
         """Coordinates ``g(x)`` of the surrogate in the output basis (one array per draw).

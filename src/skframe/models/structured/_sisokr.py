@@ -144,7 +144,8 @@ class _Draw:
         self.input_info = input_info
         self.fmap = fmap
 
-    def predict(self, kernel, X):
+    def predict(self, kernel, X, options=None):
+        """``g(X)``: the input map's coordinates (``options``: the prediction's plan)."""
         if self.fmap is not None:
             return self.fmap.transform(X) @ self.coef
-        return kernel_times(kernel, X, self.X_fit, self.coef)
+        return kernel_times(kernel, X, self.X_fit, self.coef, options=options)
