@@ -541,3 +541,81 @@ def test_private_uses_and_long_signatures_are_seen():
                      "skframe.model_selection.paths:4 sets est._fit_input"]
     assert long_signatures([tree.modules["skframe.model_selection.paths"]]) == [
         "skframe.model_selection.paths:6 _wide takes 11 parameters"]
+
+
+# ----------------------------------------------------------------------------- one decision point
+# Every execution choice is the plan's: the engine rule, the executor, the thread counts. These modules hold the
+# rules (and the description of the machine they read); code elsewhere passes on what they decided.
+PLAN_MODULES = ("skframe.core.engine", "skframe.core.threads", "skframe.compute.plan", "skframe.compute.plan_rules",
+                "skframe.compute.execution", "skframe.compute.machine")
+#: calls that implement a decision: the engine rule and its thresholds, the machine's cores
+DECIDING_CALLS = frozenset({"select_engine", "engine_rule", "numba_enabled", "numba_min_work", "cpu_count",
+                            "sched_getaffinity", "choose_executor", "choose_backend", "choose_blas_threads"})
+#: modules of the fit that read the executor from the plan instead of looking at the data
+EXECUTOR_FROM_PLAN = ("skframe.models._fit", "skframe.models._base", "skframe.models.ridge",
+                      "skframe.models.machine", "skframe.compute.stream_fit.streamed_representation")
+
+
+def _call_name(node):
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _reads_a_decision(arg):
+    """An argument of ``serial_blas`` that passes a decision on: a constant, a name or attribute (``not`` one),
+    a call of a plan rule, or an expression on the plan's ``blas_threads``."""
+    if isinstance(arg, (ast.Constant, ast.Name, ast.Attribute)):
+        return True
+    if isinstance(arg, ast.UnaryOp) and isinstance(arg.op, ast.Not):
+        return _reads_a_decision(arg.operand)
+    if isinstance(arg, ast.Call):
+        return _call_name(arg) in ("one_blas_thread", "fold_jobs")
+    return "blas_threads" in ast.unparse(arg)
+
+
+def local_decisions(modules):
+    """``module:line`` of every engine, executor or thread decision taken outside :data:`PLAN_MODULES`."""
+    found = []
+    for module in modules:
+        if module.name in PLAN_MODULES:
+            continue
+        tree = ast.parse(module.source)
+        functions = {node: node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            name = _call_name(node)
+            if name in DECIDING_CALLS:
+                found.append(f"{module.name}:{node.lineno} calls {name}")
+            elif name == "serial_blas" and node.args and not _reads_a_decision(node.args[0]):
+                found.append(f"{module.name}:{node.lineno} decides BLAS threads: {ast.unparse(node.args[0])}")
+        owners = [module.name] + [f"{module.name}.{name}" for name in functions.values()]
+        if any(owner.startswith(EXECUTOR_FROM_PLAN) for owner in owners):
+            for function in [tree] if module.name.startswith(EXECUTOR_FROM_PLAN) else [
+                    f for f, name in functions.items() if f"{module.name}.{name}".startswith(EXECUTOR_FROM_PLAN)]:
+                found += [f"{module.name}:{node.lineno} chooses the executor from the data"
+                          for node in ast.walk(function)
+                          if isinstance(node, ast.Call) and _call_name(node) == "is_dask_collection"]
+    return sorted(set(found), key=lambda f: (f.split(":")[0], int(f.split(":")[1].split()[0])))
+
+
+@pytest.mark.parametrize("room", SPINE_ROOMS + ("skframe.cli",))
+def test_execution_choices_are_the_plans(room):
+    found = local_decisions(_modules_of(room))
+    assert not found, ("choose engines, executors and threads in the plan (skframe.compute.plan, plan_rules, "
+                       "skframe.core.engine) and pass the decision on:\n" + "\n".join(found))
+
+
+def test_local_decisions_are_seen():
+    tree = Tree.from_sources({
+        "skframe.models._fit": "def represent(X):\n    return is_dask_collection(X)\n",
+        "skframe.model_selection.paths": (
+            "def fold(n, plan):\n    with serial_blas(n < 10):\n        pass\n"
+            "    with serial_blas(plan.blas_threads == 1):\n        pass\n"
+            "    return select_engine(None, n), os.cpu_count()\n"),
+    })
+    found = sorted(local_decisions(tree.modules.values()))
+    assert found == ["skframe.model_selection.paths:2 decides BLAS threads: n < 10",
+                     "skframe.model_selection.paths:6 calls cpu_count",
+                     "skframe.model_selection.paths:6 calls select_engine",
+                     "skframe.models._fit:2 chooses the executor from the data"]

@@ -29,7 +29,8 @@ __all__ = ["SPARSE_ENGINE_SHARE", "EXECUTORS", "BACKEND_CHOICES", "STREAM_MIN_WO
            "NYSTROM_MIN_ROWS",
            "GPU_MIN_WORK", "SERIAL_BLAS_MAX_FLOPS", "DEFAULT_BUDGET_SHARE", "AUTO_FACTOR", "AUTO_MIN", "AUTO_MAX",
            "auto_size_rule", "default_sketch", "expected_columns", "sketch_object", "is_exact", "in_memory_bytes",
-           "largest_size", "choose_backend", "choose_executor", "choose_engine", "choose_blas_threads"]
+           "largest_size", "choose_backend", "choose_executor", "choose_engine", "choose_blas_threads",
+           "EXACT_SKETCH_NAMES", "SERIAL_HELD_OUT", "one_blas_thread", "fold_jobs"]
 
 #: executors a plan chooses from
 EXECUTORS = ("in-memory", "streamed", "dask")
@@ -137,9 +138,13 @@ def sketch_object(sketch, m, sketch_params):
     return get_component("sketch", sketch, **dict(sketch_params or {}, size=int(m)))
 
 
+#: sketch names meaning "no sketch": the exact kernel model
+EXACT_SKETCH_NAMES = ("none", "exact")
+
+
 def is_exact(sketch):
-    """True for ``None``, ``"none"`` and ``"exact"``: the exact kernel model."""
-    return sketch is None or (isinstance(sketch, str) and sketch.strip().lower() in ("none", "exact"))
+    """True for ``None``, ``"none"`` and ``"exact"`` (any case): the exact kernel model."""
+    return sketch is None or (isinstance(sketch, str) and sketch.strip().lower() in EXACT_SKETCH_NAMES)
 
 
 # ----------------------------------------------------------------------------- memory
@@ -243,6 +248,33 @@ def choose_engine(backend, work, *, sparse=False):
     True
     """
     return engine_rule(backend, work, sparse=sparse)
+
+
+#: dense work of model selection's folds (a fold's features, at most ``n_train^3`` multiply-adds; its held-out
+#: work, ``n_test x r x r``) runs on one BLAS thread up to this many multiply-adds: threads gain nothing on such
+#: products, and a thread waiting for a core another process holds slowed the 71 x 283 x 283 product of the
+#: exact Boston model from 0.3 ms to 15 ms (2 cores, load 4)
+SERIAL_HELD_OUT = 2**26
+
+
+def one_blas_thread(flops, limit=SERIAL_BLAS_MAX_FLOPS):
+    """True when dense algebra of ``flops`` multiply-adds runs on one BLAS thread (at most ``limit``)."""
+    return float(flops) <= limit
+
+
+def fold_jobs(n_jobs, n_folds, per_fold_bytes, memory_bytes, cores):
+    """Threads that compute cross-validation folds at once: ``n_jobs`` (None: 1; negative: ``cores``), at most
+    one per fold and as many as half of ``memory_bytes`` holds folds of ``per_fold_bytes``. Each thread of
+    such a pool runs its dense algebra on one BLAS thread.
+
+    >>> fold_jobs(-1, 5, 10**6, 10**9, cores=2), fold_jobs(None, 5, 1, 10**9, cores=8)
+    (2, 1)
+    """
+    jobs = 1 if n_jobs is None else (max(1, int(cores)) if n_jobs < 0 else int(n_jobs))
+    jobs = min(jobs, int(n_folds))
+    if jobs <= 1:
+        return 1
+    return int(max(1, min(jobs, (int(memory_bytes) // 2) // max(int(per_fold_bytes), 1))))
 
 
 def choose_blas_threads(n, m, cores):

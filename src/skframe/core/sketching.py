@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.core.engine import engine_module, select_engine, with_engine
+from skframe.core.engine import engine_module, with_engine
 from skframe.core.sketch_matrix import SketchMatrix, diagonal_of_mix, from_entries
 from skframe.core.threads import run_row_ranges, threads_for
 from skframe.exceptions import InvalidParameterError, PluginError
@@ -174,7 +174,7 @@ def _tiled_times_mix(kernel, X_rows, X_sub, mix, out, engine):
 
 def _block_times_mix(kernel, X_rows, X_sub, mix, diag, options, out):
     dtype = compute_dtype(options)
-    engine = select_engine(options, n_items(X_rows) * n_items(X_sub))
+    engine = with_engine(options, n_items(X_rows) * n_items(X_sub)).engine  # the plan's, else the one rule
     if (diag is None and sp.issparse(mix) and dtype == np.float64 and type(X_rows) is np.ndarray
             and type(X_sub) is np.ndarray and engine == "numpy"):
         if get_tags(kernel, "kernel").thread_safe:

@@ -16,19 +16,13 @@ import numpy as np
 from sklearn.base import clone
 
 from skframe.compute.backend import serial_blas
+from skframe.compute.plan_rules import SERIAL_HELD_OUT, one_blas_thread
 from skframe.model_selection._batched_admm import BatchItem, batched_admm
 from skframe.model_selection._paths_base import fail_fold, score_fold, spread_times
 from skframe.models._fit import Fit
 from skframe.plugin.collections import n_items
 
 __all__ = ["SERIAL_HELD_OUT", "machine_fold", "machine_batched", "batch_settings"]
-
-#: a fold's features (at most ``n_train^3`` multiply-adds: kernel, eigendecomposition) and its held-out work (the
-#: bound's features, ``n_test x r`` from an ``r``-column basis, and the scores) run with one BLAS thread when that
-#: count is at most this: threads gain nothing on such products, and a thread waiting for a core another process
-#: holds slowed the 71 x 283 x 283 product of the exact Boston model from 0.3 ms to 15 ms (2 cores, load 4)
-SERIAL_HELD_OUT = 2**26
-
 
 def _fold_fit(estimator, lam, X_tr, y_tr):
     """The fit of a fold: the estimator's own validation, components, plan and random streams."""
@@ -71,7 +65,7 @@ def _finish_fold(fit, k, held_out, path, scorer, out, seconds):
     exception of each point): the certified gaps, the prediction bounds of the module docstring and the scores."""
     Z = getattr(fit.represent(), "Z", None)
     r = 0 if Z is None else int(Z.shape[1])
-    with serial_blas(n_items(held_out[0]) * r * r <= SERIAL_HELD_OUT):
+    with serial_blas(one_blas_thread(n_items(held_out[0]) * r * r, SERIAL_HELD_OUT)):
         _finish_fold_scores(fit, k, held_out, path, scorer, out, seconds)
 
 
@@ -154,7 +148,7 @@ def _prepare_folds(estimator, n_folds, data, lams, order, scorer, out):
         t0 = time.perf_counter()
         try:
             fit = _fold_fit(estimator, lams[order[0]], X_tr, y_tr)
-            with serial_blas(n_items(fit.X) ** 3 <= SERIAL_HELD_OUT):  # at most n^3 flops: no thread pays
+            with serial_blas(one_blas_thread(n_items(fit.X) ** 3, SERIAL_HELD_OUT)):  # the features: <= n^3 flops
                 rep = fit.represent()
         except Exception as exc:
             fail_fold(out, k, lams, {None: exc}, time.perf_counter() - t0)

@@ -48,7 +48,6 @@ on them), and with an integer ``random_state`` the refit on all rows draws that 
 
 from __future__ import annotations
 
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -58,11 +57,13 @@ from sklearn.base import clone
 
 from skframe.compute.backend import serial_blas
 from skframe.compute.machine import available_memory
+from skframe.compute.plan_rules import auto_size_rule, fold_jobs, is_exact
 from skframe.compute.stream_fit import StreamedRepresentation
 from skframe.compute.streaming import accumulate, sketch_gram
 from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import default_rtol, sketch_spectrum
 from skframe.core.sketching import draw_sketch
+from skframe.core.threads import available_cores
 from skframe.deps import is_dask_collection
 from skframe.model_selection._paths_base import HeldOutPredictions, PathScores, fold_rows, r2_from_errors, scorer_kind
 from skframe.models._base import validate_X
@@ -201,28 +202,15 @@ def _map(func, items, n_jobs):
         return list(pool.map(func, items))
 
 
-def _n_jobs(n_jobs):
-    if n_jobs is None:
-        return 1
-    if n_jobs < 0:
-        return max(1, os.cpu_count() or 1)
-    return int(n_jobs)
-
-
-def _jobs_within_memory(estimator, folds, jobs):
-    """Threads for the folds: at most one per fold, and as many as half the available memory holds the features of
-    (``2 n_train m`` floats a fold for a sketch, ``2 n_train^2`` for the exact model)."""
-    jobs = min(jobs, len(folds))
-    if jobs <= 1:
-        return 1
-    n_t = max(len(train) for train, _ in folds)
+def _fold_jobs(estimator, folds, n_jobs):
+    """Threads for the folds (:func:`skframe.compute.plan_rules.fold_jobs`): a fold holds ``2 n_train m``
+    floats of features for a sketch of the ``"auto"`` or given size m, ``2 n_train^2`` for the exact model."""
+    n_t = max((len(train) for train, _ in folds), default=0)
     size = estimator.sketch_size
-    m = int(size) if isinstance(size, (int, np.integer)) and not isinstance(size, bool) else \
-        min(1000, max(100, int(np.ceil(2 * np.sqrt(n_t)))))
-    exact = estimator.sketch is None or (isinstance(estimator.sketch, str) and
-                                         estimator.sketch.strip().lower() in ("none", "exact"))
-    per_fold = 2 * 8 * n_t * (n_t if exact else min(m, n_t))
-    return int(max(1, min(jobs, (available_memory()[0] // 2) // max(per_fold, 1))))
+    m = int(size) if isinstance(size, (int, np.integer)) and not isinstance(size, bool) else auto_size_rule(n_t)
+    per_fold = 2 * 8 * n_t * (n_t if is_exact(estimator.sketch) else min(m, n_t))
+    jobs = fold_jobs(n_jobs, len(folds), per_fold, available_memory()[0], available_cores())
+    return jobs, jobs > 1  # the threads of a pool run their dense algebra on one BLAS thread each
 
 
 def square_loss_path(estimator, X, y, folds, lams, scorer, *, sketch_sharing="fold", n_jobs=None):
@@ -257,11 +245,10 @@ def square_loss_path(estimator, X, y, folds, lams, scorer, *, sketch_sharing="fo
     kind = scorer_kind(scorer, estimator)
     _check_supported(estimator, X, kind)
     lams = [float(v) for v in lams]
-    jobs = _jobs_within_memory(estimator, folds, _n_jobs(n_jobs))
-    shared = sketch_sharing == "shared" and estimator.sketch is not None and \
-        not (isinstance(estimator.sketch, str) and estimator.sketch.strip().lower() in ("none", "exact"))
+    jobs, pool_serial = _fold_jobs(estimator, folds, n_jobs)
+    shared = sketch_sharing == "shared" and not is_exact(estimator.sketch)
     if shared:
-        return _shared_path(estimator, X, y, folds, lams, scorer, kind, jobs)
+        return _shared_path(estimator, X, y, folds, lams, scorer, kind, (jobs, pool_serial))
     out = PathScores.empty(len(folds), len(lams))
     out.info.update(shortcut="square loss: one eigendecomposition per fold", sketch_sharing="fold", scorer=kind,
                     n_jobs=jobs)
@@ -272,7 +259,7 @@ def square_loss_path(estimator, X, y, folds, lams, scorer, *, sketch_sharing="fo
         train, test = folds[k]
         t0 = time.perf_counter()
         try:
-            system, X_test, Y_test, one_d, info = _fold_system(estimator, X, y, train, test, kind, jobs == 1)
+            system, X_test, Y_test, one_d, info = _fold_system(estimator, X, y, train, test, kind, not pool_serial)
         except Exception as exc:  # the whole fold fails: every lam of it
             return k, None, f"fold {k}: {type(exc).__name__}: {exc}", time.perf_counter() - t0, 0.0, {}
         t1 = time.perf_counter()
@@ -282,7 +269,7 @@ def square_loss_path(estimator, X, y, folds, lams, scorer, *, sketch_sharing="fo
             return k, None, f"fold {k}: {type(exc).__name__}: {exc}", t1 - t0, time.perf_counter() - t1, info
         return k, scores, None, t1 - t0, time.perf_counter() - t1, info
 
-    with serial_blas(jobs > 1):
+    with serial_blas(pool_serial):
         results = _map(run, list(range(len(folds))), jobs)
     ranks = []
     for k, scores, error, fit_s, score_s, info in results:
@@ -331,8 +318,11 @@ def _membership_groups(folds, n):
     return groups, train_of, test_of
 
 
-def _shared_path(estimator, X, y, folds, lams, scorer, kind, jobs):
-    """``sketch_sharing="shared"``: one sketch from all rows, one pass over the data for every fold."""
+def _shared_path(estimator, X, y, folds, lams, scorer, kind, threads):
+    """``sketch_sharing="shared"``: one sketch from all rows, one pass over the data for every fold.
+
+    ``threads = (jobs, pool_serial)``: the folds' threads and whether they run one BLAS thread each."""
+    jobs, pool_serial = threads
     out = PathScores.empty(len(folds), len(lams))
     out.info.update(shortcut="square loss: one shared sketch, one pass, one eigendecomposition per fold",
                     sketch_sharing="shared", scorer=kind)
@@ -369,7 +359,7 @@ def _shared_path(estimator, X, y, folds, lams, scorer, kind, jobs):
             Z = np.asarray(features(take(Xa, rows)), dtype=np.float64)
             return Z.T @ Z, Z.T @ Ya[rows], Z.sum(axis=0)
 
-        with serial_blas(jobs > 1 or options.blas_threads == 1):
+        with serial_blas(pool_serial or options.blas_threads == 1):
             sums = _map(group_sums, groups, jobs)
     except Exception as exc:
         out.failed[:] = True
@@ -380,7 +370,7 @@ def _shared_path(estimator, X, y, folds, lams, scorer, kind, jobs):
     out.info.update(rank=rank, sketch_info=summary, n_groups=len(groups))
 
     def run(k):
-        with serial_blas(jobs == 1):  # m x m algebra: one BLAS thread (the pool's threads run with one already)
+        with serial_blas(not pool_serial):  # m x m algebra: one BLAS thread (the pool's threads run with one already)
             return fold(k)
 
     def fold(k):
@@ -416,7 +406,7 @@ def _shared_path(estimator, X, y, folds, lams, scorer, kind, jobs):
         except Exception as exc:
             return k, None, f"fold {k}: {type(exc).__name__}: {exc}", time.perf_counter() - t1, 0.0
 
-    with serial_blas(jobs > 1):
+    with serial_blas(pool_serial):
         results = _map(run, list(range(len(folds))), jobs)
     for k, scores, error, fit_s, score_s in results:
         out.fit_times[k] = (fit_s + t_pass / len(folds)) / len(lams)

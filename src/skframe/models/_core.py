@@ -35,6 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
+from skframe.compute.plan_rules import EXACT_SKETCH_NAMES, is_exact
 from skframe.core.engine import with_engine
 from skframe.core.feature_map import build_feature_map, kernel_times
 from skframe.core.sketching import SketchMatrix, draw_sketch
@@ -70,13 +71,10 @@ __all__ = [
     "lam_path",
 ]
 
-EXACT_SKETCH_NAMES = ("none", "exact")
-"""Sketch names meaning "no sketch": the exact kernel model."""
-
 # ----------------------------------------------------------------------------- names and seeds
-def is_exact_sketch(sketch):
-    """True for ``None``, ``"none"`` and ``"exact"`` (any case): the unsketched model."""
-    return sketch is None or (isinstance(sketch, str) and sketch.strip().lower() in EXACT_SKETCH_NAMES)
+#: ``is_exact_sketch(sketch)``: True for ``None``, ``"none"`` and ``"exact"`` (any case), the unsketched model
+#: (the plan's rule, :func:`skframe.compute.plan_rules.is_exact`)
+is_exact_sketch = is_exact
 
 
 def make_rngs(random_state, k=1):

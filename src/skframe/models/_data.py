@@ -56,7 +56,7 @@ def _check_targets(Y, n):
 
 def validate_XY(estimator, X, Y, *, multi_output=True, y_numeric=True):
     """Validate training data; returns X and a 2-D float Y plus whether y was 1-D."""
-    if is_dask_collection(X):  # stays distributed: fitted by skframe.compute.distributed
+    if is_dask_collection(X):  # validated on its cluster: the workers check shapes and finite targets
         return validate_dask_XY(estimator, X, Y)
     if is_collection(X):
         X = validate_X(estimator, X, reset=True)

@@ -184,7 +184,8 @@ class Fit:
         try:
             if self.plan.streams:  # one streamed pass (or Dask partitions), no n x m array
                 rep = streamed_representation(X, self.Y, kernel, self.sketch, self.rngs[0], options,
-                                              rtol=self.recipe.rtol, progress=self.progress)
+                                              rtol=self.recipe.rtol, progress=self.progress,
+                                              executor=self.plan.executor)
             else:
                 rep = build_representation(X, kernel, self.sketch, self.rngs[0], rtol=self.recipe.rtol,
                                            progress=self.progress, exact=self.recipe.exact, options=options)

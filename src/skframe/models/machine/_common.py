@@ -19,7 +19,6 @@ import time
 from sklearn.base import BaseEstimator
 
 from skframe.constraints import HasMethods, validate_params
-from skframe.deps import is_dask_collection
 from skframe.models._base import KERNEL_MODEL_CONSTRAINTS, KERNEL_MODEL_HINTS, KernelModelMixin, check_lam
 from skframe.models._core import default_solver_name, resolve_solver, run_solver
 from skframe.models._fit import Fit, Recipe
@@ -79,8 +78,10 @@ class MachineBase(KernelModelMixin, BaseEstimator):
         """Validate, resolve the loss and the solver: the :class:`~skframe.models._fit.Fit` of ``(X, y)``."""
         t0 = self._start_fit()
         X, Y, loss, M = self._prepare_fit(X, y)
+        recipe = Recipe(None, loss=loss, M=M, fit_intercept=getattr(self, "fit_intercept", False), n_rngs=2)
+        fit = Fit(self, X, Y, recipe, progress=progress, t0=t0)
         solver, self.solver_spec_ = resolve_solver(self.solver, self.solver_params, loss)
-        if self.solver is None and is_dask_collection(X) and get_tags(solver, "solver").in_memory:
+        if self.solver is None and fit.plan.executor == "dask" and get_tags(solver, "solver").in_memory:
             # the features of dask data stay on the workers: the default is a solver that passes over them
             solver, self.solver_spec_ = resolve_solver("lbfgs" if get_tags(loss, "loss").smooth else "adam",
                                                        self.solver_params, loss)
@@ -88,9 +89,9 @@ class MachineBase(KernelModelMixin, BaseEstimator):
         def solve(rep, Yc, lam, init, rng):
             return run_solver(solver, rep.problem(Yc), loss, lam, M=M, rng=rng, init=init, progress=progress)
 
-        recipe = Recipe(solve, loss=loss, M=M, fit_intercept=getattr(self, "fit_intercept", False), n_rngs=2,
-                        solver=solver, attributes={"output_matrix_": M, "loss_": loss, "solver_": solver})
-        return Fit(self, X, Y, recipe, progress=progress, t0=t0)
+        recipe.solve, recipe.solver = solve, solver
+        recipe.attributes = {"output_matrix_": M, "loss_": loss, "solver_": solver}
+        return fit
 
     def _start_fit(self):
         """Validate the parameters (fit step 1) and return the start time of the fit."""
