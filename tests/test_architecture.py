@@ -619,3 +619,25 @@ def test_local_decisions_are_seen():
                      "skframe.model_selection.paths:6 calls cpu_count",
                      "skframe.model_selection.paths:6 calls select_engine",
                      "skframe.models._fit:2 chooses the executor from the data"]
+
+
+def private_names_across_rooms(modules):
+    """``module:line`` of every private name (``_x``) imported from another room of skframe."""
+    found = []
+    for module in modules:
+        room = ".".join(module.name.split(".")[:2])
+        for node in ast.walk(ast.parse(module.source)):
+            if not isinstance(node, ast.ImportFrom) or node.level or not (node.module or "").startswith("skframe."):
+                continue
+            if ".".join(node.module.split(".")[:2]) == room:
+                continue
+            found += [f"{module.name}:{node.lineno} imports {node.module}.{a.name}" for a in node.names
+                      if _private(a.name)]
+    return found
+
+
+@pytest.mark.parametrize("room", SPINE_ROOMS)
+def test_no_private_name_crosses_rooms(room):
+    """e.g. the block engine's products are public (skframe.core.block_engine), not a private of sketching."""
+    found = private_names_across_rooms(_modules_of(room))
+    assert not found, "\n".join(found)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from skframe.compute.stream_problems import block_loss_sums
-from skframe.compute.streaming import NumpyEngine, chunk_sums
+from skframe.compute.streaming import BlockEngine, chunk_sums
 from skframe.options import compute_dtype
 
 __all__ = ["partition_sums"]
@@ -23,7 +23,7 @@ def partition_sums(kernel, X_part, Y_part, X_sub, mix, dtype, shift, chunk_rows,
 
     ``loops`` is the engine of the inner loops the client's plan chose (None: each block by its size).
     """
-    engine = NumpyEngine(loops)
+    engine = BlockEngine(loops)
     mix_t = engine.prepare_mix(mix, compute_dtype(dtype))
     total = None
     for start in range(0, max(X_part.shape[0], 1), max(int(chunk_rows), 1)):
@@ -70,7 +70,7 @@ def _partition_loss(basis, X_part, Y_part, V, C, loss, run, gradient):
     ``basis = (kernel, X_sub, proj)`` the feature map, ``run = (dtype, chunk_rows, loops)`` the plan's settings."""
     kernel, X_sub, proj = basis
     dtype, chunk_rows, loops = run
-    engine = NumpyEngine(loops)
+    engine = BlockEngine(loops)
     PV = proj @ np.asarray(V, dtype=np.float64)
     total, KG = 0.0, (np.zeros_like(PV) if gradient else None)
     step = max(int(chunk_rows), 1)
@@ -98,7 +98,7 @@ def _partition_dual(basis, X_part, Y_part, V, C, loss, run, scale):
     """
     kernel, X_sub, proj = basis
     dtype, chunk_rows, loops = run
-    engine = NumpyEngine(loops)
+    engine = BlockEngine(loops)
     dual = loss.dual
     PV = proj @ np.asarray(V, dtype=np.float64)
     lin = norm = sq = h = 0.0
