@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-import skframe.core.sketching as sketching
+import skframe.core.block_engine as block_engine
 from skframe.plugin.api import (
     Decoder,
     Kernel,
@@ -134,7 +134,7 @@ def test_good_kernel_passes_and_is_checked_from_its_class():
 def test_a_kernel_not_declared_thread_safe_is_only_called_from_the_callers_thread(monkeypatch):
     assert not check_kernel(NotThreadSafe(gamma=2.0)).thread_safe
     # a sketch product that ignored the tag would call the kernel from the pool's threads: the kit sees it
-    monkeypatch.setattr(sketching, "get_tags", lambda kernel, kind=None: KernelTags(thread_safe=True))
+    monkeypatch.setattr(block_engine, "get_tags", lambda kernel, kind=None: KernelTags(thread_safe=True))
     with pytest.raises(PluginError, match="tag thread_safe: skframe called a kernel not declared thread-safe"):
         check_kernel(NotThreadSafe(gamma=2.0))
 
