@@ -104,8 +104,7 @@ def _sketch_kind_and_size(sketch, sketch_size, sketch_params, n):
             (int(size) if kind == "feature_map" else min(int(size), n))
     if kind == "feature_map" and isinstance(sketch, str) and not auto:
         m = int(sketch_size)  # explicit feature maps may have more features than rows
-    rule = f"auto: ceil({rules.AUTO_FACTOR:g} sqrt(n)) in [min(n, {rules.AUTO_MIN}), min(n, {AUTO_MAX})]" \
-        if auto else "given"
+    rule = rules.AUTO_RULE_TEXT if auto else "given"
     return kind, m, rule, obj
 
 

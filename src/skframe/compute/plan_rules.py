@@ -30,7 +30,7 @@ __all__ = ["SPARSE_ENGINE_SHARE", "EXECUTORS", "BACKEND_CHOICES", "STREAM_MIN_WO
            "GPU_MIN_WORK", "SERIAL_BLAS_MAX_FLOPS", "DEFAULT_BUDGET_SHARE", "AUTO_FACTOR", "AUTO_MIN", "AUTO_MAX",
            "auto_size_rule", "default_sketch", "expected_columns", "sketch_object", "is_exact", "in_memory_bytes",
            "largest_size", "choose_backend", "choose_executor", "choose_engine", "choose_blas_threads",
-           "EXACT_SKETCH_NAMES", "SERIAL_HELD_OUT", "one_blas_thread", "fold_jobs"]
+           "EXACT_SKETCH_NAMES", "AUTO_RULE_TEXT", "SERIAL_HELD_OUT", "one_blas_thread", "fold_jobs"]
 
 #: executors a plan chooses from
 EXECUTORS = ("in-memory", "streamed", "dask")
@@ -75,6 +75,10 @@ AUTO_FACTOR, AUTO_MIN, AUTO_MAX = 2.0, 100, 1000
 
 
 # ----------------------------------------------------------------------------- the sketch
+#: how ``sketch_info_["size_rule"]`` and the plan's reasons name the ``"auto"`` rule
+AUTO_RULE_TEXT = f"auto: ceil({AUTO_FACTOR:g} sqrt(n)) in [min(n, {AUTO_MIN}), min(n, {AUTO_MAX})]"
+
+
 def auto_size_rule(n):
     """``ceil(2 sqrt(n))`` within ``[min(n, 100), min(n, 1000)]``: the ``"auto"`` sketch size before any cap.
 

@@ -127,7 +127,7 @@ class StructuredFit:
                 draws.append(_Draw(None, W, mem.basis, rep.info, fmap=rep.feature_map))
             else:  # the coefficients on the sampled inputs without the m x m eigendecomposition of the core
                 coef = sketched_input_coef(kx, X, mem.R_X, mem.T, lam, rtol=self.estimator.rtol,
-                                           engine=self.plan_x.engine)
+                                           engine=self.plan_x.engine, prepared=True)
                 draws.append(_Draw(c_order(take(X, mem.R_X.indices)), coef, mem.basis, mem.R_X.summary()))
         return draws
 

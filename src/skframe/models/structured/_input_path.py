@@ -139,7 +139,7 @@ def sketched_path(kx, X, member, n, settings):
     """One member's input-sketched side from its sketch ``member.R_X``; ``settings = (rtol, engine)``."""
     rtol, engine = settings
     R = member.R_X
-    KR, G, mix_T = input_products(kx, X, R, engine)
+    KR, G, mix_T = input_products(kx, X, R, engine, prepared=True)  # kx: the fit's kernel, bound to X
     KR = np.asarray(KR, dtype=np.float64)
     L, _ = sqrt_pinv_sym(0.5 * (G + G.T), rtol)  # feature coordinates of R K R^T: L^T G L = I_r
     KRL = KR @ L  # the sketched features Z of the training rows

@@ -57,7 +57,7 @@ def sisokr_omega(KR_X, RKR_X, RKY, RKR_Y, lam, rtol=None):
     return pinv_sym(RKR_Y, rtol) @ (RKY @ KR_X) @ pinv_sym(A, rtol)
 
 
-def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None, engine=None):
+def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None, engine=None, prepared=False):
     """Coefficients on the sampled inputs of the input-sketched ridge map to targets ``T``.
 
     ``coef = S_mix^T (R K^2 R^T + n lam K~)^+ R K T``, the right-hand factor of
@@ -79,13 +79,15 @@ def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None, engine=None):
     engine : {"numpy", "numba", "cupy"}, optional
         The engine of the kernel's inner loops (the fit's execution plan); by default the kernel
         chooses from the size of the block.
+    prepared : bool, default=False
+        The kernel is bound to ``X`` already (a fit binds it once).
 
     Returns
     -------
     ndarray of shape (s', q), C-contiguous
     """
     n = n_items(X)
-    KR, G, mix_T = input_products(kernel, X, R, engine)
+    KR, G, mix_T = input_products(kernel, X, R, engine, prepared=prepared)
     B = KR.T @ T
 
     def full_M():  # the full symmetric M, rebuilt only for the pseudo-inverse fallback
@@ -103,7 +105,7 @@ def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None, engine=None):
     return np.ascontiguousarray(W if mix_T is None else np.asarray(mix_T @ W))
 
 
-def input_products(kernel, X, R, engine=None):
+def input_products(kernel, X, R, engine=None, *, prepared=False):
     """``(KR, G, mix_T)``: the products of the input-sketched system, ``K R^T`` (n x m) and ``R K R^T``.
 
     For a sub-sampling sketch (``S_mix = D`` diagonal) ``D (D K^T K D + n lam D K_mm D)^+ D K^T T
@@ -114,7 +116,8 @@ def input_products(kernel, X, R, engine=None):
     if diagonal_of_mix(R.mix) is not None:
         KR = kernel_block(kernel, X, take(X, R.indices), engine=engine)
         return KR, KR[R.indices], None  # K_mm: the sampled rows
-    KR, G = sketched_gram_products(kernel, X, R, options=ComputeOptions(engine=engine) if engine else None)
+    KR, G = sketched_gram_products(kernel, X, R, options=ComputeOptions(engine=engine) if engine else None,
+                                   prepared=prepared)
     return KR, G, R.mix.T
 
 
