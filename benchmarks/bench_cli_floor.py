@@ -142,7 +142,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     grid = [(int(a), float(b)) for a, b in (point.split(":") for point in args.grid.split(","))]
 
-    from skframe.plugin.loader import get_plugin_registry
+    from skframe.contract.loader import get_plugin_registry
 
     get_plugin_registry()
     data = load_default()

@@ -16,6 +16,11 @@ Prints ONE JSON object (and writes ``benchmarks/out/cli_startup.json``):
   estimators' base class, the metrics): with ``fit_compute`` they bound what a whole process can take;
 * ``imports``: ``python -X importtime`` of ``skframe fit --json`` per checkout: the milliseconds of
   each top-level package (self times summed; the table is noisy on a shared machine);
+* ``plugins``: ``skframe --help`` with and without a third-party plugin installed (a small
+  distribution written to a temporary folder on ``PYTHONPATH``: a kernel and a command, against
+  ``skframe.plugin.api``), per checkout: wall seconds over ``--runs`` fresh processes, alternated
+  (``help_with_plugins``), the ``-X importtime`` table of each (``help_imports``) and the heavy
+  libraries each process has loaded at its end (``help_heavy_modules``);
 * ``rf1``: per fresh process, the first fit (cold) and the median of ``--warm`` later identical
   fits, and their difference ``cold_minus_warm``. The problem is the rf1 p-SR example of the
   README (sketch size 200, p = 0.005, inputs standardised, missing values as 0), read from
@@ -36,7 +41,8 @@ bytecode is compiled at installation), so that they measure skframe and not the 
 its sources.
 
     python benchmarks/bench_cli_startup.py [--data-dir DIR] [--runs 5] [--processes 3] [--warm 5]
-                                           [--root DIR ...] [--sweep] [--sections startup,fit,floor,imports,rf1]
+                                           [--root DIR ...] [--sweep]
+                                           [--sections startup,fit,floor,imports,rf1,plugins]
                                            [--out cli_startup]
 
 On a shared machine report differences and ratios measured in one run, not absolute times.
@@ -115,19 +121,22 @@ print(t1 - t, time.perf_counter() - t1)
 """
 
 
-def _env(root, mode):
+def _env(root, mode, extra_path=None):
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("SKFRAME_NUMBA_MIN_WORK", None)
     env.update(MODES[mode])
     src = Path(root) / "src"  # an older checkout, measured for comparison, kept its flat layout
     env["PYTHONPATH"] = str(src) if src.is_dir() else os.pathsep.join([str(root), str(Path(root) / "plugins")])
+    if extra_path:
+        env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], str(extra_path)])
+    env.pop("SKFRAME_DISABLE_PLUGINS", None)
     return env
 
 
-def _run(cmd, root, mode, cwd=None):
+def _run(cmd, root, mode, cwd=None, extra_path=None):
     proc, seconds = _setup.timed(subprocess.run, cmd, check=True, capture_output=True, text=True,
-                                 env=_env(root, mode), cwd=cwd)
+                                 env=_env(root, mode, extra_path), cwd=cwd)
     return seconds, proc.stdout
 
 
@@ -155,10 +164,10 @@ FLOOR = {
 }
 
 
-def _import_table(root, py, top=18):
-    """Milliseconds per top-level package (self times summed) of ``skframe fit --json`` under ``-X importtime``."""
-    proc = subprocess.run([py, "-X", "importtime", "-m", "skframe", "fit", "--json"], capture_output=True, text=True,
-                          env=_env(root, "auto"), cwd="/tmp", check=True)
+def _import_table(root, py, top=18, args=("fit", "--json"), extra_path=None):
+    """Milliseconds per top-level package (self times summed) of ``skframe <args>`` under ``-X importtime``."""
+    proc = subprocess.run([py, "-X", "importtime", "-m", "skframe", *args], capture_output=True, text=True,
+                          env=_env(root, "auto", extra_path), cwd="/tmp", check=True)
     per = {}
     for line in proc.stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
@@ -171,9 +180,78 @@ def _import_table(root, py, top=18):
     return {"total_ms": round(sum(per.values()), 1), "top_ms": {k: round(v, 1) for k, v in table.items()}}
 
 
+#: a third-party plugin as a distribution would write it (the ``plugins`` section installs it in a temporary folder)
+PLUGIN = """import numpy as np
+from skframe.plugin.api import Kernel, KernelTags, hookimpl
+
+
+class Cosine(Kernel):
+    __skframe_tags__ = KernelTags(normalized=True)
+    params = {}
+
+    def __call__(self, X, Y=None):
+        Y = X if Y is None else Y
+        return (X @ Y.T) / np.outer(np.linalg.norm(X, axis=1), np.linalg.norm(Y, axis=1))
+
+
+@hookimpl
+def register_kernels(register):
+    register("bench-cosine", Cosine)
+
+
+@hookimpl
+def register_commands(app):
+    @app.command("bench-hello")
+    def hello():
+        print("hello")
+"""
+
+HEAVY_PROBE = ("import atexit, sys, runpy\n"
+               "atexit.register(lambda: print('HEAVY:' + ','.join(m for m in ('scipy', 'numba', 'sklearn') "
+               "if m in sys.modules), file=sys.stderr))\n"
+               "sys.argv = ['skframe', '--help']\nrunpy.run_module('skframe', run_name='__main__')")
+
+
+def _third_party_plugin(folder):
+    """Write the distribution ``bench-plugin`` (entry point ``bench`` -> module ``bench_plugin``) into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "bench_plugin.py").write_text(PLUGIN)
+    info = folder / "bench_plugin-1.0.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: bench-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[skframe]\nbench = bench_plugin\n")
+    return folder
+
+
+def _help_with_plugins(report, args, py, roots, labels):
+    """``help_with_plugins``, ``help_imports``, ``help_heavy_modules``: ``skframe --help`` without and with a plugin."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        plugin = _third_party_plugin(Path(tmp) / "site")
+        cases = [(r, name, extra) for r in roots for name, extra in (("no_plugin", None), ("with_plugin", plugin))]
+        for r, _, extra in cases:  # bytecode of the plugin and of each checkout, unmeasured
+            _run([py, "-m", "skframe", "--help"], r, "auto", extra_path=extra)
+        times = {}
+        for _ in range(args.runs):
+            for r, name, extra in cases:  # alternated process by process
+                times.setdefault(f"{labels[r]}:{name}", []).append(
+                    _run([py, "-m", "skframe", "--help"], r, "auto", extra_path=extra)[0])
+        report["help_with_plugins"] = {k: {**_summary(v), "runs": len(v)} for k, v in times.items()}
+        report["help_imports"] = {f"{labels[r]}:{name}": _import_table(r, py, args=("--help",), extra_path=extra)
+                                  for r, name, extra in cases}
+        heavy = {}
+        for r, name, extra in cases:
+            proc = subprocess.run([py, "-c", HEAVY_PROBE], capture_output=True, text=True, check=True,
+                                  env=_env(r, "auto", extra), cwd="/tmp")
+            heavy[f"{labels[r]}:{name}"] = [m for m in proc.stderr.rsplit("HEAVY:", 1)[1].strip().split(",") if m]
+        report["help_heavy_modules"] = heavy
+
+
 def main():
     parser = _setup.parser(__doc__, data_dir=os.environ.get("SKFRAME_DATA", str(ROOT.parent / "shared" / "data")),
                            runs=5, processes=3, warm=5, sections="startup,fit,floor,imports,rf1", out="cli_startup")
+    # the section "plugins" (skframe --help with a third-party plugin installed) runs when named
     parser.add_argument("--root", action="append", default=[], help="another skframe checkout to measure too")
     parser.add_argument("--sweep", action="store_true", help="also measure the engines on growing problems")
     args = parser.parse_args()
@@ -185,8 +263,9 @@ def main():
               "load_average_at_start": os.getloadavg()}
     for r in roots:  # write the bytecode and numba caches once, unmeasured
         _run([py, "-m", "skframe", "--help"], r, "numba")
-        _run([py, "-c", CHILD, args.data_dir, "1"], r, "numba")
-        _run([py, "-m", "skframe", "fit", "--json"], r, "auto", cwd="/tmp")
+        if sections - {"plugins", "startup"}:
+            _run([py, "-c", CHILD, args.data_dir, "1"], r, "numba")
+            _run([py, "-m", "skframe", "fit", "--json"], r, "auto", cwd="/tmp")
 
     if "startup" in sections:
         times = {}
@@ -225,6 +304,8 @@ def main():
         report["imports"] = {labels[r]: _import_table(r, py) for r in roots}
     if "rf1" in sections:
         _default_fit_and_rf1(report, args, py, roots, labels)
+    if "plugins" in sections:
+        _help_with_plugins(report, args, py, roots, labels)
     report["NUMBA_MIN_WORK"] = int(_run([py, "-c", "from skframe.core.engine import NUMBA_MIN_WORK as w; print(w)"],
                                         roots[0], "auto")[1])
     report["load_average_at_end"] = os.getloadavg()

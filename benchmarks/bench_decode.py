@@ -21,7 +21,7 @@ from __future__ import annotations
 import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
 import numpy as np
 
-from skframe.plugin.registry import get_decoder
+from skframe.contract.registry import get_decoder
 
 
 class RandomSource:

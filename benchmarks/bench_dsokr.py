@@ -46,10 +46,10 @@ import _setup  # runtime settings, sys.path and the data directory, before NumPy
 import numpy as np
 from bench_molecules import fit_and_rank, solubility_task
 
+from skframe.contract.registry import get_kernel
 from skframe.core.leverage import approximate_leverage_scores, effective_dimension
 from skframe.model_selection.curves import perfect_h_curve
 from skframe.models import DeepOutputKernelRegressor, OutputKernelRegressor
-from skframe.plugin.registry import get_kernel
 
 
 def _versions():
@@ -149,9 +149,9 @@ def run_synthetic(args):
     # p_Y < m_Y (Alg. 5.1): a large sketch, truncated to its leading directions; Perfect h over p_Y on the
     # validation set (the coordinates of an orthonormal basis: the error of the top-k projection is
     # ||y||^2 minus the first k squared coordinates), the same elbow rule
+    from skframe.contract.registry import get_sketch
     from skframe.core.output_basis import SketchedOutputBasis
     from skframe.core.sketching import draw_sketch
-    from skframe.plugin.registry import get_sketch
 
     t0 = time.perf_counter()
     R = draw_sketch(get_sketch("subsample", size=args.big_m_y), n, np.random.default_rng(args.seed), X=Ytr, kernel=lin)
@@ -270,12 +270,12 @@ def _bibtex_fit(model, Xtr, Ytr, Xte, Yte):
 
 
 def run_bibtex(args):
+    from skframe.contract.registry import get_sketch
     from skframe.core.output_basis import SketchedOutputBasis, unique_rows
     from skframe.core.preprocessing import FeatureScaler
     from skframe.core.sketching import draw_sketch
     from skframe.datasets import load_bibtex
     from skframe.metrics import example_based_f1, hamming_loss
-    from skframe.plugin.registry import get_sketch
 
     ds = _setup.load_or_exit(load_bibtex)
     Xtr_raw, Xte_raw = ds.X_train, ds.X_test

@@ -34,9 +34,9 @@ def main():
     args = _setup.parser(__doc__, repeats=15, n=10_000, m=2_000, d=10).parse_args()
 
     import skframe_kernels._gram_ops as kmod
+    from skframe.contract.registry import get_sketch
     from skframe.core.sketching import draw_sketch, sketched_gram_products
     from skframe.options import ComputeOptions
-    from skframe.plugin.registry import get_sketch
     from skframe_kernels import GaussianKernel, LaplacianKernel, TanimotoKernel
 
     rng = np.random.default_rng(0)

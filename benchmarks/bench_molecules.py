@@ -54,9 +54,9 @@ def main():
     ap.add_argument("--output-kernel", default="wl-subtree", choices=["wl-subtree", "nspd", "core-wl"])
     args = ap.parse_args()
 
+    from skframe.contract.registry import get_kernel
     from skframe.graphs.metrics import graph_edit_distance
     from skframe.models import OutputKernelRegressor
-    from skframe.plugin.registry import get_kernel
 
     task = solubility_task()
     out_params = {"h": 3} if args.output_kernel != "nspd" else {"r": 2, "d": 3}

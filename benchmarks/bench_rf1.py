@@ -109,10 +109,10 @@ def run_sketch(name, X, Y, Xt, Yt, seeds, m):
 
 def profile_psr(X, Y, m, repeats=5):
     """Min wall time over repeats of each p-SR fit step: draw, kernel block, sparse mix product, eigh, solve."""
+    from skframe.contract.protocols import kernel_block
+    from skframe.contract.registry import get_kernel, get_sketch
     from skframe.core.linalg import default_rtol, eigh_truncated, solve_psd
     from skframe.core.sketching import draw_sketch
-    from skframe.plugin.protocols import kernel_block
-    from skframe.plugin.registry import get_kernel, get_sketch
 
     hp = SKETCHED["psr"]
     n = X.shape[0]

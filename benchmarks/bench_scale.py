@@ -123,9 +123,9 @@ def section(args):
 
 
 def run(args, X, y, Xt, yt):
+    from skframe.contract.registry import get_kernel, get_sketch
     from skframe.core.sketching import draw_sketch
     from skframe.options import ComputeOptions
-    from skframe.plugin.registry import get_kernel, get_sketch
 
     lam = 1e-3 / args.n
     kernel = get_kernel("gaussian", gamma=args.gamma)
@@ -156,7 +156,7 @@ def run(args, X, y, Xt, yt):
     elif args.section == "huber":
         from skframe.compute.stream_problems import feature_projection, make_feature_problem
         from skframe.compute.streaming import gather_rows, predict_chunks
-        from skframe.plugin.registry import get_loss, get_solver
+        from skframe.contract.registry import get_loss, get_solver
 
         opts = ComputeOptions(memory_budget=args.budget, dtype=args.huber_dtype)
         R = draw_sketch(get_sketch("subsample", size=args.m), args.n, np.random.default_rng(2))
@@ -199,11 +199,11 @@ def f32_study(args):
 
     from skframe.compute.engines import _mix_diagonal
     from skframe.compute.streaming import accumulate, predict_chunks, ridge_from_sums, sketch_gram
+    from skframe.contract.protocols import kernel_block
+    from skframe.contract.registry import get_kernel, get_sketch
     from skframe.core.linalg import sketch_spectrum
     from skframe.core.sketching import draw_sketch
     from skframe.options import ComputeOptions
-    from skframe.plugin.protocols import kernel_block
-    from skframe.plugin.registry import get_kernel, get_sketch
 
     n, m, rows = args.study_n, args.m, 8000
     rng = np.random.default_rng(0)
@@ -280,8 +280,8 @@ def dask_section(args):
 
     from skframe.compute.distributed import fit_sketched_ridge_dask
     from skframe.compute.streaming import predict_chunks
+    from skframe.contract.registry import get_kernel, get_sketch
     from skframe.core.sketching import draw_sketch
-    from skframe.plugin.registry import get_kernel, get_sketch
 
     n, chunk = args.dask_n, args.dask_chunk
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,

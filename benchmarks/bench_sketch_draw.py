@@ -12,7 +12,7 @@ matrix: 6 GB here).
 import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
 import numpy as np
 
-from skframe.plugin.registry import get_sketch
+from skframe.contract.registry import get_sketch
 
 
 def main(argv=None):

@@ -57,7 +57,7 @@ def main():
     ap.add_argument("--out", default=str(_setup.OUT / "stream_crossover.json"))
     args = ap.parse_args()
 
-    from skframe.plugin.registry import get_kernel, get_sketch
+    from skframe.contract.registry import get_kernel, get_sketch
 
     kernel = get_kernel("gaussian", gamma=0.5)
     rows = []

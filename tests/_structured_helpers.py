@@ -3,7 +3,7 @@
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.plugin.tags import KernelTags
+from skframe.contract.tags import KernelTags
 
 
 def _dense(A):

@@ -31,7 +31,7 @@ _LAUNCH = r"""
 import atexit, json, os, resource, sys
 import numpy, scipy.sparse, sklearn.linear_model, numba  # the libraries the commands load
 import skframe.cli, skframe.models, skframe.io, skframe.persistence, skframe.graphs
-from skframe.plugin.loader import get_plugin_registry
+from skframe.contract.loader import get_plugin_registry
 get_plugin_registry()
 try:
     import rdkit.Chem, rdkit.Chem.rdFingerprintGenerator

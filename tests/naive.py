@@ -223,7 +223,7 @@ def naive_rff_features(X, W, b):
 
 
 # ---------------------------------------------------------------- a non-array input collection
-from skframe.plugin.collections import InputCollection  # noqa: E402
+from skframe.contract.collections import InputCollection  # noqa: E402
 
 
 class ArrayRows(InputCollection):

@@ -9,7 +9,11 @@ b. no import circle among the modules under src/, module-level and in-function i
 c. an import inside a function is there for start-up time or an optional dependency: it carries a one-line
    ``# lazy: <reason>`` comment (same line or the line above), and what it loads is costly, i.e. it brings in a
    heavy or optional library that its module does not load already (``OPTIONAL``, ``BY_SUBPACKAGE``, ``COSTLY``);
-d. the built-in plugins import from skframe only the public plugin module and the public data types.
+d. the built-in plugins import from skframe only the public plugin modules (the API and the toolbox) and the public
+   data types.
+
+The contract package (``skframe.contract``) is the lowest layer above the ground floor: by rule a it imports nothing
+above it, and it loads no costly library but NumPy (nor does the API, which re-exports it).
 
 The checks run on every room of skframe and every built-in plugin, and on a small made-up tree that breaks each
 rule once (so that a check that stopped seeing anything would fail too).
@@ -32,9 +36,9 @@ LAYERS = (
     # the ground floor every room may use
     ("ground", ("skframe._version", "skframe.exceptions", "skframe.options", "skframe.deps", "skframe.validation",
                 "skframe.constraints", "skframe.limits")),
-    # the contract: protocols, tags, hook specifications, component specs, registry, entry-point loader, input
-    # collections, problems
-    ("plugin", ("skframe.plugin",)),
+    # the contract: the kinds table, protocols, tags, hook specifications, component specs, registry, entry-point
+    # loader, input collections, problems; imports the ground floor only
+    ("contract", ("skframe.contract",)),
     # the mathematics: sketch matrices and products, feature maps, leverage scores, linear algebra, output bases
     # and matrices, scaling; with the engine choice and the thread pool its numerical routines run on
     ("core", ("skframe.core",)),
@@ -44,8 +48,9 @@ LAYERS = (
     ("data", ("skframe.graphs", "skframe.metrics", "skframe.io", "skframe.datasets", "skframe.persistence")),
     # how the work runs: execution plan, array backends, chunk engines, memory, streaming, Dask
     ("compute", ("skframe.compute",)),
-    # the one module plugin authors import, and their conformance kit: re-exports of plugin, core and compute
-    ("facade", ("skframe.plugin.api", "skframe.plugin.checks")),
+    # what plugin authors import: the API (re-exports of the contract), their toolbox (re-exports of core and
+    # compute) and their conformance kit
+    ("facade", ("skframe.plugin",)),
     ("models", ("skframe.models",)),
     ("model_selection", ("skframe.model_selection",)),
     ("cli", ("skframe.cli",)),
@@ -53,7 +58,7 @@ LAYERS = (
 )
 
 # What the built-in plugins may import from skframe (rule d).
-PLUGIN_PUBLIC = ("skframe.plugin.api", "skframe.graphs", "skframe.exceptions")
+PLUGIN_PUBLIC = ("skframe.plugin.api", "skframe.plugin.toolbox", "skframe.graphs", "skframe.exceptions")
 
 # What an import inside a function may defer (rule c), when its module does not load it already:
 # - anywhere: the optional dependencies, and numba (compiled code, which a small fit never loads);
@@ -61,7 +66,7 @@ PLUGIN_PUBLIC = ("skframe.plugin.api", "skframe.graphs", "skframe.exceptions")
 # - in the modules that ``import skframe`` and the command line load before any work (START_UP): also NumPy,
 #   rich and the entry-point metadata that plugin discovery reads.
 OPTIONAL = frozenset({"numba", "torch", "cupy", "cupyx", "dask", "distributed", "rdkit", "networkx", "matplotlib",
-                      "threadpoolctl"})
+                      "threadpoolctl", "pytest"})
 BY_SUBPACKAGE = frozenset({"scipy", "sklearn"})
 COSTLY = OPTIONAL | BY_SUBPACKAGE | {"numpy", "rich", "importlib.metadata"}
 START_UP = ("skframe", "skframe.cli", "skframe.__main__")
@@ -374,6 +379,16 @@ def test_no_import_circle():
     assert not found, "import circles:\n" + "\n".join(found)
 
 
+def test_the_contract_and_the_api_load_no_numerics():
+    """Finding a plugin imports the contract and the API it imports: neither loads SciPy, scikit-learn, numba or
+    any other costly library but NumPy and the entry-point metadata (``skframe --help`` with plugins installed)."""
+    tree = skframe_tree()
+    names = [n for n in tree.modules if layer_of(n) == layer_of("skframe.contract")] + ["skframe.plugin.api"]
+    allowed = {"numpy", "importlib.metadata"}
+    heavy = {name: sorted(tree.loads(name) - allowed) for name in names if tree.loads(name) - allowed}
+    assert not heavy, f"the contract or the API loads costly libraries: {heavy}"
+
+
 @pytest.mark.parametrize("room", list(ROOMS))
 def test_imports_inside_functions_say_why(room):
     """c. Each import inside a function defers a costly library its module does not load, and says so."""
@@ -390,10 +405,10 @@ def test_builtin_plugins_use_the_public_module(room):
 
 # ----------------------------------------------------------------------------- the checks see what they check
 MADE_UP = {
-    "skframe.__init__": "from skframe.plugin import hookspecs\n",
+    "skframe.__init__": "from skframe.contract import hookspecs\n",
     "skframe.exceptions": "class SkframeError(Exception): ...\n",
-    "skframe.plugin.__init__": "",
-    "skframe.plugin.hookspecs": "import pluggy\n",
+    "skframe.contract.__init__": "",
+    "skframe.contract.hookspecs": "import pluggy\n",
     "skframe.core.__init__": "",
     "skframe.core.linalg": (
         "import numpy as np\n"
@@ -407,6 +422,7 @@ MADE_UP = {
         "    return sketching, torch, numpy\n"
     ),
     "skframe.core.sketching": "from . import linalg\nimport skframe_kernels\n",  # the built-in plugin: up
+    "skframe.contract.registry": "from skframe.core.linalg import spectrum\n",  # up: the contract imports core
     "skframe.models.__init__": "",
     "skframe.models.ridge": "from ..exceptions import SkframeError\n",
     "skframe.cli.__init__": (
@@ -428,7 +444,8 @@ def test_upward_imports_are_seen(made_up):
     found = "\n".join(upward_imports(made_up, made_up.modules.values()))
     assert "skframe.core.linalg:3 (core) imports skframe.models.ridge (models) at module level" in found
     assert "skframe.core.sketching:2 imports the built-in plugin skframe_kernels" in found
-    assert found.count("\n") == 1
+    assert "skframe.contract.registry:1 (contract) imports skframe.core.linalg (core) at module level" in found
+    assert found.count("\n") == 2
 
 
 def test_circles_are_seen_through_imports_inside_functions(made_up):

@@ -23,10 +23,10 @@ import numpy as np
 import pytest
 
 import skframe
+from skframe.contract.registry import get_kernel, spec_of
 from skframe.exceptions import DegenerateDataWarning, InvalidInputError, PersistenceError, SketchSizeWarning
 from skframe.io import atomic
 from skframe.models import SketchedKernelRidge, _degenerate
-from skframe.plugin.registry import get_kernel, spec_of
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc and sends POSIX signals")
 

@@ -7,7 +7,7 @@ for scalar, multi-output and structured prediction, assembled from plugins.
 import importlib
 
 from skframe._version import __version__
-from skframe.plugin.hookspecs import hookimpl  # pluggy only: importing skframe stays light (no NumPy yet)
+from skframe.contract.hookspecs import hookimpl  # pluggy only: importing skframe stays light (no NumPy yet)
 
 __all__ = [
     "__version__",
@@ -38,11 +38,11 @@ _LAZY = {
     "DeepOutputKernelRegressor": ("skframe.models", "DeepOutputKernelRegressor"),
     "save": ("skframe.persistence", "save"),
     "load": ("skframe.persistence", "load"),
-    "get_kernel": ("skframe.plugin.registry", "get_kernel"),
-    "get_sketch": ("skframe.plugin.registry", "get_sketch"),
-    "get_loss": ("skframe.plugin.registry", "get_loss"),
-    "get_solver": ("skframe.plugin.registry", "get_solver"),
-    "get_decoder": ("skframe.plugin.registry", "get_decoder"),
+    "get_kernel": ("skframe.contract.registry", "get_kernel"),
+    "get_sketch": ("skframe.contract.registry", "get_sketch"),
+    "get_loss": ("skframe.contract.registry", "get_loss"),
+    "get_solver": ("skframe.contract.registry", "get_solver"),
+    "get_decoder": ("skframe.contract.registry", "get_decoder"),
 }
 
 

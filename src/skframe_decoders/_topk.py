@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.plugin.api import get_array_module, to_numpy
+from skframe.plugin.toolbox import get_array_module, to_numpy
 
 __all__ = ["select_topk", "merge_topk", "contenders"]
 

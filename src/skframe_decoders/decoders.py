@@ -29,16 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.plugin.api import (
-    Decoder,
-    DecoderTags,
-    Interval,
-    InvalidParameterError,
-    Options,
-    get_array_module,
-    to_numpy,
-    validate_component,
-)
+from skframe.plugin.api import Decoder, DecoderTags, Interval, InvalidParameterError, Options, validate_component
+from skframe.plugin.toolbox import get_array_module, to_numpy
 from skframe_decoders._topk import contenders, merge_topk, select_topk
 
 __all__ = ["IdentityDecoder", "CandidateDecoder", "ArrayCandidates", "select_topk", "contenders"]

@@ -34,9 +34,9 @@ from skframe.plugin.api import (
     InvalidParameterError,
     Kernel,
     KernelTags,
-    lazy_module,
     validate_component,
 )
+from skframe.plugin.toolbox import lazy_module
 
 _nb = lazy_module("skframe_graphs._features_numba")  # numba is imported at the first graph kernel call
 

@@ -1,7 +1,7 @@
 """Built-in skframe kernels, registered through the ``skframe`` entry-point group.
 
 Import the classes from here or look them up by name with
-:func:`skframe.plugin.registry.get_kernel` (``"gaussian"``/``"rbf"``, ``"laplacian"``,
+:func:`skframe.contract.registry.get_kernel` (``"gaussian"``/``"rbf"``, ``"laplacian"``,
 ``"linear"``, ``"polynomial"``, ``"cosine"``, ``"tanimoto"``,
 ``"gaussian-tanimoto"``, ``"precomputed"``). The names are those of
 :mod:`skframe_kernels.kernels`: the kernel classes and the sizes that tune their Gram blocks.

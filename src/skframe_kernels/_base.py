@@ -12,18 +12,20 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe.plugin.api import (
-    DEFAULT_OPTIONS,
     Interval,
     InvalidInputError,
     InvalidParameterError,
     Kernel,
     KernelTags,
     Options,
+    repr_from_params,
+)
+from skframe.plugin.toolbox import (
+    DEFAULT_OPTIONS,
     check_same_features,
     chunks,
     compute_dtype,
     get_array_module,
-    repr_from_params,
     rows_within_budget,
 )
 from skframe_kernels._gram_ops import _as_input, gram_engine, gram_loops

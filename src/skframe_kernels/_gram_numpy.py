@@ -8,7 +8,7 @@ arguments are clamped at 0 as in the compiled engine.
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.plugin.api import run_row_ranges, threads_for
+from skframe.plugin.toolbox import run_row_ranges, threads_for
 
 __all__ = [
     "sqeuclidean_exp_direct",

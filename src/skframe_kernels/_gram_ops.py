@@ -12,13 +12,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.plugin.api import (
-    InvalidInputError,
-    as_float_array,
-    csr_arrays,
-    engine_module,
-    select_engine,
-)
+from skframe.plugin.api import InvalidInputError
+from skframe.plugin.toolbox import as_float_array, csr_arrays, engine_module, select_engine
 from skframe_kernels import _gram_numpy
 
 

@@ -1,7 +1,7 @@
 """The built-in kernels on arrays of any array namespace: CuPy on a GPU, NumPy in the tests.
 
 A built-in kernel called with arrays that are not NumPy's (``kernel(X, Y)`` with CuPy arrays,
-whose namespace :func:`skframe.plugin.api.get_array_module` names) computes its block here,
+whose namespace :func:`skframe.plugin.toolbox.get_array_module` names) computes its block here,
 with the operations of that namespace: the block never leaves the device. Products are
 matrix multiplications of the namespace (cuBLAS on a GPU); the Gaussian kernel's distances and
 exponential are fused in one compiled elementwise kernel when the namespace offers them

@@ -7,7 +7,8 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.plugin.api import DataFormatError, InvalidInputError, InvalidParameterError
+from skframe.exceptions import DataFormatError
+from skframe.plugin.api import InvalidInputError, InvalidParameterError
 from skframe_kernels._base import _BaseKernel
 from skframe_kernels._gram_ops import _as_input
 

@@ -1,7 +1,7 @@
 """The built-in kernels: Gaussian, Laplacian, linear, polynomial, cosine, Tanimoto,
 Gaussian-Tanimoto and precomputed.
 
-Every kernel subclasses :class:`skframe.plugin.protocols.Kernel`: ``__init__`` stores and
+Every kernel subclasses :class:`skframe.contract.protocols.Kernel`: ``__init__`` stores and
 validates the parameters, ``kernel(X, Y=None)`` returns the dense float64 Gram
 block of shape ``(len(X), len(Y))``, ``kernel.diag(X)`` its diagonal for
 ``Y = X``, ``kernel.params`` the JSON-serialisable constructor arguments (so
@@ -25,7 +25,7 @@ Bandwidths: the Gaussian, Laplacian and Gaussian-Tanimoto kernels default to
 scikit-learn's ``SVC(gamma="scale")`` for the Gaussian kernel). An unprepared
 ``"scale"`` kernel called directly sets ``gamma`` from its first argument.
 
-Capabilities (see :class:`skframe.plugin.protocols.Kernel`): every kernel has
+Capabilities (see :class:`skframe.contract.protocols.Kernel`): every kernel has
 ``matvec`` and ``block_bytes``, and declares its :class:`KernelTags` in ``__skframe_tags__``
 (float64 and float32 blocks, thread-safe); the linear kernel's tags say ``is_linear``; the
 Gaussian and Laplacian kernels provide ``spectral_sampler`` for random Fourier features.
@@ -43,7 +43,8 @@ from dataclasses import replace
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.plugin.api import Interval, csr_arrays, validate_component
+from skframe.plugin.api import Interval, validate_component
+from skframe.plugin.toolbox import csr_arrays
 from skframe_kernels._base import BANDWIDTH, POSITIVE, _Bandwidth, _BaseKernel, _dense_moments
 from skframe_kernels._gram_ops import (
     DENSE_TILE_ELEMENTS,

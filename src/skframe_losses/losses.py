@@ -28,12 +28,10 @@ from skframe.plugin.api import (
     InvalidParameterError,
     Loss,
     LossTags,
-    lazy_module,
-    numba_enabled,
-    numba_min_work,
     repr_from_params,
     validate_component,
 )
+from skframe.plugin.toolbox import lazy_module, numba_enabled, numba_min_work
 from skframe_losses import _losses_numpy
 from skframe_losses.duals import NormDual, SeparableDual, hinge_bounds
 

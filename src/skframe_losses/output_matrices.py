@@ -21,11 +21,9 @@ from skframe.plugin.api import (
     InvalidParameterError,
     OutputMatrix,
     OutputMatrixTags,
-    check_param,
-    load_adjacency,
-    pinv_sym,
     validate_component,
 )
+from skframe.plugin.toolbox import check_param, load_adjacency, pinv_sym
 
 __all__ = ["IdentityOutputMatrix", "QuantileOutputMatrix", "GraphOutputMatrix", "CovarianceOutputMatrix"]
 

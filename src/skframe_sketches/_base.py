@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from skframe.plugin.api import Interval, InvalidParameterError, Sketch, SketchTags, repr_from_params, validate_component
+from skframe.plugin.api import (
+    Interval,
+    InvalidParameterError,
+    Sketch,
+    SketchTags,
+    repr_from_params,
+    validate_component,
+)
 
 
 def _check_size(size, n):

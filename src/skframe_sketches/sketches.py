@@ -9,8 +9,8 @@ surveyed in chapter 2 of T. El Ahmad, Learning Deep Kernel Networks: Application
 Efficient and Robust Structured Prediction, PhD thesis, Institut Polytechnique de Paris, 2024.
 
 Data-dependent sketches (leverage scores) touch the training inputs only through
-:func:`skframe.plugin.collections.n_items` and :func:`skframe.plugin.collections.take`, so they
-accept any :class:`skframe.plugin.collections.InputCollection`.
+:func:`skframe.contract.collections.n_items` and :func:`skframe.contract.collections.take`, so they
+accept any :class:`skframe.contract.collections.InputCollection`.
 """
 
 from __future__ import annotations
@@ -25,10 +25,8 @@ from skframe.plugin.api import (
     from_entries,
     get_tags,
     kernel_prepare,
-    list_components,
-    n_items,
-    nystrom_leverage_scores,
 )
+from skframe.plugin.toolbox import list_components, n_items, nystrom_leverage_scores
 
 __all__ = [
     "SubSampleSketch",
@@ -106,7 +104,7 @@ class LeverageScoreSketch(_BaseSketch):
     def scores(self, X, kernel, rng):
         """Approximate ridge leverage scores of the items of X (array, sparse matrix or InputCollection).
 
-        The kernel is prepared on X first (:func:`skframe.plugin.protocols.kernel_prepare`); the scores are
+        The kernel is prepared on X first (:func:`skframe.contract.protocols.kernel_prepare`); the scores are
         skframe's one routine, :func:`skframe.core.leverage.nystrom_leverage_scores`, kept >= 1e-300.
         """
         kernel = kernel_prepare(kernel, X)

@@ -14,11 +14,11 @@ from skframe.plugin.api import (
     Solver,
     SolveResult,
     SolverTags,
-    check_param,
     get_tags,
     repr_from_params,
     validate_component,
 )
+from skframe.plugin.toolbox import check_param
 from skframe_solvers._duality import gap_report
 from skframe_solvers._problem import FeatureMapProblem
 
@@ -44,7 +44,7 @@ class BaseSolver(Solver):
     """Base of the built-in solvers: they keep only their parameters, never run state.
 
     ``solve(problem, loss, lam, *, M=None, rng=None, init=None, progress=None)`` returns a
-    :class:`skframe.plugin.problems.SolveResult`; ``init`` (an (r, d) array, e.g. the previous
+    :class:`skframe.contract.problems.SolveResult`; ``init`` (an (r, d) array, e.g. the previous
     solution on a regularisation path) overrides the solver's own start point.
     """
 

@@ -15,7 +15,7 @@ a decomposable kernel ``k M`` (identity when None). The nd x rd Kronecker featur
 (prediction ``Z V C = Z W M``, penalty ``||V||^2 = tr(W M W^T)``, ``C^T C = M``) which is
 well conditioned whatever M; ``W = V S^{-1/2} Q^T`` is returned. For ``M = I``: ``V = W``.
 
-The features come from a :class:`skframe.plugin.problems.Problem`: in memory when
+The features come from a :class:`skframe.contract.problems.Problem`: in memory when
 ``problem.features()`` returns them, else streamed block by block.
 """
 
@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.plugin.api import InvalidInputError, InvalidParameterError, Problem, as_problem, eigh_truncated, solve_psd
+from skframe.plugin.api import InvalidInputError, InvalidParameterError, Problem
+from skframe.plugin.toolbox import as_problem, eigh_truncated, solve_psd
 
 __all__ = ["FeatureMapProblem"]
 

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.plugin.api import Interval, Options, serial_blas
+from skframe.plugin.api import Interval, Options
+from skframe.plugin.toolbox import serial_blas
 from skframe_solvers._base import COUNT, INIT, INIT_HINT, POSITIVE, BaseSolver, DualSolverMixin
 from skframe_solvers._duality import dual_objective, relative_gap
 from skframe_solvers._newton import polish

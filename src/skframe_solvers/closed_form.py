@@ -23,7 +23,7 @@ class ClosedFormSolver(BaseSolver):
     __skframe_tags__ = SolverTags(requires_square=True)
 
     def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
-        """Return the :class:`skframe.plugin.problems.SolveResult` of the exact minimiser."""
+        """Return the :class:`skframe.contract.problems.SolveResult` of the exact minimiser."""
         fp = self._problem(problem, loss, lam, M)
         V = fp.ridge_V()
         if progress is not None:

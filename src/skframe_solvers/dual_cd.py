@@ -40,7 +40,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.plugin.api import Interval, Options, numba_enabled, require
+from skframe.plugin.api import Interval, Options
+from skframe.plugin.toolbox import numba_enabled, require
 from skframe_solvers._base import COUNT, INIT, INIT_HINT, BaseSolver, DualSolverMixin
 from skframe_solvers._duality import dual_from_primal, dual_objective, primal_V, relative_gap
 from skframe_solvers._newton import newton_solve, polish, regime_share
@@ -164,8 +165,8 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
     Examples
     --------
     >>> import numpy as np
-    >>> from skframe.plugin.registry import get_loss, get_solver
-    >>> from skframe.plugin.problems import ArrayProblem
+    >>> from skframe.contract.registry import get_loss, get_solver
+    >>> from skframe.contract.problems import ArrayProblem
     >>> rng = np.random.default_rng(0)
     >>> Z = rng.normal(size=(200, 5)); y = Z @ rng.normal(size=5) + rng.standard_t(2, size=200)
     >>> res = get_solver("dual-cd").solve(ArrayProblem(Z, y), get_loss("epsilon-svr", epsilon=0.1), 1e-2, rng=0)

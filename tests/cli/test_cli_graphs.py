@@ -79,8 +79,8 @@ def _ridge(X_tr, y_tr, X_te, kernel, lam=1e-3):
 
 
 def test_smiles_regression_with_ngram_kernel_equals_plain_kernel_ridge(files):
+    from skframe.contract.registry import get_kernel
     from skframe.graphs import StringBatch
-    from skframe.plugin.registry import get_kernel
 
     model = files / "reg.skf"
     rep = _json("fit", files / "train.csv", "--test", files / "test.csv", "--inputs", "smiles", "--input-column",
@@ -99,8 +99,8 @@ def test_smiles_regression_with_ngram_kernel_equals_plain_kernel_ridge(files):
 
 
 def test_morgan_featurizer_feeds_tanimoto_kernel(files):
+    from skframe.contract.registry import get_kernel
     from skframe.graphs.chem import morgan_fingerprints
-    from skframe.plugin.registry import get_kernel
 
     model = files / "fp.skf"
     rep = _json("fit", files / "train.csv", "--test", files / "test.csv", "--inputs", "smiles", "--featurize",
@@ -115,8 +115,8 @@ def test_morgan_featurizer_feeds_tanimoto_kernel(files):
 
 
 def test_jsonl_graphs_with_wl_kernel_fit_predict_evaluate(files):
+    from skframe.contract.registry import get_kernel
     from skframe.graphs import GraphBatch
-    from skframe.plugin.registry import get_kernel
 
     model = files / "g.skf"
     rep = _json("fit", files / "graphs.jsonl", "--kernel", "wl-subtree", "--kernel-param", "h=3", "--kernel-param",

@@ -1,10 +1,13 @@
 """The command line starts light: help, version and option declarations."""
 
+import os
 import subprocess
 import sys
+import textwrap
 import typing
 from dataclasses import fields
 
+import pytest
 from typer.testing import CliRunner
 
 from skframe.cli import app
@@ -12,11 +15,56 @@ from skframe.cli import app
 HEAVY = ("sklearn", "scipy", "numba", "matplotlib")
 
 
-def _loaded_after(code):
-    probe = f"{code}\nimport sys\nprint('LOADED:' + ','.join(m for m in {HEAVY!r} if m in sys.modules))"
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+def _loaded_after(code, env=None, modules=HEAVY):
+    probe = f"{code}\nimport sys\nprint('LOADED:' + ','.join(m for m in {tuple(modules)!r} if m in sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.rsplit("LOADED:", 1)[1].strip()
+
+
+#: a third-party plugin as a distribution would write it: a kernel and a command, against the public API
+THIRD_PARTY = '''
+    import numpy as np
+
+    from skframe.plugin.api import Kernel, KernelTags, hookimpl
+
+
+    class Cosine(Kernel):
+        __skframe_tags__ = KernelTags(normalized=True)
+        params = {}
+
+        def __call__(self, X, Y=None):
+            Y = X if Y is None else Y
+            return (X @ Y.T) / np.outer(np.linalg.norm(X, axis=1), np.linalg.norm(Y, axis=1))
+
+
+    @hookimpl
+    def register_kernels(register):
+        register("startup-cosine", Cosine)
+
+
+    @hookimpl
+    def register_commands(app):
+        @app.command("startup-hello")
+        def hello():
+            """Say hello."""
+            print("hello")
+'''
+
+
+@pytest.fixture(scope="module")
+def third_party(tmp_path_factory):
+    """The environment of a process with a third-party plugin installed (a distribution on PYTHONPATH)."""
+    root = tmp_path_factory.mktemp("site")
+    (root / "startup_plugin.py").write_text(textwrap.dedent(THIRD_PARTY))
+    info = root / "startup_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: startup-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[skframe]\nstartup = startup_plugin\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env.pop("SKFRAME_DISABLE_PLUGINS", None)
+    return env
 
 
 def test_importing_the_cli_loads_no_heavy_module():
@@ -27,6 +75,29 @@ def test_help_and_version_load_no_heavy_module():
     for args in (["--help"], ["--version"], ["fit", "--help"], ["evaluate", "--help"]):
         code = f"from skframe.cli import main\ntry:\n    main({args!r})\nexcept SystemExit:\n    pass"
         assert _loaded_after(code) == "", args
+
+
+def test_help_and_version_load_no_heavy_module_with_a_third_party_plugin(third_party):
+    """Finding a third-party plugin (its commands join the help) imports its module and the plugin contract only:
+    no SciPy, numba or scikit-learn, no numerical module of skframe and no built-in component."""
+    modules = HEAVY + ("skframe.core", "skframe.compute", "skframe.plugin.toolbox", "skframe_kernels",
+                       "skframe_sketches", "skframe_losses", "skframe_solvers", "startup_plugin")
+    for args in (["--help"], ["--version"], ["fit", "--help"], ["evaluate", "--help"]):
+        code = f"from skframe.cli import main\ntry:\n    main({args!r})\nexcept SystemExit:\n    pass"
+        loaded = _loaded_after(code, third_party, modules)
+        assert loaded == ("startup_plugin" if args == ["--help"] else ""), (args, loaded)
+    proc = subprocess.run([sys.executable, "-m", "skframe", "--help"], capture_output=True, text=True,
+                          env=third_party)
+    assert proc.returncode == 0 and "startup-hello" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_a_third_party_command_and_component_work(third_party):
+    proc = subprocess.run([sys.executable, "-m", "skframe", "startup-hello"], capture_output=True, text=True,
+                          env=third_party)
+    assert proc.returncode == 0 and proc.stdout.strip() == "hello", proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "skframe", "plugins", "--json"], capture_output=True, text=True,
+                          env=third_party)
+    assert proc.returncode == 0 and '"startup-cosine"' in proc.stdout, proc.stderr
 
 
 def test_version():

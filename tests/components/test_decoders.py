@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
+from skframe.contract.registry import get_decoder
 from skframe.exceptions import InvalidParameterError
-from skframe.plugin.registry import get_decoder
 from tests import naive
 
 

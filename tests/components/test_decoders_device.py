@@ -7,7 +7,7 @@ conversions) against the plain top-k of the full score matrix, ties included.
 import numpy as np
 import pytest
 
-from skframe.plugin.registry import get_decoder
+from skframe.contract.registry import get_decoder
 from skframe_decoders.decoders import contenders, select_topk
 from tests.fake_namespace import FAKE, fake
 from tests.naive import naive_decode_topk

@@ -17,11 +17,11 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC, LinearSVR
 
+from skframe.contract.problems import ArrayProblem
+from skframe.contract.registry import get_loss, get_solver
+from skframe.contract.tags import get_tags
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.models import JointQuantileRegressor, SketchedKernelMachine
-from skframe.plugin.problems import ArrayProblem
-from skframe.plugin.registry import get_loss, get_solver
-from skframe.plugin.tags import get_tags
 from tests import naive
 from tests.components.test_solvers import M2, StreamedProblem, _objective, _qp_reference, _rel, _smooth_reference
 

@@ -8,7 +8,8 @@ import scipy.sparse as sp
 
 from skframe.exceptions import InvalidParameterError
 from skframe.options import ComputeOptions
-from skframe.plugin.api import get_tags, kernel_matvec, kernel_prepare
+from skframe.plugin.api import get_tags, kernel_prepare
+from skframe.plugin.toolbox import kernel_matvec
 from skframe_kernels import (
     CosineKernel,
     GaussianKernel,
@@ -74,7 +75,7 @@ def test_unprepared_scale_kernel_uses_its_first_argument(cls, rng):
 
 
 def test_prepare_keeps_registry_identity_and_json_params(rng):
-    from skframe.plugin.registry import get_kernel, spec_of
+    from skframe.contract.registry import get_kernel, spec_of
 
     X = rng.standard_normal((10, 3))
     k = get_kernel("rbf")

@@ -221,7 +221,7 @@ def test_precomputed(tmp_path, rng):
 
 
 def test_registry_finds_the_kernels():
-    from skframe.plugin.registry import get_kernel
+    from skframe.contract.registry import get_kernel
 
     k = get_kernel("rbf", gamma=0.5)
     assert isinstance(k, GaussianKernel) and k.gamma == 0.5

@@ -7,9 +7,9 @@ formulas and the plain NumPy ones that small evaluations use.
 import numpy as np
 import pytest
 
+from skframe.contract.registry import get_loss
+from skframe.contract.tags import get_tags
 from skframe.exceptions import InvalidInputError, InvalidParameterError, UnknownComponentError
-from skframe.plugin.registry import get_loss
-from skframe.plugin.tags import get_tags
 from tests import naive
 
 CASES = [

@@ -10,9 +10,9 @@ import pytest
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import rbf_kernel
 
+from skframe.contract.registry import get_sketch
 from skframe.core.sketching import SketchMatrix, from_entries
 from skframe.exceptions import InvalidParameterError
-from skframe.plugin.registry import get_sketch
 from skframe_sketches.sketches import (
     AccumulationSketch,
     CountSketch,
@@ -235,7 +235,7 @@ def test_rff_is_not_a_sketch_matrix():
 
 @pytest.mark.parametrize("name", ["gaussian", "rbf", "laplacian"])
 def test_rff_approximates_shift_invariant_kernels(name):
-    from skframe.plugin.registry import get_kernel
+    from skframe.contract.registry import get_kernel
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20, 3))
@@ -276,7 +276,7 @@ def test_rff_prepares_a_scale_kernel_on_the_data():
 
 @pytest.mark.parametrize("kern", [RBF(0.2), "linear"])
 def test_rff_without_spectral_sampler_names_the_kernels_that_have_one(kern):
-    from skframe.plugin.registry import get_kernel
+    from skframe.contract.registry import get_kernel
 
     kern = get_kernel(kern) if isinstance(kern, str) else kern
     with pytest.raises(InvalidParameterError, match="spectral_sampler.*gaussian.*laplacian"):
@@ -285,7 +285,7 @@ def test_rff_without_spectral_sampler_names_the_kernels_that_have_one(kern):
 
 def test_psr_psg_signatures_list_p():
     """Unknown-parameter messages list every accepted parameter, p included."""
-    from skframe.plugin.registry import _accepted_hint
+    from skframe.contract.registry import _accepted_hint
 
     for cls, dist in ((PSRSketch, "rademacher"), (PSGSketch, "gaussian")):
         hint = _accepted_hint(cls, {"q": 0.1})

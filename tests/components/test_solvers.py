@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import scipy.optimize as sopt
 
+from skframe.contract.problems import ArrayProblem, Problem, SolveResult
+from skframe.contract.registry import get_loss, get_solver
 from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.plugin.problems import ArrayProblem, Problem, SolveResult
-from skframe.plugin.registry import get_loss, get_solver
 from tests import naive
 
 LAM = 0.05

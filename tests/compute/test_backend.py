@@ -105,9 +105,9 @@ def test_small_problems_run_on_the_numpy_engine(monkeypatch):
 
 def test_the_engine_is_an_argument_down_to_the_kernel(monkeypatch):
     """The engine of an options object reaches the kernel's loops; no ambient state decides it."""
+    from skframe.contract.protocols import kernel_block, takes_engine
+    from skframe.contract.registry import get_kernel, get_sketch
     from skframe.core.sketching import draw_sketch, sketched_gram_products
-    from skframe.plugin.protocols import kernel_block, takes_engine
-    from skframe.plugin.registry import get_kernel, get_sketch
 
     kernel = get_kernel("gaussian", gamma=0.4)
     seen = []
@@ -147,9 +147,9 @@ def test_lazy_module_imports_at_first_use():
 @pytest.mark.parametrize("sketch", ["psr", "gaussian", "subsample"])
 def test_numpy_engine_products_equal_the_compiled_ones(sketch, monkeypatch):
     """A small fit's plain NumPy path (transposed block, SciPy product) against the compiled one and the formula."""
+    from skframe.contract.registry import get_kernel, get_sketch
     from skframe.core.feature_map import kernel_times
     from skframe.core.sketching import draw_sketch, sketched_gram_products
-    from skframe.plugin.registry import get_kernel, get_sketch
 
     rng = np.random.default_rng(1)
     X = rng.normal(size=(70, 5))

@@ -15,11 +15,11 @@ from skframe.compute import engines
 from skframe.compute._engine_cupy import ArrayEngine, runs_on_device
 from skframe.compute.stream_problems import StreamedFeatureProblem, block_loss_sums, feature_projection
 from skframe.compute.streaming import accumulate, chunk_sums, fit_sketched_ridge, get_engine, sketch_gram
+from skframe.contract.registry import get_kernel, get_loss, get_sketch
+from skframe.contract.tags import KernelTags
 from skframe.core.sketching import draw_sketch
 from skframe.exceptions import DependencyError, InvalidInputError, InvalidParameterError
 from skframe.options import ComputeOptions
-from skframe.plugin.registry import get_kernel, get_loss, get_sketch
-from skframe.plugin.tags import KernelTags
 from tests.fake_namespace import FAKE, FakeArray, fake
 from tests.naive import naive_gaussian, naive_laplacian, naive_linear, naive_polynomial
 

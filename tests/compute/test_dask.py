@@ -16,10 +16,10 @@ import dask.array as da  # noqa: E402
 from skframe.compute.distributed import fit_sketched_ridge_dask  # noqa: E402
 from skframe.compute.stream_problems import StreamedFeatureProblem, feature_projection  # noqa: E402
 from skframe.compute.streaming import fit_sketched_ridge  # noqa: E402
+from skframe.contract.registry import get_kernel, get_loss, get_sketch, get_solver  # noqa: E402
 from skframe.core.sketching import draw_sketch  # noqa: E402
 from skframe.exceptions import DistributedError, InvalidInputError  # noqa: E402
 from skframe.options import ComputeOptions  # noqa: E402
-from skframe.plugin.registry import get_kernel, get_loss, get_sketch, get_solver  # noqa: E402
 from skframe_kernels.kernels import GaussianKernel  # noqa: E402
 from tests.tolerances import EPS64, assert_normwise_close, sketched_ridge_conditions, solve_rtol  # noqa: E402
 

@@ -58,7 +58,7 @@ def test_feature_matrix_refused_or_streamed():
 
 
 def test_make_feature_problem_refuses_tiny_budget():
-    from skframe.plugin.registry import get_kernel
+    from skframe.contract.registry import get_kernel
 
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(100, 2)), rng.normal(size=100)

@@ -20,11 +20,11 @@ from skframe.compute.streaming import (
     predict_chunks,
     sketch_gram,
 )
+from skframe.contract.problems import ArrayProblem
 from skframe.core.sketching import draw_sketch
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.models._base import resolve_kernel, resolve_sketch
 from skframe.options import ComputeOptions
-from skframe.plugin.problems import ArrayProblem
 from tests.naive import naive_gaussian
 from tests.tolerances import assert_normwise_close, gaussian_float32_perturbation, sketched_ridge_conditions, solve_rtol
 
@@ -185,7 +185,7 @@ def test_sums_reduce_with_builtin_sum():
 
 
 def _huber():
-    from skframe.plugin.registry import get_loss
+    from skframe.contract.registry import get_loss
 
     return get_loss("huber")
 
@@ -217,7 +217,7 @@ def _streamed_and_dense(n, chunk_rows):
 
 
 def test_streamed_iterative_loss_equals_in_memory():
-    from skframe.plugin.registry import get_solver
+    from skframe.contract.registry import get_solver
     from skframe_solvers._problem import FeatureMapProblem
 
     loss = _huber()

@@ -10,7 +10,7 @@ from skframe.core.block_engine import BlockEngine
 from skframe.core.sketch_matrix import diagonal_of_mix
 from skframe.deps import numba_enabled
 from skframe.options import ComputeOptions
-from skframe.plugin.registry import get_kernel
+from skframe.contract.registry import get_kernel
 from skframe_sketches.sketches import GaussianSketch, PSparsifiedSketch, SubSampleSketch
 from tests.naive import RBF
 

@@ -1,8 +1,8 @@
 import numpy as np
 import scipy.sparse as sp
 
+from skframe.contract.registry import get_sketch
 from skframe.core.output_basis import SketchedOutputBasis, TrainingOutputBasis, unique_rows
-from skframe.plugin.registry import get_sketch
 from tests._structured_helpers import GaussK, LinK, multilabel_data
 
 

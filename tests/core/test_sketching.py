@@ -188,8 +188,8 @@ def test_tiled_numpy_sketch_product_on_threads_equals_the_dense_formula(monkeypa
     """Plain NumPy engine, thread-safe kernel: tiles of a few rows shared by 3 threads give K R^T exactly."""
     import skframe.core.block_engine as block_engine
     import skframe.core.threads as threads
-    from skframe.plugin.registry import get_kernel
-    from skframe.plugin.tags import get_tags
+    from skframe.contract.registry import get_kernel
+    from skframe.contract.tags import get_tags
 
     monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", str(10**12))
     monkeypatch.setattr(block_engine, "_TILE_ENTRIES", 50)

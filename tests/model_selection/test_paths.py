@@ -14,6 +14,8 @@ from sklearn.base import clone
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 
+from skframe.contract.registry import get_solver
+from skframe.contract.tags import SolverTags
 from skframe.model_selection._paths import machine_path, structured_path
 from skframe.models import (
     JointQuantileRegressor,
@@ -22,8 +24,6 @@ from skframe.models import (
     SketchedKernelMachine,
     SketchedKernelRidge,
 )
-from skframe.plugin.registry import get_solver
-from skframe.plugin.tags import SolverTags
 from tests.tolerances import EPS64, SAFETY
 
 LAMS = [1e-2, 1e-1, 3e-2]  # not sorted: the path sorts them, the result keeps this order
@@ -368,9 +368,9 @@ def test_structured_path_long_grid_from_one_eigendecomposition(name):
 # ----------------------------------------------------------------------------- the batched ADMM loop
 def _batch_case(loss_name, loss_params, M=None, labels=False):
     """Two feature matrices of different sizes (rows and columns: the batch pads both), two lams each."""
+    from skframe.contract.problems import ArrayProblem
+    from skframe.contract.registry import get_loss
     from skframe.model_selection._batched_admm import BatchItem
-    from skframe.plugin.problems import ArrayProblem
-    from skframe.plugin.registry import get_loss
 
     rng = np.random.default_rng(3)
     loss = get_loss(loss_name, **loss_params)
@@ -440,10 +440,10 @@ def test_batched_admm_empty_and_machine_path_default_is_batched():
 def _orthogonal_case():
     """Features with orthogonal columns (``Z^T Z`` diagonal, as the exact model's ``U D^{1/2}``), the items of
     two groups interleaved (the batch sorts them by group and returns them in the given order)."""
+    from skframe.contract.problems import ArrayProblem
+    from skframe.contract.registry import get_loss
     from skframe.model_selection._batched_admm import BatchItem
     from skframe.models.machine.quantile import quantile_matrix
-    from skframe.plugin.problems import ArrayProblem
-    from skframe.plugin.registry import get_loss
 
     rng = np.random.default_rng(5)
     q = np.array([0.2, 0.5, 0.8])
@@ -489,8 +489,8 @@ def test_batched_admm_orthogonal_features_interleaved_groups(rho_start):
 def test_batched_admm_start_penalty_follows_the_target_scale():
     """The residual-scaled initial penalty: the dual box width over the rms residual, so scaling the targets by c
     scales it by 1/c; a zero residual keeps the given rho."""
+    from skframe.contract.registry import get_loss
     from skframe.model_selection._batched_admm import _start_penalty
-    from skframe.plugin.registry import get_loss
 
     rng = np.random.default_rng(0)
     dual = get_loss("pinball", quantiles=[0.1, 0.9]).dual

@@ -7,6 +7,10 @@ import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
 from skframe.constraints import HasMethods, Interval, Options, check_param, validate_params
+from skframe.contract.collections import InputCollection
+from skframe.contract.problems import SolveResult
+from skframe.contract.specs import ComponentSpec
+from skframe.contract.tags import LossTags
 from skframe.exceptions import InvalidParameterError, SketchSizeWarning
 from skframe.models import (
     JointQuantileRegressor,
@@ -15,10 +19,6 @@ from skframe.models import (
     SketchedKernelRidge,
     _core,
 )
-from skframe.plugin.collections import InputCollection
-from skframe.plugin.problems import SolveResult
-from skframe.plugin.specs import ComponentSpec
-from skframe.plugin.tags import LossTags
 from tests.naive import naive_krr
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from skframe.contract.registry import get_loss
 from skframe.exceptions import (
     DependencyError,
     InvalidInputError,
@@ -18,7 +19,6 @@ from skframe.exceptions import (
     NotFittedError,
     PersistenceError,
 )
-from skframe.plugin.registry import get_loss
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ENV = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "src"),
@@ -81,8 +81,8 @@ def _low_rank_outputs(n=300, d=20, r=3, seed=0):
 
 
 def test_perfect_h_surrogate_metric_equals_the_projection_error():
+    from skframe.contract.registry import get_kernel
     from skframe.model_selection.curves import perfect_h_curve
-    from skframe.plugin.registry import get_kernel
 
     Y = _low_rank_outputs()
     Ytr, Yva = Y[:240], Y[240:]
@@ -90,8 +90,8 @@ def test_perfect_h_surrogate_metric_equals_the_projection_error():
                             random_state=0)
     assert curve["metric"] == "-surrogate_mse" and curve["chosen"] == 3
     # plain NumPy: the same draws (sub-sampling without replacement) project y_val on span(Y_tr[idx])
+    from skframe.contract.registry import get_sketch
     from skframe.core.sketching import draw_sketch
-    from skframe.plugin.registry import get_sketch
 
     rng = np.random.default_rng(0)
     for m, score in zip(curve["sizes"], curve["scores"]):
@@ -105,9 +105,9 @@ def test_linear_output_basis_of_noisy_outputs_keeps_every_direction():
     """Low-rank outputs plus small noise (as in the thesis's synthetic study): the sketched basis keeps all
     m_Y directions (the noise ones too) and psi~(y) E (thesis eq. 5.22) is the orthogonal projection of y
     on the span of the sub-sampled outputs, in plain NumPy."""
+    from skframe.contract.registry import get_kernel, get_sketch
     from skframe.core.output_basis import SketchedOutputBasis
     from skframe.core.sketching import draw_sketch
-    from skframe.plugin.registry import get_kernel, get_sketch
 
     rng = np.random.default_rng(3)
     Y = _low_rank_outputs(n=400, d=60, r=5, seed=3) * 10 + 0.1 * rng.normal(size=(400, 60))
@@ -126,9 +126,9 @@ def test_linear_output_basis_of_noisy_outputs_keeps_every_direction():
 
 def test_output_rank_keeps_the_leading_directions_of_the_sketched_gram():
     """p_Y < m_Y: the basis is the top p_Y right singular vectors of the sub-sampled outputs (plain NumPy SVD)."""
+    from skframe.contract.registry import get_kernel, get_sketch
     from skframe.core.output_basis import SketchedOutputBasis
     from skframe.core.sketching import draw_sketch
-    from skframe.plugin.registry import get_kernel, get_sketch
 
     rng = np.random.default_rng(4)
     Y = _low_rank_outputs(n=400, d=60, r=5, seed=4) * 10 + 0.1 * rng.normal(size=(400, 60))

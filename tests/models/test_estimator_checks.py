@@ -24,7 +24,7 @@ _FIXED_GAMMA = "the Gaussian kernel's default gamma is not data-scaled (gamma='s
 
 
 def _scaled_default_gamma():
-    from skframe.plugin.registry import get_kernel
+    from skframe.contract.registry import get_kernel
 
     return getattr(get_kernel("gaussian"), "gamma", None) == "scale"
 

@@ -7,7 +7,7 @@ from sklearn.base import clone
 from skframe import SketchedKernelRidge
 from skframe.models import JointQuantileRegressor, OutputKernelRegressor, SketchedKernelMachine
 from skframe.models._fit import Fit
-from skframe.plugin.registry import get_kernel
+from skframe.contract.registry import get_kernel
 from tests.naive import RBF
 
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from skframe.contract.registry import get_loss
 from skframe.exceptions import InvalidInputError, InvalidParameterError, SketchSizeWarning, UnknownComponentError
 from skframe.metrics import crossing_loss, pinball_loss
 from skframe.models import (
@@ -13,7 +14,6 @@ from skframe.models import (
     SketchedKernelRidge,
 )
 from skframe.models._core import default_solver_name
-from skframe.plugin.registry import get_loss
 
 FAST = {"epochs": 20, "batch_size": 64}
 # small sketches: the checks fit on as few as 10 samples

@@ -11,9 +11,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from skframe.contract.registry import list_components
 from skframe.exceptions import InvalidInputError, InvalidParameterError, UnknownComponentError
 from skframe.models import SketchedKernelRidge
-from skframe.plugin.registry import list_components
 from skframe_sketches.sketches import GaussianSketch, PSparsifiedSketch, SubSampleSketch
 from tests.naive import RBF, naive_krr, naive_sketched_krr, naive_sketched_krr_predict
 

@@ -3,8 +3,8 @@ import pytest
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
+from skframe.contract.registry import get_sketch
 from skframe.models import OutputKernelRegressor, SketchedKernelRidge, structured
-from skframe.plugin.registry import get_sketch
 from tests import naive
 from tests._structured_helpers import GaussK, LinK, multilabel_data
 
@@ -213,7 +213,7 @@ def test_sklearn_compatible(estimator, check):
 
 @pytest.mark.parametrize("out_kernel", ["linear", "cosine", "tanimoto", "gaussian-tanimoto", "precomputed"])
 def test_registered_output_kernels(out_kernel):
-    from skframe.plugin.registry import get_kernel
+    from skframe.contract.registry import get_kernel
 
     X, Y = multilabel_data(n=70)
     Y[:, 0] = 1.0  # no empty label set (cosine / Tanimoto of the zero vector)
@@ -431,7 +431,7 @@ def test_candidate_ranking_metrics_against_rank_of_true(monkeypatch, block):
 
 def test_inputs_as_a_collection():
     """Inputs are only touched through n_items / take: an InputCollection wrapping an array gives the same model."""
-    from skframe.plugin.collections import InputCollection
+    from skframe.contract.collections import InputCollection
 
     class Rows(InputCollection):
         def __init__(self, A):
@@ -508,7 +508,7 @@ def test_exact_input_indefinite_gram_falls_back_to_pseudo_inverse():
     A = rng.standard_normal((n, 4))
     M = A @ A.T - 0.5 * np.eye(n)  # indefinite, symmetric
 
-    from skframe.plugin.tags import KernelTags
+    from skframe.contract.tags import KernelTags
 
     class IndexK:
         __skframe_tags__ = KernelTags(normalized=True)

@@ -301,8 +301,8 @@ def test_format_1_class_names_resolve():
 
 
 def test_component_spec_inside_a_model_round_trips(tmp_path):
+    from skframe.contract.specs import ComponentSpec
     from skframe.persistence import load_bundle, save
-    from skframe.plugin.specs import ComponentSpec
 
     spec = ComponentSpec("kernel", "gaussian", {"gamma": np.float32(0.5), "w": np.arange(2)})
     save(SketchedKernelRidge(), tmp_path / "m.skf", extra={"spec": spec})

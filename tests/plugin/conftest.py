@@ -7,14 +7,14 @@ import uuid
 
 import pytest
 
-from skframe.plugin.loader import reset_plugins
+from skframe.contract.loader import reset_plugins
 
 
 @pytest.fixture
 def fresh_registry(monkeypatch):
     """Reload the plugins before and after the test, with its own once-per-process warnings."""
     monkeypatch.delenv("SKFRAME_DISABLE_PLUGINS", raising=False)
-    monkeypatch.setattr("skframe.plugin.loader._WARNED", set())
+    monkeypatch.setattr("skframe.contract.loader._WARNED", set())
     reset_plugins()
     yield
     reset_plugins()

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
+from skframe.contract.registry import list_components
 from skframe.graphs import GraphBatch, StringBatch
 from skframe.plugin.api import check_component, get_component
-from skframe.plugin.registry import list_components
 
 
 def _graphs(n, seed=0):

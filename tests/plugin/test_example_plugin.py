@@ -59,7 +59,7 @@ def test_plugin_command_and_disable(installed):
 
 
 def test_the_example_passes_the_conformance_kit_in_its_own_tests(installed):
-    """The example distribution calls skframe.plugin.api.check_component in its tests, as a third party would."""
+    """The example distribution runs the conformance kit in its tests, one test per property, as a third party would."""
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
                           capture_output=True, text=True, env=installed, cwd=EXAMPLE)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]

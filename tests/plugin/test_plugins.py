@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import skframe
+from skframe.contract.loader import get_plugin_registry, reset_plugins
+from skframe.contract.registry import get_kernel, get_sketch, list_components
 from skframe.exceptions import UnknownComponentError
-from skframe.plugin.loader import get_plugin_registry, reset_plugins
-from skframe.plugin.registry import get_kernel, get_sketch, list_components
 
 pytestmark = pytest.mark.usefixtures("fresh_registry")  # fixtures in conftest.py
 
@@ -327,8 +327,8 @@ def test_unknown_names_list_registered_ones():
 
 
 def test_unknown_kind_and_params_with_object():
+    from skframe.contract.registry import get_component
     from skframe.exceptions import InvalidParameterError
-    from skframe.plugin.registry import get_component
 
     with pytest.raises(InvalidParameterError, match="kind"):
         get_component("widget", "x")
@@ -339,7 +339,7 @@ def test_unknown_kind_and_params_with_object():
 
 
 def test_registered_object_remembers_name_and_params():
-    from skframe.plugin.registry import component_name, component_params
+    from skframe.contract.registry import component_name, component_params
 
     sk = get_sketch("PSR", size=4, p=0.5)
     assert component_name(sk) == "psr" and component_params(sk) == {"size": 4, "p": 0.5}

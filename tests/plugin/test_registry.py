@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 
 import skframe
-from skframe.exceptions import InvalidParameterError, UnknownComponentError
-from skframe.plugin.loader import get_plugin_registry
-from skframe.plugin.registry import (
+from skframe.contract.loader import get_plugin_registry
+from skframe.contract.registry import (
     build_component,
     component_name,
     component_params,
@@ -20,7 +19,8 @@ from skframe.plugin.registry import (
     list_components,
     spec_of,
 )
-from skframe.plugin.specs import ComponentSpec
+from skframe.contract.specs import ComponentSpec
+from skframe.exceptions import InvalidParameterError, UnknownComponentError
 
 pytestmark = pytest.mark.usefixtures("fresh_registry")  # fixtures in conftest.py
 
@@ -94,7 +94,7 @@ def test_spec_of_unknown_and_wrong_kind():
 
 
 def test_nothing_is_stored_on_components_and_memory_is_released():
-    from skframe.plugin import registry
+    from skframe.contract import registry
 
     sk = get_sketch("psr", size=4, p=0.5)
     assert not [a for a in vars(sk) if a.startswith("_skframe")]

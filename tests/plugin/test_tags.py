@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
+from skframe.contract.tags import kind_of
 from skframe.exceptions import InvalidParameterError, PluginError
 from skframe.models._core import default_solver_name
 from skframe.plugin.api import (
@@ -15,11 +16,10 @@ from skframe.plugin.api import (
     OutputMatrixTags,
     SketchTags,
     SolverTags,
-    check_tags,
     get_component,
     get_tags,
 )
-from skframe.plugin.tags import kind_of
+from skframe.plugin.testing import check_tags
 
 
 class MinimalKernel:

@@ -1,19 +1,21 @@
-"""The example plugin's components pass skframe's conformance kit."""
+"""The example plugin's components pass skframe's conformance kit: one test per property of each."""
 
 import pytest
 from skframe_example_plugin.plugin import RationalQuadraticKernel, UniformCouplingMatrix
 
 from skframe.plugin.api import InvalidParameterError, check_component
+from skframe.plugin.testing import parametrize_with_checks
 
 
-@pytest.mark.parametrize("alpha", [0.5, 2.0])
-def test_rational_quadratic_kernel_conforms(alpha):
-    tags = check_component(RationalQuadraticKernel(alpha=alpha, length_scale=0.7))
+@parametrize_with_checks([RationalQuadraticKernel(alpha=0.5, length_scale=0.7),
+                          RationalQuadraticKernel(alpha=2.0), UniformCouplingMatrix(rho=0.3)])
+def test_conformance(component, check):
+    check(component)
+
+
+def test_the_declared_tags_are_checked():
+    tags = check_component(RationalQuadraticKernel(alpha=2.0, length_scale=0.7))
     assert tags.normalized and tags.thread_safe
-
-
-def test_uniform_coupling_conforms():
-    check_component(UniformCouplingMatrix(rho=0.3))
     check_component(UniformCouplingMatrix, params={"rho": 1.0})
 
 

@@ -83,15 +83,15 @@ def register_plugin_commands(app):
     """Let plugins add sub-commands to ``app``; a failing plugin is reported, not fatal.
 
     Only third-party distributions add commands (the built-in plugins provide none), so
-    nothing is imported when none is installed.
+    nothing is imported when none is installed, and only their plugin modules when some are.
     """
     if not _third_party_plugins():
         return
     # lazy: plugin discovery reads the entry points (~15 ms); only the commands that need components pay it
-    from skframe.plugin.loader import BrokenPlugin, get_plugin_registry
+    from skframe.contract.loader import BrokenPlugin, command_registry
 
     try:
-        reg = get_plugin_registry()
+        reg = command_registry()  # the third-party plugins' modules only: no built-in component is imported
     except Exception as exc:  # duplicate names etc.: the core commands must still work
         if debug_enabled():
             raise

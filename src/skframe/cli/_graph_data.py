@@ -40,14 +40,14 @@ import typer
 
 from skframe.cli._options import FitOptions
 from skframe.cli._services import call_predict, task_module, write_predictions
+from skframe.contract.collections import is_collection, take
+from skframe.contract.registry import get_kernel
 from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError
 from skframe.graphs.chem import morgan_fingerprints
 from skframe.graphs.metrics import molecule_scores
 from skframe.io import atomic_write
 from skframe.io.graphs import file_kind
 from skframe.io.molecules import read_candidates, read_csv_header, read_molecule_file, read_smiles_csv
-from skframe.plugin.collections import is_collection, take
-from skframe.plugin.registry import get_kernel
 
 __all__ = ["wanted", "load", "model_extra", "representation_of", "molecule_metrics", "write_molecules",
            "is_molecule_output", "check_kernels"]

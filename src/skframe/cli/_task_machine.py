@@ -14,12 +14,12 @@ from __future__ import annotations
 import numpy as np
 
 from skframe.cli._task_regression import SHARED_PARAMS, training_means
+from skframe.contract.registry import get_loss
+from skframe.contract.tags import get_tags
 from skframe.exceptions import InvalidParameterError
 from skframe.metrics import accuracy, crossing_loss, pinball_loss, regression_report
 from skframe.models import JointQuantileRegressor, SketchedKernelClassifier, SketchedKernelMachine
 from skframe.models.machine import default_solver_name
-from skframe.plugin.registry import get_loss
-from skframe.plugin.tags import get_tags
 
 NAME = "machine"
 

@@ -26,11 +26,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe.cli._graph_data import is_molecule_output, molecule_metrics
+from skframe.contract.collections import is_collection
 from skframe.datasets import load_dataset
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.metrics import example_based_f1, hamming_loss, mean_rank, mean_reciprocal_rank, rank_of_true
 from skframe.models import DeepOutputKernelRegressor, OutputKernelRegressor
-from skframe.plugin.collections import is_collection
 
 NAME = "structured"
 

@@ -170,7 +170,7 @@ def task_is_numeric(Y):
     """True when the targets are numbers whose means make sense (not class labels as text)."""
     import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
 
-    from skframe.plugin.collections import is_collection  # lazy: loads NumPy (~0.1 s at start-up)
+    from skframe.contract.collections import is_collection  # lazy: loads NumPy (~0.1 s at start-up)
 
     if is_collection(Y):  # molecules or graphs
         return False
@@ -195,7 +195,7 @@ def _targets_for_fit(Y, task):
 
 def run_fit(opts):
     """Run ``skframe fit`` from options; returns the JSON-serialisable report."""
-    from skframe.plugin.loader import get_plugin_registry  # lazy: reads the plugins' entry points (~15 ms)
+    from skframe.contract.loader import get_plugin_registry  # lazy: reads the plugins' entry points (~15 ms)
 
     # Discover the plugins (kernels, sketches, ...) once, before anything is timed: like the
     # imports, it is a cost of the process, not of the fit.

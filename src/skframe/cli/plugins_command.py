@@ -18,8 +18,8 @@ def plugins(
 
     Broken plugins and name collisions are listed too.
     """
-    from skframe.plugin.loader import get_plugin_registry  # lazy: reads the plugins' entry points (~15 ms)
-    from skframe.plugin.registry import _PLURAL, list_components  # lazy: reads the plugins' entry points (~15 ms)
+    from skframe.contract.loader import get_plugin_registry  # lazy: reads the plugins' entry points (~15 ms)
+    from skframe.contract.registry import kind_plural, list_components  # lazy: reads the plugins' entry points (~15 ms)
 
     reg = get_plugin_registry()
     comps = [c.as_dict() for c in list_components()]
@@ -32,7 +32,7 @@ def plugins(
     for c in comps:
         if c["kind"] != kind:
             kind = c["kind"]
-            typer.echo(f"{_PLURAL.get(kind, kind + 's')}:")
+            typer.echo(f"{kind_plural(kind)}:")
         aliases = f"  (aliases: {', '.join(c['aliases'])})" if c["aliases"] else ""
         typer.echo(f"  {c['name']:<20} {c['distribution']} {c['version']}{aliases}")
     if broken:

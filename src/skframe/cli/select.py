@@ -75,10 +75,10 @@ def select(
     json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ):
     """Estimate the sketch sizes m_X and m_Y from leverage scores, SIOKR and Perfect-h curves."""
+    from skframe.contract.registry import get_kernel  # lazy: reads the plugins' entry points (~15 ms)
     from skframe.datasets import FeatureScaler, load_dataset  # lazy: loads scikit-learn (~0.6 s at start-up)
     from skframe.model_selection.curves import select_sketch_sizes  # lazy: loads scikit-learn (~0.6 s at start-up)
     from skframe.model_selection.plots import plot_selection  # lazy: loads NumPy (~0.1 s at start-up)
-    from skframe.plugin.registry import get_kernel  # lazy: reads the plugins' entry points (~15 ms)
 
     if not 0 < val_fraction < 1:
         raise InvalidParameterError(f"--val-fraction {val_fraction} must be in (0, 1)")

@@ -240,7 +240,7 @@ def _estimator_param(model, name, option):
 def _check_kernel(model, param, values, option):
     """Build the kernel with each searched value: an unknown name or a bad value fails now, naming the kernel's
     parameters, instead of every grid point failing later."""
-    from skframe.plugin.registry import get_kernel  # lazy: reads the plugins' entry points (~15 ms)
+    from skframe.contract.registry import get_kernel  # lazy: reads the plugins' entry points (~15 ms)
 
     kernel = _kernel_name(model, param)
     if not isinstance(kernel, str):
@@ -349,7 +349,7 @@ def _splitter(opts, model):
 
 def run_tune(opts):
     """Run ``skframe tune`` from options; returns the JSON-serialisable report."""
-    from skframe.plugin.loader import get_plugin_registry  # lazy: reads the plugins' entry points (~15 ms)
+    from skframe.contract.loader import get_plugin_registry  # lazy: reads the plugins' entry points (~15 ms)
 
     get_plugin_registry()  # discovery is a cost of the process, not of the search
     with contextlib.ExitStack() as stack:

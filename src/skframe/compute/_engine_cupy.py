@@ -36,9 +36,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe.compute.backend import resolve_backend, to_numpy
+from skframe.contract.tags import get_tags
 from skframe.core.sketching import diagonal_of_mix
 from skframe.exceptions import InvalidParameterError
-from skframe.plugin.tags import get_tags
 
 __all__ = ["ArrayEngine", "CupyEngine", "cupy_engine", "runs_on_device"]
 

@@ -20,7 +20,7 @@ from skframe.compute.backend import is_cupy_array, is_memory_mapped
 from skframe.compute.memory import format_bytes
 from skframe.deps import is_dask_collection
 from skframe.options import ComputeOptions
-from skframe.plugin.collections import is_collection, n_items
+from skframe.contract.collections import is_collection, n_items
 
 __all__ = ["DataShape", "describe_data", "ExecutionPlan", "explain_plan"]
 

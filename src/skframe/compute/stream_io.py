@@ -7,10 +7,10 @@ import scipy.sparse as sp
 
 from skframe.compute.engines import get_engine
 from skframe.compute.memory import plan_stream
+from skframe.contract.collections import chunks
 from skframe.core.engine import with_engine
 from skframe.exceptions import InvalidInputError
 from skframe.options import compute_dtype
-from skframe.plugin.collections import chunks
 
 __all__ = ["iter_rows", "count_rows", "gather_rows", "iter_predict", "predict_chunks"]
 

@@ -17,10 +17,10 @@ import numpy as np
 from skframe.compute.backend import get_array_module, to_numpy
 from skframe.compute.memory import check_allocation, choose_representation, plan_stream
 from skframe.compute.streaming import get_engine, iter_rows, sketch_gram
+from skframe.contract.problems import ArrayProblem, TargetArrayProblem
 from skframe.core.engine import with_engine
 from skframe.core.linalg import spectral_projection
 from skframe.options import DEFAULT_OPTIONS, compute_dtype
-from skframe.plugin.problems import ArrayProblem, TargetArrayProblem
 
 __all__ = ["feature_projection", "ProjectedProblem", "StreamedFeatureProblem", "make_feature_problem"]
 

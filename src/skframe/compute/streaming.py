@@ -33,13 +33,13 @@ from skframe.compute.backend import get_array_module, to_numpy
 from skframe.compute.engines import _NUMPY, BlockEngine, NumpyEngine, _mix_diagonal, get_engine
 from skframe.compute.memory import plan_stream
 from skframe.compute.stream_io import _is_sliceable, count_rows, gather_rows, iter_predict, iter_rows, predict_chunks
+from skframe.contract.collections import chunks
+from skframe.contract.protocols import kernel_block
 from skframe.core.engine import with_engine
 from skframe.core.linalg import sketch_spectrum, solve_psd
 from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidInputError
 from skframe.options import compute_dtype
-from skframe.plugin.collections import chunks
-from skframe.plugin.protocols import kernel_block
 
 __all__ = ["StreamSums", "BlockEngine", "NumpyEngine", "chunk_sums", "accumulate", "iter_rows", "sketch_gram",
            "ridge_from_sums", "solve_on", "StreamedRidge", "fit_sketched_ridge", "block_shift", "product_precision",

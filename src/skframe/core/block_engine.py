@@ -22,9 +22,9 @@ from scipy.linalg import blas
 from skframe.core.engine import engine_module
 from skframe.core.sketch_matrix import diagonal_of_mix
 from skframe.core.threads import run_row_ranges, threads_for
-from skframe.plugin.collections import n_items
-from skframe.plugin.protocols import kernel_block, takes_engine
-from skframe.plugin.tags import get_tags
+from skframe.contract.collections import n_items
+from skframe.contract.protocols import kernel_block, takes_engine
+from skframe.contract.tags import get_tags
 
 __all__ = ["BlockEngine", "times_mix", "native_block"]
 
@@ -61,7 +61,7 @@ def times_mix(block, mix, out=None, options=None, engine=None):
 def native_block(kernel, X, Y, dtype, loops=None):
     """The block in ``dtype``: computed so by kernels listing it in ``dtypes``, else rounded once.
 
-    ``loops`` is passed to kernels that take an ``engine`` (:func:`skframe.plugin.protocols.takes_engine`).
+    ``loops`` is passed to kernels that take an ``engine`` (:func:`skframe.contract.protocols.takes_engine`).
     """
     if dtype != np.float64 and dtype.name in get_tags(kernel, "kernel").dtypes:
         extra = {"engine": loops} if loops is not None and takes_engine(kernel) else {}

@@ -17,8 +17,8 @@ from skframe.core.engine import with_engine
 from skframe.core.linalg import default_rtol, spectral_projection
 from skframe.core.sketching import resolve_options, sketched_gram_products
 from skframe.options import compute_dtype
-from skframe.plugin.collections import n_items, take
-from skframe.plugin.protocols import kernel_matvec, kernel_prepare
+from skframe.contract.collections import n_items, take
+from skframe.contract.protocols import kernel_matvec, kernel_prepare
 
 __all__ = ["kernel_times", "SketchedFeatureMap", "build_feature_map"]
 
@@ -26,7 +26,7 @@ __all__ = ["kernel_times", "SketchedFeatureMap", "build_feature_map"]
 def kernel_times(kernel, X, X_ref, W, *, chunk_rows=None, options=None):
     """``k(X, X_ref) @ W`` in row chunks (the prediction step of every sketched model).
 
-    Goes through :func:`skframe.plugin.protocols.kernel_matvec`, so a kernel with its own
+    Goes through :func:`skframe.contract.protocols.kernel_matvec`, so a kernel with its own
     ``matvec`` (fused, GPU) is used as such. ``W`` is cast to the compute precision
     (``options.dtype``); ``chunk_rows`` overrides ``options.chunk_rows``; without
     ``options.engine`` the engine is chosen once from ``len(X) x len(X_ref)`` kernel entries (the one rule,
@@ -79,7 +79,7 @@ def build_feature_map(kernel, X, R, *, rtol=None, chunk_rows=None, progress=None
     ``rtol`` is the relative eigenvalue tolerance for ``R K R^T`` (default
     ``options.rtol``, then a size-based default); ``options``, ``chunk_rows``,
     ``progress`` and ``distinct`` are passed to :func:`sketched_gram_products`. The
-    kernel is prepared on ``X`` (:func:`skframe.plugin.protocols.kernel_prepare`; a fit passes
+    kernel is prepared on ``X`` (:func:`skframe.contract.protocols.kernel_prepare`; a fit passes
     ``prepared=True``, having bound it once) and the map keeps the prepared kernel.
 
     Returns

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from skframe.contract.collections import n_items, take
+from skframe.contract.protocols import kernel_block, kernel_diag
 from skframe.exceptions import InvalidParameterError
-from skframe.plugin.collections import n_items, take
-from skframe.plugin.protocols import kernel_block, kernel_diag
 
 __all__ = ["nystrom_leverage_scores", "approximate_leverage_scores", "effective_dimension"]
 
@@ -31,7 +31,7 @@ def nystrom_leverage_scores(kernel, X, lam, n_columns, rng):
     Parameters
     ----------
     kernel : kernel object
-        Used as given: prepare it on X first (:func:`skframe.plugin.protocols.kernel_prepare`).
+        Used as given: prepare it on X first (:func:`skframe.contract.protocols.kernel_prepare`).
     X : ndarray, sparse matrix or InputCollection of n items
     lam : float
         Ridge parameter, > 0.
@@ -84,7 +84,7 @@ def approximate_leverage_scores(kernel, Z, lam, *, n_samples=None, random_state=
     Examples
     --------
     >>> import numpy as np
-    >>> from skframe.plugin.registry import get_kernel
+    >>> from skframe.contract.registry import get_kernel
     >>> X = np.random.default_rng(0).normal(size=(300, 3))
     >>> scores = approximate_leverage_scores(get_kernel("gaussian", gamma=0.5), X, 1e-3, random_state=0)
     >>> scores.shape, bool(0 < effective_dimension(scores) < 300)

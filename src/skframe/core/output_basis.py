@@ -32,11 +32,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from skframe.contract.collections import is_collection, n_items
+from skframe.contract.protocols import kernel_block, kernel_diag
+from skframe.contract.tags import get_tags
 from skframe.core.feature_map import build_feature_map, kernel_times
 from skframe.core.sketching import default_chunk_rows
-from skframe.plugin.collections import is_collection, n_items
-from skframe.plugin.protocols import kernel_block, kernel_diag
-from skframe.plugin.tags import get_tags
 
 __all__ = ["OutputBasis", "SketchedOutputBasis", "TrainingOutputBasis", "unique_rows", "kernel_is_normalized"]
 

@@ -7,7 +7,7 @@ via p-Sparsified Sketches*, TMLR 2023, Section 2.2). ``M = I`` gives d independe
 models.
 
 Output matrices are a plugin kind: plugins register factories through the
-``register_output_matrices`` hook and :func:`skframe.plugin.registry.get_output_matrix`
+``register_output_matrices`` hook and :func:`skframe.contract.registry.get_output_matrix`
 builds them by name. The built-in ones are
 
 * ``identity`` — independent outputs;
@@ -28,9 +28,9 @@ import os
 
 import numpy as np
 
+from skframe.contract.protocols import OutputMatrix  # the protocol of the kind; re-exported here
+from skframe.contract.registry import get_output_matrix
 from skframe.exceptions import DataFormatError, InvalidParameterError
-from skframe.plugin.protocols import OutputMatrix  # the protocol of the kind; re-exported here
-from skframe.plugin.registry import get_output_matrix
 
 __all__ = [
     "OUTPUT_MATRICES",

@@ -32,8 +32,8 @@ from skframe.core.engine import with_engine
 from skframe.core.sketch_matrix import SketchMatrix, diagonal_of_mix, from_entries
 from skframe.exceptions import InvalidParameterError, PluginError
 from skframe.options import DEFAULT_OPTIONS, compute_dtype
-from skframe.plugin.collections import chunks, is_collection, n_items, take
-from skframe.plugin.protocols import kernel_prepare
+from skframe.contract.collections import chunks, is_collection, n_items, take
+from skframe.contract.protocols import kernel_prepare
 
 __all__ = [
     "SketchMatrix",
@@ -123,7 +123,7 @@ def kernel_times_mixT(kernel, X_rows, X_sub, R, options=None, out=None):
     ----------
     kernel : kernel object
         Evaluated once on ``(X_rows, X_sub)``; prepare it on the training data first
-        (:func:`skframe.plugin.protocols.kernel_prepare`), e.g. for ``gamma="scale"``.
+        (:func:`skframe.contract.protocols.kernel_prepare`), e.g. for ``gamma="scale"``.
     X_rows : ndarray, sparse matrix or InputCollection
         The rows of this chunk.
     X_sub : same type as X_rows
@@ -183,7 +183,7 @@ def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progr
     ----------
     kernel : kernel object
         ``kernel(A, B)`` returns the Gram block; it is prepared on ``X`` first
-        (:func:`skframe.plugin.protocols.kernel_prepare`, e.g. ``gamma="scale"``).
+        (:func:`skframe.contract.protocols.kernel_prepare`, e.g. ``gamma="scale"``).
     X : ndarray, sparse matrix or InputCollection with n items
     R : SketchMatrix
     options : ComputeOptions, optional

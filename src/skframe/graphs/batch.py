@@ -23,10 +23,10 @@ import tempfile
 import numpy as np
 
 from skframe import deps
+from skframe.contract.collections import InputCollection
 from skframe.exceptions import DataFormatError, InvalidInputError
 from skframe.graphs.chem import edge_lists_to_smiles, read_sdf, smiles_to_edge_lists
 from skframe.limits import check, limit
-from skframe.plugin.collections import InputCollection
 
 __all__ = ["GraphBatch", "label_code"]
 

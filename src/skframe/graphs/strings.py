@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from skframe.contract.collections import InputCollection
 from skframe.exceptions import InvalidInputError
-from skframe.plugin.collections import InputCollection
 
 __all__ = ["StringBatch"]
 

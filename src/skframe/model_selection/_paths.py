@@ -86,7 +86,7 @@ from skframe.models._fit import planned_solver
 from skframe.models.machine._common import MachineBase
 from skframe.models.structured._estimator import OutputKernelRegressor
 from skframe.models.structured._input_path import EIGH_COST_IN_CHOLESKYS
-from skframe.plugin.tags import get_tags
+from skframe.contract.tags import get_tags
 
 __all__ = ["machine_path", "structured_path", "EIGH_COST_IN_CHOLESKYS"]
 

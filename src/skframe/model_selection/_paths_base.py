@@ -25,7 +25,7 @@ from sklearn.utils import RegressorTags, Tags, TargetTags, _safe_indexing
 
 from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidParameterError
-from skframe.plugin.collections import is_collection, take
+from skframe.contract.collections import is_collection, take
 
 __all__ = ["PathScores", "fold_rows", "scorer_kind", "r2_from_errors", "HeldOutPredictions", "check_lams",
            "refuse_dask", "point_message", "score_fold", "spread_times", "fail_fold"]
@@ -104,7 +104,7 @@ def fold_rows(X, index):
     """The rows ``index`` of ``X`` (array, sparse matrix, data frame or input collection), as a fit receives them.
 
     The same selection scikit-learn's cross-validation makes (``sklearn.utils._safe_indexing``),
-    and :func:`skframe.plugin.collections.take` for an input collection.
+    and :func:`skframe.contract.collections.take` for an input collection.
     """
     if is_collection(X):
         return take(X, np.asarray(index))

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from sklearn.model_selection import ParameterGrid
 
+from skframe.contract.collections import is_collection, n_items, take
 from skframe.exceptions import InvalidParameterError
 from skframe.models._core import resolve_kernel
-from skframe.plugin.collections import is_collection, n_items, take
 
 __all__ = ["default_param_grid", "median_gamma", "expand_grid", "kernel_params_name", "to_estimator_params",
            "group_candidates", "DEFAULT_LAMS"]

@@ -70,8 +70,8 @@ from skframe.models._base import validate_X
 from skframe.models._core import target_offset
 from skframe.models._fit import Fit
 from skframe.models.ridge import SketchedKernelRidge
-from skframe.plugin.collections import is_collection, take
-from skframe.plugin.tags import get_tags
+from skframe.contract.collections import is_collection, take
+from skframe.contract.tags import get_tags
 
 __all__ = ["square_loss_path", "FoldSystem", "fold_system_scores"]
 

@@ -30,15 +30,15 @@ from typing import NamedTuple
 
 import numpy as np
 
+from skframe.contract.collections import n_items, take
+from skframe.contract.protocols import kernel_diag, kernel_prepare
+from skframe.contract.registry import get_kernel, get_sketch
 from skframe.core.leverage import approximate_leverage_scores, effective_dimension
 from skframe.core.output_basis import SketchedOutputBasis, unique_rows
 from skframe.core.sketching import draw_sketch
 from skframe.exceptions import InvalidParameterError
 from skframe.metrics import example_based_f1
 from skframe.models import OutputKernelRegressor
-from skframe.plugin.collections import n_items, take
-from skframe.plugin.protocols import kernel_diag, kernel_prepare
-from skframe.plugin.registry import get_kernel, get_sketch
 
 # the clock the time budgets are measured with (replaced by a fake one in tests)
 _clock = time.perf_counter

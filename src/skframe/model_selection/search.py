@@ -35,6 +35,7 @@ from sklearn.utils import get_tags as sk_get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from skframe.contract.collections import is_collection, n_items
 from skframe.exceptions import InvalidParameterError, NotFittedError, SkframeError
 from skframe.model_selection._paths_base import PathScores, fold_rows
 from skframe.model_selection._search_grid import (
@@ -52,7 +53,6 @@ from skframe.models import (
     SketchedKernelMachine,
     SketchedKernelRidge,
 )
-from skframe.plugin.collections import is_collection, n_items
 
 try:  # the warm-started paths of the iterative losses and of the structured models
     from skframe.model_selection import _paths as _other_paths

@@ -21,7 +21,7 @@ from skframe.models._core import resolve_sketch as _core_resolve_sketch
 from skframe.models._data import validate_X, validate_XY
 from skframe.models._fit import plan_for, planned_loss
 from skframe.options import ComputeOptions
-from skframe.plugin.collections import n_items
+from skframe.contract.collections import n_items
 
 __all__ = ["store_params", "KernelModelMixin", "KernelRegressorMixin", "validate_X", "validate_XY", "resolve_kernel",
            "resolve_sketch", "KERNEL_MODEL_CONSTRAINTS", "KERNEL_MODEL_HINTS", "in_memory_plan", "execution_record"]

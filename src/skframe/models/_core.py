@@ -7,10 +7,10 @@ approximation transformers):
 
 1. **validate** the parameters (:func:`skframe.constraints.validate_params`);
 2. **resolve** the components: names (+ params) or objects become objects, and a
-   :class:`skframe.plugin.specs.ComponentSpec` is recorded for those given by name
+   :class:`skframe.contract.specs.ComponentSpec` is recorded for those given by name
    (:func:`resolve_kernel`, :func:`resolve_sketch`, :func:`resolve_loss`,
    :func:`resolve_solver`); kernels are bound to the training data with
-   :func:`skframe.plugin.protocols.kernel_prepare`;
+   :func:`skframe.contract.protocols.kernel_prepare`;
 3. **seed**: one helper turns ``random_state`` into NumPy Generators (:func:`make_rngs`);
 4. **size** the sketch (``"auto"``: the execution plan's size, :func:`skframe.compute.plan.plan_fit`;
    an explicit size is clamped to n with a :class:`skframe.exceptions.SketchSizeWarning`,
@@ -20,7 +20,7 @@ approximation transformers):
    (:meth:`Representation.expansion`): ``coef_ = proj W`` on ``X_fit_`` for a sketch,
    ``feature_map_`` for an explicit feature map (random Fourier features), the full
    Gram matrix for the exact model;
-6. **solve** a :class:`skframe.plugin.problems.Problem` (:func:`run_solver`).
+6. **solve** a :class:`skframe.contract.problems.Problem` (:func:`run_solver`).
 
 Prediction is :func:`predict_expansion` (kernel expansion or feature map). Steps 4
 and 6 live in :mod:`skframe.models._sizes` and :mod:`skframe.models._solve` and are
@@ -42,13 +42,13 @@ from skframe.core.sketching import SketchMatrix, draw_sketch
 from skframe.exceptions import InvalidParameterError
 from skframe.models._sizes import _clamp_sketch_object, _is_feature_map_name, auto_sketch_size, choose_sketch_size
 from skframe.models._solve import lam_path, run_solver, target_offset
-from skframe.plugin import registry
-from skframe.plugin.collections import n_items
-from skframe.plugin.problems import ArrayProblem
-from skframe.plugin.protocols import kernel_block, kernel_prepare
-from skframe.plugin.registry import component_name, component_params, get_component
-from skframe.plugin.specs import ComponentSpec
-from skframe.plugin.tags import get_tags
+from skframe.contract import registry
+from skframe.contract.collections import n_items
+from skframe.contract.problems import ArrayProblem
+from skframe.contract.protocols import kernel_block, kernel_prepare
+from skframe.contract.registry import component_name, component_params, get_component
+from skframe.contract.specs import ComponentSpec
+from skframe.contract.tags import get_tags
 
 __all__ = [
     "EXACT_SKETCH_NAMES",
@@ -251,7 +251,7 @@ class Representation:
     K: np.ndarray | None = None
 
     def problem(self, Y):
-        """The :class:`skframe.plugin.problems.ArrayProblem` ``(Z, Y)`` handed to solvers."""
+        """The :class:`skframe.contract.problems.ArrayProblem` ``(Z, Y)`` handed to solvers."""
         return ArrayProblem(self.Z, Y)
 
     def expansion(self, W):

@@ -8,7 +8,7 @@ from sklearn.utils.validation import validate_data
 from skframe.compute.stream_fit import validate_dask_XY
 from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidInputError
-from skframe.plugin.collections import is_collection, n_items
+from skframe.contract.collections import is_collection, n_items
 
 __all__ = ["validate_X", "validate_XY", "wrap_value_error"]
 
@@ -31,7 +31,7 @@ def wrap_value_error(func, *args, **kwargs):
 def validate_X(estimator, X, *, reset):
     """Validate inputs like scikit-learn (NaN/inf, shape, n_features_in_) raising InvalidInputError.
 
-    An :class:`skframe.plugin.collections.InputCollection` is returned unchanged: the kernel
+    An :class:`skframe.contract.collections.InputCollection` is returned unchanged: the kernel
     is the only thing that reads its items.
     """
     if is_collection(X):

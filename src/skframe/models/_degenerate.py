@@ -28,12 +28,12 @@ import scipy.sparse as sp
 
 from skframe.compute.memory import format_bytes
 from skframe.compute.plan_rules import AUTO_MIN, auto_size_rule
+from skframe.contract.collections import is_collection
+from skframe.contract.parameters import validate_component
+from skframe.contract.protocols import kernel_block
+from skframe.contract.tags import get_tags
 from skframe.deps import is_dask_collection
 from skframe.exceptions import DegenerateDataWarning, InvalidInputError, InvalidParameterError, SketchSizeWarning
-from skframe.plugin.collections import is_collection
-from skframe.plugin.parameters import validate_component
-from skframe.plugin.protocols import kernel_block
-from skframe.plugin.tags import get_tags
 
 __all__ = ["SQUARE_MAX", "SQUARE_MIN", "SAMPLE_ROWS", "feature_magnitude", "check_feature_range",
            "describe_kernel", "check_kernel_parameters", "check_kernel_sample", "warn_rank_collapse",

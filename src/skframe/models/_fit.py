@@ -42,8 +42,8 @@ from skframe.models._core import (
     target_offset,
 )
 from skframe.models._data import validate_X
-from skframe.plugin.collections import n_items
-from skframe.plugin.tags import get_tags
+from skframe.contract.collections import n_items
+from skframe.contract.tags import get_tags
 
 __all__ = ["Recipe", "Fit", "plan_for", "planned_loss", "planned_solver"]
 
@@ -198,11 +198,11 @@ class Fit:
         return rep
 
     def problem(self):
-        """The :class:`~skframe.plugin.problems.Problem` the solver receives: features and centred targets."""
+        """The :class:`~skframe.contract.problems.Problem` the solver receives: features and centred targets."""
         return self.represent().problem(self.Yc)
 
     def solve(self, lam, init=None, rng=None):
-        """The solution (:class:`~skframe.plugin.problems.SolveResult`) at ``lam``; ``rng`` defaults to the
+        """The solution (:class:`~skframe.contract.problems.SolveResult`) at ``lam``; ``rng`` defaults to the
         solver's stream (the last), which a sequence of solves shares as a λ path does."""
         rep = self.represent()
         with self.serial_blas():

@@ -9,10 +9,10 @@ import numpy as np
 
 from skframe.compute.plan_rules import AUTO_RULE_TEXT, auto_size_rule
 from skframe.exceptions import SketchSizeWarning
-from skframe.plugin.loader import get_plugin_registry
-from skframe.plugin.registry import build_component
-from skframe.plugin.specs import ComponentSpec
-from skframe.plugin.tags import get_tags
+from skframe.contract.loader import get_plugin_registry
+from skframe.contract.registry import build_component
+from skframe.contract.specs import ComponentSpec
+from skframe.contract.tags import get_tags
 
 __all__ = ["auto_sketch_size", "choose_sketch_size"]
 

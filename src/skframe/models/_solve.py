@@ -8,9 +8,9 @@ import math
 import numpy as np
 
 from skframe.compute.distributed import column_means, column_quantiles
+from skframe.contract.problems import SolveResult
+from skframe.contract.tags import get_tags
 from skframe.deps import is_dask_collection
-from skframe.plugin.problems import SolveResult
-from skframe.plugin.tags import get_tags
 
 __all__ = ["run_solver", "target_offset", "lam_path"]
 

@@ -20,7 +20,7 @@ from skframe.models._base import (
     validate_XY,
 )
 from skframe.models._fit import Fit, Recipe
-from skframe.plugin.problems import SolveResult
+from skframe.contract.problems import SolveResult
 
 __all__ = ["SketchedKernelRidge"]
 

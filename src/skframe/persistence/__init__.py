@@ -10,8 +10,8 @@ anything large is allocated; it never unpickles or runs code from the file.
 What is saved, and how it is rebuilt:
 
 * registered components (kernels, sketches, losses, solvers, decoders, output
-  matrices) by their :class:`~skframe.plugin.specs.ComponentSpec` (registered name and
-  parameters, see :func:`skframe.plugin.registry.spec_of`), rebuilt through the registry —
+  matrices) by their :class:`~skframe.contract.specs.ComponentSpec` (registered name and
+  parameters, see :func:`skframe.contract.registry.spec_of`), rebuilt through the registry —
   whether they were built by name or constructed directly from a registered class;
 * objects of *state classes* through ``obj.to_state()`` (a dict of JSON values and
   arrays) and ``cls.from_state(state)``; a state class without these methods is
@@ -46,6 +46,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe._version import __version__
+from skframe.contract.loader import get_plugin_registry
+from skframe.contract.registry import build_component, spec_of
+from skframe.contract.specs import ComponentSpec
 from skframe.exceptions import PersistenceError, SkframeError, UnknownComponentError
 from skframe.persistence.file_format import (
     FORMAT_NAME,
@@ -55,9 +58,6 @@ from skframe.persistence.file_format import (
     read_model_file,
     write_model_file,
 )
-from skframe.plugin.loader import get_plugin_registry
-from skframe.plugin.registry import build_component, spec_of
-from skframe.plugin.specs import ComponentSpec
 
 __all__ = ["save", "load", "load_bundle", "register_class", "persistable", "STATE_CLASSES", "FORMAT_VERSION",
            "reproducible_execution"]
@@ -79,7 +79,7 @@ STATE_CLASSES = {
     "SketchedFeatureMap": "skframe.core.feature_map:SketchedFeatureMap",
     "SketchedOutputBasis": "skframe.core.output_basis:SketchedOutputBasis",
     "TrainingOutputBasis": "skframe.core.output_basis:TrainingOutputBasis",
-    "ComponentSpec": "skframe.plugin.specs:ComponentSpec",
+    "ComponentSpec": "skframe.contract.specs:ComponentSpec",
     "FeatureScaler": "skframe.core.preprocessing:FeatureScaler",
     "GraphBatch": "skframe.graphs:GraphBatch",
     "StringBatch": "skframe.graphs:StringBatch",

@@ -1,7 +1,8 @@
-"""The plugin contract: what a third-party kernel, sketch, loss, solver, decoder or output matrix is written against.
+"""What plugin authors import: the facade above the contract, their toolbox and their conformance kit.
 
-Protocols of the six component kinds and their tags, the hook specifications, component specs, the registry that
-plugins fill, the entry-point discovery and loader. This room knows no concrete component. Plugin authors import
-one module, :mod:`skframe.plugin.api`, and test their components with its conformance kit
-(:mod:`skframe.plugin.checks`); importing this package loads neither.
+:mod:`skframe.plugin.api` re-exports from the contract (:mod:`skframe.contract`) what a component is written
+against; :mod:`skframe.plugin.toolbox` holds the numerical helpers skframe's own components use;
+:mod:`skframe.plugin.testing` (with :mod:`skframe.plugin.checks`) is the conformance kit. This package sits above
+``core`` and ``compute``, whose helpers the toolbox and the kit re-export; nothing inside skframe below the
+models imports it, and importing this package loads none of its modules.
 """

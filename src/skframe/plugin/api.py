@@ -1,115 +1,67 @@
-"""The public API for plugin authors: the one module a skframe plugin imports.
+"""The public API for plugin authors: what a kernel, sketch, loss, solver, decoder or output matrix is written against.
 
-Everything a component needs is here — the hook marker, the protocols of the six component
-kinds, their tags, the conformance kit, parameter validation, the exceptions, and the numerical
-helpers the built-in components use — so that a plugin writes::
+A plugin writes::
 
-    from skframe.plugin.api import Kernel, KernelTags, hookimpl, check_kernel
+    from skframe.plugin.api import Kernel, KernelTags, hookimpl, check_component
 
-and nothing else from skframe (the data types of :mod:`skframe.graphs` aside, for graph and
-string inputs). Every other module of skframe is internal to it and may change; the names below
-are kept stable. The built-in plugins (``skframe_kernels``, ``skframe_sketches``,
-``skframe_losses``, ``skframe_solvers``, ``skframe_decoders``, ``skframe_graphs``) are written
-against this module only, and pass the kit.
+and tests its components with the conformance kit (:func:`check_component` here; every check and a pytest
+helper in :mod:`skframe.plugin.testing`). The numerical helpers skframe's own components use (array
+namespaces, compiled loops, threads, linear algebra, input collections, ...) are in
+:mod:`skframe.plugin.toolbox`; exceptions in :mod:`skframe.exceptions`; graph and string inputs in
+:mod:`skframe.graphs`. Every other module of skframe is internal and may change; the names below are kept
+stable.
+
+Importing this module loads the plugin contract (:mod:`skframe.contract`) and NumPy only: no SciPy and no
+compiled code, so that finding a plugin that imports it, e.g. for ``skframe --help``, stays light.
+:class:`SketchMatrix`, :func:`from_entries` and :func:`check_component` are loaded on first use.
 
 Contents
 --------
 Hooks
     :data:`hookimpl`.
-Protocols (one per kind)
-    :class:`Kernel`, :class:`Sketch`, :class:`Loss`, :class:`Solver`, :class:`Decoder`,
-    :class:`OutputMatrix`; the kernel helpers :func:`kernel_block`, :func:`kernel_diag`,
-    :func:`kernel_matvec`, :func:`kernel_prepare`; :func:`repr_from_params`.
+Protocols
+    :class:`Kernel`, :class:`Sketch`, :class:`Loss`, :class:`Solver`, :class:`Decoder`, :class:`OutputMatrix`.
 Tags
-    :class:`KernelTags`, :class:`SketchTags`, :class:`LossTags`, :class:`SolverTags`,
-    :class:`DecoderTags`, :class:`OutputMatrixTags`, :func:`get_tags`, :func:`check_tags`.
-Conformance kit
-    :func:`check_component`, :func:`check_kernel`, :func:`check_sketch`, :func:`check_loss`,
-    :func:`check_solver`, :func:`check_decoder`, :func:`check_output_matrix_component`.
+    :class:`KernelTags`, :class:`SketchTags`, :class:`LossTags`, :class:`SolverTags`, :class:`DecoderTags`,
+    :class:`OutputMatrixTags`, :func:`get_tags`.
 What solvers and sketches receive and return
-    :class:`Problem`, :class:`ArrayProblem`, :class:`SolveResult`, :func:`as_problem`,
-    :class:`SketchMatrix`, :func:`from_entries`; input collections :class:`InputCollection`,
-    :func:`is_collection`, :func:`n_items`, :func:`take`, :func:`chunks`.
+    :class:`Problem`, :class:`ArrayProblem`, :class:`SolveResult`, :class:`SketchMatrix`, :func:`from_entries`.
+Helpers
+    :func:`repr_from_params`, :func:`kernel_prepare`.
+Parameters
+    :class:`Interval`, :class:`Options`, :func:`validate_component` (declarative ``_parameter_constraints``).
 Registry
-    :class:`ComponentSpec`, :func:`get_component`, :func:`build_component`,
-    :func:`list_components`, :func:`spec_of`.
-Validation
-    :class:`Interval`, :class:`Options`, :class:`HasMethods`, :func:`check_param`,
-    :func:`validate_params`, :func:`validate_component` (declarative ``_parameter_constraints``),
-    :func:`as_float_array`,
-    :func:`check_same_features`, :func:`check_output_matrix`, :func:`load_adjacency`.
-Exceptions
-    :class:`SkframeError`, :class:`InvalidParameterError`, :class:`InvalidInputError`,
-    :class:`DataFormatError`, :class:`DependencyError`, :class:`PluginError`, ...
-Numerics
-    compute options (:class:`ComputeOptions`, :data:`DEFAULT_OPTIONS`, :func:`compute_dtype`), optional dependencies
-    (:func:`available`, :func:`require`, :func:`numba_enabled`), array namespaces
-    (:func:`get_array_module`, :func:`to_numpy`), compiled engines (:func:`lazy_module`,
-    :func:`engine_module`, :func:`select_engine`, :func:`numba_min_work`, :func:`serial_blas`), threads
-    (:func:`run_row_ranges`, :func:`threads_for`, :func:`available_cores`), memory
-    (:func:`rows_within_budget`), CSR arrays (:func:`csr_arrays`, :func:`is_sparse`) and
-    eigenvalue-tolerance linear algebra (:func:`eigh_truncated`, :func:`pinv_sym`,
-    :func:`sqrt_pinv_sym`, :func:`solve_psd`, :func:`default_rtol`), ridge leverage scores
-    (:func:`nystrom_leverage_scores`).
+    :class:`ComponentSpec`, :func:`get_component`.
+Conformance kit
+    :func:`check_component`.
+Errors
+    :class:`InvalidParameterError`, :class:`InvalidInputError`.
 
-This module is a facade: it defines nothing, and nothing inside skframe below the models
-imports it.
+Deprecated: the other names this module exported before (numerical helpers, the other checks, the other
+exceptions) still import from here, with a :class:`DeprecationWarning` naming their module; they will be
+removed in a later release.
 """
 
-from skframe.compute.backend import get_array_module, serial_blas, to_numpy
-from skframe.constraints import HasMethods, Interval, Options, check_param, validate_params
-from skframe.core.engine import engine_module, lazy_module, numba_min_work, select_engine
-from skframe.core.leverage import nystrom_leverage_scores
-from skframe.core.linalg import default_rtol, eigh_truncated, pinv_sym, solve_psd, sqrt_pinv_sym
-from skframe.core.output_matrices import check_output_matrix, load_adjacency
-from skframe.core.sketch_matrix import SketchMatrix, from_entries
-from skframe.core.sketching import rows_within_budget
-from skframe.core.sparsetools import csr_arrays, is_sparse
-from skframe.core.threads import available_cores, run_row_ranges, threads_for
-from skframe.deps import available, numba_enabled, require
-from skframe.exceptions import (
-    DataFormatError,
-    DependencyError,
-    DuplicateComponentError,
-    InvalidInputError,
-    InvalidParameterError,
-    MemoryBudgetError,
-    PluginError,
-    SkframeError,
-    SkframeWarning,
-    UnknownComponentError,
-)
-from skframe.options import DEFAULT_OPTIONS, ComputeOptions, compute_dtype
-from skframe.plugin.checks import (
-    check_component,
-    check_decoder,
-    check_kernel,
-    check_loss,
-    check_output_matrix_component,
-    check_sketch,
-    check_solver,
-    check_tags,
-)
-from skframe.plugin.collections import InputCollection, chunks, is_collection, n_items, take
-from skframe.plugin.hookspecs import hookimpl
-from skframe.plugin.parameters import validate_component
-from skframe.plugin.problems import ArrayProblem, Problem, SolveResult, as_problem
-from skframe.plugin.protocols import (
+import importlib
+import warnings
+
+from skframe.constraints import Interval, Options
+from skframe.contract.hookspecs import hookimpl
+from skframe.contract.parameters import validate_component
+from skframe.contract.problems import ArrayProblem, Problem, SolveResult
+from skframe.contract.protocols import (
     Decoder,
     Kernel,
     Loss,
     OutputMatrix,
     Sketch,
     Solver,
-    kernel_block,
-    kernel_diag,
-    kernel_matvec,
     kernel_prepare,
     repr_from_params,
 )
-from skframe.plugin.registry import build_component, get_component, list_components, spec_of
-from skframe.plugin.specs import ComponentSpec
-from skframe.plugin.tags import (
+from skframe.contract.registry import get_component
+from skframe.contract.specs import ComponentSpec
+from skframe.contract.tags import (
     DecoderTags,
     KernelTags,
     LossTags,
@@ -118,10 +70,8 @@ from skframe.plugin.tags import (
     SolverTags,
     get_tags,
 )
-from skframe.validation import as_float_array, check_same_features
+from skframe.exceptions import InvalidInputError, InvalidParameterError
 
-# Listed in full on purpose, though protocols, tags and checks list most of these names in their
-# own __all__: this list is the contract kept stable for plugin authors; theirs may change.
 __all__ = [
     # hooks
     "hookimpl",
@@ -132,11 +82,6 @@ __all__ = [
     "Solver",
     "Decoder",
     "OutputMatrix",
-    "kernel_block",
-    "kernel_diag",
-    "kernel_matvec",
-    "kernel_prepare",
-    "repr_from_params",
     # tags
     "KernelTags",
     "SketchTags",
@@ -145,79 +90,63 @@ __all__ = [
     "DecoderTags",
     "OutputMatrixTags",
     "get_tags",
-    "check_tags",
-    # conformance kit
-    "check_component",
-    "check_kernel",
-    "check_sketch",
-    "check_loss",
-    "check_solver",
-    "check_decoder",
-    "check_output_matrix_component",
     # what solvers and sketches receive and return
     "Problem",
     "ArrayProblem",
     "SolveResult",
-    "as_problem",
-    "SketchMatrix",
-    "from_entries",
-    "InputCollection",
-    "is_collection",
-    "n_items",
-    "take",
-    "chunks",
+    "SketchMatrix",  # noqa: F822 (on first use, see __getattr__)
+    "from_entries",  # noqa: F822
+    # helpers
+    "repr_from_params",
+    "kernel_prepare",
+    # parameters
+    "Interval",
+    "Options",
+    "validate_component",
     # registry
     "ComponentSpec",
     "get_component",
-    "build_component",
-    "list_components",
-    "spec_of",
-    # validation
-    "Interval",
-    "Options",
-    "HasMethods",
-    "check_param",
-    "validate_params",
-    "validate_component",
-    "as_float_array",
-    "check_same_features",
-    "check_output_matrix",
-    "load_adjacency",
-    # exceptions
-    "SkframeError",
-    "SkframeWarning",
+    # conformance kit
+    "check_component",  # noqa: F822
+    # errors
     "InvalidParameterError",
     "InvalidInputError",
-    "DataFormatError",
-    "DependencyError",
-    "PluginError",
-    "DuplicateComponentError",
-    "UnknownComponentError",
-    "MemoryBudgetError",
-    # numerics
-    "ComputeOptions",
-    "DEFAULT_OPTIONS",
-    "compute_dtype",
-    "available",
-    "require",
-    "numba_enabled",
-    "get_array_module",
-    "to_numpy",
-    "lazy_module",
-    "engine_module",
-    "select_engine",
-    "numba_min_work",
-    "serial_blas",
-    "run_row_ranges",
-    "threads_for",
-    "available_cores",
-    "rows_within_budget",
-    "csr_arrays",
-    "is_sparse",
-    "default_rtol",
-    "eigh_truncated",
-    "pinv_sym",
-    "sqrt_pinv_sym",
-    "solve_psd",
-    "nystrom_leverage_scores",
 ]
+
+# names of __all__ that load SciPy (the sketch matrix) or the kit (persistence, SciPy): imported on first use
+_ON_FIRST_USE = {"SketchMatrix": "skframe.plugin.toolbox", "from_entries": "skframe.plugin.toolbox",
+                 "check_component": "skframe.plugin.testing"}
+
+_EXCEPTIONS = ("SkframeError", "SkframeWarning", "DataFormatError", "DependencyError", "PluginError",
+               "DuplicateComponentError", "UnknownComponentError", "MemoryBudgetError")
+_CHECKS = ("check_kernel", "check_sketch", "check_loss", "check_solver", "check_decoder",
+           "check_output_matrix_component", "check_tags")
+#: names this module exported before, and where they are now
+MOVED = {
+    **{name: "skframe.exceptions" for name in _EXCEPTIONS},
+    **{name: "skframe.plugin.testing" for name in _CHECKS},
+    **{name: "skframe.plugin.toolbox" for name in (
+        "ComputeOptions", "DEFAULT_OPTIONS", "compute_dtype", "available", "require", "numba_enabled",
+        "get_array_module", "to_numpy", "is_sparse", "csr_arrays", "lazy_module", "engine_module", "select_engine",
+        "numba_min_work", "serial_blas", "run_row_ranges", "threads_for", "available_cores", "rows_within_budget",
+        "default_rtol", "eigh_truncated", "pinv_sym", "sqrt_pinv_sym", "solve_psd", "nystrom_leverage_scores",
+        "check_output_matrix", "load_adjacency", "kernel_block", "kernel_diag", "kernel_matvec", "InputCollection",
+        "is_collection", "n_items", "take", "chunks", "as_problem", "build_component", "list_components", "spec_of",
+        "HasMethods", "check_param", "validate_params", "as_float_array", "check_same_features")},
+}
+
+
+def __getattr__(name):
+    # the toolbox and the kit load SciPy, persistence and compiled-code helpers, which finding a plugin must not
+    # pay for: they are imported on first use of one of their names
+    if name in _ON_FIRST_USE:
+        return getattr(importlib.import_module(_ON_FIRST_USE[name]), name)
+    if name in MOVED:
+        warnings.warn(f"skframe.plugin.api.{name} is deprecated; import it from {MOVED[name]}",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(MOVED[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -8,12 +8,12 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
 from skframe.constraints import HasMethods
+from skframe.contract.collections import is_collection
 from skframe.exceptions import InvalidInputError
 from skframe.models._base import store_params, validate_X
 from skframe.models._core import resolve_loss
 from skframe.models._data import wrap_value_error
 from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
-from skframe.plugin.collections import is_collection
 
 __all__ = ["SketchedKernelClassifier"]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from sklearn.base import MultiOutputMixin, RegressorMixin
 
 from skframe.constraints import HasMethods
+from skframe.contract.tags import get_tags
 from skframe.core.output_matrices import build_output_matrix
 from skframe.exceptions import InvalidParameterError
 from skframe.models._base import KernelRegressorMixin, store_params, validate_XY
 from skframe.models._core import resolve_loss
 from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
-from skframe.plugin.tags import get_tags
 
 __all__ = ["SketchedKernelMachine"]
 
@@ -65,7 +65,7 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
         pay for the transfer, else on the CPU; ``"numpy"`` and ``"cupy"`` force one
         (``pip install "skframe[gpu]"``).
     loss : str or loss object, default="huber"
-        Registered loss name or a :class:`skframe.plugin.protocols.Loss`.
+        Registered loss name or a :class:`skframe.contract.protocols.Loss`.
     loss_params : dict, optional
         Parameters of the named loss, e.g. ``{"kappa": 1.0}``, ``{"epsilon": 0.1}``,
         ``{"quantiles": [0.5]}``.

@@ -23,9 +23,9 @@ from collections import OrderedDict
 import numpy as np
 import scipy.sparse as sp
 
+from skframe.contract.collections import is_collection
 from skframe.exceptions import InvalidInputError
 from skframe.options import DEFAULT_OPTIONS
-from skframe.plugin.collections import is_collection
 
 __all__ = ["CandidatePool", "clear_candidate_cache", "candidate_cache_info", "CACHE_BYTES"]
 

@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe.constraints import Interval, check_param
+from skframe.contract.tags import get_tags
 from skframe.exceptions import InvalidInputError
 from skframe.models.structured._candidates import (
     CandidatePool,
@@ -16,7 +17,6 @@ from skframe.models.structured._candidates import (
     check_candidate_rows,
     pool_source,
 )
-from skframe.plugin.tags import get_tags
 
 
 def option(value):

@@ -18,6 +18,8 @@ from sklearn.base import BaseEstimator
 
 from skframe import deps
 from skframe.constraints import HasMethods, Interval, Options, validate_params
+from skframe.contract.collections import is_collection, n_items, take
+from skframe.contract.registry import get_decoder
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.graphs.strings import StringBatch
 from skframe.models._base import KernelModelMixin, execution_record, in_memory_plan, store_params
@@ -39,8 +41,6 @@ from skframe.models.structured._deep_training import (
 )
 from skframe.models.structured._estimator import OutputKernelRegressor
 from skframe.models.structured._tokenizer import as_strings, fit_vocabulary, prepare_inputs, tokenize
-from skframe.plugin.collections import is_collection, n_items, take
-from skframe.plugin.registry import get_decoder
 
 __all__ = ["DeepOutputKernelRegressor"]
 

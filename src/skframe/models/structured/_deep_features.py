@@ -23,10 +23,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe import deps
+from skframe.contract.collections import is_collection
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.graphs.chem import mol_from_smiles, morgan_fingerprints
 from skframe.graphs.strings import StringBatch
-from skframe.plugin.collections import is_collection
 
 __all__ = ["featurize", "fit_featurizer", "randomized_smiles"]
 

@@ -17,13 +17,13 @@ import sys
 import numpy as np
 import scipy.sparse as sp
 
+from skframe.contract.collections import is_collection, n_items, take
+from skframe.contract.registry import get_loss
+from skframe.contract.tags import get_tags
 from skframe.core.output_basis import SketchedOutputBasis, unique_rows
 from skframe.core.sketching import draw_sketch
 from skframe.exceptions import InvalidParameterError
 from skframe.options import compute_dtype
-from skframe.plugin.collections import is_collection, n_items, take
-from skframe.plugin.registry import get_loss
-from skframe.plugin.tags import get_tags
 
 __all__ = ["SMALL_NETWORK", "output_loss", "torch_settings", "build_network", "member_network", "train_members",
            "train_network", "forward"]

@@ -16,7 +16,7 @@ from skframe.models._core import resolve_kernel
 from skframe.models.structured._candidates import check_outputs
 from skframe.models.structured._decoding import DecodingMixin
 from skframe.models.structured._fit import StructuredFit
-from skframe.plugin.collections import is_collection, n_items
+from skframe.contract.collections import is_collection, n_items
 
 __all__ = ["OutputKernelRegressor"]
 
@@ -85,7 +85,7 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
     sketch_infos_ : list of dict
         Input and output sketch description of each draw.
     input_kernel_spec_, output_kernel_spec_, input_sketch_spec_, output_sketch_spec_ : ComponentSpec or None
-        The :class:`skframe.plugin.specs.ComponentSpec` of each component known to the registry
+        The :class:`skframe.contract.specs.ComponentSpec` of each component known to the registry
         (None for an unregistered object or no sketch).
     execution_ : dict
         How the fit ran and why (:meth:`skframe.compute.execution.ExecutionPlan.to_dict`): the

@@ -22,10 +22,10 @@ from skframe.models._base import execution_record, in_memory_plan
 from skframe.models._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch
 from skframe.models.structured._input_path import InputPaths, exact_input_path, feature_map_path, sketched_path
 from skframe.models.structured._sisokr import _Draw, sketched_input_coef
-from skframe.plugin.collections import is_collection, n_items, take
-from skframe.plugin.protocols import kernel_block
-from skframe.plugin.registry import get_decoder
-from skframe.plugin.tags import get_tags
+from skframe.contract.collections import is_collection, n_items, take
+from skframe.contract.protocols import kernel_block
+from skframe.contract.registry import get_decoder
+from skframe.contract.tags import get_tags
 
 __all__ = ["StructuredFit", "c_order"]
 

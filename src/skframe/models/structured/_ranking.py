@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from skframe.contract.collections import n_items, take
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.metrics import hits_at_k, mean_rank, mean_reciprocal_rank
 from skframe.models.structured._candidates import CandidatePool
 from skframe.options import DEFAULT_OPTIONS
-from skframe.plugin.collections import n_items, take
 
 __all__ = ["candidate_ranking", "true_candidate_index"]
 

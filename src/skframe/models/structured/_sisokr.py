@@ -18,12 +18,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
+from skframe.contract.collections import n_items, take
+from skframe.contract.protocols import kernel_block
 from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import pinv_sym, solve_psd
 from skframe.core.sketching import diagonal_of_mix, sketched_gram_products
 from skframe.options import ComputeOptions
-from skframe.plugin.collections import n_items, take
-from skframe.plugin.protocols import kernel_block
 
 __all__ = ["sisokr_omega", "sketched_input_coef", "input_products", "has_duplicate_rows"]
 
@@ -124,7 +124,7 @@ def input_products(kernel, X, R, engine=None, *, prepared=False):
 def has_duplicate_rows(A):
     """True when two rows of A (dense or CSR) are identical (two random projections agree).
 
-    Always False for an :class:`~skframe.plugin.collections.InputCollection` (no row arithmetic):
+    Always False for an :class:`~skframe.contract.collections.InputCollection` (no row arithmetic):
     the solver then finds out by a failed factorisation.
     """
     if n_items(A) < 2 or not hasattr(A, "__matmul__") or getattr(A, "ndim", 0) != 2:

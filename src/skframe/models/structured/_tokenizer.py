@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from skframe.contract.collections import is_collection
 from skframe.exceptions import InvalidInputError
 from skframe.graphs.strings import StringBatch
 from skframe.models._base import validate_X
-from skframe.plugin.collections import is_collection
 
 __all__ = ["PAD", "UNKNOWN", "MAX_LENGTH", "as_strings", "fit_vocabulary", "tokenize", "prepare_inputs"]
 

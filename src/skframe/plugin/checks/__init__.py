@@ -1,6 +1,7 @@
 """The conformance kit: checks that a component honours the plugin contract.
 
-A plugin calls these in its own tests::
+A plugin calls these in its own tests, one test per property with
+:func:`skframe.plugin.testing.parametrize_with_checks`, or all at once::
 
     from skframe.plugin.api import check_component
 
@@ -10,21 +11,26 @@ A plugin calls these in its own tests::
 :func:`check_component` finds the kind of the component (from its tags or its methods) and runs
 :func:`check_kernel`, :func:`check_sketch`, :func:`check_loss`, :func:`check_solver`,
 :func:`check_decoder` or :func:`check_output_matrix_component`. Each check evaluates the
-component on small random data and raises :class:`skframe.exceptions.PluginError` at the first
-property that fails; the message starts with ``check_<kind>(<class>): <property>:`` and says
-what to fix. What is checked:
+component on small random data and raises one :class:`ConformanceError` (a
+:class:`skframe.exceptions.PluginError`) listing every property that fails, one line each, starting
+with ``check_<kind>(<class>): <property>:`` and saying what to fix (:data:`PROPERTIES` names them, per
+kind). A check changes nothing outside the component: a component no plugin registers is registered,
+for its save-and-load property, in a copy of the registry seen by the checking thread only. What is
+checked:
 
 * every kind: its tags are well-formed (:func:`check_tags`); its ``params``
   are JSON-ready and rebuild an equal component (the registered factory, else the class, called
   with them; the same ``repr``); it is saved to a model file and loaded back
   (:func:`skframe.persistence.save` / ``load``) with the same behaviour — a component that no
-  installed plugin registers is registered for the duration of the check;
+  installed plugin registers is registered for the duration of the check, in a copy of the registry;
 * kernels: shapes of Gram blocks, ``k(X, Y) = k(Y, X)^T``, symmetry and positive
   semi-definiteness of ``k(X, X)``, ``diag``, ``matvec`` and ``block_bytes`` where present,
   and each tag: ``normalized`` (unit diagonal), ``is_linear`` (``X Y^T``), ``dtypes`` (float32
   blocks), ``spectral_sampler`` (random Fourier features approximate the kernel) and
-  ``thread_safe`` (a kernel not declared thread-safe is only ever called from the caller's
-  thread by skframe's tiled sketch product; a thread-safe one gives the same values on threads);
+  ``thread_safe`` (calls from several threads at once give the one-call values), and skframe's
+  sketch product with it;
+  ``Y=None`` is checked only where ``__call__`` gives ``Y`` a default, and the component's ``params``
+  only where it has them (a kernel whose constructor needs no argument may have none);
 * sketches: ``draw`` gives a ``SketchMatrix`` of ``size`` rows over n columns, determined by
   the random generator (``fit_features`` and ``transform`` for a ``feature_map``);
 * losses: shapes, finite-difference gradients, convexity, the declared Lipschitz constant, the
@@ -43,16 +49,16 @@ what to fix. What is checked:
 
 from __future__ import annotations
 
+from skframe.contract.kinds import KIND_TABLE
+from skframe.contract.tags import kind_of
 from skframe.exceptions import PluginError
-from skframe.plugin.checks._common import check_tags
+from skframe.plugin.checks._common import COMMON_PROPERTIES, ConformanceError, check_tags
 from skframe.plugin.checks._decoding import check_decoder, check_output_matrix_component
 from skframe.plugin.checks._kernel import check_kernel
 from skframe.plugin.checks._loss import check_loss
 from skframe.plugin.checks._sketch import check_sketch
 from skframe.plugin.checks._solver import check_solver
-from skframe.plugin.tags import kind_of
 
-# skframe.plugin.api lists these names again on purpose: its list is the stable one for plugin authors.
 __all__ = [
     "check_component",
     "check_kernel",
@@ -62,18 +68,15 @@ __all__ = [
     "check_decoder",
     "check_output_matrix_component",
     "check_tags",
+    "ConformanceError",
+    "PROPERTIES",
 ]
 
 
-# ----------------------------------------------------------------------------- dispatch
-_CHECKS = {
-    "kernel": check_kernel,
-    "sketch": check_sketch,
-    "loss": check_loss,
-    "solver": check_solver,
-    "decoder": check_decoder,
-    "output_matrix": check_output_matrix_component,
-}
+# ----------------------------------------------------------------------------- dispatch, from the kinds table
+_CHECKS = {kind.name: globals()[kind.check] for kind in KIND_TABLE}
+#: {kind: the properties its check evaluates, each a name of ConformanceError's failures}
+PROPERTIES = {kind: COMMON_PROPERTIES + check.properties for kind, check in _CHECKS.items()}
 
 
 def check_component(component, kind=None, **kwargs):
@@ -91,6 +94,11 @@ def check_component(component, kind=None, **kwargs):
     -------
     tags
         The component's tags, checked.
+
+    Raises
+    ------
+    ConformanceError
+        Listing every failed property, each named with its fix.
 
     Examples
     --------

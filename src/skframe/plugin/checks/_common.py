@@ -12,26 +12,73 @@ from dataclasses import fields
 import numpy as np
 import scipy.sparse as sp
 
+from skframe.contract.discovery import Source
+from skframe.contract.loader import get_plugin_registry, scoped_registry
+from skframe.contract.registry import build_component, spec_of
+from skframe.contract.tags import TAGS_OF_KIND, KernelTags, LossTags, get_tags
 from skframe.exceptions import PluginError, SkframeError
 from skframe.persistence import load, save
-from skframe.plugin.discovery import Source
-from skframe.plugin.loader import get_plugin_registry
-from skframe.plugin.registry import build_component, spec_of
-from skframe.plugin.tags import TAGS_OF_KIND, KernelTags, LossTags, get_tags
 
 
-class _Failure:
-    """Raises the kit's errors: ``check_<kind>(<class>): <property>: <what happened>; <fix>``."""
+class ConformanceError(PluginError):
+    """A component failed properties of the conformance kit: every failure, each named.
 
-    def __init__(self, kind, component):
+    The message has one line per failure, ``check_<kind>(<class>): <property>: <what happened>; <fix>``.
+
+    Attributes
+    ----------
+    failures : list of (str, str)
+        ``(property, line)`` for each failure, in the order found.
+    checked : set of str
+        The properties that were evaluated (passed or failed).
+    stopped : str or None
+        Why the check stopped before its end (a property it could not go past), else None.
+    """
+
+    def __init__(self, failures, checked=(), stopped=None):
+        self.failures, self.checked, self.stopped = list(failures), set(checked), stopped
+        lines = [line for _, line in self.failures]
+        if stopped:
+            lines.append(f"(the properties after it were not checked: {stopped})")
+        super().__init__("\n".join(lines))
+
+
+class _Stop(Exception):
+    """A failure the check cannot go past (the component could not even be called)."""
+
+
+class _Failures:
+    """Collects the kit's failures: ``check_<kind>(<class>): <property>: <what happened>; <fix>``.
+
+    ``require`` records a failed property and goes on; calling the object records one and stops the check.
+    """
+
+    def __init__(self, kind, component, properties):
         self.prefix = f"check_{kind}({type(component).__name__})"
+        self.properties, self.failures, self.checked, self.stopped = properties, [], set(), None
+
+    def _record(self, prop, what, fix):
+        if prop not in self.properties:  # the list parametrize_with_checks makes one test of each
+            raise AssertionError(f"{prop!r} is not a property of {self.prefix}; add it to the kind's PROPERTIES")
+        self.checked.add(prop)
+        self.failures.append((prop, f"{self.prefix}: {prop}: {what}; {fix}"))
 
     def __call__(self, prop, what, fix):
-        raise PluginError(f"{self.prefix}: {prop}: {what}; {fix}")
+        self._record(prop, what, fix)
+        self.stopped = f"{self.prefix} stopped at {prop}"
+        raise _Stop(prop)
+
+    def passed(self, *props):
+        """Mark properties evaluated without a failure (those not checked through :meth:`require`)."""
+        self.checked.update(props)
 
     def require(self, ok, prop, what, fix):
+        if prop not in self.properties:
+            raise AssertionError(f"{prop!r} is not a property of {self.prefix}; add it to the kind's PROPERTIES")
+        self.checked.add(prop)
         if not ok:
-            self(prop, what, fix)
+            self._record(prop, what, fix)
+        return bool(ok)
 
 
 def _rng(rng):
@@ -47,17 +94,43 @@ def _build(obj_or_factory, params):
     return obj_or_factory
 
 
-def _start(kind, obj_or_factory, params, rng):
-    """The first steps of every check: the component, its error reporter, its checked tags and a generator."""
+#: the properties every kind's check evaluates (besides its own)
+COMMON_PROPERTIES = ("tags", "params", "params round-trip", "repr", "save and load")
+
+
+@contextlib.contextmanager
+def _checking(kind, obj_or_factory, params, rng, properties):
+    """The frame of every check: yields the component, its failure collector, its checked tags and a generator.
+
+    At the end, a :class:`ConformanceError` lists every failure; an unexpected error after a failure ends the
+    check with the failures found (the error is a consequence), one before any failure is raised as it is.
+    """
     component = _build(obj_or_factory, params)
-    fail = _Failure(kind, component)
-    return component, fail, _check_tags(fail, component, kind), _rng(rng)
+    fail = _Failures(kind, component, COMMON_PROPERTIES + tuple(properties))
+    try:
+        tags = _check_tags(fail, component, kind)
+    except _Stop:
+        raise ConformanceError(fail.failures, fail.checked, fail.stopped) from None
+    try:
+        yield component, fail, tags, _rng(rng)
+    except _Stop:
+        pass
+    except Exception as exc:
+        if not fail.failures:
+            raise
+        fail.stopped = f"{type(exc).__name__}: {exc}"
+    if fail.failures:
+        raise ConformanceError(fail.failures, fail.checked, fail.stopped)
 
 
 def _close(A, B, rtol, atol=0.0):
     A, B = np.asarray(A, dtype=np.float64), np.asarray(B, dtype=np.float64)
+    if A.shape != B.shape:
+        return False
+    both_nan = np.isnan(A) & np.isnan(B)  # a NaN is the "finite" property's failure, not every comparison's
+    A, B = np.where(both_nan, 0.0, A), np.where(both_nan, 0.0, B)
     scale = max(1.0, float(np.max(np.abs(B), initial=0.0)))
-    return A.shape == B.shape and bool(np.all(np.abs(A - B) <= rtol * scale + atol))
+    return bool(np.all(np.abs(A - B) <= rtol * scale + atol))
 
 
 def _dense(K):
@@ -78,6 +151,7 @@ def _check_tags(fail, component, kind):
         check_tags(tags)
     except SkframeError as exc:
         fail("tags", str(exc), f"return a well-formed {kind} tags object from __skframe_tags__")
+    fail.passed("tags")
     return tags
 
 
@@ -114,25 +188,35 @@ def _same_params(a, b):
 
 
 def _check_params(fail, component, kind):
-    """params are a JSON-ready dict that rebuilds an equal component; returns the rebuilt one."""
-    params = _params_of(component)
-    fail.require(isinstance(params, dict) and all(isinstance(k, str) for k in params), "params",
-                 f"params is {params!r}",
-                 "add a `params` property returning the constructor arguments as a dict (models using the "
-                 "component are saved from it)")
-    problem = _json_ready(params)
-    fail.require(problem is None, "params", f"{params!r} is not JSON-ready ({problem})",
-                 "return numbers, strings, lists, dicts or NumPy arrays")
+    """The parameters a model file saves rebuild an equal component; returns the rebuilt one.
+
+    They are the component's ``params`` (or ``get_params()``), else, as the registry does, the parameters it was
+    built with by name, or none: a component without ``params`` whose constructor needs none passes.
+    """
+    declared = _params_of(component)
     spec = spec_of(kind, component)
+    params = declared if declared is not None else (dict(spec.params) if spec is not None else {})
+    if declared is not None:
+        if not (isinstance(params, dict) and all(isinstance(k, str) for k in params)):
+            fail("params", f"params is {params!r}", "return the constructor arguments as a dict from a `params` "
+                 "property (models using the component are saved from it)")
+        problem = _json_ready(params)
+        fail.require(problem is None, "params", f"{params!r} is not JSON-ready ({problem})",
+                     "return numbers, strings, lists, dicts or NumPy arrays")
     try:
         rebuilt = build_component(spec) if spec is not None else type(component)(**params)
     except (TypeError, SkframeError) as exc:
         how = f"the registered factory {spec.name!r}" if spec is not None else type(component).__name__
+        if declared is None:
+            fail("params", f"it has no `params` and {how}() failed ({exc})",
+                 "add a `params` property returning the constructor arguments as a dict")
         fail("params round-trip", f"{how}(**{params!r}) failed ({exc})",
              "make `params` return exactly the arguments the factory takes")
-    fail.require(_same_params(_params_of(rebuilt), params), "params round-trip",
-                 f"rebuilt from {params!r} it has params {_params_of(rebuilt)!r}",
-                 "store every constructor argument unchanged and return it in `params`")
+    fail.passed("params", "params round-trip")
+    if declared is not None:
+        fail.require(_same_params(_params_of(rebuilt), params), "params round-trip",
+                     f"rebuilt from {params!r} it has params {_params_of(rebuilt)!r}",
+                     "store every constructor argument unchanged and return it in `params`")
     if type(component).__repr__ is not object.__repr__:
         fail.require(repr(rebuilt) == repr(component), "repr", f"{repr(component)!r} but rebuilt {repr(rebuilt)!r}",
                      "derive __repr__ from params (__repr__ = skframe.plugin.api.repr_from_params)")
@@ -141,23 +225,20 @@ def _check_params(fail, component, kind):
 
 @contextlib.contextmanager
 def _registered(component, kind):
-    """The component registered for the duration of the check when no plugin registers it."""
+    """The component registered for the duration of the check when no plugin registers it.
+
+    It is added to a copy of the registry that only the current thread sees while the check runs
+    (:func:`skframe.contract.loader.scoped_registry`): the loaded registry is never changed.
+    """
     if spec_of(kind, component) is not None:
         yield
         return
-    reg = get_plugin_registry()
+    registry = get_plugin_registry().copy()
     factory = type(component)
     name = f"conformance-check-{factory.__module__}.{factory.__qualname__}".lower()
-    comp = reg.add(kind, name, factory, Source("conformance-check", "skframe-conformance-check", "0"))
-    try:
+    registry.add(kind, name, factory, Source("conformance-check", "skframe-conformance-check", "0"))
+    with scoped_registry(registry):
         yield
-    finally:
-        reg.components[kind].pop(name, None)
-        entries = reg.by_factory.get(factory, [])
-        if comp in entries:
-            entries.remove(comp)
-        if not entries:
-            reg.by_factory.pop(factory, None)
 
 
 def _saved_and_loaded(fail, component, kind):
@@ -196,9 +277,9 @@ def check_tags(tags):
 
     Examples
     --------
-    >>> from skframe.plugin.tags import KernelTags
+    >>> from skframe.contract.tags import KernelTags
     >>> check_tags(KernelTags(backends=("numpy", "cupy")))
-    >>> from skframe.plugin.tags import KernelTags
+    >>> from skframe.contract.tags import KernelTags
     >>> check_tags(KernelTags(backends="numpy"))
     Traceback (most recent call last):
     ...

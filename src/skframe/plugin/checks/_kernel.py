@@ -2,60 +2,44 @@
 
 from __future__ import annotations
 
-import contextlib
-import sys
+import inspect
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.core import threads as _threads
+from skframe.contract.collections import is_collection, n_items, take
+from skframe.contract.protocols import kernel_block, kernel_matvec, kernel_prepare
 from skframe.core.sketch_matrix import SketchMatrix
 from skframe.core.sketching import sketched_gram_products
 from skframe.exceptions import PluginError
 from skframe.plugin.checks._common import (
     _check_params,
+    _checking,
     _close,
     _dense,
     _saved_and_loaded,
-    _start,
     _worst,
 )
-from skframe.plugin.collections import is_collection, n_items, take
-from skframe.plugin.protocols import kernel_block, kernel_matvec, kernel_prepare
-
 
 # ----------------------------------------------------------------------------- kernels
-class _Recording:
-    """A kernel proxy that records whether each call ran on the caller's thread."""
-
-    def __init__(self, kernel, tags):
-        self._kernel, self._tags, self.calls = kernel, tags, []
-        self._caller = threading.current_thread()
-
-    def __skframe_tags__(self):
-        return self._tags
-
-    def __call__(self, X, Y=None, **kwargs):
-        self.calls.append(threading.current_thread() is self._caller)
-        return self._kernel(X, Y, **kwargs)
+#: what the kernel check evaluates (besides the properties of every kind)
+PROPERTIES = ("call", "shape", "finite", "Y=None", "symmetry", "positive semi-definite", "diag", "tag normalized",
+              "tag is_linear", "tag dtypes", "tag spectral_sampler", "matvec", "block_bytes", "tag backends",
+              "tag thread_safe", "sketch product")
 
 
-@contextlib.contextmanager
-def _small_threaded_tiles():
-    """skframe's tiled sketch product on small blocks: tiles of a few rows shared by 3 threads."""
-    saved = [(_threads, "THREADED_ENTRIES", 1), (_threads, "available_cores", lambda: 3)]
-    for mod in list(sys.modules.values()):
-        if getattr(mod, "__name__", "").startswith("skframe.core.") and hasattr(mod, "_TILE_ENTRIES"):
-            saved.append((mod, "_TILE_ENTRIES", 64))
-    old = [(mod, name, getattr(mod, name)) for mod, name, _ in saved]
+def _takes_one_argument(kernel):
+    """True when ``kernel(X)`` is a valid call (``Y`` has a default, or the signature cannot be read)."""
     try:
-        for mod, name, value in saved:
-            setattr(mod, name, value)
-        yield
-    finally:
-        for mod, name, value in old:
-            setattr(mod, name, value)
+        params = list(inspect.signature(kernel).parameters.values())
+    except (TypeError, ValueError):
+        return True
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        return True
+    return len(positional) < 2 or positional[1].default is not inspect.Parameter.empty
 
 
 def _kernel_data(rng, X, Y):
@@ -89,40 +73,83 @@ def check_kernel(kernel, X=None, Y=None, *, params=None, rng=0, rtol=1e-7):
 
     Raises
     ------
-    skframe.exceptions.PluginError
-        At the first failed property, naming it and the fix.
+    skframe.plugin.testing.ConformanceError
+        A :class:`skframe.exceptions.PluginError` listing every failed property, each named with its fix.
     """
-    kernel, fail, tags, rng = _start("kernel", kernel, params, rng)
-    X, Y = _kernel_data(rng, X, Y)
-    prepared = kernel_prepare(kernel, X)
-    nx, ny = n_items(X), n_items(Y)
+    with _checking("kernel", kernel, params, rng, PROPERTIES) as (kernel, fail, tags, rng):
+        X, Y = _kernel_data(rng, X, Y)
+        prepared = kernel_prepare(kernel, X)
+        KXY = _check_blocks(fail, prepared, X, Y, rtol)
+        _check_tagged(fail, prepared, tags, X, Y, KXY, rng, rtol)
+        if callable(getattr(prepared, "matvec", None)):
+            Wv = rng.standard_normal((n_items(Y), 2))
+            got = kernel_matvec(prepared, X, Y, Wv)
+            fail.require(_close(got, KXY @ Wv, rtol), "matvec", f"matvec(X, Y, W) != k(X, Y) @ W: "
+                         f"{_worst(got, KXY @ Wv)}", "return k(X, Y) @ W")
+        if callable(getattr(prepared, "block_bytes", None)):
+            nx, ny = n_items(X), n_items(Y)
+            nbytes = prepared.block_bytes(nx, ny, 8)
+            fail.require(isinstance(nbytes, (int, np.integer)) and nbytes > 0, "block_bytes",
+                         f"block_bytes({nx}, {ny}, 8) = {nbytes!r}",
+                         "return the peak bytes of one block, a positive int")
+        if type(X) is np.ndarray:
+            _check_threads(fail, prepared, tags, X, rng)
+            _check_sketch_product(fail, prepared, X, rng)
+        rebuilt = _check_params(fail, kernel, "kernel")
+        loaded = _saved_and_loaded(fail, kernel, "kernel")
+        for other, how in ((rebuilt, "rebuilt from params"), (loaded, "saved and loaded")):
+            K2 = kernel_block(kernel_prepare(other, X), X, Y)
+            fail.require(_close(K2, KXY, rtol), "save and load" if how.startswith("saved") else "params round-trip",
+                         f"the kernel {how} gives other values: {_worst(K2, KXY)}",
+                         "rebuild the same kernel from params")
+    return tags
+
+
+check_kernel.properties = PROPERTIES  # read by skframe.plugin.checks.PROPERTIES
+
+
+def _check_blocks(fail, kernel, X, Y, rtol):
+    """Shapes, finite values, ``Y=None`` where the signature has it, symmetry and PSD-ness; returns ``k(X, Y)``."""
     try:
-        K = kernel_block(prepared, X, X)
-        KXY = kernel_block(prepared, X, Y)
-        KYX = kernel_block(prepared, Y, X)
-        K_none = _dense(prepared(X))
+        K = kernel_block(kernel, X, X)
+        KXY = kernel_block(kernel, X, Y)
+        KYX = kernel_block(kernel, Y, X)
     except PluginError as exc:
         fail("shape", str(exc), "return a block of shape (len(X), len(Y))")
     except TypeError as exc:
-        fail("call", f"kernel(X, Y) raised {exc}", "accept kernel(X, Y=None) with Y=None meaning Y = X")
-    fail.require(np.all(np.isfinite(K)) and np.all(np.isfinite(KXY)), "finite", "the Gram block has NaN or inf",
-                 "return finite values")
-    fail.require(_close(K_none, K, rtol), "Y=None", f"kernel(X) != kernel(X, X): {_worst(K_none, K)}",
-                 "treat Y=None as Y = X")
+        fail("call", f"kernel(X, Y) raised {exc}", "accept kernel(X, Y) with two inputs")
+    fail.passed("call", "shape")
+    finite = fail.require(np.all(np.isfinite(K)) and np.all(np.isfinite(KXY)), "finite",
+                          "the Gram block has NaN or inf", "return finite values")
+    if _takes_one_argument(kernel):
+        try:
+            K_none = _dense(kernel(X))
+        except TypeError as exc:
+            fail("Y=None", f"kernel(X) raised {exc}", "treat Y=None as Y = X, or give Y no default")
+        fail.require(_close(K_none, K, rtol), "Y=None", f"kernel(X) != kernel(X, X): {_worst(K_none, K)}",
+                     "treat Y=None as Y = X")
     fail.require(_close(K, K.T, rtol), "symmetry", f"k(X, X) is not symmetric: {_worst(K, K.T)}",
                  "a kernel must satisfy k(x, y) = k(y, x)")
     fail.require(_close(KXY, KYX.T, rtol), "symmetry", f"k(X, Y) != k(Y, X)^T: {_worst(KXY, KYX.T)}",
                  "a kernel must satisfy k(x, y) = k(y, x)")
-    w = np.linalg.eigvalsh(0.5 * (K + K.T))
-    fail.require(w.min() >= -1e-7 * max(1.0, float(np.abs(w).max())), "positive semi-definite",
-                 f"k(X, X) has the eigenvalue {w.min():.3g}", "a kernel must give PSD Gram matrices")
-    if callable(getattr(prepared, "diag", None)):
-        dg = np.asarray(prepared.diag(X), dtype=np.float64).ravel()
+    if finite:
+        w = np.linalg.eigvalsh(0.5 * (K + K.T))
+        fail.require(w.min() >= -1e-7 * max(1.0, float(np.abs(w).max())), "positive semi-definite",
+                     f"k(X, X) has the eigenvalue {w.min():.3g}", "a kernel must give PSD Gram matrices")
+    if callable(getattr(kernel, "diag", None)):
+        dg = np.asarray(kernel.diag(X), dtype=np.float64).ravel()
         fail.require(_close(dg, np.diag(K), rtol), "diag", f"diag(X) is not the diagonal of k(X, X): "
                      f"{_worst(dg, np.diag(K))}", "return k(x_i, x_i) for each row")
+    return KXY
+
+
+def _check_tagged(fail, kernel, tags, X, Y, KXY, rng, rtol):
+    """What each tag promises: unit diagonal, a linear kernel, other precisions, a spectral sampler, NumPy."""
+    nx, ny = n_items(X), n_items(Y)
     if tags.normalized:
-        fail.require(_close(np.diag(K), np.ones(nx), rtol), "tag normalized",
-                     f"the tags say normalized but k(x, x) ranges in [{np.diag(K).min():.6g}, {np.diag(K).max():.6g}]",
+        dg = np.diag(kernel_block(kernel, X, X))
+        fail.require(_close(dg, np.ones(nx), rtol), "tag normalized",
+                     f"the tags say normalized but k(x, x) ranges in [{dg.min():.6g}, {dg.max():.6g}]",
                      "declare normalized=False, or normalise the kernel")
     if tags.is_linear:
         ok = not is_collection(X) and _close(KXY, np.asarray(X @ Y.T.toarray() if sp.issparse(Y) else X @ Y.T), rtol)
@@ -132,41 +159,26 @@ def check_kernel(kernel, X=None, Y=None, *, params=None, rng=0, rtol=1e-7):
         if dtype == "float64":
             continue
         try:
-            K32 = prepared(X, Y, dtype=np.dtype(dtype))
+            K32 = kernel(X, Y, dtype=np.dtype(dtype))
         except TypeError as exc:
-            fail(f"tag dtypes ({dtype})", f"kernel(X, Y, dtype={dtype}) raised {exc}",
-                 "accept a dtype keyword, or leave the precision out of the tags' dtypes")
-        fail.require(getattr(K32, "dtype", None) == np.dtype(dtype) and K32.shape == (nx, ny), f"tag dtypes ({dtype})",
-                     f"kernel(X, Y, dtype={dtype}) returned {getattr(K32, 'dtype', type(K32))} of shape "
-                     f"{getattr(K32, 'shape', None)}", f"return a {dtype} block, or leave it out of the tags' dtypes")
-        fail.require(_close(K32, KXY, 1e-4 if dtype == "float32" else rtol), f"tag dtypes ({dtype})",
+            fail.require(False, "tag dtypes", f"kernel(X, Y, dtype={dtype}) raised {exc}",
+                         "accept a dtype keyword, or leave the precision out of the tags' dtypes")
+            continue
+        if not fail.require(getattr(K32, "dtype", None) == np.dtype(dtype) and K32.shape == (nx, ny), "tag dtypes",
+                            f"kernel(X, Y, dtype={dtype}) returned {getattr(K32, 'dtype', type(K32))} of shape "
+                            f"{getattr(K32, 'shape', None)}",
+                            f"return a {dtype} block, or leave it out of the tags' dtypes"):
+            continue
+        fail.require(_close(K32, KXY, 1e-4 if dtype == "float32" else rtol), "tag dtypes",
                      f"the {dtype} block differs from the float64 one: {_worst(K32, KXY)}", "compute the same kernel")
-    has_sampler = callable(getattr(prepared, "spectral_sampler", None))
+    has_sampler = callable(getattr(kernel, "spectral_sampler", None))
     fail.require(has_sampler == tags.spectral_sampler, "tag spectral_sampler",
                  f"the tags say spectral_sampler={tags.spectral_sampler} but the method is "
                  f"{'present' if has_sampler else 'absent'}", "make the tag and the method agree")
-    if tags.spectral_sampler and not is_collection(X):
-        _check_spectral_sampler(fail, prepared, np.asarray(X)[:6], rng)
-    if callable(getattr(prepared, "matvec", None)):
-        Wv = rng.standard_normal((ny, 2))
-        got = kernel_matvec(prepared, X, Y, Wv)
-        fail.require(_close(got, KXY @ Wv, rtol), "matvec", f"matvec(X, Y, W) != k(X, Y) @ W: "
-                     f"{_worst(got, KXY @ Wv)}", "return k(X, Y) @ W")
-    if callable(getattr(prepared, "block_bytes", None)):
-        nbytes = prepared.block_bytes(nx, ny, 8)
-        fail.require(isinstance(nbytes, (int, np.integer)) and nbytes > 0, "block_bytes",
-                     f"block_bytes({nx}, {ny}, 8) = {nbytes!r}", "return the peak bytes of one block, a positive int")
+    if tags.spectral_sampler and has_sampler and not is_collection(X):
+        _check_spectral_sampler(fail, kernel, np.asarray(X)[:6], rng)
     fail.require("numpy" in tags.backends, "tag backends", f"backends={tags.backends}",
                  "every kernel takes NumPy arrays: list 'numpy'")
-    if type(X) is np.ndarray:
-        _check_threads(fail, prepared, tags, X, rng)
-    rebuilt = _check_params(fail, kernel, "kernel")
-    loaded = _saved_and_loaded(fail, kernel, "kernel")
-    for other, how in ((rebuilt, "rebuilt from params"), (loaded, "saved and loaded")):
-        K2 = kernel_block(kernel_prepare(other, X), X, Y)
-        fail.require(_close(K2, KXY, rtol), "save and load" if how.startswith("saved") else "params round-trip",
-                     f"the kernel {how} gives other values: {_worst(K2, KXY)}", "rebuild the same kernel from params")
-    return tags
 
 
 def _check_spectral_sampler(fail, kernel, X, rng):
@@ -183,20 +195,43 @@ def _check_spectral_sampler(fail, kernel, X, rng):
                  "sample the frequencies from the kernel's spectral measure (normalised Fourier transform)")
 
 
-def _check_threads(fail, kernel, tags, X, rng):
+def _check_threads(fail, kernel, tags, X, rng, n_threads=3, rounds=4):
+    """A kernel declared thread-safe gives, called at once from several threads on tiles of rows, its one-call values.
+
+    The kit runs its own threads: nothing of skframe's thread pool or tiling is changed.
+    """
+    if not tags.thread_safe:
+        return
+    n = X.shape[0]
+    Y = X[np.sort(rng.choice(n, size=min(8, n), replace=False))]
+    expected = kernel_block(kernel, X, Y)
+    out = np.empty_like(expected)
+    bounds = list(range(0, n, 4)) + [n]
+    barrier = threading.Barrier(n_threads, timeout=60)
+
+    def tile(k):
+        barrier.wait()  # the threads start together, so that their calls overlap
+        for start, stop in zip(bounds[k::n_threads], bounds[k + 1::n_threads]):
+            out[start:stop] = kernel_block(kernel, X[start:stop], Y)
+
+    with ThreadPoolExecutor(max_workers=n_threads) as pool:
+        for _ in range(rounds):
+            list(pool.map(tile, range(n_threads)))
+            if not _close(out, expected, 1e-9):
+                break
+    fail.require(_close(out, expected, 1e-9), "tag thread_safe",
+                 f"calls from {n_threads} threads at once differ from one call: {_worst(out, expected)}",
+                 "declare thread_safe=False unless concurrent calls are safe (no state changed by a call)")
+
+
+def _check_sketch_product(fail, kernel, X, rng):
+    """skframe's sketch product with this kernel is ``k(X, X_s) S_mix^T`` (the kernel is used as the fits use it)."""
     n, s, m = X.shape[0], min(8, X.shape[0]), 5
     idx = np.sort(rng.choice(n, size=s, replace=False))
     mix = sp.random(m, s, density=0.6, random_state=np.random.RandomState(1), format="csr") + sp.eye(m, s)
     R = SketchMatrix(n=n, indices=idx, mix=mix)
-    proxy = _Recording(kernel, tags)
-    with _small_threaded_tiles():
-        KR, _ = sketched_gram_products(proxy, X, R)
+    KR, _ = sketched_gram_products(kernel, X, R)
     expected = kernel_block(kernel, X, take(X, idx)) @ R.mix.toarray().T
-    if not tags.thread_safe:
-        fail.require(all(proxy.calls), "tag thread_safe",
-                     "skframe called a kernel not declared thread-safe from another thread",
-                     "this is a bug of skframe's sketch product: report it")
-    fail.require(_close(KR, expected, 1e-9), "tag thread_safe",
-                 f"the sketch product {'on threads ' if tags.thread_safe else ''}differs from k(X, X_s) S_mix^T: "
-                 f"{_worst(KR, expected)}",
-                 "declare thread_safe=False unless concurrent calls are safe (no state changed by a call)")
+    fail.require(_close(KR, expected, 1e-9), "sketch product",
+                 f"skframe's sketch product differs from k(X, X_s) S_mix^T: {_worst(KR, expected)}",
+                 "return the same values whatever the order of the arguments' rows (k(X_s, X) = k(X, X_s)^T)")

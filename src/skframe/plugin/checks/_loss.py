@@ -6,17 +6,21 @@ import math
 
 import numpy as np
 
+from skframe.contract.loader import get_plugin_registry
 from skframe.plugin.checks._common import (
     _check_params,
+    _checking,
     _close,
     _saved_and_loaded,
-    _start,
     _worst,
 )
-from skframe.plugin.loader import get_plugin_registry
-
 
 # ----------------------------------------------------------------------------- losses
+#: what the loss check evaluates (besides the properties of every kind)
+PROPERTIES = ("value", "gradient", "convexity", "tag lipschitz", "tag square", "tag default_solver", "dual",
+              "dual (Fenchel-Young equality)", "dual projection", "dual (Fenchel-Young inequality)", "dual quad/l1")
+
+
 def _loss_data(rng, tags, n, d):
     d = len(tags.quantiles) if tags.quantiles is not None else d
     F = rng.standard_normal((n, d))
@@ -41,50 +45,53 @@ def check_loss(loss, *, params=None, n=25, d=2, rng=0, rtol=1e-5):
     -------
     LossTags
     """
-    loss, fail, tags, gen = _start("loss", loss, params, rng)
-    F, Y = _loss_data(gen, tags, n, d)
-    v = np.asarray(loss.value(F, Y), dtype=np.float64)
-    fail.require(v.shape == (n,) and np.all(np.isfinite(v)), "value", f"value(F, Y) has shape {v.shape}",
-                 f"return one finite loss per row, shape ({n},)")
-    G = np.asarray(loss.gradient(F, Y), dtype=np.float64)
-    fail.require(G.shape == F.shape and np.all(np.isfinite(G)), "gradient", f"gradient(F, Y) has shape {G.shape}",
-                 f"return a finite (sub-)gradient of the predictions' shape {F.shape}")
-    h = 1e-6
-    FD = np.empty_like(F)
-    for j in range(F.shape[1]):
-        E = np.zeros_like(F)
-        E[:, j] = h
-        FD[:, j] = (np.asarray(loss.value(F + E, Y)) - np.asarray(loss.value(F - E, Y))) / (2 * h)
-    fail.require(_close(G, FD, rtol, atol=1e-6), "gradient", f"gradient differs from central finite differences of "
-                 f"value: {_worst(G, FD)}", "return the derivative of value with respect to F")
-    F2 = F + gen.standard_normal(F.shape)
-    mid = np.asarray(loss.value(0.5 * (F + F2), Y))
-    fail.require(np.all(mid <= 0.5 * (v + np.asarray(loss.value(F2, Y))) + 1e-9 * (1 + np.abs(mid))), "convexity",
-                 "value((F1 + F2)/2) > (value(F1) + value(F2))/2", "a loss must be convex in the predictions")
-    if math.isfinite(tags.lipschitz):
-        cols = slice(None) if tags.quantiles is not None else slice(0, 1)  # one output, or the quantile levels
-        A, B, T = F[:, cols], F2[:, cols], Y[:, cols]
-        gap = np.abs(np.asarray(loss.value(B, T)) - np.asarray(loss.value(A, T)))
-        ratio = float(np.max(gap / np.maximum(np.linalg.norm(B - A, axis=1), 1e-300)))
-        fail.require(ratio <= tags.lipschitz * (1 + 1e-9) + 1e-12, "tag lipschitz",
-                     f"|l(f1) - l(f2)| / ||f1 - f2|| reaches {ratio:.6g} > lipschitz = {tags.lipschitz}",
-                     "declare the Lipschitz constant of one output (of the quantile levels, Euclidean norm), "
-                     "math.inf when unbounded")
-    if tags.square:
-        fail.require(_close(v, 0.5 * ((F - Y) ** 2).sum(axis=1), 1e-12) and _close(G, F - Y, 1e-12), "tag square",
-                     "the tags say square but the loss is not 1/2 ||f - y||^2", "declare square=False")
-    if tags.default_solver is not None:
-        reg = get_plugin_registry()
-        fail.require(reg.lookup("solver", tags.default_solver) is not None, "tag default_solver",
-                     f"no solver is registered as {tags.default_solver!r}", "name a registered solver, or None")
-    dual = getattr(loss, "dual", None)
-    if dual is not None:
-        _check_dual(fail, loss, dual, F, Y, v, G, gen, rtol)
-    rebuilt = _check_params(fail, loss, "loss")
-    for other, prop in ((rebuilt, "params round-trip"), (_saved_and_loaded(fail, loss, "loss"), "save and load")):
-        fail.require(_close(other.value(F, Y), v, 1e-12), prop, "the rebuilt loss gives other values",
-                     "return every constructor argument in params")
+    with _checking("loss", loss, params, rng, PROPERTIES) as (loss, fail, tags, gen):
+        F, Y = _loss_data(gen, tags, n, d)
+        v = np.asarray(loss.value(F, Y), dtype=np.float64)
+        fail.require(v.shape == (n,) and np.all(np.isfinite(v)), "value", f"value(F, Y) has shape {v.shape}",
+                     f"return one finite loss per row, shape ({n},)")
+        G = np.asarray(loss.gradient(F, Y), dtype=np.float64)
+        fail.require(G.shape == F.shape and np.all(np.isfinite(G)), "gradient", f"gradient(F, Y) has shape {G.shape}",
+                     f"return a finite (sub-)gradient of the predictions' shape {F.shape}")
+        h = 1e-6
+        FD = np.empty_like(F)
+        for j in range(F.shape[1]):
+            E = np.zeros_like(F)
+            E[:, j] = h
+            FD[:, j] = (np.asarray(loss.value(F + E, Y)) - np.asarray(loss.value(F - E, Y))) / (2 * h)
+        fail.require(_close(G, FD, rtol, atol=1e-6), "gradient", f"gradient differs from central finite differences of "
+                     f"value: {_worst(G, FD)}", "return the derivative of value with respect to F")
+        F2 = F + gen.standard_normal(F.shape)
+        mid = np.asarray(loss.value(0.5 * (F + F2), Y))
+        fail.require(np.all(mid <= 0.5 * (v + np.asarray(loss.value(F2, Y))) + 1e-9 * (1 + np.abs(mid))), "convexity",
+                     "value((F1 + F2)/2) > (value(F1) + value(F2))/2", "a loss must be convex in the predictions")
+        if math.isfinite(tags.lipschitz):
+            cols = slice(None) if tags.quantiles is not None else slice(0, 1)  # one output, or the quantile levels
+            A, B, T = F[:, cols], F2[:, cols], Y[:, cols]
+            gap = np.abs(np.asarray(loss.value(B, T)) - np.asarray(loss.value(A, T)))
+            ratio = float(np.max(gap / np.maximum(np.linalg.norm(B - A, axis=1), 1e-300)))
+            fail.require(ratio <= tags.lipschitz * (1 + 1e-9) + 1e-12, "tag lipschitz",
+                         f"|l(f1) - l(f2)| / ||f1 - f2|| reaches {ratio:.6g} > lipschitz = {tags.lipschitz}",
+                         "declare the Lipschitz constant of one output (of the quantile levels, Euclidean norm), "
+                         "math.inf when unbounded")
+        if tags.square:
+            fail.require(_close(v, 0.5 * ((F - Y) ** 2).sum(axis=1), 1e-12) and _close(G, F - Y, 1e-12), "tag square",
+                         "the tags say square but the loss is not 1/2 ||f - y||^2", "declare square=False")
+        if tags.default_solver is not None:
+            reg = get_plugin_registry()
+            fail.require(reg.lookup("solver", tags.default_solver) is not None, "tag default_solver",
+                         f"no solver is registered as {tags.default_solver!r}", "name a registered solver, or None")
+        dual = getattr(loss, "dual", None)
+        if dual is not None:
+            _check_dual(fail, loss, dual, F, Y, v, G, gen, rtol)
+        rebuilt = _check_params(fail, loss, "loss")
+        for other, prop in ((rebuilt, "params round-trip"), (_saved_and_loaded(fail, loss, "loss"), "save and load")):
+            fail.require(_close(other.value(F, Y), v, 1e-12), prop, "the rebuilt loss gives other values",
+                         "return every constructor argument in params")
     return tags
+
+
+check_loss.properties = PROPERTIES  # read by skframe.plugin.checks.PROPERTIES
 
 
 def _check_dual(fail, loss, dual, F, Y, v, G, rng, rtol):

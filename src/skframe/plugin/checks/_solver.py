@@ -6,21 +6,21 @@ import math
 
 import numpy as np
 
+from skframe.contract.problems import ArrayProblem, Problem, SolveResult
+from skframe.contract.registry import get_component
+from skframe.contract.tags import LossTags
 from skframe.exceptions import PluginError, SkframeError
 from skframe.plugin.checks._common import (
     _attributes,
     _check_params,
+    _checking,
     _json_ready,
     _no_state_change,
     _params_of,
     _same_params,
     _saved_and_loaded,
-    _start,
     _worst,
 )
-from skframe.plugin.problems import ArrayProblem, Problem, SolveResult
-from skframe.plugin.registry import get_component
-from skframe.plugin.tags import LossTags
 
 
 # ----------------------------------------------------------------------------- solvers
@@ -55,6 +55,11 @@ class _AbsoluteLoss:
         return np.sign(np.asarray(F) - np.asarray(Y))
 
 
+#: what the solver check evaluates (besides the properties of every kind)
+PROPERTIES = ("solve", "SolveResult.history", "SolveResult.info", "no run state", "streamed problem", "tag in_memory",
+              "tag requires_smooth", "tag requires_square", "tag requires_dual")
+
+
 def _objective(Z, Y, W, M, lam):
     F = Z @ W @ M
     return 0.5 * np.mean(((F - Y) ** 2).sum(axis=1)) + 0.5 * lam * np.trace(W @ M @ W.T)
@@ -82,67 +87,70 @@ def check_solver(solver, *, params=None, rng=0, rtol=0.05):
     -------
     SolverTags
     """
-    solver, fail, tags, gen = _start("solver", solver, params, rng)
-    n, r, d, lam = 60, 5, 2, 1e-2
-    Z = gen.standard_normal((n, r))
-    Y = Z @ gen.standard_normal((r, d)) + 0.3 * gen.standard_normal((n, d))
-    square = get_component("loss", "square")
-    before = _attributes(solver)
+    with _checking("solver", solver, params, rng, PROPERTIES) as (solver, fail, tags, gen):
+        n, r, d, lam = 60, 5, 2, 1e-2
+        Z = gen.standard_normal((n, r))
+        Y = Z @ gen.standard_normal((r, d)) + 0.3 * gen.standard_normal((n, d))
+        square = get_component("loss", "square")
+        before = _attributes(solver)
 
-    def run(problem, M=None, init=None, loss=square):
-        res = solver.solve(problem, loss, lam, M=M, rng=np.random.default_rng(3), init=init)
-        fail.require(isinstance(res, SolveResult), "solve", f"solve returned {type(res).__name__}",
-                     "return a SolveResult (skframe.plugin.api.SolveResult)")
-        return res
+        def run(problem, M=None, init=None, loss=square):
+            res = solver.solve(problem, loss, lam, M=M, rng=np.random.default_rng(3), init=init)
+            fail.require(isinstance(res, SolveResult), "solve", f"solve returned {type(res).__name__}",
+                         "return a SolveResult (skframe.plugin.api.SolveResult)")
+            return res
 
-    for M in (None, np.array([[1.0, 0.5], [0.5, 1.0]])):
-        Mx = np.eye(d) if M is None else M
-        J0, W_star = _objective(Z, Y, np.zeros((r, d)), Mx, lam), _optimum(Z, Y, Mx, lam)
-        J_star = _objective(Z, Y, W_star, Mx, lam)
-        with_M = "" if M is None else " with an output matrix M"
-        for init, start in ((None, "its own start"), (W_star, "the optimum (init)")):
-            res = run(ArrayProblem(Z, Y), M=M, init=init)
-            W = np.asarray(res.W)
-            fail.require(W.shape == (r, d) and np.all(np.isfinite(W)), "solve", f"W has shape {W.shape}",
-                         f"return finite weights of shape (problem.r, problem.d) = ({r}, {d})")
-            sub = (_objective(Z, Y, W, Mx, lam) - J_star) / (J0 - J_star)
-            fail.require(sub <= rtol, "solve", f"from {start}{with_M} the relative suboptimality on a square-loss "
-                         f"problem is {sub:.3g} > {rtol}",
-                         "minimise (1/n) sum_i loss(z_i W M, y_i) + (lam/2) tr(W M W^T), M the output matrix")
-        history_ok = isinstance(res.history, list) and all(isinstance(h, (int, float)) for h in res.history)
-        fail.require(history_ok, "SolveResult.history", f"history={res.history!r}", "give a list of floats")
-        fail.require(_json_ready(res.info) is None, "SolveResult.info", f"info={res.info!r} is not JSON-ready",
-                     "give JSON values")
-    _no_state_change(fail, solver, before, "solve")
-    streamed = _Streamed(Z, Y)
-    if tags.in_memory:
-        _refused(fail, lambda: solver.solve(streamed, square, lam), "tag in_memory", "a streamed problem")
-    else:
-        W_mem = np.asarray(run(ArrayProblem(Z, Y)).W)
-        try:
-            W_str = np.asarray(run(streamed).W)
-        except PluginError:
-            raise
-        except Exception as exc:  # the kit reports what a streamed problem breaks
-            fail("streamed problem", f"solve on a streamed problem (features() is None) raised "
-                 f"{type(exc).__name__}: {exc}",
-                 "read the features through problem.blocks(), or declare SolverTags(in_memory=True)")
-        J_star = _objective(Z, Y, _optimum(Z, Y, np.eye(d), lam), np.eye(d), lam)
-        J0 = _objective(Z, Y, np.zeros((r, d)), np.eye(d), lam)
-        sub = (_objective(Z, Y, W_str, np.eye(d), lam) - J_star) / (J0 - J_star)
-        fail.require(sub <= rtol, "streamed problem", f"on a streamed problem (features() is None) the relative "
-                     f"suboptimality is {sub:.3g} (in memory: weights {_worst(W_mem, W_str)})",
+        for M in (None, np.array([[1.0, 0.5], [0.5, 1.0]])):
+            Mx = np.eye(d) if M is None else M
+            J0, W_star = _objective(Z, Y, np.zeros((r, d)), Mx, lam), _optimum(Z, Y, Mx, lam)
+            J_star = _objective(Z, Y, W_star, Mx, lam)
+            with_M = "" if M is None else " with an output matrix M"
+            for init, start in ((None, "its own start"), (W_star, "the optimum (init)")):
+                res = run(ArrayProblem(Z, Y), M=M, init=init)
+                W = np.asarray(res.W)
+                fail.require(W.shape == (r, d) and np.all(np.isfinite(W)), "solve", f"W has shape {W.shape}",
+                             f"return finite weights of shape (problem.r, problem.d) = ({r}, {d})")
+                sub = (_objective(Z, Y, W, Mx, lam) - J_star) / (J0 - J_star)
+                fail.require(sub <= rtol, "solve", f"from {start}{with_M} the relative suboptimality on a square-loss "
+                             f"problem is {sub:.3g} > {rtol}",
+                             "minimise (1/n) sum_i loss(z_i W M, y_i) + (lam/2) tr(W M W^T), M the output matrix")
+            history_ok = isinstance(res.history, list) and all(isinstance(h, (int, float)) for h in res.history)
+            fail.require(history_ok, "SolveResult.history", f"history={res.history!r}", "give a list of floats")
+            fail.require(_json_ready(res.info) is None, "SolveResult.info", f"info={res.info!r} is not JSON-ready",
+                         "give JSON values")
+        _no_state_change(fail, solver, before, "solve")
+        streamed = _Streamed(Z, Y)
+        if tags.in_memory:
+            _refused(fail, lambda: solver.solve(streamed, square, lam), "tag in_memory", "a streamed problem")
+        else:
+            W_mem = np.asarray(run(ArrayProblem(Z, Y)).W)
+            try:
+                W_str = np.asarray(run(streamed).W)
+            except PluginError:
+                raise
+            except Exception as exc:  # the kit reports what a streamed problem breaks
+                fail("streamed problem", f"solve on a streamed problem (features() is None) raised "
+                     f"{type(exc).__name__}: {exc}",
                      "read the features through problem.blocks(), or declare SolverTags(in_memory=True)")
-    if tags.requires_smooth or tags.requires_square or tags.requires_dual:
-        which = [t for t in ("requires_smooth", "requires_square", "requires_dual") if getattr(tags, t)]
-        _refused(fail, lambda: solver.solve(ArrayProblem(Z, Y), _AbsoluteLoss(), lam), f"tag {which[0]}",
-                 "a loss that is neither smooth, nor square, nor with a dual")
-    rebuilt = _check_params(fail, solver, "solver")
-    loaded = _saved_and_loaded(fail, solver, "solver")
-    for other, prop in ((rebuilt, "params round-trip"), (loaded, "save and load")):
-        fail.require(_same_params(_params_of(other), _params_of(solver)), prop, "the rebuilt solver has other params",
-                     "return every constructor argument in params")
+            J_star = _objective(Z, Y, _optimum(Z, Y, np.eye(d), lam), np.eye(d), lam)
+            J0 = _objective(Z, Y, np.zeros((r, d)), np.eye(d), lam)
+            sub = (_objective(Z, Y, W_str, np.eye(d), lam) - J_star) / (J0 - J_star)
+            fail.require(sub <= rtol, "streamed problem", f"on a streamed problem (features() is None) the relative "
+                         f"suboptimality is {sub:.3g} (in memory: weights {_worst(W_mem, W_str)})",
+                         "read the features through problem.blocks(), or declare SolverTags(in_memory=True)")
+        if tags.requires_smooth or tags.requires_square or tags.requires_dual:
+            which = [t for t in ("requires_smooth", "requires_square", "requires_dual") if getattr(tags, t)]
+            _refused(fail, lambda: solver.solve(ArrayProblem(Z, Y), _AbsoluteLoss(), lam), f"tag {which[0]}",
+                     "a loss that is neither smooth, nor square, nor with a dual")
+        rebuilt = _check_params(fail, solver, "solver")
+        loaded = _saved_and_loaded(fail, solver, "solver")
+        for other, prop in ((rebuilt, "params round-trip"), (loaded, "save and load")):
+            fail.require(_same_params(_params_of(other), _params_of(solver)), prop,
+                         "the rebuilt solver has other params", "return every constructor argument in params")
     return tags
+
+
+check_solver.properties = PROPERTIES  # read by skframe.plugin.checks.PROPERTIES
 
 
 def _refused(fail, call, prop, what):
@@ -151,7 +159,8 @@ def _refused(fail, call, prop, what):
     except SkframeError:
         return
     except Exception as exc:  # the kit reports any other error as a failure
-        fail(prop, f"solve on {what} raised {type(exc).__name__}: {exc}",
-             "raise a skframe exception (skframe.plugin.api.InvalidParameterError) naming the requirement")
-    fail(prop, f"solve accepted {what}, which its tags exclude",
-         "check the requirement in solve and raise InvalidParameterError, or relax the tag")
+        fail.require(False, prop, f"solve on {what} raised {type(exc).__name__}: {exc}",
+                     "raise a skframe exception (skframe.plugin.api.InvalidParameterError) naming the requirement")
+        return
+    fail.require(False, prop, f"solve accepted {what}, which its tags exclude",
+                 "check the requirement in solve and raise InvalidParameterError, or relax the tag")

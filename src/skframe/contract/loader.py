@@ -1,4 +1,4 @@
-"""Plugin loading: the plugins found by :mod:`skframe.plugin.discovery`, registered with pluggy.
+"""Plugin loading: the plugins found by :mod:`skframe.contract.discovery`, registered with pluggy.
 
 Built-in components are ordinary plugins shipped in the ``skframe``
 distribution; third-party distributions add theirs through the same entry-point
@@ -14,22 +14,25 @@ already registered, the later component is disabled and one
 :class:`skframe.exceptions.PluginCollisionWarning` (once per process) names both
 distributions and how to choose.
 
-``SKFRAME_DISABLE_PLUGINS`` skips plugins (see :mod:`skframe.plugin.discovery`).
+``SKFRAME_DISABLE_PLUGINS`` skips plugins (see :mod:`skframe.contract.discovery`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import difflib
 import threading
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pluggy
 
+from skframe.contract import hookspecs
+from skframe.contract.discovery import OWN_DIST as _OWN_DIST
+from skframe.contract.discovery import BrokenPlugin, Source, discover_sources
+from skframe.contract.kinds import HOOK_OF_KIND, KINDS
 from skframe.exceptions import DuplicateComponentError, PluginCollisionWarning, PluginError
-from skframe.plugin import hookspecs
-from skframe.plugin.discovery import OWN_DIST as _OWN_DIST
-from skframe.plugin.discovery import BrokenPlugin, Source, discover_sources
 
 __all__ = [
     "KINDS",
@@ -39,18 +42,11 @@ __all__ = [
     "Collision",
     "PluginRegistry",
     "get_plugin_registry",
+    "command_registry",
+    "scoped_registry",
     "reset_plugins",
 ]
 
-KINDS = ("kernel", "sketch", "loss", "solver", "decoder", "output_matrix")
-HOOK_OF_KIND = {
-    "kernel": "register_kernels",
-    "sketch": "register_sketches",
-    "loss": "register_losses",
-    "solver": "register_solvers",
-    "decoder": "register_decoders",
-    "output_matrix": "register_output_matrices",
-}
 HOOK_NAMES = tuple(HOOK_OF_KIND.values()) + ("register_state_classes", "register_commands")
 
 
@@ -104,6 +100,13 @@ class PluginRegistry:
     by_factory: dict = field(default_factory=dict)
     sources: list = field(default_factory=list)
     manager: pluggy.PluginManager = None
+
+    def copy(self):
+        """A copy to add components to, leaving this registry unchanged (the components are shared)."""
+        return replace(self, components={k: dict(v) for k, v in self.components.items()},
+                       aliases={k: dict(v) for k, v in self.aliases.items()}, broken=list(self.broken),
+                       collisions=list(self.collisions), state_classes=dict(self.state_classes),
+                       by_factory={f: list(c) for f, c in self.by_factory.items()}, sources=list(self.sources))
 
     def lookup(self, kind, name):
         """The :class:`Component` registered under ``name`` or one of its aliases, or None."""
@@ -243,25 +246,32 @@ def _call_hook(registry, hook_name, make_register):
             )
 
 
-def _load():
-    registry = PluginRegistry()
+def _registered_sources(broken, *, third_party_only=False):
+    """A plugin manager holding the hooks of the plugins found, and their sources in order.
+
+    A plugin that fails to import or defines an unknown hook is appended to ``broken`` and left out.
+    """
     pm = pluggy.PluginManager("skframe")
     pm.add_hookspecs(hookspecs)
-    registry.manager = pm
-    for src in discover_sources(registry.broken):
+    sources = []
+    for src in discover_sources(broken, third_party_only=third_party_only):
         try:
             pm.register(src.module, name=f"{src.distribution}:{src.name}")
         except Exception as exc:
-            registry.broken.append(
-                BrokenPlugin(src.name, src.distribution, src.version, f"{type(exc).__name__}: {exc}")
-            )
+            broken.append(BrokenPlugin(src.name, src.distribution, src.version, f"{type(exc).__name__}: {exc}"))
             continue
         errors = _unknown_hooks(pm, src)
         if errors:
             pm.unregister(src.module)
-            registry.broken.append(BrokenPlugin(src.name, src.distribution, src.version, "; ".join(errors)))
+            broken.append(BrokenPlugin(src.name, src.distribution, src.version, "; ".join(errors)))
             continue
-        registry.sources.append(src)
+        sources.append(src)
+    return pm, sources
+
+
+def _load():
+    registry = PluginRegistry()
+    registry.manager, registry.sources = _registered_sources(registry.broken)
     for kind in KINDS:
 
         def make_register(src, _kind=kind):
@@ -288,16 +298,49 @@ def _load():
 
 _REGISTRY = None
 _LOCK = threading.Lock()
+# the registry of the current context while a check runs (see scoped_registry); None: the loaded one
+_SCOPED = contextvars.ContextVar("skframe_scoped_registry", default=None)
 
 
 def get_plugin_registry():
     """Load every plugin once and return the :class:`PluginRegistry`."""
     global _REGISTRY
+    scoped = _SCOPED.get()
+    if scoped is not None:
+        return scoped
     if _REGISTRY is None:
         with _LOCK:
             if _REGISTRY is None:
                 _REGISTRY = _load()
     return _REGISTRY
+
+
+def command_registry():
+    """A registry of the third-party plugins' command hooks only, for ``skframe`` to add their sub-commands.
+
+    Only third-party distributions add commands, so this imports their plugin modules and nothing
+    else: no component hook is called and no built-in plugin is imported (``skframe --help`` stays
+    light with plugins installed). The loaded registry is returned when there is one already.
+    """
+    if _REGISTRY is not None or _SCOPED.get() is not None:
+        return get_plugin_registry()
+    registry = PluginRegistry()
+    registry.manager, registry.sources = _registered_sources(registry.broken, third_party_only=True)
+    return registry
+
+
+@contextlib.contextmanager
+def scoped_registry(registry):
+    """Within the block, and in the current thread (context) only, :func:`get_plugin_registry` answers ``registry``.
+
+    The conformance kit registers a component nobody registers on a copy (:meth:`PluginRegistry.copy`)
+    this way: the loaded registry, and every other thread, never see it.
+    """
+    token = _SCOPED.set(registry)
+    try:
+        yield registry
+    finally:
+        _SCOPED.reset(token)
 
 
 def reset_plugins():

@@ -1,6 +1,6 @@
 """Look components up by name: ``get_kernel("gaussian", gamma=0.1)`` and friends.
 
-Names come from the installed plugins (see :mod:`skframe.plugin.loader`); an alias
+Names come from the installed plugins (see :mod:`skframe.contract.loader`); an alias
 resolves to the entry it belongs to. An unknown name raises
 :class:`skframe.exceptions.UnknownComponentError` listing every registered name
 of that kind. Objects are accepted in place of names and returned unchanged, so
@@ -19,9 +19,10 @@ import difflib
 import inspect
 import weakref
 
+from skframe.contract.kinds import KIND, KINDS, kind_label, kind_plural
+from skframe.contract.loader import get_plugin_registry
+from skframe.contract.specs import ComponentSpec
 from skframe.exceptions import InvalidParameterError, UnknownComponentError
-from skframe.plugin.loader import KINDS, get_plugin_registry
-from skframe.plugin.specs import ComponentSpec
 
 __all__ = [
     "get_component",
@@ -39,16 +40,10 @@ __all__ = [
 ]
 
 
-_PLURAL = {"sketch": "sketches", "loss": "losses", "output_matrix": "output matrices"}
-_LABEL = {"output_matrix": "output matrix"}
-
-
-def _label(kind):
-    return _LABEL.get(kind, kind)
-
+_label = kind_label
 
 def list_components(kind=None):
-    """Registered :class:`skframe.plugin.loader.Component` entries, optionally of one kind.
+    """Registered :class:`skframe.contract.loader.Component` entries, optionally of one kind.
 
     One per entry, aliases included.
     """
@@ -72,7 +67,7 @@ def _lookup(kind, name):
             broken = " Broken plugins (see `skframe plugins`): " + ", ".join(b.plugin for b in reg.broken) + "."
         raise UnknownComponentError(
             f"unknown {_label(kind)} {name!r}; "
-            f"registered {_PLURAL.get(kind, kind + 's')}: {', '.join(known) or '(none)'}."
+            f"registered {kind_plural(kind)}: {', '.join(known) or '(none)'}."
             f"{hint}{broken}"
         )
     return comp
@@ -98,7 +93,7 @@ def get_component(kind, spec, **params):
     ----------
     kind : {"kernel", "sketch", "loss", "solver", "decoder", "output_matrix"}
     spec : str, ComponentSpec or object
-        Registered name or alias (case-insensitive), a :class:`skframe.plugin.specs.ComponentSpec`
+        Registered name or alias (case-insensitive), a :class:`skframe.contract.specs.ComponentSpec`
         of that kind, or an already built component.
     **params
         Passed to the factory; giving parameters together with an object is an error.
@@ -129,7 +124,7 @@ def get_component(kind, spec, **params):
 
 
 def build_component(spec):
-    """Build the component a :class:`~skframe.plugin.specs.ComponentSpec` describes, through the registry.
+    """Build the component a :class:`~skframe.contract.specs.ComponentSpec` describes, through the registry.
 
     Examples
     --------
@@ -225,18 +220,13 @@ def _entry_of(reg, kinds, obj):
     return None
 
 
-# what an object of each kind can do; checked before trusting an object's own ``name``
-_CAPABILITY = {"kernel": "__call__", "sketch": ("draw", "fit_features"), "loss": "value", "solver": "solve",
-               "decoder": "decode", "output_matrix": "matrix"}
-
-
 def _looks_like(kind, obj):
-    need = _CAPABILITY[kind]
-    return any(hasattr(obj, n) for n in ((need,) if isinstance(need, str) else need))
+    """The object has what an object of ``kind`` has (the kinds table); checked before trusting its own ``name``."""
+    return any(all(hasattr(obj, n) for n in methods) for methods in KIND[kind].methods)
 
 
 def spec_of(kind, obj):
-    """The :class:`~skframe.plugin.specs.ComponentSpec` describing ``obj``, or None if it is not a registered component.
+    """The :class:`~skframe.contract.specs.ComponentSpec` describing ``obj``; None if it is no registered component.
 
     Parameters
     ----------

@@ -41,6 +41,7 @@ import math
 import warnings
 from dataclasses import dataclass
 
+from skframe.contract.kinds import KIND_TABLE
 from skframe.exceptions import InvalidParameterError, PluginError
 
 # skframe.plugin.api lists these names again on purpose: its list is the stable one for plugin authors.
@@ -202,26 +203,13 @@ class OutputMatrixTags:
     needs_targets: bool = False
 
 
-TAGS_OF_KIND = {
-    "kernel": KernelTags,
-    "sketch": SketchTags,
-    "loss": LossTags,
-    "solver": SolverTags,
-    "decoder": DecoderTags,
-    "output_matrix": OutputMatrixTags,
-}
+#: {kind name: its tags class}, from the kinds table
+TAGS_OF_KIND = {kind.name: globals()[kind.tags] for kind in KIND_TABLE}
 _KIND_OF_TAGS = {cls: kind for kind, cls in TAGS_OF_KIND.items()}
 
-# the methods that make an object one kind of component (tried in this order: a kernel is
-# only ``callable``, which many objects are)
-_METHODS = (
-    ("solver", ("solve",)),
-    ("decoder", ("decode",)),
-    ("output_matrix", ("matrix",)),
-    ("sketch", ("draw",)),
-    ("sketch", ("fit_features",)),
-    ("loss", ("value", "gradient")),
-)
+# the methods that make an object one kind of component, from the kinds table; a kernel (only ``callable``,
+# which many objects are) is tried last
+_METHODS = [(kind.name, methods) for kind in KIND_TABLE for methods in kind.methods if methods != ("__call__",)]
 
 
 def _has(obj, name):

@@ -85,8 +85,11 @@ def _entry_points():
     return list(eps.get("skframe", []))  # pragma: no cover - Python < 3.10
 
 
-def discover_sources(broken):
-    """The plugin sources to register, in order; a plugin that fails to import is appended to ``broken``."""
+def discover_sources(broken, *, third_party_only=False):
+    """The plugin sources to register, in order; a plugin that fails to import is appended to ``broken``.
+
+    With ``third_party_only``, skframe's own plugins are left out (neither found nor imported).
+    """
     disabled = _disabled_names()
     found = {}
     for ep in _entry_points():
@@ -98,7 +101,7 @@ def discover_sources(broken):
     own = [v for v in found.values() if v[1].lower() == OWN_DIST]
     others = sorted((v for v in found.values() if v[1].lower() != OWN_DIST), key=lambda v: (_norm(v[1]), v[0].name))
     sources = []
-    for ep, dist_name, version in own + others:
+    for ep, dist_name, version in ([] if third_party_only else own) + others:
         if dist_name.lower() != OWN_DIST and _is_disabled(disabled, dist_name, ep.name):
             continue
         src = Source(ep.name, dist_name, version)
@@ -108,7 +111,7 @@ def discover_sources(broken):
             broken.append(BrokenPlugin(ep.name, dist_name, version, f"{type(exc).__name__}: {exc}"))
             continue
         sources.append(src)
-    if not own:
+    if not own and not third_party_only:
         builtins = []
         for name, modname in BUILTIN_MODULES.items():
             src = Source(name, OWN_DIST, __version__)

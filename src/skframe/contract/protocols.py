@@ -2,8 +2,8 @@
 
 skframe assembles every model from six kinds of components — kernels, sketches, losses,
 solvers, decoders and output matrices — each looked up by name in the registry (see
-:mod:`skframe.plugin.registry`) and built by a factory that a plugin registers through the
-``register_*`` hooks (see :mod:`skframe.plugin.hookspecs`). Losses on an output RKHS (neural
+:mod:`skframe.contract.registry`) and built by a factory that a plugin registers through the
+``register_*`` hooks (see :mod:`skframe.contract.hookspecs`). Losses on an output RKHS (neural
 output kernel regression) are losses with the tag ``output_rkhs``, not a kind of their own.
 
 The classes below are abstract bases. A plugin may subclass them, which gives default
@@ -11,7 +11,7 @@ implementations of the optional methods, or provide any object with the required
 (duck typing): the core only calls what is documented here as required and falls back when an
 optional method is absent. What a component *can do* (a kernel's precisions, a loss being
 smooth, ...) is declared in one typed tags object, ``__skframe_tags__`` (see
-:mod:`skframe.plugin.tags`), never in loose attributes.
+:mod:`skframe.contract.tags`), never in loose attributes.
 
 Plugin authors import all of this from :mod:`skframe.plugin.api`.
 """
@@ -23,9 +23,10 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
+from skframe.contract.collections import chunks, is_collection, n_items
+from skframe.contract.kinds import KIND_TABLE
 from skframe.exceptions import PluginError
 from skframe.options import DEFAULT_OPTIONS
-from skframe.plugin.collections import chunks, is_collection, n_items
 
 # skframe.plugin.api lists these names again on purpose: its list is the stable one for plugin authors.
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "kernel_matvec",
     "kernel_prepare",
     "repr_from_params",
+    "PROTOCOL_OF_KIND",
 ]
 
 
@@ -64,14 +66,17 @@ class Kernel(ABC):
 
     Required
     --------
-    ``__call__(X, Y=None)``
-        Gram block of shape ``(len(X), len(Y))`` as a NumPy float64 array;
-        ``Y=None`` means ``Y = X``. ``X`` and ``Y`` are 2-D NumPy arrays or
-        ``scipy.sparse`` matrices (a kernel that cannot handle sparse data
-        raises :class:`skframe.exceptions.InvalidInputError`).
+    ``__call__(X, Y)``
+        Gram block of shape ``(len(X), len(Y))`` as a NumPy float64 array.
+        ``X`` and ``Y`` are 2-D NumPy arrays or ``scipy.sparse`` matrices (a
+        kernel that cannot handle sparse data raises
+        :class:`skframe.exceptions.InvalidInputError`). skframe always passes ``Y``.
 
     Optional
     --------
+    ``__call__(X, Y=None)``
+        ``Y=None`` meaning ``Y = X``, for callers' convenience (this base class and the
+        built-in kernels accept it; the conformance kit checks it where the signature has it).
     ``diag(X)``
         ``k(x_i, x_i)`` for every row; the default evaluates row by row.
     ``params``
@@ -94,7 +99,7 @@ class Kernel(ABC):
         fit's inner loops (``"numpy"``, ``"numba"``; see :func:`skframe.core.engine.select_engine`)
         as an argument; with None it chooses from the size of its block.
     ``__skframe_tags__``
-        Its :class:`skframe.plugin.tags.KernelTags`: ``normalized``, ``is_linear``,
+        Its :class:`skframe.contract.tags.KernelTags`: ``normalized``, ``is_linear``,
         ``backends``, ``dtypes``, ``thread_safe``, ``spectral_sampler``.
     """
 
@@ -219,7 +224,7 @@ class Sketch(ABC):
         ``R = S_mix S_sub`` form (tag ``feature_map=True``): an object with
         ``transform(X) -> (len(X), m)``, instead of ``draw``.
     ``__skframe_tags__``
-        Its :class:`skframe.plugin.tags.SketchTags`: ``feature_map``.
+        Its :class:`skframe.contract.tags.SketchTags`: ``feature_map``.
     """
 
     @abstractmethod
@@ -245,7 +250,7 @@ class Loss(ABC):
         object with ``structure`` ("norm" or "separable"), ``quad``, ``l1``, ``radius`` or
         ``bounds(Y)``, ``values(A, Y)`` and ``project(A, Y)`` (see ``skframe_losses.duals``).
     ``__skframe_tags__``
-        Its :class:`skframe.plugin.tags.LossTags`: ``square``, ``smooth``, ``lipschitz``,
+        Its :class:`skframe.contract.tags.LossTags`: ``square``, ``smooth``, ``lipschitz``,
         ``classification``, ``quantiles``, ``output_rkhs``, ``default_solver``.
     """
 
@@ -267,17 +272,17 @@ class Solver(ABC):
     --------
     ``solve(problem, loss, lam, *, M=None, rng=None, init=None, progress=None)``
         Minimise ``(1/n) sum_i loss(Z_i W M, Y_i) + (lam/2) tr(W M W^T)`` over
-        ``W`` of shape ``(r, d)``, where :class:`skframe.plugin.problems.Problem` ``problem``
+        ``W`` of shape ``(r, d)``, where :class:`skframe.contract.problems.Problem` ``problem``
         yields the features ``Z`` (n x r) and targets ``Y`` (n x d) in row blocks.
         ``M`` is the output matrix of a decomposable kernel (identity when None),
         ``init`` a starting ``W`` (warm starts), ``progress`` an optional callable
         advanced once per iteration or epoch. Return a
-        :class:`skframe.plugin.problems.SolveResult`: the solver keeps no run state on itself.
+        :class:`skframe.contract.problems.SolveResult`: the solver keeps no run state on itself.
     """
 
     @abstractmethod
     def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
-        """Return a :class:`skframe.plugin.problems.SolveResult`."""
+        """Return a :class:`skframe.contract.problems.SolveResult`."""
 
 
 class Decoder(ABC):
@@ -293,7 +298,7 @@ class Decoder(ABC):
     Optional
     --------
     ``__skframe_tags__``
-        Its :class:`skframe.plugin.tags.DecoderTags`: ``candidates`` (False for a decoder
+        Its :class:`skframe.contract.tags.DecoderTags`: ``candidates`` (False for a decoder
         that maps the surrogate to outputs instead of searching candidates).
     """
 
@@ -308,7 +313,7 @@ class OutputMatrix:
     Subclasses implement :meth:`matrix`; constructor arguments are the component's
     parameters (``params`` returns them, JSON-ready, so that ``type(self)(**self.params)``
     rebuilds the object and models using it can be saved). Tags:
-    :class:`skframe.plugin.tags.OutputMatrixTags` (``needs_targets``). The built-in matrices
+    :class:`skframe.contract.tags.OutputMatrixTags` (``needs_targets``). The built-in matrices
     and the checks live in :mod:`skframe.core.output_matrices`.
     """
 
@@ -339,3 +344,7 @@ class OutputMatrix:
         return type(self) is type(other) and self.params == other.params
 
     __hash__ = object.__hash__
+
+
+#: {kind name: its protocol}, from the kinds table
+PROTOCOL_OF_KIND = {kind.name: globals()[kind.protocol] for kind in KIND_TABLE}

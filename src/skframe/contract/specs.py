@@ -3,8 +3,8 @@
 An estimator stores a :class:`ComponentSpec` for each of its components and saves
 that, so models are saved and rebuilt by name, whether the component was given by
 name or built directly (``GaussianKernel(gamma=1.0)``). A spec is a plain value: the
-registry finds the spec of an object (:func:`skframe.plugin.registry.spec_of`) and builds
-the object of a spec (:func:`skframe.plugin.registry.build_component`, or any ``get_*``
+registry finds the spec of an object (:func:`skframe.contract.registry.spec_of`) and builds
+the object of a spec (:func:`skframe.contract.registry.build_component`, or any ``get_*``
 function, which accept a spec in place of a name).
 """
 

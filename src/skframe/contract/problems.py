@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from skframe.plugin.collections import chunks, n_items
+from skframe.contract.collections import chunks, n_items
 
 __all__ = ["Problem", "TargetArrayProblem", "ArrayProblem", "SolveResult", "as_problem"]
 
