@@ -6,11 +6,11 @@ import scipy.sparse as sp
 
 from skframe.compute._engine_cupy import ArrayEngine
 from skframe.compute.engines import NumpyEngine, get_engine
+from skframe.contract.registry import get_kernel
 from skframe.core.block_engine import BlockEngine
 from skframe.core.sketch_matrix import diagonal_of_mix
 from skframe.deps import numba_enabled
 from skframe.options import ComputeOptions
-from skframe.contract.registry import get_kernel
 from skframe_sketches.sketches import GaussianSketch, PSparsifiedSketch, SubSampleSketch
 from tests.naive import RBF
 

@@ -5,9 +5,9 @@ import pytest
 from sklearn.base import clone
 
 from skframe import SketchedKernelRidge
+from skframe.contract.registry import get_kernel
 from skframe.models import JointQuantileRegressor, OutputKernelRegressor, SketchedKernelMachine
 from skframe.models._fit import Fit
-from skframe.contract.registry import get_kernel
 from tests.naive import RBF
 
 

@@ -18,9 +18,9 @@ from dataclasses import asdict, dataclass, field
 
 from skframe.compute.backend import is_cupy_array, is_memory_mapped
 from skframe.compute.memory import format_bytes
+from skframe.contract.collections import is_collection, n_items
 from skframe.deps import is_dask_collection
 from skframe.options import ComputeOptions
-from skframe.contract.collections import is_collection, n_items
 
 __all__ = ["DataShape", "describe_data", "ExecutionPlan", "explain_plan"]
 

@@ -72,11 +72,11 @@ from skframe.compute.plan_rules import (
     default_sketch,
     expected_columns,
 )
+from skframe.contract.collections import n_items
+from skframe.contract.tags import get_tags
 from skframe.core.sketching import rows_within_budget
 from skframe.exceptions import InvalidParameterError, MemoryBudgetError
 from skframe.options import DEFAULT_OPTIONS, ComputeOptions, parse_bytes
-from skframe.contract.collections import n_items
-from skframe.contract.tags import get_tags
 
 __all__ = ["Machine", "DataShape", "ExecutionPlan", "plan_fit", "detect_machine", "describe_data", "explain_plan",
            "available_memory", "expected_columns", "STREAM_MIN_WORK", "SAMPLED_STREAM_MIN_WORK", "GPU_MIN_WORK",

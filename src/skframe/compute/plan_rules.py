@@ -21,9 +21,9 @@ import math
 
 from skframe.compute._engine_cupy import runs_on_device
 from skframe.compute.memory import format_bytes
+from skframe.contract.registry import get_component
 from skframe.core.engine import SPARSE_ENGINE_SHARE, engine_rule, numba_min_work  # noqa: F401 - names kept
 from skframe.deps import numba_enabled  # noqa: F401 - the doctest of choose_engine reads it
-from skframe.contract.registry import get_component
 
 __all__ = ["SPARSE_ENGINE_SHARE", "EXECUTORS", "BACKEND_CHOICES", "STREAM_MIN_WORK", "SAMPLED_STREAM_MIN_WORK",
            "NYSTROM_MIN_ROWS",

@@ -19,12 +19,12 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas
 
-from skframe.core.engine import engine_module
-from skframe.core.sketch_matrix import diagonal_of_mix
-from skframe.core.threads import run_row_ranges, threads_for
 from skframe.contract.collections import n_items
 from skframe.contract.protocols import kernel_block, takes_engine
 from skframe.contract.tags import get_tags
+from skframe.core.engine import engine_module
+from skframe.core.sketch_matrix import diagonal_of_mix
+from skframe.core.threads import run_row_ranges, threads_for
 
 __all__ = ["BlockEngine", "times_mix", "native_block"]
 

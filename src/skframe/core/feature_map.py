@@ -13,12 +13,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from skframe.contract.collections import n_items, take
+from skframe.contract.protocols import kernel_matvec, kernel_prepare
 from skframe.core.engine import with_engine
 from skframe.core.linalg import default_rtol, spectral_projection
 from skframe.core.sketching import resolve_options, sketched_gram_products
 from skframe.options import compute_dtype
-from skframe.contract.collections import n_items, take
-from skframe.contract.protocols import kernel_matvec, kernel_prepare
 
 __all__ = ["kernel_times", "SketchedFeatureMap", "build_feature_map"]
 

@@ -27,13 +27,13 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from skframe.contract.collections import chunks, is_collection, n_items, take
+from skframe.contract.protocols import kernel_prepare
 from skframe.core.block_engine import BlockEngine, times_mix
 from skframe.core.engine import with_engine
 from skframe.core.sketch_matrix import SketchMatrix, diagonal_of_mix, from_entries
 from skframe.exceptions import InvalidParameterError, PluginError
 from skframe.options import DEFAULT_OPTIONS, compute_dtype
-from skframe.contract.collections import chunks, is_collection, n_items, take
-from skframe.contract.protocols import kernel_prepare
 
 __all__ = [
     "SketchMatrix",

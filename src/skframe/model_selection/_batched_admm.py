@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.plugin.api import serial_blas
+from skframe.compute.backend import serial_blas
 
 __all__ = ["BatchItem", "batched_admm", "certified_pair"]
 

@@ -17,10 +17,10 @@ from sklearn.base import clone
 
 from skframe.compute.backend import serial_blas
 from skframe.compute.plan_rules import SERIAL_HELD_OUT, one_blas_thread
+from skframe.contract.collections import n_items
 from skframe.model_selection._batched_admm import BatchItem, batched_admm
 from skframe.model_selection._paths_base import fail_fold, score_fold, spread_times
 from skframe.models._fit import Fit
-from skframe.contract.collections import n_items
 
 __all__ = ["SERIAL_HELD_OUT", "machine_fold", "machine_batched", "batch_settings"]
 

@@ -79,6 +79,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from skframe.contract.tags import get_tags
 from skframe.model_selection._machine_path import batch_settings, machine_batched, machine_fold
 from skframe.model_selection._paths_base import PathScores, check_lams, fold_rows, refuse_dask
 from skframe.model_selection._structured_path import structured_fold
@@ -86,7 +87,6 @@ from skframe.models._fit import planned_solver
 from skframe.models.machine._common import MachineBase
 from skframe.models.structured._estimator import OutputKernelRegressor
 from skframe.models.structured._input_path import EIGH_COST_IN_CHOLESKYS
-from skframe.contract.tags import get_tags
 
 __all__ = ["machine_path", "structured_path", "EIGH_COST_IN_CHOLESKYS"]
 

@@ -23,9 +23,9 @@ from sklearn.base import RegressorMixin, is_regressor
 from sklearn.metrics import mean_squared_error, r2_score
 from sklearn.utils import RegressorTags, Tags, TargetTags, _safe_indexing
 
+from skframe.contract.collections import is_collection, take
 from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidParameterError
-from skframe.contract.collections import is_collection, take
 
 __all__ = ["PathScores", "fold_rows", "scorer_kind", "r2_from_errors", "HeldOutPredictions", "check_lams",
            "refuse_dask", "point_message", "score_fold", "spread_times", "fail_fold"]

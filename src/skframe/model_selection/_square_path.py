@@ -60,6 +60,8 @@ from skframe.compute.machine import available_memory
 from skframe.compute.plan_rules import auto_size_rule, fold_jobs, is_exact
 from skframe.compute.stream_fit import StreamedRepresentation
 from skframe.compute.streaming import accumulate, sketch_gram
+from skframe.contract.collections import is_collection, take
+from skframe.contract.tags import get_tags
 from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import default_rtol, sketch_spectrum
 from skframe.core.sketching import draw_sketch
@@ -70,8 +72,6 @@ from skframe.models._base import validate_X
 from skframe.models._core import target_offset
 from skframe.models._fit import Fit
 from skframe.models.ridge import SketchedKernelRidge
-from skframe.contract.collections import is_collection, take
-from skframe.contract.tags import get_tags
 
 __all__ = ["square_loss_path", "FoldSystem", "fold_system_scores"]
 

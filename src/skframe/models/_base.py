@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from skframe.compute.plan import describe_data, plan_fit, plan_predict
 from skframe.constraints import HasMethods, Interval, Options, validate_params
+from skframe.contract.collections import n_items
 from skframe.exceptions import InvalidParameterError, NotFittedError
 from skframe.models._core import is_exact_sketch, lam_path, predict_expansion
 from skframe.models._core import resolve_kernel as _core_resolve_kernel
@@ -21,7 +22,6 @@ from skframe.models._core import resolve_sketch as _core_resolve_sketch
 from skframe.models._data import validate_X, validate_XY
 from skframe.models._fit import plan_for, planned_loss
 from skframe.options import ComputeOptions
-from skframe.contract.collections import n_items
 
 __all__ = ["store_params", "KernelModelMixin", "KernelRegressorMixin", "validate_X", "validate_XY", "resolve_kernel",
            "resolve_sketch", "KERNEL_MODEL_CONSTRAINTS", "KERNEL_MODEL_HINTS", "in_memory_plan", "execution_record"]

@@ -36,12 +36,6 @@ import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 from skframe.compute.plan_rules import EXACT_SKETCH_NAMES, is_exact
-from skframe.core.engine import with_engine
-from skframe.core.feature_map import build_feature_map, kernel_times
-from skframe.core.sketching import SketchMatrix, draw_sketch
-from skframe.exceptions import InvalidParameterError
-from skframe.models._sizes import _clamp_sketch_object, _is_feature_map_name, auto_sketch_size, choose_sketch_size
-from skframe.models._solve import lam_path, run_solver, target_offset
 from skframe.contract import registry
 from skframe.contract.collections import n_items
 from skframe.contract.problems import ArrayProblem
@@ -49,6 +43,12 @@ from skframe.contract.protocols import kernel_block, kernel_prepare
 from skframe.contract.registry import component_name, component_params, get_component
 from skframe.contract.specs import ComponentSpec
 from skframe.contract.tags import get_tags
+from skframe.core.engine import with_engine
+from skframe.core.feature_map import build_feature_map, kernel_times
+from skframe.core.sketching import SketchMatrix, draw_sketch
+from skframe.exceptions import InvalidParameterError
+from skframe.models._sizes import _clamp_sketch_object, _is_feature_map_name, auto_sketch_size, choose_sketch_size
+from skframe.models._solve import lam_path, run_solver, target_offset
 
 __all__ = [
     "EXACT_SKETCH_NAMES",

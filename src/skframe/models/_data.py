@@ -6,9 +6,9 @@ import numpy as np
 from sklearn.utils.validation import validate_data
 
 from skframe.compute.stream_fit import validate_dask_XY
+from skframe.contract.collections import is_collection, n_items
 from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidInputError
-from skframe.contract.collections import is_collection, n_items
 
 __all__ = ["validate_X", "validate_XY", "wrap_value_error"]
 

@@ -8,11 +8,11 @@ import warnings
 import numpy as np
 
 from skframe.compute.plan_rules import AUTO_RULE_TEXT, auto_size_rule
-from skframe.exceptions import SketchSizeWarning
 from skframe.contract.loader import get_plugin_registry
 from skframe.contract.registry import build_component
 from skframe.contract.specs import ComponentSpec
 from skframe.contract.tags import get_tags
+from skframe.exceptions import SketchSizeWarning
 
 __all__ = ["auto_sketch_size", "choose_sketch_size"]
 

@@ -15,6 +15,10 @@ import time
 
 import numpy as np
 
+from skframe.contract.collections import is_collection, n_items, take
+from skframe.contract.protocols import kernel_block
+from skframe.contract.registry import get_decoder
+from skframe.contract.tags import get_tags
 from skframe.core.linalg import solve_psd
 from skframe.core.output_basis import SketchedOutputBasis, TrainingOutputBasis, unique_rows
 from skframe.core.sketching import draw_sketch
@@ -22,10 +26,6 @@ from skframe.models._base import execution_record, in_memory_plan
 from skframe.models._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch
 from skframe.models.structured._input_path import InputPaths, exact_input_path, feature_map_path, sketched_path
 from skframe.models.structured._sisokr import _Draw, sketched_input_coef
-from skframe.contract.collections import is_collection, n_items, take
-from skframe.contract.protocols import kernel_block
-from skframe.contract.registry import get_decoder
-from skframe.contract.tags import get_tags
 
 __all__ = ["StructuredFit", "c_order"]
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.core.linalg import default_rtol, solve_psd, sqrt_pinv_sym
-from skframe.models.structured._sisokr import _Draw, input_products
 from skframe.contract.collections import take
 from skframe.contract.protocols import kernel_block
+from skframe.core.linalg import default_rtol, solve_psd, sqrt_pinv_sym
+from skframe.models.structured._sisokr import _Draw, input_products
 
 __all__ = ["EIGH_COST_IN_CHOLESKYS", "InputPaths", "exact_input_path", "feature_map_path", "sketched_path"]
 
