@@ -152,6 +152,7 @@ class Fit:
         self.offset = target_offset(Y, recipe.loss, recipe.fit_intercept)
         self.Yc = Y - self.offset if recipe.fit_intercept else Y
         self._rep = None
+        self._plan_dict = None
 
     @classmethod
     def of(cls, estimator, X, y, *, progress=None):
@@ -287,8 +288,10 @@ class Fit:
         est.representation_ = est.sketch_info_.get("representation", "in-memory")
         plan = self.plan
         # the plan, as JSON types (saved with the model), with what the fit settled on the way
-        est.execution_ = dict(plan.to_dict(), **{k: rep.info[k] for k in ("chunk_rows", "products")
-                                                 if k in rep.info and plan.streams})
+        if self._plan_dict is None:  # the plan as JSON types, once per fit (a lambda path stores it per point)
+            self._plan_dict = plan.to_dict()
+        est.execution_ = dict(self._plan_dict, **{k: rep.info[k] for k in ("chunk_rows", "products")
+                                                  if k in rep.info and plan.streams})
         if plan.streams and plan.loss == "iterative":  # the rank r <= m the features were sized with
             est.execution_["keep_features"] = est.representation_ == "in-memory"
         est.lam_path_ = np.asarray(lams)
