@@ -51,7 +51,7 @@ def test_fit_of_an_estimator_is_its_fit(model):
     ran = fit.run()
     np.testing.assert_array_equal(ran.coef_, fresh.coef_)
     np.testing.assert_array_equal(ran.predict(X), fresh.predict(X))
-    assert ran.execution_ == fresh.execution_
+    assert ran.execution_["executor"] == fresh.execution_["executor"]  # the budget reads the free memory
 
 
 def test_a_path_point_is_the_fresh_fit_at_that_lam():

@@ -172,7 +172,7 @@ def _fold_system(est, X, y, train, test, kind, blas_serial):
     offset = fit.offset
     info = {}
     with serial_blas(blas_serial and options.blas_threads == 1):
-        rep = fit.represent()
+        rep = fit.represent(check_sample=False)  # the refit on all rows checks the kernel on them
         info["rank"] = int(rep.info.get("rank", rep.info.get("m", 0)))
         if rep.K is not None:  # exact model: alpha = (K + n lam I)^{-1} Y_c
             s, Q = _eigh(rep.K, blas_serial)
@@ -190,7 +190,8 @@ def _fold_system(est, X, y, train, test, kind, blas_serial):
             Yh = Y_test - offset
             system.q = (Yh * Yh).sum(axis=0)
             return system, X_test, Y_test, one_d, info
-        Z_test = fit.predict_rows(X_test) if rep.feature_map is None else rep.feature_map.transform(X_test)
+        Z_test = fit.predict_rows(X_test, validated=True) if rep.feature_map is None else \
+            rep.feature_map.transform(X_test)
         return _held_out_sums(system, np.asarray(Z_test, dtype=np.float64) @ Q, Y_test, need_T), X_test, Y_test, \
             one_d, info
 

@@ -152,6 +152,7 @@ class Fit:
         self.offset = target_offset(Y, recipe.loss, recipe.fit_intercept)
         self.Yc = Y - self.offset if recipe.fit_intercept else Y
         self._rep = None
+        self._plan_dict = None
 
     @classmethod
     def of(cls, estimator, X, y, *, progress=None):
@@ -170,17 +171,20 @@ class Fit:
         immune to threads waiting for a core another process holds.)"""
         return serial_blas(self.options.blas_threads == 1)
 
-    def represent(self):
-        """Draw the sketch and build the training representation (in memory or streamed), once."""
+    def represent(self, *, check_sample=True):
+        """Draw the sketch and build the training representation (in memory or streamed), once.
+
+        ``check_sample=False`` skips the kernel's check on a sample of the rows (zero, constant or
+        non-finite values), e.g. for the folds of a search whose refit checks all the rows."""
         if self._rep is None:
             with self.serial_blas():
-                self._rep = self._represent()
+                self._rep = self._represent(check_sample)
         return self._rep
 
-    def _represent(self):
+    def _represent(self, check_sample):
         X, kernel, spec, options = self.X, self.kernel, self.kernel_spec, self.options
         # a kernel that is zero or constant on the data: refused or warned about before the representation
-        constant = _degenerate.check_kernel_sample(kernel, X, spec, engine=options.engine)
+        constant = check_sample and _degenerate.check_kernel_sample(kernel, X, spec, engine=options.engine)
         try:
             if self.plan.streams:  # one streamed pass (or Dask partitions), no n x m array
                 rep = streamed_representation(X, self.Y, kernel, self.sketch, self.rngs[0], options,
@@ -193,7 +197,7 @@ class Fit:
             if not str(exc).startswith(ZERO_GRAM):
                 raise
             raise _degenerate.zero_gram_error(kernel, spec, X) from exc
-        if not constant:
+        if check_sample and not constant:
             _degenerate.warn_rank_collapse(kernel, rep.info, spec)
         return rep
 
@@ -226,15 +230,16 @@ class Fit:
         _degenerate.check_coefficients(attrs["coef_"], self.kernel, self.kernel_spec)  # a NaN model is refused
         return attrs
 
-    def predict_rows(self, X, W=None):
+    def predict_rows(self, X, W=None, *, validated=False):
         """``f(X)`` of the weights ``W`` (r x d, the output matrix applied), without the intercept; without
-        ``W`` the features ``z(X)`` of the representation (n, r). Kernel blocks run as the plan says."""
+        ``W`` the features ``z(X)`` of the representation (n, r). Kernel blocks run as the plan says;
+        ``validated=True``: ``X`` has been validated against the estimator already."""
         rep = self.represent()
         if W is None and rep.feature_map is None and rep.proj is not None:
             attrs = {"coef_": rep.proj, "X_fit_": rep.X_basis, "feature_map_": None}
         else:
             attrs = rep.expansion(np.eye(rep.Z.shape[1]) if W is None else W)
-        Xq = validate_X(self.estimator, X, reset=False)
+        Xq = X if validated else validate_X(self.estimator, X, reset=False)
         if attrs["feature_map_"] is not None:
             return attrs["feature_map_"].transform(Xq) @ attrs["coef_"]
         return kernel_times(self.kernel, Xq, attrs["X_fit_"], attrs["coef_"], options=self.options)
@@ -283,8 +288,10 @@ class Fit:
         est.representation_ = est.sketch_info_.get("representation", "in-memory")
         plan = self.plan
         # the plan, as JSON types (saved with the model), with what the fit settled on the way
-        est.execution_ = dict(plan.to_dict(), **{k: rep.info[k] for k in ("chunk_rows", "products")
-                                                 if k in rep.info and plan.streams})
+        if self._plan_dict is None:  # the plan as JSON types, once per fit (a lambda path stores it per point)
+            self._plan_dict = plan.to_dict()
+        est.execution_ = dict(self._plan_dict, **{k: rep.info[k] for k in ("chunk_rows", "products")
+                                                  if k in rep.info and plan.streams})
         if plan.streams and plan.loss == "iterative":  # the rank r <= m the features were sized with
             est.execution_["keep_features"] = est.representation_ == "in-memory"
         est.lam_path_ = np.asarray(lams)
