@@ -29,8 +29,8 @@ os.environ.setdefault("SKFRAME_DISABLE_NUMBA", "1")  # the engine of a fresh CLI
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
+import skframe.core.block_engine as block_engine  # noqa: E402
 import skframe.core.feature_map as feature_map  # noqa: E402
-import skframe.core.sketching as sketching  # noqa: E402
 import skframe.models._core as fit_core  # noqa: E402
 from skframe.datasets import load_default  # noqa: E402
 from skframe.metrics import relative_mse  # noqa: E402
@@ -48,7 +48,7 @@ def pass_costs(X, s_prime, m, nnz, rng):
     """One-core nanoseconds per kernel entry of each pass, on a tile of the size the fit uses."""
     from scipy.spatial.distance import cdist
 
-    tile_rows = max(1, sketching._TILE_ENTRIES // s_prime)
+    tile_rows = max(1, block_engine._TILE_ENTRIES // s_prime)
     Xt = X[:tile_rows]
     Xs = X[rng.choice(X.shape[0], s_prime, replace=False)]
     block = np.empty((tile_rows, s_prime))

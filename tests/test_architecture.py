@@ -467,3 +467,195 @@ def test_lazy_imports_need_a_reason_and_a_cost(made_up):
 def test_builtin_plugins_are_held_to_the_public_module(made_up):
     (found,) = private_imports_of_plugins([made_up.modules["skframe_kernels"]])
     assert "skframe_kernels:1 imports skframe.core.linalg" in found
+
+
+# ----------------------------------------------------------------------------- the fit's spine
+# Model selection talks to a fit through skframe.models' Fit object: it calls no private method of an estimator,
+# sets or deletes no private attribute on one, and imports no private name of skframe.models.
+SPINE_ROOMS = ("skframe.models", "skframe.compute", "skframe.core", "skframe.model_selection")
+MAX_PARAMETERS = 10
+
+
+def _private(name):
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_estimator_methods(modules):
+    """Names of the private methods that the classes of ``modules`` define."""
+    names = set()
+    for module in modules:
+        for node in ast.walk(ast.parse(module.source)):
+            if isinstance(node, ast.ClassDef):
+                names |= {f.name for f in node.body
+                          if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and _private(f.name)}
+    return names
+
+
+def private_uses(modules, methods, private_package="skframe.models"):
+    """``module:line`` descriptions of private uses of another room: calls of ``methods`` on an object (not
+    ``self``), private attributes set or deleted on an object, private names imported from ``private_package``."""
+    found = []
+    for module in modules:
+        for node in ast.walk(ast.parse(module.source)):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(private_package):
+                found += [f"{module.name}:{node.lineno} imports {node.module}.{a.name}"
+                          for a in node.names if _private(a.name)]
+            if not isinstance(node, ast.Attribute) or not _private(node.attr):
+                continue
+            owner = node.value.id if isinstance(node.value, ast.Name) else None
+            if owner in ("self", "cls"):
+                continue
+            if isinstance(node.ctx, (ast.Store, ast.Del)):
+                found.append(f"{module.name}:{node.lineno} sets {owner or '...'}.{node.attr}")
+            elif node.attr in methods:
+                found.append(f"{module.name}:{node.lineno} uses {owner or '...'}.{node.attr}")
+    return sorted(found, key=lambda f: (f.split(":")[0], int(f.split(":")[1].split()[0])))
+
+
+def long_signatures(modules, limit=MAX_PARAMETERS):
+    """Private functions of ``modules`` with more than ``limit`` parameters (``self``/``cls`` not counted)."""
+    found = []
+    for module in modules:
+        for node in ast.walk(ast.parse(module.source)):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not _private(node.name):
+                continue
+            a = node.args
+            names = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs] + [p.arg for p in (a.vararg, a.kwarg) if p]
+            count = len([p for p in names if p not in ("self", "cls")])
+            if count > limit:
+                found.append(f"{module.name}:{node.lineno} {node.name} takes {count} parameters")
+    return found
+
+
+def _modules_of(prefix):
+    return [m for m in skframe_tree().modules.values() if m.name == prefix or m.name.startswith(prefix + ".")]
+
+
+def test_model_selection_uses_no_private_part_of_models():
+    methods = private_estimator_methods(_modules_of("skframe.models"))
+    assert "_new_fit" in methods  # the check sees the estimators' private methods
+    found = private_uses(_modules_of("skframe.model_selection"), methods)
+    assert not found, "model selection fits through skframe.models._fit.Fit only:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("room", SPINE_ROOMS)
+def test_private_functions_take_at_most_ten_parameters(room):
+    found = long_signatures(_modules_of(room))
+    assert not found, "group the arguments (a plan, a recipe, a tuple of settings):\n" + "\n".join(found)
+
+
+def test_private_uses_and_long_signatures_are_seen():
+    tree = Tree.from_sources({
+        "skframe.models.ridge": "class R:\n    def _fit_machine(self, a):\n        return self._other()\n",
+        "skframe.model_selection.paths": (
+            "from skframe.models._core import _hidden, visible\n"
+            "def path(est):\n    est._fit_machine(1)\n    est._fit_input = None\n    est.public()\n"
+            "def _wide(a, b, c, d, e, f, g, h, i, j, *, k):\n    return a\n"),
+    })
+    methods = private_estimator_methods([tree.modules["skframe.models.ridge"]])
+    found = private_uses([tree.modules["skframe.model_selection.paths"]], methods)
+    assert found == ["skframe.model_selection.paths:1 imports skframe.models._core._hidden",
+                     "skframe.model_selection.paths:3 uses est._fit_machine",
+                     "skframe.model_selection.paths:4 sets est._fit_input"]
+    assert long_signatures([tree.modules["skframe.model_selection.paths"]]) == [
+        "skframe.model_selection.paths:6 _wide takes 11 parameters"]
+
+
+# ----------------------------------------------------------------------------- one decision point
+# Every execution choice is the plan's: the engine rule, the executor, the thread counts. These modules hold the
+# rules (and the description of the machine they read); code elsewhere passes on what they decided.
+PLAN_MODULES = ("skframe.core.engine", "skframe.core.threads", "skframe.compute.plan", "skframe.compute.plan_rules",
+                "skframe.compute.execution", "skframe.compute.machine")
+#: calls that implement a decision: the engine rule and its thresholds, the machine's cores
+DECIDING_CALLS = frozenset({"select_engine", "engine_rule", "numba_enabled", "numba_min_work", "cpu_count",
+                            "sched_getaffinity", "choose_executor", "choose_backend", "choose_blas_threads"})
+#: modules of the fit that read the executor from the plan instead of looking at the data
+EXECUTOR_FROM_PLAN = ("skframe.models._fit", "skframe.models._base", "skframe.models.ridge",
+                      "skframe.models.machine", "skframe.compute.stream_fit.streamed_representation")
+
+
+def _call_name(node):
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _reads_a_decision(arg):
+    """An argument of ``serial_blas`` that passes a decision on: a constant, a name or attribute (``not`` one),
+    a call of a plan rule, or an expression on the plan's ``blas_threads``."""
+    if isinstance(arg, (ast.Constant, ast.Name, ast.Attribute)):
+        return True
+    if isinstance(arg, ast.UnaryOp) and isinstance(arg.op, ast.Not):
+        return _reads_a_decision(arg.operand)
+    if isinstance(arg, ast.Call):
+        return _call_name(arg) in ("one_blas_thread", "fold_jobs")
+    return "blas_threads" in ast.unparse(arg)
+
+
+def local_decisions(modules):
+    """``module:line`` of every engine, executor or thread decision taken outside :data:`PLAN_MODULES`."""
+    found = []
+    for module in modules:
+        if module.name in PLAN_MODULES:
+            continue
+        tree = ast.parse(module.source)
+        functions = {node: node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            name = _call_name(node)
+            if name in DECIDING_CALLS:
+                found.append(f"{module.name}:{node.lineno} calls {name}")
+            elif name == "serial_blas" and node.args and not _reads_a_decision(node.args[0]):
+                found.append(f"{module.name}:{node.lineno} decides BLAS threads: {ast.unparse(node.args[0])}")
+        owners = [module.name] + [f"{module.name}.{name}" for name in functions.values()]
+        if any(owner.startswith(EXECUTOR_FROM_PLAN) for owner in owners):
+            for function in [tree] if module.name.startswith(EXECUTOR_FROM_PLAN) else [
+                    f for f, name in functions.items() if f"{module.name}.{name}".startswith(EXECUTOR_FROM_PLAN)]:
+                found += [f"{module.name}:{node.lineno} chooses the executor from the data"
+                          for node in ast.walk(function)
+                          if isinstance(node, ast.Call) and _call_name(node) == "is_dask_collection"]
+    return sorted(set(found), key=lambda f: (f.split(":")[0], int(f.split(":")[1].split()[0])))
+
+
+@pytest.mark.parametrize("room", SPINE_ROOMS + ("skframe.cli",))
+def test_execution_choices_are_the_plans(room):
+    found = local_decisions(_modules_of(room))
+    assert not found, ("choose engines, executors and threads in the plan (skframe.compute.plan, plan_rules, "
+                       "skframe.core.engine) and pass the decision on:\n" + "\n".join(found))
+
+
+def test_local_decisions_are_seen():
+    tree = Tree.from_sources({
+        "skframe.models._fit": "def represent(X):\n    return is_dask_collection(X)\n",
+        "skframe.model_selection.paths": (
+            "def fold(n, plan):\n    with serial_blas(n < 10):\n        pass\n"
+            "    with serial_blas(plan.blas_threads == 1):\n        pass\n"
+            "    return select_engine(None, n), os.cpu_count()\n"),
+    })
+    found = sorted(local_decisions(tree.modules.values()))
+    assert found == ["skframe.model_selection.paths:2 decides BLAS threads: n < 10",
+                     "skframe.model_selection.paths:6 calls cpu_count",
+                     "skframe.model_selection.paths:6 calls select_engine",
+                     "skframe.models._fit:2 chooses the executor from the data"]
+
+
+def private_names_across_rooms(modules):
+    """``module:line`` of every private name (``_x``) imported from another room of skframe."""
+    found = []
+    for module in modules:
+        room = ".".join(module.name.split(".")[:2])
+        for node in ast.walk(ast.parse(module.source)):
+            if not isinstance(node, ast.ImportFrom) or node.level or not (node.module or "").startswith("skframe."):
+                continue
+            if ".".join(node.module.split(".")[:2]) == room:
+                continue
+            found += [f"{module.name}:{node.lineno} imports {node.module}.{a.name}" for a in node.names
+                      if _private(a.name)]
+    return found
+
+
+@pytest.mark.parametrize("room", SPINE_ROOMS)
+def test_no_private_name_crosses_rooms(room):
+    """e.g. the block engine's products are public (skframe.core.block_engine), not a private of sketching."""
+    found = private_names_across_rooms(_modules_of(room))
+    assert not found, "\n".join(found)

@@ -186,13 +186,13 @@ def test_sketched_gram_products_on_distinct_rows(name, chunk_rows):
 
 def test_tiled_numpy_sketch_product_on_threads_equals_the_dense_formula(monkeypatch):
     """Plain NumPy engine, thread-safe kernel: tiles of a few rows shared by 3 threads give K R^T exactly."""
-    import skframe.core.sketching as sk
+    import skframe.core.block_engine as block_engine
     import skframe.core.threads as threads
     from skframe.contract.registry import get_kernel
     from skframe.contract.tags import get_tags
 
     monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", str(10**12))
-    monkeypatch.setattr(sk, "_TILE_ENTRIES", 50)
+    monkeypatch.setattr(block_engine, "_TILE_ENTRIES", 50)
     monkeypatch.setattr(threads, "THREADED_ENTRIES", 1)
     monkeypatch.setattr(threads, "available_cores", lambda: 3)
     rng = np.random.default_rng(5)
@@ -210,7 +210,7 @@ def test_tiled_numpy_sketch_product_on_threads_equals_the_dense_formula(monkeypa
 def test_kernel_not_declared_thread_safe_is_called_from_one_thread(monkeypatch):
     import threading
 
-    import skframe.core.sketching as sk
+    import skframe.core.block_engine as block_engine
     import skframe.core.threads as threads
 
     calls = []
@@ -221,7 +221,7 @@ def test_kernel_not_declared_thread_safe_is_called_from_one_thread(monkeypatch):
             return super().__call__(X, Y)
 
     monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", str(10**12))
-    monkeypatch.setattr(sk, "_TILE_ENTRIES", 50)
+    monkeypatch.setattr(block_engine, "_TILE_ENTRIES", 50)
     monkeypatch.setattr(threads, "THREADED_ENTRIES", 1)
     monkeypatch.setattr(threads, "available_cores", lambda: 3)
     X = np.random.default_rng(6).normal(size=(120, 3))

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import skframe.core.block_engine as block_engine
 import skframe.core.sketching as sketching
 import skframe.core.threads as threads
 from skframe.exceptions import PluginError
@@ -155,7 +156,7 @@ def test_skframe_calls_a_kernel_not_declared_thread_safe_from_the_callers_thread
     is called from the pool's threads, one that is not from the caller's thread only, with the same values."""
     monkeypatch.setattr(threads, "THREADED_ENTRIES", 1)
     monkeypatch.setattr(threads, "available_cores", lambda: 3)
-    monkeypatch.setattr(sketching, "_TILE_ENTRIES", 64)
+    monkeypatch.setattr(block_engine, "_TILE_ENTRIES", 64)
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(40, 3))
     R = SketchMatrix(n=40, indices=np.arange(0, 40, 5), mix=sp.random(5, 8, density=0.6, random_state=1) + sp.eye(5, 8))

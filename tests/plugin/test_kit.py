@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import skframe
-import skframe.core.sketching as sketching
+import skframe.core.block_engine as block_engine
 import skframe.core.threads as threads
 from skframe import SketchedKernelRidge
 from skframe.contract.loader import get_plugin_registry
@@ -125,17 +125,17 @@ class Watching(Minimal):
         probe = threading.Thread(target=lambda: seen.update(names=tuple(get_plugin_registry().components["kernel"])))
         probe.start()
         probe.join()
-        self.seen.add((threads.THREADED_ENTRIES, threads.available_cores, sketching._TILE_ENTRIES, seen["names"]))
+        self.seen.add((threads.THREADED_ENTRIES, threads.available_cores, block_engine._TILE_ENTRIES, seen["names"]))
         return super().__call__(X, Y)
 
 
 def test_checking_changes_no_state_of_skframe():
-    before = (threads.THREADED_ENTRIES, threads.available_cores, sketching._TILE_ENTRIES,
+    before = (threads.THREADED_ENTRIES, threads.available_cores, block_engine._TILE_ENTRIES,
               tuple(get_plugin_registry().components["kernel"]))
     kernel = Watching()
     check_kernel(kernel)
     assert kernel.seen == {before}  # during the check, from the kit's calls and the framework's, on every thread
-    assert (threads.THREADED_ENTRIES, threads.available_cores, sketching._TILE_ENTRIES,
+    assert (threads.THREADED_ENTRIES, threads.available_cores, block_engine._TILE_ENTRIES,
             tuple(get_plugin_registry().components["kernel"])) == before
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from skframe.compute.stream_problems import block_loss_sums
-from skframe.compute.streaming import NumpyEngine, chunk_sums
+from skframe.compute.streaming import BlockEngine, chunk_sums
 from skframe.options import compute_dtype
 
 __all__ = ["partition_sums"]
@@ -23,7 +23,7 @@ def partition_sums(kernel, X_part, Y_part, X_sub, mix, dtype, shift, chunk_rows,
 
     ``loops`` is the engine of the inner loops the client's plan chose (None: each block by its size).
     """
-    engine = NumpyEngine(loops)
+    engine = BlockEngine(loops)
     mix_t = engine.prepare_mix(mix, compute_dtype(dtype))
     total = None
     for start in range(0, max(X_part.shape[0], 1), max(int(chunk_rows), 1)):
@@ -64,9 +64,13 @@ def _concat_lists(a, b):
     return [np.concatenate([x, y]) for x, y in zip(a, b)]
 
 
-def _partition_loss(kernel, X_part, Y_part, X_sub, proj, V, C, loss, dtype, gradient, chunk_rows, loops=None):
-    """``(sum_i l(f_i, y_i), Z^T G C^T)`` at ``F = Z V C`` of one partition, in row chunks (runs on a worker)."""
-    engine = NumpyEngine(loops)
+def _partition_loss(basis, X_part, Y_part, V, C, loss, run, gradient):
+    """``(sum_i l(f_i, y_i), Z^T G C^T)`` at ``F = Z V C`` of one partition, in row chunks (runs on a worker).
+
+    ``basis = (kernel, X_sub, proj)`` the feature map, ``run = (dtype, chunk_rows, loops)`` the plan's settings."""
+    kernel, X_sub, proj = basis
+    dtype, chunk_rows, loops = run
+    engine = BlockEngine(loops)
     PV = proj @ np.asarray(V, dtype=np.float64)
     total, KG = 0.0, (np.zeros_like(PV) if gradient else None)
     step = max(int(chunk_rows), 1)
@@ -85,14 +89,16 @@ def _add_pairs(a, b):
     return a[0] + b[0], (None if a[1] is None else a[1] + b[1])
 
 
-def _partition_dual(kernel, X_part, Y_part, X_sub, proj, V, C, loss, dtype, chunk_rows, scale, loops=None):
+def _partition_dual(basis, X_part, Y_part, V, C, loss, run, scale):
     """One partition's share of the duality certificate at V (runs on a worker), in row chunks.
 
     The dual point of each row is ``a_i = project(-grad l(f_i, y_i))`` (``F = K (proj V) C``). Without
     ``scale``: ``(sum <a_i, y_i>, sum N(a_i), sum ||a_i||^2, proj^T K^T A C^T)``; with it:
-    ``sum h(scale a_i, y_i)``.
+    ``sum h(scale a_i, y_i)``. ``basis`` and ``run`` as in :func:`_partition_loss`.
     """
-    engine = NumpyEngine(loops)
+    kernel, X_sub, proj = basis
+    dtype, chunk_rows, loops = run
+    engine = BlockEngine(loops)
     dual = loss.dual
     PV = proj @ np.asarray(V, dtype=np.float64)
     lin = norm = sq = h = 0.0

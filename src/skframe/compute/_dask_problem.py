@@ -40,11 +40,11 @@ class DaskFeatureProblem(ProjectedProblem):
         """``(sum_i l(f_i, y_i), Z^T G C^T)`` at ``F = Z V C``, reduced over partitions (the
         pass of :meth:`skframe.compute.stream_problems.StreamedFeatureProblem.loss_pass`)."""
         dl = self._dask.delayed
-        k, xs, pj = self._ship
+        basis = tuple(self._ship)
         Vd, Cd = (dl(np.asarray(a, dtype=np.float64), pure=True) for a in (V, C))
         ld = dl(loss, pure=True)
-        parts = [dl(_partition_loss, pure=True)(k, xp, yp, xs, pj, Vd, Cd, ld, self.options.dtype, gradient,
-                                                 self.chunk_rows, self.options.engine)
+        run = (self.options.dtype, self.chunk_rows, self.options.engine)
+        parts = [dl(_partition_loss, pure=True)(basis, xp, yp, Vd, Cd, ld, run, gradient)
                  for xp, yp in zip(self.X.to_delayed().ravel(), self.Y.to_delayed().ravel())]
         return _compute(tree_reduce(parts, _add_pairs), self.retries)
 
@@ -60,12 +60,12 @@ class DaskFeatureProblem(ProjectedProblem):
         if dual is None:
             return None
         dl, n = self._dask.delayed, self.n
-        k, xs, pj = self._ship
+        basis = tuple(self._ship)
         Vd, Cd, ld = dl(np.asarray(V, dtype=np.float64), pure=True), dl(np.asarray(C, dtype=np.float64)), dl(loss)
+        run = (self.options.dtype, self.chunk_rows, self.options.engine)
 
         def reduce(scale, combine):
-            parts = [dl(_partition_dual, pure=True)(k, xp, yp, xs, pj, Vd, Cd, ld, self.options.dtype,
-                                                     self.chunk_rows, scale, self.options.engine)
+            parts = [dl(_partition_dual, pure=True)(basis, xp, yp, Vd, Cd, ld, run, scale)
                      for xp, yp in zip(self.X.to_delayed().ravel(), self.Y.to_delayed().ravel())]
             return _compute(tree_reduce(parts, combine), self.retries)
 

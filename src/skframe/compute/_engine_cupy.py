@@ -1,6 +1,6 @@
 """The GPU engine of the streamed accumulation (CuPy), written against an array namespace.
 
-:class:`ArrayEngine` implements the engine methods of :class:`skframe.compute.engines.NumpyEngine`
+:class:`ArrayEngine` implements the methods of the block engine, :class:`skframe.core.block_engine.BlockEngine`
 (kernel block, sketch product, ``syrk`` accumulation, the sketch's Gram matrix ``R K R^T``) with
 the operations of an array namespace ``xp``: CuPy on a GPU, or NumPy (or a test's fake
 namespace), which is how the tests run this very code on machines without a GPU. Everything
@@ -94,6 +94,19 @@ class ArrayEngine:
 
     def times_mix_t(self, block, mix_t):
         return block if mix_t is None else block @ mix_t
+
+    def chunk_product(self, kernel, X_rows, X_sub, mix, diag, dtype, out=None):
+        """One chunk of ``K R^T``, ``k(X_rows, X_sub) @ S_mix^T`` in ``dtype``, on the engine's arrays (the
+        method of :class:`skframe.core.block_engine.BlockEngine`)."""
+        block = self.block(kernel, self.asarray(X_rows, dtype), X_sub, dtype)
+        if diag is not None:
+            res = block * self.xp.asarray(np.asarray(diag), dtype=dtype)[None, :]
+        else:
+            res = self.times_mix_t(block, self.prepare_mix(mix, dtype))
+        if out is None:
+            return res
+        out[...] = self.to_numpy(res) if isinstance(out, np.ndarray) else res
+        return out
 
     def sketch_gram(self, kernel, X_sub, mix):
         """``R K R^T = S_mix k(X_sub, X_sub) S_mix^T`` (m x m, float64) on the device, symmetrised.

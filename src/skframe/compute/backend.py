@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import mmap
 import sys
 
 import numpy as np
@@ -40,6 +41,7 @@ __all__ = [
     "to_backend",
     "resolve_backend",
     "serial_blas",
+    "is_memory_mapped",
 ]
 
 #: backend names accepted by ``ComputeOptions.backend``
@@ -215,3 +217,13 @@ def _blas_controller():
         else:
             _CONTROLLER.append(ThreadpoolController())
     return _CONTROLLER[0]
+
+
+def is_memory_mapped(X):
+    """True when ``X`` is (a view of) a memory-mapped array, e.g. ``np.load(path, mmap_mode="r")``."""
+    seen = 0
+    while X is not None and seen < 16:
+        if isinstance(X, (np.memmap, mmap.mmap)):
+            return True
+        X, seen = getattr(X, "base", None), seen + 1
+    return False

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from skframe.compute.backend import is_cupy_array
+from skframe.compute.backend import is_cupy_array, is_memory_mapped
 from skframe.compute.memory import format_bytes
-from skframe.compute.stream_fit import is_memory_mapped
 from skframe.contract.collections import is_collection, n_items
 from skframe.deps import is_dask_collection
 from skframe.options import ComputeOptions

@@ -52,6 +52,8 @@ Examples
 
 from __future__ import annotations
 
+import scipy.sparse as sp
+
 from skframe.compute import plan_rules as rules
 from skframe.compute.execution import DataShape, ExecutionPlan, describe_data, explain_plan
 from skframe.compute.machine import Machine, available_memory, detect_machine
@@ -70,15 +72,16 @@ from skframe.compute.plan_rules import (
     default_sketch,
     expected_columns,
 )
+from skframe.contract.collections import n_items
 from skframe.contract.tags import get_tags
 from skframe.core.sketching import rows_within_budget
 from skframe.exceptions import InvalidParameterError, MemoryBudgetError
-from skframe.options import ComputeOptions, parse_bytes
+from skframe.options import DEFAULT_OPTIONS, ComputeOptions, parse_bytes
 
 __all__ = ["Machine", "DataShape", "ExecutionPlan", "plan_fit", "detect_machine", "describe_data", "explain_plan",
            "available_memory", "expected_columns", "STREAM_MIN_WORK", "SAMPLED_STREAM_MIN_WORK", "GPU_MIN_WORK",
            "SERIAL_BLAS_MAX_FLOPS", "DEFAULT_BUDGET_SHARE", "EXECUTORS", "BACKEND_CHOICES", "NYSTROM_MIN_ROWS",
-           "auto_size_rule", "default_sketch"]
+           "auto_size_rule", "default_sketch", "plan_predict"]
 
 
 def _stream_plan(n, m, s_prime, data, options, kernel):
@@ -101,8 +104,7 @@ def _sketch_kind_and_size(sketch, sketch_size, sketch_params, n):
             (int(size) if kind == "feature_map" else min(int(size), n))
     if kind == "feature_map" and isinstance(sketch, str) and not auto:
         m = int(sketch_size)  # explicit feature maps may have more features than rows
-    rule = f"auto: ceil({rules.AUTO_FACTOR:g} sqrt(n)) in [min(n, {rules.AUTO_MIN}), min(n, {AUTO_MAX})]" \
-        if auto else "given"
+    rule = rules.AUTO_RULE_TEXT if auto else "given"
     return kind, m, rule, obj
 
 
@@ -118,8 +120,12 @@ def _budget(options, backend, machine):
             f"half the memory available to this process ({machine.memory_source})")
 
 
-def _chunks_and_peak(streamed, rows_of, n, m, s_prime, kind, data, opts, options, kernel, reasons):
-    """``(chunk_rows, peak bytes)`` of the chosen executor; an impossible streamed budget is refused here."""
+def _chunks_and_peak(streamed, sizes, data, opts, options, kernel, reasons):
+    """``(chunk_rows, peak bytes)`` of the chosen executor; an impossible streamed budget is refused here.
+
+    ``sizes = (rows_of, n, m, s_prime, kind)``: the rows per pass, the data rows, the sketch's rows and columns
+    and the representation's kind."""
+    rows_of, n, m, s_prime, kind = sizes
     if streamed:
         sp = _stream_plan(rows_of, m, s_prime, data, opts, kernel)
         chunk_rows, peak = sp.chunk_rows, sp.peak_bytes
@@ -249,7 +255,7 @@ def plan_fit(data, *, kernel=None, sketch="psr", sketch_size="auto", sketch_para
     reasons["sketch_size"] = rule if m is not None else "set by the sketch object"
 
     # -- chunks, peak memory, kept features
-    chunk_rows, peak = _chunks_and_peak(streamed, rows_of, n, m_eff, s_prime, kind, data, opts, options, kernel,
+    chunk_rows, peak = _chunks_and_peak(streamed, (rows_of, n, m_eff, s_prime, kind), data, opts, options, kernel,
                                         reasons)
     item = 4 if dtype == "float32" else 8
     keep = _keep_features(loss, streamed, n, m_eff, item, budget, reasons)
@@ -271,3 +277,19 @@ def plan_fit(data, *, kernel=None, sketch="psr", sketch_size="auto", sketch_para
         n_features=None if data.n_features is None else int(data.n_features), n_outputs=int(data.n_outputs),
         loss=loss, work=work, reasons=reasons, machine=machine.to_dict(),
     )
+
+
+def plan_predict(X, n_ref, options=None):
+    """The light plan of a prediction ``k(X, X_ref) @ coef`` over ``n_ref`` reference points.
+
+    :class:`~skframe.options.ComputeOptions` whose engine is fixed once, for every row chunk of the
+    prediction, by the one engine rule (:func:`skframe.compute.plan_rules.choose_engine`: ``len(X) x n_ref``
+    kernel entries, sparse rows counted as such); its chunk rows come from the block budget
+    (:meth:`~skframe.options.ComputeOptions.rows_per_block`) and its backend is the fitted model's
+    (NumPy arrays). An engine already named in ``options`` is kept.
+    """
+    options = options or DEFAULT_OPTIONS
+    if options.engine:
+        return options
+    engine, _ = rules.choose_engine(options.backend, n_items(X) * int(n_ref), sparse=sp.issparse(X))
+    return options.replace(engine=engine)

@@ -22,18 +22,17 @@ import math
 from skframe.compute._engine_cupy import runs_on_device
 from skframe.compute.memory import format_bytes
 from skframe.contract.registry import get_component
-from skframe.core.engine import numba_min_work
-from skframe.deps import numba_enabled
+from skframe.core.engine import SPARSE_ENGINE_SHARE, engine_rule, numba_min_work  # noqa: F401 - names kept
+from skframe.deps import numba_enabled  # noqa: F401 - the doctest of choose_engine reads it
 
 __all__ = ["SPARSE_ENGINE_SHARE", "EXECUTORS", "BACKEND_CHOICES", "STREAM_MIN_WORK", "SAMPLED_STREAM_MIN_WORK",
            "NYSTROM_MIN_ROWS",
            "GPU_MIN_WORK", "SERIAL_BLAS_MAX_FLOPS", "DEFAULT_BUDGET_SHARE", "AUTO_FACTOR", "AUTO_MIN", "AUTO_MAX",
            "auto_size_rule", "default_sketch", "expected_columns", "sketch_object", "is_exact", "in_memory_bytes",
-           "largest_size", "choose_backend", "choose_executor", "choose_engine", "choose_blas_threads"]
+           "largest_size", "choose_backend", "choose_executor", "choose_engine", "choose_blas_threads",
+           "EXACT_SKETCH_NAMES", "AUTO_RULE_TEXT", "SERIAL_HELD_OUT", "one_blas_thread", "fold_jobs"]
 
 #: executors a plan chooses from
-#: sparse inputs use compiled loops from NUMBA_MIN_WORK / SPARSE_ENGINE_SHARE kernel entries (see choose_engine)
-SPARSE_ENGINE_SHARE = 8
 EXECUTORS = ("in-memory", "streamed", "dask")
 #: values of the ``backend`` option: ``"auto"`` lets the plan choose
 BACKEND_CHOICES = ("auto", "numpy", "cupy")
@@ -76,6 +75,10 @@ AUTO_FACTOR, AUTO_MIN, AUTO_MAX = 2.0, 100, 1000
 
 
 # ----------------------------------------------------------------------------- the sketch
+#: how ``sketch_info_["size_rule"]`` and the plan's reasons name the ``"auto"`` rule
+AUTO_RULE_TEXT = f"auto: ceil({AUTO_FACTOR:g} sqrt(n)) in [min(n, {AUTO_MIN}), min(n, {AUTO_MAX})]"
+
+
 def auto_size_rule(n):
     """``ceil(2 sqrt(n))`` within ``[min(n, 100), min(n, 1000)]``: the ``"auto"`` sketch size before any cap.
 
@@ -139,9 +142,13 @@ def sketch_object(sketch, m, sketch_params):
     return get_component("sketch", sketch, **dict(sketch_params or {}, size=int(m)))
 
 
+#: sketch names meaning "no sketch": the exact kernel model
+EXACT_SKETCH_NAMES = ("none", "exact")
+
+
 def is_exact(sketch):
-    """True for ``None``, ``"none"`` and ``"exact"``: the exact kernel model."""
-    return sketch is None or (isinstance(sketch, str) and sketch.strip().lower() in ("none", "exact"))
+    """True for ``None``, ``"none"`` and ``"exact"`` (any case): the exact kernel model."""
+    return sketch is None or (isinstance(sketch, str) and sketch.strip().lower() in EXACT_SKETCH_NAMES)
 
 
 # ----------------------------------------------------------------------------- memory
@@ -239,28 +246,39 @@ def choose_executor(data, kind, loss, backend, dtype, given, n, m, s_prime, opti
 
 
 def choose_engine(backend, work, *, sparse=False):
-    """The engine of the inner loops for ``work`` kernel entries (n x s'): CuPy, numba, or plain NumPy.
-
-    Sparse inputs lower the threshold :data:`SPARSE_ENGINE_SHARE` times: SciPy's sparse-times-dense product
-    costs far more per kernel entry than the compiled CSR loops (Bibtex, 4 880 x 2 250 entries of 1 836
-    sparse features: 1.1 s with NumPy and SciPy, 0.1 s compiled), so compiled code pays for its start
-    on much smaller problems.
+    """The engine of the inner loops for ``work`` kernel entries (n x s'): :func:`skframe.core.engine.engine_rule`.
 
     >>> choose_engine("numpy", 10**7, sparse=True)[0] == ("numba" if numba_enabled() else "numpy")
     True
     """
-    if backend == "cupy":
-        return "cupy", "the CuPy backend"
-    if not numba_enabled():
-        return "numpy", "numba is not installed or disabled (SKFRAME_DISABLE_NUMBA)"
-    limit = numba_min_work()
-    if sparse:
-        limit = limit // SPARSE_ENGINE_SHARE
-    kind = "sparse kernel entries" if sparse else "kernel entries"
-    if work < limit:
-        return "numpy", (f"n x s' = {work:.3g} {kind} < {limit:.0e}: compiled code would not pay for "
-                         "its start")
-    return "numba", f"n x s' = {work:.3g} {kind} >= {limit:.0e}"
+    return engine_rule(backend, work, sparse=sparse)
+
+
+#: dense work of model selection's folds (a fold's features, at most ``n_train^3`` multiply-adds; its held-out
+#: work, ``n_test x r x r``) runs on one BLAS thread up to this many multiply-adds: threads gain nothing on such
+#: products, and a thread waiting for a core another process holds slowed the 71 x 283 x 283 product of the
+#: exact Boston model from 0.3 ms to 15 ms (2 cores, load 4)
+SERIAL_HELD_OUT = 2**26
+
+
+def one_blas_thread(flops, limit=SERIAL_BLAS_MAX_FLOPS):
+    """True when dense algebra of ``flops`` multiply-adds runs on one BLAS thread (at most ``limit``)."""
+    return float(flops) <= limit
+
+
+def fold_jobs(n_jobs, n_folds, per_fold_bytes, memory_bytes, cores):
+    """Threads that compute cross-validation folds at once: ``n_jobs`` (None: 1; negative: ``cores``), at most
+    one per fold and as many as half of ``memory_bytes`` holds folds of ``per_fold_bytes``. Each thread of
+    such a pool runs its dense algebra on one BLAS thread.
+
+    >>> fold_jobs(-1, 5, 10**6, 10**9, cores=2), fold_jobs(None, 5, 1, 10**9, cores=8)
+    (2, 1)
+    """
+    jobs = 1 if n_jobs is None else (max(1, int(cores)) if n_jobs < 0 else int(n_jobs))
+    jobs = min(jobs, int(n_folds))
+    if jobs <= 1:
+        return 1
+    return int(max(1, min(jobs, (int(memory_bytes) // 2) // max(int(per_fold_bytes), 1))))
 
 
 def choose_blas_threads(n, m, cores):

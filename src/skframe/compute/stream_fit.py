@@ -13,11 +13,9 @@ records which: ``"accumulated"`` (square loss), ``"in-memory"`` or ``"streamed"`
 
 from __future__ import annotations
 
-import mmap
-
 import numpy as np
 
-from skframe.compute.backend import get_array_module, to_numpy
+from skframe.compute.backend import get_array_module, is_memory_mapped, to_numpy
 from skframe.compute.distributed import (
     DaskFeatureProblem,
     dask_sums,
@@ -25,6 +23,7 @@ from skframe.compute.distributed import (
     fit_sketched_ridge_dask,
     shifted_sums,
 )
+from skframe.compute.execution import describe_data
 from skframe.compute.stream_problems import ProjectedProblem, make_feature_problem
 from skframe.compute.streaming import accumulate, fit_sketched_ridge, solve_on
 from skframe.core.sketching import draw_sketch
@@ -34,16 +33,6 @@ from skframe.options import ComputeOptions, parse_bytes
 
 __all__ = ["options_from", "streamed_representation", "StreamedRepresentation",
            "SumsProblem", "is_memory_mapped", "validate_dask_XY"]
-
-
-def is_memory_mapped(X):
-    """True when ``X`` is (a view of) a memory-mapped array, e.g. ``np.load(path, mmap_mode="r")``."""
-    seen = 0
-    while X is not None and seen < 16:
-        if isinstance(X, (np.memmap, mmap.mmap)):
-            return True
-        X, seen = getattr(X, "base", None), seen + 1
-    return False
 
 
 def validate_dask_XY(estimator, X, Y):
@@ -191,12 +180,12 @@ class StreamedRepresentation:
         return {"coef_": self.proj @ W, "X_fit_": self.X_basis, "feature_map_": None}
 
 
-def streamed_representation(X, Y, kernel, sketch, rng, options, *, rtol=None, progress=None):
+def streamed_representation(X, Y, kernel, sketch, rng, options, *, rtol=None, progress=None, executor=None):
     """Draw the sketch and accumulate the streamed sums of ``(X, Y)``: a :class:`StreamedRepresentation`.
 
-    The executor is chosen here: a dask array is summed partition by partition on its cluster
-    (:func:`skframe.compute.distributed.fit_sketched_ridge_dask`), anything else in one streamed
-    pass in this process (:func:`skframe.compute.streaming.fit_sketched_ridge`).
+    The executor is the fit's plan's (:attr:`skframe.compute.plan.ExecutionPlan.executor`): ``"dask"`` sums
+    the partitions on their cluster (:func:`skframe.compute.distributed.fit_sketched_ridge_dask`),
+    ``"streamed"`` makes one pass in this process (:func:`skframe.compute.streaming.fit_sketched_ridge`).
 
     Parameters
     ----------
@@ -206,14 +195,18 @@ def streamed_representation(X, Y, kernel, sketch, rng, options, *, rtol=None, pr
     sketch : sketch object (``draw`` returning a SketchMatrix)
     rng : numpy.random.Generator
     options : ComputeOptions
+    executor : {"streamed", "dask"}, optional
+        The plan's executor; by default the one the plan's description of ``X`` implies.
     """
+    if executor is None:
+        executor = "dask" if describe_data(X).dask else "streamed"
+    dask = executor == "dask"
     n = int(X.shape[0])
-    R = draw_sketch(sketch, n, rng, X=None if is_dask_collection(X) else X, kernel=kernel)
-    if is_dask_collection(X):
+    R = draw_sketch(sketch, n, rng, X=None if dask else X, kernel=kernel)
+    if dask:
         fit = fit_sketched_ridge_dask(kernel, X, Y, R, None, options=options, rtol=rtol, keep_sums=True)
     else:
         fit = fit_sketched_ridge(kernel, X, Y, R, None, options=options, rtol=rtol, progress=progress,
                                  keep_sums=True)
     UD = fit.info.pop("UD")
-    return StreamedRepresentation(kernel, X, np.asarray(Y, dtype=np.float64) if not is_dask_collection(Y) else Y,
-                                  R, fit, options, UD)
+    return StreamedRepresentation(kernel, X, Y if dask else np.asarray(Y, dtype=np.float64), R, fit, options, UD)

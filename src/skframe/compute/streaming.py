@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe.compute.backend import get_array_module, to_numpy
-from skframe.compute.engines import _NUMPY, NumpyEngine, _mix_diagonal, get_engine
+from skframe.compute.engines import _NUMPY, BlockEngine, NumpyEngine, _mix_diagonal, get_engine
 from skframe.compute.memory import plan_stream
 from skframe.compute.stream_io import _is_sliceable, count_rows, gather_rows, iter_predict, iter_rows, predict_chunks
 from skframe.contract.collections import chunks
@@ -41,9 +41,9 @@ from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidInputError
 from skframe.options import compute_dtype
 
-__all__ = ["StreamSums", "NumpyEngine", "chunk_sums", "accumulate", "iter_rows", "sketch_gram", "ridge_from_sums",
-           "solve_on", "StreamedRidge", "fit_sketched_ridge", "block_shift", "product_precision", "iter_predict",
-           "predict_chunks", "gather_rows", "count_rows", "get_engine"]
+__all__ = ["StreamSums", "BlockEngine", "NumpyEngine", "chunk_sums", "accumulate", "iter_rows", "sketch_gram",
+           "ridge_from_sums", "solve_on", "StreamedRidge", "fit_sketched_ridge", "block_shift", "product_precision",
+           "iter_predict", "predict_chunks", "gather_rows", "count_rows", "get_engine"]
 
 
 @dataclass
@@ -132,7 +132,8 @@ def chunk_sums(kernel, X_chunk, Y_chunk, X_sub, mix, *, dtype="float64", engine=
         ``S_mix``.
     dtype : {"float64", "float32"}
         Precision of the kernel block and ``B``; the sums are float64.
-    engine : NumpyEngine or CupyEngine, optional
+    engine : BlockEngine or CupyEngine, optional
+        The block engine of the chunk (default: the CPU's, loops chosen by each block).
     mix_t : optional
         ``engine.prepare_mix(mix, dtype)`` computed once by the caller.
     shift : array (m,), optional

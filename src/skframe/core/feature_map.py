@@ -11,6 +11,7 @@ and the training features from the products of :mod:`skframe.core.sketching`;
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from skframe.contract.collections import n_items, take
 from skframe.contract.protocols import kernel_matvec, kernel_prepare
@@ -28,10 +29,11 @@ def kernel_times(kernel, X, X_ref, W, *, chunk_rows=None, options=None):
     Goes through :func:`skframe.contract.protocols.kernel_matvec`, so a kernel with its own
     ``matvec`` (fused, GPU) is used as such. ``W`` is cast to the compute precision
     (``options.dtype``); ``chunk_rows`` overrides ``options.chunk_rows``; without
-    ``options.engine`` the engine is chosen once from ``len(X) x len(X_ref)`` kernel entries.
+    ``options.engine`` the engine is chosen once from ``len(X) x len(X_ref)`` kernel entries (the one rule,
+    :func:`skframe.core.engine.engine_rule`; sparse rows counted as such).
     The kernel is used as given: prepare it on the training data first.
     """
-    options = with_engine(resolve_options(options, chunk_rows), n_items(X) * n_items(X_ref))
+    options = with_engine(resolve_options(options, chunk_rows), n_items(X) * n_items(X_ref), sparse=sp.issparse(X))
     W = np.asarray(W, dtype=compute_dtype(options))
     return kernel_matvec(kernel, X, X_ref, W, options=options)
 
@@ -70,14 +72,15 @@ class SketchedFeatureMap:
         return kernel_times(self.kernel, X, self.X_sub, self.proj, chunk_rows=chunk_rows, options=options)
 
 
-def build_feature_map(kernel, X, R, *, rtol=None, chunk_rows=None, progress=None, distinct=None, options=None):
+def build_feature_map(kernel, X, R, *, rtol=None, chunk_rows=None, progress=None, distinct=None, options=None,
+                      prepared=False):
     """Draw-independent part of fitting: the feature map and the training features.
 
     ``rtol`` is the relative eigenvalue tolerance for ``R K R^T`` (default
     ``options.rtol``, then a size-based default); ``options``, ``chunk_rows``,
     ``progress`` and ``distinct`` are passed to :func:`sketched_gram_products`. The
-    kernel is prepared on ``X`` (:func:`skframe.contract.protocols.kernel_prepare`) and the
-    map keeps the prepared kernel.
+    kernel is prepared on ``X`` (:func:`skframe.contract.protocols.kernel_prepare`; a fit passes
+    ``prepared=True``, having bound it once) and the map keeps the prepared kernel.
 
     Returns
     -------
@@ -89,8 +92,9 @@ def build_feature_map(kernel, X, R, *, rtol=None, chunk_rows=None, progress=None
         ``K R^T``, returned for callers that need it (e.g. SISOKR).
     """
     options = resolve_options(options, chunk_rows)
-    kernel = kernel_prepare(kernel, X)
-    KR, RKR = sketched_gram_products(kernel, X, R, options=options, progress=progress, distinct=distinct)
+    kernel = kernel if prepared else kernel_prepare(kernel, X)
+    KR, RKR = sketched_gram_products(kernel, X, R, options=options, progress=progress, distinct=distinct,
+                                     prepared=True)
     if rtol is None:
         rtol = options.rtol
     UD, w = spectral_projection(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol)

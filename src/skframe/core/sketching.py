@@ -13,10 +13,11 @@ so the kernel is only ever evaluated against the s' sampled points, in row
 chunks of bounded memory (``ComputeOptions.block_bytes``), and ``R K R^T`` needs
 no extra kernel evaluation.
 
-Engines: the kernel blocks and the sparse product ``block @ S_mix^T`` run in the engine of
-``options.engine`` (compiled numba gather in :mod:`skframe.core._sketching_numba`, or SciPy's
-sparse product): a fit passes its execution plan's, and :func:`sketched_gram_products` otherwise
-chooses once from the size of all its blocks, ``n x s'`` (:func:`skframe.core.engine.with_engine`).
+Each chunk of rows is one product of the block engine (:class:`skframe.core.block_engine.BlockEngine`:
+the kernel block and ``block @ S_mix^T``), its loops those of ``options.engine`` (compiled numba gather in
+:mod:`skframe.core._sketching_numba`, or SciPy's sparse product): a fit passes its execution plan's, and
+:func:`sketched_gram_products` otherwise chooses once from the size of all its blocks, ``n x s'``
+(:func:`skframe.core.engine.with_engine`).
 Precision: ``ComputeOptions(dtype="float32")`` computes kernel blocks and ``K R^T`` in float32
 and accumulates ``R K R^T`` in float64. The feature map built from these products is in :mod:`skframe.core.feature_map`.
 """
@@ -27,11 +28,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe.contract.collections import chunks, is_collection, n_items, take
-from skframe.contract.protocols import kernel_block, kernel_prepare, takes_engine
-from skframe.contract.tags import get_tags
-from skframe.core.engine import engine_module, select_engine, with_engine
+from skframe.contract.protocols import kernel_prepare
+from skframe.core.block_engine import BlockEngine, times_mix
+from skframe.core.engine import with_engine
 from skframe.core.sketch_matrix import SketchMatrix, diagonal_of_mix, from_entries
-from skframe.core.threads import run_row_ranges, threads_for
 from skframe.exceptions import InvalidParameterError, PluginError
 from skframe.options import DEFAULT_OPTIONS, compute_dtype
 
@@ -96,29 +96,8 @@ def rows_within_budget(kernel, n_cols, options=None):
     return int(max(1, (options.block_bytes - (one - per_row)) // per_row))
 
 
-def _times_mixT(block, mix, out=None, options=None, engine=None):
-    """``block @ mix.T`` for a dense block and a dense or sparse mix (written into ``out`` when given).
-
-    A sparse mix goes through the engine ``engine`` or ``options.engine`` (a compiled row-wise
-    gather for numba, see :mod:`skframe.core.engine`; when neither names one, the size of the
-    block decides) or, in plain NumPy, through SciPy's ``mix @ block.T``.
-    """
-    dtype = block.dtype if out is None else out.dtype
-    if sp.issparse(mix):
-        fast = engine_module("skframe.core.sketching", options, engine=engine, work=block.size)
-        if fast is not None and hasattr(fast, "dense_times_csr_t"):
-            direct = out is not None and out.flags.c_contiguous and out.dtype == block.dtype
-            res = out if direct else np.empty((block.shape[0], mix.shape[0]), dtype=block.dtype)
-            fast.dense_times_csr_t(np.ascontiguousarray(block), mix, res)
-        else:
-            res = np.asarray(mix @ block.T).T
-    else:
-        res = block @ mix.T
-    if out is None:
-        return res if res.dtype == dtype else res.astype(dtype)
-    if res is not out:
-        out[...] = res
-    return out
+#: ``block @ mix.T`` (the block engine's :func:`skframe.core.block_engine.times_mix`), under its former name
+_times_mixT = times_mix
 
 
 def _rows(X, start, stop):
@@ -128,73 +107,10 @@ def _rows(X, start, stop):
     return X[start:stop]
 
 
-def _kernel_block(kernel, X, Y, dtype, engine=None):
-    """The block in ``dtype``: computed so by kernels listing it in ``dtypes``, else rounded once.
-
-    ``engine`` is passed to kernels that take it (:func:`skframe.contract.protocols.takes_engine`).
-    """
-    if dtype != np.float64 and dtype.name in get_tags(kernel, "kernel").dtypes:
-        extra = {"engine": engine} if engine is not None and takes_engine(kernel) else {}
-        try:
-            K = kernel(X, Y, dtype=dtype, **extra)
-        except TypeError:  # e.g. a subclass whose __call__ does not take dtype
-            K = None
-        if getattr(K, "dtype", None) == dtype and K.shape == (n_items(X), n_items(Y)):
-            return K
-    return kernel_block(kernel, X, Y, dtype=dtype, engine=engine)
-
-
-#: Kernel entries of one tile of :func:`_tiled_times_mix` (2 MB of float64, kept in the cache
-#: between the kernel's passes and the sparse product)
-_TILE_ENTRIES = 1 << 18
-
-
-def _tiled_times_mix(kernel, X_rows, X_sub, mix, out, engine):
-    """``k(X_rows, X_sub) @ S_mix^T`` for a sparse mix on the plain NumPy engine, tile by tile.
-
-    Each tile of rows is evaluated by the kernel and multiplied by ``S_mix^T`` at once, so
-    the (rows x s') block is never held: the few passes over a tile stay in the cache, and
-    the tiles are shared among the cores (:func:`skframe.core.threads.run_row_ranges`). The
-    kernel values are those of one call on all rows (each entry depends on its pair only).
-    """
-    rows, s = X_rows.shape[0], X_sub.shape[0]
-    if out is None:
-        out = np.empty((rows, mix.shape[0]))
-    mix_t = sp.csr_matrix(mix.T, dtype=np.float64)
-    tile = max(1, _TILE_ENTRIES // max(s, 1))
-
-    def work(start, stop):
-        for t0 in range(start, stop, tile):
-            t1 = min(t0 + tile, stop)
-            out[t0:t1] = _kernel_block(kernel, X_rows[t0:t1], X_sub, np.float64, engine) @ mix_t
-
-    run_row_ranges(work, rows, threads_for(rows * s))
-    return out
-
-
 def _block_times_mix(kernel, X_rows, X_sub, mix, diag, options, out):
-    dtype = compute_dtype(options)
-    engine = select_engine(options, n_items(X_rows) * n_items(X_sub))
-    if (diag is None and sp.issparse(mix) and dtype == np.float64 and type(X_rows) is np.ndarray
-            and type(X_sub) is np.ndarray and engine == "numpy"):
-        if get_tags(kernel, "kernel").thread_safe:
-            return _tiled_times_mix(kernel, X_rows, X_sub, mix, out, engine)
-        # a kernel that may not be called from several threads: one call on the whole chunk, the
-        # block evaluated transposed, k(X_sub, X_rows), C-ordered (s' x rows), so SciPy's
-        # S_mix @ block needs no transposed copy of the large block
-        res = np.asarray(mix @ _kernel_block(kernel, X_sub, X_rows, dtype, engine)).T
-        if out is None:
-            return np.ascontiguousarray(res)
-        out[...] = res
-        return out
-    block = _kernel_block(kernel, X_rows, X_sub, dtype, engine)
-    if diag is not None:  # S_mix diagonal: scale the columns in place
-        block *= diag.astype(dtype, copy=False)
-        if out is None:
-            return block
-        out[...] = block
-        return out
-    return _times_mixT(block, mix, out=out, options=options, engine=engine)
+    """One chunk of ``K R^T`` by the block engine, its loops the plan's (else the one rule's for this chunk)."""
+    loops = with_engine(options, n_items(X_rows) * n_items(X_sub)).engine
+    return BlockEngine(loops).chunk_product(kernel, X_rows, X_sub, mix, diag, compute_dtype(options), out)
 
 
 def kernel_times_mixT(kernel, X_rows, X_sub, R, options=None, out=None):
@@ -259,7 +175,8 @@ def _kernel_times_mixT(kernel, X_rows, X_sub, R, options, progress):
     return KR
 
 
-def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progress=None, distinct=None):
+def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progress=None, distinct=None,
+                           prepared=False):
     """Compute ``K R^T`` (n x m) and ``R K R^T`` (m x m) evaluating the kernel only on sampled columns.
 
     Parameters
@@ -282,6 +199,8 @@ def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progr
         rows and ``X[i] == X[first][inverse[i]]`` (see
         :func:`skframe.core.output_basis.unique_rows`). The kernel is then evaluated on the
         distinct rows only and ``K R^T`` is expanded from them.
+    prepared : bool, default=False
+        The kernel is already bound to ``X`` (a fit binds it once); else it is prepared here.
 
     Returns
     -------
@@ -292,7 +211,7 @@ def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progr
     options = with_engine(resolve_options(options, chunk_rows), n * R.s_prime)
     if R.n != n:
         raise InvalidParameterError(f"sketch was drawn for n={R.n} points but X has {n} rows")
-    kernel = kernel_prepare(kernel, X)
+    kernel = kernel if prepared else kernel_prepare(kernel, X)
     X_sub = take(X, R.indices)
     if distinct is not None and len(distinct[0]) < n:
         first, inverse = (np.asarray(a, dtype=np.int64) for a in distinct)

@@ -183,19 +183,28 @@ def _start_penalty(rho, rho_start, structure, dual, F, Y, rowmask, lower, upper,
 def batched_admm(items, **params):
     """Solve every problem of ``items`` to a certified relative duality gap in one ADMM loop (see
     :func:`_batched_admm`), with one BLAS thread: the products are small, and threads waiting for a core
-    another process holds slow them down (:func:`skframe.compute.backend.serial_blas`)."""
+    another process holds slow them down (:func:`skframe.plugin.api.serial_blas`)."""
+    unknown = set(params) - set(ADMM_SETTINGS)
+    if unknown:
+        raise TypeError(f"batched_admm() got unexpected settings {sorted(unknown)}; known: {list(ADMM_SETTINGS)}")
     with serial_blas(True):
-        return _batched_admm(items, **params)
+        return _batched_admm(items, dict(ADMM_SETTINGS, **params))
 
 
-def _batched_admm(items, *, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, adapt_until=500, check_every=10,
-                 init="ridge", relaxation=1.6, products="float32", rho_start="residual"):
+#: the settings of :func:`batched_admm` and their defaults
+ADMM_SETTINGS = {"tol": 1e-4, "max_iter": 5000, "rho": 0.1, "adaptive": True, "adapt_until": 500, "check_every": 10,
+                 "init": "ridge", "relaxation": 1.6, "products": "float32", "rho_start": "residual"}
+
+
+def _batched_admm(items, settings):
     """Solve every problem of ``items`` to a certified relative duality gap ``tol`` in one ADMM loop.
 
     Parameters
     ----------
     items : list of BatchItem
         All with the same loss (the same ``dual``) and output factor ``C``.
+    settings : dict
+        Every key of :data:`ADMM_SETTINGS`:
     tol, max_iter, rho, adaptive, adapt_until, check_every, init, relaxation
         As :class:`skframe_solvers.admm.ADMMSolver`'s parameters (``init``: "ridge" or "zeros").
     products : {"float32", "float64"}, default="float32"
@@ -212,6 +221,8 @@ def _batched_admm(items, *, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, ada
         ``(P, D, relative gap)``, the last one by :func:`certified_pair`),
         ``n_iter`` and ``rho`` (the final penalty).
     """
+    tol, max_iter, rho, adaptive, adapt_until, check_every, init, relaxation, products, rho_start = (
+        settings[key] for key in ADMM_SETTINGS)
     if not items:
         return []
     fp0, dual = items[0].fp, items[0].dual

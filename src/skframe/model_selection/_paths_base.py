@@ -15,6 +15,7 @@ the caller then fits every fold and ``lam`` from scratch.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,8 +24,11 @@ from sklearn.metrics import mean_squared_error, r2_score
 from sklearn.utils import RegressorTags, Tags, TargetTags, _safe_indexing
 
 from skframe.contract.collections import is_collection, take
+from skframe.deps import is_dask_collection
+from skframe.exceptions import InvalidParameterError
 
-__all__ = ["PathScores", "fold_rows", "scorer_kind", "r2_from_errors", "HeldOutPredictions"]
+__all__ = ["PathScores", "fold_rows", "scorer_kind", "r2_from_errors", "HeldOutPredictions", "check_lams",
+           "refuse_dask", "point_message", "score_fold", "spread_times", "fail_fold"]
 
 
 @dataclass
@@ -170,3 +174,64 @@ class HeldOutPredictions:
         if X is not self._X:
             raise ValueError("HeldOutPredictions only predicts the input it was built with")
         return self._predictions
+
+
+# ----------------------------------------------------------------------------- what every path function shares
+def check_lams(lams):
+    """The λ values as a 1-D float array, each finite and > 0 (InvalidParameterError naming the bad one)."""
+    values = np.atleast_1d(np.asarray(lams, dtype=float)).ravel()
+    if values.size == 0:
+        raise InvalidParameterError("lams is empty; give at least one regularisation value, e.g. [1e-3]")
+    bad = values[~(np.isfinite(values) & (values > 0))]
+    if bad.size:
+        raise InvalidParameterError(f"lams contains {bad[0]!r}; every lam must be a finite value > 0, e.g. 1e-3")
+    return values
+
+
+def refuse_dask(X, y, what):
+    """NotImplementedError for Dask data: a path function shares features held in memory."""
+    if is_dask_collection(X) or is_dask_collection(y):
+        raise NotImplementedError(f"{what}: Dask input is fitted on its cluster, one fit per point; "
+                                  "the shared-feature path needs the data in memory")
+
+
+def point_message(k, lam, exc):
+    """The error line of a failed point: ``"fold k, lam=...: <exception>"``."""
+    return f"fold {k}, lam={lam:g}: {type(exc).__name__}: {exc}"
+
+
+def _score(scorer, model, X_te, y_te):
+    t = time.perf_counter()
+    value = float(scorer(model, X_te, y_te))
+    return value, time.perf_counter() - t
+
+
+def score_fold(out, k, lams, fitted, errors, scorer, held_out):
+    """Score fold ``k``'s fitted points on ``held_out = (X_test, y_test)``; a point missing from ``fitted``
+    fails with ``errors[j]``, as does one whose scorer raises."""
+    X_te, y_te = held_out
+    for j in range(len(lams)):
+        if j not in fitted:
+            out.failed[k, j] = True
+            out.errors.append(point_message(k, lams[j], errors[j]))
+            continue
+        try:
+            out.test_scores[k, j], out.score_times[k, j] = _score(scorer, fitted[j], X_te, y_te)
+        except Exception as exc:
+            out.failed[k, j] = True
+            out.errors.append(point_message(k, lams[j], exc))
+
+
+def spread_times(out, k, own, total):
+    """Fit times of fold ``k``: each point's own seconds plus an equal share of the fold's shared work."""
+    own = np.where(np.isfinite(own), own, 0.0)
+    shared = max(total - float(own.sum()), 0.0)
+    out.fit_times[k] = own + shared / own.size
+
+
+def fail_fold(out, k, lams, errors, seconds):
+    """Every point of fold ``k`` failed (``errors[j]`` or ``errors[None]`` the exception of point j)."""
+    for j in range(len(lams)):
+        out.failed[k, j] = True
+        out.errors.append(point_message(k, lams[j], errors.get(j, errors[None])))
+    out.fit_times[k] = seconds / len(lams)

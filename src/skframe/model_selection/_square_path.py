@@ -48,7 +48,6 @@ on them), and with an integer ``random_state`` the refit on all rows draws that 
 
 from __future__ import annotations
 
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -58,18 +57,20 @@ from sklearn.base import clone
 
 from skframe.compute.backend import serial_blas
 from skframe.compute.machine import available_memory
-from skframe.compute.stream_fit import StreamedRepresentation, streamed_representation
+from skframe.compute.plan_rules import auto_size_rule, fold_jobs, is_exact
+from skframe.compute.stream_fit import StreamedRepresentation
 from skframe.compute.streaming import accumulate, sketch_gram
-from skframe.constraints import validate_params
-from skframe.contract.collections import is_collection, n_items, take
+from skframe.contract.collections import is_collection, take
 from skframe.contract.tags import get_tags
 from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import default_rtol, sketch_spectrum
 from skframe.core.sketching import draw_sketch
+from skframe.core.threads import available_cores
 from skframe.deps import is_dask_collection
 from skframe.model_selection._paths_base import HeldOutPredictions, PathScores, fold_rows, r2_from_errors, scorer_kind
-from skframe.models._base import validate_X, validate_XY
-from skframe.models._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch, target_offset
+from skframe.models._base import validate_X
+from skframe.models._core import target_offset
+from skframe.models._fit import Fit
 from skframe.models.ridge import SketchedKernelRidge
 
 __all__ = ["square_loss_path", "FoldSystem", "fold_system_scores"]
@@ -161,43 +162,24 @@ def _check_supported(estimator, X, kind):
         raise NotImplementedError("the estimator's own lam is a path")
 
 
-def _prepare_fold(est, X_train, y_train):
-    """The first steps of ``est.fit(X_train, y_train)`` (validate, resolve, plan, size, seed), as the model does."""
-    validate_params(est)
-    Xt, Yt, one_d = validate_XY(est, X_train, y_train)
-    n = n_items(Xt)
-    kernel = resolve_kernel(est.kernel, est.kernel_params, Xt)[0]
-    plan = est._plan_execution(Xt, Yt.shape[1], kernel, None)
-    options = plan.compute_options()
-    sketch, _, size_info = size_and_resolve_sketch(est.sketch, est.sketch_size, est.sketch_params, n, plan=plan)
-    rng = make_rngs(est.random_state, 1)[0]
-    return Xt, Yt, one_d, kernel, plan, options, sketch, rng
-
-
 def _fold_system(est, X, y, train, test, kind, blas_serial):
     """Fit-side and held-out sums of one fold with the fold's own sketch (``sketch_sharing="fold"``)."""
-    est = clone(est)
-    Xt, Yt, one_d, kernel, plan, options, sketch, rng = _prepare_fold(est, fold_rows(X, train),
-                                                                        fold_rows(y, train))
-    n = Yt.shape[0]
-    X_test = validate_X(est, fold_rows(X, test), reset=False)
-    Y_test = np.asarray(fold_rows(y, test), dtype=np.float64).reshape(-1, Yt.shape[1])
+    fit = Fit.of(clone(est), fold_rows(X, train), fold_rows(y, train))
+    one_d, n, kernel, options = fit.y_1d, fit.n, fit.kernel, fit.options
+    X_test = validate_X(fit.estimator, fold_rows(X, test), reset=False)
+    Y_test = np.asarray(fold_rows(y, test), dtype=np.float64).reshape(-1, fit.Y.shape[1])
     need_T = kind == "predict"
-    offset = target_offset(Yt, None, est.fit_intercept)
-    Yc = Yt - offset if est.fit_intercept else Yt
+    offset = fit.offset
     info = {}
     with serial_blas(blas_serial and options.blas_threads == 1):
-        if plan.streams:
-            rep = streamed_representation(Xt, Yt, kernel, sketch, rng, options, rtol=est.rtol)
-        else:
-            rep = build_representation(Xt, kernel, sketch, rng, rtol=est.rtol, exact="gram", options=options)
+        rep = fit.represent(check_sample=False)  # the refit on all rows checks the kernel on them
         info["rank"] = int(rep.info.get("rank", rep.info.get("m", 0)))
         if rep.K is not None:  # exact model: alpha = (K + n lam I)^{-1} Y_c
             s, Q = _eigh(rep.K, blas_serial)
-            system = FoldSystem(s, Q.T @ Yc, n, offset)
-            T = kernel_times(kernel, X_test, Xt, Q, options=options)
+            system = FoldSystem(s, Q.T @ fit.Yc, n, offset)
+            T = kernel_times(kernel, X_test, fit.X, Q, options=options)
             return _held_out_sums(system, T, Y_test, need_T), X_test, Y_test, one_d, info
-        A, B = rep.problem(Yc).gram()
+        A, B = fit.problem().gram()
         s, Q = _eigh(A, blas_serial)
         system = FoldSystem(s, Q.T @ B, n, offset)
         if isinstance(rep, StreamedRepresentation) and not need_T:  # held-out sums in one more streamed pass
@@ -208,10 +190,8 @@ def _fold_system(est, X, y, train, test, kind, blas_serial):
             Yh = Y_test - offset
             system.q = (Yh * Yh).sum(axis=0)
             return system, X_test, Y_test, one_d, info
-        if rep.feature_map is not None:
-            Z_test = rep.feature_map.transform(X_test)
-        else:
-            Z_test = kernel_times(kernel, X_test, rep.X_basis, rep.proj, options=options)
+        Z_test = fit.predict_rows(X_test, validated=True) if rep.feature_map is None else \
+            rep.feature_map.transform(X_test)
         return _held_out_sums(system, np.asarray(Z_test, dtype=np.float64) @ Q, Y_test, need_T), X_test, Y_test, \
             one_d, info
 
@@ -223,28 +203,15 @@ def _map(func, items, n_jobs):
         return list(pool.map(func, items))
 
 
-def _n_jobs(n_jobs):
-    if n_jobs is None:
-        return 1
-    if n_jobs < 0:
-        return max(1, os.cpu_count() or 1)
-    return int(n_jobs)
-
-
-def _jobs_within_memory(estimator, folds, jobs):
-    """Threads for the folds: at most one per fold, and as many as half the available memory holds the features of
-    (``2 n_train m`` floats a fold for a sketch, ``2 n_train^2`` for the exact model)."""
-    jobs = min(jobs, len(folds))
-    if jobs <= 1:
-        return 1
-    n_t = max(len(train) for train, _ in folds)
+def _fold_jobs(estimator, folds, n_jobs):
+    """Threads for the folds (:func:`skframe.compute.plan_rules.fold_jobs`): a fold holds ``2 n_train m``
+    floats of features for a sketch of the ``"auto"`` or given size m, ``2 n_train^2`` for the exact model."""
+    n_t = max((len(train) for train, _ in folds), default=0)
     size = estimator.sketch_size
-    m = int(size) if isinstance(size, (int, np.integer)) and not isinstance(size, bool) else \
-        min(1000, max(100, int(np.ceil(2 * np.sqrt(n_t)))))
-    exact = estimator.sketch is None or (isinstance(estimator.sketch, str) and
-                                         estimator.sketch.strip().lower() in ("none", "exact"))
-    per_fold = 2 * 8 * n_t * (n_t if exact else min(m, n_t))
-    return int(max(1, min(jobs, (available_memory()[0] // 2) // max(per_fold, 1))))
+    m = int(size) if isinstance(size, (int, np.integer)) and not isinstance(size, bool) else auto_size_rule(n_t)
+    per_fold = 2 * 8 * n_t * (n_t if is_exact(estimator.sketch) else min(m, n_t))
+    jobs = fold_jobs(n_jobs, len(folds), per_fold, available_memory()[0], available_cores())
+    return jobs, jobs > 1  # the threads of a pool run their dense algebra on one BLAS thread each
 
 
 def square_loss_path(estimator, X, y, folds, lams, scorer, *, sketch_sharing="fold", n_jobs=None):
@@ -279,11 +246,10 @@ def square_loss_path(estimator, X, y, folds, lams, scorer, *, sketch_sharing="fo
     kind = scorer_kind(scorer, estimator)
     _check_supported(estimator, X, kind)
     lams = [float(v) for v in lams]
-    jobs = _jobs_within_memory(estimator, folds, _n_jobs(n_jobs))
-    shared = sketch_sharing == "shared" and estimator.sketch is not None and \
-        not (isinstance(estimator.sketch, str) and estimator.sketch.strip().lower() in ("none", "exact"))
+    jobs, pool_serial = _fold_jobs(estimator, folds, n_jobs)
+    shared = sketch_sharing == "shared" and not is_exact(estimator.sketch)
     if shared:
-        return _shared_path(estimator, X, y, folds, lams, scorer, kind, jobs)
+        return _shared_path(estimator, X, y, folds, lams, scorer, kind, (jobs, pool_serial))
     out = PathScores.empty(len(folds), len(lams))
     out.info.update(shortcut="square loss: one eigendecomposition per fold", sketch_sharing="fold", scorer=kind,
                     n_jobs=jobs)
@@ -294,7 +260,7 @@ def square_loss_path(estimator, X, y, folds, lams, scorer, *, sketch_sharing="fo
         train, test = folds[k]
         t0 = time.perf_counter()
         try:
-            system, X_test, Y_test, one_d, info = _fold_system(estimator, X, y, train, test, kind, jobs == 1)
+            system, X_test, Y_test, one_d, info = _fold_system(estimator, X, y, train, test, kind, not pool_serial)
         except Exception as exc:  # the whole fold fails: every lam of it
             return k, None, f"fold {k}: {type(exc).__name__}: {exc}", time.perf_counter() - t0, 0.0, {}
         t1 = time.perf_counter()
@@ -304,7 +270,7 @@ def square_loss_path(estimator, X, y, folds, lams, scorer, *, sketch_sharing="fo
             return k, None, f"fold {k}: {type(exc).__name__}: {exc}", t1 - t0, time.perf_counter() - t1, info
         return k, scores, None, t1 - t0, time.perf_counter() - t1, info
 
-    with serial_blas(jobs > 1):
+    with serial_blas(pool_serial):
         results = _map(run, list(range(len(folds))), jobs)
     ranks = []
     for k, scores, error, fit_s, score_s, info in results:
@@ -353,15 +319,20 @@ def _membership_groups(folds, n):
     return groups, train_of, test_of
 
 
-def _shared_path(estimator, X, y, folds, lams, scorer, kind, jobs):
-    """``sketch_sharing="shared"``: one sketch from all rows, one pass over the data for every fold."""
+def _shared_path(estimator, X, y, folds, lams, scorer, kind, threads):
+    """``sketch_sharing="shared"``: one sketch from all rows, one pass over the data for every fold.
+
+    ``threads = (jobs, pool_serial)``: the folds' threads and whether they run one BLAS thread each."""
+    jobs, pool_serial = threads
     out = PathScores.empty(len(folds), len(lams))
     out.info.update(shortcut="square loss: one shared sketch, one pass, one eigendecomposition per fold",
                     sketch_sharing="shared", scorer=kind)
     t0 = time.perf_counter()
     est = clone(estimator)
     try:
-        Xa, Ya, one_d, kernel, plan, options, sketch, rng = _prepare_fold(est, X, y)
+        fit = Fit.of(est, X, y)
+        Xa, Ya, one_d, kernel, options, sketch, rng = fit.X, fit.Y, fit.y_1d, fit.kernel, fit.options, \
+            fit.sketch, fit.rngs[0]
         n = Ya.shape[0]
         groups, train_of, test_of = _membership_groups(folds, n)
         if get_tags(sketch, "sketch").feature_map:  # random features: the map is drawn once from all rows
@@ -389,7 +360,7 @@ def _shared_path(estimator, X, y, folds, lams, scorer, kind, jobs):
             Z = np.asarray(features(take(Xa, rows)), dtype=np.float64)
             return Z.T @ Z, Z.T @ Ya[rows], Z.sum(axis=0)
 
-        with serial_blas(jobs > 1 or options.blas_threads == 1):
+        with serial_blas(pool_serial or options.blas_threads == 1):
             sums = _map(group_sums, groups, jobs)
     except Exception as exc:
         out.failed[:] = True
@@ -400,7 +371,7 @@ def _shared_path(estimator, X, y, folds, lams, scorer, kind, jobs):
     out.info.update(rank=rank, sketch_info=summary, n_groups=len(groups))
 
     def run(k):
-        with serial_blas(jobs == 1):  # m x m algebra: one BLAS thread (the pool's threads run with one already)
+        with serial_blas(not pool_serial):  # m x m algebra: one BLAS thread (the pool's threads run with one already)
             return fold(k)
 
     def fold(k):
@@ -436,7 +407,7 @@ def _shared_path(estimator, X, y, folds, lams, scorer, kind, jobs):
         except Exception as exc:
             return k, None, f"fold {k}: {type(exc).__name__}: {exc}", time.perf_counter() - t1, 0.0
 
-    with serial_blas(jobs > 1):
+    with serial_blas(pool_serial):
         results = _map(run, list(range(len(folds))), jobs)
     for k, scores, error, fit_s, score_s in results:
         out.fit_times[k] = (fit_s + t_pass / len(folds)) / len(lams)

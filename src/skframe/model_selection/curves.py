@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -99,9 +100,9 @@ def perfect_h_curve(kernel, Y_train, Y_val, sizes, *, sketch="subsample", sketch
     if metric not in ("decode", "surrogate"):
         raise InvalidParameterError(f"metric={metric!r}; use 'decode' or 'surrogate'")
     rng = np.random.default_rng(random_state)
+    loop = _CurveLoop(sizes, (sketch, sketch_params, get_sketch), n_repeats, time_budget, tol, patience, rng)
     if metric == "surrogate":
-        return _projection_curve(kernel, Y_train, Y_val, sizes, sketch, sketch_params, n_repeats, time_budget, tol,
-                                 patience, rng, get_sketch)
+        return _projection_curve(kernel, Y_train, Y_val, loop)
     C = unique_rows(Y_train)[0] if candidates is None else candidates
     Cd = C.toarray() if hasattr(C, "toarray") else np.asarray(C)
     Yv = Y_val.toarray() if hasattr(Y_val, "toarray") else np.asarray(Y_val)
@@ -117,14 +118,26 @@ def perfect_h_curve(kernel, Y_train, Y_val, sizes, *, sketch="subsample", sketch
         seconds = _clock() - t0
         return (_f1(Yv, pred) if binary else -float(np.mean((Yv - pred) ** 2))), seconds
 
-    out = _basis_curve(kernel, Y_train, sizes, sketch, sketch_params, n_repeats, time_budget, tol, patience, rng,
-                       get_sketch, decode_score, {"sizes": [], "scores": [], "seconds": [], "stopped": "all sizes"})
+    out = _basis_curve(kernel, Y_train, loop, decode_score,
+                       {"sizes": [], "scores": [], "seconds": [], "stopped": "all sizes"})
     out["metric"] = "example_based_f1" if binary else "-mse"
     return out
 
 
-def _projection_curve(kernel, Y_train, Y_val, sizes, sketch, sketch_params, n_repeats, time_budget, tol, patience,
-                      rng, get_sketch):
+class _CurveLoop(NamedTuple):
+    """The loop of a Perfect-h curve: the sizes, the sketch ``(name or object, params, get_sketch)``, repeats,
+    budget, tolerance, patience and random stream."""
+
+    sizes: object
+    sketch: tuple
+    n_repeats: int
+    time_budget: object
+    tol: float
+    patience: object
+    rng: object
+
+
+def _projection_curve(kernel, Y_train, Y_val, loop):
     """Perfect h without decoding: minus the mean ``k(y, y) - ||psi~(y)||^2`` over the validation outputs."""
     kyy = kernel_diag(kernel, Y_val)
 
@@ -134,27 +147,27 @@ def _projection_curve(kernel, Y_train, Y_val, sizes, sketch, sketch_params, n_re
         seconds = _clock() - t0
         return -float(np.mean(np.clip(kyy - np.einsum("ij,ij->i", Ev, Ev), 0.0, None))), seconds
 
-    return _basis_curve(kernel, Y_train, sizes, sketch, sketch_params, n_repeats, time_budget, tol, patience, rng,
-                        get_sketch, projection_score,
+    return _basis_curve(kernel, Y_train, loop, projection_score,
                         {"sizes": [], "scores": [], "seconds": [], "stopped": "all sizes", "metric": "-surrogate_mse"})
 
 
-def _basis_curve(kernel, Y_train, sizes, sketch, sketch_params, n_repeats, time_budget, tol, patience, rng, get_sketch,
-                 score, out):
+def _basis_curve(kernel, Y_train, loop, score, out):
     """Perfect h's loop: for each m_Y, ``n_repeats`` sketched output bases, each scored by ``score(basis)``.
 
     ``score`` returns ``(value, inference seconds)``; the values and times are recorded in ``out``
     until the curve stops improving or the time budget is exceeded, and ``out["chosen"]`` is set.
     """
     n = Y_train.shape[0]
-    for m in sizes:
+    (sketch, sketch_params, get_sketch), rng = loop.sketch, loop.rng
+    time_budget, tol, patience = loop.time_budget, loop.tol, loop.patience
+    for m in loop.sizes:
         m = int(m)
         if m > n:
             out["stopped"] = f"m_Y={m} > n={n}"
             break
         sk = get_sketch(sketch, size=m, **dict(sketch_params or {})) if isinstance(sketch, str) else sketch
         scores, secs = [], []
-        for _ in range(n_repeats):
+        for _ in range(loop.n_repeats):
             R = draw_sketch(sk, n, rng, X=Y_train, kernel=kernel)
             basis, _ = SketchedOutputBasis.fit(kernel, Y_train, R)
             value, seconds = score(basis)
@@ -298,8 +311,9 @@ def select_sketch_sizes(X, Y, *, input_kernel, output_kernel, lam, sizes_x=None,
     if model not in ("sisokr", "dsokr"):
         raise InvalidParameterError(f"model={model!r}; use 'sisokr' or 'dsokr'")
     if model == "dsokr":
-        return _select_output_size(Y, output_kernel, lam, sizes_y, output_sketch, val_fraction, inference_budget,
-                                   n_repeats, n_leverage, tol, random_state, perfect_h_metric)
+        return _select_output_size(Y, output_kernel, lam, (sizes_y, output_sketch, val_fraction, n_leverage), {
+            "time_budget": inference_budget, "n_repeats": n_repeats, "tol": tol, "random_state": random_state,
+            "metric": perfect_h_metric})
 
     kx = get_kernel(input_kernel) if isinstance(input_kernel, str) else input_kernel
     ky = get_kernel(output_kernel) if isinstance(output_kernel, str) else output_kernel
@@ -336,18 +350,22 @@ def _holdout(n, val_fraction, rng):
     return np.sort(perm[n_val:]), np.sort(perm[:n_val])
 
 
-def _select_output_size(Y, output_kernel, lam, sizes_y, output_sketch, val_fraction, inference_budget, n_repeats,
-                        n_leverage, tol, random_state, metric):
-    """m_Y alone (DSOKR): output leverage scores and the Perfect-h curve on a held-out part of Y."""
+def _select_output_size(Y, output_kernel, lam, search, curve):
+    """m_Y alone (DSOKR): output leverage scores and the Perfect-h curve on a held-out part of Y.
+
+    ``search = (sizes_y, output_sketch, val_fraction, n_leverage)``; ``curve``: the keywords of
+    :func:`perfect_h_curve` (``time_budget``, ``n_repeats``, ``tol``, ``random_state``, ``metric``)."""
+    sizes_y, output_sketch, val_fraction, n_leverage = search
     ky = get_kernel(output_kernel) if isinstance(output_kernel, str) else output_kernel
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(curve["random_state"])
     tr, va = _holdout(n_items(Y), val_fraction, rng)
     Ytr, Yva = Y[tr], Y[va]
     ky = kernel_prepare(ky, Ytr)
     lev_y = approximate_leverage_scores(ky, Ytr, lam, n_samples=n_leverage, random_state=rng)
     patience = None if sizes_y else 2
     sizes_y = list(sizes_y) if sizes_y else size_grid(len(tr))
-    cy = perfect_h_curve(ky, Ytr, Yva, sizes_y, sketch=output_sketch, n_repeats=n_repeats,
-                         time_budget=inference_budget, tol=tol, patience=patience, random_state=rng, metric=metric)
+    cy = perfect_h_curve(ky, Ytr, Yva, sizes_y, sketch=output_sketch, n_repeats=curve["n_repeats"],
+                         time_budget=curve["time_budget"], tol=curve["tol"], patience=patience, random_state=rng,
+                         metric=curve["metric"])
     return SelectionResult(m_x=None, m_y=cy["chosen"], d_eff_x=float("nan"), d_eff_y=effective_dimension(lev_y),
                            leverage_y=np.sort(lev_y)[::-1][:400].tolist(), output_curve=cy)

@@ -35,6 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
+from skframe.compute.plan_rules import EXACT_SKETCH_NAMES, is_exact
 from skframe.contract import registry
 from skframe.contract.collections import n_items
 from skframe.contract.problems import ArrayProblem
@@ -70,13 +71,10 @@ __all__ = [
     "lam_path",
 ]
 
-EXACT_SKETCH_NAMES = ("none", "exact")
-"""Sketch names meaning "no sketch": the exact kernel model."""
-
 # ----------------------------------------------------------------------------- names and seeds
-def is_exact_sketch(sketch):
-    """True for ``None``, ``"none"`` and ``"exact"`` (any case): the unsketched model."""
-    return sketch is None or (isinstance(sketch, str) and sketch.strip().lower() in EXACT_SKETCH_NAMES)
+#: ``is_exact_sketch(sketch)``: True for ``None``, ``"none"`` and ``"exact"`` (any case), the unsketched model
+#: (the plan's rule, :func:`skframe.compute.plan_rules.is_exact`)
+is_exact_sketch = is_exact
 
 
 def make_rngs(random_state, k=1):
@@ -303,7 +301,8 @@ def build_representation(X, kernel, sketch, rng, *, rtol=None, progress=None, ex
             return Representation("exact_gram", None, {"name": "none", "m": n, "n": n, "s_prime": n}, X_basis=X, K=K)
 
         R = SketchMatrix(n=n, indices=np.arange(n), mix=sp.identity(n, format="csr"), info={"name": "none"})
-        fmap, Z, _ = build_feature_map(kernel, X, R, rtol=rtol, progress=progress, options=options)
+        fmap, Z, _ = build_feature_map(kernel, X, R, rtol=rtol, progress=progress, options=options,
+                                       prepared=True)
         info = {"name": "none", "m": n, "n": n, "s_prime": n, "rank": fmap.rank}
         return Representation("exact", Z, info, X_basis=fmap.X_sub, proj=fmap.proj)
     if get_tags(sketch, "sketch").feature_map:
@@ -315,15 +314,19 @@ def build_representation(X, kernel, sketch, rng, *, rtol=None, progress=None, ex
         info = {"name": name, "m": int(Z.shape[1]), "n": n, "s_prime": 0, "feature_map": True}
         return Representation("feature_map", Z, info, feature_map=fmap)
     R = draw_sketch(sketch, n, rng, X=X, kernel=kernel)
-    fmap, Z, _ = build_feature_map(kernel, X, R, rtol=rtol, progress=progress, options=options)
+    fmap, Z, _ = build_feature_map(kernel, X, R, rtol=rtol, progress=progress, options=options,
+                                       prepared=True)
     info = R.summary()
     info["rank"] = fmap.rank
     return Representation("sketch", Z, info, X_basis=fmap.X_sub, proj=fmap.proj)
 
 
-def predict_expansion(kernel, X, coef, X_fit=None, feature_map=None):
-    """``k(X, X_fit) @ coef``, or ``feature_map.transform(X) @ coef`` for an explicit feature map."""
+def predict_expansion(kernel, X, coef, X_fit=None, feature_map=None, options=None):
+    """``k(X, X_fit) @ coef``, or ``feature_map.transform(X) @ coef`` for an explicit feature map.
+
+    ``options``: the prediction's plan (:func:`skframe.compute.plan.plan_predict`); without it the kernel
+    blocks follow the same engine rule from the size of the prediction."""
     if feature_map is not None:
         return feature_map.transform(X) @ coef
 
-    return kernel_times(kernel, X, X_fit, coef)
+    return kernel_times(kernel, X, X_fit, coef, options=options)

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from skframe.compute.plan_rules import AUTO_FACTOR, AUTO_MAX, AUTO_MIN, auto_size_rule
+from skframe.compute.plan_rules import AUTO_RULE_TEXT, auto_size_rule
 from skframe.contract.loader import get_plugin_registry
 from skframe.contract.registry import build_component
 from skframe.contract.specs import ComponentSpec
@@ -34,8 +34,7 @@ def auto_sketch_size(n):
     >>> auto_sketch_size(50)[0], auto_sketch_size(4000)[0], auto_sketch_size(10**6)[0]
     (50, 127, 1000)
     """
-    text = f"auto: ceil({AUTO_FACTOR:g} sqrt(n)) in [min(n, {AUTO_MIN}), min(n, {AUTO_MAX})]"
-    return auto_size_rule(n), text
+    return auto_size_rule(n), AUTO_RULE_TEXT
 
 
 def choose_sketch_size(sketch_size, n, *, feature_map=False, param="sketch_size"):

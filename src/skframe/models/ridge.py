@@ -20,6 +20,7 @@ from skframe.models._base import (
     store_params,
     validate_XY,
 )
+from skframe.models._fit import Fit, Recipe
 
 __all__ = ["SketchedKernelRidge"]
 
@@ -163,11 +164,15 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         -------
         self : SketchedKernelRidge
         """
+        self._new_fit(X, y, progress=progress).run()
+        return self
+
+    def _new_fit(self, X, y, progress=None):
+        """Fit steps 1-3 (validate, resolve, plan, size, seed): the :class:`~skframe.models._fit.Fit`."""
         t0 = time.perf_counter()
         validate_params(self)
         check_lam(self.lam)
         X, Y, one_d = validate_XY(self, X, y)
-        self._fit_kernel_model(X, Y, solve=_ridge_solve, fit_intercept=self.fit_intercept, exact="gram",
-                               progress=progress, rtol=self.rtol, t0=t0)
         self._y_1d = one_d
-        return self
+        recipe = Recipe(_ridge_solve, fit_intercept=self.fit_intercept, exact="gram", rtol=self.rtol)
+        return Fit(self, X, Y, recipe, progress=progress, t0=t0, y_1d=one_d)

@@ -20,9 +20,9 @@ from sklearn.base import BaseEstimator
 
 from skframe.constraints import HasMethods, validate_params
 from skframe.contract.tags import get_tags
-from skframe.deps import is_dask_collection
 from skframe.models._base import KERNEL_MODEL_CONSTRAINTS, KERNEL_MODEL_HINTS, KernelModelMixin, check_lam
 from skframe.models._core import default_solver_name, resolve_solver, run_solver
+from skframe.models._fit import Fit, Recipe
 
 __all__ = ["MachineBase", "COMMON_CONSTRAINTS", "default_solver_name", "finish_machine_class"]
 
@@ -60,10 +60,8 @@ class MachineBase(KernelModelMixin, BaseEstimator):
     _parameter_hints = KERNEL_MODEL_HINTS
 
     def fit(self, X, y, progress=None):
-        t0 = self._start_fit()
-        X, Y, loss, M = self._prepare_fit(X, y)
-        return self._fit_machine(X, Y, loss, M, fit_intercept=getattr(self, "fit_intercept", False),
-                                 progress=progress, t0=t0)
+        self._new_fit(X, y, progress=progress).run()
+        return self
 
     fit.__doc__ = _FIT_DOC.format(summary="Fit the model: draw the sketch, build the sketched features, solve.",
                                   y="array-like of shape (n_samples,) or (n_samples, n_targets)", cls="estimator")
@@ -76,14 +74,14 @@ class MachineBase(KernelModelMixin, BaseEstimator):
         """
         raise NotImplementedError
 
-    def _fit_machine(self, X, Y, loss, M, *, fit_intercept=False, progress=None, t0=None, wrap_solve=None):
-        """Resolve the solver, then run the fit core; ``Y`` is (n, d), ``M`` the output matrix or None.
-
-        ``wrap_solve(solve) -> solve`` may replace the per-``lam`` solve step, e.g. to run a whole
-        cross-validated regularisation path on the features of one draw."""
-        t0 = time.perf_counter() if t0 is None else t0
+    def _new_fit(self, X, y, progress=None):
+        """Validate, resolve the loss and the solver: the :class:`~skframe.models._fit.Fit` of ``(X, y)``."""
+        t0 = self._start_fit()
+        X, Y, loss, M = self._prepare_fit(X, y)
+        recipe = Recipe(None, loss=loss, M=M, fit_intercept=getattr(self, "fit_intercept", False), n_rngs=2)
+        fit = Fit(self, X, Y, recipe, progress=progress, t0=t0)
         solver, self.solver_spec_ = resolve_solver(self.solver, self.solver_params, loss)
-        if self.solver is None and is_dask_collection(X) and get_tags(solver, "solver").in_memory:
+        if self.solver is None and fit.plan.executor == "dask" and get_tags(solver, "solver").in_memory:
             # the features of dask data stay on the workers: the default is a solver that passes over them
             solver, self.solver_spec_ = resolve_solver("lbfgs" if get_tags(loss, "loss").smooth else "adam",
                                                        self.solver_params, loss)
@@ -91,14 +89,9 @@ class MachineBase(KernelModelMixin, BaseEstimator):
         def solve(rep, Yc, lam, init, rng):
             return run_solver(solver, rep.problem(Yc), loss, lam, M=M, rng=rng, init=init, progress=progress)
 
-        if wrap_solve is not None:
-            solve = wrap_solve(solve)
-        self._fit_kernel_model(X, Y, solve=solve, loss=loss, M=M, fit_intercept=fit_intercept, progress=progress,
-                               n_rngs=2, t0=t0)
-        self.output_matrix_ = None if M is None else M
-        self.loss_ = loss
-        self.solver_ = solver
-        return self
+        recipe.solve, recipe.solver = solve, solver
+        recipe.attributes = {"output_matrix_": M, "loss_": loss, "solver_": solver}
+        return fit
 
     def _start_fit(self):
         """Validate the parameters (fit step 1) and return the start time of the fit."""

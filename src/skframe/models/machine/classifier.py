@@ -10,8 +10,9 @@ from sklearn.utils.validation import validate_data
 from skframe.constraints import HasMethods
 from skframe.contract.collections import is_collection
 from skframe.exceptions import InvalidInputError
-from skframe.models._base import _wrap_value_error, store_params, validate_X
+from skframe.models._base import store_params, validate_X
 from skframe.models._core import resolve_loss
+from skframe.models._data import wrap_value_error
 from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
 
 __all__ = ["SketchedKernelClassifier"]
@@ -107,7 +108,7 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         if is_collection(X):
             X, y = validate_X(self, X, reset=True), np.asarray(y)
         else:
-            X, y = _wrap_value_error(
+            X, y = wrap_value_error(
                 validate_data, self, X, y, reset=True, accept_sparse="csr", dtype=np.float64, ensure_min_samples=1
             )
         try:

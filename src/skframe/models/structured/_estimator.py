@@ -7,28 +7,18 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from skframe.compute.plan import plan_predict
 from skframe.constraints import Interval, Options, validate_params
-from skframe.contract.collections import is_collection, n_items, take
-from skframe.contract.protocols import kernel_block
-from skframe.contract.registry import get_decoder
-from skframe.contract.tags import get_tags
+from skframe.contract.collections import is_collection, n_items
 from skframe.core.feature_map import kernel_times
-from skframe.core.linalg import solve_psd
-from skframe.core.output_basis import SketchedOutputBasis, TrainingOutputBasis, unique_rows
-from skframe.core.sketching import draw_sketch
 from skframe.exceptions import InvalidInputError
-from skframe.models._base import KernelModelMixin, execution_record, in_memory_plan, store_params, validate_X
-from skframe.models._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch
+from skframe.models._base import KernelModelMixin, in_memory_plan, store_params, validate_X
+from skframe.models._core import resolve_kernel
 from skframe.models.structured._candidates import check_outputs
 from skframe.models.structured._decoding import DecodingMixin
-from skframe.models.structured._sisokr import _Draw, sketched_input_coef
+from skframe.models.structured._fit import StructuredFit
 
 __all__ = ["OutputKernelRegressor"]
-
-
-def _c_order(A):
-    """Dense arrays C-contiguous, as a saved model reloads them (the same BLAS path before and after)."""
-    return np.ascontiguousarray(A) if isinstance(A, np.ndarray) else A
 
 
 class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
@@ -170,9 +160,12 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         -------
         self : OutputKernelRegressor
         """
+        return self._new_fit(X, Y).run()
+
+    def _new_fit(self, X, Y, progress=None):
+        """Validate ``(X, Y)``: the :class:`~skframe.models.structured._fit.StructuredFit` of the data."""
         t0 = time.perf_counter()
         validate_params(self)
-        lam, n_draws = float(self.lam), int(self.n_draws)
         if Y is None:
             raise InvalidInputError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None; pass the outputs Y"
@@ -182,61 +175,7 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         n = n_items(X)
         if n_items(Y) != n:
             raise InvalidInputError(f"X has {n} rows but Y has {n_items(Y)}; they must match")
-        # the shared fit core: resolve (+ specs), size, seed
-        kx, self.input_kernel_spec_ = resolve_kernel(self.input_kernel, self.input_kernel_params, X)
-        ky, self.output_kernel_spec_ = resolve_kernel(self.output_kernel, self.output_kernel_params, Y)
-        plan_x, plan_y = self._plans(X, Y, kx, ky)  # "auto" sizes: the sqrt(n) rule within what memory holds
-        sx, self.input_sketch_spec_, size_x = size_and_resolve_sketch(
-            self.input_sketch, self.input_sketch_size, self.input_sketch_params, n, plan=plan_x,
-            param="input_sketch_size")
-        sy, self.output_sketch_spec_, size_y = size_and_resolve_sketch(
-            self.output_sketch, self.output_sketch_size, self.output_sketch_params, n, plan=plan_y,
-            param="output_sketch_size")
-        self._decoder = get_decoder(self.decoder) if isinstance(self.decoder, str) else self.decoder
-        rng = make_rngs(self.random_state)[0]
-
-        if sx is None:
-            X = _c_order(X)  # kept by every draw
-        exact_out = TrainingOutputBasis.fit(ky, Y) if sy is None else None
-        if exact_out is not None:
-            C, first, inverse = exact_out[0].Y_unique, None, None
-        else:
-            C, first, inverse = unique_rows(Y)
-        draws, embeddings, outputs = [], [], []
-        for _ in range(n_draws):
-            # output basis (independent of the input model)
-            if exact_out is not None:
-                basis, T = exact_out
-            else:
-                R_Y = draw_sketch(sy, n, rng, X=Y, kernel=ky)
-                basis, T = SketchedOutputBasis.fit(ky, Y, R_Y, rtol=self.rtol, distinct=(first, inverse))
-            # embeddings of the default candidates (the distinct training outputs), known from the fit:
-            # the dual basis' Gram, or the rows of the training targets Psi = embed(Y)
-            embeddings.append(np.ascontiguousarray(basis.gram if exact_out is not None else T[first]))
-            outputs.append((basis, T))
-            if sx is not None:
-                draws.append(self._fit_input(X, T, basis, kx, sx, lam, rng, engine=plan_x.engine))
-        if sx is None:  # the exact input model: one factorisation for the targets of every draw
-            draws = self._fit_exact_input(X, outputs, kx, lam, rng)
-        infos = [{"input": dict(d.input_info, **size_x), "output": dict(d.basis.sketch_info, **size_y)} for d in draws]
-        self.draws_ = draws
-        self.output_basis_ = draws[0].basis
-        self.input_kernel_ = kx
-        self.output_kernel_ = ky
-        self.candidates_ = C
-        self.candidate_embeddings_ = embeddings
-        self.candidate_bias_ = None if self.output_basis_.normalized else -0.5 * self.output_basis_.self_kernel(C)
-        self.sketch_info_ = {"input": infos[0]["input"], "output": infos[0]["output"], "n_draws": n_draws}
-        self.sketch_infos_ = infos
-        self.n_outputs_ = None if is_collection(Y) else Y.shape[1]
-        self.execution_ = execution_record(plan_x, output=plan_y)
-        self.fit_seconds_ = time.perf_counter() - t0
-        return self
-
-    def _plans(self, X, Y, kx, ky):
-        """The execution plans of the input side (X, its kernel and sketch) and of the output side."""
-        return (in_memory_plan(X, kx, self.input_sketch, self.input_sketch_size, self.input_sketch_params),
-                in_memory_plan(Y, ky, self.output_sketch, self.output_sketch_size, self.output_sketch_params))
+        return StructuredFit(self, X, Y, t0)
 
     def execution_plan(self, X, y=None):
         """How a fit on ``(X, y)`` would run, without fitting: the input side's execution plan.
@@ -247,40 +186,6 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         kx = resolve_kernel(self.input_kernel, self.input_kernel_params)[0]
         return in_memory_plan(X, kx, self.input_sketch, self.input_sketch_size, self.input_sketch_params)
 
-    @staticmethod
-    def _fit_exact_input(X, outputs, kx, lam, rng):
-        """IOKR / ISOKR input side: ``(K_X + n lam I)^{-1} [T_1 ... T_D]`` for the targets of all draws."""
-        rep = build_representation(X, kx, None, rng, exact="gram")
-        K, n = rep.K, n_items(X)
-        K[np.diag_indices_from(K)] += n * lam
-
-        def rebuild():  # K + n lam I again, for the pseudo-inverse fallback (K holds the failed factor)
-            G = kernel_block(kx, X, X)
-            G[np.diag_indices_from(G)] += n * lam
-            return G
-
-        # K.T: Fortran-ordered, so LAPACK factors it in place (no n x n copy); the same matrix, K being symmetric
-        B = outputs[0][1] if len(outputs) == 1 else np.hstack([T for _, T in outputs])
-        W = solve_psd(K.T, B, overwrite_a=True, rebuild=rebuild)
-        del K, rep, B
-        info = {"name": "none", "m": n, "n": n, "s_prime": n}
-        cuts = np.cumsum([T.shape[1] for _, T in outputs])[:-1]
-        return [_Draw(X, np.ascontiguousarray(w), basis, dict(info))
-                for w, (basis, _) in zip(np.split(W, cuts, axis=1), outputs)]
-
-    def _fit_input(self, X, T, basis, kx, sx, lam, rng, engine=None):
-        """One draw's input-sketched map to the targets T (arrays C-contiguous, as a reloaded model has them)."""
-        if get_tags(sx, "sketch").feature_map:  # explicit feature map (random Fourier features)
-            rep = build_representation(X, kx, sx, rng, rtol=self.rtol)
-            A = rep.Z.T @ rep.Z
-            A[np.diag_indices_from(A)] += n_items(X) * lam
-            W = np.ascontiguousarray(solve_psd(A, rep.Z.T @ T))
-            return _Draw(None, W, basis, rep.info, fmap=rep.feature_map)
-        # a sketch: the coefficients on the sampled inputs without the m x m eigendecomposition of the core
-        R_X = draw_sketch(sx, n_items(X), rng, X=X, kernel=kx)
-        coef = sketched_input_coef(kx, X, R_X, T, lam, rtol=self.rtol, engine=engine)
-        return _Draw(_c_order(take(X, R_X.indices)), coef, basis, R_X.summary())
-
     # ------------------------------------------------------------------ surrogate
     def _surrogate(self, X):
         """Per-draw coordinates ``g_d(X)``; draws sharing all training inputs share one kernel block."""
@@ -289,9 +194,11 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         draws = self.draws_
         if len(draws) > 1 and all(d.fmap is None and d.X_fit is draws[0].X_fit for d in draws):
             widths = [d.coef.shape[1] for d in draws]
-            F = kernel_times(self.input_kernel_, X, draws[0].X_fit, np.hstack([d.coef for d in draws]))
+            plan = plan_predict(X, n_items(draws[0].X_fit))  # rows, engine, chunks of the prediction
+            F = kernel_times(self.input_kernel_, X, draws[0].X_fit, np.hstack([d.coef for d in draws]), options=plan)
             return np.split(F, np.cumsum(widths)[:-1], axis=1)
-        return [d.predict(self.input_kernel_, X) for d in draws]
+        return [d.predict(self.input_kernel_, X, None if d.fmap is not None else plan_predict(X, n_items(d.X_fit)))
+                for d in draws]
 
     def surrogate_predict(self, X):
         """Coordinates ``g(x)`` of the surrogate in the output basis (one array per draw).

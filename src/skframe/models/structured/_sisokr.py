@@ -25,7 +25,7 @@ from skframe.core.linalg import pinv_sym, solve_psd
 from skframe.core.sketching import diagonal_of_mix, sketched_gram_products
 from skframe.options import ComputeOptions
 
-__all__ = ["sisokr_omega", "sketched_input_coef", "has_duplicate_rows"]
+__all__ = ["sisokr_omega", "sketched_input_coef", "input_products", "has_duplicate_rows"]
 
 
 def sisokr_omega(KR_X, RKR_X, RKY, RKR_Y, lam, rtol=None):
@@ -57,7 +57,7 @@ def sisokr_omega(KR_X, RKR_X, RKY, RKR_Y, lam, rtol=None):
     return pinv_sym(RKR_Y, rtol) @ (RKY @ KR_X) @ pinv_sym(A, rtol)
 
 
-def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None, engine=None):
+def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None, engine=None, prepared=False):
     """Coefficients on the sampled inputs of the input-sketched ridge map to targets ``T``.
 
     ``coef = S_mix^T (R K^2 R^T + n lam K~)^+ R K T``, the right-hand factor of
@@ -79,22 +79,15 @@ def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None, engine=None):
     engine : {"numpy", "numba", "cupy"}, optional
         The engine of the kernel's inner loops (the fit's execution plan); by default the kernel
         chooses from the size of the block.
+    prepared : bool, default=False
+        The kernel is bound to ``X`` already (a fit binds it once).
 
     Returns
     -------
     ndarray of shape (s', q), C-contiguous
     """
     n = n_items(X)
-    X_sub = take(X, R.indices)
-    if diagonal_of_mix(R.mix) is not None:
-        # sub-sampling, S_mix = D diagonal: D (D K^T K D + n lam D K_mm D)^+ D K^T T
-        # = (K^T K + n lam K_mm)^+ K^T T with K = k(X, X_sub): D cancels
-        KR = kernel_block(kernel, X, X_sub, engine=engine)
-        G = KR[R.indices]  # K_mm
-        mix_T = None
-    else:
-        KR, G = sketched_gram_products(kernel, X, R, options=ComputeOptions(engine=engine) if engine else None)
-        mix_T = R.mix.T
+    KR, G, mix_T = input_products(kernel, X, R, engine, prepared=prepared)
     B = KR.T @ T
 
     def full_M():  # the full symmetric M, rebuilt only for the pseudo-inverse fallback
@@ -107,8 +100,25 @@ def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None, engine=None):
     # (no copy) and G.T (Fortran-ordered, the same matrix as G up to rounding) takes the result
     M = sla.blas.dsyrk(1.0, KR.T, beta=n * lam, c=G.T, trans=0, lower=0, overwrite_c=1)
     # duplicated sampled inputs make M exactly singular: skip the doomed plain Cholesky
-    W = solve_psd(M, B, rtol, jitter=True, singular=has_duplicate_rows(X_sub), rebuild=full_M)
+    singular = has_duplicate_rows(take(X, R.indices))
+    W = solve_psd(M, B, rtol, jitter=True, singular=singular, rebuild=full_M)
     return np.ascontiguousarray(W if mix_T is None else np.asarray(mix_T @ W))
+
+
+def input_products(kernel, X, R, engine=None, *, prepared=False):
+    """``(KR, G, mix_T)``: the products of the input-sketched system, ``K R^T`` (n x m) and ``R K R^T``.
+
+    For a sub-sampling sketch (``S_mix = D`` diagonal) ``D (D K^T K D + n lam D K_mm D)^+ D K^T T
+    = (K^T K + n lam K_mm)^+ K^T T`` with ``K = k(X, X_sub)``: D cancels, and the products are
+    ``k(X, X_sub)`` and its rows ``K_mm``, with ``mix_T`` None. Otherwise ``mix_T = S_mix^T`` maps the
+    coefficients back to the sampled inputs.
+    """
+    if diagonal_of_mix(R.mix) is not None:
+        KR = kernel_block(kernel, X, take(X, R.indices), engine=engine)
+        return KR, KR[R.indices], None  # K_mm: the sampled rows
+    KR, G = sketched_gram_products(kernel, X, R, options=ComputeOptions(engine=engine) if engine else None,
+                                   prepared=prepared)
+    return KR, G, R.mix.T
 
 
 def has_duplicate_rows(A):
@@ -137,7 +147,8 @@ class _Draw:
         self.input_info = input_info
         self.fmap = fmap
 
-    def predict(self, kernel, X):
+    def predict(self, kernel, X, options=None):
+        """``g(X)``: the input map's coordinates (``options``: the prediction's plan)."""
         if self.fmap is not None:
             return self.fmap.transform(X) @ self.coef
-        return kernel_times(kernel, X, self.X_fit, self.coef)
+        return kernel_times(kernel, X, self.X_fit, self.coef, options=options)

@@ -1,0 +1,310 @@
+"""One fit of a sketched kernel model: the object every estimator fits through, and model selection talks to.
+
+A :class:`Fit` holds what a fit needs and decides once: the validated data ``X`` and targets ``Y`` (and room
+for sample weights), the resolved components (kernel, sketch, and the estimator family's loss, output matrix
+and solve step: its :class:`Recipe`), the execution plan and the random streams. Its methods are the fit's
+steps::
+
+    fit = Fit.of(estimator, X, y)      validate, resolve, plan, size, seed (the estimator's own rules)
+    fit.represent()                     draw the sketch, build the training representation (once)
+    fit.solve(lam) / fit.solve_path(lams)
+    fit.store(estimator, path)          the fitted attributes; fit.fitted(lam, result) a fitted copy
+    fit.predict_rows(X, W)              predictions (or, without W, the features) of new rows
+
+``estimator.fit(X, y)`` is ``Fit.of(estimator, X, y)`` followed by ``run()``; the cross-validated λ paths of
+:mod:`skframe.model_selection` build the same object for each fold and solve many λ on one representation,
+without calling or replacing anything private of the estimator.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from skframe.compute.backend import serial_blas
+from skframe.compute.plan import describe_data, plan_fit
+from skframe.compute.stream_fit import options_from, streamed_representation
+from skframe.contract.collections import n_items
+from skframe.contract.tags import get_tags
+from skframe.core.feature_map import kernel_times
+from skframe.core.linalg import ZERO_GRAM
+from skframe.exceptions import InvalidParameterError
+from skframe.models import _degenerate
+from skframe.models._core import (
+    build_representation,
+    lam_path,
+    make_rngs,
+    resolve_kernel,
+    resolve_loss,
+    resolve_solver,
+    size_and_resolve_sketch,
+    target_offset,
+)
+from skframe.models._data import validate_X
+
+__all__ = ["Recipe", "Fit", "plan_for", "planned_loss", "planned_solver"]
+
+
+@dataclass
+class Recipe:
+    """What an estimator family fits: its solve step and the parts of its problem.
+
+    Attributes
+    ----------
+    solve : callable
+        ``solve(rep, Yc, lam, init, rng) -> SolveResult`` for one λ on the representation ``rep``.
+    loss : loss object or None
+        None: the square loss in closed form.
+    M : ndarray or None
+        The output matrix (predictions ``Z W M``); None for the identity.
+    fit_intercept : bool
+        Centre the targets (the loss's own offset, e.g. the median for a pinball loss).
+    exact : {"features", "gram"}
+        The form of the exact model (see :func:`skframe.models._core.build_representation`).
+    rtol : float or None
+        Relative eigenvalue tolerance of the sketched Gram matrix.
+    n_rngs : int
+        Random streams: the sketch takes the first, the solver the last.
+    solver : solver object or None
+        The solver ``solve`` runs (for the λ paths that batch its iterations).
+    attributes : dict
+        Fitted attributes the family stores after the shared ones (``loss_``, ``solver_``, ...).
+    """
+
+    solve: object
+    loss: object = None
+    M: object = None
+    fit_intercept: bool = False
+    exact: str = "features"
+    rtol: float | None = None
+    n_rngs: int = 1
+    solver: object = None
+    attributes: dict | None = None
+
+
+def plan_for(estimator, X, n_outputs, kernel=None, loss=None):
+    """The :class:`~skframe.compute.plan.ExecutionPlan` of a fit of ``estimator`` on ``X`` with ``n_outputs``
+    targets (``loss`` None or a square loss: the closed form)."""
+    data = replace(describe_data(X), n_outputs=int(n_outputs))
+    square = loss is None or get_tags(loss, "loss").square
+    return plan_fit(data, kernel=kernel, sketch=estimator.sketch, sketch_size=estimator.sketch_size,
+                    sketch_params=estimator.sketch_params, loss="square" if square else "iterative",
+                    options=options_from(estimator))
+
+
+def planned_loss(estimator):
+    """The loss object a fit of ``estimator`` plans for (None: the square loss in closed form)."""
+    name = getattr(estimator, "loss", None)
+    return None if name is None else resolve_loss(name, getattr(estimator, "loss_params", None))[0]
+
+
+def planned_solver(estimator):
+    """The solver object a fit of ``estimator`` would use, known before any data is seen."""
+    return resolve_solver(estimator.solver, estimator.solver_params, estimator._plan_loss())[0]
+
+
+class Fit:
+    """One fit: data, resolved components, plan and random streams, and the fit's steps as methods.
+
+    Built by :meth:`of` (the estimator validates its data and chooses its :class:`Recipe`). The kernel is
+    resolved and bound to ``X`` (``kernel_prepare``) once, the plan made once, the sketch sized and resolved
+    once, the random streams seeded once.
+
+    Attributes
+    ----------
+    estimator : estimator
+        The estimator whose parameters the fit reads and whose fitted attributes :meth:`store` sets.
+    X, Y : validated inputs and (n, d) float targets
+    sample_weight : ndarray or None
+        Room for per-row weights (not used yet).
+    recipe : Recipe
+    kernel, kernel_spec : the bound kernel and its ComponentSpec
+    plan : ExecutionPlan
+    options : ComputeOptions
+        The plan's decisions as passed down (engine, budget, precision, BLAS threads).
+    sketch, sketch_spec, size_info : the resolved sketch (None: the exact model), its spec and size rule
+    rngs : list of numpy.random.Generator
+    offset, Yc : the intercept and the targets the solver fits
+    y_1d : bool
+        Whether the targets were given as one 1-D column.
+    """
+
+    def __init__(self, estimator, X, Y, recipe, *, progress=None, sample_weight=None, t0=None, y_1d=False):
+        self.t0 = time.perf_counter() if t0 is None else t0
+        self.y_1d = bool(y_1d)  # the targets were one column (predictions are then 1-D)
+        self.estimator, self.X, self.Y, self.recipe = estimator, X, Y, recipe
+        self.sample_weight, self.progress = sample_weight, progress
+        self.n = n_items(X)
+        _degenerate.check_feature_range(X)  # squares that overflow float64: refused before any kernel
+        _degenerate.check_target_range(Y)  # as for the targets: the loss and the metrics square them
+        self.kernel, self.kernel_spec = resolve_kernel(estimator.kernel, estimator.kernel_params, X)
+        _degenerate.check_kernel_parameters(self.kernel, self.kernel_spec)  # e.g. gamma="scale" made 0 by the data
+        self.plan = plan_for(estimator, X, Y.shape[1], self.kernel, recipe.loss)  # every execution choice, once
+        if isinstance(estimator.sketch, str):
+            _degenerate.warn_budget_cut(self.plan, self.n)
+        self.options = self.plan.compute_options()  # backend, engine, dtype, budget, BLAS threads: passed down
+        # "auto": the sqrt(n) rule, capped by what the chosen executor holds
+        self.sketch, self.sketch_spec, self.size_info = size_and_resolve_sketch(
+            estimator.sketch, estimator.sketch_size, estimator.sketch_params, self.n, plan=self.plan)
+        self.rngs = make_rngs(estimator.random_state, recipe.n_rngs)
+        self.offset = target_offset(Y, recipe.loss, recipe.fit_intercept)
+        self.Yc = Y - self.offset if recipe.fit_intercept else Y
+        self._rep = None
+        self._plan_dict = None
+
+    @classmethod
+    def of(cls, estimator, X, y, *, progress=None):
+        """The fit of ``estimator`` on ``(X, y)``: the estimator's own validation, components and recipe.
+
+        ``estimator`` is changed only as its own ``fit`` changes it before solving (e.g. ``classes_``);
+        the fitted attributes come with :meth:`store`.
+        """
+        return estimator._new_fit(X, y, progress=progress)
+
+    # ------------------------------------------------------------------ steps
+    def serial_blas(self):
+        """The plan's BLAS threads for the small dense algebra of the fit: one thread when the plan says so.
+
+        (m x m eigendecompositions, n x m x m products and solver iterations are as fast on one thread, and
+        immune to threads waiting for a core another process holds.)"""
+        return serial_blas(self.options.blas_threads == 1)
+
+    def represent(self, *, check_sample=True):
+        """Draw the sketch and build the training representation (in memory or streamed), once.
+
+        ``check_sample=False`` skips the kernel's check on a sample of the rows (zero, constant or
+        non-finite values), e.g. for the folds of a search whose refit checks all the rows."""
+        if self._rep is None:
+            with self.serial_blas():
+                self._rep = self._represent(check_sample)
+        return self._rep
+
+    def _represent(self, check_sample):
+        X, kernel, spec, options = self.X, self.kernel, self.kernel_spec, self.options
+        # a kernel that is zero or constant on the data: refused or warned about before the representation
+        constant = check_sample and _degenerate.check_kernel_sample(kernel, X, spec, engine=options.engine)
+        try:
+            if self.plan.streams:  # one streamed pass (or Dask partitions), no n x m array
+                rep = streamed_representation(X, self.Y, kernel, self.sketch, self.rngs[0], options,
+                                              rtol=self.recipe.rtol, progress=self.progress,
+                                              executor=self.plan.executor)
+            else:
+                rep = build_representation(X, kernel, self.sketch, self.rngs[0], rtol=self.recipe.rtol,
+                                           progress=self.progress, exact=self.recipe.exact, options=options)
+        except InvalidParameterError as exc:
+            if not str(exc).startswith(ZERO_GRAM):
+                raise
+            raise _degenerate.zero_gram_error(kernel, spec, X) from exc
+        if check_sample and not constant:
+            _degenerate.warn_rank_collapse(kernel, rep.info, spec)
+        return rep
+
+    def problem(self):
+        """The :class:`~skframe.contract.problems.Problem` the solver receives: features and centred targets."""
+        return self.represent().problem(self.Yc)
+
+    def solve(self, lam, init=None, rng=None):
+        """The solution (:class:`~skframe.contract.problems.SolveResult`) at ``lam``; ``rng`` defaults to the
+        solver's stream (the last), which a sequence of solves shares as a λ path does."""
+        rep = self.represent()
+        with self.serial_blas():
+            return self.recipe.solve(rep, self.Yc, float(lam), init, self.rngs[-1] if rng is None else rng)
+
+    def solve_path(self, lams, init=None):
+        """Solve ``lams`` in the given order, each from the previous solution; a list of SolveResult."""
+        rep = self.represent()
+        out = []
+        with self.serial_blas():
+            for lam in lams:
+                res = self.recipe.solve(rep, self.Yc, float(lam), init, self.rngs[-1])
+                init = res.W
+                out.append(res)
+        return out
+
+    def coefficients(self, result):
+        """The fitted expansion of a solution: ``{"coef_", "X_fit_", "feature_map_"}`` (finite, or refused)."""
+        M = self.recipe.M
+        attrs = self.represent().expansion(result.W if M is None else result.W @ M)
+        _degenerate.check_coefficients(attrs["coef_"], self.kernel, self.kernel_spec)  # a NaN model is refused
+        return attrs
+
+    def predict_rows(self, X, W=None, *, validated=False):
+        """``f(X)`` of the weights ``W`` (r x d, the output matrix applied), without the intercept; without
+        ``W`` the features ``z(X)`` of the representation (n, r). Kernel blocks run as the plan says;
+        ``validated=True``: ``X`` has been validated against the estimator already."""
+        rep = self.represent()
+        if W is None and rep.feature_map is None and rep.proj is not None:
+            attrs = {"coef_": rep.proj, "X_fit_": rep.X_basis, "feature_map_": None}
+        else:
+            attrs = rep.expansion(np.eye(rep.Z.shape[1]) if W is None else W)
+        Xq = X if validated else validate_X(self.estimator, X, reset=False)
+        if attrs["feature_map_"] is not None:
+            return attrs["feature_map_"].transform(Xq) @ attrs["coef_"]
+        return kernel_times(self.kernel, Xq, attrs["X_fit_"], attrs["coef_"], options=self.options)
+
+    # ------------------------------------------------------------------ the whole fit
+    def run(self):
+        """Represent, solve the estimator's λ (or λ path), store the fitted attributes; returns the estimator."""
+        est = self.estimator
+        init = None
+        rep = self.represent()
+        if getattr(est, "warm_start", False) and getattr(est, "weights_", None) is not None:
+            prev = np.asarray(est.weights_)
+            init = prev if rep.Z is not None and prev.shape == (rep.Z.shape[1], self.Y.shape[1]) else None
+        t_solve = time.perf_counter()
+        lams = lam_path(est.lam)
+        with self.serial_blas():
+            results, coefs = [], []
+            for lam in lams:
+                res = self.recipe.solve(rep, self.Yc, float(lam), init, self.rngs[-1])
+                init = res.W
+                attrs = self.coefficients(res)
+                coefs.append(attrs["coef_"])
+                results.append(res)
+        self._store(est, lams, results, coefs, attrs, time.perf_counter() - t_solve)
+        return est
+
+    def fitted(self, lam, result, seconds=0.0):
+        """A copy of the estimator fitted at ``lam`` with the solution ``result`` (a λ path's point)."""
+        out = copy.copy(self.estimator)
+        out.lam = float(lam)
+        attrs = self.coefficients(result)
+        self._store(out, [float(lam)], [result], [attrs["coef_"]], attrs, float(seconds))
+        return out
+
+    def _store(self, est, lams, results, coefs, attrs, solve_seconds):
+        rep, res = self.represent(), results[-1]
+        for key, value in attrs.items():
+            setattr(est, key, value)
+        est.weights_ = res.W
+        est.intercept_ = self.offset
+        est.kernel_ = self.kernel
+        est.kernel_spec_ = self.kernel_spec
+        est.sketch_spec_ = self.sketch_spec
+        est.sketch_info_ = dict(rep.info, **self.size_info)
+        # "in-memory" features, "streamed" (recomputed each pass) or "accumulated" (square loss: m x m sums only)
+        est.representation_ = est.sketch_info_.get("representation", "in-memory")
+        plan = self.plan
+        # the plan, as JSON types (saved with the model), with what the fit settled on the way
+        if self._plan_dict is None:  # the plan as JSON types, once per fit (a lambda path stores it per point)
+            self._plan_dict = plan.to_dict()
+        est.execution_ = dict(self._plan_dict, **{k: rep.info[k] for k in ("chunk_rows", "products")
+                                                  if k in rep.info and plan.streams})
+        if plan.streams and plan.loss == "iterative":  # the rank r <= m the features were sized with
+            est.execution_["keep_features"] = est.representation_ == "in-memory"
+        est.lam_path_ = np.asarray(lams)
+        est.coef_path_ = coefs if len(lams) > 1 else None
+        est.objective_path_ = [float(r.history[-1]) if r.history else None for r in results] \
+            if len(lams) > 1 else None
+        est.history_ = [float(v) for v in res.history]
+        est.stop_reason_ = res.stop_reason
+        est.n_iter_ = int(res.n_iter)
+        est.solver_info_ = dict(res.info)
+        est.n_outputs_ = self.Y.shape[1]
+        est.solve_seconds_ = solve_seconds
+        est.fit_seconds_ = time.perf_counter() - self.t0
+        for key, value in (self.recipe.attributes or {}).items():
+            setattr(est, key, value)
