@@ -255,3 +255,22 @@ class ArrayRowsRBF:
     def __call__(self, X, Y=None):
         Y = X if Y is None else Y
         return naive_gaussian(X.A, Y.A, self.gamma)
+
+
+# ---------------------------------------------------------------- prediction intervals
+def naive_cv_plus(P_folds, residuals, fold_of, alpha):
+    """CV+ / jackknife+ bounds from the full n x n_test matrix (Barber et al. 2021).
+
+    ``P_folds`` (K, n_test): fold models' predictions; ``residuals`` (n,) held-out |y - mu_{-k(i)}(x_i)|.
+    Lower: the floor(alpha (n+1))-th smallest of mu_{k(i)}(x) - R_i; upper: the ceil((1-alpha)(n+1))-th smallest
+    of mu_{k(i)}(x) + R_i (-inf / +inf when the rank is out of 1..n).
+    """
+    n = residuals.size
+    V = P_folds[fold_of].T  # (n_test, n)
+    lo_values = np.sort(V - residuals, axis=1)
+    hi_values = np.sort(V + residuals, axis=1)
+    kl = int(np.floor(alpha * (n + 1) + 1e-9))
+    ku = int(np.ceil((1 - alpha) * (n + 1) - 1e-9))
+    lower = lo_values[:, kl - 1] if kl >= 1 else np.full(V.shape[0], -np.inf)
+    upper = hi_values[:, ku - 1] if ku <= n else np.full(V.shape[0], np.inf)
+    return lower, upper

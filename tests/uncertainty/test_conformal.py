@@ -1,0 +1,141 @@
+"""ConformalRegressor: the methods' intervals against their plain formulas, coverage on fresh data, errors."""
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.linear_model import Ridge
+
+from skframe.exceptions import InvalidInputError, InvalidParameterError, NotFittedError
+from skframe.models import JointQuantileRegressor, SketchedKernelRidge
+from skframe.uncertainty import ConformalRegressor
+from tests.naive import naive_cv_plus
+
+
+def _data(n, seed=0, d=1):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 2))
+    noise = (0.1 + 0.4 * np.abs(X[:, :1])) * rng.normal(size=(n, d))
+    Y = np.sin(3 * X[:, :1]) + X[:, 1:2] * np.arange(1, d + 1) + noise
+    return X, (Y[:, 0] if d == 1 else Y)
+
+
+def _ridge():
+    return SketchedKernelRidge(kernel_params={"gamma": 1.0}, sketch_size=30, lam=1e-3, random_state=0)
+
+
+def test_cv_plus_equals_the_matrix_formula_multi_output():
+    X, Y = _data(150, d=2)
+    Xt, _ = _data(40, seed=1, d=2)
+    model = ConformalRegressor(_ridge(), method="cv+", cv=4, alpha=0.1, random_state=3, chunk_rows=7).fit(X, Y)
+    lo, hi = model.predict_interval(Xt)
+    assert lo.shape == hi.shape == (40, 2)
+    # the reference: refit each fold by hand with the same fold assignment
+    fold_of = model.residuals_[0].fold_of
+    for j in range(2):
+        P, R = [], np.empty(150)
+        for k in range(4):
+            te, tr = fold_of == k, fold_of != k
+            est = clone(_ridge()).fit(X[tr], Y[tr])
+            R[te] = np.abs(Y[te, j] - est.predict(X[te])[:, j])
+            P.append(est.predict(Xt)[:, j])
+        ref_lo, ref_hi = naive_cv_plus(np.array(P), R, fold_of, 0.1)
+        np.testing.assert_allclose(lo[:, j], ref_lo, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(hi[:, j], ref_hi, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(model.predict(Xt), clone(_ridge()).fit(X, Y).predict(Xt))
+
+
+def test_jackknife_plus_is_leave_one_out():
+    X, y = _data(40)
+    Xt, _ = _data(9, seed=1)
+    model = ConformalRegressor(Ridge(alpha=1.0), method="jackknife+", alpha=0.2, refit=False,
+                               budget_bytes=8 * 40 * 2).fit(X, y)
+    assert len(model.fold_estimators_) == 40
+    P = np.empty((40, 9))
+    R = np.empty(40)
+    fold_of = model.residuals_[0].fold_of
+    for i in range(40):
+        keep = np.arange(40) != i
+        est = Ridge(alpha=1.0).fit(X[keep], y[keep])
+        R[i] = abs(y[i] - est.predict(X[i:i + 1])[0])
+        P[fold_of[i]] = est.predict(Xt)
+    ref_lo, ref_hi = naive_cv_plus(P, R, fold_of, 0.2)
+    lo, hi = model.predict_interval(Xt)
+    np.testing.assert_allclose(lo, ref_lo, rtol=1e-10)
+    np.testing.assert_allclose(hi, ref_hi, rtol=1e-10)
+    np.testing.assert_allclose(model.predict(Xt), P.mean(axis=0))
+
+
+def test_split_is_prediction_plus_minus_the_calibration_quantile():
+    X, y = _data(200)
+    model = ConformalRegressor(_ridge(), method="split", calibration_size=49, random_state=0).fit(X, y)
+    lo, hi = model.predict_interval(X[:10])
+    F = model.estimator_.predict(X[:10])
+    q = model.conformity_quantile_[0]
+    np.testing.assert_allclose(hi - F, q)
+    np.testing.assert_allclose(F - lo, q)
+    assert model.n_calibration_ == 49
+    # q is the ceil(0.9 * 50) = 45th smallest calibration score
+    train = np.setdiff1d(np.arange(200), np.sort(np.random.default_rng(0).permutation(200)[:49]))
+    cal = np.setdiff1d(np.arange(200), train)
+    est = clone(_ridge()).fit(X[train], y[train])
+    assert q == np.sort(np.abs(y[cal] - est.predict(X[cal])))[44]
+
+
+@pytest.mark.parametrize("method", ["split", "cv+"])
+def test_coverage_on_fresh_data(method):
+    covered = []
+    for seed in range(5):
+        X, y = _data(400, seed=seed)
+        Xt, yt = _data(2000, seed=100 + seed)
+        lo, hi = ConformalRegressor(_ridge(), method=method, alpha=0.1, random_state=seed).fit(X, y) \
+            .predict_interval(Xt)
+        covered.append(np.mean((lo <= yt) & (yt <= hi)))
+    assert 0.86 <= np.mean(covered) <= 0.95
+
+
+def test_cqr_calibrates_quantiles_and_adapts_widths():
+    X, y = _data(600)
+    Xt, yt = _data(3000, seed=7)
+    base = JointQuantileRegressor(kernel_params={"gamma": 2.0}, sketch_size=40, lam=1e-4, random_state=0)
+    model = ConformalRegressor(base, method="cqr", alpha=0.1, random_state=0).fit(X, y)
+    lo, hi = model.predict_interval(Xt)
+    assert model.estimator_.quantiles_.tolist() == [0.05, 0.5, 0.95]
+    Q = model.estimator_.predict(Xt)
+    np.testing.assert_allclose(lo, Q[:, 0] - model.conformity_quantile_[0])
+    np.testing.assert_allclose(hi, Q[:, 2] + model.conformity_quantile_[0])
+    assert 0.85 <= np.mean((lo <= yt) & (yt <= hi)) <= 0.95
+    width = hi - lo
+    calm, noisy = np.abs(Xt[:, 0]) < 0.2, np.abs(Xt[:, 0]) > 0.8
+    assert width[noisy].mean() > 1.5 * width[calm].mean()  # the noise sd is 0.1 + 0.4 |x0|
+    assert np.allclose(model.predict(Xt), Q[:, 1])
+
+
+def test_cqr_one_model_per_target():
+    X, Y = _data(200, d=2)
+    base = JointQuantileRegressor(kernel_params={"gamma": 2.0}, sketch_size=20, random_state=0)
+    model = ConformalRegressor(base, method="cqr", random_state=0).fit(X, Y)
+    lo, hi = model.predict_interval(X[:5])
+    assert lo.shape == (5, 2) and len(model.quantile_estimators_) == 2 and np.all(lo < hi)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"method": "bootstrap"}, "method='bootstrap'"),
+    ({"alpha": 1.5}, "alpha=1.5"),
+    ({"cv": 1}, "cv=1"),
+    ({"method": "split", "calibration_size": 1.0}, "calibration_size=1.0"),
+    ({"chunk_rows": 0}, "chunk_rows=0"),
+])
+def test_bad_parameters_name_the_value(params, match):
+    X, y = _data(30)
+    with pytest.raises(InvalidParameterError, match=match):
+        ConformalRegressor(Ridge(), **params).fit(X, y)
+
+
+def test_errors():
+    X, y = _data(30)
+    with pytest.raises(InvalidParameterError, match="quantile estimator"):
+        ConformalRegressor(Ridge(), method="cqr").fit(X, y)
+    with pytest.raises(InvalidInputError, match="30 rows"):
+        ConformalRegressor(Ridge()).fit(X, y[:10])
+    with pytest.raises(NotFittedError):
+        ConformalRegressor(Ridge()).predict_interval(X)
