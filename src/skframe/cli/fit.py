@@ -311,6 +311,7 @@ def save_model(model, prep, opts):
         "train_feature_means": prep.feature_means,
         "top_k": opts.top_k,
         "columns": opts.layout.to_extra() if opts.layout is not None else None,
+        "interval": getattr(opts, "interval_state", None),  # --interval: scores, folds, models (data, no pickle)
         "scaler": {"mean": scaler.mean_, "scale": scaler.scale_, "with_mean": bool(scaler.with_mean_),
                    "method": opts.scale} if hasattr(scaler, "scale_") else None,
     }
@@ -347,6 +348,10 @@ def _run_fit(opts, stack):
         "model": {"class": type(model).__name__, "params": _params(model)},
         "data": prep.data_info,
     }
+    if opts.interval is not None:  # prediction intervals, kept in the model file (skframe.cli._intervals)
+        from skframe.cli._intervals import fit_intervals  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
+
+        report["interval"], opts.interval_state = fit_intervals(prep, model, opts)
     X_eval, Y_eval = (X_te, prep.Y_test) if X_te is not None else (X_tr, Y_tr)
     path = lam_path_report(model, prep.module, X_eval, Y_eval, task, opts)
     if path is not None:
@@ -407,6 +412,11 @@ def print_report(report):
         typer.echo(f"lam path   lam={row['lam']:.3g}: {_fmt(row['metrics'])}")
     if report.get("lam_path"):
         typer.echo(f"lam kept   {report['lam_kept']:.3g} (the last value of the path)")
+    if report.get("interval"):
+        iv = report["interval"]
+        typer.echo(f"interval   {iv['level']:g} {iv['method']}: coverage {iv['coverage']:.4f}, mean width "
+                   f"{iv['mean_width']:.4g} on the {iv['evaluated_on']} set" + (f" (plot: {iv['png']})"
+                                                                                 if iv.get("png") else ""))
     if report.get("model_path"):
         typer.echo(f"saved      {report['model_path']}")
 

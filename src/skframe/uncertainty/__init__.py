@@ -6,5 +6,7 @@ itself (``SketchedKernelRidge.predict(X, return_std=True)``).
 """
 
 from skframe.uncertainty.conformal import METHODS, ConformalRegressor
+from skframe.uncertainty.state import INTERVAL_METHODS, interval_bounds, interval_state, posterior_interval
 
-__all__ = ["ConformalRegressor", "METHODS"]
+__all__ = ["ConformalRegressor", "METHODS", "INTERVAL_METHODS", "interval_bounds", "interval_state",
+           "posterior_interval"]

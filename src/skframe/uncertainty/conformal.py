@@ -88,6 +88,8 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
         The K fold models of ``"cv+"`` / ``"jackknife+"`` (empty for the split methods).
     conformity_quantile_ : ndarray of shape (n_targets,)
         ``"split"`` / ``"cqr"``: the calibrated widening ``q`` per target.
+    scores_ : ndarray of shape (n_calibration, n_targets)
+        ``"split"`` / ``"cqr"``: the calibration scores ``q`` is an order statistic of.
     residuals_ : list of FoldResiduals
         ``"cv+"`` / ``"jackknife+"``: the held-out residuals per target, grouped by fold.
     n_calibration_ : int
@@ -205,7 +207,8 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
         if self.method == "split":
             self.estimator_ = clone(self.estimator).fit(X_tr, Y[train])
             F = _as_2d(self.estimator_.predict(X_cal))
-            self.conformity_quantile_ = split_quantile(np.abs(Y2[cal] - F), self.alpha)
+            self.scores_ = np.abs(Y2[cal] - F)
+            self.conformity_quantile_ = split_quantile(self.scores_, self.alpha)
             return
         # CQR: one quantile model per target (a quantile estimator fits one target)
         self.quantile_estimators_ = []
@@ -216,6 +219,7 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
             scores[:, j] = np.maximum(Q[:, 0] - Y2[cal, j], Y2[cal, j] - Q[:, 2])
             self.quantile_estimators_.append(est)
         self.estimator_ = self.quantile_estimators_[0]
+        self.scores_ = scores
         self.conformity_quantile_ = split_quantile(scores, self.alpha)
 
     @staticmethod
