@@ -139,3 +139,68 @@ def test_errors():
         ConformalRegressor(Ridge()).fit(X, y[:10])
     with pytest.raises(NotFittedError):
         ConformalRegressor(Ridge()).predict_interval(X)
+
+
+@pytest.mark.parametrize("budget", [0, 2**30])  # features recomputed / kept (float32) between the two passes
+def test_shared_sketch_folds_equal_the_plain_formula(budget, monkeypatch):
+    from skframe.uncertainty import _shared_folds
+
+    X, Y = _data(160, d=2)
+    Xt, _ = _data(25, seed=1, d=2)
+    real = _shared_folds.fit_shared_folds
+    monkeypatch.setattr("skframe.uncertainty.conformal.fit_shared_folds",
+                        lambda *a, **k: real(*a, **dict(k, budget_bytes=budget, chunk_rows=37)))
+    model = ConformalRegressor(_ridge(), method="cv+", cv=4, random_state=1, sketch_sharing="shared").fit(X, Y)
+    lo, hi = model.predict_interval(Xt)
+    full = clone(_ridge()).fit(X, Y)
+    np.testing.assert_allclose(model.predict(Xt), full.predict(Xt), rtol=1e-12)
+    # reference: each fold's ridge on the full model's sketched features z(x) = k(x, X_fit_) P_z
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    P_z = full.posterior_["P_z"]
+    Z, Zt = rbf_kernel(X, full.X_fit_, gamma=1.0) @ P_z, rbf_kernel(Xt, full.X_fit_, gamma=1.0) @ P_z
+    fold_of = model.residuals_[0].fold_of
+    R, P = np.empty_like(Y), []
+    for k in range(4):
+        tr, te = fold_of != k, fold_of == k
+        ybar = Y[tr].mean(axis=0)
+        W = np.linalg.solve(Z[tr].T @ Z[tr] + tr.sum() * 1e-3 * np.eye(Z.shape[1]), Z[tr].T @ (Y[tr] - ybar))
+        R[te] = np.abs(Y[te] - Z[te] @ W - ybar)
+        P.append(Zt @ W + ybar)
+    P = np.array(P)
+    tol = 1e-9 if budget == 0 else 1e-5
+    for j in range(2):
+        np.testing.assert_allclose(model.residuals_[j].values, R[:, j], rtol=tol, atol=tol)
+        ref_lo, ref_hi = naive_cv_plus(P[:, :, j], R[:, j], fold_of, 0.1)
+        np.testing.assert_allclose(lo[:, j], ref_lo, rtol=tol, atol=tol)
+        np.testing.assert_allclose(hi[:, j], ref_hi, rtol=tol, atol=tol)
+
+
+def test_shared_sketch_needs_a_sketched_ridge():
+    X, y = _data(40)
+    with pytest.raises(InvalidParameterError, match="needs a SketchedKernelRidge"):
+        ConformalRegressor(Ridge(), sketch_sharing="shared").fit(X, y)
+    with pytest.raises(InvalidParameterError, match="exact or an explicit feature map"):
+        ConformalRegressor(SketchedKernelRidge(sketch=None), sketch_sharing="shared").fit(X, y)
+    with pytest.raises(InvalidParameterError, match="sketch_sharing='both'"):
+        ConformalRegressor(Ridge(), sketch_sharing="both").fit(X, y)
+
+
+@pytest.mark.parametrize("method, sharing", [("cv+", "fold"), ("cv+", "shared"), ("split", "fold"),
+                                             ("jackknife+", "fold")])
+def test_saved_state_gives_the_same_bounds(method, sharing, tmp_path):
+    from skframe.persistence import load_bundle, save
+    from skframe.uncertainty import interval_bounds, interval_state
+
+    X, Y = _data(60, d=2)
+    Xt, _ = _data(8, seed=1, d=2)
+    model = ConformalRegressor(_ridge(), method=method, cv=3, random_state=0, sketch_sharing=sharing).fit(X, Y)
+    point = clone(_ridge()).fit(X, Y)
+    save(point, tmp_path / "m.skf", extra={"interval": interval_state(model, 0.9)})
+    point, extra = load_bundle(tmp_path / "m.skf")
+    lo, hi = interval_bounds(extra["interval"], point, Xt)
+    ref_lo, ref_hi = model.predict_interval(Xt)
+    np.testing.assert_allclose(lo, ref_lo, rtol=1e-12)
+    np.testing.assert_allclose(hi, ref_hi, rtol=1e-12)
+    lo80, hi80 = interval_bounds(extra["interval"], point, Xt, 0.8)
+    assert np.all(hi80 - lo80 <= hi - lo + 1e-12)

@@ -33,6 +33,7 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, clone
 from skframe.contract.collections import is_collection, n_items, take
 from skframe.exceptions import InvalidInputError, InvalidParameterError, NotFittedError
 from skframe.uncertainty._quantiles import FoldResiduals, split_quantile
+from skframe.uncertainty._shared_folds import fit_shared_folds
 
 __all__ = ["ConformalRegressor", "METHODS"]
 
@@ -50,6 +51,14 @@ def _as_2d(F):
 
 def _take(X, idx):
     return take(X, idx) if is_collection(X) else X[idx]
+
+
+def fold_predictions(fitted, X):
+    """(K, n, d): every fold model's predictions at X (one kernel pass for shared-sketch folds)."""
+    shared = getattr(fitted, "shared_folds_", None)
+    if shared is not None:
+        return shared.predict_all(X)
+    return np.stack([_as_2d(est.predict(X)) for est in fitted.fold_estimators_])
 
 
 class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
@@ -79,6 +88,12 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
         Largest block of values the jackknife+ order statistics form at once (64 MiB).
     random_state : int, RandomState or None
         Seed of the calibration split and of the fold assignment.
+    sketch_sharing : {"fold", "shared"}, default="fold"
+        ``"cv+"`` / ``"jackknife+"``: ``"fold"`` fits the estimator on each fold's rows (any estimator, the exact
+        CV+ guarantee); ``"shared"`` (:class:`SketchedKernelRidge` with a sketch) fits it once on all rows and
+        builds every fold's model from that sketch and per-fold sums of one pass over the rows
+        (:mod:`skframe.uncertainty._shared_folds`): about two to three fits in all instead of K, the held-out
+        inputs may serve as landmarks (never their targets), so the guarantee is then approximate.
 
     Attributes
     ----------
@@ -110,7 +125,7 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, estimator, *, method="cv+", alpha=0.1, cv=5, calibration_size=0.25, refit=True,
-                 chunk_rows=4096, budget_bytes=64 * 2**20, random_state=None):
+                 chunk_rows=4096, budget_bytes=64 * 2**20, random_state=None, sketch_sharing="fold"):
         self.estimator = estimator
         self.method = method
         self.alpha = alpha
@@ -120,6 +135,7 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
         self.chunk_rows = chunk_rows
         self.budget_bytes = budget_bytes
         self.random_state = random_state
+        self.sketch_sharing = sketch_sharing
 
     # ------------------------------------------------------------------ checks
     def _check_params(self, n):
@@ -131,6 +147,8 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
         if self.method == "cv+" and (isinstance(self.cv, bool) or not isinstance(self.cv, numbers.Integral)
                                      or not 2 <= self.cv <= n):
             raise InvalidParameterError(f"cv={self.cv!r} must be an integer between 2 and the {n} rows, e.g. 5")
+        if self.sketch_sharing not in ("fold", "shared"):
+            raise InvalidParameterError(f"sketch_sharing={self.sketch_sharing!r}; use 'fold' or 'shared'")
         if self.method in ("split", "cqr"):
             c = self.calibration_size
             n_cal = int(round(c * n)) if isinstance(c, float) and 0 < c < 1 else c
@@ -231,6 +249,12 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
         return np.sort(Q, axis=1)
 
     def _fit_cross(self, X, Y, Y2, fold_of, K):
+        self.shared_folds_ = None
+        if self.sketch_sharing == "shared":
+            self.estimator_, self.shared_folds_, R = fit_shared_folds(
+                self.estimator, X, Y2, fold_of, K, chunk_rows=self.chunk_rows)
+            self.residuals_ = [FoldResiduals(R[:, j], fold_of, K) for j in range(Y2.shape[1])]
+            return
         R = np.empty_like(Y2)
         for k in range(K):
             test = np.flatnonzero(fold_of == k)
@@ -264,7 +288,7 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
             F = np.column_stack([self._quantile_columns(est, X)[:, 1] for est in self.quantile_estimators_])
             return self._shape(F)
         if self.estimator_ is not None:
-            return self._shape(_as_2d(self.estimator_.predict(X)))
+            return self._shape(_as_2d(self.estimator_.predict(X)).reshape(-1, self.n_outputs_))
         F = np.mean([_as_2d(est.predict(X)) for est in self.fold_estimators_], axis=0)
         return self._shape(F)
 
@@ -295,7 +319,7 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
             lo = np.column_stack([Q[:, 0] for Q in cols]) - self.conformity_quantile_
             hi = np.column_stack([Q[:, 2] for Q in cols]) + self.conformity_quantile_
             return lo, hi
-        P = np.stack([_as_2d(est.predict(Xc)) for est in self.fold_estimators_])  # (K, c, d)
+        P = fold_predictions(self, Xc)  # (K, c, d)
         lo, hi = np.empty(P.shape[1:]), np.empty(P.shape[1:])
         for j, res in enumerate(self.residuals_):
             lo[:, j], hi[:, j] = res.bounds(P[:, :, j], self.alpha, budget_bytes=self.budget_bytes)

@@ -20,6 +20,7 @@ from scipy.stats import norm
 
 from skframe.exceptions import InvalidParameterError, NotFittedError
 from skframe.uncertainty._quantiles import FoldResiduals, split_quantile
+from skframe.uncertainty._shared_folds import SharedSketchFolds
 from skframe.uncertainty.conformal import ConformalRegressor, _as_2d
 
 __all__ = ["interval_state", "interval_bounds", "posterior_interval", "check_level", "INTERVAL_METHODS"]
@@ -67,6 +68,9 @@ def interval_state(fitted, level):
         state.update(residuals=np.column_stack([r.values for r in fitted.residuals_]),
                      fold_of=np.asarray(fitted.residuals_[0].fold_of, dtype=np.int64),
                      models=list(fitted.fold_estimators_))
+        shared = getattr(fitted, "shared_folds_", None)
+        if shared is not None:  # one model on all rows and the folds' weights on its sketch
+            state.update(models=[fitted.estimator_], shared_coefs=shared.coefs, shared_offsets=shared.offsets)
     return state
 
 
@@ -90,8 +94,13 @@ def interval_bounds(state, model, X, level=None):
         return (np.column_stack([Q[:, 0] for Q in cols]) - q, np.column_stack([Q[:, 2] for Q in cols]) + q)
     R = np.asarray(state["residuals"], dtype=float)
     fold_of = np.asarray(state["fold_of"])
-    P = np.stack([_as_2d(est.predict(X)) for est in models])  # (K, n_rows, d)
+    if "shared_coefs" in state:
+        full = models[0]
+        P = SharedSketchFolds(full.kernel_, full.X_fit_, state["shared_coefs"], state["shared_offsets"],
+                              4096).predict_all(X)
+    else:
+        P = np.stack([_as_2d(est.predict(X)) for est in models])  # (K, n_rows, d)
     lower, upper = np.empty(P.shape[1:]), np.empty(P.shape[1:])
     for j in range(R.shape[1]):
-        lower[:, j], upper[:, j] = FoldResiduals(R[:, j], fold_of, len(models)).bounds(P[:, :, j], alpha)
+        lower[:, j], upper[:, j] = FoldResiduals(R[:, j], fold_of, P.shape[0]).bounds(P[:, :, j], alpha)
     return lower, upper
