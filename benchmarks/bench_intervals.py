@@ -15,7 +15,8 @@ a random 2 000 rows).
 California housing is not bundled with scikit-learn (it downloads), so it is not used.
 
 ``--scale`` instead runs CV+ once at ``--n-train`` training and ``--n-test`` test rows (Friedman 1): the time
-of one fit of the estimator, the time of the CV+ fit and bounds, and the peak resident memory above the data.
+of one fit of the estimator, the time of the CV+ fit and bounds (``sketch_sharing="shared"`` by default), and
+the peak resident memory above the data.
 
 Usage: ``python benchmarks/bench_intervals.py`` (writes ``benchmarks/out/intervals.json``).
 """
@@ -185,13 +186,14 @@ def coverage_runs(args):
 def scale_run(args):
     """CV+ at n_train x n_test on Friedman 1: time vs one fit, peak memory above the data."""
     X, y = _setup.friedman_data(args.n_train + args.n_test, seed=0)
-    Xtr, ytr, Xte = X[:args.n_train], y[:args.n_train], X[args.n_train:]
+    Xtr, ytr, Xte, y_te = X[:args.n_train], y[:args.n_train], X[args.n_train:], y[args.n_train:]
     data_mb = (X.nbytes + y.nbytes) / 2**20
-    base = SketchedKernelRidge(kernel_params={"gamma": 0.1}, lam=1e-3, random_state=0)
+    base = SketchedKernelRidge(kernel_params={"gamma": 0.1}, lam=1e-3, random_state=0,
+                               memory_budget=args.memory_budget)
     _setup.reset_peak_rss()
     rss0 = _setup.proc_status_bytes("VmRSS") / 2**20
     _, one_fit = _setup.timed(SketchedKernelRidge(**base.get_params()).fit, Xtr, ytr)
-    model = ConformalRegressor(base, method="cv+", cv=5, refit=False, random_state=0)
+    model = ConformalRegressor(base, method="cv+", cv=5, random_state=0, sketch_sharing=args.sketch_sharing)
     _, fit_s = _setup.timed(model.fit, Xtr, ytr)
     (lo, hi), bounds_s = _setup.timed(model.predict_interval, Xte)
     peak = _setup.proc_status_bytes("VmHWM") / 2**20
@@ -200,7 +202,9 @@ def scale_run(args):
             "cv_plus_over_one_fit": (fit_s + bounds_s) / one_fit, "data_mb": data_mb,
             "rss_before_mb": rss0, "peak_rss_mb": peak, "peak_above_data_mb": peak - rss0,
             "matrix_mapie_would_form_gb": args.n_train * args.n_test * 8 / 1e9,
-            "sketch": model.fold_estimators_[0].sketch_info_}
+            "sketch_sharing": args.sketch_sharing, "memory_budget": args.memory_budget,
+            "coverage": float(np.mean((lo <= y_te) & (y_te <= hi))),
+            "sketch": model.estimator_.sketch_info_ if model.estimator_ is not None else None}
 
 
 def main():
@@ -210,6 +214,8 @@ def main():
     ap.add_argument("--scale", action="store_true", help="the CV+ run at --n-train x --n-test rows instead")
     ap.add_argument("--n-train", type=int, default=200_000)
     ap.add_argument("--n-test", type=int, default=100_000)
+    ap.add_argument("--sketch-sharing", default="shared", choices=("shared", "fold"))
+    ap.add_argument("--memory-budget", default="256MB", help="the estimator's memory_budget (streamed fits)")
     ap.add_argument("--out", default=str(_setup.OUT / "intervals.json"))
     args = ap.parse_args()
     report = {"script": "benchmarks/bench_intervals.py", "versions": _setup.versions()}
