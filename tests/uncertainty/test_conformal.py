@@ -204,3 +204,21 @@ def test_saved_state_gives_the_same_bounds(method, sharing, tmp_path):
     np.testing.assert_allclose(hi, ref_hi, rtol=1e-12)
     lo80, hi80 = interval_bounds(extra["interval"], point, Xt, 0.8)
     assert np.all(hi80 - lo80 <= hi - lo + 1e-12)
+
+
+def test_posterior_interval_is_mean_plus_minus_z_predictive_sd():
+    from scipy.stats import norm
+
+    from skframe.uncertainty import posterior_interval
+
+    X, y = _data(200)
+    model = _ridge().fit(X, y)
+    lo, hi = posterior_interval(model, X[:7], 0.1)
+    F, sd = model.predict(X[:7], return_std=True, noise=True)
+    np.testing.assert_allclose(hi[:, 0] - F, norm.ppf(0.95) * sd, rtol=1e-12)
+    np.testing.assert_allclose(F - lo[:, 0], norm.ppf(0.95) * sd, rtol=1e-12)
+    with pytest.raises(InvalidParameterError, match="not Ridge"):
+        posterior_interval(Ridge().fit(X, y), X, 0.1)
+    del model.posterior_
+    with pytest.raises(NotFittedError, match="refit"):
+        posterior_interval(model, X, 0.1)

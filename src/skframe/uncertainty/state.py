@@ -41,12 +41,13 @@ def check_level(level, option="--interval"):
 
 def posterior_interval(model, X, alpha):
     """``mu(x) -/+ z_{1 - alpha/2} sd(x)`` with the predictive sd of a new observation (2-D arrays)."""
-    if not hasattr(model, "posterior_") and hasattr(model, "predict"):
-        raise NotFittedError("this model holds no posterior state; refit it with this skframe version")
-    if getattr(model, "posterior_", None) is None:
+    if type(model).__name__ != "SketchedKernelRidge":
         raise InvalidParameterError(
-            f"the posterior interval needs a SketchedKernelRidge fitted with this skframe version, not "
-            f"{type(model).__name__}; use a conformal method (cv+, split, cqr) for other models")
+            f"the posterior interval needs a SketchedKernelRidge (the square loss), not {type(model).__name__}; "
+            "use a conformal method (cv+, split, cqr) for other models")
+    if getattr(model, "posterior_", None) is None:
+        raise NotFittedError("this model holds no posterior state (written by an skframe version without it); "
+                             "refit it with this version to get posterior intervals")
     F, sd = model.predict(X, return_std=True, noise=True)
     F, sd = np.atleast_2d(F.T).T, np.atleast_2d(sd.T).T
     z = float(norm.ppf(1 - alpha / 2))
