@@ -15,8 +15,12 @@ fold models, known after the pass: the features of the pass are kept (float32) w
 models together (``k(x, X_fit_) [P_z W_{-1} ... P_z W_{-K}]``).
 
 Cost: one fit, one (or two) passes of ``n x s' x r`` products, K solves of r x r systems, and a
-prediction pass over the test rows: about two to three fits, against K fits of ``(1 - 1/K) n`` rows
-for fold-by-fold CV+. The landmarks of the shared sketch may be held-out inputs (never held-out targets):
+prediction pass over the test rows. The passes multiply the kernel block by the dense ``P_z`` (s' x r),
+where the fit multiplies it by the sketch's sparse mixing matrix first: for a p-sparsified sketch with
+s' much larger than m a pass costs several fits (measured: 2.7 times one fit in all at n = 20 000,
+9.9 times at n = 200 000 with s' = 17 166, m = 895; see benchmarks/README.md). Factoring ``z(x)``
+through the mixing matrix, as the fit does, would bring a pass to about one fit's cost.
+The landmarks of the shared sketch may be held-out inputs (never held-out targets):
 the finite-sample guarantee of CV+ assumes fold models that do not see the held-out fold at all, so with a
 shared sketch it is an approximation (the one the λ-path search makes for its scores).
 """

@@ -92,7 +92,7 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
         ``"cv+"`` / ``"jackknife+"``: ``"fold"`` fits the estimator on each fold's rows (any estimator, the exact
         CV+ guarantee); ``"shared"`` (:class:`SketchedKernelRidge` with a sketch) fits it once on all rows and
         builds every fold's model from that sketch and per-fold sums of one pass over the rows
-        (:mod:`skframe.uncertainty._shared_folds`): about two to three fits in all instead of K, the held-out
+        (:mod:`skframe.uncertainty._shared_folds`): one fit and one or two passes instead of K fits, the held-out
         inputs may serve as landmarks (never their targets), so the guarantee is then approximate.
 
     Attributes
