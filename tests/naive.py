@@ -255,3 +255,44 @@ class ArrayRowsRBF:
     def __call__(self, X, Y=None):
         Y = X if Y is None else Y
         return naive_gaussian(X.A, Y.A, self.gamma)
+
+
+# ---------------------------------------------------------------- prediction intervals
+def naive_cv_plus(P_folds, residuals, fold_of, alpha):
+    """CV+ / jackknife+ bounds from the full n x n_test matrix (Barber et al. 2021).
+
+    ``P_folds`` (K, n_test): fold models' predictions; ``residuals`` (n,) held-out |y - mu_{-k(i)}(x_i)|.
+    Lower: the floor(alpha (n+1))-th smallest of mu_{k(i)}(x) - R_i; upper: the ceil((1-alpha)(n+1))-th smallest
+    of mu_{k(i)}(x) + R_i (-inf / +inf when the rank is out of 1..n).
+    """
+    n = residuals.size
+    V = P_folds[fold_of].T  # (n_test, n)
+    lo_values = np.sort(V - residuals, axis=1)
+    hi_values = np.sort(V + residuals, axis=1)
+    kl = int(np.floor(alpha * (n + 1) + 1e-9))
+    ku = int(np.ceil((1 - alpha) * (n + 1) - 1e-9))
+    lower = lo_values[:, kl - 1] if kl >= 1 else np.full(V.shape[0], -np.inf)
+    upper = hi_values[:, ku - 1] if ku <= n else np.full(V.shape[0], np.inf)
+    return lower, upper
+
+
+def naive_gp_posterior_variance(K, K_te, k_tt, Y, lam, R=None):
+    """Posterior variance of kernel ridge regression read as a Gaussian process, dense in n x n.
+
+    Exact (``R=None``): ``s2 (k(x, x) - k_x^T (K + n lam I)^{-1} k_x)``. Sketched: the Nyström GP
+    (deterministic training conditional) with ``K~ = K R^T (R K R^T)^+ R K`` and
+    ``k~_x = K R^T (R K R^T)^+ R k_x``: ``s2 (k(x, x) - k~_x^T (K~ + n lam I)^{-1} k~_x)``.
+    ``s2_j = y_j^T (K~ + n lam I)^{-1} y_j / n`` per target (``Y`` centred as the model centres it).
+    Returns (n_test, d).
+    """
+    n = K.shape[0]
+    if R is None:
+        Kt, Kx = K, K_te
+    else:
+        middle = np.linalg.pinv(R @ K @ R.T, rcond=1e-12, hermitian=True)
+        Kt = K @ R.T @ middle @ R @ K
+        Kx = K_te @ R.T @ middle @ R @ K
+    A = Kt + n * lam * np.eye(n)
+    s2 = np.einsum("ij,ij->j", Y, np.linalg.solve(A, Y)) / n
+    v = k_tt - np.einsum("ij,ji->i", Kx, np.linalg.solve(A, Kx.T))
+    return v[:, None] * s2[None, :]

@@ -53,7 +53,7 @@ LAYERS = (
     # compute) and their conformance kit
     ("facade", ("skframe.plugin",)),
     ("models", ("skframe.models",)),
-    ("model_selection", ("skframe.model_selection",)),
+    ("model_selection", ("skframe.model_selection", "skframe.uncertainty")),
     ("cli", ("skframe.cli",)),
     ("top", ("skframe", "skframe.__main__")),
 )

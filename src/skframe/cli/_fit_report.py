@@ -66,6 +66,11 @@ def print_report(report):
         typer.echo(f"lam path   lam={row['lam']:.3g}: {_fmt(row['metrics'])}")
     if report.get("lam_path"):
         typer.echo(f"lam kept   {report['lam_kept']:.3g} (the last value of the path)")
+    if report.get("interval"):
+        iv = report["interval"]
+        typer.echo(f"interval   {iv['level']:g} {iv['method']}: coverage {iv['coverage']:.4f}, mean width "
+                   f"{iv['mean_width']:.4g} on the {iv['evaluated_on']} set" + (f" (plot: {iv['png']})"
+                                                                                 if iv.get("png") else ""))
     if report.get("model_path"):
         typer.echo(f"saved      {report['model_path']}")
 

@@ -27,11 +27,13 @@ __all__ = ["FitOptions", "command_signature", "PANELS", "TASKS", "SCALES", "MISS
 
 DATA, KERNEL, SKETCH, SOLVER, STRUCTURED, COMPUTE, OUTPUT = (
     "Data", "Kernel", "Sketch", "Loss and solver", "Structured outputs", "Compute", "Output")
-PANELS = (DATA, KERNEL, SKETCH, SOLVER, STRUCTURED, COMPUTE, OUTPUT)  # COMPUTE: block size, backend, ...
+INTERVALS = "Prediction intervals"
+PANELS = (DATA, KERNEL, SKETCH, SOLVER, STRUCTURED, COMPUTE, OUTPUT, INTERVALS)  # COMPUTE: block size, backend, ...
 TASKS = ("auto", "regression", "structured")
 SCALES = ("auto", "none", "standard")
 MISSING = ("error", "zero", "mean", "drop")
 FORMATS = ("csv", "npz", "arff", "libsvm", "parquet", "feather")
+INTERVAL_METHODS = ("cv+", "split", "cqr", "jackknife+", "posterior")  # skframe.uncertainty.INTERVAL_METHODS
 
 KV = Optional[List[str]]
 
@@ -236,6 +238,17 @@ class FitOptions:
     model_out: Annotated[Optional[Path], _opt("--model-out", "Save the fitted model (with its preprocessing) "
                                               "to this file; no pickle.", OUTPUT)] = None
     json: Annotated[bool, _opt("--json", "Print one JSON object instead of the summary.", OUTPUT)] = False
+    interval: Annotated[Optional[float], _opt("--interval", "Prediction intervals at this coverage level, e.g. 0.9: "
+                                              "coverage and mean width are reported, and --model-out keeps them "
+                                              "for `skframe predict --interval`.", INTERVALS,
+                                              show_default=False, metavar="LEVEL")] = None
+    interval_method: Annotated[Optional[str], _opt("--interval-method", "cv+ (default), split, cqr (conformalized "
+                                                   "quantile regression), jackknife+ (n fits: small data) or "
+                                                   "posterior (square loss: Gaussian-process variance).",
+                                                   INTERVALS, show_default=False)] = None
+    png: Annotated[Optional[Path], _opt("--png", "With --interval: plot the intervals and the truth against the "
+                                        "predicted values to this PNG file (needs matplotlib).", INTERVALS,
+                                        show_default=False)] = None
     explain: Annotated[bool, _opt("--explain", "Print how the fit would run (executor, backend, engine, chunk rows, "
                                   "memory budget, sketch size) and why, without fitting.", OUTPUT)] = False
     # -- not options: parsed from the options above, or set by Python callers ---------
@@ -255,9 +268,10 @@ class FitOptions:
     layout: Optional[object] = None  # the columns read from the training file (skframe.cli._columns.Layout)
     scale_reason: Optional[str] = None  # why --scale auto chose what it chose (skframe.cli._scaling)
     table_encoder: Optional[object] = None  # the typed columns of a raw table (skframe.preprocessing.TableEncoder)
+    interval_state: Optional[dict] = None  # --interval: what the model file keeps (skframe.uncertainty.state)
 
     def __post_init__(self):
-        for name in ("train", "test", "candidates", "model_out"):
+        for name in ("train", "test", "candidates", "model_out", "png"):
             value = getattr(self, name)
             setattr(self, name, str(value) if value is not None else None)
         for f in fields(self):  # --X-param KEY=VALUE (repeatable) -> X_params dict
@@ -272,6 +286,11 @@ class FitOptions:
         self.sketch_size = _size(self.sketch_size, "--sketch-size")
         if not 0.0 <= float(self.holdout) < 1.0:
             raise InvalidParameterError(f"--holdout {self.holdout} must be in [0, 1): the share of rows held out")
+        self.interval_method = _choice(self.interval_method, INTERVAL_METHODS, "--interval-method")
+        if self.interval is not None and not 0 < self.interval < 1:
+            raise InvalidParameterError(f"--interval {self.interval!r} must be a coverage level in (0, 1), e.g. 0.9")
+        if self.interval is None and (self.interval_method is not None or self.png is not None):
+            raise InvalidParameterError("--interval-method and --png need --interval LEVEL, e.g. --interval 0.9")
         if self.targets < 1:
             raise InvalidParameterError(f"--targets {self.targets} must be >= 1: the number of trailing target columns")
 

@@ -248,6 +248,7 @@ def save_model(model, prep, opts):
         "train_feature_means": prep.feature_means,
         "top_k": opts.top_k,
         "columns": opts.layout.to_extra() if opts.layout is not None else None,
+        "interval": getattr(opts, "interval_state", None),  # --interval: scores, folds, models (data, no pickle)
         "scaler": {"mean": scaler.mean_, "scale": scaler.scale_, "with_mean": bool(scaler.with_mean_),
                    "method": opts.scale} if hasattr(scaler, "scale_") else None,
     }
@@ -301,6 +302,10 @@ def _run_fit(opts, stack):
         "model": {"class": type(model).__name__, "params": _params(model)},
         "data": prep.data_info,
     }
+    if opts.interval is not None:  # prediction intervals, kept in the model file (skframe.cli._intervals)
+        from skframe.cli._intervals import fit_intervals  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
+
+        report["interval"], opts.interval_state = fit_intervals(prep, model, opts)
     if path is not None:
         report["lam_path"] = path
         report["lam_kept"] = path[-1]["lam"]

@@ -178,6 +178,10 @@ def predict(
                                                         metavar="NAME|POS")] = None,
     header: Annotated[bool, typer.Option("--header/--no-header", help="Write a header row: the targets' names "
                                          "(the labels' names for multi-label models).")] = True,
+    interval: Annotated[Optional[float], typer.Option(
+        "--interval", help="Add <target>_lower and <target>_upper columns: prediction intervals at this coverage "
+        "level (e.g. 0.9), from a model fitted with `skframe fit --interval`.", show_default=False,
+        metavar="LEVEL")] = None,
 ):
     """Predict with a saved model; one row per sample, under a header row of the targets' names."""
     if out is not None:
@@ -202,7 +206,8 @@ def predict(
         cols, targets = _plan(layout, data, fmt, with_targets=False, targets=targets, columns=columns, drop=drop,
                               target=target)
         with _inconsistent(model):
-            if _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=cols, header=names):
+            if interval is None and _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=cols,
+                                                       header=names):
                 return
         X, _ = _read(data, targets, missing, fmt, extra, columns=cols, with_targets=False)
     _check_features(est, X, data, targets)
@@ -210,6 +215,10 @@ def predict(
     with _inconsistent(model):
         X = _apply_scaler(X, extra)
         P = call_predict(task_module(task), est, X, _options_for(extra, task))
+    if interval is not None:  # lower/upper columns per target (skframe.cli._intervals)
+        from skframe.cli._intervals import with_bounds  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
+
+        P, names = with_bounds(est, extra, X, P, names, interval)
     write_predictions(str(out) if out else None, P, names=names)
 
 

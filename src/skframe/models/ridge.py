@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 from skframe.constraints import Interval, validate_params
 from skframe.contract.problems import SolveResult
 from skframe.core.linalg import solve_psd
+from skframe.exceptions import NotFittedError
 from skframe.models._base import (
     KERNEL_MODEL_CONSTRAINTS,
     KERNEL_MODEL_HINTS,
@@ -18,25 +19,36 @@ from skframe.models._base import (
     KernelRegressorMixin,
     check_lam,
     store_params,
+    validate_X,
     validate_XY,
 )
 from skframe.models._fit import Fit, Recipe
+from skframe.models._posterior import posterior_state, posterior_variance
 
 __all__ = ["SketchedKernelRidge"]
 
 
-def _ridge_solve(rep, Y, lam, init, rng):
-    """Square-loss closed form: ``(K + n lam I)^{-1} Y`` (exact) or ``(Z^T Z + n lam I)^{-1} Z^T Y``."""
+def _ridge_solve(rep, Y, lam, init, rng, keep=None):
+    """Square-loss closed form: ``(K + n lam I)^{-1} Y`` (exact) or ``(Z^T Z + n lam I)^{-1} Z^T Y``.
+
+    ``keep(gram, Y, lam, W)``, when given, receives what the posterior variance needs (``gram()`` returns
+    the system's ``(A, B)`` without recomputing the in-memory products).
+    """
     n = Y.shape[0]
     problem = rep.problem(Y) if rep.K is None else None
     own = getattr(problem, "ridge_weights", None)
     if own is not None:  # accumulated sums solve where they live (the GPU's for backend="cupy")
-        return SolveResult(W=own(lam), stop_reason="closed form (exact minimiser)", n_iter=1)
+        W = own(lam)
+        if keep is not None:
+            keep(problem.gram, Y, lam, W)
+        return SolveResult(W=W, stop_reason="closed form (exact minimiser)", n_iter=1)
     A, B = (rep.K, Y) if rep.K is not None else problem.gram()
     diag = np.einsum("ii->i", A)  # a view: the ridge is added in place and removed after (λ paths reuse K)
     diag += n * lam
     W = solve_psd(A, B)  # factors a copy
     diag -= n * lam
+    if keep is not None:
+        keep(lambda: (A, B), Y, lam, W)
     return SolveResult(W=W, stop_reason="closed form (exact minimiser)", n_iter=1)
 
 
@@ -125,6 +137,9 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
     coef_path_ : list of ndarray or None
         One ``coef_`` per value of a λ sequence (None for a single λ).
     fit_seconds_ : float
+    posterior_ : dict or None
+        What ``predict(X, return_std=True)`` needs (:mod:`skframe.models._posterior`): ``form``, the
+        noise ``n lam``, the amplitude ``scale`` per target and the maps ``P_z``, ``P_v``.
 
     Examples
     --------
@@ -164,7 +179,9 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         -------
         self : SketchedKernelRidge
         """
-        self._new_fit(X, y, progress=progress).run()
+        fit = self._new_fit(X, y, progress=progress)
+        fit.run()
+        self.posterior_ = posterior_state(**fit.posterior_system) if fit.posterior_system else None
         return self
 
     def _new_fit(self, X, y, progress=None):
@@ -174,5 +191,44 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         check_lam(self.lam)
         X, Y, one_d = validate_XY(self, X, y)
         self._y_1d = one_d
-        recipe = Recipe(_ridge_solve, fit_intercept=self.fit_intercept, exact="gram", rtol=self.rtol)
-        return Fit(self, X, Y, recipe, progress=progress, t0=t0, y_1d=one_d)
+        last = {}
+
+        def solve(rep, Yc, lam, init, rng):  # the last λ's system: the posterior variance's state
+            return _ridge_solve(rep, Yc, lam, init, rng,
+                                keep=lambda gram, Ys, lam_, W: last.update(rep=rep, gram=gram, Y=Ys, lam=lam_, W=W))
+
+        recipe = Recipe(solve, fit_intercept=self.fit_intercept, exact="gram", rtol=self.rtol)
+        fit = Fit(self, X, Y, recipe, progress=progress, t0=t0, y_1d=one_d)
+        fit.posterior_system = last  # filled by the solves: read by fit() once the last λ is solved
+        return fit
+
+    def predict(self, X, return_std=False, *, noise=False):
+        """Predict targets for X (chunked over rows: memory stays bounded).
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or InputCollection
+        return_std : bool, default=False
+            Also return the posterior standard deviation of the Gaussian-process reading of the model
+            (exact: ``s2 (k(x, x) - k_x^T (K + n lam I)^{-1} k_x)``; sketched: the Nyström formula
+            ``s2 (k(x, x) - ||z(x)||^2 + n lam z(x)^T (Z^T Z + n lam I)^{-1} z(x))``, see
+            :mod:`skframe.models._posterior`), streamed over chunks of test rows.
+        noise : bool, default=False
+            With ``return_std``: add the noise variance ``s2 n lam`` (the spread of a new observation,
+            not of the regression function).
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        std : ndarray of the same shape, only with ``return_std=True``
+        """
+        F = super().predict(X)
+        if not return_std:
+            return F
+        state = getattr(self, "posterior_", None)
+        if state is None:
+            raise NotFittedError(
+                "this model holds no posterior state (saved by an skframe version without it, or fitted on Dask "
+                "targets); refit it with this version to get predict(X, return_std=True)")
+        std = np.sqrt(posterior_variance(self, validate_X(self, X, reset=False), noise=noise))
+        return F, (std[:, 0] if self._y_1d else std)

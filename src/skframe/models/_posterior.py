@@ -1,0 +1,123 @@
+"""Posterior variance of (sketched) kernel ridge regression read as a Gaussian process.
+
+Kernel ridge regression with ``lam`` is the posterior mean of a Gaussian process with covariance
+``s2 k`` and noise variance ``s2 n lam``. Its posterior variance at x (Rasmussen and Williams,
+"Gaussian Processes for Machine Learning", eq. 2.26) is, for the exact model,
+
+    var(x) = s2 (k(x, x) - k_x^T (K + n lam I)^{-1} k_x),
+
+and for a sketched model with features ``z(x)`` (``Z`` on the training rows, so that
+``q(x, x) = ||z(x)||^2`` is the Nyström approximation of ``k(x, x)``) the same formula with
+``K`` replaced by ``Z Z^T`` and ``k_x`` by ``Z z(x)`` (the deterministic-training-conditional
+Nyström GP; Quiñonero-Candela and Rasmussen, "A unifying view of sparse approximate Gaussian
+process regression", JMLR 2005), which by the Woodbury identity is
+
+    var(x) = s2 (k(x, x) - ||z(x)||^2 + n lam z(x)^T (Z^T Z + n lam I)^{-1} z(x)).
+
+``s2`` (one per target) is the maximum-likelihood amplitude ``s2_j = y_j^T (K~ + n lam I)^{-1} y_j / n``
+(centred targets, ``K~ = K`` or ``Z Z^T``), i.e. ``(||y_j||^2 - b_j^T w_j) / (n^2 lam)`` from the sums
+``b = Z^T y``, ``w = (Z^T Z + n lam I)^{-1} b`` (``y_j^T alpha_j / n`` for the exact model).
+The predictive variance of a new observation adds the noise ``s2 n lam``.
+
+The fitted state is ``P_z`` (the map ``k(x, X_fit_) -> z(x)``, None for an explicit feature map) and
+``P_v = P_z L^{-T}`` with ``L L^T = Z^T Z + n lam I`` (exact model: ``P_v = L^{-T}``, ``L L^T = K + n lam I``),
+so that ``z(x)^T (Z^T Z + n lam I)^{-1} z(x) = ||k_x^T P_v||^2``: prediction streams over test rows with
+one kernel block per chunk, as the point prediction does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sla
+
+from skframe.contract.collections import n_items, take
+from skframe.contract.protocols import kernel_diag
+from skframe.core.feature_map import kernel_times
+from skframe.exceptions import InvalidInputError
+
+__all__ = ["posterior_state", "posterior_variance"]
+
+#: bytes of the (rows x (d + 2 r)) block one chunk of test rows produces
+CHUNK_BYTES = 32 * 2**20
+
+
+def _cholesky(A, ridge):
+    A = np.array(A, dtype=np.float64)
+    A[np.diag_indices_from(A)] += ridge
+    try:
+        return sla.cholesky(A, lower=True)
+    except np.linalg.LinAlgError:  # numerically indefinite: a tiny jitter, as the GP literature does
+        A[np.diag_indices_from(A)] += 1e-10 * max(float(np.trace(A)) / A.shape[0], 1e-300)
+        return sla.cholesky(A, lower=True)
+
+
+def posterior_state(rep, gram, Y, lam, W):
+    """The fitted state of the posterior variance, or None where it is not defined (Dask targets).
+
+    Parameters
+    ----------
+    rep : Representation or StreamedRepresentation
+        The fit's training representation.
+    gram : callable
+        ``gram() -> (A, B)``: ``(Z^T Z, Z^T Y)`` or ``(K, Y)`` for the exact Gram form.
+    Y : ndarray (n, d)
+        The centred targets the model was solved for.
+    lam : float
+    W : ndarray
+        The solved weights (``(A + n lam I)^{-1} B``).
+    """
+    if not isinstance(Y, np.ndarray):
+        return None
+    n = Y.shape[0]
+    noise = n * float(lam)
+    A, B = gram()
+    A, B, W = np.asarray(A, dtype=np.float64), np.asarray(B, dtype=np.float64), np.asarray(W, dtype=np.float64)
+    L = _cholesky(A, noise)
+    yy = np.einsum("ij,ij->j", Y, Y)
+    if getattr(rep, "K", None) is not None:  # exact Gram form: W = alpha = (K + n lam I)^{-1} Y
+        scale = np.einsum("ij,ij->j", Y, W) / n
+        P_v = sla.solve_triangular(L, np.eye(n), lower=True).T  # L^{-T}
+        form, P_z = "gram", None
+    else:
+        scale = (yy - np.einsum("ij,ij->j", B, W)) / (n * noise)
+        P_z = None if getattr(rep, "feature_map", None) is not None else np.asarray(rep.proj, dtype=np.float64)
+        Linv_T = sla.solve_triangular(L, np.eye(L.shape[0]), lower=True).T
+        P_v = Linv_T if P_z is None else P_z @ Linv_T
+        form = "features"
+    return {"form": form, "noise": float(noise), "scale": np.maximum(scale, 0.0), "P_z": P_z, "P_v": P_v}
+
+
+def posterior_variance(model, X, *, noise=False):
+    """Posterior variance per test row and target (n_test, d), in chunks of test rows.
+
+    ``noise=True`` adds the observation noise ``s2 n lam`` (the predictive variance of a new y).
+    """
+    state = model.posterior_
+    kernel, X_fit, fmap = model.kernel_, model.X_fit_, model.feature_map_
+    n_test = n_items(X)
+    P_v, P_z = state["P_v"], state["P_z"]
+    width = P_v.shape[1] + (P_z.shape[1] if P_z is not None else 0)
+    step = max(1, CHUNK_BYTES // (8 * max(width, 1)))
+    out = np.empty(n_test)
+    for start in range(0, n_test, step):
+        Xc = take(X, np.arange(start, min(n_test, start + step)))
+        rows = n_items(Xc)
+        kxx = np.asarray(kernel_diag(kernel, Xc), dtype=np.float64)
+        if state["form"] == "gram":
+            V = kernel_times(kernel, Xc, X_fit, P_v)
+            out[start:start + rows] = kxx - np.einsum("ij,ij->i", V, V)
+            continue
+        if fmap is not None:
+            Z = np.asarray(fmap.transform(Xc), dtype=np.float64)
+            V = Z @ P_v
+        else:
+            ZV = kernel_times(kernel, Xc, X_fit, np.hstack([P_z, P_v]))
+            Z, V = ZV[:, :P_z.shape[1]], ZV[:, P_z.shape[1]:]
+        residual = np.maximum(kxx - np.einsum("ij,ij->i", Z, Z), 0.0)  # k - q >= 0 (a Schur complement)
+        out[start:start + rows] = residual + state["noise"] * np.einsum("ij,ij->i", V, V)
+    var = np.maximum(out, 0.0)[:, None] * state["scale"][None, :]
+    if noise:
+        var = var + state["noise"] * state["scale"][None, :]
+    if not np.all(np.isfinite(var)):
+        raise InvalidInputError("the posterior variance is not finite for some rows of X; check X for huge values")
+    return var
