@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from skframe.plugin.api import Interval, InvalidInputError, Options
-from skframe_solvers._base import COUNT, INIT, INIT_HINT, POSITIVE, BaseSolver
+from skframe_solvers._base import COUNT, INIT, INIT_HINT, POSITIVE, BaseSolver, refuse_weights
 from skframe_solvers._problem import FeatureMapProblem
 
 __all__ = ["AdamSolver"]
@@ -120,6 +120,7 @@ class AdamSolver(BaseSolver):
         """Run the epochs; ``progress(1)`` is called after each epoch."""
         rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         full = self._problem(problem, loss, lam, M)
+        refuse_weights(full, self.name)
         if self.early_stopping:
             fp, val_Z, val_Y = self._split(full, rng)
         else:
