@@ -174,11 +174,13 @@ class FeatureMapProblem:
             total += float(np.sum(values))
         return total / self.n
 
-    def batch_value_and_grad(self, V, Z, Y):
-        """``J`` and its (sub-)gradient ``(1/b) Z_b^T G C^T + lam V`` on one batch of rows."""
+    def batch_value_and_grad(self, V, Z, Y, w=None):
+        """``J`` and its (sub-)gradient ``(1/b) Z_b^T G C^T + lam V`` on one batch of rows (``w``: their weights)."""
         F = self.predict(V, Z)
-        val = float(np.mean(self.loss.value(F, Y))) + self.penalty(V)
-        G = self.loss.gradient(F, Y)
+        values, G = self.loss.value(F, Y), self.loss.gradient(F, Y)
+        if w is not None:
+            values, G = values * w, G * w[:, None]
+        val = float(np.mean(values)) + self.penalty(V)
         return val, (Z.T @ (G @ self.C.T)) / Z.shape[0] + self.lam * V
 
     def value_and_grad(self, V):

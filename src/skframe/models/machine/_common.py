@@ -19,11 +19,11 @@ import time
 from sklearn.base import BaseEstimator
 
 from skframe.constraints import HasMethods, validate_params
+from skframe.contract.tags import get_tags
 from skframe.models._base import KERNEL_MODEL_CONSTRAINTS, KERNEL_MODEL_HINTS, KernelModelMixin, check_lam
 from skframe.models._core import default_solver_name, resolve_solver, run_solver
 from skframe.models._fit import Fit, Recipe
 from skframe.models.machine._labels import check_sample_weight
-from skframe.contract.tags import get_tags
 
 __all__ = ["MachineBase", "COMMON_CONSTRAINTS", "default_solver_name", "finish_machine_class"]
 
