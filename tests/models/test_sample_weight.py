@@ -128,3 +128,31 @@ def test_a_solver_without_weights_says_so():
     t = X[:, 0]
     with pytest.raises(InvalidParameterError, match="takes no sample weights"):
         SketchedKernelMachine(loss="epsilon-svr", sketch_size=10, random_state=0).fit(X, t, sample_weight=w + 1)
+
+
+@pytest.mark.parametrize("sketch", [None, "subsample"])
+def test_ridge_weights_equal_repeated_rows_and_zero_weights_drop_rows(sketch):
+    from skframe import SketchedKernelRidge
+
+    X, _, w = _data()
+    t = np.sin(2 * X[:, 0]) + 0.1 * np.random.default_rng(2).normal(size=len(X))
+    rep = np.repeat(np.arange(len(X)), w.astype(int))
+    if sketch is None:
+        def make():
+            return SketchedKernelRidge(sketch=None, kernel_params=G, lam=1e-3)
+        a = make().fit(X, t, sample_weight=w).predict(X)
+        np.testing.assert_allclose(a, make().fit(X[rep], t[rep]).predict(X), atol=1e-8)
+        keep = w > 0
+        b = make().fit(X, t, sample_weight=keep * 1.0).predict(X)
+        np.testing.assert_allclose(b, make().fit(X[keep], t[keep]).predict(X), atol=1e-8)
+        return
+    # the sketched model on the same features: the weighted solve against the repeated rows' normal equations
+    from skframe.models._fit import Fit
+
+    model = SketchedKernelRidge(sketch=sketch, sketch_size=15, kernel_params=G, lam=1e-3, random_state=0,
+                                fit_intercept=False)
+    fit = Fit.of(model, X, t, sample_weight=w)
+    Z = fit.predict_rows(X)
+    Zr, tr = Z[rep], t[rep]
+    W = np.linalg.solve(Zr.T @ Zr + len(rep) * 1e-3 * np.eye(Z.shape[1]), Zr.T @ tr)
+    np.testing.assert_allclose(np.ravel(fit.solve(1e-3).W), W, atol=1e-8)
