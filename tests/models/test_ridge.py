@@ -214,11 +214,11 @@ def _estimators_for_checks():
 if _has_gaussian_kernel():
 
     def _weight_checks(estimator):
-        """The sketch is drawn from the training rows: rows repeated by integer weights change the features
-        (tests/models/test_sample_weight.py checks the equivalence on the same features)."""
-        if estimator.sketch is None:
-            return {}
-        why = "the sketch is drawn from the training rows, so repeated rows change the features"
+        """The sketch is drawn from the training rows and the default gamma="scale" is computed from them: rows
+        repeated by integer weights change the features (tests/models/test_sample_weight.py checks the
+        equivalence on the same features and bandwidth)."""
+        why = ("the sketch and gamma='scale' are computed from the training rows, so repeated rows change the "
+               "features")
         return {"check_sample_weight_equivalence_on_dense_data": why,
                 "check_sample_weight_equivalence_on_sparse_data": why}
 
