@@ -28,7 +28,7 @@ __all__ = ["FitOptions", "command_signature", "PANELS", "TASKS", "SCALES", "MISS
 DATA, KERNEL, SKETCH, SOLVER, STRUCTURED, COMPUTE, OUTPUT = (
     "Data", "Kernel", "Sketch", "Loss and solver", "Structured outputs", "Compute", "Output")
 PANELS = (DATA, KERNEL, SKETCH, SOLVER, STRUCTURED, COMPUTE, OUTPUT)  # COMPUTE: block size, backend, ...
-TASKS = ("auto", "regression", "structured")
+TASKS = ("auto", "regression", "structured", "classification")
 SCALES = ("auto", "none", "standard")
 MISSING = ("error", "zero", "mean", "drop")
 FORMATS = ("csv", "npz", "arff", "libsvm")
@@ -76,8 +76,9 @@ class FitOptions:
     seed: Annotated[int, _opt("--seed", "Seed of the sketch draw and of the solver (never of the embedded "
                               "data).", DATA)] = 0
     task: Annotated[str, _opt("--task", "auto (regression; structured when the targets are 0/1 labels over "
-                              "several columns: multi-label), regression (scalar or multi-output, any loss) or "
-                              "structured (IOKR family).", DATA)] = "auto"
+                              "several columns: multi-label), regression (scalar or multi-output, any loss), "
+                              "structured (IOKR family) or classification (class labels: logistic for two classes, "
+                              "multinomial for more, unless --loss says).", DATA)] = "auto"
     # -- molecules and graphs (panel after Data) ---------------------------------------
     inputs: Annotated[Optional[str], _opt("--inputs", "What the inputs are: table (numeric columns), smiles (a "
                                           "CSV column of SMILES strings, see --input-column) or graphs (graphs "
@@ -129,8 +130,10 @@ class FitOptions:
                                        "previous one; metrics per value are reported and the last value's "
                                        "model is kept.", SOLVER, show_default=False,
                                        metavar="LAM[,LAM...]")] = None
-    loss: Annotated[str, _opt("--loss", "square, huber, epsilon-svr, epsilon-ridge, pinball or hinge.",
-                              SOLVER)] = "square"
+    loss: Annotated[str, _opt("--loss", "square, huber, epsilon-svr, epsilon-ridge, pinball, hinge, logistic or "
+                              "multinomial.", SOLVER)] = "square"
+    class_weight: Annotated[Optional[str], _opt("--class-weight", "balanced: weigh each class by n / (classes x "
+                                                "its count) (classification).", SOLVER, show_default=False)] = None
     loss_param: Annotated[KV, _kv("--loss-param", "Loss parameter KEY=VALUE, repeatable "
                                    "(e.g. kappa=1, epsilon=0.1).", SOLVER)] = None
     solver: Annotated[Optional[str], _opt("--solver", "closed-form, admm, dual-cd, lbfgs or adam (default: "
@@ -256,6 +259,7 @@ class FitOptions:
         if isinstance(self.quantiles, str):
             self.quantiles = parse_float_list(self.quantiles, "--quantiles")
         self.task = _choice(self.task, TASKS, "--task")
+        self.class_weight = _choice(self.class_weight, ("balanced",), "--class-weight")
         self.scale = _choice(self.scale, SCALES, "--scale")
         self.missing = _choice(self.missing, MISSING, "--missing")
         self.format = _choice(self.format, FORMATS, "--format")

@@ -32,6 +32,10 @@ def choose_task(opts, Y=None):
     """
     if opts.task == "structured":
         return "structured"
+    if opts.task == "classification" and Y is not None:  # the loss from the labels (skframe.cli._classification)
+        from skframe.cli._classification import choose_loss  # lazy: loads NumPy
+
+        opts.task_reason = choose_loss(opts, Y)
     if opts.uses_machine():
         return "machine"
     if opts.task == "auto" and Y is not None and is_multilabel(Y) and opts.dask_scheduler is None \
@@ -254,6 +258,8 @@ def prepare(opts, stack):
     data_info["scale"] = {"method": opts.scale, "reason": scale_reason}
     opts.train_target_means = np.asarray(Y_tr, dtype=np.float64).mean(axis=0) if task_is_numeric(Y_tr) else None
     task = choose_task(opts, Y_tr)
+    if getattr(opts, "task_reason", None):
+        data_info["task_reason"] = opts.task_reason
     if task == "structured" and opts.task == "auto":
         data_info["task_reason"] = (f"auto: the {Y_tr.shape[1]} targets are 0/1 labels, fitted as a multi-label "
                                     "problem; --task regression fits them as numbers")

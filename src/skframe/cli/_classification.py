@@ -1,0 +1,55 @@
+"""The classification task of ``skframe fit`` (``--task classification``): loss choice and metrics.
+
+The task fits :class:`skframe.models.SketchedKernelClassifier` through the machine task
+(:mod:`skframe.cli._task_machine`): with no ``--loss`` (or ``--loss square``) it takes ``logistic`` for two
+classes and ``multinomial`` for more; ``--class-weight balanced`` weighs the classes by ``n / (K n_c)``.
+The metrics come from :mod:`sklearn.metrics`: accuracy, balanced accuracy, and, for a loss that gives
+probabilities, log-loss and ROC AUC (one-vs-rest averaged over the classes for more than two); the
+confusion matrix (rows: true classes, columns: predicted, in the order of ``classes``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["choose_loss", "classification_metrics", "CLASSIFICATION_LOSSES"]
+
+#: the losses --task classification accepts (the others are regression losses)
+CLASSIFICATION_LOSSES = ("logistic", "multinomial", "hinge")
+
+
+def choose_loss(opts, Y):
+    """Set ``opts.loss`` for ``--task classification`` from the labels ``Y``; returns the reason (or None)."""
+    from skframe.exceptions import InvalidParameterError  # lazy: the task's module imports it with NumPy
+
+    given = (opts.loss or "square").strip().lower()
+    n_classes = int(np.unique(np.asarray(Y).reshape(-1)).size)
+    if given == "square":
+        opts.loss = "logistic" if n_classes == 2 else "multinomial"
+        return f"classification: {n_classes} classes, --loss {opts.loss} (probabilities)"
+    if given not in CLASSIFICATION_LOSSES:
+        raise InvalidParameterError(f"--task classification fits a classification loss "
+                                    f"({', '.join(CLASSIFICATION_LOSSES)}), not --loss {opts.loss}")
+    return None
+
+
+def classification_metrics(model, X, y, y_pred):
+    """Accuracy, balanced accuracy, log-loss and ROC AUC (when the loss gives probabilities), confusion matrix."""
+    from sklearn import metrics as skm  # lazy: scikit-learn's metrics take ~0.3 s to import
+
+    y = np.asarray(y).reshape(-1)
+    out = {"accuracy": float(skm.accuracy_score(y, y_pred)),
+           "balanced_accuracy": float(skm.balanced_accuracy_score(y, y_pred))}
+    classes = model.classes_
+    if hasattr(model, "predict_proba"):
+        P = model.predict_proba(X)
+        out["log_loss"] = float(skm.log_loss(y, P, labels=classes))
+        present = np.isin(classes, y)
+        if present.sum() >= 2:
+            if classes.size == 2:
+                out["roc_auc"] = float(skm.roc_auc_score(y == classes[1], P[:, 1]))
+            else:
+                Pp = P[:, present] / P[:, present].sum(axis=1, keepdims=True)
+                out["roc_auc"] = float(skm.roc_auc_score(y, Pp, multi_class="ovr", labels=classes[present]))
+    out["confusion_matrix"] = skm.confusion_matrix(y, y_pred, labels=classes).tolist()
+    return out
