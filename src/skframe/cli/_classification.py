@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["choose_loss", "classification_metrics", "CLASSIFICATION_LOSSES"]
+__all__ = ["choose_loss", "classification_metrics", "probability_columns", "CLASSIFICATION_LOSSES"]
 
 #: the losses --task classification accepts (the others are regression losses)
 CLASSIFICATION_LOSSES = ("logistic", "multinomial", "hinge")
@@ -53,3 +53,25 @@ def classification_metrics(model, X, y, y_pred):
                 out["roc_auc"] = float(skm.roc_auc_score(y, Pp, multi_class="ovr", labels=classes[present]))
     out["confusion_matrix"] = skm.confusion_matrix(y, y_pred, labels=classes).tolist()
     return out
+
+
+def probability_columns(est, names):
+    """``skframe predict --proba``: the header of the probability columns, ``target=class`` per class.
+
+    Refuses, with the fix, a model without probabilities (a regressor, or the hinge loss).
+    """
+    from skframe.exceptions import InvalidParameterError  # lazy: the command imports it with NumPy
+
+    if not hasattr(est, "predict_proba"):
+        raise InvalidParameterError(f"--proba needs a classifier whose loss gives probabilities (fit with --task "
+                                    f"classification, or --loss logistic or multinomial); this model is "
+                                    f"{type(est).__name__} with loss {getattr(est, 'loss', None)!r}")
+    base = names[0] if names else "y"
+    if names is None:
+        return None
+    return [f"{base}={_label(c)}" for c in est.classes_]
+
+
+def _label(c):
+    c = c.item() if isinstance(c, np.generic) else c
+    return f"{c:g}" if isinstance(c, float) else str(c)

@@ -158,6 +158,8 @@ def predict(
                                                         metavar="NAME|POS")] = None,
     header: Annotated[bool, typer.Option("--header/--no-header", help="Write a header row: the targets' names "
                                          "(the labels' names for multi-label models).")] = True,
+    proba: Annotated[bool, typer.Option("--proba", help="Class probabilities, one column per class (a "
+                                        "classifier whose loss gives them: logistic, multinomial).")] = False,
 ):
     """Predict with a saved model; one row per sample, under a header row of the targets' names."""
     est, extra = _load(model)
@@ -175,13 +177,17 @@ def predict(
     cols, targets = _plan(layout, data, fmt, with_targets=False, targets=targets, columns=columns, drop=drop,
                           target=target)
     names = prediction_names(est, layout) if header else None
-    if _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=cols, header=names):
+    if proba:  # one column per class (skframe.cli._classification)
+        from skframe.cli._classification import probability_columns  # lazy: loads NumPy
+
+        names = probability_columns(est, names)
+    elif _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=cols, header=names):
         return
     X, _ = _read(data, targets, missing, fmt, extra, columns=cols, with_targets=False)
     _check_features(est, X, data, targets)
     X = _apply_scaler(X, extra)
     task = _saved(extra, "task", "regression")
-    P = call_predict(task_module(task), est, X, _options_for(extra, task))
+    P = est.predict_proba(X) if proba else call_predict(task_module(task), est, X, _options_for(extra, task))
     write_predictions(str(out) if out else None, P, names=names)
 
 

@@ -1,0 +1,76 @@
+"""``skframe fit --task classification``, ``--class-weight``, the classification metrics and ``predict --proba``."""
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from skframe.cli import app
+
+runner = CliRunner()
+BASE = ["--kernel-param", "gamma=1", "--sketch-size", "30"]
+
+
+def _write(path, X, y):
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",", fmt="%.10g")
+    return str(path)
+
+
+@pytest.fixture
+def files(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y3 = np.argmax(X @ np.array([[1.0, -1.0, 0.0], [0.0, 1.0, -1.0]]), axis=1)
+    y2 = (y3 == 0).astype(int)
+    return {k: (_write(tmp_path / f"{k}-train.csv", X[:150], y[:150]), _write(tmp_path / f"{k}-test.csv", X[150:],
+                                                                             y[150:]))
+            for k, y in (("binary", y2), ("three", y3))}
+
+
+@pytest.mark.parametrize("kind,loss,n_classes", [("binary", "logistic", 2), ("three", "multinomial", 3)])
+def test_task_classification_chooses_the_loss_and_reports_the_metrics(files, kind, loss, n_classes):
+    train, test = files[kind]
+    res = runner.invoke(app, ["fit", train, "--test", test, "--task", "classification", *BASE, "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["data"]["task_reason"] == f"classification: {n_classes} classes, --loss {loss} (probabilities)"
+    m = out["metrics"]
+    for key in ("accuracy", "balanced_accuracy", "log_loss", "roc_auc"):
+        assert 0 <= m[key] < 10
+    assert m["accuracy"] > 0.85 and m["roc_auc"] > 0.9
+    assert np.asarray(m["confusion_matrix"]).shape == (n_classes, n_classes)
+    assert np.sum(m["confusion_matrix"]) == 50
+
+
+def test_text_report_prints_the_confusion_matrix_and_class_weight(files):
+    train, test = files["binary"]
+    res = runner.invoke(app, ["fit", train, "--test", test, "--task", "classification", "--class-weight",
+                              "balanced", *BASE])
+    assert res.exit_code == 0, res.output
+    line = next(s for s in res.output.splitlines() if "confusion_matrix" in s)
+    assert "|" in line
+
+
+def test_predict_proba_writes_one_column_per_class(files, tmp_path):
+    train, test = files["three"]
+    model = str(tmp_path / "m.skf")
+    assert runner.invoke(app, ["fit", train, "--task", "classification", *BASE, "--model-out", model]).exit_code == 0
+    res = runner.invoke(app, ["predict", model, test, "--targets", "1", "--proba"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.strip().splitlines()
+    assert lines[0].count(",") == 2 and len(lines) == 51
+    P = np.array([[float(v) for v in s.split(",")] for s in lines[1:]])
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    labels = runner.invoke(app, ["predict", model, test, "--targets", "1"]).output.strip().splitlines()[1:]
+    np.testing.assert_array_equal(np.argmax(P, axis=1), [int(float(v)) for v in labels])
+
+
+def test_bad_combinations_exit_with_one_line(files, tmp_path):
+    train, _ = files["binary"]
+    res = runner.invoke(app, ["fit", train, "--task", "classification", "--loss", "huber"])
+    assert res.exit_code != 0 and "classification loss" in res.output
+    model = str(tmp_path / "h.skf")
+    assert runner.invoke(app, ["fit", train, "--loss", "hinge", *BASE, "--model-out", model]).exit_code == 0
+    res = runner.invoke(app, ["predict", model, train, "--targets", "1", "--proba"])
+    assert res.exit_code != 0 and "--proba needs" in res.output
