@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from skframe.exceptions import InvalidParameterError
+
 __all__ = ["choose_loss", "classification_metrics", "probability_columns", "CLASSIFICATION_LOSSES"]
 
 #: the losses --task classification accepts (the others are regression losses)
@@ -20,8 +22,6 @@ CLASSIFICATION_LOSSES = ("logistic", "multinomial", "hinge")
 
 def choose_loss(opts, Y):
     """Set ``opts.loss`` for ``--task classification`` from the labels ``Y``; returns the reason (or None)."""
-    from skframe.exceptions import InvalidParameterError  # lazy: the task's module imports it with NumPy
-
     given = (opts.loss or "square").strip().lower()
     n_classes = int(np.unique(np.asarray(Y).reshape(-1)).size)
     if given == "square":
@@ -60,8 +60,6 @@ def probability_columns(est, names):
 
     Refuses, with the fix, a model without probabilities (a regressor, or the hinge loss).
     """
-    from skframe.exceptions import InvalidParameterError  # lazy: the command imports it with NumPy
-
     if not hasattr(est, "predict_proba"):
         raise InvalidParameterError(f"--proba needs a classifier whose loss gives probabilities (fit with --task "
                                     f"classification, or --loss logistic or multinomial); this model is "

@@ -22,8 +22,8 @@ from skframe.models._base import (
     store_params,
     validate_XY,
 )
+from skframe.models._data import check_sample_weight
 from skframe.models._fit import Fit, Recipe
-from skframe.models.machine._labels import check_sample_weight
 
 __all__ = ["SketchedKernelRidge"]
 

@@ -6,6 +6,7 @@ import numpy as np
 
 from skframe.contract.tags import get_tags
 from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.models._data import check_sample_weight
 
 __all__ = ["encode_labels", "check_sample_weight", "class_row_weights", "class_probabilities", "row_codes"]
 
@@ -30,25 +31,6 @@ def encode_labels(y, one_of_k):
 def row_codes(Y):
     """Each row's class index from the ±1 targets of :func:`encode_labels`."""
     return (Y[:, 0] > 0).astype(int) if Y.shape[1] == 1 else np.argmax(Y, axis=1)
-
-
-def check_sample_weight(sample_weight, n):
-    """None, or ``n`` finite non-negative weights with a positive sum (float64)."""
-    if sample_weight is None:
-        return None
-    try:
-        w = np.asarray(sample_weight, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInputError(f"sample_weight must be numbers, got {sample_weight!r:.60}") from exc
-    if w.ndim == 0:
-        w = np.full(n, float(w))
-    if w.shape != (n,):
-        raise InvalidInputError(f"sample_weight has shape {w.shape}; give one weight per sample, shape ({n},)")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise InvalidInputError("sample_weight must be finite and non-negative")
-    if not w.sum() > 0:
-        raise InvalidInputError("every sample weight is zero: give at least one positive weight")
-    return w
 
 
 def class_row_weights(class_weight, classes, codes):
