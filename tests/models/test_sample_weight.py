@@ -156,3 +156,16 @@ def test_ridge_weights_equal_repeated_rows_and_zero_weights_drop_rows(sketch):
     Zr, tr = Z[rep], t[rep]
     W = np.linalg.solve(Zr.T @ Zr + len(rep) * 1e-3 * np.eye(Z.shape[1]), Zr.T @ tr)
     np.testing.assert_allclose(np.ravel(fit.solve(1e-3).W), W, atol=1e-8)
+
+
+def test_kernel_search_refuses_weights_and_grid_search_passes_them():
+    from sklearn.model_selection import GridSearchCV
+
+    from skframe.model_selection import KernelSearchCV
+
+    X, y, w = _data()
+    est = SketchedKernelClassifier(loss="logistic", sketch_size=10, random_state=0)
+    with pytest.raises(InvalidParameterError, match="GridSearchCV"):
+        KernelSearchCV(est, {"lam": [1e-3, 1e-2]}, cv=3).fit(X, y, sample_weight=w)
+    search = GridSearchCV(est, {"lam": [1e-3, 1e-2]}, cv=3, scoring="neg_log_loss").fit(X, y, sample_weight=w + 1)
+    assert search.best_estimator_.predict_proba(X).shape == (len(X), 2)
