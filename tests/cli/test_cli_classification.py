@@ -74,3 +74,13 @@ def test_bad_combinations_exit_with_one_line(files, tmp_path):
     assert runner.invoke(app, ["fit", train, "--loss", "hinge", *BASE, "--model-out", model]).exit_code == 0
     res = runner.invoke(app, ["predict", model, train, "--targets", "1", "--proba"])
     assert res.exit_code != 0 and "--proba needs" in res.output
+
+
+def test_tune_scores_log_loss(files):
+    train, _ = files["binary"]
+    res = runner.invoke(app, ["tune", train, "--task", "classification", "--kernel-param", "gamma=1", "--lam",
+                              "1e-2,1e-3", "--sketch-size", "30", "--scoring", "neg_log_loss", "--cv", "3", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output[res.output.index("{"):])
+    assert out["cv"]["scoring"] == "neg_log_loss" and out["model"]["params"]["loss"] == "logistic"
+    assert -1 < out["best"]["score"] < 0
