@@ -34,7 +34,7 @@ def main():
                 model.fit(X, y)
                 times.append(model.solve_seconds_)
             info = model.solver_info_
-            key = f"{loss}-{solver}-lam{lam:g}"
+            key = f"{loss}-{solver}-lam{lam:.0e}"  # no dot: the keys are paths of the documented figures
             passes = info.get("passes", info.get("function_evaluations"))
             results[key] = {"solve_seconds": float(np.median(times)), "relative_gap": info.get("relative_gap"),
                             "n_iter": int(model.n_iter_), "passes": passes,
