@@ -14,10 +14,30 @@ import numpy as np
 
 from skframe.exceptions import InvalidParameterError
 
-__all__ = ["choose_loss", "classification_metrics", "probability_columns", "CLASSIFICATION_LOSSES"]
+__all__ = ["looks_like_classes", "AUTO_RULE", "choose_loss", "classification_metrics", "probability_columns", "CLASSIFICATION_LOSSES"]
 
 #: the losses --task classification accepts (the others are regression losses)
 CLASSIFICATION_LOSSES = ("logistic", "multinomial", "hinge")
+
+
+#: the rule of ``--task auto`` for class labels, as printed in the report
+AUTO_RULE = ("a single target column of integers with 2 to {max} distinct values, each seen at least twice, "
+             "and no --loss, --solver, --quantiles or --output-matrix")
+AUTO_MAX_CLASSES = 10
+
+
+def looks_like_classes(Y):
+    """``--task auto``: whether one target column holds class labels (see :data:`AUTO_RULE`); the rule's text or None."""
+    Y = np.asarray(Y)
+    if Y.ndim == 2 and Y.shape[1] != 1 or Y.dtype.kind not in "iufb":
+        return None
+    y = Y.reshape(-1)
+    if y.dtype.kind == "f" and not (np.all(np.isfinite(y)) and np.all(y == np.round(y))):
+        return None
+    values, counts = np.unique(y, return_counts=True)
+    if not 2 <= values.size <= AUTO_MAX_CLASSES or counts.min() < 2:
+        return None
+    return f"auto: {values.size} classes ({AUTO_RULE.format(max=AUTO_MAX_CLASSES)}); --task regression fits numbers"
 
 
 def choose_loss(opts, Y):

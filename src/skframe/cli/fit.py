@@ -32,10 +32,14 @@ def choose_task(opts, Y=None):
     """
     if opts.task == "structured":
         return "structured"
-    if opts.task == "classification" and Y is not None:  # the loss from the labels (skframe.cli._classification)
-        from skframe.cli._classification import choose_loss  # lazy: loads NumPy
+    if opts.task in ("classification", "auto") and Y is not None:  # class labels (skframe.cli._classification)
+        from skframe.cli._classification import choose_loss, looks_like_classes  # lazy: loads NumPy
 
-        opts.task_reason = choose_loss(opts, Y)
+        auto = opts.task == "auto" and not opts.uses_machine() and task_is_numeric(Y) and looks_like_classes(Y)
+        if opts.task == "classification" or auto:
+            opts.task_reason = auto or choose_loss(opts, Y)
+            if auto:
+                opts.task_reason += "; " + choose_loss(opts, Y)
     if opts.uses_machine():
         return "machine"
     if opts.task == "auto" and Y is not None and is_multilabel(Y) and opts.dask_scheduler is None \
