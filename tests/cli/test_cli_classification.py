@@ -84,3 +84,17 @@ def test_tune_scores_log_loss(files):
     out = json.loads(res.output[res.output.index("{"):])
     assert out["cv"]["scoring"] == "neg_log_loss" and out["model"]["params"]["loss"] == "logistic"
     assert -1 < out["best"]["score"] < 0
+
+
+def test_auto_chooses_classification_for_few_integer_classes(files, tmp_path):
+    train, test = files["three"]
+    res = runner.invoke(app, ["fit", train, "--test", test, *BASE, "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["data"]["task_reason"].startswith("auto: 3 classes") and "log_loss" in out["metrics"]
+    res = runner.invoke(app, ["fit", train, "--test", test, "--task", "regression", *BASE, "--json"])
+    assert "log_loss" not in json.loads(res.output)["metrics"]
+    png = tmp_path / "plots.png"
+    res = runner.invoke(app, ["fit", train, "--test", test, *BASE, "--png", str(png), "--json"])
+    assert res.exit_code == 0, res.output
+    assert png.read_bytes()[:4] == b"\x89PNG"

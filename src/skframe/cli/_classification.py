@@ -14,7 +14,8 @@ import numpy as np
 
 from skframe.exceptions import InvalidParameterError
 
-__all__ = ["looks_like_classes", "AUTO_RULE", "choose_loss", "classification_metrics", "probability_columns", "CLASSIFICATION_LOSSES"]
+__all__ = ["save_plots", "looks_like_classes", "AUTO_RULE", "choose_loss", "classification_metrics",
+           "probability_columns", "CLASSIFICATION_LOSSES"]
 
 #: the losses --task classification accepts (the others are regression losses)
 CLASSIFICATION_LOSSES = ("logistic", "multinomial", "hinge")
@@ -27,7 +28,7 @@ AUTO_MAX_CLASSES = 10
 
 
 def looks_like_classes(Y):
-    """``--task auto``: whether one target column holds class labels (see :data:`AUTO_RULE`); the rule's text or None."""
+    """``--task auto``: whether one target column holds class labels (:data:`AUTO_RULE`): the reason, or None."""
     Y = np.asarray(Y)
     if Y.ndim == 2 and Y.shape[1] != 1 or Y.dtype.kind not in "iufb":
         return None
@@ -93,3 +94,41 @@ def probability_columns(est, names):
 def _label(c):
     c = c.item() if isinstance(c, np.generic) else c
     return f"{c:g}" if isinstance(c, float) else str(c)
+
+
+def save_plots(model, X, Y, path):
+    """``--png``: ROC curves (one-vs-rest) and a reliability diagram of ``model`` on ``(X, Y)``; returns the path."""
+    if not hasattr(model, "predict_proba"):
+        raise InvalidParameterError("--png plots the probabilities of a classifier: fit with --task classification "
+                                    "(or --loss logistic or multinomial)")
+    try:
+        import matplotlib  # lazy: an optional dependency (pip install "skframe[plot]")
+    except ImportError as exc:
+        raise InvalidParameterError('--png needs matplotlib: pip install "skframe[plot]"') from exc
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # lazy: with matplotlib above
+    from sklearn.metrics import roc_curve  # lazy: scikit-learn's metrics take ~0.3 s to import
+
+    y = np.asarray(Y).reshape(-1)
+    P, classes = model.predict_proba(X), model.classes_
+    fig, (ax_roc, ax_cal) = plt.subplots(1, 2, figsize=(10, 4.5))
+    for j in range(1 if classes.size == 2 else classes.size):
+        k = 1 if classes.size == 2 else j
+        if np.any(y == classes[k]) and np.any(y != classes[k]):
+            fpr, tpr, _ = roc_curve(y == classes[k], P[:, k])
+            ax_roc.plot(fpr, tpr, label=f"{_label(classes[k])}")
+    ax_roc.plot([0, 1], [0, 1], "k:", lw=1)
+    ax_roc.set(xlabel="false positive rate", ylabel="true positive rate", title="ROC (one-vs-rest)")
+    ax_roc.legend(fontsize=8)
+    conf, hit = P.max(axis=1), classes[np.argmax(P, axis=1)] == y
+    edges = np.linspace(0, 1, 11)
+    idx = np.clip(np.digitize(conf, edges[1:-1]), 0, 9)
+    mids = [conf[idx == b].mean() for b in range(10) if np.any(idx == b)]
+    accs = [hit[idx == b].mean() for b in range(10) if np.any(idx == b)]
+    ax_cal.plot([0, 1], [0, 1], "k:", lw=1)
+    ax_cal.plot(mids, accs, "o-")
+    ax_cal.set(xlabel="confidence (top class)", ylabel="accuracy", title="calibration")
+    fig.tight_layout()
+    fig.savefig(str(path), dpi=100)
+    plt.close(fig)
+    return str(path)

@@ -230,6 +230,9 @@ class FitOptions:
     model_out: Annotated[Optional[Path], _opt("--model-out", "Save the fitted model (with its preprocessing) "
                                               "to this file; no pickle.", OUTPUT)] = None
     json: Annotated[bool, _opt("--json", "Print one JSON object instead of the summary.", OUTPUT)] = False
+    png: Annotated[Optional[Path], _opt("--png", "Classification: save a ROC curve and a calibration (reliability) "
+                                        "plot of the evaluated data to this PNG file (needs matplotlib).", OUTPUT,
+                                        show_default=False)] = None
     explain: Annotated[bool, _opt("--explain", "Print how the fit would run (executor, backend, engine, chunk rows, "
                                   "memory budget, sketch size) and why, without fitting.", OUTPUT)] = False
     # -- not options: parsed from the options above, or set by Python callers ---------
@@ -250,7 +253,7 @@ class FitOptions:
     scale_reason: Optional[str] = None  # why --scale auto chose what it chose (skframe.cli._scaling)
 
     def __post_init__(self):
-        for name in ("train", "test", "candidates", "model_out"):
+        for name in ("train", "test", "candidates", "model_out", "png"):
             value = getattr(self, name)
             setattr(self, name, str(value) if value is not None else None)
         for f in fields(self):  # --X-param KEY=VALUE (repeatable) -> X_params dict

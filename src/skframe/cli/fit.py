@@ -364,6 +364,10 @@ def _run_fit(opts, stack):
         report["lam_kept"] = path[-1]["lam"]
     if opts.model_out:
         report["model_path"] = save_model(model, prep, opts)
+    if opts.png:  # ROC and calibration plots of a classifier (skframe.cli._classification)
+        from skframe.cli._classification import save_plots  # lazy: loads matplotlib
+
+        report["png"] = save_plots(model, X_eval, Y_eval, opts.png)
     return to_jsonable(report)
 
 
