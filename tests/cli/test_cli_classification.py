@@ -98,3 +98,32 @@ def test_auto_chooses_classification_for_few_integer_classes(files, tmp_path):
     res = runner.invoke(app, ["fit", train, "--test", test, *BASE, "--png", str(png), "--json"])
     assert res.exit_code == 0, res.output
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_sample_weight_column(tmp_path):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 2))
+    y = (X[:, 0] + 0.5 * rng.normal(size=120) > 0).astype(int)
+    w = rng.integers(0, 3, size=120).astype(float)
+    w[:2] = 1.0
+    path = tmp_path / "w.csv"
+    np.savetxt(path, np.column_stack([X, w, y]), delimiter=",", fmt="%.10g", header="a,b,w,y", comments="")
+    args = ["--task", "classification", "--kernel-param", "gamma=1", "--sketch", "none", "--json"]
+    weighted = json.loads(runner.invoke(app, ["fit", str(path), "--sample-weight", "w", *args]).output)
+    assert weighted["n_features"] == 2
+    rep = np.repeat(np.arange(120), w.astype(int))
+    rpath = tmp_path / "r.csv"
+    np.savetxt(rpath, np.column_stack([X[rep], y[rep]]), delimiter=",", fmt="%.10g", header="a,b,y", comments="")
+    model = str(tmp_path / "r.skf")
+    assert runner.invoke(app, ["fit", str(rpath), *args, "--model-out", model]).exit_code == 0
+    wmodel = str(tmp_path / "w.skf")
+    assert runner.invoke(app, ["fit", str(path), "--sample-weight", "w", *args, "--model-out", wmodel]).exit_code == 0
+    new = tmp_path / "new.csv"
+    np.savetxt(new, X[:20], delimiter=",", fmt="%.10g", header="a,b", comments="")
+    p1 = runner.invoke(app, ["predict", model, str(new), "--proba"]).output
+    p2 = runner.invoke(app, ["predict", wmodel, str(new), "--proba"]).output
+    a = np.array([[float(v) for v in s.split(",")] for s in p1.strip().splitlines()[1:]])
+    b = np.array([[float(v) for v in s.split(",")] for s in p2.strip().splitlines()[1:]])
+    np.testing.assert_allclose(a, b, atol=1e-6)
+    res = runner.invoke(app, ["fit", str(path), "--sample-weight", "w", "--missing", "drop", *args])
+    assert res.exit_code != 0 and "--missing drop" in res.output

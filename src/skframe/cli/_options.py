@@ -75,6 +75,9 @@ class FitOptions:
                                "statistics, saved with the model; sparse data stay sparse).", DATA)] = "auto"
     seed: Annotated[int, _opt("--seed", "Seed of the sketch draw and of the solver (never of the embedded "
                               "data).", DATA)] = 0
+    sample_weight: Annotated[Optional[str], _opt("--sample-weight", "Column of the training CSV file (name, or "
+                                                 "position from 1) holding each row's weight; left out of the "
+                                                 "features.", DATA, show_default=False, metavar="COLUMN")] = None
     task: Annotated[str, _opt("--task", "auto (regression; structured when the targets are 0/1 labels over "
                               "several columns: multi-label), regression (scalar or multi-output, any loss), "
                               "structured (IOKR family) or classification (class labels: logistic for two classes, "

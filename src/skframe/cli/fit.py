@@ -137,10 +137,14 @@ def load_data(opts):
         return ds.X_train, ds.y_train[:, None], ds.X_test, ds.y_test[:, None], info
     if opts.lam is None:
         opts.lam = DEFAULT_LAM
+    from skframe.cli import _sample_weight  # lazy: loads NumPy (~0.1 s at start-up)
     from skframe.cli._columns import cli_columns, fit_layout, read_plan  # lazy: loads NumPy (~0.1 s at start-up)
 
+    weight_column = _sample_weight.prepare_weights(opts)  # --sample-weight: a column left out of the features
     choice = cli_columns(opts.columns, opts.drop, opts.target)
     tr = load_dataset(opts.train, targets=opts.targets, missing=opts.missing, fmt=opts.format, columns=choice)
+    opts.sample_weight_values = None if weight_column is None else _sample_weight.read_weight_column(
+        opts.train, weight_column)
     opts.layout = fit_layout(opts.train, opts.format, choice, opts.targets, (tr.X.shape[1], tr.Y.shape[1]))
     info = {"name": Path(opts.train).name, "source": str(opts.train), "n_missing_train": tr.n_missing,
             "missing": opts.missing}
@@ -169,6 +173,8 @@ def fit_model(model, X, Y, opts, description="fitting"):
     accepts = "progress" in inspect.signature(model.fit).parameters
     with progress_bar(X.shape[0], "kernel rows", enabled=not opts.json and accepts) as advance:
         kwargs = {"progress": advance} if (accepts and advance is not None) else {}
+        if getattr(opts, "sample_weight_values", None) is not None:  # --sample-weight COLUMN
+            kwargs["sample_weight"] = opts.sample_weight_values
         t0 = time.perf_counter()
         model.fit(X, Y, **kwargs)
         return time.perf_counter() - t0
