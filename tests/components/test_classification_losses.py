@@ -137,3 +137,30 @@ def test_bad_weights_are_refused(rng):
     Z, Y = _problem(rng, 1)
     with pytest.raises(InvalidInputError, match="sample_weight"):
         NewtonSolver().solve(_Weighted(Z, Y, -np.ones(len(Z))), get_loss("logistic"), 1e-2)
+
+
+class _StreamedWeighted(ArrayProblem):
+    """The same rows streamed in blocks of 17 (features() is None), with weights."""
+
+    in_memory = False
+
+    def __init__(self, Z, Y, w):
+        super().__init__(Z, Y)
+        self.sample_weight = w
+
+    def features(self):
+        return None
+
+    def blocks(self, chunk_rows=None):
+        yield from ArrayProblem.blocks(self, 17)
+
+
+@pytest.mark.parametrize("solver", [NewtonSolver(tol=1e-13), LBFGSSolver(init="zeros", tol=1e-14)])
+def test_weighted_streamed_problem_equals_in_memory(solver, rng):
+    Z, Y = _problem(rng, 3)
+    w = rng.integers(0, 4, size=len(Z)).astype(float)
+    loss = get_loss("multinomial")
+    a = solver.solve(_Weighted(Z, Y, w), loss, 1e-2)
+    b = solver.solve(_StreamedWeighted(Z, Y, w), loss, 1e-2)
+    np.testing.assert_allclose(a.W, b.W, atol=1e-6)
+    assert b.info["gap"] < 1e-6
