@@ -45,7 +45,7 @@ def _expected_failures(estimator):
         if len(estimator.quantiles) != 1:
             return dict(weights, check_estimator_sparse_array=_SHAPE_ONLY, check_estimator_sparse_matrix=_SHAPE_ONLY)
         return weights
-    out = weights if isinstance(estimator, SketchedKernelMachine) else {}
+    out = weights
     if isinstance(estimator, (SketchedKernelRidge, SketchedKernelMachine)) and not _scaled_default_gamma():
         return dict(out, check_regressors_train=_FIXED_GAMMA)
     return out
