@@ -46,8 +46,8 @@ def refuse_weights(fp, name):
     if fp.weights is not None:
         raise InvalidParameterError(
             f"solver {name!r} takes no sample weights with the {getattr(fp.loss, 'name', 'given')!r} loss yet; "
-            "use solver='adam', 'lbfgs' (smooth losses) or 'newton' (logistic, multinomial, square), which take them, or "
-            "the hinge or pinball loss, whose dual solvers take them"
+            "use solver='adam', 'lbfgs' (smooth losses) or 'newton' (logistic, multinomial, square), which take "
+            "them, or the hinge or pinball loss, whose dual solvers take them"
         )
 
 

@@ -27,6 +27,8 @@ import numpy as np
 from skframe.compute.backend import serial_blas
 from skframe.compute.plan import describe_data, plan_fit
 from skframe.compute.stream_fit import options_from, streamed_representation
+from skframe.contract.collections import n_items
+from skframe.contract.tags import get_tags
 from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import ZERO_GRAM
 from skframe.exceptions import InvalidParameterError
@@ -42,8 +44,6 @@ from skframe.models._core import (
     target_offset,
 )
 from skframe.models._data import validate_X
-from skframe.contract.collections import n_items
-from skframe.contract.tags import get_tags
 
 __all__ = ["Recipe", "Fit", "plan_for", "planned_loss", "planned_solver"]
 
