@@ -151,6 +151,30 @@ def loss_hinge(F, Y):
     return np.sum(np.maximum(0.0, 1 - Y * F), axis=1)
 
 
+def loss_logistic(F, Y):
+    """sum_j log(1 + exp(-y_j f_j)), labels ±1 (the plain formula)."""
+    return np.sum(np.log1p(np.exp(-Y * F)), axis=1)
+
+
+def loss_multinomial(F, Y):
+    """log sum_j exp(f_j) - f_c, the class c marked +1 in Y (the plain formula)."""
+    return np.log(np.sum(np.exp(F), axis=1)) - F[Y > 0]
+
+
+def naive_weighted_fit(Z, Y, loss_rows, lam, sample_weight=None):
+    """argmin_W sum_i w_i l(z_i^T W, y_i) / sum_i w_i + (lam/2) ||W||^2 by scipy's BFGS (numeric gradients)."""
+    from scipy.optimize import minimize
+
+    w = np.ones(len(Z)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    shape = (Z.shape[1], Y.shape[1])
+
+    def fun(v):
+        W = v.reshape(shape)
+        return float(np.sum(w * loss_rows(Z @ W, Y)) / np.sum(w) + 0.5 * lam * np.sum(W * W))
+
+    return minimize(fun, np.zeros(np.prod(shape)), method="BFGS", options={"gtol": 1e-10}).x.reshape(shape)
+
+
 def feature_map_objective(W, Z, Y, loss_rows, lam, M=None):
     """(1/n) sum_i l(z_i^T W M, y_i) + (lam/2) tr(W M W^T) with the plain formula."""
     M = np.eye(Y.shape[1]) if M is None else M

@@ -1,6 +1,7 @@
 """Entry-point module registering the built-in losses and output matrices."""
 
 from skframe.plugin.api import hookimpl
+from skframe_losses.classification import LogisticLoss, MultinomialLoss
 from skframe_losses.losses import (
     EpsilonInsensitiveL1Loss,
     EpsilonInsensitiveL2Loss,
@@ -26,6 +27,8 @@ def register_losses(register):
     register("epsilon-ridge", EpsilonInsensitiveL2Loss)
     register("pinball", PinballLoss)
     register("hinge", HingeLoss)
+    register("logistic", LogisticLoss)
+    register("multinomial", MultinomialLoss)
     # losses in the output RKHS, c(||g(x) - psi~(y)||^2 + r(y)), for neural output kernel regression
     register("output-square", OutputSquareLoss)
     register("output-huber", OutputHuberLoss)

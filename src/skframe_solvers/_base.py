@@ -21,8 +21,9 @@ from skframe.plugin.api import (
 from skframe.plugin.toolbox import check_param
 from skframe_solvers._duality import gap_report
 from skframe_solvers._problem import FeatureMapProblem
+from skframe_solvers._weighted import WeightedRowsLoss, takes_box_weights
 
-__all__ = ["BaseSolver", "DualSolverMixin", "INIT", "POSITIVE", "COUNT", "LOSS_REQUIREMENTS"]
+__all__ = ["refuse_weights", "BaseSolver", "DualSolverMixin", "INIT", "POSITIVE", "COUNT", "LOSS_REQUIREMENTS"]
 
 #: the ``init`` parameter of the iterative solvers
 INIT = [Options("ridge", "zeros")]
@@ -38,6 +39,16 @@ LOSS_REQUIREMENTS = (
      "use solver='dual-cd' (any built-in loss), 'lbfgs' (smooth losses) or 'adam'"),
     ("requires_smooth", "smooth", "needs a smooth loss (differentiable everywhere)", "use solver='dual-cd' or 'adam'"),
 )
+
+
+def refuse_weights(fp, name):
+    """A clear error for a solver that takes no per-row weights for this loss yet (rather than ignoring them)."""
+    if fp.weights is not None:
+        raise InvalidParameterError(
+            f"solver {name!r} takes no sample weights with the {getattr(fp.loss, 'name', 'given')!r} loss yet; "
+            "use solver='adam', 'lbfgs' (smooth losses) or 'newton' (logistic, multinomial, square), which take "
+            "them, or the hinge or pinball loss, whose dual solvers take them"
+        )
 
 
 class BaseSolver(Solver):
@@ -124,6 +135,10 @@ class DualSolverMixin:
                 f"{getattr(loss, 'name', type(loss).__name__)!r} does not declare; use solver='lbfgs' or 'adam'"
             )
         fp = self._problem(problem, loss, lam, M)
+        if fp.weights is not None and takes_box_weights(dual):  # hinge, pinball: the weights scale the dual box
+            fp.loss, fp.weights = WeightedRowsLoss(loss, fp.weights), None
+            dual = fp.loss.dual
+        refuse_weights(fp, self.name)
         if not fp.in_memory:
             raise InvalidInputError(
                 f"solver {self.name!r} {self.needs_memory_because}, but this problem streams them "

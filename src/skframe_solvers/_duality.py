@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["dual_objective", "dual_from_primal", "gap_report", "relative_gap"]
+__all__ = ["conjugate_of", "dual_objective", "dual_from_primal", "gap_report", "relative_gap"]
 
 
 def _stack_targets(fp):
@@ -33,6 +33,8 @@ def _stack_targets(fp):
 def primal_V(fp, A):
     """``V(A) = (1/(lam n)) Z^T A C^T`` accumulated over row blocks."""
     out = np.zeros((fp.r, fp.C.shape[0]))
+    if fp.weights is not None:  # weighted rows: the dual of (1/n) sum_i w_i l_i
+        A = A * fp.weights[:, None]
     if fp.in_memory:
         out = fp.Z.T @ (A @ fp.C.T)
     else:
@@ -45,8 +47,16 @@ def dual_objective(fp, A, Y=None):
     """``(D(A), V(A))``; ``D = -inf`` when A is outside the loss's dual domain."""
     Y = _stack_targets(fp) if Y is None else Y
     V = primal_V(fp, A)
-    h = fp.loss.dual.values(A, Y)
+    h = conjugate_of(fp.loss).values(A, Y)
+    if fp.weights is not None:
+        h = h * fp.weights
     return float(np.mean(h)) - fp.penalty(V), V
+
+
+def conjugate_of(loss):
+    """The loss's ``dual`` (structured, for the dual solvers) or else its ``conjugate``; None without either."""
+    dual = getattr(loss, "dual", None)
+    return dual if dual is not None else getattr(loss, "conjugate", None)
 
 
 def relative_gap(primal, dual):
@@ -66,12 +76,15 @@ def dual_from_primal(fp, V):
     parts = []
     for _, Zb, Yb in fp.blocks():
         parts.append(-fp.loss.gradient(fp.predict(V, Zb), Yb))
-    A = fp.loss.dual.project(np.concatenate(parts, axis=0), Y)
-    dual = fp.loss.dual
+    dual = conjugate_of(fp.loss)
+    A = dual.project(np.concatenate(parts, axis=0), Y)
+    if getattr(dual, "quad", None) is None:  # a conjugate without the quadratic structure: A itself
+        return A, dual_objective(fp, A, Y)[0]
+    w = 1.0 if fp.weights is None else fp.weights
     norms = np.sqrt(np.sum(A * A, axis=1)) if dual.structure == "norm" else np.sum(np.abs(A), axis=1)
-    lin = float(np.mean(np.sum(A * Y, axis=1))) - dual.l1 * float(np.mean(norms))
+    lin = float(np.mean(w * np.sum(A * Y, axis=1))) - dual.l1 * float(np.mean(w * norms))
     VA = primal_V(fp, A)
-    quad = 0.5 * dual.quad * float(np.mean(np.sum(A * A, axis=1))) + fp.penalty(VA)
+    quad = 0.5 * dual.quad * float(np.mean(w * np.sum(A * A, axis=1))) + fp.penalty(VA)
     s = 1.0 if quad <= 0 else float(np.clip(lin / (2.0 * quad), 0.0, 1.0))
     A *= s
     D, _ = dual_objective(fp, A, Y)
@@ -85,11 +98,11 @@ def gap_report(fp, V, A=None):
     point built by the problem's own ``dual_pass(V, C, loss, lam) -> D`` when it has one (the Dask
     problem: the n x d dual variables stay on the workers); None when the loss declares no ``dual``.
     """
-    if getattr(fp.loss, "dual", None) is None:
+    if conjugate_of(fp.loss) is None:
         return None
     P = fp.objective(V)
     # a distributed problem builds the same dual point where its rows are (a problem's dual_pass; None: not offered)
-    own = None if fp.in_memory or A is not None else getattr(fp.problem, "dual_pass", None)
+    own = None if fp.in_memory or A is not None or fp.weights is not None else getattr(fp.problem, "dual_pass", None)
     D = None if own is None else own(V, fp.C, fp.loss, fp.lam)
     if D is None:
         D = dual_from_primal(fp, V)[1] if A is None else dual_objective(fp, A)[0]

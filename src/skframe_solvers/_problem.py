@@ -34,6 +34,20 @@ def _as_2d(Y):
     return Y[:, None] if Y.ndim == 1 else Y
 
 
+def _normalised_weights(sample_weight, n):
+    """Per-row weights scaled to mean 1 (``n w_i / sum w``), or None for equal weights.
+
+    With them the data term is ``(1/n) sum_i w'_i l_i = sum_i w_i l_i / sum_i w_i``: integer weights give
+    the objective of the rows repeated that many times.
+    """
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64).ravel()
+    if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
+        raise InvalidInputError(f"sample_weight must hold {n} finite non-negative numbers with a positive sum")
+    return w * (n / w.sum())
+
+
 class FeatureMapProblem:
     """The feature-map problem in the well-conditioned variables ``V`` (see module docstring).
 
@@ -57,6 +71,7 @@ class FeatureMapProblem:
         self.n, self.r, d = int(problem.n), int(problem.r), int(problem.d)
         self.d = d
         self._gram = None  # Z^T Z, computed once by gram()
+        self.weights = _normalised_weights(getattr(problem, "sample_weight", None), self.n)
         feats = problem.features()
         if feats is not None:
             Z, Yf = feats
@@ -135,9 +150,13 @@ class FeatureMapProblem:
         """``J(V)`` over all rows, penalty included."""
         return self.mean_loss(V) + self.penalty(V)
 
+    def row_weights(self, start, stop):
+        """The mean-1 weights of rows ``start:stop`` as a column, or None for equal weights."""
+        return None if self.weights is None else self.weights[start:stop, None]
+
     def _factored_pass(self, V, gradient):
         """A streamed problem's own pass (:meth:`StreamedFeatureProblem.loss_pass`), or None."""
-        if self.in_memory:
+        if self.in_memory or self.weights is not None:
             return None
         fn = getattr(self.problem, "loss_pass", None)
         return None if fn is None else fn(V, self.C, self.loss, gradient)
@@ -148,15 +167,20 @@ class FeatureMapProblem:
         if res is not None:
             return res[0] / self.n
         total = 0.0
-        for _, Zb, Yb in self.blocks():
-            total += float(np.sum(self.loss.value(self.predict(V, Zb), Yb)))
+        for start, Zb, Yb in self.blocks():
+            values = self.loss.value(self.predict(V, Zb), Yb)
+            if self.weights is not None:
+                values = values * self.weights[start:start + Zb.shape[0]]
+            total += float(np.sum(values))
         return total / self.n
 
-    def batch_value_and_grad(self, V, Z, Y):
-        """``J`` and its (sub-)gradient ``(1/b) Z_b^T G C^T + lam V`` on one batch of rows."""
+    def batch_value_and_grad(self, V, Z, Y, w=None):
+        """``J`` and its (sub-)gradient ``(1/b) Z_b^T G C^T + lam V`` on one batch of rows (``w``: their weights)."""
         F = self.predict(V, Z)
-        val = float(np.mean(self.loss.value(F, Y))) + self.penalty(V)
-        G = self.loss.gradient(F, Y)
+        values, G = self.loss.value(F, Y), self.loss.gradient(F, Y)
+        if w is not None:
+            values, G = values * w, G * w[:, None]
+        val = float(np.mean(values)) + self.penalty(V)
         return val, (Z.T @ (G @ self.C.T)) / Z.shape[0] + self.lam * V
 
     def value_and_grad(self, V):
@@ -165,10 +189,14 @@ class FeatureMapProblem:
         if res is not None:
             return res[0] / self.n + self.penalty(V), res[1] / self.n + self.lam * V
         total, grad = 0.0, np.zeros_like(V)
-        for _, Zb, Yb in self.blocks():
+        for start, Zb, Yb in self.blocks():
             F = self.predict(V, Zb)
-            total += float(np.sum(self.loss.value(F, Yb)))
-            grad += Zb.T @ (self.loss.gradient(F, Yb) @ self.C.T)
+            values, G = self.loss.value(F, Yb), self.loss.gradient(F, Yb)
+            w = self.row_weights(start, start + Zb.shape[0])
+            if w is not None:
+                values, G = values * w[:, 0], G * w
+            total += float(np.sum(values))
+            grad += Zb.T @ (G @ self.C.T)
         return total / self.n + self.penalty(V), grad / self.n + self.lam * V
 
     # ------------------------------------------------------------------ square loss
@@ -180,7 +208,13 @@ class FeatureMapProblem:
 
     def ridge_V(self):
         """Closed-form minimiser of the square-loss problem in V (one r x r system or eigendecomposition)."""
-        if self.in_memory:
+        if self.weights is not None:
+            if not self.in_memory:
+                raise InvalidInputError("sample weights with the square loss need the features in memory; "
+                                        "give a larger memory_budget or use solver='lbfgs'")
+            Zw = self.Z * self.weights[:, None]
+            A, ZtY = Zw.T @ self.Z, Zw.T @ self.Y
+        elif self.in_memory:
             A, ZtY = self.gram().copy(), self.Z.T @ self.Y
         else:
             A, ZtY = self.problem.gram()

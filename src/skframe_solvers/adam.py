@@ -102,6 +102,8 @@ class AdamSolver(BaseSolver):
         val, tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
         M = None if fp.identity else fp.M
         train = FeatureMapProblem(fp.Z[tr], fp.loss, fp.lam, M, Y=fp.Y[tr])
+        if fp.weights is not None:  # the training rows keep their weights (rescaled to mean 1)
+            train.weights = fp.weights[tr] * (len(tr) / max(float(fp.weights[tr].sum()), 1e-300))
         return train, fp.Z[val], fp.Y[val]
 
     def _batches(self, fp, rng, b):
@@ -109,11 +111,12 @@ class AdamSolver(BaseSolver):
             order = rng.permutation(fp.n)
             for start in range(0, fp.n, b):
                 rows = order[start:start + b]
-                yield fp.Z[rows], fp.Y[rows]
+                yield fp.Z[rows], fp.Y[rows], None if fp.weights is None else fp.weights[rows]
         else:
             fp.chunk_rows = b
-            for _, Zb, Yb in fp.blocks():
-                yield Zb, Yb
+            for start, Zb, Yb in fp.blocks():
+                w = fp.row_weights(start, start + Zb.shape[0])
+                yield Zb, Yb, None if w is None else w[:, 0]
             fp.chunk_rows = None
 
     def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
@@ -142,8 +145,8 @@ class AdamSolver(BaseSolver):
         epoch = 0
         for epoch in range(self.epochs):
             lr = self._lr(epoch)
-            for Zb, Yb in self._batches(fp, rng, b):
-                _, g = fp.batch_value_and_grad(V, Zb, Yb)
+            for Zb, Yb, wb in self._batches(fp, rng, b):
+                _, g = fp.batch_value_and_grad(V, Zb, Yb, wb)
                 t += 1
                 m1 *= self.beta1
                 m1 += (1 - self.beta1) * g

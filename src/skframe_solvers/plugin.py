@@ -1,6 +1,7 @@
 """Entry-point module registering the built-in solvers."""
 
 from skframe.plugin.api import hookimpl
+from skframe_solvers.newton import NewtonSolver
 from skframe_solvers.solvers import AdamSolver, ADMMSolver, ClosedFormSolver, DualCDSolver, LBFGSSolver
 
 
@@ -11,3 +12,4 @@ def register_solvers(register):
     register("adam", AdamSolver)
     register("dual-cd", DualCDSolver)
     register("admm", ADMMSolver)
+    register("newton", NewtonSolver)

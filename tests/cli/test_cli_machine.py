@@ -114,7 +114,7 @@ def test_fit_default_data_huber_human_output():
         (["--loss", "huber", "--loss-param", "kappa=-1"], "kappa"),
         (["--loss", "huber", "--solver", "closed-form"], "square loss"),
         (["--loss", "hinge", "--solver", "lbfgs"], "smooth"),
-        (["--solver", "newton"], "unknown solver"),
+        (["--solver", "simplex"], "unknown solver"),
         (["--loss", "epsilon-svr", "--solver", "adam", "--epochs", "0"], "epochs"),
         (["--loss", "epsilon-svr", "--solver", "adam", "--batch-size", "0"], "--batch-size 0"),
         (["--loss", "epsilon-svr", "--solver", "adam", "--learning-rate", "-1"], "--learning-rate -1"),

@@ -50,9 +50,13 @@ def load_data(opts):
         return ds.X_train, ds.y_train[:, None], ds.X_test, ds.y_test[:, None], info
     if opts.lam is None:
         opts.lam = DEFAULT_LAM
+    from skframe.cli import _sample_weight  # lazy: loads NumPy (~0.1 s at start-up)
     from skframe.cli._columns import cli_columns, fit_layout, read_plan  # lazy: loads NumPy (~0.1 s at start-up)
 
+    weight_column = _sample_weight.prepare_weights(opts)  # --sample-weight: a column left out of the features
     choice = cli_columns(opts.columns, opts.drop, opts.target)
+    opts.sample_weight_values = None if weight_column is None else _sample_weight.read_weight_column(
+        opts.train, weight_column)
     if _tables.wanted(opts):  # a table with a header, Parquet, Arrow: typed columns (numbers, categories, dates)
         return _tables.load_fit(opts, choice)
     if opts.column_types:

@@ -7,7 +7,7 @@ reports the training metrics, labelled as such. The embedded default data and fi
 ``--test`` (or ``--split-column``) have a test set and are evaluated on it.
 """
 
-from __future__ import annotations
+from __future__ import copy
 
 import time
 import warnings
@@ -50,7 +50,12 @@ def holdout_evaluation(prep, opts, rows, fit_model, targets_for_fit, lam_path_re
     model = clone(prep.model)
     with warnings.catch_warnings():  # the fit on every row that follows gives the same warnings, once
         warnings.simplefilter("ignore")
-        fit_model(model, _take(prep.X_fit, fit_rows), _take(prep.y_fit, fit_rows), opts, description="holdout fit")
+        weights = getattr(opts, "sample_weight_values", None)  # --sample-weight: the fitted rows' weights
+        held_opts = opts if weights is None else copy.copy(opts)
+        if weights is not None:
+            held_opts.sample_weight_values = weights[fit_rows]
+        fit_model(model, _take(prep.X_fit, fit_rows), _take(prep.y_fit, fit_rows), held_opts,
+                  description="holdout fit")
     X_held, Y_held = _take(prep.X_train, held), _take(prep.Y_train, held)
     t0 = time.perf_counter()
     Y_pred = call_predict(prep.module, model, X_held, opts)

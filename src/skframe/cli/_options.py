@@ -29,7 +29,7 @@ DATA, KERNEL, SKETCH, SOLVER, STRUCTURED, COMPUTE, OUTPUT = (
     "Data", "Kernel", "Sketch", "Loss and solver", "Structured outputs", "Compute", "Output")
 INTERVALS = "Prediction intervals"
 PANELS = (DATA, KERNEL, SKETCH, SOLVER, STRUCTURED, COMPUTE, OUTPUT, INTERVALS)  # COMPUTE: block size, backend, ...
-TASKS = ("auto", "regression", "structured")
+TASKS = ("auto", "regression", "structured", "classification")
 SCALES = ("auto", "none", "standard")
 MISSING = ("error", "zero", "mean", "drop")
 FORMATS = ("csv", "npz", "arff", "libsvm", "parquet", "feather")
@@ -86,9 +86,13 @@ class FitOptions:
                                "statistics, saved with the model; sparse data stay sparse).", DATA)] = "auto"
     seed: Annotated[int, _opt("--seed", "Seed of the sketch draw and of the solver (never of the embedded "
                               "data).", DATA)] = 0
+    sample_weight: Annotated[Optional[str], _opt("--sample-weight", "Column of the training CSV file (name, or "
+                                                 "position from 1) holding each row's weight; left out of the "
+                                                 "features.", DATA, show_default=False, metavar="COLUMN")] = None
     task: Annotated[str, _opt("--task", "auto (regression; structured when the targets are 0/1 labels over "
-                              "several columns: multi-label), regression (scalar or multi-output, any loss) or "
-                              "structured (IOKR family).", DATA)] = "auto"
+                              "several columns: multi-label), regression (scalar or multi-output, any loss), "
+                              "structured (IOKR family) or classification (class labels: logistic for two classes, "
+                              "multinomial for more, unless --loss says).", DATA)] = "auto"
     # -- molecules and graphs (panel after Data) ---------------------------------------
     inputs: Annotated[Optional[str], _opt("--inputs", "What the inputs are: table (numeric columns), smiles (a "
                                           "CSV column of SMILES strings, see --input-column) or graphs (graphs "
@@ -140,8 +144,10 @@ class FitOptions:
                                        "previous one; metrics per value are reported and the last value's "
                                        "model is kept.", SOLVER, show_default=False,
                                        metavar="LAM[,LAM...]")] = None
-    loss: Annotated[str, _opt("--loss", "square, huber, epsilon-svr, epsilon-ridge, pinball or hinge.",
-                              SOLVER)] = "square"
+    loss: Annotated[str, _opt("--loss", "square, huber, epsilon-svr, epsilon-ridge, pinball, hinge, logistic or "
+                              "multinomial.", SOLVER)] = "square"
+    class_weight: Annotated[Optional[str], _opt("--class-weight", "balanced: weigh each class by n / (classes x "
+                                                "its count) (classification).", SOLVER, show_default=False)] = None
     loss_param: Annotated[KV, _kv("--loss-param", "Loss parameter KEY=VALUE, repeatable "
                                    "(e.g. kappa=1, epsilon=0.1).", SOLVER)] = None
     solver: Annotated[Optional[str], _opt("--solver", "closed-form, admm, dual-cd, lbfgs or adam (default: "
@@ -246,8 +252,9 @@ class FitOptions:
                                                    "quantile regression), jackknife+ (n fits: small data) or "
                                                    "posterior (square loss: Gaussian-process variance).",
                                                    INTERVALS, show_default=False)] = None
-    png: Annotated[Optional[Path], _opt("--png", "With --interval: plot the intervals and the truth against the "
-                                        "predicted values to this PNG file (needs matplotlib).", INTERVALS,
+    png: Annotated[Optional[Path], _opt("--png", "Save a plot to this PNG file (needs matplotlib): with --interval, "
+                                        "the intervals and the truth against the predicted values; for a "
+                                        "classifier, a ROC curve and a calibration (reliability) plot.", OUTPUT,
                                         show_default=False)] = None
     explain: Annotated[bool, _opt("--explain", "Print how the fit would run (executor, backend, engine, chunk rows, "
                                   "memory budget, sketch size) and why, without fitting.", OUTPUT)] = False
@@ -280,6 +287,7 @@ class FitOptions:
         if isinstance(self.quantiles, str):
             self.quantiles = parse_float_list(self.quantiles, "--quantiles")
         self.task = _choice(self.task, TASKS, "--task")
+        self.class_weight = _choice(self.class_weight, ("balanced",), "--class-weight")
         self.scale = _choice(self.scale, SCALES, "--scale")
         self.missing = _choice(self.missing, MISSING, "--missing")
         self.format = _choice(self.format, FORMATS, "--format")
@@ -289,8 +297,8 @@ class FitOptions:
         self.interval_method = _choice(self.interval_method, INTERVAL_METHODS, "--interval-method")
         if self.interval is not None and not 0 < self.interval < 1:
             raise InvalidParameterError(f"--interval {self.interval!r} must be a coverage level in (0, 1), e.g. 0.9")
-        if self.interval is None and (self.interval_method is not None or self.png is not None):
-            raise InvalidParameterError("--interval-method and --png need --interval LEVEL, e.g. --interval 0.9")
+        if self.interval is None and self.interval_method is not None:
+            raise InvalidParameterError("--interval-method needs --interval LEVEL, e.g. --interval 0.9")
         if self.targets < 1:
             raise InvalidParameterError(f"--targets {self.targets} must be >= 1: the number of trailing target columns")
 

@@ -53,6 +53,8 @@ def format_value(value):
     if isinstance(value, list):
         if value and all(isinstance(x, (float, int)) for x in value):
             return " ".join(f"{x:.4g}" for x in value)
+        if 0 < len(value) <= 12 and all(isinstance(r, list) and all(isinstance(x, int) for x in r) for r in value):
+            return " | ".join(" ".join(str(x) for x in r) for r in value)  # a small matrix of counts, row by row
         return f"[{len(value)} items; see --json]"
     return str(value)
 

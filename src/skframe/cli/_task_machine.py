@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from skframe.cli._classification import classification_metrics
 from skframe.cli._task_regression import SHARED_PARAMS, training_means
 from skframe.contract.registry import get_loss
 from skframe.contract.tags import get_tags
@@ -116,13 +117,14 @@ def build_estimator(opts):
         raise InvalidParameterError(f"solver 'closed-form' only handles the square loss, not {loss_name!r}")
     if loss_tags.classification:
         if opts.output_matrix is not None:
-            raise InvalidParameterError("--output-matrix does not apply to --loss hinge (classification)")
+            raise InvalidParameterError(f"--output-matrix does not apply to --loss {loss_name} (classification)")
         if common.pop("fit_intercept", None) is not None:
             raise InvalidParameterError(
-                "--fit-intercept/--no-fit-intercept do not apply to --loss hinge (classification)"
+                f"--fit-intercept/--no-fit-intercept do not apply to --loss {loss_name} (classification)"
             )
         return SketchedKernelClassifier(
             opts.kernel,
+            class_weight=getattr(opts, "class_weight", None),
             loss=loss_name,
             loss_params=opts.loss_params or None,  # validated above by get_loss
             solver=solver,
@@ -201,6 +203,7 @@ def metrics(model, X_test, Y_test, Y_pred, opts=None):
         y = np.asarray(Y_test).reshape(-1)
         out = {"accuracy": accuracy(y, Y_pred), "n_samples": int(y.shape[0]), "classes": model.classes_.tolist(),
                "stop_reason": model.stop_reason_, "duality_gap": _duality_gap(model)}
+        out.update(classification_metrics(model, X_test, y, Y_pred))  # balanced accuracy, log-loss, ROC AUC
         try:
             rep = regression_report(y.astype(np.float64), np.asarray(Y_pred, dtype=np.float64))
             out.update({"mse": rep["mse"], "mae": rep["mae"], "r2": rep["r2"]})

@@ -31,6 +31,14 @@ def choose_task(opts, Y=None):
     """
     if opts.task == "structured":
         return "structured"
+    if opts.task in ("classification", "auto") and Y is not None:  # class labels (skframe.cli._classification)
+        from skframe.cli._classification import choose_loss, looks_like_classes  # lazy: loads NumPy
+
+        auto = opts.task == "auto" and not opts.uses_machine() and task_is_numeric(Y) and looks_like_classes(Y)
+        if opts.task == "classification" or auto:
+            opts.task_reason = auto or choose_loss(opts, Y)
+            if auto:
+                opts.task_reason += "; " + choose_loss(opts, Y)
     if opts.uses_machine():
         return "machine"
     if opts.task == "auto" and Y is not None and is_multilabel(Y) and opts.dask_scheduler is None \
@@ -96,6 +104,8 @@ def fit_model(model, X, Y, opts, description="fitting"):
     accepts = "progress" in inspect.signature(model.fit).parameters
     with progress_bar(X.shape[0], "kernel rows", enabled=not opts.json and accepts) as advance:
         kwargs = {"progress": advance} if (accepts and advance is not None) else {}
+        if getattr(opts, "sample_weight_values", None) is not None:  # --sample-weight COLUMN
+            kwargs["sample_weight"] = opts.sample_weight_values
         t0 = time.perf_counter()
         model.fit(X, Y, **kwargs)
         return time.perf_counter() - t0
@@ -190,6 +200,8 @@ def prepare(opts, stack):
     data_info["scale"] = {"method": opts.scale, "reason": scale_reason}
     opts.train_target_means = np.asarray(Y_tr, dtype=np.float64).mean(axis=0) if task_is_numeric(Y_tr) else None
     task = choose_task(opts, Y_tr)
+    if getattr(opts, "task_reason", None):
+        data_info["task_reason"] = opts.task_reason
     if task == "structured" and opts.task == "auto":
         data_info["task_reason"] = (f"auto: the {Y_tr.shape[1]} targets are 0/1 labels, fitted as a multi-label "
                                     "problem; --task regression fits them as numbers")
@@ -311,6 +323,11 @@ def _run_fit(opts, stack):
         report["lam_kept"] = path[-1]["lam"]
     if opts.model_out:
         report["model_path"] = save_model(model, prep, opts)
+    if opts.png and opts.interval is None:  # ROC and calibration plots of a classifier (skframe.cli._classification)
+        from skframe.cli._classification import save_plots  # lazy: loads matplotlib
+
+        X_eval, Y_eval = (X_te, prep.Y_test) if X_te is not None else (X_tr, Y_tr)
+        report["png"] = save_plots(model, X_eval, Y_eval, opts.png)
     return to_jsonable(report)
 
 

@@ -182,6 +182,8 @@ def predict(
         "--interval", help="Add <target>_lower and <target>_upper columns: prediction intervals at this coverage "
         "level (e.g. 0.9), from a model fitted with `skframe fit --interval`.", show_default=False,
         metavar="LEVEL")] = None,
+    proba: Annotated[bool, typer.Option("--proba", help="Class probabilities, one column per class (a "
+                                        "classifier whose loss gives them: logistic, multinomial).")] = False,
 ):
     """Predict with a saved model; one row per sample, under a header row of the targets' names."""
     if out is not None:
@@ -199,6 +201,10 @@ def predict(
         raise InvalidParameterError(f"--targets {targets} must be >= 0: the number of trailing target columns")
     layout = _layout(est, extra)
     names = prediction_names(est, layout) if header else None
+    if proba:  # one column per class (skframe.cli._classification)
+        from skframe.cli._classification import probability_columns  # lazy: loads NumPy
+
+        names = probability_columns(est, names)
     if _saved(extra, "encoding"):  # a raw table: its columns typed and encoded as at fit time
         X, _, info = read_saved(extra, layout, data, with_targets=False, missing=missing, fmt=fmt)
         _report_unknown(info)
@@ -206,15 +212,15 @@ def predict(
         cols, targets = _plan(layout, data, fmt, with_targets=False, targets=targets, columns=columns, drop=drop,
                               target=target)
         with _inconsistent(model):
-            if interval is None and _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=cols,
-                                                       header=names):
+            blocks = interval is None and not proba  # streamed in blocks: plain predictions only
+            if blocks and _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=cols, header=names):
                 return
         X, _ = _read(data, targets, missing, fmt, extra, columns=cols, with_targets=False)
     _check_features(est, X, data, targets)
     task = _saved(extra, "task", "regression")
     with _inconsistent(model):
         X = _apply_scaler(X, extra)
-        P = call_predict(task_module(task), est, X, _options_for(extra, task))
+        P = est.predict_proba(X) if proba else call_predict(task_module(task), est, X, _options_for(extra, task))
     if interval is not None:  # lower/upper columns per target (skframe.cli._intervals)
         from skframe.cli._intervals import with_bounds  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
 

@@ -264,12 +264,21 @@ class Loss(ABC):
         Its Fenchel dual, what the duality-gap solvers (``admm``, ``dual-cd``) need: an
         object with ``structure`` ("norm" or "separable"), ``quad``, ``l1``, ``radius`` or
         ``bounds(Y)``, ``values(A, Y)`` and ``project(A, Y)`` (see ``skframe_losses.duals``).
+    ``conjugate``
+        The conjugate of a loss whose dual has no such structure (logistic, multinomial): an object
+        with ``values(A, Y)`` (``h(alpha, y) = -l^*(-alpha)``, ``-inf`` outside its domain) and
+        ``project(A, Y)``; it certifies the duality gap of any solver's result.
+    ``hessian(F, Y)``
+        Second derivatives with respect to each row's prediction, shape ``(n, d, d)`` (the ``newton`` solver).
+    ``probabilities(F)``
+        Class probabilities of the predictions (a probabilistic classification loss).
     ``__skframe_tags__``
         Its :class:`skframe.contract.tags.LossTags`: ``square``, ``smooth``, ``lipschitz``,
-        ``classification``, ``quantiles``, ``output_rkhs``, ``default_solver``.
+        ``classification``, ``one_of_k``, ``quantiles``, ``output_rkhs``, ``default_solver``.
     """
 
     dual = None
+    conjugate = None
 
     @abstractmethod
     def value(self, F, Y):

@@ -132,6 +132,9 @@ class LossTags:
         one makes the intercept the median (robust losses).
     classification : bool, default False
         A classification loss on ±1 codes (the classifier uses it; regressors refuse it).
+    one_of_k : bool, default False
+        A classification loss on one vector output over all the classes: its targets hold one +1 per
+        row (the class) and -1 elsewhere (the multinomial loss), not independent ±1 columns.
     quantiles : tuple of float or None, default None
         The quantile levels a pinball-type loss is fitted at, one per output column.
     output_rkhs : bool, default False
@@ -146,6 +149,7 @@ class LossTags:
     smooth: bool = False
     lipschitz: float = math.inf
     classification: bool = False
+    one_of_k: bool = False
     quantiles: tuple | None = None
     output_rkhs: bool = False
     default_solver: str | None = None

@@ -304,7 +304,7 @@ class KernelSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise InvalidParameterError(f"refit={self.refit!r}; use True (refit the best candidate) or False")
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, y=None, *, groups=None):
+    def fit(self, X, y=None, *, groups=None, sample_weight=None):
         """Score every candidate on every split, then refit the best on all the data.
 
         Parameters
@@ -313,11 +313,19 @@ class KernelSearchCV(MetaEstimatorMixin, BaseEstimator):
         y : array-like of shape (n,) or (n, d), optional
         groups : array-like of shape (n,), optional
             Group labels for group splitters (``GroupKFold``).
+        sample_weight : None
+            Not taken yet (the λ paths of the folds are unweighted): a weighted search is refused with
+            the alternative, scikit-learn's ``GridSearchCV``, which passes the weights to every fit.
 
         Returns
         -------
         self : KernelSearchCV
         """
+        if sample_weight is not None:
+            raise InvalidParameterError(
+                "KernelSearchCV does not take sample_weight yet (its λ paths are unweighted); use "
+                "sklearn.model_selection.GridSearchCV(estimator, grid).fit(X, y, sample_weight=w), which passes "
+                "the weights to every fit of the skframe estimator")
         t_start = time.perf_counter()
         self._check_params()
         estimator = self.estimator

@@ -10,7 +10,7 @@ from skframe.contract.collections import is_collection, n_items
 from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidInputError
 
-__all__ = ["validate_X", "validate_XY", "wrap_value_error"]
+__all__ = ["validate_X", "validate_XY", "wrap_value_error", "check_sample_weight"]
 
 
 def wrap_value_error(func, *args, **kwargs):
@@ -78,3 +78,22 @@ def validate_XY(estimator, X, Y, *, multi_output=True, y_numeric=True):
     if one_d:
         Y = Y[:, None]
     return X, Y, one_d
+
+
+def check_sample_weight(sample_weight, n):
+    """None, or ``n`` finite non-negative weights with a positive sum (float64)."""
+    if sample_weight is None:
+        return None
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"sample_weight must be numbers, got {sample_weight!r:.60}") from exc
+    if w.ndim == 0:
+        w = np.full(n, float(w))
+    if w.shape != (n,):
+        raise InvalidInputError(f"sample_weight has shape {w.shape}; give one weight per sample, shape ({n},)")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise InvalidInputError("sample_weight must be finite and non-negative")
+    if not w.sum() > 0:
+        raise InvalidInputError("every sample weight is zero: give at least one positive weight")
+    return w

@@ -119,7 +119,8 @@ class Fit:
         The estimator whose parameters the fit reads and whose fitted attributes :meth:`store` sets.
     X, Y : validated inputs and (n, d) float targets
     sample_weight : ndarray or None
-        Room for per-row weights (not used yet).
+        Per-row weights: they weight the intercept and travel with the problem to the solver
+        (``problem.sample_weight``); None for equal weights.
     recipe : Recipe
     kernel, kernel_spec : the bound kernel and its ComponentSpec
     plan : ExecutionPlan
@@ -150,19 +151,21 @@ class Fit:
         self.sketch, self.sketch_spec, self.size_info = size_and_resolve_sketch(
             estimator.sketch, estimator.sketch_size, estimator.sketch_params, self.n, plan=self.plan)
         self.rngs = make_rngs(estimator.random_state, recipe.n_rngs)
-        self.offset = target_offset(Y, recipe.loss, recipe.fit_intercept)
+        self.offset = target_offset(Y, recipe.loss, recipe.fit_intercept, sample_weight)
         self.Yc = Y - self.offset if recipe.fit_intercept else Y
         self._rep = None
         self._plan_dict = None
 
     @classmethod
-    def of(cls, estimator, X, y, *, progress=None):
+    def of(cls, estimator, X, y, *, progress=None, sample_weight=None):
         """The fit of ``estimator`` on ``(X, y)``: the estimator's own validation, components and recipe.
 
         ``estimator`` is changed only as its own ``fit`` changes it before solving (e.g. ``classes_``);
         the fitted attributes come with :meth:`store`.
         """
-        return estimator._new_fit(X, y, progress=progress)
+        if sample_weight is None:
+            return estimator._new_fit(X, y, progress=progress)
+        return estimator._new_fit(X, y, progress=progress, sample_weight=sample_weight)
 
     # ------------------------------------------------------------------ steps
     def serial_blas(self):

@@ -44,14 +44,15 @@ def run_solver(solver, problem, loss, lam, *, M=None, rng=None, init=None, progr
     return out if isinstance(out, SolveResult) else SolveResult(W=np.asarray(out))
 
 
-def target_offset(Y, loss=None, fit_intercept=True):
+def target_offset(Y, loss=None, fit_intercept=True, sample_weight=None):
     """The intercept subtracted from the targets before solving and added back at prediction.
 
     Zeros when ``fit_intercept`` is False. Otherwise the constant that best fits the
     targets under the loss, by capability: the per-level sample quantiles for a loss
     with ``quantiles`` (pinball), the column medians for a loss with a finite Lipschitz
     constant (Huber, epsilon-insensitive: robust to outliers), the column means otherwise
-    (square loss, as scikit-learn's linear models).
+    (square loss, as scikit-learn's linear models). With ``sample_weight`` the mean is weighted and the
+    quantiles are those of the weighted empirical distribution (``inverted_cdf``).
 
     Returns
     -------
@@ -64,6 +65,8 @@ def target_offset(Y, loss=None, fit_intercept=True):
         return np.zeros(d)
     tags = get_tags(loss, "loss") if loss is not None else None
     levels = tags.quantiles if tags is not None else None
+    if sample_weight is not None and not dask:
+        return _weighted_offset(Y, tags, levels, np.asarray(sample_weight, dtype=np.float64))
     if levels is not None and len(levels) == d:
         if dask:
             return column_quantiles(Y, [float(t) for t in levels])
@@ -71,6 +74,17 @@ def target_offset(Y, loss=None, fit_intercept=True):
     if tags is not None and math.isfinite(tags.lipschitz):
         return column_quantiles(Y, [0.5] * d) if dask else np.median(Y, axis=0)
     return column_means(Y) if dask else Y.mean(axis=0)
+
+
+def _weighted_offset(Y, tags, levels, w):
+    d = Y.shape[1]
+    if levels is not None and len(levels) == d:
+        taus = [float(t) for t in levels]
+    elif tags is not None and math.isfinite(tags.lipschitz):
+        taus = [0.5] * d
+    else:
+        return np.average(Y, axis=0, weights=w)
+    return np.array([np.quantile(Y[:, j], t, weights=w, method="inverted_cdf") for j, t in enumerate(taus)])
 
 
 def lam_path(lam):

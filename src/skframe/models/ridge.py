@@ -3,6 +3,7 @@ via p-Sparsified Sketches", TMLR 2023, §2: the square loss in closed form)."""
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
@@ -11,7 +12,7 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 from skframe.constraints import Interval, validate_params
 from skframe.contract.problems import SolveResult
 from skframe.core.linalg import solve_psd
-from skframe.exceptions import NotFittedError
+from skframe.exceptions import InvalidParameterError, NotFittedError
 from skframe.models._base import (
     KERNEL_MODEL_CONSTRAINTS,
     KERNEL_MODEL_HINTS,
@@ -22,19 +23,46 @@ from skframe.models._base import (
     validate_X,
     validate_XY,
 )
+from skframe.models._data import check_sample_weight
 from skframe.models._fit import Fit, Recipe
 from skframe.models._posterior import posterior_state, posterior_variance
 
 __all__ = ["SketchedKernelRidge"]
 
 
-def _ridge_solve(rep, Y, lam, init, rng, keep=None):
+def _weighted_ridge(rep, Y, lam, w):
+    """The closed form with mean-1 row weights ``w`` (data term ``(1/n) sum_i w_i ||f_i - y_i||^2``).
+
+    Exact: ``alpha = W^{1/2} (W^{1/2} K W^{1/2} + n lam I)^{-1} W^{1/2} Y`` (zero weights: ``alpha_i = 0``);
+    sketched: ``(Z^T W Z + n lam I)^{-1} Z^T W Y``, the features in memory.
+    """
+    n, s = Y.shape[0], np.sqrt(w)[:, None]
+    if rep.K is not None:
+        A = s * rep.K * s.T
+        A[np.diag_indices_from(A)] += n * lam
+        return s * solve_psd(A, s * Y)
+    feats = rep.problem(Y).features()
+    if feats is None:
+        raise InvalidParameterError("sample_weight needs the sketched features in memory, but this fit streams them; "
+                                    "give a larger memory_budget, or fit SketchedKernelMachine(loss='square', "
+                                    "solver='lbfgs'), which passes over the rows with their weights")
+    Zw = feats[0] * w[:, None]
+    A = Zw.T @ feats[0]
+    A[np.diag_indices_from(A)] += n * lam
+    return solve_psd(A, Zw.T @ Y)
+
+
+def _ridge_solve(rep, Y, lam, init, rng, keep=None, sample_weight=None):
     """Square-loss closed form: ``(K + n lam I)^{-1} Y`` (exact) or ``(Z^T Z + n lam I)^{-1} Z^T Y``.
 
     ``keep(gram, Y, lam, W)``, when given, receives what the posterior variance needs (``gram()`` returns
-    the system's ``(A, B)`` without recomputing the in-memory products).
+    the system's ``(A, B)`` without recomputing the in-memory products); ``sample_weight`` (mean 1 after
+    scaling) weights the data term, with no posterior state kept.
     """
     n = Y.shape[0]
+    if sample_weight is not None:
+        w = sample_weight * (n / sample_weight.sum())
+        return SolveResult(W=_weighted_ridge(rep, Y, lam, w), stop_reason="closed form (exact minimiser)", n_iter=1)
     problem = rep.problem(Y) if rep.K is None else None
     own = getattr(problem, "ridge_weights", None)
     if own is not None:  # accumulated sums solve where they live (the GPU's for backend="cupy")
@@ -165,13 +193,17 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
                  memory_budget=None, dtype="float64", backend="auto"):
         store_params(self, locals())
 
-    def fit(self, X, y, progress=None):
+    def fit(self, X, y, sample_weight=None, progress=None):
         """Fit the model: draw the sketch, build the sketched features, solve.
 
         Parameters
         ----------
         X : array-like, sparse matrix or InputCollection of n_samples inputs
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weight of each sample: the data term is ``sum_i w_i ||f(x_i) - y_i||^2 / sum_i w_i``
+            (integer weights: the rows repeated; zero: the rows dropped) and the intercept is the weighted mean.
+            The sketched model needs its features in memory for them.
         progress : callable, optional
             Called with a number of rows after each kernel block (progress bars).
 
@@ -179,26 +211,29 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         -------
         self : SketchedKernelRidge
         """
-        fit = self._new_fit(X, y, progress=progress)
+        fit = self._new_fit(X, y, progress=progress, sample_weight=sample_weight)
         fit.run()
         self.posterior_ = posterior_state(**fit.posterior_system) if fit.posterior_system else None
         return self
 
-    def _new_fit(self, X, y, progress=None):
+    def _new_fit(self, X, y, progress=None, sample_weight=None):
         """Fit steps 1-3 (validate, resolve, plan, size, seed): the :class:`~skframe.models._fit.Fit`."""
         t0 = time.perf_counter()
         validate_params(self)
         check_lam(self.lam)
         X, Y, one_d = validate_XY(self, X, y)
         self._y_1d = one_d
+        w = check_sample_weight(sample_weight, Y.shape[0])
         last = {}
 
         def solve(rep, Yc, lam, init, rng):  # the last λ's system: the posterior variance's state
             return _ridge_solve(rep, Yc, lam, init, rng,
                                 keep=lambda gram, Ys, lam_, W: last.update(rep=rep, gram=gram, Y=Ys, lam=lam_, W=W))
 
+        if w is not None:  # weighted: the closed form of the weighted problem (no posterior state)
+            solve = functools.partial(_ridge_solve, sample_weight=w)
         recipe = Recipe(solve, fit_intercept=self.fit_intercept, exact="gram", rtol=self.rtol)
-        fit = Fit(self, X, Y, recipe, progress=progress, t0=t0, y_1d=one_d)
+        fit = Fit(self, X, Y, recipe, progress=progress, t0=t0, y_1d=one_d, sample_weight=w)
         fit.posterior_system = last  # filled by the solves: read by fit() once the last λ is solved
         return fit
 

@@ -23,6 +23,7 @@ from skframe.contract.tags import get_tags
 from skframe.models._base import KERNEL_MODEL_CONSTRAINTS, KERNEL_MODEL_HINTS, KernelModelMixin, check_lam
 from skframe.models._core import default_solver_name, resolve_solver, run_solver
 from skframe.models._fit import Fit, Recipe
+from skframe.models.machine._labels import check_sample_weight
 
 __all__ = ["MachineBase", "COMMON_CONSTRAINTS", "default_solver_name", "finish_machine_class"]
 
@@ -41,6 +42,9 @@ _FIT_DOC = """{summary}
         X : array-like, sparse matrix or InputCollection
             The n_samples training inputs.
         y : {y}
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weight of each sample: the data term is ``sum_i w_i l_i / sum_i w_i``, so integer
+            weights fit as the rows repeated that many times, and zero weights as the rows dropped.
         progress : callable or progress object, optional
             Advanced after each kernel block and solver epoch (see :meth:`SketchedKernelRidge.fit`).
 
@@ -48,6 +52,13 @@ _FIT_DOC = """{summary}
         -------
         self : {cls}
         """
+
+
+def _dual_without_weights(solver, loss):
+    """A dual solver on a smooth loss whose dual is not a box (its weighted form is not what the solver runs)."""
+    dual = getattr(loss, "dual", None)
+    box = getattr(dual, "structure", None) == "separable" and not (dual.quad or dual.l1)
+    return get_tags(solver, "solver").requires_dual and not box and get_tags(loss, "loss").smooth
 
 
 class MachineBase(KernelModelMixin, BaseEstimator):
@@ -59,8 +70,8 @@ class MachineBase(KernelModelMixin, BaseEstimator):
 
     _parameter_hints = KERNEL_MODEL_HINTS
 
-    def fit(self, X, y, progress=None):
-        self._new_fit(X, y, progress=progress).run()
+    def fit(self, X, y, sample_weight=None, progress=None):
+        self._new_fit(X, y, progress=progress, sample_weight=sample_weight).run()
         return self
 
     fit.__doc__ = _FIT_DOC.format(summary="Fit the model: draw the sketch, build the sketched features, solve.",
@@ -74,20 +85,31 @@ class MachineBase(KernelModelMixin, BaseEstimator):
         """
         raise NotImplementedError
 
-    def _new_fit(self, X, y, progress=None):
+    def _fit_weights(self, sample_weight, Y):
+        """The per-row weights of the fit (None: equal weights); the classifier adds its class weights."""
+        return check_sample_weight(sample_weight, Y.shape[0])
+
+    def _new_fit(self, X, y, progress=None, sample_weight=None):
         """Validate, resolve the loss and the solver: the :class:`~skframe.models._fit.Fit` of ``(X, y)``."""
         t0 = self._start_fit()
         X, Y, loss, M = self._prepare_fit(X, y)
+        weights = self._fit_weights(sample_weight, Y)
         recipe = Recipe(None, loss=loss, M=M, fit_intercept=getattr(self, "fit_intercept", False), n_rngs=2)
-        fit = Fit(self, X, Y, recipe, progress=progress, t0=t0)
+        fit = Fit(self, X, Y, recipe, progress=progress, t0=t0, sample_weight=weights)
         solver, self.solver_spec_ = resolve_solver(self.solver, self.solver_params, loss)
+        if weights is not None and self.solver is None and _dual_without_weights(solver, loss):
+            # e.g. Huber: its dual solvers take no weights, L-BFGS does (the smooth losses)
+            solver, self.solver_spec_ = resolve_solver("lbfgs", None, loss)
         if self.solver is None and fit.plan.executor == "dask" and get_tags(solver, "solver").in_memory:
             # the features of dask data stay on the workers: the default is a solver that passes over them
             solver, self.solver_spec_ = resolve_solver("lbfgs" if get_tags(loss, "loss").smooth else "adam",
                                                        self.solver_params, loss)
 
         def solve(rep, Yc, lam, init, rng):
-            return run_solver(solver, rep.problem(Yc), loss, lam, M=M, rng=rng, init=init, progress=progress)
+            problem = rep.problem(Yc)
+            if weights is not None:  # the weights travel with the problem to the solver
+                problem.sample_weight = weights
+            return run_solver(solver, problem, loss, lam, M=M, rng=rng, init=init, progress=progress)
 
         recipe.solve, recipe.solver = solve, solver
         recipe.attributes = {"output_matrix_": M, "loss_": loss, "solver_": solver}
@@ -116,8 +138,8 @@ def finish_machine_class(cls, fit_summary, y_doc):
     copies equal.
     """
 
-    def fit(self, X, y, progress=None):
-        return MachineBase.fit(self, X, y, progress=progress)
+    def fit(self, X, y, sample_weight=None, progress=None):
+        return MachineBase.fit(self, X, y, sample_weight=sample_weight, progress=progress)
 
     fit.__doc__ = _FIT_DOC.format(summary=fit_summary, y=y_doc, cls=cls.__name__)
     fit.__module__ = cls.__module__

@@ -1,19 +1,22 @@
-"""Sketched kernel SVM and other classifiers on ±1 label codes."""
+"""Sketched kernel classifiers: SVM (hinge), logistic and multinomial (probabilities), on ±1 label codes."""
 
 from __future__ import annotations
 
 import numpy as np
 from sklearn.base import ClassifierMixin
+from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from skframe.constraints import HasMethods
+from skframe.constraints import HasMethods, Options
 from skframe.contract.collections import is_collection
+from skframe.contract.tags import get_tags
 from skframe.exceptions import InvalidInputError
 from skframe.models._base import store_params, validate_X
 from skframe.models._core import resolve_loss
 from skframe.models._data import wrap_value_error
 from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
+from skframe.models.machine._labels import class_probabilities, class_row_weights, encode_labels, row_codes
 
 __all__ = ["SketchedKernelClassifier"]
 
@@ -22,13 +25,21 @@ __all__ = ["SketchedKernelClassifier"]
 # docstrings of SketchedKernelMachine, SketchedKernelClassifier and JointQuantileRegressor: the API
 # reference reads the source. tests/models/test_estimator_checks.py keeps the three copies equal.
 class SketchedKernelClassifier(ClassifierMixin, MachineBase):
-    """Sketched kernel SVM: hinge loss (or any registered loss) on ±1 label codes.
+    """Sketched kernel classifier: SVM (hinge), kernel logistic regression (logistic, multinomial), or any loss.
 
     Binary problems fit one column with labels -1 (``classes_[0]``) and +1
-    (``classes_[1]``); with more classes one column per class, one-vs-rest (the hinge
-    loss is summed over the columns, so the columns are independent with ``M = I``).
-    The default solver is the one the loss declares (its tag ``default_solver``), else Adam
-    for a non-smooth loss such as the hinge.
+    (``classes_[1]``); with more classes one column per class, one-vs-rest for the losses summed
+    over the columns (hinge, logistic: independent columns with ``M = I``). The ``multinomial``
+    loss (softmax cross-entropy) fits one coupled problem on K columns, one per class, even for two
+    classes. The labels may be of any type (strings, integers, booleans); ``classes_`` keeps them.
+    The default solver is the one the loss declares (its tag ``default_solver``): ``dual-cd`` for the
+    hinge, ``newton`` for the logistic and multinomial losses.
+
+    ``predict_proba`` and ``predict_log_proba`` exist when the loss defines probabilities (logistic:
+    ``1 / (1 + exp(-f))``, normalised over the one-vs-rest columns for more than two classes;
+    multinomial: ``softmax(f)``); ``predict`` is their argmax. With the hinge loss they are not
+    available (``hasattr(clf, "predict_proba")`` is False); wrap the model in scikit-learn's
+    ``CalibratedClassifierCV``, which calibrates ``decision_function`` on held-out folds.
 
     Parameters
     ----------
@@ -64,7 +75,8 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         pay for the transfer, else on the CPU; ``"numpy"`` and ``"cupy"`` force one
         (``pip install "skframe[gpu]"``).
     loss : str or loss object, default="hinge"
-        ``"hinge"`` (SVM) or a regression loss on the ±1 codes (e.g. ``"square"``).
+        ``"hinge"`` (SVM), ``"logistic"``, ``"multinomial"``, or a regression loss on the ±1 codes
+        (e.g. ``"square"``).
     loss_params : dict, optional
     solver : str, solver object or None, default=None
         A registered solver name (``"closed-form"``, ``"lbfgs"``, ``"adam"``, ...) or
@@ -74,6 +86,10 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         Regularisation strength (a sequence: regularisation path, see
         :class:`SketchedKernelMachine`).
     random_state : int, RandomState or None
+    class_weight : None, "balanced" or dict, default=None
+        Weight of each class in the data term: ``"balanced"`` gives class c the weight
+        ``n / (n_classes n_c)``, a dict maps labels to weights (1 for the others). Multiplied
+        with the ``sample_weight`` given to ``fit``.
 
     Attributes
     ----------
@@ -95,13 +111,21 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
 
 
     _parameter_constraints = dict(COMMON_CONSTRAINTS, loss=[str, HasMethods("value", "gradient")],
-                                  loss_params=[dict, None])
+                                  loss_params=[dict, None], class_weight=[Options("balanced"), dict, None])
 
     def __init__(self, kernel="gaussian", *, kernel_params=None, sketch="psr", sketch_size="auto",
                  sketch_params=None, loss="hinge", loss_params=None, solver=None, solver_params=None, lam=1e-3,
                  warm_start=False, random_state=None, memory_budget=None, dtype="float64",
-                 backend="auto"):
+                 backend="auto", class_weight=None):
         store_params(self, locals())
+
+    def _fit_weights(self, sample_weight, Y):
+        weights = MachineBase._fit_weights(self, sample_weight, Y)
+        per_class = class_row_weights(self.class_weight, self.classes_, row_codes(Y))
+        if per_class is None:
+            return weights
+        weights = per_class if weights is None else weights * per_class
+        return MachineBase._fit_weights(self, weights, Y)  # checked again: e.g. every weight zero
 
     def _prepare_fit(self, X, y):
         loss, self.loss_spec_ = resolve_loss(self.loss, self.loss_params)
@@ -115,31 +139,54 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
             check_classification_targets(y)
         except ValueError as exc:
             raise InvalidInputError(f"{exc} (y must hold class labels)") from exc
-        classes, codes = np.unique(y, return_inverse=True)
-        if classes.size < 2:
-            raise InvalidInputError(
-                f"the classifier needs at least 2 classes in y, got 1 class ({classes[0]!r})"
-            )
-        if classes.size == 2:
-            Y = np.where(codes == 1, 1.0, -1.0)[:, None]
-        else:
-            Y = -np.ones((codes.size, classes.size))
-            Y[np.arange(codes.size), codes] = 1.0
-        self.classes_ = classes
+        self.classes_, _, Y = encode_labels(y, get_tags(loss, "loss").one_of_k)
         return X, Y, loss, None
 
     def decision_function(self, X):
-        """Scores: shape (n_samples,) for two classes (positive means ``classes_[1]``), else (n_samples, n_classes)."""
+        """Scores: shape (n_samples,) for two classes (positive means ``classes_[1]``), else (n_samples, n_classes).
+
+        For the multinomial loss with two classes the score is ``f_1 - f_0`` (the log-odds).
+        """
         F = self._decision(X)
+        if F.shape[1] == 2 and self.classes_.size == 2:
+            return F[:, 1] - F[:, 0]
         return F[:, 0] if F.shape[1] == 1 else F
 
     def predict(self, X):
-        """Predicted class labels, shape (n_samples,)."""
+        """Predicted class labels, shape (n_samples,) (the argmax of :meth:`predict_proba` when it exists)."""
         F = self.decision_function(X)
         if F.ndim == 1:
             return self.classes_[(F > 0).astype(int)]
         return self.classes_[np.argmax(F, axis=1)]
 
+    def _has_probabilities(self):
+        loss = getattr(self, "loss_", None)
+        if loss is None:
+            loss = resolve_loss(self.loss, self.loss_params)[0]
+        return callable(getattr(loss, "probabilities", None))
+
+    @available_if(_has_probabilities)
+    def predict_proba(self, X):
+        """Class probabilities, shape (n_samples, n_classes), columns in the order of ``classes_``.
+
+        Available when the loss defines probabilities (``logistic``, ``multinomial``); for the hinge
+        loss use scikit-learn's ``CalibratedClassifierCV``.
+        """
+        F = self._decision(X)  # refuses an unfitted model first
+        return class_probabilities(self.loss_, F)
+
+    @available_if(_has_probabilities)
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba` (``-inf`` where a probability underflows to 0)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = True
+        return tags
+
 
 finish_machine_class(SketchedKernelClassifier, "Fit the classifier.",
-                     "array-like of shape (n_samples,)\n            Class labels (at least two classes).")
+                     "array-like of shape (n_samples,)\n            Class labels of any type (at least two classes).")

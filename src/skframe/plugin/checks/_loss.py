@@ -18,12 +18,17 @@ from skframe.plugin.checks._common import (
 # ----------------------------------------------------------------------------- losses
 #: what the loss check evaluates (besides the properties of every kind)
 PROPERTIES = ("value", "gradient", "convexity", "tag lipschitz", "tag square", "tag default_solver", "dual",
-              "dual (Fenchel-Young equality)", "dual projection", "dual (Fenchel-Young inequality)", "dual quad/l1")
+              "dual (Fenchel-Young equality)", "dual projection", "dual (Fenchel-Young inequality)", "dual quad/l1",
+              "conjugate (Fenchel-Young equality)", "conjugate projection", "conjugate (Fenchel-Young inequality)")
 
 
 def _loss_data(rng, tags, n, d):
     d = len(tags.quantiles) if tags.quantiles is not None else d
     F = rng.standard_normal((n, d))
+    if tags.one_of_k:  # one +1 per row (the class), -1 elsewhere
+        Y = -np.ones((n, d))
+        Y[np.arange(n), rng.integers(0, d, size=n)] = 1.0
+        return F, Y
     Y = np.where(rng.random((n, d)) < 0.5, -1.0, 1.0) if tags.classification else rng.standard_normal((n, d))
     return F, Y
 
@@ -84,6 +89,9 @@ def check_loss(loss, *, params=None, n=25, d=2, rng=0, rtol=1e-5):
         dual = getattr(loss, "dual", None)
         if dual is not None:
             _check_dual(fail, loss, dual, F, Y, v, G, gen, rtol)
+        conjugate = getattr(loss, "conjugate", None)
+        if conjugate is not None:
+            _check_conjugate(fail, conjugate, F, Y, v, G, gen, rtol)
         rebuilt = _check_params(fail, loss, "loss")
         for other, prop in ((rebuilt, "params round-trip"), (_saved_and_loaded(fail, loss, "loss"), "save and load")):
             fail.require(_close(other.value(F, Y), v, 1e-12), prop, "the rebuilt loss gives other values",
@@ -92,6 +100,26 @@ def check_loss(loss, *, params=None, n=25, d=2, rng=0, rtol=1e-5):
 
 
 check_loss.properties = PROPERTIES  # read by skframe.plugin.checks.PROPERTIES
+
+
+def _check_conjugate(fail, conjugate, F, Y, v, G, rng, rtol):
+    """``conjugate.values`` is ``-l^*(-alpha)``: equality at ``alpha = -gradient``, inequality elsewhere."""
+    A = -G
+    h = np.asarray(conjugate.values(A, Y), dtype=np.float64)
+    primal = v + np.sum(F * A, axis=1)
+    fail.require(_close(h, primal, rtol, atol=1e-9), "conjugate (Fenchel-Young equality)",
+                 f"at alpha = -gradient, conjugate.values(alpha, y) != l(f, y) + <f, alpha>: {_worst(h, primal)}",
+                 "conjugate.values must be h(alpha, y) = -l*(-alpha), the conjugate at -alpha")
+    B = np.asarray(conjugate.project(A + 0.3 * rng.standard_normal(A.shape), Y))
+    fail.require(_close(conjugate.project(B, Y), B, 1e-12), "conjugate projection", "project is not idempotent",
+                 "project onto the conjugate's domain")
+    hB = np.asarray(conjugate.values(B, Y), dtype=np.float64)
+    fail.require(np.all(np.isfinite(hB)), "conjugate projection", "conjugate.values is -inf at projected points",
+                 "project onto the domain where conjugate.values is finite")
+    fail.require(np.all(hB <= v + np.sum(F * B, axis=1) + 1e-9 * (1 + np.abs(hB))),
+                 "conjugate (Fenchel-Young inequality)",
+                 "conjugate.values(alpha, y) > l(f, y) + <f, alpha> for a feasible alpha",
+                 "conjugate.values must be h(alpha, y) = -l*(-alpha), the conjugate at -alpha")
 
 
 def _check_dual(fail, loss, dual, F, Y, v, G, rng, rtol):

@@ -1,0 +1,136 @@
+"""Classification: sketched kernel logistic/multinomial against SVC(probability=True) and Nystroem + LogisticRegression.
+
+Data: load_breast_cancer (binary), load_digits (10 classes) and a synthetic binary problem
+(scikit-learn's make_classification, 20 features, 10 informative, 5 % flipped labels) with
+n_train = 20 000, each split 70/30 (the synthetic one: 20 000 / 5 000) and standardised. Every method is
+tuned the same way: a 3 x 3 grid (the Gaussian kernel's gamma in {g/2, g, 2g}, g = 1 / (d var X) as
+"scale", times three regularisation values) by 3-fold cross-validated log-loss on at most 3 000 training
+rows, then fitted once on the whole training part (timed). Reported: test log-loss, accuracy, expected
+calibration error (top-label, 15 equal-width bins) and fit seconds. skframe: SketchedKernelClassifier with
+loss="logistic" (binary) or "multinomial" and its default sketch and solver (newton); Nystroem gets the same
+number of components m as skframe's sketch size.
+
+``--large`` also fits n = 10^6 synthetic binary and 10-class problems with the default settings (the plan's
+memory budget), beside the square-loss fit (SketchedKernelRidge on the ±1 / one-hot codes) of the same size.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
+import numpy as np
+from sklearn.datasets import load_breast_cancer, load_digits, make_classification
+from sklearn.kernel_approximation import Nystroem
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import accuracy_score, log_loss
+from sklearn.model_selection import GridSearchCV, train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+
+from skframe.models import SketchedKernelClassifier, SketchedKernelRidge
+
+LAMS = (1e-3, 1e-4, 1e-5)
+CS = (1.0, 10.0, 100.0)
+
+
+def ece(y, P, classes, bins=15):
+    """Top-label expected calibration error: sum over confidence bins of |accuracy - confidence| x share."""
+    conf, pred = P.max(axis=1), classes[np.argmax(P, axis=1)]
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    idx = np.clip(np.digitize(conf, edges[1:-1]), 0, bins - 1)
+    total = 0.0
+    for b in range(bins):
+        sel = idx == b
+        if sel.any():
+            total += sel.mean() * abs(np.mean(pred[sel] == y[sel]) - np.mean(conf[sel]))
+    return float(total)
+
+
+def datasets(n_synth):
+    out = {}
+    X, y = load_breast_cancer(return_X_y=True)
+    out["breast_cancer"] = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+    X, y = load_digits(return_X_y=True)
+    out["digits"] = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+    X, y = make_classification(n_samples=n_synth + 5000, n_features=20, n_informative=10, flip_y=0.05,
+                               random_state=0)
+    out[f"synthetic_{n_synth}"] = (X[:n_synth], X[n_synth:], y[:n_synth], y[n_synth:])
+    return out
+
+
+def methods(n_classes, g, m):
+    loss = "logistic" if n_classes == 2 else "multinomial"
+    gammas = [g / 2, g, 2 * g]
+    return {
+        "skframe": (SketchedKernelClassifier(loss=loss, random_state=0),
+                    {"kernel_params": [{"gamma": v} for v in gammas], "lam": list(LAMS)}),
+        "svc": (SVC(probability=True, random_state=0, cache_size=1000), {"gamma": gammas, "C": list(CS)}),
+        "nystroem_logreg": (make_pipeline(Nystroem(n_components=m, random_state=0),
+                                          LogisticRegression(max_iter=2000)),
+                            {"nystroem__gamma": gammas, "logisticregression__C": list(CS)}),
+    }
+
+
+def run_dataset(name, Xtr, Xte, ytr, yte, tune_rows):
+    scaler = StandardScaler().fit(Xtr)
+    Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)
+    g = 1.0 / (Xtr.shape[1] * Xtr.var())
+    classes = np.unique(ytr)
+    m = int(min(1000, max(100, np.ceil(2 * np.sqrt(len(Xtr))))))  # skframe's auto size rule at this n
+    rows = np.random.default_rng(0).permutation(len(Xtr))[:tune_rows]
+    out = {"n_train": int(len(Xtr)), "n_test": int(len(Xte)), "n_classes": int(classes.size), "m": m}
+    for key, (est, grid) in methods(classes.size, g, m).items():
+        search = GridSearchCV(est, grid, cv=3, scoring="neg_log_loss", n_jobs=1).fit(Xtr[rows], ytr[rows])
+        best = search.best_estimator_
+        _, seconds = _setup.timed(best.fit, Xtr, ytr)
+        P = best.predict_proba(Xte)
+        params = {k: (v["gamma"] if isinstance(v, dict) else v) for k, v in search.best_params_.items()}
+        out[key] = {"params": params,
+                    "log_loss": float(log_loss(yte, P, labels=best.classes_)),
+                    "accuracy": float(accuracy_score(yte, best.predict(Xte))),
+                    "ece": ece(yte, P, best.classes_), "fit_seconds": float(seconds)}
+        print(name, key, out[key], flush=True)
+    out["svc_over_skframe_fit_time"] = out["svc"]["fit_seconds"] / out["skframe"]["fit_seconds"]
+    return out
+
+
+def large(n, n_classes):
+    """A default fit at n rows (binary or n_classes), beside the square-loss fit of the same size."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 10)).astype(np.float64)
+    y = np.argmax(X[:, :n_classes] + 0.5 * np.sin(3 * X[:, n_classes:2 * n_classes]), axis=1) if n_classes > 2 \
+        else (X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=n) > 0).astype(int)
+    loss = "logistic" if n_classes == 2 else "multinomial"
+    _setup.reset_peak_rss()
+    clf, seconds = _setup.timed(SketchedKernelClassifier(loss=loss, random_state=0).fit, X, y)
+    peak = _setup.peak_rss_mb()
+    codes = np.where(y == 1, 1.0, -1.0) if n_classes == 2 else np.eye(n_classes)[y]
+    ridge, ridge_seconds = _setup.timed(SketchedKernelRidge(random_state=0).fit, X, codes)
+    return {"n": n, "n_classes": n_classes, "fit_seconds": float(seconds), "peak_rss_mb": float(peak),
+            "representation": clf.representation_, "m": int(clf.sketch_info_.get("m", 0)),
+            "stop_reason": clf.stop_reason_, "square_loss_fit_seconds": float(ridge_seconds),
+            "train_accuracy_10k": float(np.mean(clf.predict(X[:10000]) == y[:10000]))}
+
+
+def main():
+    ap = _setup.parser(__doc__, n_synth=20_000, tune_rows=3000)
+    ap.add_argument("--large", action="store_true", help="also the n = 10^6 fits (minutes; one run)")
+    ap.add_argument("--out", default="benchmarks/out/classification.json")
+    args = ap.parse_args()
+    warnings.filterwarnings("ignore", category=UserWarning)
+    # scikit-learn 1.9 deprecates SVC(probability=True) (for CalibratedClassifierCV(SVC(), ensemble=False)); it is
+    # still the baseline this comparison names
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    results = {name: run_dataset(name, *split, tune_rows=args.tune_rows)
+               for name, split in datasets(args.n_synth).items()}
+    report = {"benchmark": "classification", "results": results,
+              "protocol": __doc__.split("\n\n")[1].replace("\n", " "), "versions": _setup.versions()}
+    if args.large:
+        report["large"] = {"binary": large(1_000_000, 2), "ten_classes": large(1_000_000, 10)}
+    _setup.emit(report, args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""The classification task of ``skframe fit`` (``--task classification``): loss choice and metrics.
+
+The task fits :class:`skframe.models.SketchedKernelClassifier` through the machine task
+(:mod:`skframe.cli._task_machine`): with no ``--loss`` (or ``--loss square``) it takes ``logistic`` for two
+classes and ``multinomial`` for more; ``--class-weight balanced`` weighs the classes by ``n / (K n_c)``.
+The metrics come from :mod:`sklearn.metrics`: accuracy, balanced accuracy, and, for a loss that gives
+probabilities, log-loss and ROC AUC (one-vs-rest averaged over the classes for more than two); the
+confusion matrix (rows: true classes, columns: predicted, in the order of ``classes``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skframe.exceptions import InvalidParameterError
+
+__all__ = ["save_plots", "looks_like_classes", "AUTO_RULE", "choose_loss", "classification_metrics",
+           "probability_columns", "CLASSIFICATION_LOSSES"]
+
+#: the losses --task classification accepts (the others are regression losses)
+CLASSIFICATION_LOSSES = ("logistic", "multinomial", "hinge")
+
+
+#: the rule of ``--task auto`` for class labels, as printed in the report
+AUTO_RULE = ("a single target column of integers with 2 to {max} distinct values, each seen at least twice, "
+             "and no --loss, --solver, --quantiles or --output-matrix")
+AUTO_MAX_CLASSES = 10
+
+
+def looks_like_classes(Y):
+    """``--task auto``: whether one target column holds class labels (:data:`AUTO_RULE`): the reason, or None."""
+    Y = np.asarray(Y)
+    if Y.ndim == 2 and Y.shape[1] != 1 or Y.dtype.kind not in "iufb":
+        return None
+    y = Y.reshape(-1)
+    if y.dtype.kind == "f" and not (np.all(np.isfinite(y)) and np.all(y == np.round(y))):
+        return None
+    values, counts = np.unique(y, return_counts=True)
+    if not 2 <= values.size <= AUTO_MAX_CLASSES or counts.min() < 2:
+        return None
+    return f"auto: {values.size} classes ({AUTO_RULE.format(max=AUTO_MAX_CLASSES)}); --task regression fits numbers"
+
+
+def choose_loss(opts, Y):
+    """Set ``opts.loss`` for ``--task classification`` from the labels ``Y``; returns the reason (or None)."""
+    given = (opts.loss or "square").strip().lower()
+    n_classes = int(np.unique(np.asarray(Y).reshape(-1)).size)
+    if given == "square":
+        opts.loss = "logistic" if n_classes == 2 else "multinomial"
+        return f"classification: {n_classes} classes, --loss {opts.loss} (probabilities)"
+    if given not in CLASSIFICATION_LOSSES:
+        raise InvalidParameterError(f"--task classification fits a classification loss "
+                                    f"({', '.join(CLASSIFICATION_LOSSES)}), not --loss {opts.loss}")
+    return None
+
+
+def classification_metrics(model, X, y, y_pred):
+    """Accuracy, balanced accuracy, log-loss and ROC AUC (when the loss gives probabilities), confusion matrix."""
+    from sklearn import metrics as skm  # lazy: scikit-learn's metrics take ~0.3 s to import
+
+    y = np.asarray(y).reshape(-1)
+    out = {"accuracy": float(skm.accuracy_score(y, y_pred)),
+           "balanced_accuracy": float(skm.balanced_accuracy_score(y, y_pred))}
+    classes = model.classes_
+    if hasattr(model, "predict_proba"):
+        P = model.predict_proba(X)
+        out["log_loss"] = float(skm.log_loss(y, P, labels=classes))
+        present = np.isin(classes, y)
+        if present.sum() >= 2:
+            if classes.size == 2:
+                out["roc_auc"] = float(skm.roc_auc_score(y == classes[1], P[:, 1]))
+            else:
+                Pp = P[:, present] / P[:, present].sum(axis=1, keepdims=True)
+                out["roc_auc"] = float(skm.roc_auc_score(y, Pp, multi_class="ovr", labels=classes[present]))
+    out["confusion_matrix"] = skm.confusion_matrix(y, y_pred, labels=classes).tolist()
+    return out
+
+
+def probability_columns(est, names):
+    """``skframe predict --proba``: the header of the probability columns, ``target=class`` per class.
+
+    Refuses, with the fix, a model without probabilities (a regressor, or the hinge loss).
+    """
+    if not hasattr(est, "predict_proba"):
+        raise InvalidParameterError(f"--proba needs a classifier whose loss gives probabilities (fit with --task "
+                                    f"classification, or --loss logistic or multinomial); this model is "
+                                    f"{type(est).__name__} with loss {getattr(est, 'loss', None)!r}")
+    base = names[0] if names else "y"
+    if names is None:
+        return None
+    return [f"{base}={_label(c)}" for c in est.classes_]
+
+
+def _label(c):
+    c = c.item() if isinstance(c, np.generic) else c
+    return f"{c:g}" if isinstance(c, float) else str(c)
+
+
+def save_plots(model, X, Y, path):
+    """``--png``: ROC curves (one-vs-rest) and a reliability diagram of ``model`` on ``(X, Y)``; returns the path."""
+    if not hasattr(model, "predict_proba"):
+        raise InvalidParameterError("--png plots the probabilities of a classifier: fit with --task classification "
+                                    "(or --loss logistic or multinomial)")
+    try:
+        import matplotlib  # lazy: an optional dependency (pip install "skframe[plot]")
+    except ImportError as exc:
+        raise InvalidParameterError('--png needs matplotlib: pip install "skframe[plot]"') from exc
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # lazy: with matplotlib above
+    from sklearn.metrics import roc_curve  # lazy: scikit-learn's metrics take ~0.3 s to import
+
+    y = np.asarray(Y).reshape(-1)
+    P, classes = model.predict_proba(X), model.classes_
+    fig, (ax_roc, ax_cal) = plt.subplots(1, 2, figsize=(10, 4.5))
+    for j in range(1 if classes.size == 2 else classes.size):
+        k = 1 if classes.size == 2 else j
+        if np.any(y == classes[k]) and np.any(y != classes[k]):
+            fpr, tpr, _ = roc_curve(y == classes[k], P[:, k])
+            ax_roc.plot(fpr, tpr, label=f"{_label(classes[k])}")
+    ax_roc.plot([0, 1], [0, 1], "k:", lw=1)
+    ax_roc.set(xlabel="false positive rate", ylabel="true positive rate", title="ROC (one-vs-rest)")
+    ax_roc.legend(fontsize=8)
+    conf, hit = P.max(axis=1), classes[np.argmax(P, axis=1)] == y
+    edges = np.linspace(0, 1, 11)
+    idx = np.clip(np.digitize(conf, edges[1:-1]), 0, 9)
+    mids = [conf[idx == b].mean() for b in range(10) if np.any(idx == b)]
+    accs = [hit[idx == b].mean() for b in range(10) if np.any(idx == b)]
+    ax_cal.plot([0, 1], [0, 1], "k:", lw=1)
+    ax_cal.plot(mids, accs, "o-")
+    ax_cal.set(xlabel="confidence (top class)", ylabel="accuracy", title="calibration")
+    fig.tight_layout()
+    fig.savefig(str(path), dpi=100)
+    plt.close(fig)
+    return str(path)

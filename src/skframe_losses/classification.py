@@ -1,0 +1,206 @@
+"""Probabilistic classification losses: binary logistic and multinomial (softmax cross-entropy).
+
+Both are smooth and convex in the predictions, define class probabilities, and declare their
+Fenchel conjugate (``conjugate``): ``h(alpha, y) = -l^*(-alpha)``, an entropy, which gives the
+certified duality gap of any primal point (see :mod:`skframe_solvers._duality`)
+
+* ``logistic``, labels ``y = ±1`` per column: ``l(f, y) = sum_j log(1 + exp(-y_j f_j))``,
+  ``h(alpha, y) = sum_j H(alpha_j y_j)`` with ``H(s) = -s log s - (1 - s) log(1 - s)`` on ``0 <= alpha_j y_j <= 1``;
+* ``multinomial``, one +1 per row (the class) and -1 elsewhere, ``t = (y + 1) / 2``:
+  ``l(f, y) = log sum_j exp(f_j) - <f, t>`` (one coupled loss over the K outputs),
+  ``h(alpha, y) = -sum_j q_j log q_j`` with ``q = t - alpha`` in the probability simplex.
+
+At ``alpha = -grad l(f, y)`` the Fenchel-Young equality ``h(alpha, y) = l(f, y) + <f, alpha>`` holds
+(checked by the conformance kit). Both default to the ``newton`` solver (:mod:`skframe_solvers.newton`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from skframe.plugin.api import InvalidInputError, LossTags
+from skframe.plugin.toolbox import lazy_module, numba_enabled, numba_min_work
+from skframe_losses import _classification_numpy as _np_formulas
+from skframe_losses.losses import LOSS_NUMBA_MIN_ENTRIES, _as_pair, _BaseLoss
+
+__all__ = ["LogisticLoss", "MultinomialLoss", "LogisticConjugate", "MultinomialConjugate"]
+
+_numba = lazy_module("skframe_losses._classification_numba")
+_FEASIBILITY_TOL = 1e-9
+
+
+def _run(name, F, Y):
+    """``name(F, Y)`` compiled on large arrays, plain NumPy on small ones (as the other losses)."""
+    if numba_enabled() and (numba_min_work() == 0 or F.size >= LOSS_NUMBA_MIN_ENTRIES):
+        return getattr(_numba, name)(F, Y)
+    return getattr(_np_formulas, name)(F, Y)
+
+
+def _xlogx(x):
+    x = np.clip(x, 0.0, None)
+    return np.where(x > 0, x * np.log(np.where(x > 0, x, 1.0)), 0.0)
+
+
+def _check_signs(Y, loss):
+    if not np.all(np.abs(Y) == 1.0):
+        bad = np.asarray(Y)[np.abs(Y) != 1.0].ravel()[:3].tolist()
+        raise InvalidInputError(f"the {loss} loss needs labels -1 or +1, got {bad}; encode the classes as -1/+1")
+
+
+class LogisticConjugate:
+    """``h(alpha, y) = sum_j H(alpha_j y_j)`` (binary entropy) on ``0 <= alpha_j y_j <= 1``, labels ±1."""
+
+    structure = "entropy"
+
+    def __repr__(self):
+        return "LogisticConjugate()"
+
+    def values(self, A, Y):
+        """``h(alpha_i, y_i)`` per sample; ``-inf`` outside the domain."""
+        A, Y = np.asarray(A, dtype=np.float64), np.asarray(Y, dtype=np.float64)
+        _check_signs(Y, "logistic")
+        S = A * Y
+        out = -np.sum(_xlogx(S) + _xlogx(1.0 - S), axis=1)
+        out[np.any((S < -_FEASIBILITY_TOL) | (S > 1.0 + _FEASIBILITY_TOL), axis=1)] = -np.inf
+        return out
+
+    def project(self, A, Y):
+        """Nearest point of the domain: ``alpha_j y_j`` clipped to [0, 1]."""
+        Y = np.asarray(Y, dtype=np.float64)
+        return Y * np.clip(np.asarray(A, dtype=np.float64) * Y, 0.0, 1.0)
+
+
+def _simplex_projection(P):
+    """Euclidean projection of every row of ``P`` on the probability simplex (sort-based)."""
+    n, k = P.shape
+    U = -np.sort(-P, axis=1)
+    css = np.cumsum(U, axis=1) - 1.0
+    idx = np.arange(1, k + 1)
+    cond = U - css / idx > 0
+    rho = k - 1 - np.argmax(cond[:, ::-1], axis=1)
+    theta = css[np.arange(n), rho] / (rho + 1.0)
+    return np.maximum(P - theta[:, None], 0.0)
+
+
+class MultinomialConjugate:
+    """``h(alpha, y) = -sum_j q_j log q_j`` (entropy) with ``q = t - alpha`` in the simplex, ``t = (y + 1)/2``."""
+
+    structure = "entropy"
+
+    def __repr__(self):
+        return "MultinomialConjugate()"
+
+    @staticmethod
+    def _targets(Y):
+        Y = np.asarray(Y, dtype=np.float64)
+        _check_signs(Y, "multinomial")
+        if not np.all(np.sum(Y > 0, axis=1) == 1):
+            raise InvalidInputError("the multinomial loss needs one +1 per row (the class) and -1 elsewhere")
+        return 0.5 * (Y + 1.0)
+
+    def values(self, A, Y):
+        """``h(alpha_i, y_i)`` per sample; ``-inf`` outside the domain."""
+        Q = self._targets(Y) - np.asarray(A, dtype=np.float64)
+        out = -np.sum(_xlogx(Q), axis=1)
+        bad = np.any(Q < -_FEASIBILITY_TOL, axis=1) | (np.abs(Q.sum(axis=1) - 1.0) > 1e-8)
+        out[bad] = -np.inf
+        return out
+
+    def project(self, A, Y):
+        """Nearest point of the domain: ``t - alpha`` projected on the simplex."""
+        T = self._targets(Y)
+        return T - _simplex_projection(T - np.asarray(A, dtype=np.float64))
+
+
+class LogisticLoss(_BaseLoss):
+    """Binary logistic loss ``l(f, y) = sum_j log(1 + exp(-y_j f_j))``, labels ``y_j`` in {-1, +1}.
+
+    Smooth, 1-Lipschitz per output; ``P(y = +1 | f) = 1 / (1 + exp(-f))`` (:meth:`probabilities`).
+    With several columns the columns are independent binary problems (one-vs-rest).
+    Used by :class:`skframe.models.SketchedKernelClassifier` (``loss="logistic"``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> float(LogisticLoss().value(np.array([[0.0]]), np.array([[1.0]]))[0]) == float(np.log(2))
+    True
+    """
+
+    name = "logistic"
+    __skframe_tags__ = LossTags(smooth=True, lipschitz=1.0, classification=True, default_solver="newton")
+    conjugate = LogisticConjugate()
+
+    def value(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return _run("logistic_value", F, Y)
+
+    def gradient(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return _run("logistic_gradient", F, Y)
+
+    def hessian(self, F, Y):
+        """Second derivatives with respect to ``f_i``, shape (n, d, d) (diagonal: independent columns)."""
+        F, Y = _as_pair(F, Y)
+        H = _run("logistic_curvature", F, Y)
+        out = np.zeros(H.shape + (H.shape[1],))
+        j = np.arange(H.shape[1])
+        out[:, j, j] = H
+        return out
+
+    def hessian_times(self, F, Y, U):
+        """``H_i u_i`` per row (the Hessian never formed), shape (n, d)."""
+        F, Y = _as_pair(F, Y)
+        return _run("logistic_curvature", F, Y) * U
+
+    @staticmethod
+    def probabilities(F):
+        """``P(y_j = +1 | f)`` per entry, shape of ``F``."""
+        F = np.asarray(F, dtype=np.float64)
+        return _np_formulas._sigmoid_neg(-F)
+
+
+class MultinomialLoss(_BaseLoss):
+    """Multinomial logistic (softmax cross-entropy) loss over K outputs: ``log sum_j exp(f_j) - f_c``.
+
+    The targets hold +1 for the class ``c`` and -1 elsewhere (one-of-K ±1 codes). One coupled loss on
+    the K-vector output: a multiclass problem is solved as one problem, not K independent ones.
+    Smooth; sqrt(2)-Lipschitz in the Euclidean norm; ``P(c | f) = softmax(f)_c`` (:meth:`probabilities`).
+    The predictions are defined up to a common shift of the K outputs (the penalty picks the one
+    whose outputs sum to zero over the training set's features).
+    """
+
+    name = "multinomial"
+    __skframe_tags__ = LossTags(smooth=True, lipschitz=math.sqrt(2.0), classification=True, one_of_k=True,
+                                default_solver="newton")
+    conjugate = MultinomialConjugate()
+
+    def value(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return _run("multinomial_value", F, Y)
+
+    def gradient(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return _run("multinomial_gradient", F, Y)
+
+    def hessian(self, F, Y):
+        """Second derivatives with respect to ``f_i``: ``diag(p_i) - p_i p_i^T``, shape (n, K, K)."""
+        F, _ = _as_pair(F, Y)
+        P = _np_formulas.softmax(F)
+        out = -P[:, :, None] * P[:, None, :]
+        j = np.arange(P.shape[1])
+        out[:, j, j] += P
+        return out
+
+    def hessian_times(self, F, Y, U):
+        """``H_i u_i = p_i * u_i - p_i <p_i, u_i>`` per row (the Hessian never formed), shape (n, K)."""
+        F, _ = _as_pair(F, Y)
+        P = _np_formulas.softmax(F)
+        PU = P * U
+        return PU - P * PU.sum(axis=1, keepdims=True)
+
+    @staticmethod
+    def probabilities(F):
+        """Class probabilities ``softmax(f)`` per row, shape of ``F``."""
+        return _np_formulas.softmax(np.asarray(F, dtype=np.float64))

@@ -1,0 +1,186 @@
+"""Newton's method with a line search on the m-dimensional sketched problem (``newton``), for smooth losses
+that give their second derivatives (logistic, multinomial).
+
+On the sketched features the variable ``V`` is small (r x k, r <= m), while the data term is a sum over n
+rows. Each Newton step costs one pass over the rows that forms the gradient and the Hessian
+
+    H = (1/n) sum_i w_i (z_i z_i^T) ⊗ (C H_i C^T) + lam I,    H_i = d^2 l(f_i, y_i) / df^2,
+
+(``K (K + 1) / 2`` weighted Gram products ``Z^T diag(c) Z`` for K outputs, one for a binary problem), a
+Cholesky solve of its (r k) x (r k) system and an Armijo backtracking line search (Nocedal and Wright,
+*Numerical Optimization*, §3.1 and §6). The logistic and multinomial losses are self-concordant-like,
+so from zero the steps converge quadratically after a few damped ones: 5 to 10 passes reach a
+relative duality gap of 1e-10, where L-BFGS needs tens to hundreds of passes at small ``lam`` (the
+Hessian's condition number grows like ``1 / lam``). When ``r k`` exceeds ``max_dense`` the step is
+computed by conjugate gradients with Hessian-vector products (``loss.hessian_times``; two passes over the
+rows per product, the Hessian never formed).
+
+The stop is the certified relative duality gap: at every iterate the dual point ``alpha_i = -grad l(f_i, y_i)``
+is feasible for these losses and its dual objective (from the loss's ``conjugate``) needs no extra pass,
+``V(A) = V - grad P / lam``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from skframe.plugin.api import InvalidParameterError, SolverTags, get_tags
+from skframe.plugin.toolbox import solve_psd
+from skframe_solvers._base import COUNT, POSITIVE, BaseSolver
+from skframe_solvers._duality import conjugate_of, relative_gap
+
+__all__ = ["NewtonSolver"]
+
+
+def _hessian(loss, F, Y):
+    """The loss's second derivatives (n, d, d); the identity for the square loss."""
+    if callable(getattr(loss, "hessian", None)):
+        return loss.hessian(F, Y)
+    return np.broadcast_to(np.eye(F.shape[1]), (F.shape[0],) + (F.shape[1],) * 2)
+
+
+def _hessian_times(loss, F, Y, U):
+    return loss.hessian_times(F, Y, U) if callable(getattr(loss, "hessian_times", None)) else U
+
+
+def _pass(fp, V, hessian):
+    """One pass over the rows: ``(P, grad P, sum_i w_i h(alpha_i), H or None)`` at V."""
+    k, r = fp.C.shape[0], fp.r
+    total, hsum, grad = 0.0, 0.0, np.zeros_like(V)
+    H = np.zeros((r, k, r, k)) if hessian else None
+    conj = conjugate_of(fp.loss)
+    for start, Zb, Yb in fp.blocks():
+        F = fp.predict(V, Zb)
+        w = fp.row_weights(start, start + Zb.shape[0])
+        values, G, h = fp.loss.value(F, Yb), fp.loss.gradient(F, Yb), conj.values(-fp.loss.gradient(F, Yb), Yb)
+        if w is not None:
+            values, G, h = values * w[:, 0], G * w, h * w[:, 0]
+        total, hsum = total + float(np.sum(values)), hsum + float(np.sum(h))
+        grad += Zb.T @ (G @ fp.C.T)
+        if hessian:
+            Hk = np.einsum("ja,iab,lb->ijl", fp.C, _hessian(fp.loss, F, Yb), fp.C)  # C H_i C^T, (b, k, k)
+            if w is not None:
+                Hk *= w[:, :, None]
+            for j in range(k):
+                for m in range(j, k):
+                    c = Hk[:, j, m]
+                    if m != j and not np.any(c):
+                        continue
+                    B = Zb.T @ (Zb * c[:, None])
+                    H[:, j, :, m] += B
+                    if m != j:
+                        H[:, m, :, j] += B
+    grad = grad / fp.n + fp.lam * V
+    P = total / fp.n + fp.penalty(V)
+    if hessian:
+        H = H.reshape(r * k, r * k) / fp.n
+        H[np.diag_indices_from(H)] += fp.lam
+    return P, grad, hsum, H
+
+
+def _times_hessian(fp, V, U):
+    """``H u`` for a direction U (r x k) by two products with Z per block."""
+    out = np.zeros_like(U)
+    for start, Zb, Yb in fp.blocks():
+        F, D = fp.predict(V, Zb), fp.predict(U, Zb)
+        HD = _hessian_times(fp.loss, F, Yb, D)
+        w = fp.row_weights(start, start + Zb.shape[0])
+        if w is not None:
+            HD = HD * w
+        out += Zb.T @ (HD @ fp.C.T)
+    return out / fp.n + fp.lam * U
+
+
+def _cg(fp, V, g, max_iter):
+    """Truncated conjugate gradients on ``H s = -g`` (forcing term ``min(0.5, sqrt(||g||)) ||g||``)."""
+    s, r = np.zeros_like(g), -g
+    p, rr = r.copy(), float(np.sum(r * r))
+    stop = min(0.5, np.sqrt(np.sqrt(rr))) * np.sqrt(rr)
+    for _ in range(max_iter):
+        Hp = _times_hessian(fp, V, p)
+        a = rr / float(np.sum(p * Hp))
+        s += a * p
+        r -= a * Hp
+        new = float(np.sum(r * r))
+        if np.sqrt(new) <= stop:
+            break
+        p, rr = r + (new / rr) * p, new
+    return s
+
+
+class NewtonSolver(BaseSolver):
+    """Damped Newton steps with a certified duality-gap stop, for smooth losses with ``hessian`` (see module).
+
+    Parameters
+    ----------
+    tol : float, default=1e-8
+        Stop when the relative duality gap ``(P - D) / max(|P|, |D|)`` is at most ``tol``.
+    max_iter : int, default=100
+        Newton steps at most (a :class:`sklearn.exceptions.ConvergenceWarning` past them).
+    max_dense : int, default=3000
+        Largest ``r k`` for which the Hessian is formed; above, conjugate gradients with
+        Hessian-vector products compute the step.
+    max_cg : int, default=50
+        Conjugate-gradient iterations per step (when the Hessian is not formed).
+    """
+
+    name = "newton"
+    __skframe_tags__ = SolverTags(requires_smooth=True)
+    _parameter_constraints = {"tol": POSITIVE, "max_iter": COUNT, "max_dense": COUNT, "max_cg": COUNT}
+    _parameter_hints = {"tol": "tol must be > 0, e.g. 1e-8"}
+
+    def __init__(self, tol=1e-8, max_iter=100, max_dense=3000, max_cg=50):
+        self._set_params(locals())
+
+    def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
+        """Minimise the feature-map objective; ``progress(1)`` after each Newton step."""
+        name = getattr(loss, "name", type(loss).__name__)
+        square = get_tags(loss, "loss").square
+        if not (callable(getattr(loss, "hessian", None)) or square) or conjugate_of(loss) is None:
+            raise InvalidParameterError(f"solver 'newton' needs a loss with second derivatives ('hessian') and a "
+                                        f"conjugate, which {name!r} does not declare; use solver='lbfgs'")
+        fp = self._problem(problem, loss, lam, M)
+        V = fp.from_W(init) if init is not None else np.zeros(fp.shape)
+        dense = fp.r * fp.C.shape[0] <= self.max_dense
+        trace, steps, evals = [], 0, 0
+        while True:
+            P, g, hsum, H = _pass(fp, V, dense)
+            evals += 1
+            VA = V - g / fp.lam  # the primal image of the dual point alpha = -grad l
+            D = hsum / fp.n - fp.penalty(VA)
+            trace.append((P, D, relative_gap(P, D)))
+            if trace[-1][2] <= self.tol or steps >= self.max_iter:
+                break
+            step = (solve_psd(H, g.reshape(-1), jitter=True).reshape(g.shape) * -1.0 if dense
+                    else _cg(fp, V, g, self.max_cg))
+            slope, t = float(np.sum(g * step)), 1.0
+            while t > 1e-10:
+                evals += 1
+                if fp.objective(V + t * step) <= P + 1e-4 * t * slope:
+                    break
+                t *= 0.5
+            if t <= 1e-10:  # no decrease left at machine precision: stop with the gap reached
+                break
+            V = V + t * step
+            steps += 1
+            if progress is not None:
+                progress(1)
+        return self._finish(fp, V, trace, steps, evals, dense)
+
+    def _finish(self, fp, V, trace, steps, evals, dense):
+        P, D, gap = trace[-1]
+        info = {"method": "newton" if dense else "newton-cg", "primal": float(P), "dual": float(D),
+                "gap": float(P - D), "relative_gap": float(gap), "newton_steps": int(steps),
+                "passes": int(evals), "gap_history": [float(t[2]) for t in trace],
+                "dual_history": [float(t[1]) for t in trace]}
+        if gap <= self.tol:
+            reason = f"converged: relative duality gap {gap:.2e} <= tol={self.tol} after {steps} newton_steps"
+        else:
+            from sklearn.exceptions import ConvergenceWarning  # lazy: scikit-learn is slow to import
+
+            reason = (f"stopped after {steps} newton_steps with relative duality gap {gap:.2e} > tol={self.tol}; "
+                      "raise max_iter or lam")
+            warnings.warn(f"newton {reason}", ConvergenceWarning, stacklevel=3)
+        return self._result(fp, V, [t[0] for t in trace], reason, steps, info, certificate=False)
