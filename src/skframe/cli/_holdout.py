@@ -7,8 +7,9 @@ reports the training metrics, labelled as such. The embedded default data and fi
 ``--test`` (or ``--split-column``) have a test set and are evaluated on it.
 """
 
-from __future__ import copy
+from __future__ import annotations
 
+import copy
 import time
 import warnings
 
