@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from skframe.compute.plan import describe_data, plan_fit, plan_predict
 from skframe.constraints import HasMethods, Interval, Options, validate_params
+from skframe.contract.collections import n_items
 from skframe.exceptions import InvalidParameterError, NotFittedError
 from skframe.models._core import is_exact_sketch, lam_path, predict_expansion
 from skframe.models._core import resolve_kernel as _core_resolve_kernel
@@ -21,7 +22,6 @@ from skframe.models._core import resolve_sketch as _core_resolve_sketch
 from skframe.models._data import validate_X, validate_XY
 from skframe.models._fit import plan_for, planned_loss
 from skframe.options import ComputeOptions
-from skframe.contract.collections import n_items
 
 __all__ = ["store_params", "KernelModelMixin", "KernelRegressorMixin", "validate_X", "validate_XY", "resolve_kernel",
            "resolve_sketch", "KERNEL_MODEL_CONSTRAINTS", "KERNEL_MODEL_HINTS", "in_memory_plan", "execution_record"]
@@ -34,14 +34,14 @@ KERNEL_MODEL_CONSTRAINTS = {
     "sketch": [str, HasMethods("draw"), HasMethods("fit_features"), None],
     "sketch_size": [Interval("int", 1, None), Options("auto"), None],
     "sketch_params": [dict, None],
-    "lam": [Interval("real", 0, None, closed="neither"), "array-like"],
+    "lam": [Interval("real", 0, None, closed="neither"), Options("auto"), "array-like"],
     "random_state": ["random_state"],
     "memory_budget": [Interval("int", 1, None), str, None],
     "dtype": [Options("float64", "float32")],
     "backend": [Options("auto", "numpy", "cupy")],
 }
 #: the fix each message about one of those parameters suggests (``_parameter_hints``)
-KERNEL_MODEL_HINTS = {"lam": "e.g. lam=1e-3, or a list of values for a regularisation path",
+KERNEL_MODEL_HINTS = {"lam": "e.g. lam=1e-3, 'auto' to choose it from the data, or a list of values for a path",
                       "sketch_size": "a positive integer m, or 'auto' to choose it from n"}
 
 
@@ -172,7 +172,9 @@ class KernelRegressorMixin:
 
 
 def check_lam(lam):
-    """The λ values (one or a path), each > 0; raises InvalidParameterError naming the bad one."""
+    """The λ values (one or a path), each > 0, or ``["auto"]``; raises InvalidParameterError naming the bad one."""
+    if isinstance(lam, str) and lam.lower() == "auto":
+        return ["auto"]
     values = lam_path(lam)
     if not values:
         raise InvalidParameterError("lam=[] is empty; give a positive number such as 1e-3 or a list of them")

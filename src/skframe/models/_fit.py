@@ -27,10 +27,12 @@ import numpy as np
 from skframe.compute.backend import serial_blas
 from skframe.compute.plan import describe_data, plan_fit
 from skframe.compute.stream_fit import options_from, streamed_representation
+from skframe.contract.collections import n_items, take
+from skframe.contract.tags import get_tags
 from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import ZERO_GRAM
 from skframe.exceptions import InvalidParameterError
-from skframe.models import _degenerate
+from skframe.models import _autotune, _degenerate
 from skframe.models._core import (
     build_representation,
     lam_path,
@@ -42,8 +44,6 @@ from skframe.models._core import (
     target_offset,
 )
 from skframe.models._data import validate_X
-from skframe.contract.collections import n_items
-from skframe.contract.tags import get_tags
 
 __all__ = ["Recipe", "Fit", "plan_for", "planned_loss", "planned_solver"]
 
@@ -139,7 +139,9 @@ class Fit:
         self.sample_weight, self.progress = sample_weight, progress
         self.n = n_items(X)
         _degenerate.check_feature_range(X)  # squares that overflow float64: refused before any kernel
-        self.kernel, self.kernel_spec = resolve_kernel(estimator.kernel, estimator.kernel_params, X)
+        self.auto_info = {}
+        self.kernel_params = self._kernel_params(estimator, X, Y, recipe)  # gamma="auto" chosen here
+        self.kernel, self.kernel_spec = resolve_kernel(estimator.kernel, self.kernel_params, X)
         _degenerate.check_kernel_parameters(self.kernel, self.kernel_spec)  # e.g. gamma="scale" made 0 by the data
         self.plan = plan_for(estimator, X, Y.shape[1], self.kernel, recipe.loss)  # every execution choice, once
         if isinstance(estimator.sketch, str):
@@ -161,6 +163,46 @@ class Fit:
         the fitted attributes come with :meth:`store`.
         """
         return estimator._new_fit(X, y, progress=progress)
+
+    def _kernel_params(self, estimator, X, Y, recipe):
+        """The kernel's parameters with ``gamma="auto"`` resolved (:mod:`skframe.models._autotune`): the
+        median heuristic's γ₀ × 10^k scored by the square-loss GCV (minimum over λ) on a row subsample."""
+        params = dict(estimator.kernel_params or {})
+        if not _autotune.is_auto(params.get("gamma")):
+            return estimator.kernel_params
+        params.pop("gamma")
+        if estimator.kernel in ("gaussian", "rbf"):
+            gamma0, start = _autotune.median_gamma(X), "median heuristic 1/median ||x_i - x_j||^2"
+        else:  # the kernel's own data-based scale
+            gamma0 = float(resolve_kernel(estimator.kernel, dict(params, gamma="scale"), X)[0].gamma)
+            start = "the kernel's gamma='scale'"
+        rows = _autotune.subsample_rows(self.n)
+        Xs, Ys = take(X, rows), np.asarray(Y[rows] if not hasattr(Y, "compute") else Y[rows].compute())
+        probe = Recipe(None, fit_intercept=True, exact="gram", rtol=recipe.rtol)
+        scores = []
+        for gamma in _autotune.gamma_candidates(gamma0):
+            trial = copy.copy(estimator)
+            trial.kernel_params, trial.memory_budget = dict(params, gamma=gamma), None
+            scores.append(_autotune.choose_lam_square(Fit(trial, Xs, Ys, probe))[1]["value"])
+        gammas = _autotune.gamma_candidates(gamma0)
+        best = int(np.argmin(scores))
+        self.auto_info["gamma"] = {
+            "chosen": gammas[best], "start": gamma0, "grid": gammas, "curve": [float(v) for v in scores],
+            "criterion": "gcv", "rows": int(rows.size),
+            "reason": f"{start} x 10^k (k = -1..1), least square-loss GCV on {rows.size} rows"}
+        return dict(params, gamma=gammas[best])
+
+    def choose_lam(self):
+        """``lam="auto"``: the GCV minimiser for the square loss, else the k-fold choice along a λ grid
+        (each fold a :class:`Fit` of the same recipe); recorded in ``auto_info["lam"]``."""
+        if self.recipe.loss is None:
+            lam, info = _autotune.choose_lam_square(self)
+        else:
+            est = copy.copy(self.estimator)
+            est.kernel_params = self.kernel_params
+            lam, info = _autotune.choose_lam_kfold(self.X, self.Y, lambda Xt, Yt: Fit(est, Xt, Yt, self.recipe))
+        self.auto_info["lam"] = info
+        return lam
 
     # ------------------------------------------------------------------ steps
     def serial_blas(self):
@@ -249,7 +291,7 @@ class Fit:
             prev = np.asarray(est.weights_)
             init = prev if rep.Z is not None and prev.shape == (rep.Z.shape[1], self.Y.shape[1]) else None
         t_solve = time.perf_counter()
-        lams = lam_path(est.lam)
+        lams = [self.choose_lam()] if _autotune.is_auto(est.lam) else lam_path(est.lam)
         with self.serial_blas():
             results, coefs = [], []
             for lam in lams:
@@ -296,6 +338,10 @@ class Fit:
         est.n_iter_ = int(res.n_iter)
         est.solver_info_ = dict(res.info)
         est.n_outputs_ = self.Y.shape[1]
+        if self.auto_info:  # what lam="auto" / gamma="auto" chose, the criterion and its curve
+            est.fit_info_ = copy.deepcopy(self.auto_info)
+        elif isinstance(getattr(est, "fit_info_", None), dict) and "lam" in est.fit_info_:
+            del est.fit_info_  # a previous automatic choice no longer describes this fit
         est.solve_seconds_ = solve_seconds
         est.fit_seconds_ = time.perf_counter() - self.t0
         for key, value in (self.recipe.attributes or {}).items():
