@@ -102,3 +102,18 @@ def test_bad_lam_string_is_refused():
 
     with pytest.raises(InvalidParameterError, match="lam"):
         SketchedKernelRidge(lam="best").fit(np.ones((5, 2)), np.arange(5.0))
+
+
+def test_auto_lam_of_the_structured_model_is_a_kfold_choice():
+    from skframe.models import OutputKernelRegressor
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(90, 4))
+    Y = (X[:, :3] + 0.3 * rng.normal(size=(90, 3)) > 0).astype(float)
+    model = OutputKernelRegressor(input_sketch="subsample", input_sketch_size=30, lam="auto",
+                                  random_state=0).fit(X, Y)
+    info = model.fit_info_["lam"]
+    assert info["chosen"] == info["grid"][int(np.argmin(info["curve"]))]
+    fixed = OutputKernelRegressor(input_sketch="subsample", input_sketch_size=30, lam=info["chosen"],
+                                  random_state=0).fit(X, Y)
+    np.testing.assert_array_equal(model.predict(X), fixed.predict(X))
