@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 
+from skframe.cli._chosen import chosen_info, chosen_lines, training_info
 from skframe.cli._common import (
     echo_json,
     handle_errors,
@@ -50,14 +51,20 @@ def is_multilabel(Y):
     return bool(np.isin(Y, (0.0, 1.0)).all())
 
 
-DEFAULT_LAM = 1e-3
+#: ``--lam`` left out: chosen from the data as part of the fit (GCV for the square loss, 3 folds otherwise)
+DEFAULT_LAM = "auto"
+#: the fixed λ of the molecule and graph fits (their kernels are slow enough that folds would cost several fits)
+GRAPH_LAM = 1e-3
 EMBEDDED_DATA_SEED = 0
 
 
 def parse_lam(value):
-    """``--lam``: None, one value (a float) or a regularisation path (a list of floats, fitted in order)."""
+    """``--lam``: None, ``"auto"``, one value (a float) or a regularisation path (a list of floats, fitted in
+    order)."""
     if value is None or isinstance(value, (int, float, list, tuple)):
         return value
+    if str(value).strip().lower() == "auto":
+        return "auto"
 
     values = parse_float_list(str(value), "--lam")
     if not values:
@@ -119,7 +126,7 @@ def load_data(opts):
     from skframe.datasets import load_dataset, load_default  # lazy: loads scikit-learn (~0.6 s at start-up)
 
     if _graph_data.wanted(opts):  # molecules (SMILES, SDF) or graphs (JSON lines)
-        opts.lam = DEFAULT_LAM if opts.lam is None else opts.lam
+        opts.lam = GRAPH_LAM if opts.lam is None else opts.lam
         return _graph_data.load(opts)
     if opts.train is None:
         # The embedded data are always drawn with the same seed; --seed only seeds the model.
@@ -343,7 +350,8 @@ def _run_fit(opts, stack):
         "n_targets": int(Y_tr.shape[1]) if len(Y_tr.shape) > 1 else 1,
         "sketch": getattr(model, "sketch_info_", None),
         "execution": getattr(model, "execution_", None),
-        "training": getattr(model, "fit_info_", None),  # dsokr: the recipe used and each network's epochs
+        "training": training_info(model),  # dsokr: the recipe used and each network's epochs
+        "chosen": chosen_info(model),  # lam="auto" / gamma="auto": what was chosen, by which criterion
         "model": {"class": type(model).__name__, "params": _params(model)},
         "data": prep.data_info,
     }
@@ -399,6 +407,8 @@ def print_report(report):
         typer.echo(f"training   {t['network']} {net} batch={t['batch_size']} "
                    f"{t['optimizer']} lr={t['learning_rate']:g} {t['lr_schedule']} weight_decay={t['weight_decay']:g} "
                    f"early stopping on {t['validation_metric'] or 'none'} ({t['n_validation']} held out): {runs}")
+    for line in chosen_lines(report.get("chosen")):
+        typer.echo(line)
     typer.echo(f"fit        {report['fit_seconds']:.4f} s")
     typer.echo(f"predict    {report['predict_seconds']:.4f} s")
     typer.echo(f"metrics on the {report['evaluated_on']} set:")

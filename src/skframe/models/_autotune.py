@@ -24,6 +24,8 @@ the minimum over λ of the square-loss GCV on at most :data:`GAMMA_ROWS` evenly 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy.optimize import minimize_scalar
 
@@ -124,8 +126,8 @@ def choose_lam_square(fit, lams=AUTO_LAMS):
     lam, best = _refine(lambda v: gcv_curve(s, g2, yy, n, [v])[0], np.asarray(lams), values)
     info = {"chosen": lam, "criterion": "gcv", "value": best, "grid": [float(v) for v in lams],
             "curve": [float(v) for v in values], "rank": int(s.size),
-            "reason": f"minimum of the generalised cross-validation over {len(lams)} values from one "
-                      "eigendecomposition, refined between its neighbours"}
+            "reason": f"least generalised cross-validation (GCV) over {len(lams)} values from one "
+                      "eigendecomposition"}
     return lam, info
 
 
@@ -158,14 +160,15 @@ def choose_lam_kfold(X, Y, make_fit, lams=KFOLD_LAMS, folds=KFOLD):
         train = np.setdiff1d(np.arange(n), held)
         fit = make_fit(take(X, train), Y[train])
         Y_te = np.asarray(Y[held])
-        for j, res in enumerate(fit.solve_path(order)):
-            losses[k, j] = _held_out_loss(fit, take(X, held), Y_te, res.W)
+        with warnings.catch_warnings():  # a fold's unconverged solve is scored as it is; the final fit warns
+            warnings.simplefilter("ignore")
+            for j, res in enumerate(fit.solve_path(order)):
+                losses[k, j] = _held_out_loss(fit, take(X, held), Y_te, res.W)
     mean = losses.mean(axis=0)
     j = int(np.argmin(mean))
     info = {"chosen": float(order[j]), "criterion": f"{folds}-fold held-out loss", "value": float(mean[j]),
             "grid": [float(v) for v in order], "curve": [float(v) for v in mean],
-            "reason": f"least mean held-out loss of {folds} consecutive folds over {order.size} values "
-                      "(one representation per fold, warm-started λ path)"}
+            "reason": f"least mean held-out loss of {folds} consecutive folds over {order.size} values"}
     return float(order[j]), info
 
 

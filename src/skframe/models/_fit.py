@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import time
+import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -183,13 +184,15 @@ class Fit:
         for gamma in _autotune.gamma_candidates(gamma0):
             trial = copy.copy(estimator)
             trial.kernel_params, trial.memory_budget = dict(params, gamma=gamma), None
-            scores.append(_autotune.choose_lam_square(Fit(trial, Xs, Ys, probe))[1]["value"])
+            with warnings.catch_warnings():  # the probes' sketch-size and rank notes are the final fit's to give
+                warnings.simplefilter("ignore")
+                scores.append(_autotune.choose_lam_square(Fit(trial, Xs, Ys, probe))[1]["value"])
         gammas = _autotune.gamma_candidates(gamma0)
         best = int(np.argmin(scores))
         self.auto_info["gamma"] = {
             "chosen": gammas[best], "start": gamma0, "grid": gammas, "curve": [float(v) for v in scores],
-            "criterion": "gcv", "rows": int(rows.size),
-            "reason": f"{start} x 10^k (k = -1..1), least square-loss GCV on {rows.size} rows"}
+            "criterion": "gcv", "value": float(scores[best]), "rows": int(rows.size),
+            "reason": f"{start} x 10^k, k = -1..1, least square-loss GCV on {rows.size} rows"}
         return dict(params, gamma=gammas[best])
 
     def choose_lam(self):
