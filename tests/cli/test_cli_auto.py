@@ -37,14 +37,19 @@ def test_default_lam_is_chosen_by_gcv_and_reported(files):
     chosen = rep["chosen"]["lam"]
     assert rep["model"]["params"]["lam"] == "auto" and chosen["criterion"] == "gcv"
     assert len(chosen["curve"]) == len(chosen["grid"]) and rep["training"] is None
+    assert rep["chosen"]["gamma"]["criterion"] == "gcv"  # gamma="auto" is the command's default too
 
 
 def test_lam_option_fixes_it(files):
     train, test = files
-    rep = json.loads(_fit([train, "--test", test, "--sketch-size", "40", "--lam", "1e-3", "--json"]).stdout)
+    fixed = [train, "--test", test, "--sketch-size", "40", "--lam", "1e-3", "--kernel-param", "gamma=0.5"]
+    rep = json.loads(_fit([*fixed, "--json"]).stdout)
     assert rep["model"]["params"]["lam"] == 1e-3 and rep["chosen"] is None
-    out = _fit([train, "--test", test, "--sketch-size", "40", "--lam", "1e-3"]).output
-    assert not any(line.startswith("lam ") for line in out.splitlines())
+    assert rep["model"]["params"]["kernel_params"] == {"gamma": 0.5}
+    out = _fit(fixed).output
+    assert not any(line.startswith(("lam ", "gamma ")) for line in out.splitlines())
+    rep = json.loads(_fit([train, "--test", test, "--sketch-size", "40", "--lam", "1e-3", "--json"]).stdout)
+    assert set(rep["chosen"]) == {"gamma"}  # gamma chosen by default, lam fixed
 
 
 def test_auto_gamma_from_the_command_line(files):

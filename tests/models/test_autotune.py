@@ -86,6 +86,7 @@ def test_auto_gamma_starts_from_the_median_heuristic(data):
     D = ((X[:, None] - X[None]) ** 2).sum(-1)[np.triu_indices(len(X), 1)]
     assert info["start"] == pytest.approx(1.0 / np.median(D), rel=1e-10) == median_gamma(X)
     assert model.kernel_.gamma == info["chosen"] == info["grid"][int(np.argmin(info["curve"]))]
+    assert info["grid"][0] <= info["start"] / 10 and info["grid"][-1] >= info["start"] * 10
 
 
 def test_auto_lam_of_a_lipschitz_loss_is_a_kfold_choice(data):

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
-__all__ = ["chosen_info", "training_info", "chosen_lines"]
+__all__ = ["chosen_info", "training_info", "chosen_lines", "default_auto_gamma", "AUTO_GAMMA_KERNELS"]
 
-_AUTO_KEYS = ("lam", "gamma")
+_AUTO_KEYS = ("gamma", "lam")
+#: the kernels whose ``gamma`` ``skframe fit`` chooses from the data when ``--kernel-param gamma=...`` is not given
+AUTO_GAMMA_KERNELS = ("gaussian", "rbf", "laplacian")
+
+
+def default_auto_gamma(opts, X):
+    """``skframe fit`` on a numeric table, without a given ``gamma``: ``gamma="auto"`` for the kernels of
+    :data:`AUTO_GAMMA_KERNELS` (not on a Dask cluster, where the probe fits would move rows to the client)."""
+    if opts.dask_scheduler is not None or opts.dask_local is not None or len(getattr(X, "shape", ())) != 2:
+        return
+    if str(opts.kernel).lower() in AUTO_GAMMA_KERNELS and "gamma" not in (opts.kernel_params or {}):
+        opts.kernel_params = {**(opts.kernel_params or {}), "gamma": "auto"}
 
 
 def chosen_info(model):

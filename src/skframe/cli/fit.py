@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from skframe.cli._chosen import chosen_info, chosen_lines, training_info
+from skframe.cli._chosen import chosen_info, chosen_lines, default_auto_gamma, training_info
 from skframe.cli._common import (
     echo_json,
     handle_errors,
@@ -208,6 +208,7 @@ def run_fit(opts):
     # imports, it is a cost of the process, not of the fit.
     get_plugin_registry()
     opts.lam = parse_lam(opts.lam)
+    opts.auto_gamma = True  # the fit command's default γ (not tune's, whose grid holds γ)
     with contextlib.ExitStack() as stack:
         return _run_fit(opts, stack)
 
@@ -273,6 +274,8 @@ def prepare(opts, stack):
 
         opts.sketch, data_info["default_sketch"] = default_sketch(describe_data(X_tr).n,
                                                                   sketch_params=opts.sketch_params)
+    if getattr(opts, "auto_gamma", False) and task != "structured":
+        default_auto_gamma(opts, X_tr)
     model = module.build_estimator(opts)
     y_fit = _targets_for_fit(Y_tr, task)
     X_fit, client = X_tr, None

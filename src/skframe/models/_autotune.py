@@ -19,7 +19,8 @@ representation per fold, the λ path solved warm-started from the largest λ), s
 
 **Bandwidth** (``gamma="auto"``): the median heuristic ``γ₀ = 1 / median ||x_i - x_j||^2`` (Gaussian kernels;
 other kernels start from their ``"scale"`` value), then ``γ₀ × 10^k``, ``k ∈ {-1, -0.5, 0, 0.5, 1}``, scored by
-the minimum over λ of the square-loss GCV on at most :data:`GAMMA_ROWS` evenly spaced rows.
+the minimum over λ of the square-loss GCV on at most :data:`GAMMA_ROWS` evenly spaced rows; a best value at an
+end of that grid extends it by half a decade (twice at most).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from scipy.optimize import minimize_scalar
 from skframe.contract.collections import n_items, take
 
 __all__ = ["AUTO_LAMS", "is_auto", "square_spectrum", "gcv_curve", "loo_curve", "choose_lam_square",
-           "choose_lam_kfold", "median_gamma", "gamma_candidates", "GAMMA_ROWS"]
+           "choose_lam_kfold", "median_gamma", "gamma_candidates", "choose_gamma", "GAMMA_ROWS"]
 
 #: the λ grid ``lam="auto"`` scores (then refined between the best value's neighbours for the square loss)
 AUTO_LAMS = np.logspace(-10, 0, 41)
@@ -43,6 +44,8 @@ GAMMA_ROWS = 3000
 #: folds of the k-fold search of the losses without a closed form
 KFOLD = 3
 _MEDIAN_ROWS = 500
+#: the exponents k of the first bandwidths scored, γ₀ × 10^k
+GAMMA_STEPS = (-1.0, -0.5, 0.0, 0.5, 1.0)
 
 
 def is_auto(value):
@@ -186,8 +189,26 @@ def median_gamma(X):
 
 
 def gamma_candidates(gamma0):
-    """The values ``gamma="auto"`` scores: ``γ₀ × 10^k``, k = -1, -0.5, 0, 0.5, 1."""
-    return [float(gamma0 * 10.0 ** k) for k in (-1.0, -0.5, 0.0, 0.5, 1.0)]
+    """The values ``gamma="auto"`` scores first: ``γ₀ × 10^k``, k = -1, -0.5, 0, 0.5, 1."""
+    return [float(gamma0 * 10.0 ** k) for k in GAMMA_STEPS]
+
+
+def choose_gamma(score, gamma0, steps=GAMMA_STEPS, extend=2):
+    """``(gamma, info)``: the least ``score(gamma)`` over ``gamma0 × 10^k`` for k in ``steps``; a best value at
+    an end of the grid extends it by half a decade that way, at most ``extend`` times."""
+    ks = list(steps)
+    values = [float(score(gamma0 * 10.0 ** k)) for k in ks]
+    for _ in range(extend):
+        best = int(np.argmin(values))
+        if 0 < best < len(ks) - 1:
+            break
+        k = ks[0] - 0.5 if best == 0 else ks[-1] + 0.5
+        value = float(score(gamma0 * 10.0 ** k))
+        ks, values = ([k] + ks, [value] + values) if best == 0 else (ks + [k], values + [value])
+    best = int(np.argmin(values))
+    grid = [float(gamma0 * 10.0 ** k) for k in ks]
+    return grid[best], {"chosen": grid[best], "criterion": "gcv", "value": values[best], "grid": grid,
+                        "curve": values}
 
 
 def subsample_rows(n, rows=GAMMA_ROWS):

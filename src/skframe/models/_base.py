@@ -123,7 +123,10 @@ class KernelModelMixin:
         would use, and why. A fit stores the same dictionary as ``execution_``.
         """
         validate_params(self)
-        kernel = _core_resolve_kernel(self.kernel, self.kernel_params)[0]
+        params = self.kernel_params
+        if isinstance(params, dict) and isinstance(params.get("gamma"), str) and params["gamma"].lower() == "auto":
+            params = dict(params, gamma="scale")  # the plan does not depend on the value "auto" chooses
+        kernel = _core_resolve_kernel(self.kernel, params)[0]
         d = 1 if y is None or np.ndim(y) < 2 else int(np.shape(y)[1])
         return self._plan_execution(X, d, kernel, self._plan_loss())
 

@@ -180,20 +180,19 @@ class Fit:
         rows = _autotune.subsample_rows(self.n)
         Xs, Ys = take(X, rows), np.asarray(Y[rows] if not hasattr(Y, "compute") else Y[rows].compute())
         probe = Recipe(None, fit_intercept=True, exact="gram", rtol=recipe.rtol)
-        scores = []
-        for gamma in _autotune.gamma_candidates(gamma0):
+
+        def score(gamma):  # the least GCV over λ of the square-loss fit on the rows, at this gamma
             trial = copy.copy(estimator)
             trial.kernel_params, trial.memory_budget = dict(params, gamma=gamma), None
             with warnings.catch_warnings():  # the probes' sketch-size and rank notes are the final fit's to give
                 warnings.simplefilter("ignore")
-                scores.append(_autotune.choose_lam_square(Fit(trial, Xs, Ys, probe))[1]["value"])
-        gammas = _autotune.gamma_candidates(gamma0)
-        best = int(np.argmin(scores))
-        self.auto_info["gamma"] = {
-            "chosen": gammas[best], "start": gamma0, "grid": gammas, "curve": [float(v) for v in scores],
-            "criterion": "gcv", "value": float(scores[best]), "rows": int(rows.size),
-            "reason": f"{start} x 10^k, k = -1..1, least square-loss GCV on {rows.size} rows"}
-        return dict(params, gamma=gammas[best])
+                return _autotune.choose_lam_square(Fit(trial, Xs, Ys, probe))[1]["value"]
+
+        gamma, info = _autotune.choose_gamma(score, gamma0)
+        info.update(start=gamma0, rows=int(rows.size),
+                    reason=f"{start} x 10^k, least square-loss GCV on {rows.size} rows")
+        self.auto_info["gamma"] = info
+        return dict(params, gamma=gamma)
 
     def choose_lam(self):
         """``lam="auto"``: the GCV minimiser for the square loss, else the k-fold choice along a λ grid
