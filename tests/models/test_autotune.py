@@ -118,3 +118,24 @@ def test_auto_lam_of_the_structured_model_is_a_kfold_choice():
     fixed = OutputKernelRegressor(input_sketch="subsample", input_sketch_size=30, lam=info["chosen"],
                                   random_state=0).fit(X, Y)
     np.testing.assert_array_equal(model.predict(X), fixed.predict(X))
+
+
+def test_gaussian_ard_kernel_is_the_gaussian_kernel_of_scaled_inputs():
+    from skframe.contract.registry import get_kernel
+    from tests.naive import naive_gaussian
+
+    X = np.random.default_rng(2).normal(size=(7, 3))
+    scales = np.array([0.5, 1.0, 3.0])
+    K = get_kernel("gaussian-ard", length_scale=scales.tolist())(X, X[:4])
+    np.testing.assert_allclose(K, naive_gaussian(X / scales, X[:4] / scales, 0.5), rtol=1e-12)
+
+
+def test_learned_length_scales_find_the_relevant_feature():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(150, 3))
+    y = np.sin(3 * X[:, 0]) + 0.05 * rng.normal(size=150)  # features 1 and 2 are irrelevant
+    model = SketchedKernelRidge(kernel="gaussian-ard", kernel_params={"length_scale": "learn"}, sketch_size=40,
+                                lam="auto", random_state=0).fit(X, y)
+    info = model.fit_info_["length_scale"]
+    assert info["relevance"][0] == 1.0 and max(info["relevance"][1:]) < 0.2
+    assert model.kernel_.params["length_scale"] == info["chosen"] and info["criterion"] == "gcv"

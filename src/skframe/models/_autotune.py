@@ -28,12 +28,13 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.optimize import minimize_scalar
+from scipy.optimize import minimize, minimize_scalar
 
 from skframe.contract.collections import n_items, take
 
 __all__ = ["AUTO_LAMS", "is_auto", "square_spectrum", "gcv_curve", "loo_curve", "choose_lam_square",
-           "choose_lam_kfold", "median_gamma", "gamma_candidates", "choose_gamma", "GAMMA_ROWS"]
+           "choose_lam_kfold", "median_gamma", "gamma_candidates", "choose_gamma", "learn_length_scales",
+           "squared_norm", "GAMMA_ROWS"]
 
 #: the λ grid ``lam="auto"`` scores (then refined between the best value's neighbours for the square loss)
 AUTO_LAMS = np.logspace(-10, 0, 41)
@@ -44,6 +45,8 @@ GAMMA_ROWS = 3000
 #: folds of the k-fold search of the losses without a closed form
 KFOLD = 3
 _MEDIAN_ROWS = 500
+#: rows and Nystrom landmarks (held fixed) on which learned length-scales are fitted
+ARD_ROWS, ARD_LANDMARKS = 1000, 200
 #: the exponents k of the first bandwidths scored, γ₀ × 10^k
 GAMMA_STEPS = (-1.0, -0.5, 0.0, 0.5, 1.0)
 
@@ -106,7 +109,7 @@ def _refine(curve_at, grid, values):
     return float(grid[i]), float(values[i])
 
 
-def _squared_norm(Y):
+def squared_norm(Y):
     total = (Y * Y).sum()
     return float(total.compute() if hasattr(total, "compute") else total)
 
@@ -124,7 +127,7 @@ def choose_lam_square(fit, lams=AUTO_LAMS):
         else:
             A, B = rep.problem(fit.Yc).gram()
             s, g2 = square_spectrum(np.asarray(A), np.asarray(B))
-    yy = _squared_norm(fit.Yc)
+    yy = squared_norm(fit.Yc)
     values = gcv_curve(s, g2, yy, n, lams)
     lam, best = _refine(lambda v: gcv_curve(s, g2, yy, n, [v])[0], np.asarray(lams), values)
     info = {"chosen": lam, "criterion": "gcv", "value": best, "grid": [float(v) for v in lams],
@@ -209,6 +212,33 @@ def choose_gamma(score, gamma0, steps=GAMMA_STEPS, extend=2):
     grid = [float(gamma0 * 10.0 ** k) for k in ks]
     return grid[best], {"chosen": grid[best], "criterion": "gcv", "value": values[best], "grid": grid,
                         "curve": values}
+
+
+def learn_length_scales(spectrum, ell0, lam0, *, max_iter=20):
+    """``(length_scales, lam, info)`` minimising the square-loss GCV jointly over ``log l`` (one per feature) and
+    ``log10 λ`` by L-BFGS-B; ``spectrum(ell)`` returns ``(s, g2, yy, n)`` of the sketched system at the
+    length-scales ``ell`` (the sketch and the rows held fixed), the gradient by forward differences of it."""
+
+    ell0 = np.asarray(ell0, dtype=float)
+    evaluations = [0]
+
+    def objective(theta):
+        evaluations[0] += 1
+        s, g2, yy, n = spectrum(np.exp(theta[:-1]))
+        return float(np.log(gcv_curve(s, g2, yy, n, [10.0 ** theta[-1]])[0]))
+
+    start = np.r_[np.log(ell0), np.log10(lam0)]
+    bounds = [(v - 5.0, v + 7.0) for v in np.log(ell0)] + [(-10.0, 0.0)]
+    res = minimize(objective, start, method="L-BFGS-B", jac="2-point", bounds=bounds,
+                   options={"maxiter": int(max_iter), "finite_diff_rel_step": 1e-3})
+    theta = res.x if res.fun <= objective(start) else start
+    ell = np.exp(theta[:-1])
+    relevance = 1.0 / ell ** 2
+    info = {"chosen": [float(v) for v in ell], "relevance": [float(v) for v in relevance / relevance.max()],
+            "start": [float(v) for v in ell0], "criterion": "gcv", "value": float(np.exp(min(res.fun, 1e300))),
+            "lam_on_rows": float(10.0 ** theta[-1]), "iterations": int(res.nit), "evaluations": evaluations[0],
+            "stop": str(res.message)}
+    return ell, float(10.0 ** theta[-1]), info
 
 
 def subsample_rows(n, rows=GAMMA_ROWS):
