@@ -62,3 +62,10 @@ def test_lipschitz_loss_lam_by_folds(files):
     train, test = files
     rep = json.loads(_fit([train, "--test", test, "--sketch-size", "40", "--loss", "huber", "--json"]).stdout)
     assert rep["chosen"]["lam"]["criterion"] == "3-fold held-out loss"
+
+
+def test_gaussian_ard_learns_its_length_scales_by_default(files):
+    train, test = files
+    out = _fit([train, "--test", test, "--sketch-size", "40", "--kernel", "gaussian-ard"]).output
+    lines = [line for line in out.splitlines() if line.startswith("relevance ")]
+    assert len(lines) == 1 and lines[0].split("(")[0].rstrip().endswith("x2=0.00"), out  # x2 is irrelevant

@@ -225,7 +225,7 @@ class Fit:
         lam0 = _autotune.choose_lam_square(fit_at(ell0))[0]
         ell, _, info = _autotune.learn_length_scales(spectrum, ell0, lam0)
         info.update(rows=int(rows.size), reason=f"least square-loss GCV over {d} length-scales and lam by L-BFGS-B "
-                                                f"on {rows.size} rows, {_autotune.ARD_LANDMARKS} landmarks held fixed")
+                                                f"on {rows.size} rows, {min(_autotune.ARD_LANDMARKS, rows.size)} landmarks held fixed")
         self.auto_info["length_scale"] = info
         return dict(params, length_scale=[float(v) for v in ell])
 
