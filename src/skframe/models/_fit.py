@@ -224,8 +224,9 @@ class Fit:
         ell0 = np.full(d, 1.0 / np.sqrt(2.0 * _autotune.median_gamma(Xs)))
         lam0 = _autotune.choose_lam_square(fit_at(ell0))[0]
         ell, _, info = _autotune.learn_length_scales(spectrum, ell0, lam0)
+        marks = min(_autotune.ARD_LANDMARKS, rows.size)
         info.update(rows=int(rows.size), reason=f"least square-loss GCV over {d} length-scales and lam by L-BFGS-B "
-                                                f"on {rows.size} rows, {min(_autotune.ARD_LANDMARKS, rows.size)} landmarks held fixed")
+                                                f"on {rows.size} rows, {marks} landmarks held fixed")
         self.auto_info["length_scale"] = info
         return dict(params, length_scale=[float(v) for v in ell])
 

@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 
 from skframe.constraints import Interval, validate_params
+from skframe.contract.problems import SolveResult
 from skframe.core.linalg import solve_psd
 from skframe.models._base import (
     KERNEL_MODEL_CONSTRAINTS,
@@ -20,7 +21,6 @@ from skframe.models._base import (
     validate_XY,
 )
 from skframe.models._fit import Fit, Recipe
-from skframe.contract.problems import SolveResult
 
 __all__ = ["SketchedKernelRidge"]
 

@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator
 
 from skframe.compute.plan import plan_predict
 from skframe.constraints import Interval, Options, validate_params
+from skframe.contract.collections import is_collection, n_items
 from skframe.core.feature_map import kernel_times
 from skframe.exceptions import InvalidInputError
 from skframe.models._base import KernelModelMixin, in_memory_plan, store_params, validate_X
@@ -16,7 +17,6 @@ from skframe.models._core import resolve_kernel
 from skframe.models.structured._candidates import check_outputs
 from skframe.models.structured._decoding import DecodingMixin
 from skframe.models.structured._fit import StructuredFit
-from skframe.contract.collections import is_collection, n_items
 
 __all__ = ["OutputKernelRegressor"]
 
