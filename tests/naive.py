@@ -320,3 +320,25 @@ def naive_gp_posterior_variance(K, K_te, k_tt, Y, lam, R=None):
     s2 = np.einsum("ij,ij->j", Y, np.linalg.solve(A, Y)) / n
     v = k_tt - np.einsum("ij,ji->i", Kx, np.linalg.solve(A, Kx.T))
     return v[:, None] * s2[None, :]
+
+
+# ---------------------------------------------------------------- automatic λ
+
+
+def naive_gcv(Z, Y, lam):
+    """GCV(λ) = n ||(I - H) Y||^2 / (n - tr H)^2 with the dense hat matrix H = Z (Z^T Z + n λ I)^{-1} Z^T."""
+    n = Z.shape[0]
+    H = Z @ np.linalg.inv(Z.T @ Z + n * lam * np.eye(Z.shape[1])) @ Z.T
+    R = Y - H @ Y
+    return n * (R**2).sum() / (n - np.trace(H)) ** 2
+
+
+def naive_loo(Z, Y, lam):
+    """Leave-one-out mean squared error by n refits on n - 1 rows (the penalty n λ of the full fit kept)."""
+    n = Z.shape[0]
+    total = 0.0
+    for i in range(n):
+        keep = np.arange(n) != i
+        W = np.linalg.solve(Z[keep].T @ Z[keep] + n * lam * np.eye(Z.shape[1]), Z[keep].T @ Y[keep])
+        total += ((Y[i] - Z[i] @ W) ** 2).sum()
+    return total / n

@@ -6,6 +6,7 @@ it uses only skframe's public plugin API, exactly as a third-party plugin would.
 
 import skframe_kernels as kernels
 from skframe.plugin.api import hookimpl
+from skframe_kernels._ard import GaussianARDKernel
 
 __all__ = ["register_kernels"]
 
@@ -20,4 +21,5 @@ def register_kernels(register):
     register("cosine", kernels.CosineKernel)
     register("tanimoto", kernels.TanimotoKernel)
     register("gaussian-tanimoto", kernels.GaussianTanimotoKernel)
+    register("gaussian-ard", GaussianARDKernel)
     register("precomputed", kernels.PrecomputedKernel)

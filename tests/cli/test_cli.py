@@ -168,7 +168,7 @@ def test_default_dataset_uses_published_hyperparameters_unless_given():
     assert rep["model"]["params"]["kernel_params"] == {"gamma": 1} and rep["model"]["params"]["lam"] == 0.01
     assert rep["data"]["suggested_defaults_used"] == {}
     rep = json.loads(_fit(["--kernel", "laplacian", "--sketch-size", "20", "--json"]).stdout)
-    assert rep["model"]["params"]["lam"] == 1e-3 and rep["data"]["suggested_defaults_used"] == {}
+    assert rep["model"]["params"]["lam"] == "auto" and rep["data"]["suggested_defaults_used"] == {}
 
 
 def test_predict_reads_the_training_layout_and_names_the_layouts_it_takes(files):

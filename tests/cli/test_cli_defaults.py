@@ -80,7 +80,7 @@ def spreads(tmp_path_factory):
 
 
 def test_features_of_different_spreads_are_standardised_by_default(spreads, tmp_path):
-    common = ["--sketch", "psr", "--sketch-size", "60"]
+    common = ["--sketch", "psr", "--sketch-size", "60", "--lam", "1e-3"]  # a fixed λ: the scaling alone compared
     auto = _fit(spreads / "wide.csv", *common, "--model-out", tmp_path / "auto.skf")
     standard = _fit(spreads / "wide.csv", *common, "--scale", "standard", "--model-out", tmp_path / "std.skf")
     none = _fit(spreads / "wide.csv", *common, "--scale", "none")

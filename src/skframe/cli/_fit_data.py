@@ -7,9 +7,12 @@ from pathlib import Path
 from skframe.cli import _tables
 from skframe.exceptions import InvalidParameterError
 
-__all__ = ["DEFAULT_LAM", "EMBEDDED_DATA_SEED", "load_data"]
+__all__ = ["DEFAULT_LAM", "GRAPH_LAM", "EMBEDDED_DATA_SEED", "load_data"]
 
-DEFAULT_LAM = 1e-3
+#: ``--lam`` left out: chosen from the data as part of the fit (GCV for the square loss, 3 folds otherwise)
+DEFAULT_LAM = "auto"
+#: the fixed λ of the molecule and graph fits (their kernels are slow enough that folds would cost several fits)
+GRAPH_LAM = 1e-3
 EMBEDDED_DATA_SEED = 0
 
 
@@ -40,7 +43,7 @@ def load_data(opts):
     from skframe.datasets import load_dataset, load_default  # lazy: loads scikit-learn (~0.6 s at start-up)
 
     if _graph_data.wanted(opts):  # molecules (SMILES, SDF) or graphs (JSON lines)
-        opts.lam = DEFAULT_LAM if opts.lam is None else opts.lam
+        opts.lam = GRAPH_LAM if opts.lam is None else opts.lam
         return _graph_data.load(opts)
     if opts.train is None:
         # The embedded data are always drawn with the same seed; --seed only seeds the model.

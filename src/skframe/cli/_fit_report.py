@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from skframe.cli._chosen import chosen_lines
 from skframe.cli._explain import execution_line
 from skframe.cli._services import format_metrics
 from skframe.cli._services import format_value as _fmt
@@ -58,6 +59,8 @@ def print_report(report):
         typer.echo(f"training   {t['network']} {net} batch={t['batch_size']} "
                    f"{t['optimizer']} lr={t['learning_rate']:g} {t['lr_schedule']} weight_decay={t['weight_decay']:g} "
                    f"early stopping on {t['validation_metric'] or 'none'} ({t['n_validation']} held out): {runs}")
+    for line in chosen_lines(report.get("chosen")):
+        typer.echo(line)
     typer.echo(f"fit        {report['fit_seconds']:.4f} s")
     typer.echo(f"predict    {report['predict_seconds']:.4f} s")
     typer.echo(_metrics_heading(report))

@@ -138,8 +138,10 @@ class FitOptions:
     fit_intercept: Annotated[Optional[bool], _opt("--fit-intercept/--no-fit-intercept", "Centre the targets "
                                                   "(default: the model's own, yes for regressors).", SOLVER,
                                                   show_default=False)] = None
-    lam: Annotated[Optional[str], _opt("--lam", "Regularisation lambda > 0 (default: 1e-3; the data set's "
-                                       "own value on the embedded data), or a comma-separated path such as "
+    lam: Annotated[Optional[str], _opt("--lam", "Regularisation lambda > 0, or auto (the default; the data "
+                                       "set's own value on the embedded data): chosen by generalised "
+                                       "cross-validation for the square loss, by 3 folds otherwise, and "
+                                       "reported; or a comma-separated path such as "
                                        "1e-2,1e-3,1e-4: fitted in that order, each fit warm-started from the "
                                        "previous one; metrics per value are reported and the last value's "
                                        "model is kept.", SOLVER, show_default=False,

@@ -6,6 +6,7 @@ import contextlib
 import inspect
 import time
 
+from skframe.cli._chosen import chosen_info, default_auto_gamma, training_info
 from skframe.cli._common import (
     echo_json,
     handle_errors,
@@ -58,9 +59,12 @@ def is_multilabel(Y):
 
 
 def parse_lam(value):
-    """``--lam``: None, one value (a float) or a regularisation path (a list of floats, fitted in order)."""
+    """``--lam``: None, ``"auto"``, one value (a float) or a regularisation path (a list of floats, fitted in
+    order)."""
     if value is None or isinstance(value, (int, float, list, tuple)):
         return value
+    if str(value).strip().lower() == "auto":
+        return "auto"
 
     values = parse_float_list(str(value), "--lam")
     if not values:
@@ -147,6 +151,7 @@ def run_fit(opts):
     # imports, it is a cost of the process, not of the fit.
     get_plugin_registry()
     opts.lam = parse_lam(opts.lam)
+    opts.auto_gamma = True  # the fit command's default γ (not tune's, whose grid holds γ)
     with contextlib.ExitStack() as stack:
         return _run_fit(opts, stack)
 
@@ -214,6 +219,8 @@ def prepare(opts, stack):
 
         opts.sketch, data_info["default_sketch"] = default_sketch(describe_data(X_tr).n,
                                                                   sketch_params=opts.sketch_params)
+    if getattr(opts, "auto_gamma", False) and task != "structured":
+        default_auto_gamma(opts, X_tr)
     model = module.build_estimator(opts)
     y_fit = _targets_for_fit(Y_tr, task)
     X_fit, client = X_tr, None
@@ -310,7 +317,8 @@ def _run_fit(opts, stack):
         "n_targets": int(Y_tr.shape[1]) if len(Y_tr.shape) > 1 else 1,
         "sketch": getattr(model, "sketch_info_", None),
         "execution": getattr(model, "execution_", None),
-        "training": getattr(model, "fit_info_", None),  # dsokr: the recipe used and each network's epochs
+        "training": training_info(model),  # dsokr: the recipe used and each network's epochs
+        "chosen": chosen_info(model),  # lam="auto" / gamma="auto": what was chosen, by which criterion
         "model": {"class": type(model).__name__, "params": _params(model)},
         "data": prep.data_info,
     }

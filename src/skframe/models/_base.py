@@ -34,14 +34,14 @@ KERNEL_MODEL_CONSTRAINTS = {
     "sketch": [str, HasMethods("draw"), HasMethods("fit_features"), None],
     "sketch_size": [Interval("int", 1, None), Options("auto"), None],
     "sketch_params": [dict, None],
-    "lam": [Interval("real", 0, None, closed="neither"), "array-like"],
+    "lam": [Interval("real", 0, None, closed="neither"), Options("auto"), "array-like"],
     "random_state": ["random_state"],
     "memory_budget": [Interval("int", 1, None), str, None],
     "dtype": [Options("float64", "float32")],
     "backend": [Options("auto", "numpy", "cupy")],
 }
 #: the fix each message about one of those parameters suggests (``_parameter_hints``)
-KERNEL_MODEL_HINTS = {"lam": "e.g. lam=1e-3, or a list of values for a regularisation path",
+KERNEL_MODEL_HINTS = {"lam": "e.g. lam=1e-3, 'auto' to choose it from the data, or a list of values for a path",
                       "sketch_size": "a positive integer m, or 'auto' to choose it from n"}
 
 
@@ -123,7 +123,10 @@ class KernelModelMixin:
         would use, and why. A fit stores the same dictionary as ``execution_``.
         """
         validate_params(self)
-        kernel = _core_resolve_kernel(self.kernel, self.kernel_params)[0]
+        params = self.kernel_params
+        if isinstance(params, dict) and isinstance(params.get("gamma"), str) and params["gamma"].lower() == "auto":
+            params = dict(params, gamma="scale")  # the plan does not depend on the value "auto" chooses
+        kernel = _core_resolve_kernel(self.kernel, params)[0]
         d = 1 if y is None or np.ndim(y) < 2 else int(np.shape(y)[1])
         return self._plan_execution(X, d, kernel, self._plan_loss())
 
@@ -172,7 +175,9 @@ class KernelRegressorMixin:
 
 
 def check_lam(lam):
-    """The λ values (one or a path), each > 0; raises InvalidParameterError naming the bad one."""
+    """The λ values (one or a path), each > 0, or ``["auto"]``; raises InvalidParameterError naming the bad one."""
+    if isinstance(lam, str) and lam.lower() == "auto":
+        return ["auto"]
     values = lam_path(lam)
     if not values:
         raise InvalidParameterError("lam=[] is empty; give a positive number such as 1e-3 or a list of them")

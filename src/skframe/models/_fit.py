@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import time
+import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -27,12 +28,12 @@ import numpy as np
 from skframe.compute.backend import serial_blas
 from skframe.compute.plan import describe_data, plan_fit
 from skframe.compute.stream_fit import options_from, streamed_representation
-from skframe.contract.collections import n_items
+from skframe.contract.collections import n_items, take
 from skframe.contract.tags import get_tags
 from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import ZERO_GRAM
 from skframe.exceptions import InvalidParameterError
-from skframe.models import _degenerate
+from skframe.models import _autotune, _degenerate
 from skframe.models._core import (
     build_representation,
     lam_path,
@@ -141,7 +142,9 @@ class Fit:
         self.n = n_items(X)
         _degenerate.check_feature_range(X)  # squares that overflow float64: refused before any kernel
         _degenerate.check_target_range(Y)  # as for the targets: the loss and the metrics square them
-        self.kernel, self.kernel_spec = resolve_kernel(estimator.kernel, estimator.kernel_params, X)
+        self.auto_info = {}
+        self.kernel_params = self._kernel_params(estimator, X, Y, recipe)  # gamma="auto" chosen here
+        self.kernel, self.kernel_spec = resolve_kernel(estimator.kernel, self.kernel_params, X)
         _degenerate.check_kernel_parameters(self.kernel, self.kernel_spec)  # e.g. gamma="scale" made 0 by the data
         self.plan = plan_for(estimator, X, Y.shape[1], self.kernel, recipe.loss)  # every execution choice, once
         if isinstance(estimator.sketch, str):
@@ -166,6 +169,83 @@ class Fit:
         if sample_weight is None:
             return estimator._new_fit(X, y, progress=progress)
         return estimator._new_fit(X, y, progress=progress, sample_weight=sample_weight)
+
+    def _kernel_params(self, estimator, X, Y, recipe):
+        """The kernel's parameters with ``gamma="auto"`` resolved (:mod:`skframe.models._autotune`): the
+        median heuristic's γ₀ × 10^k scored by the square-loss GCV (minimum over λ) on a row subsample."""
+        params = dict(estimator.kernel_params or {})
+        if isinstance(params.get("length_scale"), str) and params["length_scale"].lower() == "learn":
+            return self._learned_length_scales(estimator, X, Y, recipe, params)
+        if not _autotune.is_auto(params.get("gamma")):
+            return estimator.kernel_params
+        params.pop("gamma")
+        if estimator.kernel in ("gaussian", "rbf"):
+            gamma0, start = _autotune.median_gamma(X), "median heuristic 1/median ||x_i - x_j||^2"
+        else:  # the kernel's own data-based scale
+            gamma0 = float(resolve_kernel(estimator.kernel, dict(params, gamma="scale"), X)[0].gamma)
+            start = "the kernel's gamma='scale'"
+        rows = _autotune.subsample_rows(self.n)
+        Xs, Ys = take(X, rows), np.asarray(Y[rows] if not hasattr(Y, "compute") else Y[rows].compute())
+        probe = Recipe(None, fit_intercept=True, exact="gram", rtol=recipe.rtol)
+
+        def score(gamma):  # the least GCV over λ of the square-loss fit on the rows, at this gamma
+            trial = copy.copy(estimator)
+            trial.kernel_params, trial.memory_budget = dict(params, gamma=gamma), None
+            with warnings.catch_warnings():  # the probes' sketch-size and rank notes are the final fit's to give
+                warnings.simplefilter("ignore")
+                return _autotune.choose_lam_square(Fit(trial, Xs, Ys, probe))[1]["value"]
+
+        gamma, info = _autotune.choose_gamma(score, gamma0)
+        info.update(start=gamma0, rows=int(rows.size),
+                    reason=f"{start} x 10^k, least square-loss GCV on {rows.size} rows")
+        self.auto_info["gamma"] = info
+        return dict(params, gamma=gamma)
+
+    def _learned_length_scales(self, estimator, X, Y, recipe, params):
+        """``length_scale="learn"``: per-feature length-scales and λ minimising the square-loss GCV on a row
+        subsample, the sketch drawn once (a fixed seed) and held fixed; the final fit draws its own."""
+        rows = _autotune.subsample_rows(self.n, _autotune.ARD_ROWS)
+        Xs, Ys = take(X, rows), np.asarray(Y[rows] if not hasattr(Y, "compute") else Y[rows].compute())
+        probe = Recipe(None, fit_intercept=True, exact="gram", rtol=recipe.rtol)
+        seed = int(make_rngs(estimator.random_state, 1)[0].integers(2**31 - 1))  # one sketch for every probe
+        d = Xs.shape[1]
+
+        def fit_at(ell):
+            trial = copy.copy(estimator)
+            trial.kernel_params, trial.memory_budget = dict(params, length_scale=[float(v) for v in ell]), None
+            trial.random_state = seed  # Nystrom landmarks: an n x m kernel block per probe
+            trial.sketch, trial.sketch_params = "subsample", None
+            trial.sketch_size = min(_autotune.ARD_LANDMARKS, rows.size)
+            with warnings.catch_warnings():  # the probes' notes are the final fit's to give
+                warnings.simplefilter("ignore")
+                return Fit(trial, Xs, Ys, probe)
+
+        def spectrum(ell):
+            fit = fit_at(ell)
+            A, B = fit.represent().problem(fit.Yc).gram()
+            s, g2 = _autotune.square_spectrum(np.asarray(A), np.asarray(B))
+            return s, g2, _autotune.squared_norm(fit.Yc), fit.n
+
+        ell0 = np.full(d, 1.0 / np.sqrt(2.0 * _autotune.median_gamma(Xs)))
+        lam0 = _autotune.choose_lam_square(fit_at(ell0))[0]
+        ell, _, info = _autotune.learn_length_scales(spectrum, ell0, lam0)
+        marks = min(_autotune.ARD_LANDMARKS, rows.size)
+        info.update(rows=int(rows.size), reason=f"least square-loss GCV over {d} length-scales and lam by L-BFGS-B "
+                                                f"on {rows.size} rows, {marks} landmarks held fixed")
+        self.auto_info["length_scale"] = info
+        return dict(params, length_scale=[float(v) for v in ell])
+
+    def choose_lam(self):
+        """``lam="auto"``: the GCV minimiser for the square loss, else the k-fold choice along a λ grid
+        (each fold a :class:`Fit` of the same recipe); recorded in ``auto_info["lam"]``."""
+        if self.recipe.loss is None:
+            lam, info = _autotune.choose_lam_square(self)
+        else:
+            est = copy.copy(self.estimator)
+            est.kernel_params = self.kernel_params
+            lam, info = _autotune.choose_lam_kfold(self.X, self.Y, lambda Xt, Yt: Fit(est, Xt, Yt, self.recipe))
+        self.auto_info["lam"] = info
+        return lam
 
     # ------------------------------------------------------------------ steps
     def serial_blas(self):
@@ -258,7 +338,7 @@ class Fit:
             prev = np.asarray(est.weights_)
             init = prev if rep.Z is not None and prev.shape == (rep.Z.shape[1], self.Y.shape[1]) else None
         t_solve = time.perf_counter()
-        lams = lam_path(est.lam)
+        lams = [self.choose_lam()] if _autotune.is_auto(est.lam) else lam_path(est.lam)
         with self.serial_blas():
             results, coefs = [], []
             for lam in lams:
@@ -307,6 +387,10 @@ class Fit:
         est.n_iter_ = int(res.n_iter)
         est.solver_info_ = dict(res.info)
         est.n_outputs_ = self.Y.shape[1]
+        if self.auto_info:  # what lam="auto" / gamma="auto" chose, the criterion and its curve
+            est.fit_info_ = copy.deepcopy(self.auto_info)
+        elif isinstance(getattr(est, "fit_info_", None), dict) and "lam" in est.fit_info_:
+            del est.fit_info_  # a previous automatic choice no longer describes this fit
         est.solve_seconds_ = solve_seconds
         est.fit_seconds_ = time.perf_counter() - self.t0
         for key, value in (self.recipe.attributes or {}).items():

@@ -113,10 +113,18 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         clamped to n with a :class:`skframe.exceptions.SketchSizeWarning`.
     sketch_params : dict, optional
         Extra parameters of the named sketch, e.g. ``{"p": 0.005}``.
-    lam : float or sequence of float, default=1e-3
+    lam : float, sequence of float or "auto", default=1e-3
         Regularisation strength lambda > 0. A sequence fits the regularisation path in
         the given order; the model keeps the last value, ``lam_path_`` and
-        ``coef_path_`` hold every value and its coefficients.
+        ``coef_path_`` hold every value and its coefficients. ``"auto"`` chooses lambda
+        as part of the fit: the minimiser of the generalised cross-validation
+        ``n ||(I - H) y||^2 / (n - tr H)^2`` over 41 values in [1e-10, 1], refined between
+        neighbours, all from the one eigendecomposition of ``Z^T Z`` (streamed fits too);
+        ``fit_info_["lam"]`` holds the choice, the criterion and its curve. The default
+        stays a fixed 1e-3 so that documented fits are unchanged; the command line's
+        default is ``"auto"``. A kernel parameter ``gamma="auto"`` in ``kernel_params``
+        is chosen too: the median heuristic times 10^k, k = -1, -0.5, 0, 0.5, 1, scored
+        by the same criterion on at most 3 000 evenly spaced rows (``fit_info_["gamma"]``).
     fit_intercept : bool, default=True
         Centre the targets (``intercept_`` = their mean) and add the mean back at
         prediction, as scikit-learn's linear models.
@@ -168,6 +176,9 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
     posterior_ : dict or None
         What ``predict(X, return_std=True)`` needs (:mod:`skframe.models._posterior`): ``form``, the
         noise ``n lam``, the amplitude ``scale`` per target and the maps ``P_z``, ``P_v``.
+    fit_info_ : dict
+        Only after ``lam="auto"`` or ``gamma="auto"``: for each parameter chosen,
+        ``chosen``, ``criterion``, ``grid``, ``curve`` (the criterion on the grid) and ``reason``.
 
     Examples
     --------

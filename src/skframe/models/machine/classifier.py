@@ -82,9 +82,10 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         A registered solver name (``"closed-form"``, ``"lbfgs"``, ``"adam"``, ...) or
         object; None takes the loss's default solver.
     solver_params : dict, optional
-    lam : float or sequence of float, default=1e-3
+    lam : float, sequence of float or "auto", default=1e-3
         Regularisation strength (a sequence: regularisation path, see
-        :class:`SketchedKernelMachine`).
+        :class:`SketchedKernelMachine`); ``"auto"``: chosen by 3-fold
+        held-out loss, see :class:`SketchedKernelMachine`).
     random_state : int, RandomState or None
     class_weight : None, "balanced" or dict, default=None
         Weight of each class in the data term: ``"balanced"`` gives class c the weight

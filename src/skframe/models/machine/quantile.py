@@ -61,9 +61,10 @@ class JointQuantileRegressor(MachineBase):
         ``"auto"`` computes on an NVIDIA GPU when CuPy sees one and the fit is large enough to
         pay for the transfer, else on the CPU; ``"numpy"`` and ``"cupy"`` force one
         (``pip install "skframe[gpu]"``).
-    lam : float or sequence of float, default=1e-3
+    lam : float, sequence of float or "auto", default=1e-3
         Regularisation strength lambda > 0 (a sequence: regularisation path, see
-        :class:`SketchedKernelMachine`).
+        :class:`SketchedKernelMachine`); ``"auto"``: chosen by 3-fold
+        held-out loss, see :class:`SketchedKernelMachine`).
     fit_intercept : bool, default=True
         Subtract each level's sample quantile of y before solving and add it back at
         prediction (``intercept_``).

@@ -80,11 +80,14 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
     output_matrix_params : dict, optional
         ``{"gamma": ...}`` for "quantile" (levels taken from a pinball loss),
         ``{"adjacency": array_or_path, "mu": 0.5}`` for "graph".
-    lam : float or sequence of float, default=1e-3
+    lam : float, sequence of float or "auto", default=1e-3
         Regularisation strength lambda > 0 (objective ``... + (lam/2) ||f||^2``). A
         sequence fits the regularisation path in the given order, each fit starting from
         the previous weights; the model keeps the last value (``lam_path_``, ``coef_path_``,
-        ``objective_path_``).
+        ``objective_path_``). ``"auto"`` chooses lambda among 1e-8, 1e-7, ..., 1e-1 by
+        the least mean held-out loss of 3 consecutive folds (one representation per fold,
+        the path solved warm-started from the largest value); ``fit_info_["lam"]`` holds
+        the choice, the criterion and its curve.
     fit_intercept : bool, default=True
         Subtract a constant from the targets before solving and add it back at
         prediction (``intercept_``): the mean for the square loss, the median for

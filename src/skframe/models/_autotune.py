@@ -1,0 +1,246 @@
+"""Hyper-parameters chosen from the data as part of a fit: ``lam="auto"`` and ``gamma="auto"``.
+
+**Square loss** (closed form). With features ``Z`` (n x r) and centred targets ``Y`` (n x d), the fitted values
+at λ are ``H(λ) Y`` with ``H(λ) = Z (Z^T Z + n λ I)^{-1} Z^T``. From the one eigendecomposition
+``Z^T Z = Q diag(s) Q^T`` and ``c = Q^T Z^T Y`` (the sums the fit makes, streamed or not), with
+``g = c / sqrt(s)`` (the coordinates of Y on the left singular vectors of Z)::
+
+    ||(I - H) Y||^2 = ||Y||^2 - ||g||^2 + sum_k (n λ / (s_k + n λ))^2 ||g_k||^2
+    tr H            = sum_k s_k / (s_k + n λ)
+    GCV(λ)          = n ||(I - H) Y||^2 / (n - tr H)^2
+
+(Golub, Heath and Wahba, "Generalized cross-validation as a method for choosing a good ridge parameter").
+The exact model uses ``K = U diag(s) U^T`` and ``g = U^T Y`` in the same formulas. Leave-one-out needs the
+diagonal of H, ``h_i = sum_k P_ik^2 s_k / (s_k + n λ)`` with ``P = Z Q diag(s)^{-1/2}``, hence the features in
+memory: ``LOO(λ) = (1/n) sum_i ||e_i||^2 / (1 - h_i)^2`` with ``e = (I - H) Y``.
+
+**Other losses**: k-fold cross-validation along the λ grid, each fold fitted through :class:`Fit` (one
+representation per fold, the λ path solved warm-started from the largest λ), scored by the held-out loss.
+
+**Bandwidth** (``gamma="auto"``): the median heuristic ``γ₀ = 1 / median ||x_i - x_j||^2`` (Gaussian kernels;
+other kernels start from their ``"scale"`` value), then ``γ₀ × 10^k``, ``k ∈ {-1, -0.5, 0, 0.5, 1}``, scored by
+the minimum over λ of the square-loss GCV on at most :data:`GAMMA_ROWS` evenly spaced rows; a best value at an
+end of that grid extends it by half a decade (twice at most).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.optimize import minimize, minimize_scalar
+
+from skframe.contract.collections import n_items, take
+
+__all__ = ["AUTO_LAMS", "is_auto", "square_spectrum", "gcv_curve", "loo_curve", "choose_lam_square",
+           "choose_lam_kfold", "median_gamma", "gamma_candidates", "choose_gamma", "learn_length_scales",
+           "squared_norm", "GAMMA_ROWS"]
+
+#: the λ grid ``lam="auto"`` scores (then refined between the best value's neighbours for the square loss)
+AUTO_LAMS = np.logspace(-10, 0, 41)
+#: the coarser grid of the k-fold search (each value a solve per fold)
+KFOLD_LAMS = np.logspace(-8, -1, 8)
+#: rows (evenly spaced) on which the bandwidth candidates are scored
+GAMMA_ROWS = 3000
+#: folds of the k-fold search of the losses without a closed form
+KFOLD = 3
+_MEDIAN_ROWS = 500
+#: rows and Nystrom landmarks (held fixed) on which learned length-scales are fitted
+ARD_ROWS, ARD_LANDMARKS = 1000, 200
+#: the exponents k of the first bandwidths scored, γ₀ × 10^k
+GAMMA_STEPS = (-1.0, -0.5, 0.0, 0.5, 1.0)
+
+
+def is_auto(value):
+    """True for the string ``"auto"`` (any case)."""
+    return isinstance(value, str) and value.lower() == "auto"
+
+
+# ----------------------------------------------------------------------------- square loss
+def square_spectrum(A, B, rtol=1e-12):
+    """``(s, g2)`` of the sketched sums ``A = Z^T Z`` (r x r), ``B = Z^T Y`` (r x d).
+
+    ``s`` the eigenvalues of A (those below ``rtol * max`` dropped) and ``g2[k] = ||Q_k^T B||^2 / s_k``,
+    the squared norm of Y's coordinates on the k-th left singular vector of Z.
+    """
+    s, Q = np.linalg.eigh(0.5 * (A + A.T))
+    keep = s > rtol * max(float(s.max(initial=0.0)), np.finfo(float).tiny)
+    c = Q[:, keep].T @ B
+    s = s[keep]
+    return s, (c * c).sum(axis=1) / s
+
+
+def gcv_curve(s, g2, yy, n, lams):
+    """GCV(λ) for each λ of ``lams`` from the spectrum ``(s, g2)``, ``yy = ||Y||^2`` and n rows."""
+    lams = np.asarray(lams, dtype=float)[:, None]
+    shrink = n * lams / (s[None, :] + n * lams)
+    rss = max(yy - float(g2.sum()), 0.0) + (shrink ** 2) @ g2
+    dof = n - (1.0 - shrink).sum(axis=1)
+    return n * rss / np.maximum(dof, 1e-12 * n) ** 2
+
+
+def loo_curve(Z, Y, lams):
+    """Exact leave-one-out mean squared error of ``W(λ) = (Z^T Z + n λ I)^{-1} Z^T Y`` for each λ (Z in memory)."""
+    n = Z.shape[0]
+    s, Q = np.linalg.eigh(Z.T @ Z)
+    keep = s > 1e-12 * max(float(s.max(initial=0.0)), np.finfo(float).tiny)
+    s, Q = s[keep], Q[:, keep]
+    P = (Z @ Q) / np.sqrt(s)
+    G = P.T @ Y
+    out = []
+    for lam in np.asarray(lams, dtype=float):
+        f = s / (s + n * lam)
+        E = Y - P @ (f[:, None] * G)
+        h = (P * P) @ f
+        out.append(float(((E / (1.0 - h)[:, None]) ** 2).sum() / n))
+    return np.asarray(out)
+
+
+def _refine(curve_at, grid, values):
+    """The minimiser of ``curve_at(λ)`` between the neighbours of the grid's best value (log scale)."""
+    i = int(np.nanargmin(values))
+    lo, hi = np.log10(grid[max(i - 1, 0)]), np.log10(grid[min(i + 1, len(grid) - 1)])
+    if hi <= lo:
+        return float(grid[i]), float(values[i])
+    res = minimize_scalar(lambda t: float(curve_at(10.0 ** t)), bounds=(lo, hi), method="bounded",
+                          options={"xatol": 1e-3})
+    if res.success and res.fun <= values[i]:
+        return float(10.0 ** res.x), float(res.fun)
+    return float(grid[i]), float(values[i])
+
+
+def squared_norm(Y):
+    total = (Y * Y).sum()
+    return float(total.compute() if hasattr(total, "compute") else total)
+
+
+def choose_lam_square(fit, lams=AUTO_LAMS):
+    """``(lam, info)``: the λ minimising the GCV of the square-loss fit ``fit`` (its representation's sums)."""
+    rep = fit.represent()
+    n = fit.n
+    with fit.serial_blas():
+        if rep.K is not None:  # the exact model keeps K: K = U diag(s) U^T, g = U^T Y
+            s, U = np.linalg.eigh(rep.K)
+            keep = s > 1e-12 * max(float(s.max(initial=0.0)), np.finfo(float).tiny)
+            G = U[:, keep].T @ np.asarray(fit.Yc)
+            s, g2 = s[keep], (G * G).sum(axis=1)
+        else:
+            A, B = rep.problem(fit.Yc).gram()
+            s, g2 = square_spectrum(np.asarray(A), np.asarray(B))
+    yy = squared_norm(fit.Yc)
+    values = gcv_curve(s, g2, yy, n, lams)
+    lam, best = _refine(lambda v: gcv_curve(s, g2, yy, n, [v])[0], np.asarray(lams), values)
+    info = {"chosen": lam, "criterion": "gcv", "value": best, "grid": [float(v) for v in lams],
+            "curve": [float(v) for v in values], "rank": int(s.size),
+            "reason": f"least generalised cross-validation (GCV) over {len(lams)} values from one "
+                      "eigendecomposition"}
+    return lam, info
+
+
+# ----------------------------------------------------------------------------- other losses
+def _held_out_loss(fit, X_te, Y_te, W):
+    """Mean loss of the weights ``W`` (output matrix not applied) on held-out rows, the targets shifted by the
+    fold's intercept as the training targets were."""
+    M = fit.recipe.M
+    F = fit.predict_rows(X_te, W if M is None else W @ M)
+    if fit.recipe.fit_intercept:
+        Y_te = Y_te - fit.offset
+    loss = fit.recipe.loss
+    if loss is None:
+        return float(((F - Y_te) ** 2).sum(axis=1).mean())
+    return float(np.mean(loss.value(F, Y_te)))
+
+
+def choose_lam_kfold(X, Y, make_fit, lams=KFOLD_LAMS, folds=KFOLD):
+    """``(lam, info)``: the λ of ``lams`` with the least mean held-out loss over ``folds`` consecutive folds.
+
+    ``make_fit(X_train, Y_train)`` builds the fold's :class:`Fit` (the estimator's own recipe); each fold is
+    represented once and its λ path solved from the largest λ down, each solve warm-started.
+    """
+    n = n_items(X)
+    order = np.sort(np.asarray(lams, dtype=float))[::-1]
+    edges = np.linspace(0, n, folds + 1).astype(int)
+    losses = np.zeros((folds, order.size))
+    for k in range(folds):
+        held = np.arange(edges[k], edges[k + 1])
+        train = np.setdiff1d(np.arange(n), held)
+        fit = make_fit(take(X, train), Y[train])
+        Y_te = np.asarray(Y[held])
+        with warnings.catch_warnings():  # a fold's unconverged solve is scored as it is; the final fit warns
+            warnings.simplefilter("ignore")
+            for j, res in enumerate(fit.solve_path(order)):
+                losses[k, j] = _held_out_loss(fit, take(X, held), Y_te, res.W)
+    mean = losses.mean(axis=0)
+    j = int(np.argmin(mean))
+    info = {"chosen": float(order[j]), "criterion": f"{folds}-fold held-out loss", "value": float(mean[j]),
+            "grid": [float(v) for v in order], "curve": [float(v) for v in mean],
+            "reason": f"least mean held-out loss of {folds} consecutive folds over {order.size} values"}
+    return float(order[j]), info
+
+
+# ----------------------------------------------------------------------------- bandwidth
+def median_gamma(X):
+    """``1 / median ||x_i - x_j||^2`` over the pairs of at most 500 evenly spaced rows (1.0 if all equal)."""
+    n = n_items(X)
+    rows = take(X, np.unique(np.linspace(0, n - 1, min(n, _MEDIAN_ROWS)).astype(int)))
+    A = np.asarray(rows.toarray() if hasattr(rows, "toarray") else rows, dtype=np.float64)
+    sq = (A * A).sum(axis=1)
+    D = np.maximum(sq[:, None] + sq[None, :] - 2.0 * A @ A.T, 0.0)
+    d = D[np.triu_indices(A.shape[0], 1)]
+    d = d[d > 0]
+    return 1.0 / float(np.median(d)) if d.size else 1.0
+
+
+def gamma_candidates(gamma0):
+    """The values ``gamma="auto"`` scores first: ``γ₀ × 10^k``, k = -1, -0.5, 0, 0.5, 1."""
+    return [float(gamma0 * 10.0 ** k) for k in GAMMA_STEPS]
+
+
+def choose_gamma(score, gamma0, steps=GAMMA_STEPS, extend=2):
+    """``(gamma, info)``: the least ``score(gamma)`` over ``gamma0 × 10^k`` for k in ``steps``; a best value at
+    an end of the grid extends it by half a decade that way, at most ``extend`` times."""
+    ks = list(steps)
+    values = [float(score(gamma0 * 10.0 ** k)) for k in ks]
+    for _ in range(extend):
+        best = int(np.argmin(values))
+        if 0 < best < len(ks) - 1:
+            break
+        k = ks[0] - 0.5 if best == 0 else ks[-1] + 0.5
+        value = float(score(gamma0 * 10.0 ** k))
+        ks, values = ([k] + ks, [value] + values) if best == 0 else (ks + [k], values + [value])
+    best = int(np.argmin(values))
+    grid = [float(gamma0 * 10.0 ** k) for k in ks]
+    return grid[best], {"chosen": grid[best], "criterion": "gcv", "value": values[best], "grid": grid,
+                        "curve": values}
+
+
+def learn_length_scales(spectrum, ell0, lam0, *, max_iter=20):
+    """``(length_scales, lam, info)`` minimising the square-loss GCV jointly over ``log l`` (one per feature) and
+    ``log10 λ`` by L-BFGS-B; ``spectrum(ell)`` returns ``(s, g2, yy, n)`` of the sketched system at the
+    length-scales ``ell`` (the sketch and the rows held fixed), the gradient by forward differences of it."""
+
+    ell0 = np.asarray(ell0, dtype=float)
+    evaluations = [0]
+
+    def objective(theta):
+        evaluations[0] += 1
+        s, g2, yy, n = spectrum(np.exp(theta[:-1]))
+        return float(np.log(gcv_curve(s, g2, yy, n, [10.0 ** theta[-1]])[0]))
+
+    start = np.r_[np.log(ell0), np.log10(lam0)]
+    bounds = [(v - 5.0, v + 7.0) for v in np.log(ell0)] + [(-10.0, 0.0)]
+    res = minimize(objective, start, method="L-BFGS-B", jac="2-point", bounds=bounds,
+                   options={"maxiter": int(max_iter), "finite_diff_rel_step": 1e-3})
+    theta = res.x if res.fun <= objective(start) else start
+    ell = np.exp(theta[:-1])
+    relevance = 1.0 / ell ** 2
+    info = {"chosen": [float(v) for v in ell], "relevance": [float(v) for v in relevance / relevance.max()],
+            "start": [float(v) for v in ell0], "criterion": "gcv", "value": float(np.exp(min(res.fun, 1e300))),
+            "lam_on_rows": float(10.0 ** theta[-1]), "iterations": int(res.nit), "evaluations": evaluations[0],
+            "stop": str(res.message)}
+    return ell, float(10.0 ** theta[-1]), info
+
+
+def subsample_rows(n, rows=GAMMA_ROWS):
+    """At most ``rows`` evenly spaced row indices of n."""
+    return np.unique(np.linspace(0, n - 1, min(n, rows)).astype(int))

@@ -1,0 +1,141 @@
+"""lam="auto" and gamma="auto": the GCV / LOO curves against dense NumPy, and the fits that use them."""
+
+import numpy as np
+import pytest
+
+from skframe import SketchedKernelRidge
+from skframe.models import SketchedKernelMachine
+from skframe.models._autotune import gcv_curve, loo_curve, median_gamma, square_spectrum
+from tests.naive import naive_gcv, naive_loo
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    Y = np.c_[np.sin(X[:, 0]), X[:, 1] ** 2] + 0.1 * rng.normal(size=(120, 2))
+    return X, Y - Y.mean(axis=0)
+
+
+LAMS = [1e-6, 1e-4, 1e-2, 1.0]
+
+
+def test_gcv_from_the_sums_equals_the_dense_hat_matrix(data):
+    X, Y = data
+    Z = np.c_[X, np.tanh(X), X[:, :1] * X[:, 1:2]]  # 7 features, full column rank
+    s, g2 = square_spectrum(Z.T @ Z, Z.T @ Y)
+    got = gcv_curve(s, g2, float((Y**2).sum()), Z.shape[0], LAMS)
+    want = [naive_gcv(Z, Y, lam) for lam in LAMS]
+    np.testing.assert_allclose(got, want, rtol=1e-8)
+
+
+def test_gcv_with_a_rank_deficient_z(data):
+    X, Y = data
+    Z = np.c_[X, X[:, :1] + X[:, 1:2]]  # rank 3 of 4 columns
+    s, g2 = square_spectrum(Z.T @ Z, Z.T @ Y)
+    got = gcv_curve(s, g2, float((Y**2).sum()), Z.shape[0], LAMS)
+    np.testing.assert_allclose(got, [naive_gcv(Z, Y, lam) for lam in LAMS], rtol=1e-8)
+
+
+def test_loo_equals_n_refits(data):
+    X, Y = data
+    Z = np.c_[X, np.tanh(X)]
+    np.testing.assert_allclose(loo_curve(Z, Y, LAMS), [naive_loo(Z, Y, lam) for lam in LAMS], rtol=1e-8)
+
+
+def test_auto_lam_minimises_the_gcv_of_the_fitted_features(data):
+    X, Y = data
+    model = SketchedKernelRidge(kernel_params={"gamma": 0.5}, sketch="subsample", sketch_size=30, lam="auto",
+                                random_state=0).fit(X, Y)
+    info = model.fit_info_["lam"]
+    assert info["criterion"] == "gcv" and len(info["curve"]) == len(info["grid"])
+    assert info["value"] <= min(info["curve"]) + 1e-12
+    assert model.lam == "auto" and model.lam_path_.tolist() == [info["chosen"]]
+    fixed = SketchedKernelRidge(kernel_params={"gamma": 0.5}, sketch="subsample", sketch_size=30,
+                                lam=info["chosen"], random_state=0).fit(X, Y)
+    np.testing.assert_allclose(model.predict(X), fixed.predict(X), rtol=1e-10, atol=1e-12)
+    assert not hasattr(fixed, "fit_info_")
+
+
+def test_auto_lam_streamed_equals_in_memory(data):
+    X, Y = data
+    kw = dict(kernel_params={"gamma": 0.5}, sketch="subsample", sketch_size=30, lam="auto", random_state=0)
+    a = SketchedKernelRidge(**kw).fit(X, Y)
+    b = SketchedKernelRidge(**kw, memory_budget="20MB").fit(X, Y)
+    assert b.representation_ == "accumulated"
+    np.testing.assert_allclose(a.fit_info_["lam"]["curve"], b.fit_info_["lam"]["curve"], rtol=1e-8)
+
+
+def test_auto_lam_of_the_exact_model(data):
+    X, Y = data
+    model = SketchedKernelRidge(kernel_params={"gamma": 0.5}, sketch=None, lam="auto").fit(X, Y)
+    from skframe_kernels.kernels import GaussianKernel
+
+    K = GaussianKernel(0.5)(X, X)
+    w, U = np.linalg.eigh(K)
+    Z = U[:, w > 1e-12 * w.max()] * np.sqrt(w[w > 1e-12 * w.max()])
+    lam = model.fit_info_["lam"]["chosen"]
+    np.testing.assert_allclose(model.fit_info_["lam"]["value"], naive_gcv(Z, Y, lam), rtol=1e-6)
+
+
+def test_auto_gamma_starts_from_the_median_heuristic(data):
+    X, Y = data
+    model = SketchedKernelRidge(kernel_params={"gamma": "auto"}, sketch_size=30, lam="auto", random_state=0)
+    model.fit(X, Y)
+    info = model.fit_info_["gamma"]
+    D = ((X[:, None] - X[None]) ** 2).sum(-1)[np.triu_indices(len(X), 1)]
+    assert info["start"] == pytest.approx(1.0 / np.median(D), rel=1e-10) == median_gamma(X)
+    assert model.kernel_.gamma == info["chosen"] == info["grid"][int(np.argmin(info["curve"]))]
+    assert info["grid"][0] <= info["start"] / 10 and info["grid"][-1] >= info["start"] * 10
+
+
+def test_auto_lam_of_a_lipschitz_loss_is_a_kfold_choice(data):
+    X, Y = data
+    model = SketchedKernelMachine(loss="huber", kernel_params={"gamma": 0.5}, sketch_size=30, lam="auto",
+                                  random_state=0).fit(X, Y[:, 0])
+    info = model.fit_info_["lam"]
+    assert info["criterion"].endswith("fold held-out loss")
+    assert info["chosen"] == info["grid"][int(np.argmin(info["curve"]))] == model.lam_path_[0]
+
+
+def test_bad_lam_string_is_refused():
+    from skframe.exceptions import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="lam"):
+        SketchedKernelRidge(lam="best").fit(np.ones((5, 2)), np.arange(5.0))
+
+
+def test_auto_lam_of_the_structured_model_is_a_kfold_choice():
+    from skframe.models import OutputKernelRegressor
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(90, 4))
+    Y = (X[:, :3] + 0.3 * rng.normal(size=(90, 3)) > 0).astype(float)
+    model = OutputKernelRegressor(input_sketch="subsample", input_sketch_size=30, lam="auto",
+                                  random_state=0).fit(X, Y)
+    info = model.fit_info_["lam"]
+    assert info["chosen"] == info["grid"][int(np.argmin(info["curve"]))]
+    fixed = OutputKernelRegressor(input_sketch="subsample", input_sketch_size=30, lam=info["chosen"],
+                                  random_state=0).fit(X, Y)
+    np.testing.assert_array_equal(model.predict(X), fixed.predict(X))
+
+
+def test_gaussian_ard_kernel_is_the_gaussian_kernel_of_scaled_inputs():
+    from skframe.contract.registry import get_kernel
+    from tests.naive import naive_gaussian
+
+    X = np.random.default_rng(2).normal(size=(7, 3))
+    scales = np.array([0.5, 1.0, 3.0])
+    K = get_kernel("gaussian-ard", length_scale=scales.tolist())(X, X[:4])
+    np.testing.assert_allclose(K, naive_gaussian(X / scales, X[:4] / scales, 0.5), rtol=1e-12)
+
+
+def test_learned_length_scales_find_the_relevant_feature():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(150, 3))
+    y = np.sin(3 * X[:, 0]) + 0.05 * rng.normal(size=150)  # features 1 and 2 are irrelevant
+    model = SketchedKernelRidge(kernel="gaussian-ard", kernel_params={"length_scale": "learn"}, sketch_size=40,
+                                lam="auto", random_state=0).fit(X, y)
+    info = model.fit_info_["length_scale"]
+    assert info["relevance"][0] == 1.0 and max(info["relevance"][1:]) < 0.2
+    assert model.kernel_.params["length_scale"] == info["chosen"] and info["criterion"] == "gcv"
