@@ -27,7 +27,7 @@ AUTO_RULE = ("a single target column of integers with 2 to {max} distinct values
              "and no --loss, --solver, --quantiles or --output-matrix")
 AUTO_MAX_CLASSES = 10
 #: the rule of ``--task auto`` for labels given as text
-AUTO_TEXT_RULE = "a single target column that is not numeric: text labels such as yes/no or species names"
+AUTO_TEXT_RULE = "a single target column with no number in it: text labels such as yes/no or species names"
 
 
 def looks_like_labels(Y):

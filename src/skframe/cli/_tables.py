@@ -35,7 +35,9 @@ def wanted(opts):
 
 def _numeric_targets(table, positions, problems, labels=False):
     """The target columns as a 2-D float array; with ``labels`` (one target column of a classification) a text
-    column is kept as its labels instead (an object array of stripped strings, shape ``(n, 1)``)."""
+    column is kept as its labels instead (an object array of stripped strings, shape ``(n, 1)``): ``True``
+    (``--task classification``) for any column with text, ``"text"`` (``--task auto``) for a column whose every
+    cell is text (one mixing numbers and a few words is more likely a data error, and is refused)."""
     import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
 
     from skframe.preprocessing.cells import parse_numbers, text_cells  # lazy: loads scikit-learn
@@ -48,7 +50,7 @@ def _numeric_targets(table, positions, problems, labels=False):
             continue
         text, missing = text_cells(col)
         values, bad = parse_numbers(text, missing)
-        if bad.any() and labels:
+        if bad.any() and (labels is True or labels == "text" and int(bad.sum()) == int((~missing).sum())):
             return _label_targets(table, j, text, missing, problems)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
@@ -176,7 +178,8 @@ def load_fit(opts, choice):
         raise InvalidParameterError(f"--column-types names {', '.join(map(repr, wrong))}, not a feature column of "
                                     f"{name_of(path)}; its feature columns are {', '.join(names[j] for j in f[:8])}")
     problems = []
-    labels = opts.task in ("classification", "auto") and len(t) == 1  # a text target column: class labels
+    # one text target column: class labels (with --task auto, when none of its cells is a number)
+    labels = len(t) == 1 and {"classification": True, "auto": "text"}.get(opts.task, False)
     Y = _numeric_targets(table, t, problems, labels=labels)
     if opts.sample_weight is not None:  # --sample-weight COLUMN, read from the same table
         opts.sample_weight_values = _weights(table, opts.sample_weight, path)
