@@ -119,6 +119,8 @@ def test_auto_chooses_classification_for_a_text_target_and_says_why(binary):
     res = runner.invoke(app, ["fit", train, "--drop", "weight", *BASE])
     assert res.exit_code == 0, res.output
     assert "auto: 2 classes" in res.output
+    hinge = _fit([train, "--drop", "weight", "--loss", "hinge", "--test", test])  # the SVM keeps the labels too
+    assert hinge["metrics"]["classes"] == ["no", "yes"] and hinge["metrics"]["accuracy"] > 0.85
 
 
 def test_three_species_semicolon_gzip(species, tmp_path):

@@ -41,9 +41,8 @@ def choose_task(opts, Y=None):
         auto = opts.task == "auto" and (looks_like_labels(Y) or (not opts.uses_machine() and task_is_numeric(Y)
                                                                  and looks_like_classes(Y)))
         if opts.task == "classification" or auto:
-            opts.task_reason = auto or choose_loss(opts, Y)
-            if auto:
-                opts.task_reason += "; " + choose_loss(opts, Y)
+            loss_reason = choose_loss(opts, Y)  # None when --loss names a classification loss
+            opts.task_reason = "; ".join(r for r in (auto, loss_reason) if r) or None
     if opts.uses_machine():
         return "machine"
     if opts.task == "auto" and Y is not None and is_multilabel(Y) and opts.dask_scheduler is None \
