@@ -84,6 +84,10 @@ def test_binary_text_labels_fit_predict_proba_and_evaluate(binary, tmp_path):
     assert np.mean(np.array([r[0] for r in rows[1:]]) == y_te) > 0.85
     res = runner.invoke(app, ["predict", model, test])  # on stdout, the same labels
     assert _csv_rows(res.output) == rows
+    npz = tmp_path / "pred.npz"
+    assert runner.invoke(app, ["predict", model, test, "--out", str(npz)]).exit_code == 0
+    with np.load(npz, allow_pickle=False) as saved:  # fixed-width strings: no pickle needed
+        assert saved["predictions"].tolist() == [r[0] for r in rows[1:]] and saved["names"].tolist() == ["label"]
 
     res = runner.invoke(app, ["predict", model, test, "--proba"])
     assert res.exit_code == 0, res.output
