@@ -191,3 +191,15 @@ def test_unknown_labels_and_text_for_regression_give_one_line(binary, tmp_path):
                      + "5,1,\n")
     res = runner.invoke(app, ["fit", str(empty), "--task", "classification", *BASE])
     assert res.exit_code != 0 and "empty label" in res.output
+
+
+def test_missing_drop_removes_the_rows_and_their_labels(tmp_path):
+    X, y, _ = _binary(120, 3)
+    rows = [f"{'' if i in (5, 50) else f'{x[0]:.5f}'},{x[1]:.5f},{y[i]}" for i, x in enumerate(X)]
+    path = tmp_path / "gaps.csv"
+    path.write_text("x1,x2,label\n" + "\n".join(rows) + "\n")
+    out = _fit([str(path), "--missing", "drop", "--holdout", "0"])
+    assert out["n_train"] == 118 and out["metrics"]["n_samples"] == 118
+    assert out["metrics"]["accuracy"] > 0.85  # labels aligned with the rows kept
+    err = runner.invoke(app, ["fit", str(path), *BASE])
+    assert err.exit_code != 0 and "--missing" in err.output
