@@ -14,7 +14,8 @@ import numpy as np
 
 from skframe.exceptions import InvalidParameterError
 
-__all__ = ["save_plots", "looks_like_classes", "AUTO_RULE", "choose_loss", "classification_metrics",
+__all__ = ["save_plots", "looks_like_classes", "looks_like_labels", "AUTO_RULE", "AUTO_TEXT_RULE",
+           "choose_loss", "classification_metrics",
            "probability_columns", "CLASSIFICATION_LOSSES"]
 
 #: the losses --task classification accepts (the others are regression losses)
@@ -25,6 +26,18 @@ CLASSIFICATION_LOSSES = ("logistic", "multinomial", "hinge")
 AUTO_RULE = ("a single target column of integers with 2 to {max} distinct values, each seen at least twice, "
              "and no --loss, --solver, --quantiles or --output-matrix")
 AUTO_MAX_CLASSES = 10
+#: the rule of ``--task auto`` for labels given as text
+AUTO_TEXT_RULE = "a single target column with no number in it: text labels such as yes/no or species names"
+
+
+def looks_like_labels(Y):
+    """``--task auto``: whether the targets are one column of text labels (:data:`AUTO_TEXT_RULE`): the reason,
+    or None."""
+    Y = np.asarray(Y)
+    if Y.dtype.kind not in "OUS" or Y.ndim == 2 and Y.shape[1] != 1:
+        return None
+    n_classes = int(np.unique(Y.reshape(-1)).size)
+    return f"auto: {n_classes} classes ({AUTO_TEXT_RULE}); --task regression needs a numeric target"
 
 
 def looks_like_classes(Y):

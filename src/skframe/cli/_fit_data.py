@@ -58,10 +58,11 @@ def load_data(opts):
 
     weight_column = _sample_weight.prepare_weights(opts)  # --sample-weight: a column left out of the features
     choice = cli_columns(opts.columns, opts.drop, opts.target)
-    opts.sample_weight_values = None if weight_column is None else _sample_weight.read_weight_column(
-        opts.train, weight_column)
+    opts.sample_weight_values = None
     if _tables.wanted(opts):  # a table with a header, Parquet, Arrow: typed columns (numbers, categories, dates)
-        return _tables.load_fit(opts, choice)
+        return _tables.load_fit(opts, choice)  # --sample-weight read there, from the same table
+    if weight_column is not None:
+        opts.sample_weight_values = _sample_weight.read_weight_column(opts.train, weight_column)
     if opts.column_types:
         raise InvalidParameterError("--column-types applies to tables with a header row (CSV, Parquet, Arrow); "
                                     f"{Path(opts.train).name} has none: name its columns in a header row")

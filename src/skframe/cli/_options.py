@@ -86,11 +86,14 @@ class FitOptions:
                                "statistics, saved with the model; sparse data stay sparse).", DATA)] = "auto"
     seed: Annotated[int, _opt("--seed", "Seed of the sketch draw and of the solver (never of the embedded "
                               "data).", DATA)] = 0
-    sample_weight: Annotated[Optional[str], _opt("--sample-weight", "Column of the training CSV file (name, or "
-                                                 "position from 1) holding each row's weight; left out of the "
-                                                 "features.", DATA, show_default=False, metavar="COLUMN")] = None
+    sample_weight: Annotated[Optional[str], _opt(
+        "--sample-weight", "Column of the training file (CSV with any delimiter, compressed or not, Parquet, Arrow; "
+        "name, or position from 1) holding each row's weight; left out of the features.", DATA, show_default=False,
+        metavar="COLUMN")] = None
     task: Annotated[str, _opt("--task", "auto (regression; structured when the targets are 0/1 labels over "
-                              "several columns: multi-label), regression (scalar or multi-output, any loss), "
+                              "several columns: multi-label; classification for one target column of a few integer "
+                              "classes, or with no number in it: text labels), regression (scalar or "
+                              "multi-output, any loss), "
                               "structured (IOKR family) or classification (class labels: logistic for two classes, "
                               "multinomial for more, unless --loss says).", DATA)] = "auto"
     # -- molecules and graphs (panel after Data) ---------------------------------------

@@ -20,14 +20,24 @@ def prepare_weights(opts):
     column = opts.sample_weight
     if column is None:
         return None
-    if opts.train is None or not str(opts.train).lower().endswith(".csv"):
-        raise InvalidParameterError("--sample-weight reads a column of a CSV training file; give one (or fit in "
-                                    "Python with model.fit(X, y, sample_weight=w))")
+    if opts.train is None or not _is_table(opts):
+        raise InvalidParameterError("--sample-weight reads a column of a CSV (any delimiter, compressed or not), "
+                                    "Parquet or Arrow training file; give one (or fit in Python with "
+                                    "model.fit(X, y, sample_weight=w))")
     if opts.missing == "drop":
         raise InvalidParameterError("--sample-weight cannot follow the rows --missing drop removes; use --missing "
                                     "error, zero or mean")
     opts.drop = list(opts.drop or []) + [column]
     return column
+
+
+def _is_table(opts):
+    from skframe.io.formats import resolve_format  # lazy: skframe.io loads SciPy
+
+    try:
+        return resolve_format(str(opts.train), opts.format) in ("csv", "parquet", "feather")
+    except Exception:  # molecule and graph files have formats of their own
+        return False
 
 
 def read_weight_column(path, column):

@@ -7,8 +7,10 @@ so that no command module imports another. Importing this module is light (Typer
 
 from __future__ import annotations
 
+import csv
 import importlib
 import inspect
+import io
 from pathlib import Path
 
 import typer
@@ -59,6 +61,33 @@ def format_value(value):
     return str(value)
 
 
+def _write_labels(out, P, names):
+    """Text labels as a CSV column (quoted where needed) on stdout or to a ``.csv`` / ``.npz`` file, atomically."""
+    import numpy as np  # lazy: NumPy costs ~0.1 s at the start of every command
+
+    rows = P.reshape(P.shape[0], -1)
+    if names is not None and len(names) != rows.shape[1]:
+        names = [f"y{j}" for j in range(rows.shape[1])]
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    if names is not None:
+        writer.writerow(names)
+    writer.writerows([[str(v) for v in row] for row in rows])
+    if out is None:
+        typer.echo(buf.getvalue(), nl=False)
+        return
+    suffix = Path(out).suffix.lower()
+    if suffix not in (".csv", ".npz"):
+        raise InvalidParameterError(f"--out {out}: use a .csv or .npz file name")
+    from skframe.io import atomic_write  # lazy: skframe.io loads SciPy's sparse matrices
+
+    with atomic_write(out, "wb") as fh:  # an interrupted write leaves the previous file intact
+        if suffix == ".npz":  # fixed-width strings, read back without pickle
+            np.savez(fh, predictions=P.astype(str), **({"names": np.asarray(names, dtype=str)} if names else {}))
+        else:
+            fh.write(buf.getvalue().encode("utf-8"))
+
+
 def write_predictions(out, P, names=None):
     """Predictions as CSV on stdout (``out=None``), or to a ``.csv`` / ``.npz`` file, atomically.
 
@@ -67,6 +96,8 @@ def write_predictions(out, P, names=None):
     import numpy as np  # lazy: NumPy costs ~0.1 s at the start of every command
 
     P = np.asarray(P)
+    if P.dtype.kind in "OUS":  # class labels as text (a classifier fitted on them): written as they are
+        return _write_labels(out, P, names)
     if names is not None and len(names) != (1 if P.ndim == 1 else P.shape[1]):
         names = [f"y{j}" for j in range(1 if P.ndim == 1 else P.shape[1])]  # as a file without a header
     if out is None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 
-__all__ = ["wanted", "load_fit", "read_for_model", "read_saved", "column_table"]
+__all__ = ["wanted", "load_fit", "read_for_model", "read_saved", "column_table", "is_labels"]
 
 
 def wanted(opts):
@@ -33,7 +33,11 @@ def wanted(opts):
     return names is not None and (info["delimiter"] != "," or info["text"] or bool(opts.column_types))
 
 
-def _numeric_targets(table, positions, problems):
+def _numeric_targets(table, positions, problems, labels=False):
+    """The target columns as a 2-D float array; with ``labels`` (one target column of a classification) a text
+    column is kept as its labels instead (an object array of stripped strings, shape ``(n, 1)``): ``True``
+    (``--task classification``) for any column with text, ``"text"`` (``--task auto``) for a column whose every
+    cell is text (one mixing numbers and a few words is more likely a data error, and is refused)."""
     import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
 
     from skframe.preprocessing.cells import parse_numbers, text_cells  # lazy: loads scikit-learn
@@ -46,13 +50,74 @@ def _numeric_targets(table, positions, problems):
             continue
         text, missing = text_cells(col)
         values, bad = parse_numbers(text, missing)
+        if bad.any() and (labels is True or labels == "text" and int(bad.sum()) == int((~missing).sum())):
+            return _label_targets(table, j, text, missing, problems)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            where = f"line {int(table.linenos[i])}" if table.linenos is not None else f"row {i}"
-            problems.append(f"the target column {table.names[j]!r} holds text such as {text[i]!r} ({where}); "
-                            "targets are numbers: choose a numeric target with --target NAME")
+            problems.append(f"the target column {table.names[j]!r} holds text such as {text[i]!r} "
+                            f"({_where(table, i)}); "
+                            "targets are numbers: choose a numeric target with --target NAME, or fit the labels "
+                            "with --task classification")
+            values[bad] = 0.0  # reported above, not as missing numbers
         out.append(values)
     return np.stack(out, axis=1) if out else np.zeros((table.n_rows, 0))
+
+
+def _where(table, i):
+    return f"line {int(table.linenos[i])}" if table.linenos is not None else f"row {i}"
+
+
+def _label_targets(table, j, text, missing, problems):
+    """Class labels of the target column ``j`` (text), ``(n, 1)`` objects; an empty cell is a problem."""
+    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
+
+    if missing.any():
+        i = int(np.flatnonzero(missing)[0])
+        problems.append(f"the target column {table.names[j]!r} has {int(missing.sum())} empty label(s) (first: "
+                        f"{_where(table, i)}): every row needs its class; remove those rows")
+    return np.asarray(text, dtype=object).reshape(-1, 1)
+
+
+def is_labels(Y):
+    """True when ``Y`` holds class labels as text (an object array), as :func:`load_fit` reads them."""
+    return getattr(Y, "dtype", None) is not None and Y.dtype.kind == "O"
+
+
+def _check_known(path, name, y, classes):
+    """Refuse, in one line, labels of a test file that the model never saw."""
+    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
+
+    from skframe.io._common import name_of  # lazy: skframe.io loads SciPy
+
+    known = set(map(str, classes))
+    unknown = sorted({str(v) for v in np.ravel(y)} - known)
+    if unknown:
+        shown = ", ".join(map(repr, unknown[:5])) + (" ..." if len(unknown) > 5 else "")
+        raise InvalidInputError(f"{name_of(path)}: the target column {name!r} holds label(s) {shown} the model "
+                                f"never saw; its classes are {', '.join(map(repr, list(classes)[:10]))}: keep only "
+                                "rows of those classes, or refit with a training file that has them")
+
+
+def _weights(table, column, path):
+    """``--sample-weight COLUMN`` of a typed table: finite, non-negative weights, not all 0."""
+    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
+
+    from skframe.io._common import name_of  # lazy: skframe.io loads SciPy
+
+    if column in table.index:
+        j = table.index[column]
+    elif column.isdigit() and 1 <= int(column) <= len(table.names):
+        j = int(column) - 1
+    else:
+        raise InvalidParameterError(f"--sample-weight {column!r} names no column of {name_of(path)} (columns: "
+                                    f"{', '.join(table.names[:8])}{' ...' if len(table.names) > 8 else ''})")
+    problems = []
+    w = _numeric_targets(table, [j], problems)[:, 0]
+    if problems or not np.all(np.isfinite(w)):
+        raise InvalidInputError(f"--sample-weight {column!r}: every row of {name_of(path)} needs a number there")
+    if np.any(w < 0) or not w.sum() > 0:
+        raise InvalidInputError(f"--sample-weight {column!r}: the weights must be finite, non-negative, not all 0")
+    return w
 
 
 def _missing_numbers(table, features, Y):
@@ -91,9 +156,10 @@ def load_fit(opts, choice):
 
     Sets ``opts.layout`` and ``opts.table_encoder``.
     """
+    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
+
     from skframe.cli._columns import Layout  # lazy: loads NumPy (~0.1 s at start-up)
     from skframe.io._common import check_targets, name_of  # lazy: skframe.io loads SciPy
-    from skframe.io.missing import handle_missing  # lazy: skframe.io loads SciPy
     from skframe.io.table import read_table  # lazy: skframe.io loads SciPy
     from skframe.preprocessing import TableEncoder, parse_column_types  # lazy: loads scikit-learn
 
@@ -112,7 +178,11 @@ def load_fit(opts, choice):
         raise InvalidParameterError(f"--column-types names {', '.join(map(repr, wrong))}, not a feature column of "
                                     f"{name_of(path)}; its feature columns are {', '.join(names[j] for j in f[:8])}")
     problems = []
-    Y = _numeric_targets(table, t, problems)
+    # one text target column: class labels (with --task auto, when none of its cells is a number)
+    labels = len(t) == 1 and {"classification": True, "auto": "text"}.get(opts.task, False)
+    Y = _numeric_targets(table, t, problems, labels=labels)
+    if opts.sample_weight is not None:  # --sample-weight COLUMN, read from the same table
+        opts.sample_weight_values = _weights(table, opts.sample_weight, path)
     encoder = TableEncoder(column_types=overrides)
     try:
         encoder.fit({names[j]: table.columns[j] for j in f}, linenos=table.linenos)
@@ -120,10 +190,10 @@ def load_fit(opts, choice):
         problems.extend(getattr(exc, "problems", [str(exc)]))
     if problems:
         if opts.missing == "error":  # the missing numbers too, so that one run says everything
-            problems.extend(_missing_numbers(table, f, Y))
+            problems.extend(_missing_numbers(table, f, np.zeros((0, 0)) if is_labels(Y) else Y))
         _raise_problems(path, problems)
     X = encoder.transform({names[j]: table.columns[j] for j in f}, linenos=table.linenos)
-    X, Y, n_missing, _ = handle_missing(X, Y, opts.missing, path, table.linenos)
+    X, Y, n_missing = _handle_missing(X, Y, opts.missing, path, table.linenos)
     used, target_set = set(encoder.used_columns), set(t)
     left_out = [names[j] for j in range(n) if j not in target_set and names[j] not in used]
     opts.layout = Layout(n_features=int(X.shape[1]), n_targets=int(Y.shape[1]),
@@ -136,8 +206,9 @@ def load_fit(opts, choice):
             "columns": {"features": len(encoder.used_columns), "targets": opts.layout.target_names, "named": True}}
     if opts.test is None:
         return X, Y, None, None, info
+    classes = np.unique(Y[:, 0]).tolist() if is_labels(Y) else None
     X_te, Y_te, te_info = read_for_model(opts.test, encoder, opts.layout, with_targets=True, missing=opts.missing,
-                                         delimiter=opts.delimiter, fmt=_table_format(opts.format))
+                                         delimiter=opts.delimiter, fmt=_table_format(opts.format), classes=classes)
     info.update({"test": str(opts.test), "n_missing_test": te_info["n_missing"],
                  "unknown_categories_test": te_info["unknown_categories"]})
     return X, Y, X_te, Y_te, info
@@ -147,13 +218,35 @@ def _table_format(fmt):
     return fmt if fmt in ("csv", "parquet", "feather") else None
 
 
+def _handle_missing(X, Y, missing, path, linenos, means=None):
+    """:func:`skframe.io.missing.handle_missing` on ``(X, Y)``; class labels (text) go round it, and lose the rows
+    that ``--missing drop`` removes. Returns ``(X, Y, n_missing)``."""
+    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
+
+    from skframe.io.missing import handle_missing  # lazy: skframe.io loads SciPy
+
+    if not is_labels(Y):
+        X, Y, n_missing, _ = handle_missing(X, Y, missing, path, linenos, means=means)
+        return X, Y, n_missing
+    if means is not None:
+        means = (means[0], None)
+    X, _, n_missing, rows = handle_missing(X, np.zeros((X.shape[0], 0)), missing, path, linenos, means=means)
+    if missing == "drop" and len(rows):
+        Y = np.delete(Y, rows, axis=0)
+    return X, Y, n_missing
+
+
 def read_for_model(path, encoder, layout, *, with_targets, missing, means=None, delimiter=None, fmt=None,
-                   targets=None):
-    """``(X, Y or None, info)``: a table encoded as the model's training table was (columns matched by name)."""
+                   targets=None, classes=None):
+    """``(X, Y or None, info)``: a table encoded as the model's training table was (columns matched by name).
+
+    ``classes``: the model's class labels (text) when it was fitted on them; the targets are then read as labels,
+    and a label it never saw is refused in one line.
+    """
     import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
 
     from skframe.io._common import name_of  # lazy: skframe.io loads SciPy
-    from skframe.io.missing import check_means, handle_missing  # lazy: skframe.io loads SciPy
+    from skframe.io.missing import check_means  # lazy: skframe.io loads SciPy
     from skframe.io.table import read_table  # lazy: skframe.io loads SciPy
 
     path = str(path)
@@ -167,7 +260,11 @@ def read_for_model(path, encoder, layout, *, with_targets, missing, means=None, 
             f"columns are {', '.join(table.names[:8])}{' ...' if len(table.names) > 8 else ''}: rename them as in "
             "the training file")
     problems = []
-    Y = _numeric_targets(table, [table.index[c] for c in target_names], problems) if with_targets else None
+    labels = classes is not None and len(target_names) == 1
+    Y = _numeric_targets(table, [table.index[c] for c in target_names], problems,
+                         labels=labels) if with_targets else None
+    if labels and is_labels(Y):
+        _check_known(path, target_names[0], Y, classes)
     try:
         X = encoder.transform({c: table.column(c) for c in layout.feature_names}, linenos=table.linenos)
     except InvalidInputError as exc:
@@ -176,8 +273,8 @@ def read_for_model(path, encoder, layout, *, with_targets, missing, means=None, 
         _raise_problems(path, problems)
     Y_h = Y if Y is not None else np.zeros((X.shape[0], 0))
     if means is not None:
-        means = check_means(means, X, Y_h, path)
-    X, Y_h, n_missing, _ = handle_missing(X, Y_h, missing, path, table.linenos, means=means)
+        means = check_means(means, X, np.zeros((X.shape[0], 0)) if is_labels(Y_h) else Y_h, path)
+    X, Y_h, n_missing = _handle_missing(X, Y_h, missing, path, table.linenos, means=means)
     info = {"n_missing": n_missing, "unknown_categories": {k: v for k, v in encoder.unknown_counts_.items() if v}}
     return X, (Y_h if with_targets else None), info
 
@@ -197,7 +294,7 @@ def read_saved(extra, layout, data, *, with_targets, missing, target=None, fmt=N
 
     targets = as_names(target, "target") if target else None
     return read_for_model(data, encoder, layout, with_targets=with_targets, missing=missing, means=means,
-                          fmt=_table_format(fmt), targets=targets)
+                          fmt=_table_format(fmt), targets=targets, classes=extra.get("classes"))
 
 
 def column_table(rows):

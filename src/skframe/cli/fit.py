@@ -33,13 +33,17 @@ def choose_task(opts, Y=None):
     if opts.task == "structured":
         return "structured"
     if opts.task in ("classification", "auto") and Y is not None:  # class labels (skframe.cli._classification)
-        from skframe.cli._classification import choose_loss, looks_like_classes  # lazy: loads NumPy
+        from skframe.cli._classification import (  # lazy: loads NumPy
+            choose_loss,
+            looks_like_classes,
+            looks_like_labels,
+        )
 
-        auto = opts.task == "auto" and not opts.uses_machine() and task_is_numeric(Y) and looks_like_classes(Y)
+        auto = opts.task == "auto" and (looks_like_labels(Y) or (not opts.uses_machine() and task_is_numeric(Y)
+                                                                 and looks_like_classes(Y)))
         if opts.task == "classification" or auto:
-            opts.task_reason = auto or choose_loss(opts, Y)
-            if auto:
-                opts.task_reason += "; " + choose_loss(opts, Y)
+            loss_reason = choose_loss(opts, Y)  # None when --loss names a classification loss
+            opts.task_reason = "; ".join(r for r in (auto, loss_reason) if r) or None
     if opts.uses_machine():
         return "machine"
     if opts.task == "auto" and Y is not None and is_multilabel(Y) and opts.dask_scheduler is None \
@@ -275,6 +279,8 @@ def save_model(model, prep, opts):
 
     extra.update(model_extra(opts, prep.data_info))
     names = opts.layout.feature_names if opts.layout is not None else None
+    if Y_tr.dtype.kind == "O" and hasattr(model, "classes_"):  # class labels as text: a JSON list, no pickle
+        extra["classes"] = [str(c) for c in model.classes_]
     if opts.table_encoder is not None:  # a raw table: its typed columns, as data (skframe.preprocessing)
         extra["encoding"] = opts.table_encoder.to_dict()
         extra["table"] = {k: v for k, v in prep.data_info.get("read", {}).items() if k in ("delimiter", "format")}
