@@ -568,7 +568,8 @@ PLAN_MODULES = ("skframe.core.engine", "skframe.core.threads", "skframe.compute.
                 "skframe.compute.execution", "skframe.compute.machine")
 #: calls that implement a decision: the engine rule and its thresholds, the machine's cores
 DECIDING_CALLS = frozenset({"select_engine", "engine_rule", "numba_enabled", "numba_min_work", "cpu_count",
-                            "sched_getaffinity", "choose_executor", "choose_backend", "choose_blas_threads"})
+                            "sched_getaffinity", "choose_executor", "choose_backend", "choose_blas_threads",
+                            "solver_blas_threads"})
 #: modules of the fit that read the executor from the plan instead of looking at the data
 EXECUTOR_FROM_PLAN = ("skframe.models._fit", "skframe.models._base", "skframe.models.ridge",
                       "skframe.models.machine", "skframe.compute.stream_fit.streamed_representation")
@@ -624,6 +625,29 @@ def test_execution_choices_are_the_plans(room):
                        "skframe.core.engine) and pass the decision on:\n" + "\n".join(found))
 
 
+#: built-in plugins held to the plan's thread decisions: a solver applies the BLAS threads its problem carries
+#: (``problem.blas_threads``, set from the plan), never its own rule. Their compiled-or-NumPy loops are still theirs
+#: to pick when called with no engine (``numba_enabled``, ``select_engine``): a component called directly has no plan.
+PLUGINS_FROM_PLAN = ("skframe_solvers", "skframe_kernels", "skframe_losses", "skframe_sketches", "skframe_decoders",
+                     "skframe_graphs")
+THREAD_CALLS = ("cpu_count", "sched_getaffinity", "choose_blas_threads", "solver_blas_threads")
+
+
+def thread_decisions(modules):
+    """The BLAS-thread and core-count decisions among :func:`local_decisions`."""
+    return [f for f in local_decisions(modules)
+            if "decides BLAS threads" in f or any(f.endswith(f"calls {name}") for name in THREAD_CALLS)]
+
+
+@pytest.mark.parametrize("room", PLUGINS_FROM_PLAN)
+def test_builtin_plugins_take_threads_from_the_plan(room):
+    modules = _modules_of(room)
+    assert modules, f"no module in {room}"
+    found = thread_decisions(modules)
+    assert not found, ("apply the plan's decision (e.g. serial_blas(problem.blas_threads == 1)), do not take one:\n"
+                       + "\n".join(found))
+
+
 def test_local_decisions_are_seen():
     tree = Tree.from_sources({
         "skframe.models._fit": "def represent(X):\n    return is_dask_collection(X)\n",
@@ -633,6 +657,8 @@ def test_local_decisions_are_seen():
             "    return select_engine(None, n), os.cpu_count()\n"),
     })
     found = sorted(local_decisions(tree.modules.values()))
+    assert thread_decisions(tree.modules.values()) == ["skframe.model_selection.paths:2 decides BLAS threads: n < 10",
+                                                       "skframe.model_selection.paths:6 calls cpu_count"]
     assert found == ["skframe.model_selection.paths:2 decides BLAS threads: n < 10",
                      "skframe.model_selection.paths:6 calls cpu_count",
                      "skframe.model_selection.paths:6 calls select_engine",
