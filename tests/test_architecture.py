@@ -568,7 +568,8 @@ PLAN_MODULES = ("skframe.core.engine", "skframe.core.threads", "skframe.compute.
                 "skframe.compute.execution", "skframe.compute.machine")
 #: calls that implement a decision: the engine rule and its thresholds, the machine's cores
 DECIDING_CALLS = frozenset({"select_engine", "engine_rule", "numba_enabled", "numba_min_work", "cpu_count",
-                            "sched_getaffinity", "choose_executor", "choose_backend", "choose_blas_threads"})
+                            "sched_getaffinity", "choose_executor", "choose_backend", "choose_blas_threads",
+                            "solver_blas_threads"})
 #: modules of the fit that read the executor from the plan instead of looking at the data
 EXECUTOR_FROM_PLAN = ("skframe.models._fit", "skframe.models._base", "skframe.models.ridge",
                       "skframe.models.machine", "skframe.compute.stream_fit.streamed_representation")
@@ -624,6 +625,29 @@ def test_execution_choices_are_the_plans(room):
                        "skframe.core.engine) and pass the decision on:\n" + "\n".join(found))
 
 
+#: built-in plugins held to the plan's thread decisions: a solver applies the BLAS threads its problem carries
+#: (``problem.blas_threads``, set from the plan), never its own rule. Their compiled-or-NumPy loops are still theirs
+#: to pick when called with no engine (``numba_enabled``, ``select_engine``): a component called directly has no plan.
+PLUGINS_FROM_PLAN = ("skframe_solvers", "skframe_kernels", "skframe_losses", "skframe_sketches", "skframe_decoders",
+                     "skframe_graphs")
+THREAD_CALLS = ("cpu_count", "sched_getaffinity", "choose_blas_threads", "solver_blas_threads")
+
+
+def thread_decisions(modules):
+    """The BLAS-thread and core-count decisions among :func:`local_decisions`."""
+    return [f for f in local_decisions(modules)
+            if "decides BLAS threads" in f or any(f.endswith(f"calls {name}") for name in THREAD_CALLS)]
+
+
+@pytest.mark.parametrize("room", PLUGINS_FROM_PLAN)
+def test_builtin_plugins_take_threads_from_the_plan(room):
+    modules = _modules_of(room)
+    assert modules, f"no module in {room}"
+    found = thread_decisions(modules)
+    assert not found, ("apply the plan's decision (e.g. serial_blas(problem.blas_threads == 1)), do not take one:\n"
+                       + "\n".join(found))
+
+
 def test_local_decisions_are_seen():
     tree = Tree.from_sources({
         "skframe.models._fit": "def represent(X):\n    return is_dask_collection(X)\n",
@@ -633,6 +657,8 @@ def test_local_decisions_are_seen():
             "    return select_engine(None, n), os.cpu_count()\n"),
     })
     found = sorted(local_decisions(tree.modules.values()))
+    assert thread_decisions(tree.modules.values()) == ["skframe.model_selection.paths:2 decides BLAS threads: n < 10",
+                                                       "skframe.model_selection.paths:6 calls cpu_count"]
     assert found == ["skframe.model_selection.paths:2 decides BLAS threads: n < 10",
                      "skframe.model_selection.paths:6 calls cpu_count",
                      "skframe.model_selection.paths:6 calls select_engine",
@@ -659,3 +685,63 @@ def test_no_private_name_crosses_rooms(room):
     """e.g. the block engine's products are public (skframe.core.block_engine), not a private of sketching."""
     found = private_names_across_rooms(_modules_of(room))
     assert not found, "\n".join(found)
+
+
+# ----------------------------------------------------------------------------- module sizes
+MAX_MODULE_LINES = 400
+MAX_PACKAGE_INIT_LINES = 80
+#: the only modules allowed over MAX_MODULE_LINES: both are being reworked on another line of work (the λ-path
+#: search's square-loss formulas and the Fit object); empty this set once that work has landed
+OVER_THE_LIMIT = frozenset({"skframe.model_selection._square_path", "skframe.models._fit"})
+#: what a package ``__init__`` may define besides imports and names: the module hooks of a lazy re-export
+LAZY_HOOKS = frozenset({"__getattr__", "__dir__"})
+
+
+def _source_modules(root=ROOT / "src"):
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        yield ".".join(parts), path
+
+
+def long_modules(sources, limit=MAX_MODULE_LINES):
+    """``module: n lines`` of every module over ``limit`` lines; ``sources`` maps module names to text."""
+    return [f"{name}: {len(text.splitlines())} lines" for name, text in sources.items()
+            if len(text.splitlines()) > limit and name not in OVER_THE_LIMIT]
+
+
+def implementation_in_inits(sources, limit=MAX_PACKAGE_INIT_LINES):
+    """What a package ``__init__`` holds beyond re-exports: too many lines, or a class or function of its own."""
+    found = []
+    for name, text in sources.items():
+        if not name.endswith("__init__"):
+            continue
+        if len(text.splitlines()) > limit:
+            found.append(f"{name}: {len(text.splitlines())} lines")
+        found += [f"{name}:{node.lineno} defines {node.name}" for node in ast.parse(text).body
+                  if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.name not in LAZY_HOOKS]
+    return found
+
+
+def test_no_module_is_over_400_lines():
+    sources = {name: path.read_text(encoding="utf-8") for name, path in _source_modules()}
+    found = long_modules(sources)
+    assert not found, f"split these modules by concern (at most {MAX_MODULE_LINES} lines):\n" + "\n".join(found)
+    assert OVER_THE_LIMIT <= set(sources), "the allowlist names modules that no longer exist"
+
+
+def test_package_inits_only_publish():
+    sources = {name: path.read_text(encoding="utf-8") for name, path in _source_modules()}
+    found = implementation_in_inits(sources)
+    assert not found, ("a package __init__ publishes names (imports, __all__, a lazy __getattr__); move code into "
+                       "a module of the package:\n" + "\n".join(found))
+
+
+def test_sizes_are_seen():
+    sources = {"skframe.big": "x = 1\n" * 401, "skframe.model_selection._square_path": "x = 1\n" * 500,
+               "skframe.pkg.__init__": "from skframe.pkg.a import b\n\n\ndef helper():\n    return b\n",
+               "skframe.lazy.__init__": "def __getattr__(name):\n    raise AttributeError(name)\n",
+               "skframe.long.__init__": "import os\n" * 81}
+    assert long_modules(sources) == ["skframe.big: 401 lines"]
+    assert implementation_in_inits(sources) == ["skframe.pkg.__init__:4 defines helper",
+                                                "skframe.long.__init__: 81 lines"]

@@ -114,7 +114,20 @@ class MultinomialConjugate:
         return T - _simplex_projection(T - np.asarray(A, dtype=np.float64))
 
 
-class LogisticLoss(_BaseLoss):
+class _CompiledLoss(_BaseLoss):
+    """A classification loss whose value and gradient are the ``<name>_value`` and ``<name>_gradient`` loops
+    (compiled, or their NumPy formulas; see :func:`_run`)."""
+
+    def value(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return _run(f"{self.name}_value", F, Y)
+
+    def gradient(self, F, Y):
+        F, Y = _as_pair(F, Y)
+        return _run(f"{self.name}_gradient", F, Y)
+
+
+class LogisticLoss(_CompiledLoss):
     """Binary logistic loss ``l(f, y) = sum_j log(1 + exp(-y_j f_j))``, labels ``y_j`` in {-1, +1}.
 
     Smooth, 1-Lipschitz per output; ``P(y = +1 | f) = 1 / (1 + exp(-f))`` (:meth:`probabilities`).
@@ -131,14 +144,6 @@ class LogisticLoss(_BaseLoss):
     name = "logistic"
     __skframe_tags__ = LossTags(smooth=True, lipschitz=1.0, classification=True, default_solver="newton")
     conjugate = LogisticConjugate()
-
-    def value(self, F, Y):
-        F, Y = _as_pair(F, Y)
-        return _run("logistic_value", F, Y)
-
-    def gradient(self, F, Y):
-        F, Y = _as_pair(F, Y)
-        return _run("logistic_gradient", F, Y)
 
     def hessian(self, F, Y):
         """Second derivatives with respect to ``f_i``, shape (n, d, d) (diagonal: independent columns)."""
@@ -161,7 +166,7 @@ class LogisticLoss(_BaseLoss):
         return _np_formulas._sigmoid_neg(-F)
 
 
-class MultinomialLoss(_BaseLoss):
+class MultinomialLoss(_CompiledLoss):
     """Multinomial logistic (softmax cross-entropy) loss over K outputs: ``log sum_j exp(f_j) - f_c``.
 
     The targets hold +1 for the class ``c`` and -1 elsewhere (one-of-K ±1 codes). One coupled loss on
@@ -175,14 +180,6 @@ class MultinomialLoss(_BaseLoss):
     __skframe_tags__ = LossTags(smooth=True, lipschitz=math.sqrt(2.0), classification=True, one_of_k=True,
                                 default_solver="newton")
     conjugate = MultinomialConjugate()
-
-    def value(self, F, Y):
-        F, Y = _as_pair(F, Y)
-        return _run("multinomial_value", F, Y)
-
-    def gradient(self, F, Y):
-        F, Y = _as_pair(F, Y)
-        return _run("multinomial_gradient", F, Y)
 
     def hessian(self, F, Y):
         """Second derivatives with respect to ``f_i``: ``diag(p_i) - p_i p_i^T``, shape (n, K, K)."""

@@ -134,9 +134,9 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
 
     def _solve_problem(self, fp, dual, init, progress, name=None, cap_name="max_iter"):
         """The iterations on a prepared feature-map problem (``name``: the solver named in warnings)."""
-        # the loop multiplies Z by a few columns at a time: one BLAS thread is as fast, and immune
-        # to threads waiting for a core another process holds (skframe.compute.backend.serial_blas)
-        with serial_blas(fp.Y.shape[1] <= 16):
+        # BLAS threads are the fit's plan's choice, carried by the problem (one thread when the loop multiplies Z by
+        # a few columns at a time); a problem built outside a fit carries none and BLAS is left as it is
+        with serial_blas(getattr(fp.problem, "blas_threads", None) == 1):
             if fp.Y.shape[1] == 1 and fp.C.shape == (1, 1):
                 return self._iterate_scalar(fp, dual, init, progress, name, cap_name)
             return self._iterate(fp, dual, init, progress, name, cap_name)

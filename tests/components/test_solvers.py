@@ -231,3 +231,39 @@ def test_warm_start_init_is_used_and_solvers_keep_no_state(rng):
     assert not [k for k in vars(lb) if k.endswith("_")]  # no fitted state on the solver
     with pytest.raises(InvalidParameterError, match="init has shape"):
         lb.solve(ArrayProblem(Z, Y), loss, LAM, init=np.zeros((2, 2)))
+
+
+# ----------------------------------------------------------------------------- BLAS threads from the plan
+def test_admm_applies_the_blas_threads_its_problem_carries(monkeypatch):
+    import contextlib
+
+    import skframe_solvers.admm as admm
+    from skframe.models import SketchedKernelMachine
+
+    asked = []
+
+    def recording(serial=True):
+        asked.append(serial)
+        return contextlib.nullcontext()
+
+    monkeypatch.setattr(admm, "serial_blas", recording)
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((60, 3)), rng.standard_normal(60)
+    loss = get_loss("pinball", quantiles=[0.5])
+    problem = ArrayProblem(X, y)
+    assert problem.blas_threads is None  # a problem built outside a fit: BLAS is left as it is
+    get_solver("admm", max_iter=20).solve(problem, loss, 0.1)
+    problem.blas_threads = 1
+    get_solver("admm", max_iter=20).solve(problem, loss, 0.1)
+    assert asked == [False, True]
+    asked.clear()
+    SketchedKernelMachine(loss="pinball", loss_params={"quantiles": [0.5]}, solver="admm", sketch_size=10,
+                          random_state=0).fit(X, y)
+    assert asked == [True]  # one target column: the plan's rule gives the iterations one BLAS thread
+
+
+def test_the_plan_gives_solvers_one_blas_thread_for_a_few_columns():
+    from skframe.compute.plan_rules import SOLVER_SERIAL_COLUMNS, solver_blas_threads
+
+    assert solver_blas_threads(SOLVER_SERIAL_COLUMNS, 4) == 1
+    assert solver_blas_threads(SOLVER_SERIAL_COLUMNS + 1, 4) == 4

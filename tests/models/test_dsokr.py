@@ -558,7 +558,7 @@ def test_decoded_metric_rule_and_top_k():
 
 
 def test_defaults_are_chosen_from_the_data_size():
-    from skframe.models.structured._deep_training import auto_hidden
+    from skframe.models.structured._deep_network import auto_hidden
 
     assert auto_hidden(100, 5) == (128,) and auto_hidden(4392, 1836) == (1024,) and auto_hidden(2000, 128) == (512,)
     small = DeepOutputKernelRegressor(output_kernel_params={"gamma": 0.5}, output_sketch_size=10, epochs=2,

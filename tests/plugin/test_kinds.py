@@ -6,6 +6,7 @@ import inspect
 from skframe.contract import hookspecs, loader, protocols, registry, tags
 from skframe.contract.kinds import HOOK_OF_KIND, KIND_TABLE, KINDS, kind_label, kind_plural
 from skframe.plugin import checks
+from skframe.plugin.checks import _dispatch
 
 
 def test_the_table_holds_the_six_kinds():
@@ -20,7 +21,7 @@ def test_every_part_of_the_contract_reads_the_table():
         assert spec.__doc__.startswith(f"Register {kind.label} factories.") and kind.protocol in spec.__doc__
         assert protocols.PROTOCOL_OF_KIND[kind.name].__name__ == kind.protocol
         assert tags.TAGS_OF_KIND[kind.name].__name__ == kind.tags
-        assert checks._CHECKS[kind.name].__name__ == kind.check
+        assert _dispatch._CHECKS[kind.name].__name__ == kind.check
         assert set(checks.PROPERTIES[kind.name]) >= {"tags", "params", "save and load"}
     assert loader.HOOK_NAMES[:6] == tuple(HOOK_OF_KIND.values())
     assert registry.KINDS is KINDS

@@ -20,7 +20,7 @@ from typing import Annotated, Callable, List, Optional
 
 import typer
 
-from skframe.cli._common import parse_float_list, parse_kv
+from skframe.cli._common import echo_json, handle_errors, parse_float_list, parse_kv
 from skframe.exceptions import InvalidParameterError
 
 __all__ = ["FitOptions", "command_signature", "PANELS", "TASKS", "SCALES", "MISSING", "FORMATS"]
@@ -368,3 +368,20 @@ def command_signature(cls):
         for f in fields(cls) if _is_cli(hints[f.name])
     ]
     return inspect.Signature(params)
+
+
+def options_command(func, cls):
+    """``func`` as a command whose parameters are ``cls``'s command-line fields; errors print one line
+    (:func:`~skframe.cli._common.handle_errors`)."""
+    command = handle_errors(func)
+    command.__signature__ = command_signature(cls)
+    return command
+
+
+def echo_report(report, as_json, show):
+    """Print a command's report: as JSON with ``--json``, else with ``show(report)``."""
+    if as_json:
+        echo_json(report)
+    else:
+        show(report)
+

@@ -8,8 +8,6 @@ import time
 
 from skframe.cli._chosen import chosen_info, default_auto_gamma, training_info
 from skframe.cli._common import (
-    echo_json,
-    handle_errors,
     parse_float_list,
     progress_bar,
     to_jsonable,
@@ -17,7 +15,7 @@ from skframe.cli._common import (
 from skframe.cli._explain import explain_report, print_explain
 from skframe.cli._fit_data import DEFAULT_LAM, EMBEDDED_DATA_SEED, load_data  # noqa: F401  (public here too)
 from skframe.cli._fit_report import print_report
-from skframe.cli._options import FitOptions, command_signature
+from skframe.cli._options import FitOptions, echo_report, options_command
 from skframe.cli._outputs import check_fit_outputs
 from skframe.cli._services import call_predict, task_module
 from skframe.exceptions import InvalidParameterError
@@ -355,14 +353,7 @@ def _params(model):
 def fit(**options):
     """Fit a sketched kernel model and report metrics, times and the sketch drawn."""
     opts = FitOptions(**options)
-    report = run_fit(opts)
-    if opts.json:
-        echo_json(report)
-    elif opts.explain:
-        print_explain(report)
-    else:
-        print_report(report)
+    echo_report(run_fit(opts), opts.json, print_explain if opts.explain else print_report)
 
 
-fit = handle_errors(fit)
-fit.__signature__ = command_signature(FitOptions)
+fit = options_command(fit, FitOptions)

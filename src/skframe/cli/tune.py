@@ -26,8 +26,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from skframe.cli._common import echo_json, handle_errors, progress_bar, to_jsonable
-from skframe.cli._options import KV, FitOptions, _kv, _opt, command_signature
+from skframe.cli._common import progress_bar, to_jsonable
+from skframe.cli._options import KV, FitOptions, _kv, _opt, echo_report, options_command
 from skframe.cli._outputs import check_fit_outputs
 from skframe.cli._services import format_metrics
 from skframe.cli._services import format_value as _fmt
@@ -285,12 +285,7 @@ def print_report(report):
 def tune(**options):
     """Choose λ and the kernel's parameters by cross-validation and refit the best model."""
     opts = TuneOptions(**options)
-    report = run_tune(opts)
-    if opts.json:
-        echo_json(report)
-    else:
-        print_report(report)
+    echo_report(run_tune(opts), opts.json, print_report)
 
 
-tune = handle_errors(tune)
-tune.__signature__ = command_signature(TuneOptions)
+tune = options_command(tune, TuneOptions)

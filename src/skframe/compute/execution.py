@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 
 from skframe.compute.backend import is_cupy_array, is_memory_mapped
 from skframe.compute.memory import format_bytes
+from skframe.compute.plan_rules import solver_blas_threads
 from skframe.contract.collections import is_collection, n_items
 from skframe.deps import is_dask_collection
 from skframe.options import ComputeOptions
@@ -153,6 +154,11 @@ class ExecutionPlan:
     def streams(self):
         """True when the fit makes chunked passes (streamed or Dask executors)."""
         return self.executor != "in-memory"
+
+    def solver_threads(self, n_columns):
+        """BLAS threads of the solver's iterations on ``n_columns`` target columns (one for a few columns, else
+        :attr:`blas_threads`): the value a fit hands to the solver as its problem's ``blas_threads``."""
+        return solver_blas_threads(n_columns, int(self.blas_threads))
 
     def compute_options(self, base=None):
         """The :class:`~skframe.options.ComputeOptions` the fit passes down: the plan's decisions.

@@ -30,7 +30,8 @@ __all__ = ["SPARSE_ENGINE_SHARE", "EXECUTORS", "BACKEND_CHOICES", "STREAM_MIN_WO
            "GPU_MIN_WORK", "SERIAL_BLAS_MAX_FLOPS", "DEFAULT_BUDGET_SHARE", "AUTO_FACTOR", "AUTO_MIN", "AUTO_MAX",
            "auto_size_rule", "default_sketch", "expected_columns", "sketch_object", "is_exact", "in_memory_bytes",
            "largest_size", "choose_backend", "choose_executor", "choose_engine", "choose_blas_threads",
-           "EXACT_SKETCH_NAMES", "AUTO_RULE_TEXT", "SERIAL_HELD_OUT", "one_blas_thread", "fold_jobs"]
+           "EXACT_SKETCH_NAMES", "AUTO_RULE_TEXT", "SERIAL_HELD_OUT", "one_blas_thread", "fold_jobs",
+           "SOLVER_SERIAL_COLUMNS", "solver_blas_threads"]
 
 #: executors a plan chooses from
 EXECUTORS = ("in-memory", "streamed", "dask")
@@ -279,6 +280,21 @@ def fold_jobs(n_jobs, n_folds, per_fold_bytes, memory_bytes, cores):
     if jobs <= 1:
         return 1
     return int(max(1, min(jobs, (int(memory_bytes) // 2) // max(int(per_fold_bytes), 1))))
+
+
+#: a solver's iterations that multiply the features by at most this many target columns at a time run on one BLAS
+#: thread: as fast, and immune to threads waiting for a core another process holds (ADMM's loop)
+SOLVER_SERIAL_COLUMNS = 16
+
+
+def solver_blas_threads(n_columns, blas_threads):
+    """BLAS threads of a solver's iterations on targets of ``n_columns`` columns: one up to
+    :data:`SOLVER_SERIAL_COLUMNS`, else ``blas_threads`` (the fit's choice; None leaves BLAS as it is).
+
+    >>> solver_blas_threads(1, 8), solver_blas_threads(40, 8), solver_blas_threads(40, None)
+    (1, 8, None)
+    """
+    return 1 if int(n_columns) <= SOLVER_SERIAL_COLUMNS else blas_threads
 
 
 def choose_blas_threads(n, m, cores):

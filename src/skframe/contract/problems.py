@@ -58,9 +58,21 @@ class Problem(ABC):
         ``(Z^T Z, Z^T Y)`` accumulated over blocks in float64.
     ``features()``
         The whole ``(Z, Y)`` in memory, or None when the problem streams.
+
+    Optional attributes (set by the fit that builds the problem)
+    ------------------------------------------------------------
+    ``blas_threads``
+        BLAS threads for the solver's dense algebra, as the fit's execution plan decided
+        (:func:`skframe.compute.plan_rules.solver_blas_threads`: one thread for iterations on a
+        few target columns). None (the default, and any problem built outside a fit): the solver
+        leaves BLAS as it is. A solver reads it with ``getattr(problem, "blas_threads", None)``
+        and applies it with :func:`skframe.plugin.toolbox.serial_blas`; it never decides threads.
+    ``sample_weight``
+        Per-row weights, where the fit has them.
     """
 
     in_memory = False
+    blas_threads = None
 
     @property
     @abstractmethod

@@ -221,6 +221,28 @@ def writes():
 
 
 @contextlib.contextmanager
+def _moved_into_place(path, tmp, directory, real, verify):
+    """The body writes ``tmp``; then ``verify(tmp)`` and the atomic move onto ``path``. An OSError of the body
+    names ``path``, not the temporary file; on any failure ``tmp`` is removed."""
+    try:
+        try:
+            yield
+        except OSError as exc:
+            named = _named(exc, path, tmp)
+            if named is exc:
+                raise
+            raise named from exc
+        if verify is not None:
+            verify(tmp)
+        _finish(tmp, real, directory)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        _abandoned()
+        raise
+
+
+@contextlib.contextmanager
 def atomic_write(path, mode="wb", *, verify=None):
     """Context manager yielding a file object whose content replaces ``path`` on success.
 
@@ -251,26 +273,11 @@ def atomic_write(path, mode="wb", *, verify=None):
     """
     path = os.fspath(path)
     fd, tmp, directory, real = _temporary(path)
-    try:
-        kwargs = {"encoding": "utf-8", "newline": "\n"} if "b" not in mode else {}
-        try:
-            with os.fdopen(fd, mode, **kwargs) as fh:
-                yield fh
-                fh.flush()
-                os.fsync(fh.fileno())
-        except OSError as exc:
-            named = _named(exc, path, tmp)
-            if named is exc:
-                raise
-            raise named from exc
-        if verify is not None:
-            verify(tmp)
-        _finish(tmp, real, directory)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        _abandoned()
-        raise
+    kwargs = {"encoding": "utf-8", "newline": "\n"} if "b" not in mode else {}
+    with _moved_into_place(path, tmp, directory, real, verify), os.fdopen(fd, mode, **kwargs) as fh:
+        yield fh
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def atomic_path(path, write, *, verify=None):
@@ -288,20 +295,6 @@ def atomic_path(path, write, *, verify=None):
     path = os.fspath(path)
     fd, tmp, directory, real = _temporary(path)
     os.close(fd)
-    try:
-        try:
-            write(tmp)
-        except OSError as exc:
-            named = _named(exc, path, tmp)
-            if named is exc:
-                raise
-            raise named from exc
-        if verify is not None:
-            verify(tmp)
-        _finish(tmp, real, directory)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        _abandoned()
-        raise
+    with _moved_into_place(path, tmp, directory, real, verify):
+        write(tmp)
     return path

@@ -25,8 +25,6 @@ import warnings
 from numbers import Real
 
 import numpy as np
-from numpy.ma import MaskedArray
-from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
@@ -37,7 +35,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from skframe.contract.collections import is_collection, n_items
 from skframe.exceptions import InvalidParameterError, NotFittedError, SkframeError
-from skframe.model_selection._paths_base import PathScores, fold_rows
 from skframe.model_selection._search_grid import (
     default_param_grid,
     expand_grid,
@@ -45,19 +42,9 @@ from skframe.model_selection._search_grid import (
     median_gamma,
     to_estimator_params,
 )
+from skframe.model_selection._search_paths import generic_path, path_function
+from skframe.model_selection._search_results import cv_results
 from skframe.model_selection._square_path import square_loss_path
-from skframe.models import (
-    JointQuantileRegressor,
-    OutputKernelRegressor,
-    SketchedKernelClassifier,
-    SketchedKernelMachine,
-    SketchedKernelRidge,
-)
-
-try:  # the warm-started paths of the iterative losses and of the structured models
-    from skframe.model_selection import _paths as _other_paths
-except ImportError:  # pragma: no cover - the module ships with the package
-    _other_paths = None
 
 __all__ = ["KernelSearchCV", "default_param_grid", "generic_path", "path_function"]
 
@@ -66,114 +53,6 @@ SKETCH_SHARING = ("auto", "fold", "shared")
 #: pass over the data per fold and kernel value (at n = 1e5, m = 500: 17.9 fits against 4.95 for 500 grid
 #: points x 5 folds, benchmarks/out/tuning.json), below it the search repeats GridSearchCV's numbers
 SHARED_FROM_ROWS = 20_000
-
-
-# ----------------------------------------------------------------------------- path functions
-def generic_path(estimator, X, y, folds, lams, scorer, *, error_score=np.nan):
-    """One fit per fold and ``lam``: ``clone(estimator).set_params(lam=lam).fit(X[train], y[train])``.
-
-    The computation of scikit-learn's ``GridSearchCV``, for estimators and options no shortcut
-    covers. A ``lam`` of None leaves the estimator's own. With ``error_score="raise"`` the first
-    failure is raised; otherwise it is recorded in ``failed`` and ``errors``.
-
-    Returns
-    -------
-    PathScores
-    """
-    out = PathScores.empty(len(folds), len(lams))
-    out.info["shortcut"] = "none: one fit per fold and lam"
-    for k, (train, test) in enumerate(folds):
-        X_tr, y_tr = fold_rows(X, train), None if y is None else fold_rows(y, train)
-        X_te, y_te = fold_rows(X, test), None if y is None else fold_rows(y, test)
-        for j, lam in enumerate(lams):
-            model = clone(estimator)
-            if lam is not None:
-                model.set_params(lam=lam)
-            t0 = time.perf_counter()
-            stage = "fit"
-            try:
-                model.fit(X_tr, y_tr)
-                t1 = time.perf_counter()
-                out.fit_times[k, j] = t1 - t0
-                stage = "score"
-                out.test_scores[k, j] = float(scorer(model, X_te, y_te))
-                out.score_times[k, j] = time.perf_counter() - t1
-            except Exception as exc:
-                if isinstance(error_score, str) and error_score == "raise":
-                    raise
-                out.failed[k, j] = True
-                if stage == "fit":
-                    out.fit_times[k, j] = time.perf_counter() - t0
-                out.errors.append(f"fold {k}, lam={lam!r} ({stage}): {type(exc).__name__}: {exc}")
-    return out
-
-
-def path_function(estimator):
-    """The path function that shortcuts ``estimator``'s λ grid, with its name, or ``(None, "generic")``."""
-    if type(estimator) is SketchedKernelRidge:
-        return square_loss_path, "square_loss_path"
-    if _other_paths is not None:
-        if isinstance(estimator, (SketchedKernelMachine, SketchedKernelClassifier, JointQuantileRegressor)):
-            func = getattr(_other_paths, "machine_path", None)
-            if func is not None:
-                return func, "machine_path"
-        if isinstance(estimator, OutputKernelRegressor):
-            func = getattr(_other_paths, "structured_path", None)
-            if func is not None:
-                return func, "structured_path"
-    return None, "generic"
-
-
-# ----------------------------------------------------------------------------- cv_results_
-def _param_arrays(candidates):
-    """``param_<name>`` masked arrays (masked where a candidate lacks the parameter), as scikit-learn builds them."""
-    n = len(candidates)
-    names = []
-    for cand in candidates:
-        names.extend(name for name in cand if name not in names)
-    out = {}
-    for name in names:
-        present = {i: cand[name] for i, cand in enumerate(candidates) if name in cand}
-        try:
-            arr = np.array(list(present.values()))
-            dtype = arr.dtype if arr.dtype.kind != "U" and arr.ndim == 1 else object
-        except ValueError:
-            dtype = np.dtype(object)
-        ma = MaskedArray(np.empty(n, dtype=dtype), mask=True)
-        for i, value in present.items():
-            ma[i] = value
-        out[f"param_{name}"] = ma
-    return out
-
-
-def _mean_std(array):
-    mean = np.average(array, axis=1)
-    std = np.sqrt(np.average((array - mean[:, None]) ** 2, axis=1))
-    return mean, std
-
-
-def _rank(means):
-    if np.isnan(means).all():
-        return np.ones_like(means, dtype=np.int32)
-    filled = np.where(np.isnan(means), np.nanmin(means) - 1, means)
-    return rankdata(-filled, method="min").astype(np.int32, copy=False)
-
-
-def _results(candidates, scores, fit_times, score_times):
-    """``cv_results_`` with scikit-learn's keys, from (n_candidates, n_splits) arrays."""
-    results = {}
-    for key, array in (("fit_time", fit_times), ("score_time", score_times)):
-        results[f"mean_{key}"], results[f"std_{key}"] = _mean_std(array)
-    results.update(_param_arrays(candidates))
-    results["params"] = candidates
-    for k in range(scores.shape[1]):
-        results[f"split{k}_test_score"] = scores[:, k].copy()
-    mean, std = _mean_std(scores)
-    if np.any(~np.isfinite(mean)):
-        warnings.warn(f"One or more of the test scores are non-finite: {mean}", category=UserWarning, stacklevel=3)
-    results["mean_test_score"], results["std_test_score"] = mean, std
-    results["rank_test_score"] = _rank(mean)
-    return results
 
 
 # ----------------------------------------------------------------------------- the estimator
@@ -386,7 +265,7 @@ class KernelSearchCV(MetaEstimatorMixin, BaseEstimator):
             warnings.warn(f"{n_failed} of the {scores.size} grid point fits failed and were scored "
                           f"error_score={self.error_score!r}; the first: {first_error}", FitFailedWarning,
                           stacklevel=2)
-        self.cv_results_ = _results(candidates, scores, fit_times, score_times)
+        self.cv_results_ = cv_results(candidates, scores, fit_times, score_times)
         self.best_index_ = int(self.cv_results_["rank_test_score"].argmin())
         self.best_params_ = candidates[self.best_index_]
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])

@@ -107,6 +107,7 @@ class MachineBase(KernelModelMixin, BaseEstimator):
 
         def solve(rep, Yc, lam, init, rng):
             problem = rep.problem(Yc)
+            problem.blas_threads = fit.plan.solver_threads(Yc.shape[1])  # the plan's threads, passed on
             if weights is not None:  # the weights travel with the problem to the solver
                 problem.sample_weight = weights
             return run_solver(solver, problem, loss, lam, M=M, rng=rng, init=init, progress=progress)

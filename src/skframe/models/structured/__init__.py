@@ -26,9 +26,11 @@ Accelerating both Learning and Inference for Structured Prediction with Kernels"
 
 Modules: ``_sisokr`` (the algebra), ``_candidates`` (candidate sets, pools and the
 embedding cache), ``_decoding`` (prediction), ``_ranking`` (Hits@k / MRR / mean
-rank) and ``_estimator`` (fit). The neural model DSOKR: ``_deep`` (the estimator),
-``_deep_training`` (building, training and running its networks), ``_tokenizer``
-(string inputs as character tokens) and ``_networks`` (the built-in PyTorch networks).
+rank) and ``_estimator`` (fit). The neural model DSOKR: ``_deep`` (the estimator and
+its fit), ``_deep_inputs`` (its inputs), ``_deep_network`` (building its networks, threads,
+devices and batches), ``_deep_training`` (training and running them), ``_deep_prediction``
+(the fit record, prediction and saved state), ``_tokenizer`` (string inputs as character
+tokens) and ``_networks`` (the built-in PyTorch networks).
 """
 
 from skframe.models.structured._candidates import CandidatePool, candidate_cache_info, clear_candidate_cache

@@ -16,31 +16,25 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from skframe import deps
 from skframe.constraints import HasMethods, Interval, Options, validate_params
 from skframe.contract.collections import is_collection, n_items, take
 from skframe.contract.registry import get_decoder
 from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.graphs.strings import StringBatch
 from skframe.models._base import KernelModelMixin, execution_record, in_memory_plan, store_params
 from skframe.models._core import make_rngs, resolve_kernel, size_and_resolve_sketch
 from skframe.models.structured._candidates import check_outputs
-from skframe.models.structured._decoding import DecodingMixin, option
-from skframe.models.structured._deep_features import featurize, fit_featurizer, randomized_smiles
-from skframe.models.structured._deep_training import (
-    decode_on_device,
+from skframe.models.structured._decoding import DecodingMixin
+from skframe.models.structured._deep_inputs import DeepInputsMixin
+from skframe.models.structured._deep_network import (
     device_of,
-    forward,
     input_scaling,
-    member_network,
     output_loss,
     resolve_network_params,
-    threads_for,
     torch_settings,
-    train_members,
 )
+from skframe.models.structured._deep_prediction import DeepPredictionMixin, _torch
+from skframe.models.structured._deep_training import train_members
 from skframe.models.structured._estimator import OutputKernelRegressor
-from skframe.models.structured._tokenizer import as_strings, fit_vocabulary, prepare_inputs, tokenize
 
 __all__ = ["DeepOutputKernelRegressor"]
 
@@ -50,16 +44,9 @@ EPOCHS = 60  # the default recipe (benchmarks/README.md, "DSOKR: the default rec
 LEARNING_RATE = 1e-3
 WEIGHT_DECAY = 1e-2
 PATIENCE = 10
-AUTO_VALIDATION = 0.1  # validation_fraction="auto": this fraction held out when at least MIN_AUTO_VALIDATION rows
-MIN_AUTO_VALIDATION = 200
-TOKEN_NETWORK_NAMES = ("text-cnn", "transformer")
 
 
-def _torch(feature="DeepOutputKernelRegressor"):
-    return deps.require("torch", feature)
-
-
-class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
+class DeepOutputKernelRegressor(DeepInputsMixin, DeepPredictionMixin, DecodingMixin, KernelModelMixin, BaseEstimator):
     """Deep Sketched Output Kernel Regression (DSOKR): a neural network ``g_W`` predicts the
     coordinates of the surrogate in a sketched output basis; predictions are decoded against candidates.
 
@@ -305,41 +292,6 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         "output_rank": "p_Y <= output_sketch_size, or None to keep every direction above rtol",
     }
 
-    # ------------------------------------------------------------------ inputs
-    def _prepare_inputs(self, X, reset):
-        """Feature matrix (dense float64 or CSR) or an (n, L) int64 token array."""
-        if self.input_features is not None:
-            X = self._featurize(X, reset)
-        return prepare_inputs(self, X, reset, tokens=option(self.network) in TOKEN_NETWORK_NAMES)
-
-    def _featurize(self, X, reset):
-        """Structured inputs as the feature matrix of ``input_features`` (learned in fit)."""
-        if option(self.network) in TOKEN_NETWORK_NAMES:
-            raise InvalidParameterError(
-                f"input_features={self.input_features!r} gives feature vectors, which network={self.network!r} "
-                "does not read; use network='mlp' (or a callable factory) with input_features"
-            )
-        if reset:
-            self.__dict__.pop("input_codes_", None)
-            self.__dict__.pop("input_featurizer_", None)
-            if option(self.input_features) == "morgan":
-                self.input_featurizer_ = "morgan"
-            else:
-                kernel = resolve_kernel(self.input_features, self.input_features_params)[0]
-                if not hasattr(kernel, "features"):
-                    raise InvalidParameterError(
-                        f"input_features={self.input_features!r}: the kernel has no explicit count features; use "
-                        "'morgan', or a kernel with a features method such as 'ngram' or 'wl-subtree'"
-                    )
-                self.input_featurizer_ = kernel
-                self.input_codes_ = fit_featurizer(kernel, X)
-        if self.input_featurizer_ == "morgan":
-            return featurize("morgan", self.input_features_params, None, None, X)
-        return featurize("kernel", None, self.input_featurizer_, self.input_codes_, X)
-
-    def _n_inputs(self):
-        return len(self.vocabulary_) + 2 if self.input_kind_ == "tokens" else int(self.n_features_in_)
-
     # ------------------------------------------------------------------ fit
     def fit(self, X, Y, progress=None):
         """Fit: draw the output sketches, build each output basis and train the networks.
@@ -424,47 +376,6 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         self.fit_info_ = self._fit_info(torch, len(tr), n_val, histories)
         return self
 
-    def _augment(self, X_raw, rng):
-        """Token rows of the training strings and of ``smiles_augmentation`` random equivalent SMILES of each,
-        shape ``(k + 1, n, L)``; the vocabulary and the length are refitted on them all."""
-        if self.input_kind_ != "tokens":
-            raise InvalidParameterError(
-                f"smiles_augmentation={self.smiles_augmentation} rewrites SMILES strings for the string networks; "
-                "use network='text-cnn' or 'transformer' on SMILES inputs, or smiles_augmentation=0"
-            )
-        strings = as_strings(X_raw).tolist()
-        k = int(self.smiles_augmentation)
-        variants = randomized_smiles(strings, k, int(rng.integers(0, 2**31 - 1)))
-        every = [strings] + [[v[j] for v in variants] for j in range(k)]
-        self.vocabulary_, self.max_length_ = fit_vocabulary(StringBatch([s for rows in every for s in rows]),
-                                                            self.max_length)
-        return np.stack([tokenize(StringBatch(rows), self.vocabulary_, self.max_length_) for rows in every])
-
-    def _n_validation(self, n):
-        """Rows held out for early stopping: ``validation_fraction`` of n (``"auto"``: a tenth from 200 rows)."""
-        frac = self.validation_fraction
-        if isinstance(frac, str):
-            frac = AUTO_VALIDATION if n >= MIN_AUTO_VALIDATION else 0.0
-        return int(round(float(frac) * n)) if frac else 0
-
-    def _fit_info(self, torch, n_train, n_val, histories):
-        """The recipe the fit used (the ``"auto"`` values resolved) and how each member's training went."""
-        first = histories[0]
-        return {
-            "network": self.network if isinstance(self.network, str) else self.network_factory_,
-            "network_params": dict(self.network_params_), "n_weights": int(self.n_weights_),
-            "input_scaling": self.input_scaling if self.input_kind_ == "features" else None,
-            "target_scaling": bool(self.target_scaling), "optimizer": self.optimizer,
-            "learning_rate": float(self.learning_rate), "lr_schedule": self.lr_schedule,
-            "weight_decay": float(self.weight_decay), "batch_size": first["batch_size"], "epochs": int(self.epochs),
-            "patience": int(self.patience), "device": str(device_of(self, torch)), "inputs_resident": first["resident"],
-            "mixed_precision": bool(getattr(self, "mixed_precision", False)),
-            "n_train": int(n_train), "n_validation": int(n_val), "validation_metric": first["metric"],
-            "members": [{"epochs_run": h["epochs_run"], "best_epoch": h["best_epoch"], "best_score": h["best_score"],
-                         "stopped": h["stopped"]} for h in histories],
-            "fit_seconds": float(self.fit_seconds_),
-        }
-
     def execution_plan(self, X, y=None):
         """How a fit on ``(X, y)`` would build its output basis, without fitting: the output side's plan."""
         validate_params(self)
@@ -478,61 +389,7 @@ class DeepOutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         return in_memory_plan(Y, ky, self.output_sketch, self.output_sketch_size, self.output_sketch_params,
                               n=n - n_val)
 
-    # ------------------------------------------------------------------ surrogate
-    def _surrogate(self, X):
-        """Per-member coordinates ``g(x)`` in its output basis, float64 arrays."""
-        self._check_fitted()
-        X = self._prepare_inputs(X, reset=False)
-        torch = _torch()
-        with torch_settings(torch, threads_for(self, self.draws_[0].n_weights)):
-            return [m.coordinates(forward(self, torch, member_network(self, torch, m), X)) for m in self.draws_]
-
-    def _decode(self, X, k, candidates):
-        """On a GPU, the search over the default candidate set runs there (float64); otherwise the decoder's."""
-        torch = _torch()
-        dev = device_of(self, torch)
-        E = getattr(self, "candidate_embeddings_", None)
-        if candidates is not None or dev.type != "cuda" or E is None or int(k) > E[0].shape[0]:
-            return super()._decode(X, k, candidates)
-        idx, scores = decode_on_device(self, torch, self._surrogate(X), k, dev)
-        return idx, scores + self._offset(), self.candidates_
-
-    def surrogate_predict(self, X):
-        """Coordinates ``g(x)`` of each member's network in its output basis.
-
-        Returns
-        -------
-        list of ndarray of shape (n_samples, p)
-        """
-        return self._surrogate(X)
-
     # the output kernel trick is the same as for the kernel models
     embed_outputs = OutputKernelRegressor.embed_outputs
     surrogate_mse = OutputKernelRegressor.surrogate_mse
     score = OutputKernelRegressor.score
-
-    # ------------------------------------------------------------------ persistence
-    def to_state(self):
-        """Everything but the cached networks; a callable network is recorded by name only."""
-        state = dict(vars(self))
-        if callable(state.get("network")):
-            state["network"] = None
-        return state
-
-    @classmethod
-    def from_state(cls, state):
-        obj = cls.__new__(cls)
-        obj.__dict__.update(state)
-        obj.__dict__.setdefault("output_rank", None)  # files saved before the parameter existed
-        # files saved before the default recipe: the parameters that reproduce how they were trained
-        for name, value in (("lr_schedule", "constant"), ("validation_metric", "loss"), ("input_scaling", None),
-                            ("target_scaling", False), ("input_features", None), ("input_features_params", None),
-                            ("smiles_augmentation", 0)):
-            obj.__dict__.setdefault(name, value)
-        return obj
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()  # the structured-output tags of DecodingMixin
-        tags.input_tags.string = True  # strings are tokenized (text networks)
-        return tags
-

@@ -102,45 +102,40 @@ def check_loss(loss, *, params=None, n=25, d=2, rng=0, rtol=1e-5):
 check_loss.properties = PROPERTIES  # read by skframe.plugin.checks.PROPERTIES
 
 
+def _check_fenchel_young(fail, name, conj, data, rng, rtol, *, step, domain):
+    """``conj.values`` is ``-l^*(-alpha)``: the Fenchel-Young equality at ``alpha = -gradient``, a projection onto
+    the domain (idempotent, finite values there) and the inequality at projected points; returns those points and
+    the values there. ``name`` starts the names of the properties (``"conjugate"`` or ``"dual"``)."""
+    F, Y, v, G = data
+    A = -G
+    h = np.asarray(conj.values(A, Y), dtype=np.float64)
+    primal = v + np.sum(F * A, axis=1)
+    must = f"{name}.values must be h(alpha, y) = -l*(-alpha), the conjugate at -alpha"
+    fail.require(_close(h, primal, rtol, atol=1e-9), f"{name} (Fenchel-Young equality)",
+                 f"at alpha = -gradient, {name}.values(alpha, y) != l(f, y) + <f, alpha>: {_worst(h, primal)}", must)
+    B = np.asarray(conj.project(A + step * rng.standard_normal(A.shape), Y))
+    fail.require(_close(conj.project(B, Y), B, 1e-12), f"{name} projection", "project is not idempotent",
+                 f"project onto {domain}")
+    hB = np.asarray(conj.values(B, Y), dtype=np.float64)
+    fail.require(np.all(np.isfinite(hB)), f"{name} projection", f"{name}.values is -inf at projected points",
+                 f"project onto the domain where {name}.values is finite")
+    fail.require(np.all(hB <= v + np.sum(F * B, axis=1) + 1e-9 * (1 + np.abs(hB))),
+                 f"{name} (Fenchel-Young inequality)",
+                 f"{name}.values(alpha, y) > l(f, y) + <f, alpha> for a feasible alpha", must)
+    return B, hB
+
+
 def _check_conjugate(fail, conjugate, F, Y, v, G, rng, rtol):
     """``conjugate.values`` is ``-l^*(-alpha)``: equality at ``alpha = -gradient``, inequality elsewhere."""
-    A = -G
-    h = np.asarray(conjugate.values(A, Y), dtype=np.float64)
-    primal = v + np.sum(F * A, axis=1)
-    fail.require(_close(h, primal, rtol, atol=1e-9), "conjugate (Fenchel-Young equality)",
-                 f"at alpha = -gradient, conjugate.values(alpha, y) != l(f, y) + <f, alpha>: {_worst(h, primal)}",
-                 "conjugate.values must be h(alpha, y) = -l*(-alpha), the conjugate at -alpha")
-    B = np.asarray(conjugate.project(A + 0.3 * rng.standard_normal(A.shape), Y))
-    fail.require(_close(conjugate.project(B, Y), B, 1e-12), "conjugate projection", "project is not idempotent",
-                 "project onto the conjugate's domain")
-    hB = np.asarray(conjugate.values(B, Y), dtype=np.float64)
-    fail.require(np.all(np.isfinite(hB)), "conjugate projection", "conjugate.values is -inf at projected points",
-                 "project onto the domain where conjugate.values is finite")
-    fail.require(np.all(hB <= v + np.sum(F * B, axis=1) + 1e-9 * (1 + np.abs(hB))),
-                 "conjugate (Fenchel-Young inequality)",
-                 "conjugate.values(alpha, y) > l(f, y) + <f, alpha> for a feasible alpha",
-                 "conjugate.values must be h(alpha, y) = -l*(-alpha), the conjugate at -alpha")
+    _check_fenchel_young(fail, "conjugate", conjugate, (F, Y, v, G), rng, rtol, step=0.3,
+                         domain="the conjugate's domain")
 
 
 def _check_dual(fail, loss, dual, F, Y, v, G, rng, rtol):
     structure = getattr(dual, "structure", None)
     fail.require(structure in ("norm", "separable"), "dual", f"dual.structure={structure!r}",
                  "give 'norm' (a loss of the residual norm) or 'separable' (summed over columns)")
-    A = -G
-    h = np.asarray(dual.values(A, Y), dtype=np.float64)
-    primal = v + np.sum(F * A, axis=1)
-    fail.require(_close(h, primal, rtol, atol=1e-9), "dual (Fenchel-Young equality)",
-                 f"at alpha = -gradient, dual.values(alpha, y) != l(f, y) + <f, alpha>: {_worst(h, primal)}",
-                 "dual.values must be h(alpha, y) = -l*(-alpha), the conjugate at -alpha")
-    B = np.asarray(dual.project(A + rng.standard_normal(A.shape), Y))
-    fail.require(_close(dual.project(B, Y), B, 1e-12), "dual projection", "project is not idempotent",
-                 "project onto the dual domain")
-    hB = np.asarray(dual.values(B, Y), dtype=np.float64)
-    fail.require(np.all(np.isfinite(hB)), "dual projection", "dual.values is -inf at projected points",
-                 "project onto the domain where dual.values is finite")
-    fail.require(np.all(hB <= v + np.sum(F * B, axis=1) + 1e-9 * (1 + np.abs(hB))), "dual (Fenchel-Young inequality)",
-                 "dual.values(alpha, y) > l(f, y) + <f, alpha> for a feasible alpha",
-                 "dual.values must be h(alpha, y) = -l*(-alpha), the conjugate at -alpha")
+    B, hB = _check_fenchel_young(fail, "dual", dual, (F, Y, v, G), rng, rtol, step=1.0, domain="the dual domain")
     norm = np.linalg.norm(B, axis=1) if structure == "norm" else np.abs(B).sum(axis=1)
     psi = 0.5 * float(dual.quad) * (B * B).sum(axis=1) + float(dual.l1) * norm
     fail.require(_close(hB, np.sum(B * Y, axis=1) - psi, rtol, atol=1e-9), "dual quad/l1",

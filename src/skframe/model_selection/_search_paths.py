@@ -1,0 +1,82 @@
+"""The path functions of :class:`~skframe.model_selection.KernelSearchCV`: which one shortcuts an estimator's
+λ grid, and the generic one that fits once per fold and ``lam`` as ``GridSearchCV`` does."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from sklearn.base import clone
+
+from skframe.model_selection._paths_base import PathScores, fold_rows
+from skframe.model_selection._square_path import square_loss_path
+from skframe.models import (
+    JointQuantileRegressor,
+    OutputKernelRegressor,
+    SketchedKernelClassifier,
+    SketchedKernelMachine,
+    SketchedKernelRidge,
+)
+
+try:  # the warm-started paths of the iterative losses and of the structured models
+    from skframe.model_selection import _paths as _other_paths
+except ImportError:  # pragma: no cover - the module ships with the package
+    _other_paths = None
+
+__all__ = ["generic_path", "path_function"]
+
+
+# ----------------------------------------------------------------------------- path functions
+def generic_path(estimator, X, y, folds, lams, scorer, *, error_score=np.nan):
+    """One fit per fold and ``lam``: ``clone(estimator).set_params(lam=lam).fit(X[train], y[train])``.
+
+    The computation of scikit-learn's ``GridSearchCV``, for estimators and options no shortcut
+    covers. A ``lam`` of None leaves the estimator's own. With ``error_score="raise"`` the first
+    failure is raised; otherwise it is recorded in ``failed`` and ``errors``.
+
+    Returns
+    -------
+    PathScores
+    """
+    out = PathScores.empty(len(folds), len(lams))
+    out.info["shortcut"] = "none: one fit per fold and lam"
+    for k, (train, test) in enumerate(folds):
+        X_tr, y_tr = fold_rows(X, train), None if y is None else fold_rows(y, train)
+        X_te, y_te = fold_rows(X, test), None if y is None else fold_rows(y, test)
+        for j, lam in enumerate(lams):
+            model = clone(estimator)
+            if lam is not None:
+                model.set_params(lam=lam)
+            t0 = time.perf_counter()
+            stage = "fit"
+            try:
+                model.fit(X_tr, y_tr)
+                t1 = time.perf_counter()
+                out.fit_times[k, j] = t1 - t0
+                stage = "score"
+                out.test_scores[k, j] = float(scorer(model, X_te, y_te))
+                out.score_times[k, j] = time.perf_counter() - t1
+            except Exception as exc:
+                if isinstance(error_score, str) and error_score == "raise":
+                    raise
+                out.failed[k, j] = True
+                if stage == "fit":
+                    out.fit_times[k, j] = time.perf_counter() - t0
+                out.errors.append(f"fold {k}, lam={lam!r} ({stage}): {type(exc).__name__}: {exc}")
+    return out
+
+
+def path_function(estimator):
+    """The path function that shortcuts ``estimator``'s λ grid, with its name, or ``(None, "generic")``."""
+    if type(estimator) is SketchedKernelRidge:
+        return square_loss_path, "square_loss_path"
+    if _other_paths is not None:
+        if isinstance(estimator, (SketchedKernelMachine, SketchedKernelClassifier, JointQuantileRegressor)):
+            func = getattr(_other_paths, "machine_path", None)
+            if func is not None:
+                return func, "machine_path"
+        if isinstance(estimator, OutputKernelRegressor):
+            func = getattr(_other_paths, "structured_path", None)
+            if func is not None:
+                return func, "structured_path"
+    return None, "generic"
