@@ -737,7 +737,7 @@ def test_package_inits_only_publish():
 
 
 def test_sizes_are_seen():
-    sources = {"skframe.big": "x = 1\n" * 401, "skframe.model_selection._square_path": "x = 1\n" * 500,
+    sources = {"skframe.big": "x = 1\n" * 401, "skframe.small": "x = 1\n" * 400,
                "skframe.pkg.__init__": "from skframe.pkg.a import b\n\n\ndef helper():\n    return b\n",
                "skframe.lazy.__init__": "def __getattr__(name):\n    raise AttributeError(name)\n",
                "skframe.long.__init__": "import os\n" * 81}
