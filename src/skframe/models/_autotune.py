@@ -154,7 +154,7 @@ def _held_out_loss(fit, X_te, Y_te, W):
 def choose_lam_kfold(X, Y, make_fit, lams=KFOLD_LAMS, folds=KFOLD):
     """``(lam, info)``: the λ of ``lams`` with the least mean held-out loss over ``folds`` consecutive folds.
 
-    ``make_fit(X_train, Y_train)`` builds the fold's :class:`Fit` (the estimator's own recipe); each fold is
+    ``make_fit(train_rows)`` builds the fold's :class:`Fit` (the estimator's own recipe); each fold is
     represented once and its λ path solved from the largest λ down, each solve warm-started.
     """
     n = n_items(X)
@@ -164,7 +164,7 @@ def choose_lam_kfold(X, Y, make_fit, lams=KFOLD_LAMS, folds=KFOLD):
     for k in range(folds):
         held = np.arange(edges[k], edges[k + 1])
         train = np.setdiff1d(np.arange(n), held)
-        fit = make_fit(take(X, train), Y[train])
+        fit = make_fit(train)
         Y_te = np.asarray(Y[held])
         with warnings.catch_warnings():  # a fold's unconverged solve is scored as it is; the final fit warns
             warnings.simplefilter("ignore")

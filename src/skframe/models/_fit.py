@@ -1,9 +1,8 @@
 """One fit of a sketched kernel model: the object every estimator fits through, and model selection talks to.
 
-A :class:`Fit` holds what a fit needs and decides once: the validated data ``X`` and targets ``Y`` (and room
-for sample weights), the resolved components (kernel, sketch, and the estimator family's loss, output matrix
-and solve step: its :class:`Recipe`), the execution plan and the random streams. Its methods are the fit's
-steps::
+A :class:`Fit` holds the validated data ``X``, targets ``Y`` and sample weights, the resolved components
+(kernel, sketch; the family's loss, output matrix and solve step: its :class:`Recipe`), the execution plan
+and the random streams. Its methods are the fit's steps::
 
     fit = Fit.of(estimator, X, y)      validate, resolve, plan, size, seed (the estimator's own rules)
     fit.represent()                     draw the sketch, build the training representation (once)
@@ -11,9 +10,9 @@ steps::
     fit.store(estimator, path)          the fitted attributes; fit.fitted(lam, result) a fitted copy
     fit.predict_rows(X, W)              predictions (or, without W, the features) of new rows
 
-``estimator.fit(X, y)`` is ``Fit.of(estimator, X, y)`` followed by ``run()``; the cross-validated λ paths of
-:mod:`skframe.model_selection` build the same object for each fold and solve many λ on one representation,
-without calling or replacing anything private of the estimator.
+``estimator.fit(X, y)`` is ``Fit.of(estimator, X, y)`` then ``run()``; the cross-validated λ paths of
+:mod:`skframe.model_selection` build it per fold and solve many λ on one representation, calling nothing
+private of the estimator.
 """
 
 from __future__ import annotations
@@ -73,6 +72,8 @@ class Recipe:
         The solver ``solve`` runs (for the λ paths that batch its iterations).
     attributes : dict
         Fitted attributes the family stores after the shared ones (``loss_``, ``solver_``, ...).
+    reweigh : callable or None
+        ``reweigh(w)``: the ``solve`` step with the row weights ``w`` (a fold's rows).
     """
 
     solve: object
@@ -84,6 +85,7 @@ class Recipe:
     n_rngs: int = 1
     solver: object = None
     attributes: dict | None = None
+    reweigh: object = None
 
 
 def plan_for(estimator, X, n_outputs, kernel=None, loss=None):
@@ -236,14 +238,15 @@ class Fit:
         return dict(params, length_scale=[float(v) for v in ell])
 
     def choose_lam(self):
-        """``lam="auto"``: the GCV minimiser for the square loss, else the k-fold choice along a λ grid
-        (each fold a :class:`Fit` of the same recipe); recorded in ``auto_info["lam"]``."""
+        """``lam="auto"``: the square loss's GCV minimiser, else k folds along a λ grid (``auto_info["lam"]``)."""
         if self.recipe.loss is None:
             lam, info = _autotune.choose_lam_square(self)
         else:
-            est = copy.copy(self.estimator)
+            est, w, rec = copy.copy(self.estimator), self.sample_weight, self.recipe
             est.kernel_params = self.kernel_params
-            lam, info = _autotune.choose_lam_kfold(self.X, self.Y, lambda Xt, Yt: Fit(est, Xt, Yt, self.recipe))
+            lam, info = _autotune.choose_lam_kfold(self.X, self.Y, lambda rows: Fit(
+                est, take(self.X, rows), self.Y[rows], rec if w is None else replace(rec, solve=rec.reweigh(w[rows])),
+                sample_weight=None if w is None else w[rows]))
         self.auto_info["lam"] = info
         return lam
 

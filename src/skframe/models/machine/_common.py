@@ -105,14 +105,16 @@ class MachineBase(KernelModelMixin, BaseEstimator):
             solver, self.solver_spec_ = resolve_solver("lbfgs" if get_tags(loss, "loss").smooth else "adam",
                                                        self.solver_params, loss)
 
-        def solve(rep, Yc, lam, init, rng):
-            problem = rep.problem(Yc)
-            problem.blas_threads = fit.plan.solver_threads(Yc.shape[1])  # the plan's threads, passed on
-            if weights is not None:  # the weights travel with the problem to the solver
-                problem.sample_weight = weights
-            return run_solver(solver, problem, loss, lam, M=M, rng=rng, init=init, progress=progress)
+        def solve_with(w):  # the solve step with the row weights w (None: equal weights)
+            def solve(rep, Yc, lam, init, rng):
+                problem = rep.problem(Yc)
+                problem.blas_threads = fit.plan.solver_threads(Yc.shape[1])  # the plan's threads, passed on
+                if w is not None:  # the weights travel with the problem to the solver
+                    problem.sample_weight = w
+                return run_solver(solver, problem, loss, lam, M=M, rng=rng, init=init, progress=progress)
+            return solve
 
-        recipe.solve, recipe.solver = solve, solver
+        recipe.solve, recipe.solver, recipe.reweigh = solve_with(weights), solver, solve_with
         recipe.attributes = {"output_matrix_": M, "loss_": loss, "solver_": solver}
         return fit
 
