@@ -71,7 +71,7 @@ def test_summary_and_png(files):
 @pytest.mark.parametrize("args, match", [
     (["--interval", "1.5"], "--interval 1.5"),
     (["--interval", "0.9", "--interval-method", "bootstrap"], "--interval-method 'bootstrap'"),
-    (["--interval-method", "cqr"], "need --interval"),
+    (["--interval-method", "cqr"], "needs --interval"),
     (["--interval", "0.9", "--interval-method", "posterior", "--loss", "huber"], "posterior needs the square"),
 ])
 def test_bad_interval_options_are_one_line_errors(files, args, match):
