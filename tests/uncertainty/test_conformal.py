@@ -141,7 +141,8 @@ def test_errors():
         ConformalRegressor(Ridge()).predict_interval(X)
 
 
-@pytest.mark.parametrize("budget", [0, 2**30])  # features recomputed / kept (float32) between the two passes
+# features recomputed / kept (float32) between the two passes / kept for the first 80 of 160 rows (r = 30)
+@pytest.mark.parametrize("budget", [0, 2**30, 80 * 30 * 4])
 def test_shared_sketch_folds_equal_the_plain_formula(budget, monkeypatch):
     from skframe.uncertainty import _shared_folds
 

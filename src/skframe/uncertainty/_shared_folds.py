@@ -10,9 +10,9 @@ is then the sketched ridge estimator of the other folds' rows on the shared sket
     W_{-k} = (A - A_k + n_{-k} lam I)^{-1} ((b - b_k) - (s - s_k) ybar_{-k}^T),
 
 with ``ybar_{-k}`` the other folds' target mean (zero without an intercept). The held-out residuals need the
-fold models, known after the pass: the features of the pass are kept (float32) when they fit
-``budget_bytes``, else recomputed in a second pass. Test rows need one kernel block per chunk for all K
-models together (``k(x, X_fit_) [P_z W_{-1} ... P_z W_{-K}]``).
+fold models, known after the pass: the features of the pass are kept (float32) for as many rows as
+``budget_bytes`` holds, and only the other rows' are recomputed in a second pass. Test rows need one
+kernel block per chunk for all K models together (``k(x, X_fit_) [P_z W_{-1} ... P_z W_{-K}]``).
 
 Cost: one fit, one (or two) passes over the training rows, K solves of r x r systems, and a prediction
 pass over the test rows. A pass computes the features as the fit does, ``(k(X_rows, X_sub) S_mix^T) UD``:
@@ -107,14 +107,14 @@ def fit_shared_folds(estimator, X, Y2, fold_of, K, *, chunk_rows=4096, budget_by
     ysum = np.zeros((K, d))
     counts = np.bincount(fold_of, minlength=K)
     features = _feature_map(kernel, X_fit, state, n)
-    keep = n * r * 4 <= budget_bytes
-    Z_all = np.empty((n, r), dtype=np.float32) if keep else None
+    keep = int(min(n, budget_bytes // (r * 4)))  # the first `keep` rows' features are kept (float32)
+    Z_all = np.empty((keep, r), dtype=np.float32)
     step = max(1, int(chunk_rows))
     for start in range(0, n, step):
         rows = np.arange(start, min(n, start + step))
         Z = features(take(X, rows))
-        if keep:
-            Z_all[rows] = Z
+        if start < keep:
+            Z_all[start:min(keep, start + step)] = Z[:keep - start]
         f = fold_of[rows]
         for k in np.unique(f):
             sel = f == k
@@ -136,7 +136,13 @@ def fit_shared_folds(estimator, X, Y2, fold_of, K, *, chunk_rows=4096, budget_by
     R = np.empty((n, d))
     for start in range(0, n, step):
         rows = np.arange(start, min(n, start + step))
-        Z = Z_all[rows].astype(np.float64) if keep else features(take(X, rows))
+        stop = min(n, start + step)
+        if stop <= keep:
+            Z = Z_all[start:stop].astype(np.float64)
+        elif start >= keep:
+            Z = features(take(X, rows))
+        else:
+            Z = np.vstack([Z_all[start:keep].astype(np.float64), features(take(X, np.arange(keep, stop)))])
         f = fold_of[rows]
         F = np.einsum("ir,ird->id", Z, W[f]) + offsets[f]
         R[rows] = np.abs(Y2[rows] - F)
