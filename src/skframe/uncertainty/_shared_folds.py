@@ -87,7 +87,7 @@ def _feature_map(kernel, X_fit, state, n_rows):
     return features
 
 
-def fit_shared_folds(estimator, X, Y2, fold_of, K, *, chunk_rows=4096, budget_bytes=512 * 2**20):
+def fit_shared_folds(estimator, X, Y2, fold_of, K, *, chunk_rows=4096, budget_bytes=192 * 2**20):
     """``(full_model, folds, residuals)``: the model on all rows, the :class:`SharedSketchFolds` and the
     held-out absolute residuals (n, d)."""
     _check(estimator)
