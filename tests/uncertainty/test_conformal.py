@@ -141,7 +141,8 @@ def test_errors():
         ConformalRegressor(Ridge()).predict_interval(X)
 
 
-@pytest.mark.parametrize("budget", [0, 2**30])  # features recomputed / kept (float32) between the two passes
+# features recomputed / kept (float32) between the two passes / kept for the first 80 of 160 rows (r = 30)
+@pytest.mark.parametrize("budget", [0, 2**30, 80 * 30 * 4])
 def test_shared_sketch_folds_equal_the_plain_formula(budget, monkeypatch):
     from skframe.uncertainty import _shared_folds
 
@@ -222,3 +223,40 @@ def test_posterior_interval_is_mean_plus_minus_z_predictive_sd():
     del model.posterior_
     with pytest.raises(NotFittedError, match="refit"):
         posterior_interval(model, X, 0.1)
+
+
+@pytest.mark.parametrize("params", [{}, {"sketch": "gaussian"}, {"memory_budget": "2MB"}])
+def test_shared_folds_features_through_the_mixing_matrix_equal_the_dense_map(params, monkeypatch):
+    # the passes compute z(x) = (k(x, X_sub) S_mix^T) UD as the fit does; the former dense k(x, X_sub) P_z
+    # (P_z = S_mix^T UD) is the reference, on an in-memory, a dense-mix and a streamed fit
+    from skframe.uncertainty import _shared_folds
+
+    X, Y = _data(300, d=2)
+    # lam = 0.1 keeps the fold systems well conditioned, so that 1e-10 is a statement about the features
+    est = clone(_ridge()).set_params(sketch_size=40, lam=0.1, **params)
+    fold_of = np.arange(300) % 5
+    full, folds, R = _shared_folds.fit_shared_folds(est, X, Y, fold_of, 5, chunk_rows=61, budget_bytes=0)
+    state = full.posterior_
+    assert state["mix"] is not None and state["UD"] is not None
+    Z_mix = _shared_folds._feature_map(full.kernel_, full.X_fit_, state, 300)(X)
+    Z_dense = _shared_folds._feature_map(full.kernel_, full.X_fit_, dict(state, mix=None, UD=None), 300)(X)
+    np.testing.assert_allclose(Z_mix, Z_dense, rtol=1e-10, atol=1e-10)
+
+    real_fit = _shared_folds.clone
+
+    def fit_without_factors(estimator):
+        model = real_fit(estimator)
+        fit = model.fit
+
+        def fit_and_drop(*a, **k):
+            out = fit(*a, **k)
+            out.posterior_ = dict(out.posterior_, mix=None, UD=None)
+            return out
+
+        model.fit = fit_and_drop
+        return model
+
+    monkeypatch.setattr(_shared_folds, "clone", fit_without_factors)
+    _, folds_ref, R_ref = _shared_folds.fit_shared_folds(est, X, Y, fold_of, 5, chunk_rows=61, budget_bytes=0)
+    np.testing.assert_allclose(R, R_ref, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(folds.coefs, folds_ref.coefs, rtol=1e-10, atol=1e-10)

@@ -55,13 +55,20 @@ class SketchedFeatureMap:
         The sampled training points.
     proj : ndarray of shape (s', r)
     eigenvalues : ndarray of shape (r,)
+    mix : ndarray or sparse matrix of shape (m, s') or None
+        The sketch's mixing matrix ``S_mix`` (``proj = S_mix^T UD``), kept so that features can be computed
+        as the fit does, ``(k(X, X_sub) S_mix^T) UD``, through the block engine.
+    UD : ndarray of shape (m, r) or None
+        ``U_r D_r^{-1/2}``.
     """
 
-    def __init__(self, kernel, X_sub, proj, eigenvalues):
+    def __init__(self, kernel, X_sub, proj, eigenvalues, mix=None, UD=None):
         self.kernel = kernel
         self.X_sub = X_sub
         self.proj = proj
         self.eigenvalues = eigenvalues
+        self.mix = mix
+        self.UD = UD
 
     @property
     def rank(self):
@@ -100,4 +107,4 @@ def build_feature_map(kernel, X, R, *, rtol=None, chunk_rows=None, progress=None
     UD, w = spectral_projection(RKR, default_rtol(RKR.shape[0]) if rtol is None else rtol)
     Z = KR @ UD.astype(KR.dtype, copy=False)
     proj = np.asarray(R.mix.T @ UD)
-    return SketchedFeatureMap(kernel, take(X, R.indices), proj, w), Z, KR
+    return SketchedFeatureMap(kernel, take(X, R.indices), proj, w, mix=R.mix, UD=UD), Z, KR

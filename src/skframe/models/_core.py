@@ -240,6 +240,8 @@ class Representation:
         An explicit feature map with ``transform(X)`` (random Fourier features).
     K : ndarray of shape (n, n) or None
         The Gram matrix of the ``"exact_gram"`` form.
+    mix, UD : sparse or dense matrix (m, s') and ndarray (m, r), or None
+        The sketch's mixing matrix and ``U_r D_r^{-1/2}`` (``proj = mix^T UD``), for a sketch.
     """
 
     kind: str
@@ -249,6 +251,8 @@ class Representation:
     proj: np.ndarray | None = None
     feature_map: object = None
     K: np.ndarray | None = None
+    mix: object = None
+    UD: np.ndarray | None = None
 
     def problem(self, Y):
         """The :class:`skframe.contract.problems.ArrayProblem` ``(Z, Y)`` handed to solvers."""
@@ -318,7 +322,7 @@ def build_representation(X, kernel, sketch, rng, *, rtol=None, progress=None, ex
                                        prepared=True)
     info = R.summary()
     info["rank"] = fmap.rank
-    return Representation("sketch", Z, info, X_basis=fmap.X_sub, proj=fmap.proj)
+    return Representation("sketch", Z, info, X_basis=fmap.X_sub, proj=fmap.proj, mix=fmap.mix, UD=fmap.UD)
 
 
 def predict_expansion(kernel, X, coef, X_fit=None, feature_map=None, options=None):

@@ -23,6 +23,9 @@ The fitted state is ``P_z`` (the map ``k(x, X_fit_) -> z(x)``, None for an expli
 ``P_v = P_z L^{-T}`` with ``L L^T = Z^T Z + n lam I`` (exact model: ``P_v = L^{-T}``, ``L L^T = K + n lam I``),
 so that ``z(x)^T (Z^T Z + n lam I)^{-1} z(x) = ||k_x^T P_v||^2``: prediction streams over test rows with
 one kernel block per chunk, as the point prediction does.
+For a sketch the state also keeps the factors of ``P_z = S_mix^T UD`` (``"mix"``, ``"UD"``): the features
+of many rows are then computed as the fit computes them, ``(k(X, X_sub) S_mix^T) UD``, through the block engine
+(:mod:`skframe.uncertainty._shared_folds`).
 """
 
 from __future__ import annotations
@@ -84,7 +87,9 @@ def posterior_state(rep, gram, Y, lam, W):
         Linv_T = sla.solve_triangular(L, np.eye(L.shape[0]), lower=True).T
         P_v = Linv_T if P_z is None else P_z @ Linv_T
         form = "features"
-    return {"form": form, "noise": float(noise), "scale": np.maximum(scale, 0.0), "P_z": P_z, "P_v": P_v}
+    mix, UD = (getattr(rep, "mix", None), getattr(rep, "UD", None)) if P_z is not None else (None, None)
+    return {"form": form, "noise": float(noise), "scale": np.maximum(scale, 0.0), "P_z": P_z, "P_v": P_v,
+            "mix": mix, "UD": None if UD is None else np.asarray(UD, dtype=np.float64)}
 
 
 def posterior_variance(model, X, *, noise=False):

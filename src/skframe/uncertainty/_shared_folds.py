@@ -10,16 +10,16 @@ is then the sketched ridge estimator of the other folds' rows on the shared sket
     W_{-k} = (A - A_k + n_{-k} lam I)^{-1} ((b - b_k) - (s - s_k) ybar_{-k}^T),
 
 with ``ybar_{-k}`` the other folds' target mean (zero without an intercept). The held-out residuals need the
-fold models, known after the pass: the features of the pass are kept (float32) when they fit
-``budget_bytes``, else recomputed in a second pass. Test rows need one kernel block per chunk for all K
-models together (``k(x, X_fit_) [P_z W_{-1} ... P_z W_{-K}]``).
+fold models, known after the pass: the features of the pass are kept (float32) for as many rows as
+``budget_bytes`` holds, and only the other rows' are recomputed in a second pass. Test rows need one
+kernel block per chunk for all K models together (``k(x, X_fit_) [P_z W_{-1} ... P_z W_{-K}]``).
 
-Cost: one fit, one (or two) passes of ``n x s' x r`` products, K solves of r x r systems, and a
-prediction pass over the test rows. The passes multiply the kernel block by the dense ``P_z`` (s' x r),
-where the fit multiplies it by the sketch's sparse mixing matrix first: for a p-sparsified sketch with
-s' much larger than m a pass costs several fits (measured: 2.7 times one fit in all at n = 20 000,
-9.9 times at n = 200 000 with s' = 17 166, m = 895; see benchmarks/README.md). Factoring ``z(x)``
-through the mixing matrix, as the fit does, would bring a pass to about one fit's cost.
+Cost: one fit, one (or two) passes over the training rows, K solves of r x r systems, and a prediction
+pass over the test rows. A pass computes the features as the fit does, ``(k(X_rows, X_sub) S_mix^T) UD``:
+the block engine's chunk product with the sketch's sparse mixing matrix (m columns), then the m x r map
+``UD`` (both kept in the fitted ``posterior_``), so a pass costs about what the fit's own pass over the rows
+costs. Multiplying the kernel block by the dense ``P_z = S_mix^T UD`` (s' x r) instead would cost s'/m times
+more in products: for a p-sparsified sketch with s' much larger than m that is several fits.
 The landmarks of the shared sketch may be held-out inputs (never held-out targets):
 the finite-sample guarantee of CV+ assumes fold models that do not see the held-out fold at all, so with a
 shared sketch it is an approximation (the one the λ-path search makes for its scores).
@@ -31,8 +31,11 @@ import numpy as np
 from sklearn.base import clone
 
 from skframe.contract.collections import n_items, take
+from skframe.core.engine import with_engine
 from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import solve_psd
+from skframe.core.sketch_matrix import SketchMatrix
+from skframe.core.sketching import kernel_times_mixT, resolve_options, rows_within_budget
 from skframe.exceptions import InvalidParameterError
 
 __all__ = ["SharedSketchFolds", "fit_shared_folds"]
@@ -60,7 +63,31 @@ def _check(estimator):
             "use sketch_sharing='fold'")
 
 
-def fit_shared_folds(estimator, X, Y2, fold_of, K, *, chunk_rows=4096, budget_bytes=512 * 2**20):
+def _feature_map(kernel, X_fit, state, n_rows):
+    """``X_rows -> z(X_rows)`` (float64), computed as the fit computes its features when the state keeps the
+    factors ``P_z = S_mix^T UD``: the block engine's ``k(X_rows, X_sub) S_mix^T`` (rows x m, in blocks within
+    the default block budget, the engine chosen once for ``n_rows x s'`` kernel entries) times ``UD`` (m x r).
+    Without them, the dense ``k(X_rows, X_fit) P_z``."""
+    mix, UD, P_z = state.get("mix"), state.get("UD"), state["P_z"]
+    if mix is None or UD is None:
+        return lambda X_rows: np.asarray(kernel_times(kernel, X_rows, X_fit, P_z), dtype=np.float64)
+    s_prime = n_items(X_fit)
+    R = SketchMatrix(n=s_prime, indices=np.arange(s_prime), mix=mix)
+    options = with_engine(resolve_options(None), n_rows * s_prime).replace(dtype="float64")
+    step = rows_within_budget(kernel, s_prime, options)
+
+    def features(X_rows):
+        rows = n_items(X_rows)
+        KR = np.empty((rows, R.m))
+        for start in range(0, rows, step):
+            stop = min(rows, start + step)
+            kernel_times_mixT(kernel, take(X_rows, np.arange(start, stop)), X_fit, R, options, out=KR[start:stop])
+        return KR @ UD
+
+    return features
+
+
+def fit_shared_folds(estimator, X, Y2, fold_of, K, *, chunk_rows=4096, budget_bytes=192 * 2**20):
     """``(full_model, folds, residuals)``: the model on all rows, the :class:`SharedSketchFolds` and the
     held-out absolute residuals (n, d)."""
     _check(estimator)
@@ -79,14 +106,15 @@ def fit_shared_folds(estimator, X, Y2, fold_of, K, *, chunk_rows=4096, budget_by
     s = np.zeros((K, r))
     ysum = np.zeros((K, d))
     counts = np.bincount(fold_of, minlength=K)
-    keep = n * r * 4 <= budget_bytes
-    Z_all = np.empty((n, r), dtype=np.float32) if keep else None
+    features = _feature_map(kernel, X_fit, state, n)
+    keep = int(min(n, budget_bytes // (r * 4)))  # the first `keep` rows' features are kept (float32)
+    Z_all = np.empty((keep, r), dtype=np.float32)
     step = max(1, int(chunk_rows))
     for start in range(0, n, step):
         rows = np.arange(start, min(n, start + step))
-        Z = np.asarray(kernel_times(kernel, take(X, rows), X_fit, P_z), dtype=np.float64)
-        if keep:
-            Z_all[rows] = Z
+        Z = features(take(X, rows))
+        if start < keep:
+            Z_all[start:min(keep, start + step)] = Z[:keep - start]
         f = fold_of[rows]
         for k in np.unique(f):
             sel = f == k
@@ -108,8 +136,13 @@ def fit_shared_folds(estimator, X, Y2, fold_of, K, *, chunk_rows=4096, budget_by
     R = np.empty((n, d))
     for start in range(0, n, step):
         rows = np.arange(start, min(n, start + step))
-        Z = Z_all[rows].astype(np.float64) if keep else \
-            np.asarray(kernel_times(kernel, take(X, rows), X_fit, P_z), dtype=np.float64)
+        stop = min(n, start + step)
+        if stop <= keep:
+            Z = Z_all[start:stop].astype(np.float64)
+        elif start >= keep:
+            Z = features(take(X, rows))
+        else:
+            Z = np.vstack([Z_all[start:keep].astype(np.float64), features(take(X, np.arange(keep, stop)))])
         f = fold_of[rows]
         F = np.einsum("ir,ird->id", Z, W[f]) + offsets[f]
         R[rows] = np.abs(Y2[rows] - F)
