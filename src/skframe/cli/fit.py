@@ -277,7 +277,9 @@ def save_model(model, prep, opts):
 
     extra.update(model_extra(opts, prep.data_info))
     names = opts.layout.feature_names if opts.layout is not None else None
-    if Y_tr.dtype.kind == "O" and hasattr(model, "classes_"):  # class labels as text: a JSON list, no pickle
+    from skframe.cli._tables import is_labels  # lazy: loads NumPy (~0.1 s at start-up)
+
+    if is_labels(Y_tr) and hasattr(model, "classes_"):  # class labels as text: a JSON list, no pickle
         extra["classes"] = [str(c) for c in model.classes_]
     if opts.table_encoder is not None:  # a raw table: its typed columns, as data (skframe.preprocessing)
         extra["encoding"] = opts.table_encoder.to_dict()
