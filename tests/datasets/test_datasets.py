@@ -194,7 +194,7 @@ def test_nonexistent_and_unknown_extension(tmp_path):
         load_dataset(p)
     assert load_dataset(p, fmt="csv").X.shape == (1, 1)
     with pytest.raises(InvalidParameterError, match="fmt"):
-        load_dataset(p, fmt="parquet")
+        load_dataset(p, fmt="xlsx")
     with pytest.raises(InvalidInputError, match="directory"):
         load_dataset(tmp_path, fmt="csv")
 

@@ -18,6 +18,7 @@ from skframe.cli._fit_report import print_report
 from skframe.cli._options import FitOptions, echo_report, options_command
 from skframe.cli._outputs import check_fit_outputs
 from skframe.cli._services import call_predict, task_module
+from skframe.cli._tables import is_labels
 from skframe.exceptions import InvalidParameterError
 
 
@@ -277,8 +278,6 @@ def save_model(model, prep, opts):
 
     extra.update(model_extra(opts, prep.data_info))
     names = opts.layout.feature_names if opts.layout is not None else None
-    from skframe.cli._tables import is_labels  # lazy: loads NumPy (~0.1 s at start-up)
-
     if is_labels(Y_tr) and hasattr(model, "classes_"):  # class labels as text: a JSON list, no pickle
         extra["classes"] = [str(c) for c in model.classes_]
     if opts.table_encoder is not None:  # a raw table: its typed columns, as data (skframe.preprocessing)

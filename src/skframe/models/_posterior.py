@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
+from skframe.compute.backend import to_numpy
 from skframe.contract.collections import n_items, take
 from skframe.contract.protocols import kernel_diag
 from skframe.core.feature_map import kernel_times
@@ -89,7 +90,7 @@ def posterior_state(rep, gram, Y, lam, W):
         form = "features"
     mix, UD = (getattr(rep, "mix", None), getattr(rep, "UD", None)) if P_z is not None else (None, None)
     return {"form": form, "noise": float(noise), "scale": np.maximum(scale, 0.0), "P_z": P_z, "P_v": P_v,
-            "mix": mix, "UD": None if UD is None else np.asarray(UD, dtype=np.float64)}
+            "mix": mix, "UD": None if UD is None else np.asarray(to_numpy(UD), dtype=np.float64)}
 
 
 def posterior_variance(model, X, *, noise=False):
