@@ -46,13 +46,17 @@ CHUNK_BYTES = 32 * 2**20
 
 
 def _cholesky(A, ridge):
+    """Lower Cholesky factor of ``A + ridge I``; a numerically indefinite system (a λ chosen near the rounding of
+    streamed sums) gets a growing jitter, as the GP literature does; None where even that fails."""
     A = np.array(A, dtype=np.float64)
     A[np.diag_indices_from(A)] += ridge
-    try:
-        return sla.cholesky(A, lower=True)
-    except np.linalg.LinAlgError:  # numerically indefinite: a tiny jitter, as the GP literature does
-        A[np.diag_indices_from(A)] += 1e-10 * max(float(np.trace(A)) / A.shape[0], 1e-300)
-        return sla.cholesky(A, lower=True)
+    level = max(float(np.trace(A)) / max(A.shape[0], 1), 1e-300)
+    for jitter in (0.0, 1e-10, 1e-8, 1e-6):
+        try:
+            return sla.cholesky(A + jitter * level * np.eye(A.shape[0]), lower=True)
+        except np.linalg.LinAlgError:
+            continue
+    return None
 
 
 def posterior_state(rep, gram, Y, lam, W):
@@ -77,6 +81,8 @@ def posterior_state(rep, gram, Y, lam, W):
     A, B = gram()
     A, B, W = np.asarray(A, dtype=np.float64), np.asarray(B, dtype=np.float64), np.asarray(W, dtype=np.float64)
     L = _cholesky(A, noise)
+    if L is None:  # no usable factor: the model predicts, return_std says it has no posterior state
+        return None
     yy = np.einsum("ij,ij->j", Y, Y)
     if getattr(rep, "K", None) is not None:  # exact Gram form: W = alpha = (K + n lam I)^{-1} Y
         scale = np.einsum("ij,ij->j", Y, W) / n
