@@ -185,3 +185,20 @@ def emit(report, path=None, indent=1, **dumps):
         path.write_text(text + "\n")
     print(text)
     return text
+
+
+def chosen_sections(text, known):
+    """The sections named in ``--sections`` (comma-separated), refused when one is not in ``known``."""
+    chosen = [s.strip() for s in text.split(",") if s.strip()]
+    bad = sorted(set(chosen) - set(known))
+    if bad:
+        raise SystemExit(f"unknown section {bad[0]!r}; choose among {', '.join(known)}")
+    return chosen
+
+
+def previous_report(path):
+    """The report already at ``path`` ({} when there is none): a run of some sections keeps the others' figures."""
+    if path and os.path.exists(path):
+        with open(path) as fh:
+            return json.load(fh)
+    return {}

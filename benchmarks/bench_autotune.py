@@ -162,15 +162,9 @@ def main():
     ap = _setup.parser(__doc__, sections=",".join(SECTIONS), tables=",".join(TABLES), n_memory=100_000,
                        n_streamed=1_000_000, budget="1GB", out=str(_setup.OUT / "autotune.json"))
     args = ap.parse_args()
-    chosen = [s.strip() for s in args.sections.split(",") if s.strip()]
-    bad = sorted(set(chosen) - set(SECTIONS))
-    if bad:
-        raise SystemExit(f"unknown section {bad[0]!r}; choose among {', '.join(SECTIONS)}")
+    chosen = _setup.chosen_sections(args.sections, SECTIONS)
     report = {"benchmark": "autotune", "versions": _setup.versions(), "command": " ".join(sys.argv[1:])}
-    previous = {}
-    if args.out and os.path.exists(args.out):  # a run of some sections keeps the others' figures
-        with open(args.out) as fh:
-            previous = json.load(fh)
+    previous = _setup.previous_report(args.out)
     for section in SECTIONS:
         if section in chosen:
             t0 = time.perf_counter()

@@ -189,15 +189,9 @@ def main():
     args = ap.parse_args()
     args.boston_gammas = [float(v) for v in args.boston_gammas.split(",")]
     args.boston_lams = [float(v) for v in args.boston_lams.split(",")]
-    chosen = [s.strip() for s in args.sections.split(",") if s.strip()]
-    bad = sorted(set(chosen) - set(SECTIONS))
-    if bad:
-        raise SystemExit(f"unknown section {bad[0]!r}; choose among {', '.join(SECTIONS)}")
+    chosen = _setup.chosen_sections(args.sections, SECTIONS)
     report = {"benchmark": "tuning", "versions": _setup.versions(), "command": " ".join(sys.argv[1:])}
-    previous = {}
-    if args.out and os.path.exists(args.out):  # a run of some sections keeps the others' figures
-        with open(args.out) as fh:
-            previous = json.load(fh)
+    previous = _setup.previous_report(args.out)
     for section in SECTIONS:
         if section in chosen:
             t0 = time.perf_counter()
