@@ -20,9 +20,10 @@ process regression", JMLR 2005), which by the Woodbury identity is
 The predictive variance of a new observation adds the noise ``s2 n lam``.
 
 The fitted state is ``P_z`` (the map ``k(x, X_fit_) -> z(x)``, None for an explicit feature map) and
-``P_v = P_z L^{-T}`` with ``L L^T = Z^T Z + n lam I`` (exact model: ``P_v = L^{-T}``, ``L L^T = K + n lam I``),
-so that ``z(x)^T (Z^T Z + n lam I)^{-1} z(x) = ||k_x^T P_v||^2``: prediction streams over test rows with
-one kernel block per chunk, as the point prediction does.
+``P_v = L^{-T}`` (r x r) with ``L L^T = Z^T Z + n lam I``, so that ``z(x)^T (Z^T Z + n lam I)^{-1} z(x) =
+||z(x)^T P_v||^2`` (exact model: ``P_v = L^{-T}``, n x n, ``L L^T = K + n lam I``, and the norm of
+``k_x^T P_v``): prediction streams over test rows with one kernel block per chunk, as the point prediction does,
+and the model keeps no second s' x r map.
 For a sketch the state also keeps the factors of ``P_z = S_mix^T UD`` (``"mix"``, ``"UD"``): the features
 of many rows are then computed as the fit computes them, ``(k(X, X_sub) S_mix^T) UD``, through the block engine
 (:mod:`skframe.uncertainty._shared_folds`).
@@ -91,8 +92,7 @@ def posterior_state(rep, gram, Y, lam, W):
     else:
         scale = (yy - np.einsum("ij,ij->j", B, W)) / (n * noise)
         P_z = None if getattr(rep, "feature_map", None) is not None else np.asarray(rep.proj, dtype=np.float64)
-        Linv_T = sla.solve_triangular(L, np.eye(L.shape[0]), lower=True).T
-        P_v = Linv_T if P_z is None else P_z @ Linv_T
+        P_v = sla.solve_triangular(L, np.eye(L.shape[0]), lower=True).T  # L^{-T}, r x r: V = z(x) L^{-T}
         form = "features"
     mix, UD = (getattr(rep, "mix", None), getattr(rep, "UD", None)) if P_z is not None else (None, None)
     return {"form": form, "noise": float(noise), "scale": np.maximum(scale, 0.0), "P_z": P_z, "P_v": P_v,
@@ -108,7 +108,7 @@ def posterior_variance(model, X, *, noise=False):
     kernel, X_fit, fmap = model.kernel_, model.X_fit_, model.feature_map_
     n_test = n_items(X)
     P_v, P_z = state["P_v"], state["P_z"]
-    width = P_v.shape[1] + (P_z.shape[1] if P_z is not None else 0)
+    width = P_v.shape[1] + (P_z.shape[1] if P_z is not None else 0)  # V, and Z of the sketched form
     step = max(1, CHUNK_BYTES // (8 * max(width, 1)))
     out = np.empty(n_test)
     for start in range(0, n_test, step):
@@ -119,12 +119,9 @@ def posterior_variance(model, X, *, noise=False):
             V = kernel_times(kernel, Xc, X_fit, P_v)
             out[start:start + rows] = kxx - np.einsum("ij,ij->i", V, V)
             continue
-        if fmap is not None:
-            Z = np.asarray(fmap.transform(Xc), dtype=np.float64)
-            V = Z @ P_v
-        else:
-            ZV = kernel_times(kernel, Xc, X_fit, np.hstack([P_z, P_v]))
-            Z, V = ZV[:, :P_z.shape[1]], ZV[:, P_z.shape[1]:]
+        Z = (np.asarray(fmap.transform(Xc), dtype=np.float64) if fmap is not None
+             else np.asarray(kernel_times(kernel, Xc, X_fit, P_z), dtype=np.float64))
+        V = Z @ P_v
         residual = np.maximum(kxx - np.einsum("ij,ij->i", Z, Z), 0.0)  # k - q >= 0 (a Schur complement)
         out[start:start + rows] = residual + state["noise"] * np.einsum("ij,ij->i", V, V)
     var = np.maximum(out, 0.0)[:, None] * state["scale"][None, :]
