@@ -97,3 +97,12 @@ def test_parquet_without_pyarrow_says_how_to_install(tmp_path, monkeypatch):
     path.write_bytes(b"PAR1" + bytes(16) + b"PAR1")
     with pytest.raises(Exception, match="pyarrow"):
         read_table(path)
+
+
+@pytest.mark.parametrize("token", ["NA", "N/A", "#N/A", "NULL", "?", ""])
+def test_the_missing_markers_of_r_and_spreadsheets_are_missing_values(tmp_path, token):
+    path = tmp_path / "t.csv"
+    path.write_text(f"a,b,y\n1.5,{token},1\n2.5,3,2\n3.5,4,3\n")
+    ds = load_dataset(path, targets=1, missing="mean")
+    assert ds.n_missing == 1
+    np.testing.assert_allclose(ds.X[0], [1.5, 3.5])

@@ -16,8 +16,9 @@ from skframe.io.compressed import open_binary
 
 __all__ = ["Dataset", "MISSING_TOKENS"]
 
-#: Tokens read as a missing value in text formats.
-MISSING_TOKENS = frozenset({"?", "", "nan", "NaN", "NAN", "Nan"})
+#: Tokens read as a missing value in text formats: ARFF's '?', empty, NaN, and the markers R and spreadsheets
+#: write (NA, N/A, #N/A, NULL; pandas reads them as missing too).
+MISSING_TOKENS = frozenset({"?", "", "nan", "NaN", "NAN", "Nan", "NA", "N/A", "n/a", "#N/A", "NULL", "null"})
 
 #: Largest feature index accepted in sparse text formats (keeps CSR index arrays 32-bit).
 MAX_INDEX = 2**31 - 2
