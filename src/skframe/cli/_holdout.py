@@ -49,7 +49,7 @@ def holdout_evaluation(prep, opts, rows, fit_model, targets_for_fit, lam_path_re
 
     fit_rows, held = rows
     model = clone(prep.model)
-    with warnings.catch_warnings():  # the fit on every row that follows gives the same warnings, once
+    with warnings.catch_warnings():  # the fit on every row gave the same warnings, once
         warnings.simplefilter("ignore")
         weights = getattr(opts, "sample_weight_values", None)  # --sample-weight: the fitted rows' weights
         held_opts = opts if weights is None else copy.copy(opts)

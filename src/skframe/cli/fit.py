@@ -297,11 +297,11 @@ def _run_fit(opts, stack):
     model, task, X_tr, Y_tr, X_te = prep.model, prep.task, prep.X_train, prep.Y_train, prep.X_test
     if opts.explain:  # how the fit would run, and why; nothing is fitted
         return to_jsonable(explain_report(model, prep.X_fit, prep.y_fit, task, prep.data_info))
-    rows = holdout_rows(prep, opts)  # no test set: metrics on held-out training rows, then a fit on every row
+    rows = holdout_rows(prep, opts)  # no test set: the fit on every row, then metrics of a copy on held-out rows
+    fit_seconds = fit_model(model, prep.X_fit, prep.y_fit, opts)  # first: data errors name every row
     if rows is not None:
         metrics, predict_seconds, path = holdout_evaluation(prep, opts, rows, fit_model, _targets_for_fit,
                                                             lam_path_report)
-    fit_seconds = fit_model(model, prep.X_fit, prep.y_fit, opts)
     if rows is None:
         metrics, predict_seconds, evaluated_on = evaluate_model(model, prep, opts)
         X_eval, Y_eval = (X_te, prep.Y_test) if X_te is not None else (X_tr, Y_tr)
