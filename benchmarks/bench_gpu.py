@@ -50,7 +50,7 @@ SIZES = {"repeat": ((10**7, 2000), (20_000, 200)), "fresh": ((10**7, 2000), (20_
 TARGETS = {"repeat_fit_seconds": 1.2, "first_fit_warm_cache_seconds": 2.5, "large_m_seconds": 6.0,
            "huber_speedup_vs_2_cores": 10.0, "test_mse_rel_diff": 1e-6, "dsokr_speedup_vs_this_cpu": 3.0,
            "dsokr_f1_diff": 0.5}
-SECTION_TIMEOUT = 300
+SECTION_TIMEOUT = int(os.environ.get("GPU_CHECK_SECTION_TIMEOUT", "300"))
 
 
 def friedman(n, seed):
@@ -256,12 +256,21 @@ def main():
             report["results"].append(_child(name, {}, args))
             continue
         report["results"].append(_child(name, {}, args))
+        _partial(report, args)  # a run stopped by its time limit still leaves the sections it finished
     if args.junit:
         report["tests"] = junit_summary(args.junit) if Path(args.junit).exists() else {"error": "no JUnit report"}
     report["summary"] = summary(report["results"], args.cpu_dry_run)
     report["seconds"] = round(time.perf_counter() - t_start, 1)
+    report["complete"] = True
     report["load_average"] = os.getloadavg()
     _setup.emit(report, args.out or _setup.OUT / "gpu_bench.json")
+
+
+def _partial(report, args):
+    """Write the report so far (``"complete": false``) to the output file, printing nothing."""
+    path = Path(args.out or _setup.OUT / "gpu_bench.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({**report, "complete": False}, indent=1) + "\n")
 
 
 def _child(name, env, args):
