@@ -391,3 +391,18 @@ def test_sparse_inputs_take_compiled_loops_on_smaller_problems():
     engine, reason = plan_rules.choose_engine("numpy", work, sparse=True)
     assert engine == "numba" and "sparse" in reason
     assert plan_rules.choose_engine("numpy", limit // (2 * plan_rules.SPARSE_ENGINE_SHARE), sparse=True)[0] == "numpy"
+
+
+def test_small_fits_never_ask_whether_there_is_a_gpu(monkeypatch):
+    """Asking for a GPU imports CuPy (a quarter of a second where it is installed): a fit whose work is below
+    ``GPU_MIN_WORK`` would run on the CPU anyway, so it never asks; a large one does."""
+    from skframe.compute import machine as machine_mod
+
+    asked = []
+    monkeypatch.setattr(machine_mod, "_probe_gpu", lambda: asked.append(1) or (False, None, "no GPU here"))
+    X = np.random.default_rng(0).uniform(size=(300, 3))
+    model = SketchedKernelRidge(sketch="subsample", sketch_size=20).fit(X, X[:, 0])
+    assert asked == [] and model.execution_["backend"] == "numpy"
+    assert "below" in model.execution_["reasons"]["backend"]
+    p = plan_fit(DataShape(n=10**7, n_features=10), sketch="subsample", sketch_size=2000)
+    assert asked == [1] and p.backend == "numpy" and p.reasons["backend"] == "no GPU: no GPU here"

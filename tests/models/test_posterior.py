@@ -103,3 +103,32 @@ def test_saved_model_keeps_the_posterior(data, tmp_path):
     save(model, tmp_path / "m.skf")
     again = load(tmp_path / "m.skf")
     np.testing.assert_array_equal(again.predict(X_te, return_std=True)[1], model.predict(X_te, return_std=True)[1])
+
+
+def test_the_factor_is_computed_at_the_first_std_and_saved_either_way(tmp_path):
+    """A fit keeps the system A; the first return_std replaces it by its factor; a model saved before or after
+    gives the same standard deviations once loaded."""
+    from skframe.persistence import load, save
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(300, 2))
+    y = np.sin(4 * X[:, 0]) + 0.1 * rng.normal(size=300)
+    model = SketchedKernelRidge(kernel_params={"gamma": 3.0}, sketch="subsample", sketch_size=40, lam=1e-3,
+                                random_state=0).fit(X, y)
+    assert "A" in model.posterior_ and "P_v" not in model.posterior_
+    save(model, tmp_path / "before.skf")
+    _, std = model.predict(X[:20], return_std=True)
+    assert "P_v" in model.posterior_ and "A" not in model.posterior_
+    save(model, tmp_path / "after.skf")
+    for name in ("before.skf", "after.skf"):
+        _, again = load(tmp_path / name).predict(X[:20], return_std=True)
+        np.testing.assert_allclose(again, std, rtol=1e-12)
+
+
+def test_a_system_without_a_factor_says_so_at_return_std(monkeypatch):
+    X = np.random.default_rng(0).uniform(size=(100, 2))
+    model = SketchedKernelRidge(sketch="subsample", sketch_size=20, lam=1e-3, random_state=0).fit(X, X[:, 0])
+    monkeypatch.setattr(_posterior, "_cholesky", lambda A, ridge: None)
+    model.predict(X)  # the point prediction does not need it
+    with pytest.raises(NotFittedError, match="no Cholesky factor"):
+        model.predict(X, return_std=True)

@@ -43,6 +43,10 @@ from skframe.exceptions import InvalidParameterError
 __all__ = ["ArrayEngine", "CupyEngine", "cupy_engine", "runs_on_device"]
 
 
+#: columns per band of the GPU's ``B^T B`` (:meth:`ArrayEngine.syrk_add`): m >= 2 000 is taken in bands
+GPU_BAND_WIDTH = 1000
+
+
 def runs_on_device(kernel):
     """True when the kernel computes blocks of device arrays itself (its tags list ``"cupy"``)."""
     return "cupy" in get_tags(kernel, "kernel").backends
@@ -58,9 +62,13 @@ class ArrayEngine:
     """
 
     name = "array"
+    #: columns per band of :meth:`syrk_add` (0: one syrk); CuPy's engine uses :data:`GPU_BAND_WIDTH`
+    band_width = 0
 
-    def __init__(self, xp):
+    def __init__(self, xp, band_width=None):
         self.xp = xp
+        if band_width is not None:
+            self.band_width = int(band_width)
 
     def asarray(self, A, dtype=np.float64):
         if sp.issparse(A):
@@ -94,6 +102,17 @@ class ArrayEngine:
 
     def times_mix_t(self, block, mix_t):
         return block if mix_t is None else block @ mix_t
+
+    def chunk_block(self, kernel, X_rows, X_sub, mix_t, dtype):
+        """``B = k(X_rows, X_sub) S_mix^T`` of one chunk, Fortran-ordered where :meth:`syrk_add` takes column
+        bands (``band_width``): computed as the transpose of ``S_mix k(X_sub, X_rows)`` (kernels are symmetric),
+        so that every band of columns, and every band to the last column, is a contiguous matrix for cuBLAS."""
+        if not self.band_width or (mix_t.shape[1] if mix_t is not None else X_sub.shape[0]) < 2 * self.band_width:
+            return self.times_mix_t(self.block(kernel, self.asarray(X_rows, dtype), X_sub, dtype), mix_t)
+        Bt = self.block(kernel, X_sub, self.asarray(X_rows, dtype), dtype)  # s' x rows
+        if mix_t is not None:
+            Bt = mix_t.T @ Bt  # m x rows
+        return Bt.T
 
     def chunk_product(self, kernel, X_rows, X_sub, mix, diag, dtype, out=None):
         """One chunk of ``K R^T``, ``k(X_rows, X_sub) @ S_mix^T`` in ``dtype``, on the engine's arrays (the
@@ -130,13 +149,27 @@ class ArrayEngine:
         return G
 
     def syrk_add(self, C, B):
-        """``C += B^T B`` (float64 accumulator; cuBLAS syrk on a GPU when available, else a gemm)."""
+        """``C += B^T B`` on (at least) the upper triangle; C float64.
+
+        A Fortran-ordered B of at least two ``band_width`` columns is taken in bands of columns: band ``[a, b)``
+        adds ``B[:, a:b]^T B[:, a:]``, one gemm of two contiguous operands, skipping the blocks below the
+        diagonal (about ``(k + 1) / 2k`` of a full product for k bands). On an H100 cuBLAS's dsyrk ran at 21-34
+        TFLOP/s and copied a C-ordered B first, its dgemm at 49-54 (``benchmarks/out/gpu_profile.json``).
+        Otherwise one cuBLAS syrk (on a GPU) or one product.
+        """
+        m = B.shape[1]
+        if self.band_width and m >= 2 * self.band_width and B.flags.f_contiguous:
+            for a, b in _bands(m, self.band_width):
+                part = B[:, a:b].T @ B[:, a:]
+                C[a:b, a:] += part if part.dtype == np.float64 else part.astype(np.float64)
+            return C
         prod = None
         if self.xp is not np:
             try:
                 from cupy.cublas import syrk  # lazy: CuPy is optional (the gpu extra)
 
-                prod = syrk("T", B, lower=False)
+                # the operand cuBLAS reads without a copy: B itself when Fortran-ordered, else B^T
+                prod = syrk("T", B, lower=False) if B.flags.f_contiguous else syrk("N", B.T, lower=False)
             except (ImportError, AttributeError, TypeError):
                 prod = None
         if prod is None:
@@ -160,7 +193,14 @@ class CupyEngine(ArrayEngine):
     name = "cupy"
 
     def __init__(self, cupy=None):
-        super().__init__(cupy if cupy is not None else resolve_backend("cupy"))
+        super().__init__(cupy if cupy is not None else resolve_backend("cupy"), band_width=GPU_BAND_WIDTH)
+
+
+def _bands(m, width):
+    """``[(a, b), ...]``: about ``m / width`` bands of columns, of near-equal widths, covering ``range(m)``."""
+    k = max(1, round(m / width))
+    edges = [round(i * m / k) for i in range(k + 1)]
+    return list(zip(edges[:-1], edges[1:]))
 
 
 def cupy_engine():

@@ -216,7 +216,8 @@ def plan_fit(data, *, kernel=None, sketch="psr", sketch_size="auto", sketch_para
         return n if kind == "exact" else 0 if kind == "feature_map" else expected_columns(obj, n, size)
 
     # -- the machine, the backend and the budget
-    wants_gpu = requested == "auto" and kind == "sketch" and streamable and not data.dask and not data.collection
+    wants_gpu = (requested == "auto" and kind == "sketch" and streamable and not data.dask and not data.collection
+                 and n * s_of(m_eff) >= rules.GPU_MIN_WORK)  # CuPy is imported to ask only for work that would use it
     if machine is None:
         machine = detect_machine(probe_gpu=wants_gpu)
     if not streamable and requested == "auto":

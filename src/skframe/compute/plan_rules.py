@@ -196,13 +196,13 @@ def choose_backend(requested, data, kind, kernel, work, machine):
         return "numpy", "Dask partitions are computed by the workers' CPUs"
     if kind != "sketch" or data.collection or data.sparse:
         return "numpy", "only sketched fits of dense numeric arrays run on a GPU"
+    if work < GPU_MIN_WORK:  # before the GPU question: a small fit never imports CuPy to ask it
+        return "numpy", (f"n x s' = {work:.3g} kernel entries, below {GPU_MIN_WORK:.0e}: CuPy's start and the "
+                         "transfer cost more than the CPU fit")
     if not machine.gpu:
         return "numpy", f"no GPU: {machine.gpu_source}" if machine.gpu_source != "not probed" else "no GPU"
     if not kernel_runs_on_gpu(kernel):
         return "numpy", "the kernel has no GPU formula"
-    if work < GPU_MIN_WORK:
-        return "numpy", (f"n x s' = {work:.3g} kernel entries, below {GPU_MIN_WORK:.0e}: CuPy's start and the "
-                         "transfer cost more than the CPU fit")
     return "cupy", f"{machine.gpu_source}; n x s' = {work:.3g} kernel entries"
 
 

@@ -69,6 +69,7 @@ class SumsProblem(ProjectedProblem):
         self.rep = rep
         self.Y = Y if Y.ndim == 2 else Y[:, None]
         self._features = None
+        self._gram = None  # (Z^T Z, Z^T Y) in the namespace of the sums, formed once for every lam
 
     @property
     def proj(self):
@@ -77,18 +78,25 @@ class SumsProblem(ProjectedProblem):
     def gram(self):
         """``(Z^T Z, Z^T Y)`` (NumPy float64) from the accumulated sums, without another pass over X."""
         A, B = self._sums_gram()
-        return to_numpy(A), to_numpy(B)
+        return np.array(to_numpy(A)), np.array(to_numpy(B))  # copies: the kept pair stays as formed
 
     def ridge_weights(self, lam):
         """``W = (Z^T Z + n lam I)^{-1} Z^T Y`` (NumPy), the m x m products and the solve run where the sums
         live: on the GPU for a fit with ``backend="cupy"``, where only W comes back to the host."""
         A, B = self._sums_gram()
         xp = get_array_module(A)
+        A = A.copy()
         A[xp.arange(A.shape[0]), xp.arange(A.shape[0])] += self.n * float(lam)
         return to_numpy(solve_on(xp, A, B))
 
     def _sums_gram(self):
-        """``(Z^T Z, Z^T Y)`` in the namespace of the sums (device arrays for sums kept on a GPU)."""
+        """``(Z^T Z, Z^T Y)`` in the namespace of the sums (device arrays for sums kept on a GPU); formed on the
+        first call and kept (the caller copies before changing them)."""
+        if self._gram is None:
+            self._gram = self._form_sums_gram()
+        return self._gram
+
+    def _form_sums_gram(self):
         rep = self.rep
         C, b, kr = rep.sums.products()
         xp = get_array_module(C)

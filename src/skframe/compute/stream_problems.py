@@ -112,15 +112,19 @@ class StreamedFeatureProblem(ProjectedProblem):
         return total, (self.proj.T @ to_numpy(acc) if gradient else None)
 
     def gram(self):
-        """``(Z^T Z, Z^T Y)`` in float64 by one pass (BLAS syrk per block)."""
-        A = np.zeros((self.r, self.r), order="F")
-        B = np.zeros((self.r, self.d))
-        engine = get_engine(None)
-        for _, Zb, Yb in self.blocks():
-            engine.syrk_add(A, np.ascontiguousarray(Zb))
-            B += (Zb.T @ Yb.astype(Zb.dtype)).astype(np.float64)
-        A = np.triu(A)
-        return A + np.triu(A, 1).T, B
+        """``(Z^T Z, Z^T Y)`` in float64 (NumPy) by one pass: syrk per block, with the fit's engine (on the GPU
+        for ``backend="cupy"``, where only the r x r and r x d sums come back to the host)."""
+        engine = self._engine
+        xp = engine.xp
+        A = engine.zeros((self.r, self.r), order="F")
+        B = xp.zeros((self.r, self.d))
+        for _, Xc, Yc in iter_rows(self.X, self.Y, self.chunk_rows):
+            K = engine.block(self.kernel, engine.asarray(Xc), self._Xs, self._dtype)
+            Z = (K if K.dtype == self._products else K.astype(self._products)) @ self._P
+            engine.syrk_add(A, Z)
+            B += (Z.T @ xp.asarray(np.asarray(Yc), dtype=Z.dtype)).astype(np.float64)
+        A = np.triu(np.asarray(to_numpy(A), dtype=np.float64))
+        return A + np.triu(A, 1).T, np.asarray(to_numpy(B), dtype=np.float64)
 
 
 def block_loss_sums(K, PV, C, Y, loss, gradient=True):

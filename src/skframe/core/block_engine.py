@@ -127,6 +127,10 @@ class BlockEngine:
             return times_mix(block, mix_t.T.tocsr(), engine=self.loops)
         return np.asarray(mix_t.T @ block.T).T  # sparse @ dense, float32 kept
 
+    def chunk_block(self, kernel, X_rows, X_sub, mix_t, dtype):
+        """``B = k(X_rows, X_sub) S_mix^T`` of one chunk of a streamed fit (``mix_t`` from :meth:`prepare_mix`)."""
+        return self.times_mix_t(self.block(kernel, self.asarray(X_rows), X_sub, dtype), mix_t)
+
     def chunk_product(self, kernel, X_rows, X_sub, mix, diag, dtype, out=None):
         """One chunk of ``K R^T``: ``k(X_rows, X_sub) @ S_mix^T`` (rows x m) in ``dtype``, into ``out`` if given.
 

@@ -20,6 +20,7 @@ process regression", JMLR 2005), which by the Woodbury identity is
 The predictive variance of a new observation adds the noise ``s2 n lam``.
 
 The fitted state is ``P_z`` (the map ``k(x, X_fit_) -> z(x)``, None for an explicit feature map) and
+the system ``A = Z^T Z`` (``K`` for the exact model), replaced at the first standard deviation asked for by
 ``P_v = L^{-T}`` (r x r) with ``L L^T = Z^T Z + n lam I``, so that ``z(x)^T (Z^T Z + n lam I)^{-1} z(x) =
 ||z(x)^T P_v||^2`` (exact model: ``P_v = L^{-T}``, n x n, ``L L^T = K + n lam I``, and the norm of
 ``k_x^T P_v``): prediction streams over test rows with one kernel block per chunk, as the point prediction does,
@@ -38,9 +39,9 @@ from skframe.compute.backend import to_numpy
 from skframe.contract.collections import n_items, take
 from skframe.contract.protocols import kernel_diag
 from skframe.core.feature_map import kernel_times
-from skframe.exceptions import InvalidInputError
+from skframe.exceptions import InvalidInputError, NotFittedError
 
-__all__ = ["posterior_state", "posterior_variance"]
+__all__ = ["posterior_state", "posterior_factor", "posterior_variance"]
 
 #: bytes of the (rows x (d + 2 r)) block one chunk of test rows produces
 CHUNK_BYTES = 32 * 2**20
@@ -63,6 +64,10 @@ def _cholesky(A, ridge):
 def posterior_state(rep, gram, Y, lam, W):
     """The fitted state of the posterior variance, or None where it is not defined (Dask targets).
 
+    The system ``A`` is kept and factored at the first ``predict(X, return_std=True)``
+    (:func:`posterior_factor`): a fit that never asks for a standard deviation pays no Cholesky factorisation
+    of an r x r (or n x n) matrix, which at r = 10 000 costs more than the rest of a GPU fit.
+
     Parameters
     ----------
     rep : Representation or StreamedRepresentation
@@ -81,22 +86,30 @@ def posterior_state(rep, gram, Y, lam, W):
     noise = n * float(lam)
     A, B = gram()
     A, B, W = np.asarray(A, dtype=np.float64), np.asarray(B, dtype=np.float64), np.asarray(W, dtype=np.float64)
-    L = _cholesky(A, noise)
-    if L is None:  # no usable factor: the model predicts, return_std says it has no posterior state
-        return None
     yy = np.einsum("ij,ij->j", Y, Y)
     if getattr(rep, "K", None) is not None:  # exact Gram form: W = alpha = (K + n lam I)^{-1} Y
         scale = np.einsum("ij,ij->j", Y, W) / n
-        P_v = sla.solve_triangular(L, np.eye(n), lower=True).T  # L^{-T}
         form, P_z = "gram", None
     else:
         scale = (yy - np.einsum("ij,ij->j", B, W)) / (n * noise)
         P_z = None if getattr(rep, "feature_map", None) is not None else np.asarray(rep.proj, dtype=np.float64)
-        P_v = sla.solve_triangular(L, np.eye(L.shape[0]), lower=True).T  # L^{-T}, r x r: V = z(x) L^{-T}
         form = "features"
     mix, UD = (getattr(rep, "mix", None), getattr(rep, "UD", None)) if P_z is not None else (None, None)
-    return {"form": form, "noise": float(noise), "scale": np.maximum(scale, 0.0), "P_z": P_z, "P_v": P_v,
+    return {"form": form, "noise": float(noise), "scale": np.maximum(scale, 0.0), "P_z": P_z, "A": A,
             "mix": mix, "UD": None if UD is None else np.asarray(to_numpy(UD), dtype=np.float64)}
+
+
+def posterior_factor(state):
+    """``P_v = L^{-T}`` with ``L L^T = A + noise I`` (r x r, or n x n for the Gram form), computed once and kept
+    in ``state`` in place of ``A``; None where the system has no usable factor (a λ at the rounding of the sums).
+    """
+    if "P_v" in state:
+        return state["P_v"]
+    L = _cholesky(state["A"], state["noise"])
+    P_v = None if L is None else sla.solve_triangular(L, np.eye(L.shape[0]), lower=True).T  # L^{-T}
+    state["P_v"] = P_v
+    state.pop("A", None)
+    return P_v
 
 
 def posterior_variance(model, X, *, noise=False):
@@ -107,7 +120,11 @@ def posterior_variance(model, X, *, noise=False):
     state = model.posterior_
     kernel, X_fit, fmap = model.kernel_, model.X_fit_, model.feature_map_
     n_test = n_items(X)
-    P_v, P_z = state["P_v"], state["P_z"]
+    P_v, P_z = posterior_factor(state), state["P_z"]
+    if P_v is None:
+        raise NotFittedError("this model's system Z^T Z + n lam I has no Cholesky factor (lam is at the rounding "
+                             "error of its sums): it predicts, but has no posterior variance; refit with a larger "
+                             "lam for predict(X, return_std=True)")
     width = P_v.shape[1] + (P_z.shape[1] if P_z is not None else 0)  # V, and Z of the sketched form
     step = max(1, CHUNK_BYTES // (8 * max(width, 1)))
     out = np.empty(n_test)

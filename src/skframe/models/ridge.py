@@ -175,7 +175,8 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
     fit_seconds_ : float
     posterior_ : dict or None
         What ``predict(X, return_std=True)`` needs (:mod:`skframe.models._posterior`): ``form``, the
-        noise ``n lam``, the amplitude ``scale`` per target and the map ``P_z`` and the factor ``P_v``; for a sketch
+        noise ``n lam``, the amplitude ``scale`` per target, the map ``P_z`` and the system ``A`` (replaced by its
+        factor ``P_v`` at the first ``return_std=True``); for a sketch
         also the factors of ``P_z = mix^T UD`` (``mix``, ``UD``; else None), used by the CV+ shared folds.
     fit_info_ : dict
         Only after ``lam="auto"`` or ``gamma="auto"``: for each parameter chosen,
