@@ -107,8 +107,19 @@ def ops(n, m, rows):
     out["syrk_f32_s"] = t(lambda: syrk("T", B32, lower=False))
     out["gemm_f32_s"] = t(lambda: B32.T @ B32)
     out["Bt_y_f64_s"] = t(lambda: B.T @ yd)
+    # the engine's B^T B on a Fortran-ordered chunk: column bands of each width (0: one cuBLAS syrk)
+    from skframe.compute._engine_cupy import ArrayEngine
+
+    BF = cp.asfortranarray(B)
+    C = cp.zeros((m, m), order="F")
+    out["syrk_add_by_band_width_s"] = {}
+    for width in sorted({0, m // 8, m // 5, m // 4, m // 3, m // 2, 500, 1000, 1250, 2000}):
+        if width and not (250 <= width <= m // 2):
+            continue
+        engine = ArrayEngine(cp, band_width=width)
+        out["syrk_add_by_band_width_s"][str(width)] = t(lambda e=engine, C=C, BF=BF: e.syrk_add(C, BF))
     out["astype_f32_s"] = t(lambda: B.astype(np.float32))
-    for k in [k for k in out if k.endswith("_s")]:
+    for k in [k for k in out if k.endswith("_s") and not isinstance(out[k], dict)]:
         out[k[:-2] + "_per_fit_s"] = round(out[k] * out["chunks_per_fit"], 3)
     flops = rows * m * m  # syrk: rows m (m + 1) / 2 multiply-adds
     out["syrk_f64_tflops"] = round(flops / out["syrk_f64_s"] / 1e12, 1)

@@ -163,6 +163,10 @@ def test_banded_device_products_equal_the_host_sums(sketch, dtype, monkeypatch):
 
     assert _bands(25, 5) == [(0, 5), (5, 10), (10, 15), (15, 20), (20, 25)] and _bands(2000, 1000)[-1] == (1000, 2000)
     assert sum(b - a for a, b in _bands(10_007, 1000)) == 10_007
+    from skframe.compute._engine_cupy import GPU_BAND_WIDTH, GPU_BANDS_FROM
+
+    gpu_rule = ArrayEngine(np, band_width=GPU_BAND_WIDTH, bands_from=GPU_BANDS_FROM)._band_width
+    assert [gpu_rule(m) for m in (1000, 1999, 2000, 10_000)] == [0, 0, 500, 1000]  # the widths measured best
     X, Y = _data(300)
     kernel = get_kernel("gaussian", gamma=2.0)
     R = draw_sketch(get_sketch(sketch, size=25), len(X), np.random.default_rng(2), X=X, kernel=kernel)
@@ -358,3 +362,22 @@ def test_gpu_models_equal_cpu_models():
     ref = SketchedKernelMachine(**params, backend="numpy").fit(X, Y[:, 0])
     model = SketchedKernelMachine(**params, backend="cupy").fit(X, Y[:, 0])
     assert_normwise_close(model.predict(X), ref.predict(X), max(rtol, 1e-6))  # the solver stops on a 1e-6 scale
+
+
+def test_device_solve_is_the_host_solve_also_for_an_indefinite_system():
+    """The device solve decides as the host's: Cholesky for a definite system, the truncated eigendecomposition
+    (minimum norm, negative rounding directions dropped) for one that rounding made indefinite."""
+    from skframe.compute.backend import device_solve_psd
+    from skframe.core.linalg import default_rtol, solve_psd
+
+    rng = np.random.default_rng(0)
+    Q, _ = np.linalg.qr(rng.normal(size=(30, 30)))
+    B = rng.normal(size=(30, 2))
+    for spectrum in (np.logspace(0, -6, 30), np.r_[np.logspace(0, -6, 27), -1e-9, -3e-10, 0.0]):
+        A = (Q * spectrum) @ Q.T
+        A = 0.5 * (A + A.T)
+        host = solve_psd(A, B)
+        out = device_solve_psd(FAKE, fake(A), fake(B), default_rtol(30))
+        assert isinstance(out, FakeArray)
+        np.testing.assert_allclose(FAKE.asnumpy(out), host, rtol=1e-6, atol=1e-8 * np.abs(host).max())
+        assert np.abs(FAKE.asnumpy(out)).max() < 1e7  # an LU solve of the indefinite one gives ~1e10

@@ -43,8 +43,10 @@ from skframe.exceptions import InvalidParameterError
 __all__ = ["ArrayEngine", "CupyEngine", "cupy_engine", "runs_on_device"]
 
 
-#: columns per band of the GPU's ``B^T B`` (:meth:`ArrayEngine.syrk_add`): m >= 2 000 is taken in bands
-GPU_BAND_WIDTH = 1000
+#: the GPU's ``B^T B`` (:meth:`ArrayEngine.syrk_add`) is taken in column bands from m = GPU_BANDS_FROM on, bands
+#: of ``max(GPU_BAND_WIDTH, m // 10)`` columns: on an H100 one chunk took 27 ms in bands of 500 and 31 ms by one
+#: syrk at m = 2 000, 80 ms in bands of 1 000 and 104 ms by syrk at m = 10 000 (``benchmarks/out/gpu_profile.json``)
+GPU_BANDS_FROM, GPU_BAND_WIDTH = 2000, 500
 
 
 def runs_on_device(kernel):
@@ -62,13 +64,22 @@ class ArrayEngine:
     """
 
     name = "array"
-    #: columns per band of :meth:`syrk_add` (0: one syrk); CuPy's engine uses :data:`GPU_BAND_WIDTH`
-    band_width = 0
+    #: the narrowest band of columns of :meth:`syrk_add` (0: one syrk) and the m from which bands are used
+    #: (default twice the width); CuPy's engine uses :data:`GPU_BAND_WIDTH` and :data:`GPU_BANDS_FROM`
+    band_width, bands_from = 0, None
 
-    def __init__(self, xp, band_width=None):
+    def __init__(self, xp, band_width=None, bands_from=None):
         self.xp = xp
         if band_width is not None:
             self.band_width = int(band_width)
+        if bands_from is not None:
+            self.bands_from = int(bands_from)
+
+    def _band_width(self, m):
+        """Columns per band of ``B^T B`` for m columns, or 0 for one syrk."""
+        if not self.band_width or m < max(self.bands_from or 0, 2 * self.band_width):
+            return 0
+        return max(self.band_width, m // 10)
 
     def asarray(self, A, dtype=np.float64):
         if sp.issparse(A):
@@ -107,7 +118,7 @@ class ArrayEngine:
         """``B = k(X_rows, X_sub) S_mix^T`` of one chunk, Fortran-ordered where :meth:`syrk_add` takes column
         bands (``band_width``): computed as the transpose of ``S_mix k(X_sub, X_rows)`` (kernels are symmetric),
         so that every band of columns, and every band to the last column, is a contiguous matrix for cuBLAS."""
-        if not self.band_width or (mix_t.shape[1] if mix_t is not None else X_sub.shape[0]) < 2 * self.band_width:
+        if not self._band_width(mix_t.shape[1] if mix_t is not None else X_sub.shape[0]):
             return self.times_mix_t(self.block(kernel, self.asarray(X_rows, dtype), X_sub, dtype), mix_t)
         Bt = self.block(kernel, X_sub, self.asarray(X_rows, dtype), dtype)  # s' x rows
         if mix_t is not None:
@@ -154,12 +165,13 @@ class ArrayEngine:
         A Fortran-ordered B of at least two ``band_width`` columns is taken in bands of columns: band ``[a, b)``
         adds ``B[:, a:b]^T B[:, a:]``, one gemm of two contiguous operands, skipping the blocks below the
         diagonal (about ``(k + 1) / 2k`` of a full product for k bands). On an H100 cuBLAS's dsyrk ran at 21-34
-        TFLOP/s and copied a C-ordered B first, its dgemm at 49-54 (``benchmarks/out/gpu_profile.json``).
+        TFLOP/s (and copied a C-ordered B first), its dgemm at 49-54 (``benchmarks/out/gpu_profile.json``).
         Otherwise one cuBLAS syrk (on a GPU) or one product.
         """
         m = B.shape[1]
-        if self.band_width and m >= 2 * self.band_width and B.flags.f_contiguous:
-            for a, b in _bands(m, self.band_width):
+        width = self._band_width(m)
+        if width and B.flags.f_contiguous:
+            for a, b in _bands(m, width):
                 part = B[:, a:b].T @ B[:, a:]
                 C[a:b, a:] += part if part.dtype == np.float64 else part.astype(np.float64)
             return C
@@ -193,7 +205,8 @@ class CupyEngine(ArrayEngine):
     name = "cupy"
 
     def __init__(self, cupy=None):
-        super().__init__(cupy if cupy is not None else resolve_backend("cupy"), band_width=GPU_BAND_WIDTH)
+        super().__init__(cupy if cupy is not None else resolve_backend("cupy"), band_width=GPU_BAND_WIDTH,
+                         bands_from=GPU_BANDS_FROM)
 
 
 def _bands(m, width):

@@ -42,6 +42,7 @@ __all__ = [
     "resolve_backend",
     "serial_blas",
     "is_memory_mapped",
+    "device_solve_psd",
 ]
 
 #: backend names accepted by ``ComputeOptions.backend``
@@ -227,3 +228,37 @@ def is_memory_mapped(X):
             return True
         X, seen = getattr(X, "base", None), seen + 1
     return False
+
+
+def device_solve_psd(xp, A, B, rtol):
+    """``A^{-1} B`` for a symmetric positive semi-definite ``A`` on a device, as
+    :func:`skframe.core.linalg.solve_psd` does on the host: a Cholesky factorisation decides whether ``A`` is
+    positive definite (then a dense solve), else the truncated eigendecomposition gives the minimum-norm
+    solution (eigenvalues ``<= rtol * max`` dropped). A plain LU solve of a system that rounding made
+    indefinite (a tiny λ on streamed sums) returns huge weights: the GPU test error of one such fit rose
+    a thousandfold.
+    """
+    try:
+        with _linalg_errors_raise(xp):
+            L = xp.linalg.cholesky(A)
+        definite = bool(xp.isfinite(L).all()) and bool((xp.diagonal(L) > 0).all())
+    except (np.linalg.LinAlgError, ValueError, ArithmeticError):
+        definite = False
+    if definite:
+        return xp.linalg.solve(A, B)
+    w, V = xp.linalg.eigh(A)
+    keep = w > rtol * w.max()
+    Vk = V[:, keep]
+    return Vk @ ((Vk.T @ B) / w[keep][:, None])
+
+
+def _linalg_errors_raise(xp):
+    """CuPy reports a failed factorisation only inside ``cupyx.errstate(linalg="raise")``; NumPy always raises."""
+    if getattr(xp, "__name__", "") != "cupy":
+        return contextlib.nullcontext()
+    try:
+        import cupyx  # lazy: CuPy is optional (the gpu extra)
+
+        return cupyx.errstate(linalg="raise")
+    except (ImportError, AttributeError, TypeError):
+        return contextlib.nullcontext()

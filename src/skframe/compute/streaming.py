@@ -29,14 +29,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.compute.backend import get_array_module, to_numpy
+from skframe.compute.backend import device_solve_psd, get_array_module, to_numpy
 from skframe.compute.engines import _NUMPY, BlockEngine, NumpyEngine, _mix_diagonal, get_engine
 from skframe.compute.memory import plan_stream
 from skframe.compute.stream_io import _is_sliceable, count_rows, gather_rows, iter_predict, iter_rows, predict_chunks
 from skframe.contract.collections import chunks
 from skframe.contract.protocols import kernel_block
 from skframe.core.engine import with_engine
-from skframe.core.linalg import sketch_spectrum, solve_psd
+from skframe.core.linalg import default_rtol, sketch_spectrum, solve_psd
 from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidInputError
 from skframe.options import compute_dtype
@@ -295,10 +295,10 @@ def ridge_from_sums(sums, RKR, mix, lam, *, rtol=None, xp=np, return_ud=False, e
 
 
 def solve_on(xp, A, B):
-    """``A^{-1} B`` for a symmetric positive definite ``A`` where it lives: LAPACK's Cholesky (with the
-    eigendecomposition fallback of :func:`skframe.core.linalg.solve_psd`) on the host, the namespace's
-    dense solver on a device (cuSOLVER on a GPU)."""
-    return solve_psd(A, B) if xp is np else xp.linalg.solve(A, B)
+    """``A^{-1} B`` for a symmetric positive semi-definite ``A`` where it lives: LAPACK's Cholesky with the
+    eigendecomposition fallback of :func:`skframe.core.linalg.solve_psd` on the host, the same two steps with
+    the namespace's solvers on a device (cuSOLVER on a GPU, :func:`skframe.compute.backend.device_solve_psd`)."""
+    return solve_psd(A, B) if xp is np else device_solve_psd(xp, A, B, default_rtol(A.shape[0]))
 
 
 @dataclass
