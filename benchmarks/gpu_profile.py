@@ -9,7 +9,9 @@ data, d = 10, Gaussian kernel gamma = 0.5, Nyström sub-sampling):
   ops       one chunk of the plan's size, timed with CUDA events: the copy of the rows to the device, the kernel
             block, ``B^T B`` by cuBLAS syrk and by gemm in float64 and float32 (TF32 off), ``B^T y``
 
-    python benchmarks/gpu_profile.py [--sizes repeat,large_m] [--out FILE]
+    python benchmarks/gpu_profile.py [--sizes repeat,large_m,huber] [--out FILE]
+
+``huber`` (n = 1e6, m = 1 000, bench_gpu.py's Huber fit with L-BFGS on the GPU) is profiled only.
 
 Prints ONE JSON object. Needs CuPy and a GPU.
 """
@@ -27,13 +29,18 @@ import time
 import _setup  # runtime settings and sys.path, before NumPy
 import numpy as np  # noqa: E402
 
-SIZES = {"repeat": (10**7, 2000), "large_m": (2 * 10**6, 10_000)}
+SIZES = {"repeat": (10**7, 2000), "large_m": (2 * 10**6, 10_000), "huber": (10**6, 1000)}
 GAMMA = 0.5
 
 
-def model(m):
+def model(m, huber=False):
     from skframe import SketchedKernelRidge
+    from skframe.models import SketchedKernelMachine
 
+    if huber:  # bench_gpu.py's huber section: kappa = 1, L-BFGS with 20 iterations, on the GPU
+        return SketchedKernelMachine(loss="huber", loss_params={"kappa": 1.0}, kernel_params={"gamma": GAMMA},
+                                     sketch="subsample", sketch_size=m, lam=1e-7, random_state=0, solver="lbfgs",
+                                     solver_params={"max_iter": 20}, backend="cupy")
     return SketchedKernelRidge(kernel_params={"gamma": GAMMA}, sketch="subsample", sketch_size=m, lam=1e-9,
                                random_state=0)
 
@@ -50,13 +57,13 @@ def timed_fits(n, m):
             "products": ex.get("products"), "dtype": ex.get("dtype"), "representation": est.representation_}
 
 
-def profiled_fit(n, m, top=25):
+def profiled_fit(n, m, top=25, huber=False):
     X, y = _setup.friedman_data(n, 10, 0, step=500_000)
-    model(m).fit(X, y)  # compiled kernels, handles
+    model(m, huber).fit(X[:20_000], y[:20_000]) if huber else model(m).fit(X, y)  # compiled kernels, handles
     prof = cProfile.Profile()
     t0 = time.perf_counter()
     prof.enable()
-    model(m).fit(X, y)
+    model(m, huber).fit(X, y)
     prof.disable()
     wall = time.perf_counter() - t0
     s = io.StringIO()
@@ -137,12 +144,20 @@ def main():
     args = ap.parse_args()
     if args.child:
         n, m = SIZES[args.child]
-        print(json.dumps(profiled_fit(n, m)))
+        print(json.dumps(profiled_fit(n, m, huber=args.child == "huber")))
         return
     report = {"benchmark": "gpu_profile", "versions": _setup.versions(), "sizes": {}}
     for name in args.sizes.split(","):
         n, m = SIZES[name]
         rec = {"n": n, "m": m}
+        if name == "huber":  # the profile alone (bench_gpu.py times it)
+            env = dict(os.environ, CUDA_LAUNCH_BLOCKING="1")
+            proc = subprocess.run([sys.executable, __file__, "--child", name], capture_output=True, text=True,
+                                  env=env, timeout=240)
+            rec["profile"] = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else \
+                {"error": proc.stderr.strip().splitlines()[-5:]}
+            report["sizes"][name] = rec
+            continue
         try:
             rec["fit"] = timed_fits(n, m)
         except Exception as exc:
