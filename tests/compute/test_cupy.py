@@ -381,3 +381,42 @@ def test_device_solve_is_the_host_solve_also_for_an_indefinite_system():
         assert isinstance(out, FakeArray)
         np.testing.assert_allclose(FAKE.asnumpy(out), host, rtol=1e-6, atol=1e-8 * np.abs(host).max())
         assert np.abs(FAKE.asnumpy(out)).max() < 1e7  # an LU solve of the indefinite one gives ~1e10
+
+
+def test_the_certificate_on_the_device_equals_the_host_certificate(device):
+    """A GPU fit's duality gap is computed without bringing the n x r features to the host (the Dask problem's
+    two passes): the same primal and dual objectives as the CPU fit's certificate."""
+    from skframe.models import SketchedKernelMachine
+
+    X, Y = _data(600)
+    kw = dict(loss="huber", kernel_params={"gamma": 2.0}, sketch="subsample", sketch_size=30, lam=1e-3,
+              random_state=0, solver="lbfgs", solver_params={"max_iter": 15}, memory_budget="3MB")
+    host = SketchedKernelMachine(**kw).fit(X, Y[:, 0])
+    FAKE.reset()
+    dev = SketchedKernelMachine(backend="cupy", **kw).fit(X, Y[:, 0])
+    assert dev.representation_ == "streamed"
+    for key in ("primal", "dual", "gap"):
+        assert dev.solver_info_[key] == pytest.approx(host.solver_info_[key], rel=1e-6, abs=1e-9), key
+    assert FAKE.transfers < 30 * len(X), "the features came to the host"
+
+
+@pytest.mark.parametrize("loss_name,outputs", [("huber", 1), ("huber", 2), ("epsilon-svr", 1), ("pinball", 1)])
+def test_device_dual_pass_equals_the_solvers_certificate(loss_name, outputs, device):
+    """At one primal point, the device's two-pass dual objective is the solvers' ``dual_from_primal`` (which
+    forms the features on the host), for smooth, non-smooth and multi-output losses."""
+    from skframe_solvers._duality import dual_from_primal
+    from skframe_solvers._problem import FeatureMapProblem
+
+    X, Y = _data(500)
+    kernel = get_kernel("gaussian", gamma=2.0)
+    R = draw_sketch(get_sketch("subsample", size=30), len(X), np.random.default_rng(1))
+    proj, _ = feature_projection(kernel, X[R.indices], R.mix)
+    loss, lam = get_loss(loss_name), 1e-2
+    Yl = Y[:, :outputs]
+    host = StreamedFeatureProblem(kernel, X, Yl, X[R.indices], proj, ComputeOptions(chunk_rows=128))
+    dev = StreamedFeatureProblem(kernel, X, Yl, X[R.indices], proj, ComputeOptions(chunk_rows=128, backend="cupy"))
+    assert host.dual_pass(np.zeros((proj.shape[1], 1)), np.eye(1), loss, lam) is None  # the CPU keeps its own
+    fp = FeatureMapProblem(host, loss, lam)
+    V = np.random.default_rng(3).normal(size=fp.shape) * 0.1
+    reference = dual_from_primal(fp, V)[1]
+    assert dev.dual_pass(V, fp.C, loss, lam) == pytest.approx(reference, rel=1e-9, abs=1e-12)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.compute.stream_problems import block_loss_sums
+from skframe.compute.stream_problems import block_dual_sums, block_loss_sums
 from skframe.compute.streaming import BlockEngine, chunk_sums
 from skframe.options import compute_dtype
 
@@ -99,25 +99,15 @@ def _partition_dual(basis, X_part, Y_part, V, C, loss, run, scale):
     kernel, X_sub, proj = basis
     dtype, chunk_rows, loops = run
     engine = BlockEngine(loops)
-    dual = loss.dual
     PV = proj @ np.asarray(V, dtype=np.float64)
-    lin = norm = sq = h = 0.0
-    KA = np.zeros_like(PV)
     step = max(int(chunk_rows), 1)
-    for start in range(0, X_part.shape[0], step):
-        K = engine.block(kernel, np.ascontiguousarray(X_part[start:start + step], dtype=np.float64), X_sub,
-                         compute_dtype(dtype)).astype(np.float64, copy=False)
-        Y = np.asarray(Y_part[start:start + step], dtype=np.float64)
-        Y = Y[:, None] if Y.ndim == 1 else Y
-        A = dual.project(-np.asarray(loss.gradient((K @ PV) @ C, Y), dtype=np.float64), Y)
-        if scale is not None:
-            h += float(np.sum(dual.values(scale * A, Y)))
-            continue
-        lin += float(np.sum(A * Y))
-        norm += float(np.sum(np.sqrt(np.sum(A * A, axis=1)) if dual.structure == "norm" else np.abs(A)))
-        sq += float(np.sum(A * A))
-        KA += K.T @ (A @ C.T)
-    return h if scale is not None else (lin, norm, sq, proj.T @ KA)
+    parts = [block_dual_sums(engine.block(kernel, np.ascontiguousarray(X_part[start:start + step], dtype=np.float64),
+                                          X_sub, compute_dtype(dtype)), PV, C, Y_part[start:start + step], loss, scale)
+             for start in range(0, X_part.shape[0], step)]
+    if scale is not None:
+        return float(sum(parts))
+    return (sum(p[0] for p in parts), sum(p[1] for p in parts), sum(p[2] for p in parts),
+            proj.T @ sum(p[3] for p in parts))
 
 
 def _add_tuples(a, b):

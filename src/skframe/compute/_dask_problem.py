@@ -9,7 +9,7 @@ import numpy as np
 from skframe.compute._dask_cluster import _aligned, _compute, _dask, tree_reduce
 from skframe.compute._dask_partitions import _add_pairs, _add_tuples, _partition_dual, _partition_loss
 from skframe.compute.memory import plan_stream
-from skframe.compute.stream_problems import ProjectedProblem
+from skframe.compute.stream_problems import ProjectedProblem, certificate_dual
 from skframe.compute.streaming import get_engine
 from skframe.core.engine import with_engine
 from skframe.options import compute_dtype
@@ -59,22 +59,17 @@ class DaskFeatureProblem(ProjectedProblem):
         dual = getattr(loss, "dual", None)
         if dual is None:
             return None
-        dl, n = self._dask.delayed, self.n
+        dl = self._dask.delayed
         basis = tuple(self._ship)
         Vd, Cd, ld = dl(np.asarray(V, dtype=np.float64), pure=True), dl(np.asarray(C, dtype=np.float64)), dl(loss)
         run = (self.options.dtype, self.chunk_rows, self.options.engine)
 
-        def reduce(scale, combine):
+        def sweep(scale):
             parts = [dl(_partition_dual, pure=True)(basis, xp, yp, Vd, Cd, ld, run, scale)
                      for xp, yp in zip(self.X.to_delayed().ravel(), self.Y.to_delayed().ravel())]
-            return _compute(tree_reduce(parts, combine), self.retries)
+            return _compute(tree_reduce(parts, operator.add if scale is not None else _add_tuples), self.retries)
 
-        lin_sum, norm_sum, sq_sum, KA = reduce(None, _add_tuples)
-        VA = KA / (float(lam) * n)  # V(A) = Z^T A C^T / (lam n)
-        lin = lin_sum / n - dual.l1 * norm_sum / n
-        quad = 0.5 * dual.quad * sq_sum / n + 0.5 * float(lam) * float(np.sum(VA * VA))
-        s = 1.0 if quad <= 0 else float(np.clip(lin / (2.0 * quad), 0.0, 1.0))
-        return reduce(s, operator.add) / n - 0.5 * float(lam) * float(np.sum((s * VA) ** 2))
+        return certificate_dual(sweep, dual, lam, self.n)
 
     def blocks(self, chunk_rows=None):
         start = 0

@@ -22,7 +22,8 @@ from skframe.core.engine import with_engine
 from skframe.core.linalg import spectral_projection
 from skframe.options import DEFAULT_OPTIONS, compute_dtype
 
-__all__ = ["feature_projection", "ProjectedProblem", "StreamedFeatureProblem", "make_feature_problem"]
+__all__ = ["feature_projection", "ProjectedProblem", "StreamedFeatureProblem", "make_feature_problem",
+           "block_loss_sums", "block_dual_sums", "certificate_dual"]
 
 
 def feature_projection(kernel, X_sub, mix, *, rtol=None, engine=None):
@@ -111,6 +112,28 @@ class StreamedFeatureProblem(ProjectedProblem):
                 acc += KG
         return total, (self.proj.T @ to_numpy(acc) if gradient else None)
 
+    def dual_pass(self, V, C, loss, lam):
+        """On a GPU engine, the dual objective of the duality certificate at V without forming the features
+        (the Dask problem's two passes, :func:`certificate_dual`): the kernel blocks and their products stay on
+        the device, only rows x d predictions and dual variables cross. None on the CPU (the solvers' own
+        certificate runs there) or for a loss without ``dual``."""
+        engine = self._engine
+        if engine.xp is np or getattr(loss, "dual", None) is None:
+            return None
+        PV = engine.asarray(self.proj @ np.asarray(V, dtype=np.float64))
+        C = np.asarray(C, dtype=np.float64)
+        dtype = compute_dtype(self.options.dtype)
+
+        def sweep(scale):
+            parts = [block_dual_sums(engine.block(self.kernel, engine.asarray(Xc), self._Xs, dtype), PV, C, Yc, loss,
+                                     scale) for _, Xc, Yc in iter_rows(self.X, self.Y, self.chunk_rows)]
+            if scale is not None:
+                return sum(parts)
+            lin, norm, sq = (sum(p[i] for p in parts) for i in range(3))
+            return lin, norm, sq, self.proj.T @ to_numpy(sum(p[3] for p in parts))
+
+        return certificate_dual(sweep, loss.dual, lam, self.n)
+
     def gram(self):
         """``(Z^T Z, Z^T Y)`` in float64 (NumPy) by one pass: syrk per block, with the fit's engine (on the GPU
         for ``backend="cupy"``, where only the r x r and r x d sums come back to the host)."""
@@ -174,3 +197,33 @@ def make_feature_problem(kernel, X, Y, X_sub, proj, options=None, *, products=No
     for start, Zb, _ in streamed.blocks():
         Z[start:start + Zb.shape[0]] = Zb
     return ArrayProblem(Z, streamed.Y), "in-memory"
+
+
+def block_dual_sums(K, PV, C, Y, loss, scale=None):
+    """One block's share of the duality certificate at ``F = K PV C`` (``PV = proj V``), K and PV in one namespace.
+
+    The dual point of each row is ``a_i = project(-grad l(f_i, y_i))``. Without ``scale``:
+    ``(sum <a_i, y_i>, sum N(a_i), sum ||a_i||^2, K^T A C^T)`` (the last in K's namespace); with it:
+    ``sum h(scale a_i, y_i)``. The loss sees the rows x d predictions on the host.
+    """
+    xp = get_array_module(K)
+    dual = loss.dual
+    K = K if K.dtype == np.float64 else K.astype(np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    Y = Y[:, None] if Y.ndim == 1 else Y
+    A = dual.project(-np.asarray(loss.gradient(to_numpy(K @ PV) @ C, Y), dtype=np.float64), Y)
+    if scale is not None:
+        return float(np.sum(dual.values(scale * A, Y)))
+    norm = float(np.sum(np.sqrt(np.sum(A * A, axis=1)) if dual.structure == "norm" else np.abs(A)))
+    return float(np.sum(A * Y)), norm, float(np.sum(A * A)), K.T @ xp.asarray(A @ C.T)
+
+
+def certificate_dual(sweep, dual, lam, n):
+    """The dual objective ``D`` of the certificate from two passes: ``sweep(None) -> (lin, norm, sq, Z^T A C^T)``
+    sums, then ``sweep(s) -> sum h(s a_i, y_i)`` at the ``s`` in [0, 1] that maximises ``D(s A)``."""
+    lin_sum, norm_sum, sq_sum, KA = sweep(None)
+    VA = KA / (float(lam) * n)  # V(A) = Z^T A C^T / (lam n)
+    lin = lin_sum / n - dual.l1 * norm_sum / n
+    quad = 0.5 * dual.quad * sq_sum / n + 0.5 * float(lam) * float(np.sum(VA * VA))
+    s = 1.0 if quad <= 0 else float(np.clip(lin / (2.0 * quad), 0.0, 1.0))
+    return sweep(s) / n - 0.5 * float(lam) * float(np.sum((s * VA) ** 2))
