@@ -127,3 +127,28 @@ def test_sample_weight_column(tmp_path):
     np.testing.assert_allclose(a, b, atol=1e-6)
     res = runner.invoke(app, ["fit", str(path), "--sample-weight", "w", "--missing", "drop", *args])
     assert res.exit_code != 0 and "--missing drop" in res.output
+
+
+def test_tune_passes_the_sample_weight_column_to_every_fold(tmp_path):
+    """`skframe tune --sample-weight w` searches with the weights (each fold fitted and scored with them, the
+    best refitted with them): its scores equal KernelSearchCV's weighted search, not the unweighted one."""
+    from skframe.model_selection import KernelSearchCV
+    from skframe.models import SketchedKernelRidge
+
+    rng = np.random.default_rng(5)
+    X = rng.uniform(size=(90, 2))
+    y = np.sin(4 * X[:, 0]) + 0.1 * rng.normal(size=90)
+    w = rng.uniform(0.2, 3.0, size=90)
+    path = tmp_path / "w.csv"
+    np.savetxt(path, np.column_stack([X, w, y]), delimiter=",", fmt="%.12g", header="a,b,w,y", comments="")
+    args = ["tune", str(path), "--sample-weight", "w", "--scale", "none", "--sketch", "none", "--kernel-param",
+            "gamma=2", "--lam", "1e-4,1e-2", "--cv", "3", "--json"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    assert report["search_info"]["weighted"] is True
+    est = SketchedKernelRidge(kernel_params={"gamma": 2.0}, sketch=None, lam=1e-3)
+    from sklearn.model_selection import KFold
+
+    ref = KernelSearchCV(est, {"lam": [1e-4, 1e-2]}, cv=KFold(3)).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(report["scores"]["mean"], ref.cv_results_["mean_test_score"], rtol=1e-8)

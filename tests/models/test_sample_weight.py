@@ -3,6 +3,7 @@ and zero weights equal dropping the rows (exact models: the same function space,
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.calibration import CalibratedClassifierCV
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError
@@ -158,14 +159,37 @@ def test_ridge_weights_equal_repeated_rows_and_zero_weights_drop_rows(sketch):
     np.testing.assert_allclose(np.ravel(fit.solve(1e-3).W), W, atol=1e-8)
 
 
-def test_kernel_search_refuses_weights_and_grid_search_passes_them():
-    from sklearn.model_selection import GridSearchCV
+def test_kernel_search_takes_weights_as_grid_search_routes_them():
+    """KernelSearchCV with sample_weight scores each fold as scikit-learn's GridSearchCV does when the weights are
+    routed to every fit and to the scorer (one weighted fit per fold and λ), and refits the best with them."""
+    import sklearn
+    from sklearn.model_selection import GridSearchCV, KFold
 
     from skframe.model_selection import KernelSearchCV
 
     X, y, w = _data()
+    w = w + 0.5
     est = SketchedKernelClassifier(loss="logistic", sketch_size=10, random_state=0)
-    with pytest.raises(InvalidParameterError, match="GridSearchCV"):
-        KernelSearchCV(est, {"lam": [1e-3, 1e-2]}, cv=3).fit(X, y, sample_weight=w)
-    search = GridSearchCV(est, {"lam": [1e-3, 1e-2]}, cv=3, scoring="neg_log_loss").fit(X, y, sample_weight=w + 1)
-    assert search.best_estimator_.predict_proba(X).shape == (len(X), 2)
+    grid, cv = {"lam": [1e-3, 1e-2, 1e-1]}, KFold(3, shuffle=True, random_state=0)
+    ours = KernelSearchCV(est, grid, cv=cv, scoring="neg_log_loss").fit(X, y, sample_weight=w)
+    assert ours.search_info_["weighted"] and {b["path"] for b in ours.search_info_["blocks"]} == {"generic"}
+    with sklearn.config_context(enable_metadata_routing=True):
+        routed = clone(est).set_fit_request(sample_weight=True)
+        scorer = sklearn.metrics.get_scorer("neg_log_loss").set_score_request(sample_weight=True)
+        ref = GridSearchCV(routed, grid, cv=cv, scoring=scorer).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], rtol=1e-10)
+    assert ours.best_params_ == ref.best_params_
+    np.testing.assert_allclose(ours.predict_proba(X), ref.best_estimator_.predict_proba(X), rtol=1e-10)
+    unweighted = KernelSearchCV(est, grid, cv=cv, scoring="neg_log_loss").fit(X, y)
+    assert not np.allclose(unweighted.cv_results_["mean_test_score"], ours.cv_results_["mean_test_score"])
+
+
+def test_kernel_search_weights_are_checked():
+    from skframe.model_selection import KernelSearchCV
+
+    X, y, w = _data()
+    est = SketchedKernelClassifier(loss="logistic", sketch_size=10, random_state=0)
+    with pytest.raises(InvalidInputError, match="one weight per sample"):
+        KernelSearchCV(est, {"lam": [1e-3]}, cv=3).fit(X, y, sample_weight=w[:-1])
+    with pytest.raises(InvalidInputError, match="non-negative"):
+        KernelSearchCV(est, {"lam": [1e-3]}, cv=3).fit(X, y, sample_weight=-w)

@@ -190,7 +190,8 @@ def _run_tune(opts, stack):
     with progress_bar(_n_points(grid), "grid points", enabled=not opts.json) as advance:
         search.set_params(progress=_Progress(advance))
         t0 = time.perf_counter()
-        search.fit(X, y)
+        weights = getattr(opts, "sample_weight_values", None)  # --sample-weight COLUMN: every fold and the refit
+        search.fit(X, y, **({} if weights is None else {"sample_weight": weights}))
         search_seconds = time.perf_counter() - t0
     search.set_params(progress=None)
     res = search.cv_results_

@@ -27,12 +27,14 @@ __all__ = ["generic_path", "path_function"]
 
 
 # ----------------------------------------------------------------------------- path functions
-def generic_path(estimator, X, y, folds, lams, scorer, *, error_score=np.nan):
+def generic_path(estimator, X, y, folds, lams, scorer, *, error_score=np.nan, sample_weight=None):
     """One fit per fold and ``lam``: ``clone(estimator).set_params(lam=lam).fit(X[train], y[train])``.
 
     The computation of scikit-learn's ``GridSearchCV``, for estimators and options no shortcut
     covers. A ``lam`` of None leaves the estimator's own. With ``error_score="raise"`` the first
-    failure is raised; otherwise it is recorded in ``failed`` and ``errors``.
+    failure is raised; otherwise it is recorded in ``failed`` and ``errors``. With ``sample_weight``
+    (n,), each fold's model is fitted with its training rows' weights and scored with its test rows'
+    weights, as ``GridSearchCV`` does when the weights are routed to the fit and the scorer.
 
     Returns
     -------
@@ -43,6 +45,8 @@ def generic_path(estimator, X, y, folds, lams, scorer, *, error_score=np.nan):
     for k, (train, test) in enumerate(folds):
         X_tr, y_tr = fold_rows(X, train), None if y is None else fold_rows(y, train)
         X_te, y_te = fold_rows(X, test), None if y is None else fold_rows(y, test)
+        fit_kw = {} if sample_weight is None else {"sample_weight": sample_weight[train]}
+        score_kw = {} if sample_weight is None else {"sample_weight": sample_weight[test]}
         for j, lam in enumerate(lams):
             model = clone(estimator)
             if lam is not None:
@@ -50,11 +54,11 @@ def generic_path(estimator, X, y, folds, lams, scorer, *, error_score=np.nan):
             t0 = time.perf_counter()
             stage = "fit"
             try:
-                model.fit(X_tr, y_tr)
+                model.fit(X_tr, y_tr, **fit_kw)
                 t1 = time.perf_counter()
                 out.fit_times[k, j] = t1 - t0
                 stage = "score"
-                out.test_scores[k, j] = float(scorer(model, X_te, y_te))
+                out.test_scores[k, j] = float(scorer(model, X_te, y_te, **score_kw))
                 out.score_times[k, j] = time.perf_counter() - t1
             except Exception as exc:
                 if isinstance(error_score, str) and error_score == "raise":

@@ -19,6 +19,7 @@ the λ values of a fold:
 
 from __future__ import annotations
 
+import inspect
 import sys
 import time
 import warnings
@@ -45,6 +46,7 @@ from skframe.model_selection._search_grid import (
 from skframe.model_selection._search_paths import generic_path, path_function
 from skframe.model_selection._search_results import cv_results
 from skframe.model_selection._square_path import square_loss_path
+from skframe.models._data import check_sample_weight
 
 __all__ = ["KernelSearchCV", "default_param_grid", "generic_path", "path_function"]
 
@@ -192,28 +194,33 @@ class KernelSearchCV(MetaEstimatorMixin, BaseEstimator):
         y : array-like of shape (n,) or (n, d), optional
         groups : array-like of shape (n,), optional
             Group labels for group splitters (``GroupKFold``).
-        sample_weight : None
-            Not taken yet (the λ paths of the folds are unweighted): a weighted search is refused with
-            the alternative, scikit-learn's ``GridSearchCV``, which passes the weights to every fit.
+        sample_weight : array-like of shape (n,), optional
+            Weights of the rows: each fold's model is fitted with the weights of its training rows and
+            scored with those of its test rows (as scikit-learn's ``GridSearchCV`` with the weights routed
+            to the fit and the scorer), and the best candidate is refitted with all of them. The λ-path
+            shortcuts are unweighted, so a weighted search fits once per fold and λ
+            (``search_info_["weighted"]``).
 
         Returns
         -------
         self : KernelSearchCV
         """
-        if sample_weight is not None:
-            raise InvalidParameterError(
-                "KernelSearchCV does not take sample_weight yet (its λ paths are unweighted); use "
-                "sklearn.model_selection.GridSearchCV(estimator, grid).fit(X, y, sample_weight=w), which passes "
-                "the weights to every fit of the skframe estimator")
         t_start = time.perf_counter()
         self._check_params()
+        if sample_weight is not None:
+            if "sample_weight" not in inspect.signature(self.estimator.fit).parameters:
+                raise InvalidParameterError(f"{type(self.estimator).__name__}.fit takes no sample_weight; search "
+                                            "without weights, or with an estimator that takes them")
+            sample_weight = check_sample_weight(sample_weight, n_items(X) if hasattr(X, "shape") or is_collection(X)
+                                                else len(X))
         estimator = self.estimator
         sharing = self.sketch_sharing
         if sharing == "auto":
             rows = n_items(X) if hasattr(X, "shape") or is_collection(X) else len(X)
             sharing = "shared" if rows >= SHARED_FROM_ROWS else "fold"
         self._sharing = sharing
-        info = {"sketch_sharing": sharing, "gamma_heuristic": None, "default_grid": False}
+        info = {"sketch_sharing": sharing, "gamma_heuristic": None, "default_grid": False,
+                "weighted": sample_weight is not None}
         grid = self.param_grid
         if grid is None:
             grid = default_param_grid(estimator, X, y)
@@ -242,13 +249,13 @@ class KernelSearchCV(MetaEstimatorMixin, BaseEstimator):
         done, n_failed, first_error = 0, 0, None
         for params, indices, lams in blocks:
             t0 = time.perf_counter()
-            path, block = self._score_block(estimator, params, X, y, folds, lams)
+            path, block = self._score_block(estimator, params, X, y, folds, lams, sample_weight)
             path_scores = path.test_scores.copy()
             if path.failed.any():
                 n_failed += int(path.failed.sum())
                 first_error = first_error or (path.errors[0] if path.errors else "unknown error")
                 if isinstance(self.error_score, str):  # "raise": fail as the fit itself fails
-                    self._raise_failure(estimator, params, X, y, folds, lams, path)
+                    self._raise_failure(estimator, params, X, y, folds, lams, path, sample_weight)
                 path_scores[path.failed] = self.error_score
             scores[indices] = path_scores.T
             fit_times[indices] = path.fit_times.T
@@ -272,7 +279,8 @@ class KernelSearchCV(MetaEstimatorMixin, BaseEstimator):
         if self.refit:
             t0 = time.perf_counter()
             best = clone(estimator).set_params(**to_estimator_params(estimator, self.best_params_))
-            self.best_estimator_ = best.fit(X, y) if y is not None else best.fit(X)
+            fit_kw = {} if sample_weight is None else {"sample_weight": sample_weight}
+            self.best_estimator_ = best.fit(X, y, **fit_kw) if y is not None else best.fit(X, **fit_kw)
             self.refit_time_ = time.perf_counter() - t0
             if hasattr(self.best_estimator_, "classes_"):
                 self.classes_ = self.best_estimator_.classes_
@@ -282,10 +290,14 @@ class KernelSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.search_info_ = info
         return self
 
-    def _score_block(self, estimator, params, X, y, folds, lams):
+    def _score_block(self, estimator, params, X, y, folds, lams, weights=None):
         """Scores of one block (every candidate sharing ``params``) through its path function."""
         est = clone(estimator).set_params(**to_estimator_params(estimator, params))
         block = {"params": params, "lams": list(lams), "fallback": None}
+        if weights is not None:  # the λ shortcuts are unweighted: one weighted fit per fold and λ
+            block.update(path="generic", fallback="sample_weight given")
+            return generic_path(est, X, y, folds, lams, self.scorer_, error_score=self.error_score,
+                                sample_weight=weights), block
         func, name = path_function(est) if lams[0] is not None else (None, "generic")
         if func is not None:
             try:
@@ -301,11 +313,12 @@ class KernelSearchCV(MetaEstimatorMixin, BaseEstimator):
         block["path"] = "generic"
         return generic_path(est, X, y, folds, lams, self.scorer_, error_score=self.error_score), block
 
-    def _raise_failure(self, estimator, params, X, y, folds, lams, path):
+    def _raise_failure(self, estimator, params, X, y, folds, lams, path, weights=None):
         """``error_score="raise"``: refit the first failed point directly, so its own exception propagates."""
         k, j = (int(v[0]) for v in np.nonzero(path.failed))
         est = clone(estimator).set_params(**to_estimator_params(estimator, params))
-        generic_path(est, X, y, [folds[k]], [lams[j]], self.scorer_, error_score="raise")
+        generic_path(est, X, y, [folds[k]], [lams[j]], self.scorer_, error_score="raise",
+                     sample_weight=weights)
         raise SkframeError(f"grid point {params} lam={lams[j]!r} failed on fold {k}: "
                            f"{path.errors[0] if path.errors else 'unknown error'}")
 
