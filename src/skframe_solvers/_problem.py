@@ -208,12 +208,12 @@ class FeatureMapProblem:
 
     def ridge_V(self):
         """Closed-form minimiser of the square-loss problem in V (one r x r system or eigendecomposition)."""
-        if self.weights is not None:
-            if not self.in_memory:
-                raise InvalidInputError("sample weights with the square loss need the features in memory; "
-                                        "give a larger memory_budget or use solver='lbfgs'")
-            Zw = self.Z * self.weights[:, None]
-            A, ZtY = Zw.T @ self.Z, Zw.T @ self.Y
+        if self.weights is not None:  # one pass over the feature blocks (or the kept features), each weighted
+            A, ZtY = np.zeros((self.r, self.r)), np.zeros((self.r, self.d))
+            for start, Zb, Yb in self.blocks():
+                Zw = Zb * self.weights[start:start + Zb.shape[0], None]
+                A += Zw.T @ Zb
+                ZtY += Zw.T @ Yb
         elif self.in_memory:
             A, ZtY = self.gram().copy(), self.Z.T @ self.Y
         else:

@@ -193,3 +193,24 @@ def test_kernel_search_weights_are_checked():
         KernelSearchCV(est, {"lam": [1e-3]}, cv=3).fit(X, y, sample_weight=w[:-1])
     with pytest.raises(InvalidInputError, match="non-negative"):
         KernelSearchCV(est, {"lam": [1e-3]}, cv=3).fit(X, y, sample_weight=-w)
+
+
+@pytest.mark.parametrize("loss", [None, "square", "huber"])
+def test_streamed_weighted_fits_equal_the_in_memory_fits(loss):
+    """A budget that streams the features keeps the weights: the weighted closed form (ridge) and the weighted
+    ridge start of L-BFGS come from one pass over the feature blocks."""
+    from skframe import SketchedKernelRidge
+
+    rng = np.random.default_rng(2)
+    X = rng.uniform(size=(3000, 3))
+    y = np.sin(3 * X[:, 0]) + 0.1 * rng.normal(size=3000)
+    w = rng.integers(0, 3, size=3000).astype(float)
+    kw = dict(kernel_params={"gamma": 2.0}, sketch="subsample", sketch_size=30, lam=1e-3, random_state=0)
+    if loss is None:
+        make = lambda **extra: SketchedKernelRidge(**kw, **extra)  # noqa: E731
+    else:
+        make = lambda **extra: SketchedKernelMachine(loss=loss, solver="lbfgs", **kw, **extra)  # noqa: E731
+    ref = make().fit(X, y, sample_weight=w)
+    streamed = make(memory_budget="300kB").fit(X, y, sample_weight=w)
+    assert streamed.execution_["executor"] == "streamed" and streamed.representation_ != "in-memory"
+    np.testing.assert_allclose(streamed.predict(X), ref.predict(X), rtol=1e-8, atol=1e-10)

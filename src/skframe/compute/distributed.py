@@ -74,9 +74,14 @@ def dask_targets(X, Y, *, retries=3):
     return Y, one_d
 
 
-def column_means(Y, *, retries=3):
-    """Column means of an (n, d) dask array, computed by the workers (ndarray (d,))."""
-    return np.asarray(_compute(Y.mean(axis=0), retries), dtype=np.float64)
+def column_means(Y, *, retries=3, weights=None):
+    """Column means of an (n, d) dask array, computed by the workers (ndarray (d,)); with ``weights`` (n,), the
+    weighted means ``sum_i w_i y_i / sum_i w_i`` (the weights sent to the workers in Y's row chunks)."""
+    if weights is None:
+        return np.asarray(_compute(Y.mean(axis=0), retries), dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    wd = _dask().array.from_array(w, chunks=(Y.chunks[0],))
+    return np.asarray(_compute((Y * wd[:, None]).sum(axis=0), retries), dtype=np.float64) / float(w.sum())
 
 
 def column_quantiles(Y, levels, *, retries=3, bins=1024, gather=8192):

@@ -11,6 +11,7 @@ from skframe.compute.distributed import column_means, column_quantiles
 from skframe.contract.problems import SolveResult
 from skframe.contract.tags import get_tags
 from skframe.deps import is_dask_collection
+from skframe.exceptions import InvalidParameterError
 
 __all__ = ["run_solver", "target_offset", "lam_path"]
 
@@ -67,6 +68,13 @@ def target_offset(Y, loss=None, fit_intercept=True, sample_weight=None):
     levels = tags.quantiles if tags is not None else None
     if sample_weight is not None and not dask:
         return _weighted_offset(Y, tags, levels, np.asarray(sample_weight, dtype=np.float64))
+    if sample_weight is not None:  # targets on a Dask cluster: the weighted mean by the workers
+        if (levels is not None and len(levels) == d) or (tags is not None and math.isfinite(tags.lipschitz)):
+            raise InvalidParameterError(
+                "sample_weight with Dask targets and a loss whose intercept is a weighted quantile or median: "
+                "that statistic is not computed on the cluster; fit with fit_intercept=False (centre the targets "
+                "yourself), or on NumPy arrays")
+        return column_means(Y, weights=sample_weight)
     if levels is not None and len(levels) == d:
         if dask:
             return column_quantiles(Y, [float(t) for t in levels])

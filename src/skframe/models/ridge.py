@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 from skframe.constraints import Interval, validate_params
 from skframe.contract.problems import SolveResult
 from skframe.core.linalg import solve_psd
-from skframe.exceptions import InvalidParameterError, NotFittedError
+from skframe.exceptions import NotFittedError
 from skframe.models._base import (
     KERNEL_MODEL_CONSTRAINTS,
     KERNEL_MODEL_HINTS,
@@ -34,22 +34,28 @@ def _weighted_ridge(rep, Y, lam, w):
     """The closed form with mean-1 row weights ``w`` (data term ``(1/n) sum_i w_i ||f_i - y_i||^2``).
 
     Exact: ``alpha = W^{1/2} (W^{1/2} K W^{1/2} + n lam I)^{-1} W^{1/2} Y`` (zero weights: ``alpha_i = 0``);
-    sketched: ``(Z^T W Z + n lam I)^{-1} Z^T W Y``, the features in memory.
+    sketched: ``(Z^T W Z + n lam I)^{-1} Z^T W Y``, from the features in memory or, for a streamed or Dask
+    fit, from one pass over their row blocks (each weighted by its rows' weights; memory bounded by a block).
     """
     n, s = Y.shape[0], np.sqrt(w)[:, None]
     if rep.K is not None:
         A = s * rep.K * s.T
         A[np.diag_indices_from(A)] += n * lam
         return s * solve_psd(A, s * Y)
-    feats = rep.problem(Y).features()
-    if feats is None:
-        raise InvalidParameterError("sample_weight needs the sketched features in memory, but this fit streams them; "
-                                    "give a larger memory_budget, or fit SketchedKernelMachine(loss='square', "
-                                    "solver='lbfgs'), which passes over the rows with their weights")
-    Zw = feats[0] * w[:, None]
-    A = Zw.T @ feats[0]
+    problem = rep.problem(Y)
+    feats = problem.features()
+    if feats is not None:
+        Zw = feats[0] * w[:, None]
+        A, B = Zw.T @ feats[0], Zw.T @ Y
+    else:  # streamed or on a Dask cluster: one pass over the feature blocks, each weighted by its rows' weights
+        A, B = np.zeros((problem.r, problem.r)), np.zeros((problem.r, Y.shape[1]))
+        for start, Zb, Yb in problem.blocks():
+            Zb = np.asarray(Zb, dtype=np.float64)
+            Zw = Zb * w[start:start + Zb.shape[0], None]
+            A += Zw.T @ Zb
+            B += Zw.T @ np.asarray(Yb, dtype=np.float64).reshape(Zb.shape[0], -1)
     A[np.diag_indices_from(A)] += n * lam
-    return solve_psd(A, Zw.T @ Y)
+    return solve_psd(A, B)
 
 
 def _ridge_solve(rep, Y, lam, init, rng, keep=None, sample_weight=None):
