@@ -21,32 +21,12 @@ Outside pytest, :func:`check_component` and the check of each kind run every pro
 
 from skframe.contract.tags import kind_of
 from skframe.exceptions import PluginError
-from skframe.plugin.checks import (
-    PROPERTIES,
-    ConformanceError,
-    check_component,
-    check_decoder,
-    check_kernel,
-    check_loss,
-    check_output_matrix_component,
-    check_sketch,
-    check_solver,
-    check_tags,
-)
+from skframe.plugin import checks
+from skframe.plugin.checks import *  # noqa: F403 (the kit's names, published again here)
+from skframe.plugin.checks import PROPERTIES, ConformanceError, check_component
 
-__all__ = [
-    "parametrize_with_checks",
-    "check_component",
-    "check_kernel",
-    "check_sketch",
-    "check_loss",
-    "check_solver",
-    "check_decoder",
-    "check_output_matrix_component",
-    "check_tags",
-    "ConformanceError",
-    "PROPERTIES",
-]
+# every name of the kit, and the pytest helper
+__all__ = ["parametrize_with_checks", *checks.__all__]
 
 
 class _Run:
