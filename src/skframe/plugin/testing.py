@@ -22,8 +22,18 @@ Outside pytest, :func:`check_component` and the check of each kind run every pro
 from skframe.contract.tags import kind_of
 from skframe.exceptions import PluginError
 from skframe.plugin import checks
-from skframe.plugin.checks import *  # noqa: F403 (the kit's names, published again here)
-from skframe.plugin.checks import PROPERTIES, ConformanceError, check_component
+from skframe.plugin.checks import (  # noqa: F401 (the kit's names, published again here)
+    PROPERTIES,
+    ConformanceError,
+    check_component,
+    check_decoder,
+    check_kernel,
+    check_loss,
+    check_output_matrix_component,
+    check_sketch,
+    check_solver,
+    check_tags,
+)
 
 # every name of the kit, and the pytest helper
 __all__ = ["parametrize_with_checks", *checks.__all__]
