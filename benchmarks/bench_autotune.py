@@ -162,20 +162,7 @@ def main():
     ap = _setup.parser(__doc__, sections=",".join(SECTIONS), tables=",".join(TABLES), n_memory=100_000,
                        n_streamed=1_000_000, budget="1GB", out=str(_setup.OUT / "autotune.json"))
     args = ap.parse_args()
-    chosen = _setup.chosen_sections(args.sections, SECTIONS)
-    report = {"benchmark": "autotune", "versions": _setup.versions(), "command": " ".join(sys.argv[1:])}
-    previous = _setup.previous_report(args.out)
-    for section in SECTIONS:
-        if section in chosen:
-            t0 = time.perf_counter()
-            result = {"tables": tables, "costs": costs}[section](args)
-            result["section_seconds"] = time.perf_counter() - t0
-            result["run"] = "python benchmarks/bench_autotune.py " + " ".join(sys.argv[1:])
-            result["load_average_after"] = os.getloadavg()  # the machine is shared: ratios are of one run
-            report[section] = result
-        elif section in previous:
-            report[section] = previous[section]
-    _setup.emit(report, args.out or None)
+    _setup.run_sections("autotune", SECTIONS, args, lambda section: {"tables": tables, "costs": costs}[section](args))
 
 
 if __name__ == "__main__":

@@ -189,21 +189,12 @@ def main():
     args = ap.parse_args()
     args.boston_gammas = [float(v) for v in args.boston_gammas.split(",")]
     args.boston_lams = [float(v) for v in args.boston_lams.split(",")]
-    chosen = _setup.chosen_sections(args.sections, SECTIONS)
-    report = {"benchmark": "tuning", "versions": _setup.versions(), "command": " ".join(sys.argv[1:])}
-    previous = _setup.previous_report(args.out)
-    for section in SECTIONS:
-        if section in chosen:
-            t0 = time.perf_counter()
-            runner = {"boston": boston, "friedman": friedman}.get(section)
-            result = runner(args) if runner is not None else cli(section, args)
-            result["section_seconds"] = time.perf_counter() - t0
-            result["run"] = "python benchmarks/bench_tuning.py " + " ".join(sys.argv[1:])
-            result["load_average_after"] = os.getloadavg()  # the machine is shared: ratios are of one run
-            report[section] = result
-        elif section in previous:
-            report[section] = previous[section]
-    _setup.emit(report, args.out or None)
+
+    def run(section):
+        runner = {"boston": boston, "friedman": friedman}.get(section)
+        return runner(args) if runner is not None else cli(section, args)
+
+    _setup.run_sections("tuning", SECTIONS, args, run)
 
 
 if __name__ == "__main__":

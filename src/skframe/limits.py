@@ -44,12 +44,13 @@ SKFRAME_MAX_JSON_DEPTH=100000)
 from __future__ import annotations
 
 import os
+import zipfile
 from dataclasses import dataclass
 
 from skframe.exceptions import DataFormatError, InvalidParameterError
 from skframe.options import parse_bytes
 
-__all__ = ["Limit", "LIMITS", "limit", "check", "exceeded", "quoted"]
+__all__ = ["Limit", "LIMITS", "limit", "check", "exceeded", "quoted", "archive_member_impossible"]
 
 #: characters of a file's value quoted in a message before it is cut
 QUOTED_CHARS = 60
@@ -144,3 +145,43 @@ def check(name, value, where, error=DataFormatError):
     """
     if value > limit(name):
         raise error(exceeded(name, value, where))
+
+
+#: Bytes a small archive member may inflate to whatever its compressed size.
+_MEMBER_SLACK = 1 << 20
+
+
+def archive_member_impossible(info, file_size, what, tail, error):
+    """Whether the sizes the zip member ``info`` declares are impossible in an archive of ``file_size`` bytes.
+
+    A stored member holds as many bytes as it declares; every member ends within the file. A compressed member
+    declaring more than the ``expansion`` limit allows (plus 1 MiB for small members) raises ``error`` with the
+    message ``"<what> declares <n> bytes from <c> compressed, <tail> ..."`` (``tail`` says what is refused).
+
+    Parameters
+    ----------
+    info : zipfile.ZipInfo
+        The member, as the archive's directory describes it.
+    file_size : int
+        Bytes of the archive file.
+    what : str
+        The file and the member, for the message, e.g. ``"data.npz: member 'X.npy'"``.
+    tail : str
+        The end of the subject of the message, e.g. ``"so its data"``.
+    error : type
+        The exception class raised (a ``DataFormatError`` for data, a ``PersistenceError`` for model files).
+
+    Returns
+    -------
+    bool
+        True when the member's sizes cannot be (the archive is truncated or corrupted).
+    """
+    if info.compress_type == zipfile.ZIP_STORED:
+        bad = info.file_size != info.compress_size
+    else:
+        bad = False
+        if info.file_size > limit("expansion") * info.compress_size + _MEMBER_SLACK:
+            ratio = info.file_size // max(info.compress_size, 1)
+            raise error(exceeded("expansion", ratio, f"{what} declares {info.file_size} bytes from "
+                                                     f"{info.compress_size} compressed, {tail}"))
+    return bad or info.header_offset + info.compress_size > file_size

@@ -1,7 +1,7 @@
 """Numba-compiled twins of :mod:`skframe_losses._classification_numpy` (large arrays)."""
 
 import numpy as np
-from numba import njit
+from numba import njit, vectorize
 
 
 @njit(cache=True)
@@ -30,25 +30,16 @@ def logistic_value(F, Y):
     return out
 
 
-@njit(cache=True)
-def logistic_gradient(F, Y):
-    n, d = F.shape
-    G = np.empty((n, d))
-    for i in range(n):
-        for j in range(d):
-            G[i, j] = -Y[i, j] * _sigmoid_neg(Y[i, j] * F[i, j])
-    return G
+# entry by entry: compiled ufuncs (numba's loop over the entries of F and Y, as the NumPy twins broadcast)
+@vectorize(["float64(float64, float64)"], cache=True)
+def logistic_gradient(f, y):
+    return -y * _sigmoid_neg(y * f)
 
 
-@njit(cache=True)
-def logistic_curvature(F, Y):
-    n, d = F.shape
-    H = np.empty((n, d))
-    for i in range(n):
-        for j in range(d):
-            s = _sigmoid_neg(Y[i, j] * F[i, j])
-            H[i, j] = s * (1.0 - s)
-    return H
+@vectorize(["float64(float64, float64)"], cache=True)
+def logistic_curvature(f, y):
+    s = _sigmoid_neg(y * f)
+    return s * (1.0 - s)
 
 
 @njit(cache=True)

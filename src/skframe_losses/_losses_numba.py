@@ -12,12 +12,13 @@ kink the sub-gradient returned is the element of the sub-differential closest to
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, vectorize
 
-# The loops of this module share their shape (rows i, columns j, one formula per entry), not their
-# formula: each loss keeps its own loop, written as the formula it computes and tested against its
-# NumPy twin, rather than a generic loop taking the formula as an argument. The repetition of that
-# shape (here and in the pinball and hinge loops below) is deliberate.
+# A formula of one entry (a sub-gradient of the pinball or hinge loss) is a compiled ufunc: numba writes the
+# loop over the entries. A value sums over the columns of a row: those loops share their shape (rows i,
+# columns j, a sum per row), not their formula, and each loss keeps its own, written as the formula it computes
+# and tested against its NumPy twin. A generic loop taking the formula as an argument is not an option: numba
+# cannot cache a function that receives another compiled function (it would compile again in every process).
 
 
 @njit(cache=True)
@@ -115,7 +116,7 @@ def eps_l2_gradient(F, Y, eps):
 
 # ------------------------------------------------------------------ pinball
 # sum_j max(tau_j u_j, (tau_j - 1) u_j), u = y - f
-# (the same loop shape as _row_norms and the hinge loops, on purpose: see the note at the top)
+# (the same loop shape as _row_norms and hinge_value, on purpose: see the note at the top)
 @njit(cache=True)
 def pinball_value(F, Y, taus):
     n, d = F.shape
@@ -132,18 +133,16 @@ def pinball_value(F, Y, taus):
     return out
 
 
-@njit(cache=True)
-def pinball_gradient(F, Y, taus):
-    n, d = F.shape
-    G = np.zeros((n, d))
-    for i in range(n):
-        for j in range(d):
-            u = Y[i, j] - F[i, j]
-            if u > 0.0:
-                G[i, j] = -taus[j]
-            elif u < 0.0:
-                G[i, j] = 1.0 - taus[j]
-    return G
+# sub-gradients entry by entry: compiled ufuncs (numba's loop over the entries; ``taus`` of shape (d,) broadcasts
+# over the rows of F and Y, as in the NumPy twins)
+@vectorize(["float64(float64, float64, float64)"], cache=True)
+def pinball_gradient(f, y, tau):
+    u = y - f
+    if u > 0.0:
+        return -tau
+    if u < 0.0:
+        return 1.0 - tau
+    return 0.0
 
 
 # ------------------------------------------------------------------ hinge: sum_j max(0, 1 - y_j f_j), y in {-1, +1}
@@ -161,12 +160,8 @@ def hinge_value(F, Y):
     return out
 
 
-@njit(cache=True)
-def hinge_gradient(F, Y):
-    n, d = F.shape
-    G = np.zeros((n, d))
-    for i in range(n):
-        for j in range(d):
-            if 1.0 - Y[i, j] * F[i, j] > 0.0:
-                G[i, j] = -Y[i, j]
-    return G
+@vectorize(["float64(float64, float64)"], cache=True)
+def hinge_gradient(f, y):
+    if 1.0 - y * f > 0.0:
+        return -y
+    return 0.0

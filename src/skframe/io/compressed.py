@@ -30,7 +30,7 @@ from skframe.deps import require
 from skframe.exceptions import DataFormatError, DependencyError
 from skframe.limits import exceeded, limit
 
-__all__ = ["compression_of", "open_binary", "expansion_cap", "COMPRESSED_SUFFIXES", "inner_suffix"]
+__all__ = ["file_head", "compression_of", "open_binary", "expansion_cap", "COMPRESSED_SUFFIXES", "inner_suffix"]
 
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"))
 #: File-name suffixes of compressed files and the compression each one means.
@@ -39,13 +39,18 @@ _FLOOR = 64 << 20
 _COUNTED = {}  # (path, size, mtime) -> expanded bytes, for files already counted within the cap
 
 
-def compression_of(path):
-    """``"gzip"``, ``"bz2"``, ``"xz"`` or ``"zstd"`` when the file's first bytes say so, else None."""
+def file_head(path, size):
+    """The first ``size`` bytes of the file (fewer in a shorter one; none when it cannot be read)."""
     try:
         with open(path, "rb") as fh:
-            head = fh.read(6)
+            return fh.read(size)
     except OSError:
-        return None
+        return b""
+
+
+def compression_of(path):
+    """``"gzip"``, ``"bz2"``, ``"xz"`` or ``"zstd"`` when the file's first bytes say so, else None."""
+    head = file_head(path, 6)
     for magic, name in _MAGIC:
         if head.startswith(magic):
             return name

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError
 from skframe.io._common import name_of
-from skframe.io.compressed import compression_of, inner_suffix
+from skframe.io.compressed import compression_of, file_head, inner_suffix
 from skframe.io.missing import check_strategy
 
 __all__ = ["FORMATS", "resolve_format", "sniff_format", "check_file", "check_options", "final_x"]
@@ -54,11 +54,7 @@ def resolve_format(path, fmt=None):
 
 def sniff_format(path):
     """The format a file's first bytes tell (Parquet, Arrow/Feather, or compressed text read as CSV), else None."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(8)
-    except OSError:
-        return None
+    head = file_head(path, 8)
     if head.startswith(b"PAR1"):
         return "parquet"
     if head.startswith(b"ARROW1"):

@@ -23,13 +23,12 @@ import scipy.sparse as sp
 
 from skframe.exceptions import DataFormatError
 from skframe.io._common import check_targets, name_of
-from skframe.limits import check, exceeded, limit
+from skframe.limits import archive_member_impossible, check
 
 __all__ = ["read_npz", "npz_names", "write_npz", "open_npy"]
 
 
 _MAX_NPY_HEADER = 1 << 16
-_SLACK = 1 << 20  # a small member may inflate to this much whatever its compressed size
 
 
 def _member_shapes(fh, path):
@@ -46,17 +45,10 @@ def _member_shapes(fh, path):
     shapes, inflated = {}, 0
     for info in fh.zip.infolist():
         member = info.filename
-        if info.compress_type == zipfile.ZIP_STORED:
-            bad = info.file_size != info.compress_size
-        else:
-            bad = False
-            if info.file_size > limit("expansion") * info.compress_size + _SLACK:
-                ratio = info.file_size // max(info.compress_size, 1)
-                raise DataFormatError(exceeded("expansion", ratio, f"{name}: member {member!r} declares "
-                                                                   f"{info.file_size} bytes from {info.compress_size} "
-                                                                   "compressed, so its data"))
+        bad = archive_member_impossible(info, file_size, f"{name}: member {member!r}", "so its data", DataFormatError)
+        if info.compress_type != zipfile.ZIP_STORED:
             inflated += info.file_size
-        if bad or info.header_offset + info.compress_size > file_size:
+        if bad:
             raise DataFormatError(f"{name}: member {member!r} declares sizes that a {file_size}-byte file cannot "
                                   "hold; the archive is truncated or corrupted")
         if not member.endswith(".npy"):

@@ -28,7 +28,7 @@ from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidParameterError
 
 __all__ = ["PathScores", "fold_rows", "scorer_kind", "r2_from_errors", "HeldOutPredictions", "check_lams",
-           "refuse_dask", "point_message", "score_fold", "spread_times", "fail_fold"]
+           "refuse_dask", "point_message", "score_fold", "spread_times", "fail_fold", "record_fold"]
 
 
 @dataclass
@@ -235,3 +235,23 @@ def fail_fold(out, k, lams, errors, seconds):
         out.failed[k, j] = True
         out.errors.append(point_message(k, lams[j], errors.get(j, errors[None])))
     out.fit_times[k] = seconds / len(lams)
+
+
+def record_fold(out, k, lams, scores, error, seconds, *, name_non_finite):
+    """Fold ``k``'s row of ``out``: its ``scores`` over ``lams``, or, when ``scores`` is None, every point failed
+    with the message ``error``; ``seconds = (fit, score)`` of the fold, shared evenly among the ``lam`` values.
+
+    A non-finite score marks its point failed; with ``name_non_finite`` an error line names it too.
+    """
+    fit_s, score_s = seconds
+    out.fit_times[k] = fit_s / len(lams)
+    out.score_times[k] = score_s / len(lams)
+    if scores is None:
+        out.failed[k] = True
+        out.errors.append(error)
+        return
+    out.test_scores[k] = scores
+    bad = ~np.isfinite(scores)
+    out.failed[k] |= bad
+    if name_non_finite:
+        out.errors.extend(f"fold {k}, lam={lams[j]!r}: non-finite score" for j in np.flatnonzero(bad))

@@ -68,7 +68,7 @@ from skframe.core.sketching import draw_sketch
 from skframe.core.threads import available_cores
 from skframe.deps import is_dask_collection
 from skframe.model_selection._fold_system import FoldSystem, fold_system_scores
-from skframe.model_selection._paths_base import PathScores, fold_rows, scorer_kind
+from skframe.model_selection._paths_base import PathScores, fold_rows, record_fold, scorer_kind
 from skframe.models._base import validate_X
 from skframe.models._core import target_offset
 from skframe.models._fit import Fit
@@ -217,16 +217,7 @@ def square_loss_path(estimator, X, y, folds, lams, scorer, *, sketch_sharing="fo
         results = _map(run, list(range(len(folds))), jobs)
     ranks = []
     for k, scores, error, fit_s, score_s, info in results:
-        out.fit_times[k] = fit_s / len(lams)
-        out.score_times[k] = score_s / len(lams)
-        if scores is None:
-            out.failed[k] = True
-            out.errors.append(error)
-        else:
-            out.test_scores[k] = scores
-            bad = ~np.isfinite(scores)
-            out.failed[k] |= bad
-            out.errors.extend(f"fold {k}, lam={lams[j]!r}: non-finite score" for j in np.flatnonzero(bad))
+        record_fold(out, k, lams, scores, error, (fit_s, score_s), name_non_finite=True)
         if "rank" in info:
             ranks.append(info["rank"])
     out.info["ranks"] = ranks
@@ -353,13 +344,5 @@ def _shared_path(estimator, X, y, folds, lams, scorer, kind, threads):
     with serial_blas(pool_serial):
         results = _map(run, list(range(len(folds))), jobs)
     for k, scores, error, fit_s, score_s in results:
-        out.fit_times[k] = (fit_s + t_pass / len(folds)) / len(lams)
-        out.score_times[k] = score_s / len(lams)
-        if scores is None:
-            out.failed[k] = True
-            out.errors.append(error)
-        else:
-            out.test_scores[k] = scores
-            bad = ~np.isfinite(scores)
-            out.failed[k] |= bad
+        record_fold(out, k, lams, scores, error, (fit_s + t_pass / len(folds), score_s), name_non_finite=False)
     return out

@@ -67,6 +67,20 @@ def _estimator_has(attr):
     return check
 
 
+def _delegated(method):
+    """The method ``method(X)`` of :class:`KernelSearchCV`: that of ``best_estimator_``, which it calls once the
+    search is refitted; present when the estimator has it."""
+
+    def call(self, X):
+        self._check_refitted(method)
+        return getattr(self.best_estimator_, method)(X)
+
+    call.__name__ = method
+    call.__qualname__ = f"KernelSearchCV.{method}"
+    call.__doc__ = f"``best_estimator_.{method}(X)``."
+    return available_if(_estimator_has(method))(call)
+
+
 class KernelSearchCV(MetaEstimatorMixin, BaseEstimator):
     """Cross-validated search over a grid of ``lam`` and kernel parameters, fast along ``lam``.
 
@@ -339,35 +353,11 @@ class KernelSearchCV(MetaEstimatorMixin, BaseEstimator):
         self._check_refitted("n_features_in_")
         return self.best_estimator_.n_features_in_
 
-    @available_if(_estimator_has("predict"))
-    def predict(self, X):
-        """``best_estimator_.predict(X)``."""
-        self._check_refitted("predict")
-        return self.best_estimator_.predict(X)
-
-    @available_if(_estimator_has("predict_proba"))
-    def predict_proba(self, X):
-        """``best_estimator_.predict_proba(X)``."""
-        self._check_refitted("predict_proba")
-        return self.best_estimator_.predict_proba(X)
-
-    @available_if(_estimator_has("predict_log_proba"))
-    def predict_log_proba(self, X):
-        """``best_estimator_.predict_log_proba(X)``."""
-        self._check_refitted("predict_log_proba")
-        return self.best_estimator_.predict_log_proba(X)
-
-    @available_if(_estimator_has("decision_function"))
-    def decision_function(self, X):
-        """``best_estimator_.decision_function(X)``."""
-        self._check_refitted("decision_function")
-        return self.best_estimator_.decision_function(X)
-
-    @available_if(_estimator_has("transform"))
-    def transform(self, X):
-        """``best_estimator_.transform(X)``."""
-        self._check_refitted("transform")
-        return self.best_estimator_.transform(X)
+    predict = _delegated("predict")
+    predict_proba = _delegated("predict_proba")
+    predict_log_proba = _delegated("predict_log_proba")
+    decision_function = _delegated("decision_function")
+    transform = _delegated("transform")
 
     def score(self, X, y=None):
         """``scorer_(best_estimator_, X, y)``: the search's scorer on the refitted best estimator."""

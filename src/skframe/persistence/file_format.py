@@ -24,7 +24,7 @@ import numpy as np
 
 from skframe.exceptions import PersistenceError
 from skframe.io.atomic import atomic_write
-from skframe.limits import check, exceeded, limit
+from skframe.limits import archive_member_impossible, check
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "write_model_file", "read_model_file", "describe_array"]
 
@@ -110,10 +110,6 @@ def _check_declaration(path, key, decl):
     return dtype, tuple(shape), bool(decl.get("fortran_order", False)), nbytes
 
 
-# a compressed entry may inflate to this much whatever its compressed size (beyond it: the expansion limit)
-_SLACK = 1 << 20
-
-
 class _Reader:
     def __init__(self, path, zf, file_size):
         self.path = path
@@ -127,16 +123,8 @@ class _Reader:
                 raise _corrupt(path, f"entry {name!r} uses an unsupported compression")
             # the sizes the directory claims must be possible for a file of this length; skframe writes its
             # entries uncompressed, so a compressed one may expand by the `expansion` limit (skframe.limits) only
-            if info.compress_type == zipfile.ZIP_STORED:
-                bad_size = info.file_size != info.compress_size
-            else:
-                bad_size = False
-                if info.file_size > limit("expansion") * info.compress_size + _SLACK:
-                    ratio = info.file_size // max(info.compress_size, 1)
-                    raise PersistenceError(exceeded("expansion", ratio, f"{path!r}: entry {name!r} declares "
-                                                    f"{info.file_size} bytes from {info.compress_size} compressed, "
-                                                    f"which a {file_size}-byte file cannot hold unless its data"))
-            if info.header_offset + info.compress_size > file_size or bad_size:
+            tail = f"which a {file_size}-byte file cannot hold unless its data"
+            if archive_member_impossible(info, file_size, f"{path!r}: entry {name!r}", tail, PersistenceError):
                 raise _corrupt(path, f"entry {name!r} declares sizes that a {file_size}-byte file cannot hold")
             self.infos[name] = info
         # all compressed entries together, before any is read: the `decompressed` limit of every archive reader

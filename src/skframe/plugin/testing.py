@@ -21,7 +21,8 @@ Outside pytest, :func:`check_component` and the check of each kind run every pro
 
 from skframe.contract.tags import kind_of
 from skframe.exceptions import PluginError
-from skframe.plugin.checks import (
+from skframe.plugin import checks
+from skframe.plugin.checks import (  # noqa: F401 (the kit's names, published again here)
     PROPERTIES,
     ConformanceError,
     check_component,
@@ -34,19 +35,8 @@ from skframe.plugin.checks import (
     check_tags,
 )
 
-__all__ = [
-    "parametrize_with_checks",
-    "check_component",
-    "check_kernel",
-    "check_sketch",
-    "check_loss",
-    "check_solver",
-    "check_decoder",
-    "check_output_matrix_component",
-    "check_tags",
-    "ConformanceError",
-    "PROPERTIES",
-]
+# every name of the kit, and the pytest helper
+__all__ = ["parametrize_with_checks", *checks.__all__]
 
 
 class _Run:
