@@ -22,6 +22,7 @@ from skframe.contract.registry import get_decoder
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.models._base import KernelModelMixin, execution_record, in_memory_plan, store_params
 from skframe.models._core import make_rngs, resolve_kernel, size_and_resolve_sketch
+from skframe.models._data import check_sample_weight
 from skframe.models.structured._candidates import check_outputs
 from skframe.models.structured._decoding import DecodingMixin
 from skframe.models.structured._deep_inputs import DeepInputsMixin
@@ -35,6 +36,7 @@ from skframe.models.structured._deep_network import (
 from skframe.models.structured._deep_prediction import DeepPredictionMixin, _torch
 from skframe.models.structured._deep_training import train_members
 from skframe.models.structured._estimator import OutputKernelRegressor
+from skframe.models.structured._fit import positive_rows
 
 __all__ = ["DeepOutputKernelRegressor"]
 
@@ -293,13 +295,19 @@ class DeepOutputKernelRegressor(DeepInputsMixin, DeepPredictionMixin, DecodingMi
     }
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, Y, progress=None):
+    def fit(self, X, Y, sample_weight=None, progress=None):
         """Fit: draw the output sketches, build each output basis and train the networks.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features), or a list of strings
         Y : array-like or sparse matrix of shape (n_samples, n_output_features)
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of the examples: each example's loss is weighted in the training
+            objective (the weights scaled to mean 1 over the training pairs, so that a mini-batch's weighted
+            mean estimates the weighted objective and ``weight_decay`` keeps its meaning), and the early
+            stopping metrics are weighted means over the held-out pairs. Rows of weight zero are dropped
+            before the fit (no candidate, no sketch row; ``validation_rows_`` indexes the rows given).
         progress : callable, optional
             Called with 1 after every epoch (the CLI's progress bar).
 
@@ -322,6 +330,14 @@ class DeepOutputKernelRegressor(DeepInputsMixin, DeepPredictionMixin, DecodingMi
         n = n_items(X)
         if n_items(Y) != n:
             raise InvalidInputError(f"X has {n} rows but Y has {n_items(Y)}; they must match")
+        w = check_sample_weight(sample_weight, n)
+        rows = None if w is None else np.flatnonzero(w > 0)
+        if rows is not None and rows.size < n:  # drop the rows of weight zero before anything is drawn
+            X_raw, Y, w = positive_rows(X_raw, Y, w)
+            X = self._prepare_inputs(X_raw, reset=True)
+            n = n_items(X)
+        else:
+            w = positive_rows(X, Y, w)[2]
         device_of(self, torch)
         ky, self.output_kernel_spec_ = resolve_kernel(self.output_kernel, self.output_kernel_params, Y)
         rng_sketch, rng_train = make_rngs(self.random_state, 2)
@@ -332,11 +348,12 @@ class DeepOutputKernelRegressor(DeepInputsMixin, DeepPredictionMixin, DecodingMi
             )
         perm = rng_train.permutation(n) if n_val else np.arange(n)
         tr, va = np.sort(perm[n_val:]), np.sort(perm[:n_val])
-        self.validation_rows_ = va
+        self.validation_rows_ = va if rows is None else rows[va]  # rows of the data given
         for attr in ("input_shift_", "input_scale_", "network_params_"):
             self.__dict__.pop(attr, None)
         if self.input_kind_ == "features":
-            self.input_shift_, self.input_scale_ = input_scaling(self.input_scaling, take(X, tr) if n_val else X)
+            self.input_shift_, self.input_scale_ = input_scaling(self.input_scaling, take(X, tr) if n_val else X,
+                                                                 None if w is None else w[tr])
         self.network_params_ = resolve_network_params(self, len(tr), self._n_inputs())
         plan = in_memory_plan(Y, ky, self.output_sketch, self.output_sketch_size, self.output_sketch_params,
                               n=len(tr))  # "auto": the sqrt(n) rule within what memory holds
@@ -353,7 +370,8 @@ class DeepOutputKernelRegressor(DeepInputsMixin, DeepPredictionMixin, DecodingMi
             X = augmented[0]
         with torch_settings(torch, self.n_threads):
             members, histories, embeddings, C_all = train_members(self, torch, X, Y, tr, va, ky, sy, size_y, loss,
-                                                                  (rng_sketch, rng_train), progress, augmented)
+                                                                  (rng_sketch, rng_train), progress, augmented,
+                                                                  sample_weight=w)
         self.draws_ = members
         self.output_basis_ = members[0].basis
         self.output_kernel_ = ky

@@ -45,13 +45,14 @@ def positive_rows(X, Y, sample_weight):
     """``(X, Y, w)`` without the rows of weight zero, ``w`` scaled to mean 1 (None: equal weights).
 
     ``sample_weight`` is checked already (:func:`skframe.models._data.check_sample_weight`). Weights that are all
-    equal give None: the fit is then the unweighted one, bit for bit. ``X`` may be a list of strings.
+    equal give None: the fit is then the unweighted one, bit for bit. ``X`` may also be a list of strings or a
+    pandas object (rows by position).
     """
     if sample_weight is None:
         return X, Y, None
     keep = np.flatnonzero(sample_weight > 0)
     if keep.size < sample_weight.size:
-        X = [X[i] for i in keep] if isinstance(X, list) else take(X, keep)
+        X = [X[i] for i in keep] if isinstance(X, list) else X.iloc[keep] if hasattr(X, "iloc") else take(X, keep)
         Y = take(Y, keep)
     w = sample_weight[keep]
     if np.all(w == w[0]):
