@@ -162,3 +162,22 @@ def test_bad_weights_are_refused():
         _model().fit(X, Y, sample_weight=0 * w)
     with pytest.raises(InvalidInputError, match="finite"):
         _model().fit(X, Y, sample_weight=np.full(len(X), np.nan))
+
+
+def test_kernel_search_routes_the_weights_as_grid_search_does():
+    """KernelSearchCV with sample_weight: each fold fitted with its rows' weights and scored (minus the weighted
+    surrogate error) with its held-out rows' weights, as GridSearchCV with routed weights."""
+    import sklearn
+    from sklearn.base import clone
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    from skframe.model_selection import KernelSearchCV
+
+    X, Y, w = _data()
+    w = w + 0.5
+    est, grid, cv = _model(), {"lam": [1e-4, 1e-2]}, KFold(3, shuffle=True, random_state=0)
+    ours = KernelSearchCV(est, grid, cv=cv).fit(X, Y, sample_weight=w)
+    with sklearn.config_context(enable_metadata_routing=True):
+        routed = clone(est).set_fit_request(sample_weight=True).set_score_request(sample_weight=True)
+        ref = GridSearchCV(routed, grid, cv=cv).fit(X, Y, sample_weight=w)
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], rtol=1e-10)
