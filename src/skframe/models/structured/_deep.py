@@ -22,7 +22,6 @@ from skframe.contract.registry import get_decoder
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.models._base import KernelModelMixin, execution_record, in_memory_plan, store_params
 from skframe.models._core import make_rngs, resolve_kernel, size_and_resolve_sketch
-from skframe.models._data import check_sample_weight
 from skframe.models.structured._candidates import check_outputs
 from skframe.models.structured._decoding import DecodingMixin
 from skframe.models.structured._deep_inputs import DeepInputsMixin
@@ -36,7 +35,6 @@ from skframe.models.structured._deep_network import (
 from skframe.models.structured._deep_prediction import DeepPredictionMixin, _torch
 from skframe.models.structured._deep_training import train_members
 from skframe.models.structured._estimator import OutputKernelRegressor
-from skframe.models.structured._fit import positive_rows
 
 __all__ = ["DeepOutputKernelRegressor"]
 
@@ -303,11 +301,9 @@ class DeepOutputKernelRegressor(DeepInputsMixin, DeepPredictionMixin, DecodingMi
         X : array-like or sparse matrix of shape (n_samples, n_features), or a list of strings
         Y : array-like or sparse matrix of shape (n_samples, n_output_features)
         sample_weight : array-like of shape (n_samples,), optional
-            Non-negative weights of the examples: each example's loss is weighted in the training
-            objective (the weights scaled to mean 1 over the training pairs, so that a mini-batch's weighted
-            mean estimates the weighted objective and ``weight_decay`` keeps its meaning), and the early
-            stopping metrics are weighted means over the held-out pairs. Rows of weight zero are dropped
-            before the fit (no candidate, no sketch row; ``validation_rows_`` indexes the rows given).
+            Non-negative weights of each example's loss in the training objective (scaled to mean 1 over the
+            training pairs) and in the early-stopping metrics. Rows of weight zero are dropped before the fit
+            (no candidate, no sketch row; ``validation_rows_`` indexes the rows given).
         progress : callable, optional
             Called with 1 after every epoch (the CLI's progress bar).
 
@@ -325,19 +321,9 @@ class DeepOutputKernelRegressor(DeepInputsMixin, DeepPredictionMixin, DecodingMi
             if hasattr(self, attr):
                 delattr(self, attr)
         X_raw = X
-        X = self._prepare_inputs(X, reset=True)
-        Y = check_outputs(Y)
+        X, Y = self._prepare_inputs(X, reset=True), check_outputs(Y)
+        X_raw, X, Y, w, rows = self._weighted_rows(X_raw, X, Y, sample_weight)  # weight 0: dropped before any draw
         n = n_items(X)
-        if n_items(Y) != n:
-            raise InvalidInputError(f"X has {n} rows but Y has {n_items(Y)}; they must match")
-        w = check_sample_weight(sample_weight, n)
-        rows = None if w is None else np.flatnonzero(w > 0)
-        if rows is not None and rows.size < n:  # drop the rows of weight zero before anything is drawn
-            X_raw, Y, w = positive_rows(X_raw, Y, w)
-            X = self._prepare_inputs(X_raw, reset=True)
-            n = n_items(X)
-        else:
-            w = positive_rows(X, Y, w)[2]
         device_of(self, torch)
         ky, self.output_kernel_spec_ = resolve_kernel(self.output_kernel, self.output_kernel_params, Y)
         rng_sketch, rng_train = make_rngs(self.random_state, 2)
