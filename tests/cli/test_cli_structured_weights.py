@@ -56,3 +56,18 @@ def test_molecule_files_refuse_the_weight_column(tmp_path):
     lines = [line for line in res.output.strip().splitlines() if line]
     assert len(lines) == 1 and "--sample-weight" in lines[0] and "molecule and graph files" in lines[0]
     assert "Traceback" not in res.output
+
+
+def test_tune_searches_the_structured_model_with_the_weights(tmp_path):
+    import json
+
+    X, Y = multilabel_data(n=60, L=4)
+    w = np.random.default_rng(2).uniform(0.5, 2.0, size=60)
+    _write(tmp_path / "w.csv", X, Y, w)
+    res = runner.invoke(app, ["tune", str(tmp_path / "w.csv"), "--targets", "4", "--task", "structured",
+                              "--input-sketch", "none", "--input-kernel-param", "gamma=0.1", "--output-kernel-param",
+                              "gamma=0.5", "--scale", "none", "--lam", "1e-4,1e-2", "--cv", "3", "--sample-weight", "w",
+                              "--json"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    assert report["task"] == "structured" and report["search_info"]["weighted"] is True
