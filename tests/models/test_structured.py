@@ -204,9 +204,30 @@ def test_duplicated_inputs_singular_system_still_exact():
 
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
+# scikit-learn's sample-weight equivalence checks call fit(X, y=..., sample_weight=...) by keyword, and the structured
+# models name their outputs Y (fit(X, Y)). Beyond the name: the exact model's default kernels take their
+# bandwidth from the training rows (gamma="scale"), which repeated rows change, and decision_function has one column
+# per candidate in the order the outputs first appear, which the check's shuffle changes; with a fixed bandwidth and
+# the candidates aligned, the weighted fit equals the repeated-rows fit
+# (tests/models/test_structured_sample_weight.py::test_shuffled_weighted_rows_equal_repeated_rows). A sketched model
+# also draws its sketches from the training rows, so repeating rows changes them; on the same sketches the fits are
+# equal (tests/models/test_structured_sample_weight.py).
+_EXACT = ("fit(X, Y) names its outputs Y, the default gamma='scale' (both kernels) follows the repeated rows and "
+          "the candidates' order follows the check's shuffle; equal with a fixed gamma and aligned candidates "
+          "(tests/models/test_structured_sample_weight.py)")
+_SKETCHED = ("the sketches are drawn from the training rows, so repeating rows changes them; on the same sketches the "
+             "weighted fit equals the repeated-rows fit (tests/models/test_structured_sample_weight.py)")
+
+
+def _expected_failures(estimator):
+    why = _EXACT if estimator.input_sketch is None and estimator.output_sketch is None else _SKETCHED
+    return {"check_sample_weight_equivalence_on_dense_data": why,
+            "check_sample_weight_equivalence_on_sparse_data": why}
+
 
 @parametrize_with_checks([OutputKernelRegressor(),
-                          OutputKernelRegressor(input_sketch="subsample", output_sketch="subsample", random_state=0)])
+                          OutputKernelRegressor(input_sketch="subsample", output_sketch="subsample", random_state=0)],
+                         expected_failed_checks=_expected_failures, xfail_strict=True)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -43,6 +43,10 @@ def load_data(opts):
     from skframe.datasets import load_dataset, load_default  # lazy: loads scikit-learn (~0.6 s at start-up)
 
     if _graph_data.wanted(opts):  # molecules (SMILES, SDF) or graphs (JSON lines)
+        if opts.sample_weight is not None:  # their readers take every other column as a target: refuse, not ignore
+            raise InvalidParameterError("--sample-weight reads a column of a numeric table (CSV, Parquet, Arrow); "
+                                        "molecule and graph files take no weight column: fit in Python with "
+                                        "model.fit(X, Y, sample_weight=w)")
         opts.lam = GRAPH_LAM if opts.lam is None else opts.lam
         return _graph_data.load(opts)
     if opts.train is None:

@@ -1,7 +1,9 @@
 """``skframe fit --sample-weight COLUMN``: one column of the training CSV file as the rows' weights.
 
 The column is left out of the features (as ``--drop`` does) and read as numbers; the weights go to the
-estimator's ``fit(X, y, sample_weight=...)`` (every skframe estimator but the structured ones takes them).
+estimator's ``fit(X, y, sample_weight=...)`` (every skframe estimator takes them, the structured ones too:
+``--task structured`` with a numeric table; molecule and graph files are refused, their readers taking every other
+column as a target).
 """
 
 from __future__ import annotations

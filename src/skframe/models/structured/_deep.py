@@ -293,13 +293,17 @@ class DeepOutputKernelRegressor(DeepInputsMixin, DeepPredictionMixin, DecodingMi
     }
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, Y, progress=None):
+    def fit(self, X, Y, sample_weight=None, progress=None):
         """Fit: draw the output sketches, build each output basis and train the networks.
 
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features), or a list of strings
         Y : array-like or sparse matrix of shape (n_samples, n_output_features)
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of each example's loss in the training objective (scaled to mean 1 over the
+            training pairs) and in the early-stopping metrics. Rows of weight zero are dropped before the fit
+            (no candidate, no sketch row; ``validation_rows_`` indexes the rows given).
         progress : callable, optional
             Called with 1 after every epoch (the CLI's progress bar).
 
@@ -317,11 +321,9 @@ class DeepOutputKernelRegressor(DeepInputsMixin, DeepPredictionMixin, DecodingMi
             if hasattr(self, attr):
                 delattr(self, attr)
         X_raw = X
-        X = self._prepare_inputs(X, reset=True)
-        Y = check_outputs(Y)
+        X, Y = self._prepare_inputs(X, reset=True), check_outputs(Y)
+        X_raw, X, Y, w, rows = self._weighted_rows(X_raw, X, Y, sample_weight)  # weight 0: dropped before any draw
         n = n_items(X)
-        if n_items(Y) != n:
-            raise InvalidInputError(f"X has {n} rows but Y has {n_items(Y)}; they must match")
         device_of(self, torch)
         ky, self.output_kernel_spec_ = resolve_kernel(self.output_kernel, self.output_kernel_params, Y)
         rng_sketch, rng_train = make_rngs(self.random_state, 2)
@@ -332,11 +334,12 @@ class DeepOutputKernelRegressor(DeepInputsMixin, DeepPredictionMixin, DecodingMi
             )
         perm = rng_train.permutation(n) if n_val else np.arange(n)
         tr, va = np.sort(perm[n_val:]), np.sort(perm[:n_val])
-        self.validation_rows_ = va
+        self.validation_rows_ = va if rows is None else rows[va]  # rows of the data given
         for attr in ("input_shift_", "input_scale_", "network_params_"):
             self.__dict__.pop(attr, None)
         if self.input_kind_ == "features":
-            self.input_shift_, self.input_scale_ = input_scaling(self.input_scaling, take(X, tr) if n_val else X)
+            self.input_shift_, self.input_scale_ = input_scaling(self.input_scaling, take(X, tr) if n_val else X,
+                                                                 None if w is None else w[tr])
         self.network_params_ = resolve_network_params(self, len(tr), self._n_inputs())
         plan = in_memory_plan(Y, ky, self.output_sketch, self.output_sketch_size, self.output_sketch_params,
                               n=len(tr))  # "auto": the sqrt(n) rule within what memory holds
@@ -353,7 +356,8 @@ class DeepOutputKernelRegressor(DeepInputsMixin, DeepPredictionMixin, DecodingMi
             X = augmented[0]
         with torch_settings(torch, self.n_threads):
             members, histories, embeddings, C_all = train_members(self, torch, X, Y, tr, va, ky, sy, size_y, loss,
-                                                                  (rng_sketch, rng_train), progress, augmented)
+                                                                  (rng_sketch, rng_train), progress, augmented,
+                                                                  sample_weight=w)
         self.draws_ = members
         self.output_basis_ = members[0].basis
         self.output_kernel_ = ky

@@ -1,15 +1,18 @@
 """The input side of DSOKR: feature vectors, learned input features and token rows of strings, SMILES
-augmentation and the rows held out for early stopping (:class:`DeepInputsMixin`)."""
+augmentation, the rows of positive weight and the rows held out for early stopping (:class:`DeepInputsMixin`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from skframe.exceptions import InvalidParameterError
+from skframe.contract.collections import n_items
+from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.graphs.strings import StringBatch
 from skframe.models._core import resolve_kernel
+from skframe.models._data import check_sample_weight
 from skframe.models.structured._decoding import option
 from skframe.models.structured._deep_features import featurize, fit_featurizer, randomized_smiles
+from skframe.models.structured._fit import positive_rows
 from skframe.models.structured._tokenizer import as_strings, fit_vocabulary, prepare_inputs, tokenize
 
 __all__ = ["AUTO_VALIDATION", "MIN_AUTO_VALIDATION", "TOKEN_NETWORK_NAMES", "DeepInputsMixin"]
@@ -52,6 +55,19 @@ class DeepInputsMixin:
         if self.input_featurizer_ == "morgan":
             return featurize("morgan", self.input_features_params, None, None, X)
         return featurize("kernel", None, self.input_featurizer_, self.input_codes_, X)
+
+    def _weighted_rows(self, X_raw, X, Y, sample_weight):
+        """``(X_raw, X, Y, w, rows)`` without the rows of weight zero (their inputs prepared again), ``w`` of mean 1
+        or None (:func:`~skframe.models.structured._fit.positive_rows`); ``rows``: the rows kept (None: all)."""
+        n = n_items(X)
+        if n_items(Y) != n:
+            raise InvalidInputError(f"X has {n} rows but Y has {n_items(Y)}; they must match")
+        w = check_sample_weight(sample_weight, n)
+        rows = None if w is None else np.flatnonzero(w > 0)
+        if rows is None or rows.size == n:
+            return X_raw, X, Y, positive_rows(X, Y, w)[2], rows
+        X_raw, Y, w = positive_rows(X_raw, Y, w)
+        return X_raw, self._prepare_inputs(X_raw, reset=True), Y, w, rows
 
     def _n_inputs(self):
         return len(self.vocabulary_) + 2 if self.input_kind_ == "tokens" else int(self.n_features_in_)

@@ -88,10 +88,11 @@ def device_of(est, torch):
     return torch.device(name)
 
 
-def input_scaling(how, X):
+def input_scaling(how, X, weights=None):
     """``(shift, scale)`` of the feature scaling learned on the training inputs X (dense or sparse).
 
-    ``"standard"``: column means and standard deviations; ``"maxabs"``: no shift, the largest
+    ``"standard"``: column means and standard deviations (weighted means with the rows' positive
+    ``weights``: rows repeated by integer weights give the same scaling); ``"maxabs"``: no shift, the largest
     absolute value per column; None: no scaling (``(None, None)``). Constant columns keep scale 1.
     """
     if how is None:
@@ -100,8 +101,13 @@ def input_scaling(how, X):
         top = abs(X).max(axis=0)
         scale = np.asarray(top.toarray() if sp.issparse(top) else top, dtype=np.float64).ravel()
         return None, np.where(scale > 0, scale, 1.0)
-    mean = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
-    sq = X.multiply(X).mean(axis=0) if sp.issparse(X) else np.mean(np.square(X, dtype=np.float64), axis=0)
+    if weights is not None:
+        p = np.asarray(weights, dtype=np.float64) / np.sum(weights)
+        mean = np.asarray(X.T @ p, dtype=np.float64).ravel()
+        sq = (X.multiply(X) if sp.issparse(X) else np.square(X, dtype=np.float64)).T @ p
+    else:
+        mean = np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
+        sq = X.multiply(X).mean(axis=0) if sp.issparse(X) else np.mean(np.square(X, dtype=np.float64), axis=0)
     std = np.sqrt(np.clip(np.asarray(sq, dtype=np.float64).ravel() - mean**2, 0.0, None))
     return mean, np.where(std > 1e-12 * np.maximum(1.0, np.abs(mean)), std, 1.0)
 

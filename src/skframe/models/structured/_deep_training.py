@@ -32,7 +32,7 @@ from skframe.models.structured._deep_network import (
     threads_for,
 )
 
-__all__ = ["ValidationSet", "decode_on_device", "forward", "train_members", "train_network"]
+__all__ = ["ValidationSet", "decode_on_device", "forward", "surrogate_loss", "train_members", "train_network"]
 
 PREDICT_BATCH = 4096  # rows per forward pass at prediction
 
@@ -80,12 +80,14 @@ class ValidationSet:
     candidate against the true output, for 0/1 label vectors) or ``"top-k"`` (the true output
     among the k best-scored candidates). ``E`` (candidate embeddings), ``bias`` (``-k(c, c)/2``
     or None), ``true`` (the candidate row of each held-out output) and ``labels`` (the candidate
-    rows as a CSR 0/1 matrix, for F1) serve the decoded metrics.
+    rows as a CSR 0/1 matrix, for F1) serve the decoded metrics. ``weights`` (the held-out rows' sample
+    weights, or None) make every metric a weighted mean over the rows.
     """
 
-    def __init__(self, X, Psi, off, metric, E=None, bias=None, true=None, labels=None):
+    def __init__(self, X, Psi, off, metric, E=None, bias=None, true=None, labels=None, weights=None):
         self.X, self.Psi, self.off, self.metric = X, Psi, off, metric
         self.E, self.bias, self.true, self.labels = E, bias, true, labels
+        self.weights = weights
 
     def decoded_score(self, torch, G, dev, dt):
         """The decoded metric (higher is better) of the surrogate ``G`` (float64 rows), computed on ``dev``."""
@@ -103,13 +105,26 @@ class ValidationSet:
             inter = np.asarray(A.multiply(B).sum(axis=1)).ravel()
             size = np.asarray(A.sum(axis=1)).ravel() + np.asarray(B.sum(axis=1)).ravel()
             f1 = np.where(size > 0, 2 * inter / np.maximum(size, 1e-300), 1.0)
-            return float(np.mean(f1))
+            return float(np.average(f1, weights=self.weights))
         k = int(self.metric.split("-")[1])
         s_true = S.gather(1, self._true_t[:, None])
-        return float(((S > s_true).sum(dim=1) < k).double().mean())
+        hit = ((S > s_true).sum(dim=1) < k).cpu().numpy()
+        return float(np.average(hit, weights=self.weights))
 
 
-def train_network(est, torch, X, Psi, off, val, loss, seed, progress, index, target=(0.0, 1.0)):
+def surrogate_loss(loss, Z, T, outside, s2=1.0, weights=None):
+    """The training objective's data term on a batch: ``(1/b) sum_i w_i c(s2 u_i) / s2`` (torch tensors).
+
+    ``u_i = ||Z_i - T_i||^2 + outside_i`` is the squared distance in the output RKHS in units of ``s2``;
+    ``weights`` are the batch rows' sample weights, scaled to mean 1 over the training rows (None: all 1), so
+    that the mean over mini-batches estimates the weighted mean over the training rows without bias and
+    integer weights give the loss of the rows repeated that many times.
+    """
+    c = loss.torch_value((((Z - T) ** 2).sum(dim=1) + outside) * s2)
+    return (c if weights is None else c * weights).mean() / s2
+
+
+def train_network(est, torch, X, Psi, off, val, loss, seed, progress, index, target=(0.0, 1.0), sample_weight=None):
     """Train one network of ``est`` to the targets ``Psi``; return its weights as arrays and its history.
 
     The network predicts ``z`` with ``g = shift + scale z`` (``target = (shift, scale)``, the
@@ -120,7 +135,8 @@ def train_network(est, torch, X, Psi, off, val, loss, seed, progress, index, tar
     lbfgs, decoupled for adamw. Mini-batches (adam, adamw) follow the learning-rate schedule;
     lbfgs takes the full batch. ``val`` (a :class:`ValidationSet`) enables early stopping on its
     metric (ties broken by the validation loss); the weights of the best epoch are restored.
-    ``index`` numbers the member in the messages.
+    ``index`` numbers the member in the messages. ``sample_weight`` (the rows' weights, mean 1, or None)
+    weight each row's loss (:func:`surrogate_loss`).
     """
     dev, dt = device_of(est, torch), dtype_of(est, torch)
     n, p = Psi.shape
@@ -137,6 +153,8 @@ def train_network(est, torch, X, Psi, off, val, loss, seed, progress, index, tar
             torch.set_num_threads(threads)  # restored by torch_settings at the end of fit
         T = torch.from_numpy(np.ascontiguousarray((Psi - shift) / scale)).to(device=dev, dtype=dt)
         outside = torch.from_numpy(np.ascontiguousarray(off / scale**2)).to(device=dev, dtype=dt)
+        rows_w = (None if sample_weight is None
+                  else torch.from_numpy(np.ascontiguousarray(sample_weight)).to(device=dev, dtype=dt))
         Xres = resident_inputs(est, torch, X)
         order_rng = np.random.default_rng(seed)
         params = [q for q in net.parameters() if q.requires_grad]
@@ -160,8 +178,7 @@ def train_network(est, torch, X, Psi, off, val, loss, seed, progress, index, tar
                 Z = net(xb)
             Z = Z.to(dt)  # the loss in the network's precision
             t = torch.from_numpy(idx).to(dev)
-            u = ((Z - T[t]) ** 2).sum(dim=1) + outside[t]
-            value = loss.torch_value(u * s2).mean() / s2
+            value = surrogate_loss(loss, Z, T[t], outside[t], s2, None if rows_w is None else rows_w[t])
             if penalty and wd:
                 value = value + 0.5 * wd * sum((q * q).sum() for q in params)
             return value
@@ -200,7 +217,7 @@ def train_network(est, torch, X, Psi, off, val, loss, seed, progress, index, tar
             if val is not None:
                 G = shift + scale * forward(est, torch, net, val.X)
                 u = np.einsum("ij,ij->i", G - val.Psi, G - val.Psi) + val.off
-                v = float(np.mean(loss.c(u)))
+                v = float(np.average(loss.c(u), weights=val.weights))
                 score = -v if val.metric == "loss" else val.decoded_score(torch, G, dev, dt)
                 hist["val_loss"].append(v)
                 hist["val_score"].append(score)
@@ -240,32 +257,39 @@ def _validation_metric(est, Y):
     return "f1" if vals.size and np.all((vals == 0) | (vals == 1)) else "loss"
 
 
-def target_scaling(est, Psi):
+def target_scaling(est, Psi, weights=None):
     """``(shift, scale)`` of a member's targets: column means and the root-mean-square of the centred coordinates.
 
     Sketched coordinates are often tiny (a Gaussian output kernel of large width leaves them
     near 1e-3) and all but the first centred near zero; the network predicts the centred
     coordinates in units of their overall spread. One scale for all coordinates keeps the
     geometry of the output space (no direction is re-weighted). ``(0, 1)`` when
-    ``est.target_scaling`` is False.
+    ``est.target_scaling`` is False. With sample ``weights`` the means are weighted (rows repeated by
+    integer weights give the same scaling).
     """
     if not est.target_scaling or Psi.shape[0] < 2:
         return np.zeros(Psi.shape[1]), 1.0
-    shift = Psi.mean(axis=0)
-    scale = float(np.sqrt(np.mean((Psi - shift) ** 2)))
+    shift = np.average(Psi, axis=0, weights=weights)
+    scale = float(np.sqrt(np.average(np.mean((Psi - shift) ** 2, axis=1), weights=weights)))
     return shift, (scale if scale > 0 else 1.0)
 
 
-def train_members(est, torch, X, Y, tr, va, kernel, sketch, size_info, loss, rngs, progress, augmented=None):
+def train_members(est, torch, X, Y, tr, va, kernel, sketch, size_info, loss, rngs, progress, augmented=None,
+                  sample_weight=None):
     """The ensemble: ``est.n_draws`` output-sketch draws, each with ``est.n_seeds`` networks trained to its basis.
 
     ``tr`` and ``va`` index the training and validation pairs (``va`` empty: no early
     stopping); ``rngs = (rng_sketch, rng_train)`` draw the sketches and the seeds; ``augmented`` holds the token
     rows of equivalent strings (shape ``(k + 1, n, L)``, the first the strings themselves). Returns the
     members, their loss histories, the candidate embeddings of each member and the candidate
-    set (the distinct outputs of all pairs).
+    set (the distinct outputs of all pairs). ``sample_weight`` (positive weights of all pairs, or None)
+    weight the training loss (scaled to mean 1 over the training pairs) and the validation metrics.
     """
     rng_sketch, rng_train = rngs
+    w_tr = w_va = None
+    if sample_weight is not None:
+        w_tr = sample_weight[tr] * (len(tr) / sample_weight[tr].sum())
+        w_va = sample_weight[va] if len(va) else None
     n_val = len(va)
     Y_tr = Y if not n_val else take(Y, tr)
     C, first, inverse = unique_rows(Y_tr)
@@ -294,14 +318,14 @@ def train_members(est, torch, X, Y, tr, va, kernel, sketch, size_info, loss, rng
             bias = None if basis.normalized else -0.5 * basis.self_kernel(C_all)
             val = ValidationSet(X_va, P_va, np.clip(basis.self_kernel(take(Y, va)) - np.einsum("ij,ij->i", P_va, P_va),
                                                     0.0, None), metric, E=E, bias=bias,
-                                true=np.ascontiguousarray(inverse_all[va]), labels=labels)
-        target = target_scaling(est, Psi)
+                                true=np.ascontiguousarray(inverse_all[va]), labels=labels, weights=w_va)
+        target = target_scaling(est, Psi, w_tr)
         info = dict(R.summary(), rank=basis.n_components, **size_info)
         basis.sketch_info = dict(basis.sketch_info, **size_info)
         for _s in range(int(est.n_seeds)):
             seed = int(rng_train.integers(0, 2**31 - 1))
             weights, hist = train_network(est, torch, X_tr, Psi, off, val, loss, seed, progress, len(members),
-                                          target=target)
+                                          target=target, sample_weight=w_tr)
             members.append(_DeepMember(basis, weights, seed, dict(info), target=target))
             histories.append(hist)
             embeddings.append(E)

@@ -14,9 +14,10 @@ from skframe.core.feature_map import kernel_times
 from skframe.exceptions import InvalidInputError
 from skframe.models._base import KernelModelMixin, in_memory_plan, store_params, validate_X
 from skframe.models._core import resolve_kernel
+from skframe.models._data import check_sample_weight
 from skframe.models.structured._candidates import check_outputs
 from skframe.models.structured._decoding import DecodingMixin
-from skframe.models.structured._fit import StructuredFit
+from skframe.models.structured._fit import StructuredFit, positive_rows
 
 __all__ = ["OutputKernelRegressor"]
 
@@ -151,7 +152,7 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         return validate_X(self, X, reset=reset)
 
     # ------------------------------------------------------------------ fit
-    def fit(self, X, Y):
+    def fit(self, X, Y, sample_weight=None):
         """Fit: draw the sketches, build the output basis and the input map of each draw.
 
         Parameters
@@ -159,14 +160,20 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         X : array-like, sparse matrix or InputCollection with n_samples items
         Y : array-like or sparse matrix of shape (n_samples, n_output_features)
             Output vectors (e.g. a binary label-indicator matrix), dense or sparse.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative weights of the examples in the surrogate regression's square loss,
+            ``(1/n) sum_i w_i ||h(x_i) - psi(y_i)||^2 + lam ||h||^2``, scaled to mean 1 so that ``lam``
+            keeps its meaning: integer weights give the fit on rows repeated that many times (with the same
+            sketches). Rows of weight zero are dropped before the fit: their outputs are no candidates and
+            the sketches are drawn from the other rows. The output basis does not depend on the weights.
 
         Returns
         -------
         self : OutputKernelRegressor
         """
-        return self._new_fit(X, Y).run()
+        return self._new_fit(X, Y, sample_weight=sample_weight).run()
 
-    def _new_fit(self, X, Y, progress=None):
+    def _new_fit(self, X, Y, progress=None, sample_weight=None):
         """Validate ``(X, Y)``: the :class:`~skframe.models.structured._fit.StructuredFit` of the data."""
         t0 = time.perf_counter()
         validate_params(self)
@@ -179,7 +186,8 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         n = n_items(X)
         if n_items(Y) != n:
             raise InvalidInputError(f"X has {n} rows but Y has {n_items(Y)}; they must match")
-        return StructuredFit(self, X, Y, t0)
+        X, Y, w = positive_rows(X, Y, check_sample_weight(sample_weight, n))
+        return StructuredFit(self, X, Y, t0, sample_weight=w)
 
     def execution_plan(self, X, y=None):
         """How a fit on ``(X, y)`` would run, without fitting: the input side's execution plan.
@@ -227,23 +235,25 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         self._check_fitted()
         return self.draws_[draw].basis.embed(check_outputs(Y))
 
-    def surrogate_mse(self, X, Y):
+    def surrogate_mse(self, X, Y, sample_weight=None):
         """Mean ``||h(x_i) - psi(y_i)||^2`` in the output RKHS (output kernel trick, no decoding).
 
-        With ``n_draws > 1`` the draws' errors are averaged.
+        With ``n_draws > 1`` the draws' errors are averaged; with ``sample_weight`` the mean over the
+        rows is the weighted one.
         """
         G_list = self._surrogate(X)
         Y = check_outputs(Y)
-        if Y.shape[0] != G_list[0].shape[0]:
-            raise InvalidInputError(f"X has {G_list[0].shape[0]} rows but Y has {Y.shape[0]}")
+        if n_items(Y) != G_list[0].shape[0]:
+            raise InvalidInputError(f"X has {G_list[0].shape[0]} rows but Y has {n_items(Y)}")
+        w = check_sample_weight(sample_weight, G_list[0].shape[0])
         kyy = self.output_basis_.self_kernel(Y)
         errs = []
         for g, d in zip(G_list, self.draws_):
             E = d.basis.embed(Y)
-            errs.append(np.mean(d.basis.sq_norm(g) - 2.0 * np.einsum("ij,ij->i", g, E) + kyy))
+            errs.append(np.average(d.basis.sq_norm(g) - 2.0 * np.einsum("ij,ij->i", g, E) + kyy, weights=w))
         return float(np.mean(errs))
 
-    def score(self, X, y):
+    def score(self, X, y, sample_weight=None):
         """Negative surrogate MSE in the output RKHS (higher is better), for ``GridSearchCV``.
 
         Parameters
@@ -251,5 +261,7 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         X : array-like or sparse matrix of shape (n_samples, n_features)
         y : array-like or sparse matrix of shape (n_samples, n_output_features)
             True outputs.
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights of the rows in the mean.
         """
-        return -self.surrogate_mse(X, y)
+        return -self.surrogate_mse(X, y, sample_weight=sample_weight)

@@ -6,6 +6,10 @@ draws, member by member, the output sketch (and builds the output basis and its 
 sketch, in the order a fit always drew them; ``solve(lam)`` fits the input side of every member as the
 estimator's fit does, and ``solve_path(lams)`` factors each member's input system once so that every λ costs
 one small product (:mod:`skframe.models.structured._input_path`).
+
+Sample weights enter the input side only: the output basis and the targets ``T`` are those of the unweighted fit,
+and the input map minimises ``(1/n) sum_i w_i ||g(x_i) - T_i||^2 + lam ||g||^2`` with the weights scaled to mean 1
+(:func:`positive_rows` drops the rows of weight zero first, so they are no candidates and draw no sketch row).
 """
 
 from __future__ import annotations
@@ -29,12 +33,31 @@ from skframe.models._core import build_representation, make_rngs, resolve_kernel
 from skframe.models.structured._input_path import InputPaths, exact_input_path, feature_map_path, sketched_path
 from skframe.models.structured._sisokr import _Draw, sketched_input_coef
 
-__all__ = ["StructuredFit", "c_order"]
+__all__ = ["StructuredFit", "c_order", "positive_rows"]
 
 
 def c_order(A):
     """Dense arrays C-contiguous, as a saved model reloads them (the same BLAS path before and after)."""
     return np.ascontiguousarray(A) if isinstance(A, np.ndarray) else A
+
+
+def positive_rows(X, Y, sample_weight):
+    """``(X, Y, w)`` without the rows of weight zero, ``w`` scaled to mean 1 (None: equal weights).
+
+    ``sample_weight`` is checked already (:func:`skframe.models._data.check_sample_weight`). Weights that are all
+    equal give None: the fit is then the unweighted one, bit for bit. ``X`` may also be a list of strings or a
+    pandas object (rows by position).
+    """
+    if sample_weight is None:
+        return X, Y, None
+    keep = np.flatnonzero(sample_weight > 0)
+    if keep.size < sample_weight.size:
+        X = [X[i] for i in keep] if isinstance(X, list) else X.iloc[keep] if hasattr(X, "iloc") else take(X, keep)
+        Y = take(Y, keep)
+    w = sample_weight[keep]
+    if np.all(w == w[0]):
+        return X, Y, None
+    return X, Y, w * (w.size / w.sum())
 
 
 class _Member:
@@ -55,10 +78,13 @@ class StructuredFit:
     sx, sy : the resolved sketches (None: the exact side), with ``sketch_specs`` and ``size_x``, ``size_y``
     rng : numpy.random.Generator
         The one random stream, drawn from member by member.
+    w : ndarray of shape (n,) or None
+        Positive row weights of mean 1 (None: equal weights).
     """
 
-    def __init__(self, estimator, X, Y, t0=None):
+    def __init__(self, estimator, X, Y, t0=None, sample_weight=None):
         est = self.estimator = estimator
+        self.w = sample_weight  # positive, mean 1 (positive_rows), or None
         self.t0 = time.perf_counter() if t0 is None else t0
         self.n = n_items(X)
         self.lam = "auto" if is_auto(est.lam) else float(est.lam)
@@ -124,30 +150,43 @@ class StructuredFit:
         for mem in members:
             if mem.features is not None:  # explicit feature map: the ridge on Z
                 rep = mem.features
-                A = rep.Z.T @ rep.Z
+                Zw = rep.Z if self.w is None else rep.Z * self.w[:, None]
+                A = Zw.T @ rep.Z
                 A[np.diag_indices_from(A)] += n * lam
-                W = np.ascontiguousarray(solve_psd(A, rep.Z.T @ mem.T))
+                W = np.ascontiguousarray(solve_psd(A, Zw.T @ mem.T))
                 draws.append(_Draw(None, W, mem.basis, rep.info, fmap=rep.feature_map))
             else:  # the coefficients on the sampled inputs without the m x m eigendecomposition of the core
                 coef = sketched_input_coef(kx, X, mem.R_X, mem.T, lam, rtol=self.estimator.rtol,
-                                           engine=self.plan_x.engine, prepared=True)
+                                           engine=self.plan_x.engine, prepared=True, sample_weight=self.w)
                 draws.append(_Draw(c_order(take(X, mem.R_X.indices)), coef, mem.basis, mem.R_X.summary()))
         return draws
 
     def _exact_draws(self, lam):
-        """IOKR / ISOKR input side: ``(K_X + n lam I)^{-1} [T_1 ... T_D]`` for the targets of all draws."""
-        X, kx, n, members = self.X, self.kx, self.n, self.represent()
-        K = build_representation(X, kx, None, self.rng, exact="gram").K
-        K[np.diag_indices_from(K)] += n * lam
+        """IOKR / ISOKR input side: ``(K_X + n lam I)^{-1} [T_1 ... T_D]`` for the targets of all draws.
 
-        def rebuild():  # K + n lam I again, for the pseudo-inverse fallback (K holds the failed factor)
-            G = kernel_block(kx, X, X)
+        With weights, ``W^{1/2} (W^{1/2} K_X W^{1/2} + n lam I)^{-1} W^{1/2} [T_1 ... T_D]``."""
+        X, kx, n, members = self.X, self.kx, self.n, self.represent()
+        root = None if self.w is None else np.sqrt(self.w)[:, None]
+
+        def weigh(G):  # W^{1/2} G W^{1/2} + n lam I, in place
+            if root is not None:
+                G *= root
+                G *= root.T
             G[np.diag_indices_from(G)] += n * lam
             return G
 
+        K = weigh(build_representation(X, kx, None, self.rng, exact="gram").K)
+
+        def rebuild():  # the matrix again, for the pseudo-inverse fallback (K holds the failed factor)
+            return weigh(kernel_block(kx, X, X))
+
         # K.T: Fortran-ordered, so LAPACK factors it in place (no n x n copy); the same matrix, K being symmetric
         B = members[0].T if len(members) == 1 else np.hstack([m.T for m in members])
+        if root is not None:
+            B = root * B
         W = solve_psd(K.T, B, overwrite_a=True, rebuild=rebuild)
+        if root is not None:
+            W = root * W
         del K, B
         info = {"name": "none", "m": n, "n": n, "s_prime": n}
         cuts = np.cumsum([m.T.shape[1] for m in members])[:-1]
@@ -160,13 +199,13 @@ class StructuredFit:
         Their solutions equal :meth:`solve`'s in exact arithmetic (about 1e-8 relative in floating point)."""
         members, X, kx, n, rtol = self.represent(), self.X, self.kx, self.n, self.estimator.rtol
         if self.sx is None:
-            return InputPaths([exact_input_path(kx, X, members, n, len(lams))])
+            return InputPaths([exact_input_path(kx, X, members, n, len(lams), sample_weight=self.w)])
         paths = []
         for mem in members:
             if mem.features is not None:
-                paths.append(feature_map_path(mem.features, mem.T, mem.basis, n))
+                paths.append(feature_map_path(mem.features, mem.T, mem.basis, n, sample_weight=self.w))
             else:
-                paths.append(sketched_path(kx, X, mem, n, (rtol, self.plan_x.engine)))
+                paths.append(sketched_path(kx, X, mem, n, (rtol, self.plan_x.engine), sample_weight=self.w))
         return InputPaths(paths)
 
     # ------------------------------------------------------------------ the whole fit
@@ -185,18 +224,22 @@ class StructuredFit:
     def choose_lam(self, lams=KFOLD_LAMS, folds=KFOLD):
         """``(lam, info)`` for ``lam="auto"``: the best mean held-out ``score`` (minus the surrogate squared error
         in the output space) of ``folds`` consecutive folds, each fold a :class:`StructuredFit` whose input
-        systems are factored once for the whole λ grid (:meth:`solve_path`)."""
+        systems are factored once for the whole λ grid (:meth:`solve_path`). With weights each fold is fitted
+        with its rows' weights (mean 1 in the fold) and scored by its held-out rows' weighted error."""
         edges = np.linspace(0, self.n, folds + 1).astype(int)
         scores = np.zeros((folds, len(lams)))
         for k in range(folds):
             held = np.arange(edges[k], edges[k + 1])
             train = np.setdiff1d(np.arange(self.n), held)
-            fold = StructuredFit(self.estimator, take(self.X, train), take(self.Y, train))
+            w_train = None if self.w is None else self.w[train] * (train.size / self.w[train].sum())
+            w_held = None if self.w is None else self.w[held]
+            fold = StructuredFit(self.estimator, take(self.X, train), take(self.Y, train), sample_weight=w_train)
             with warnings.catch_warnings():  # the final fit warns, not each fold
                 warnings.simplefilter("ignore")
                 paths = fold.solve_path(lams)
                 for j, lam in enumerate(lams):
-                    scores[k, j] = fold.fitted(lam, paths.draws(lam)).score(take(self.X, held), take(self.Y, held))
+                    scores[k, j] = fold.fitted(lam, paths.draws(lam)).score(take(self.X, held), take(self.Y, held),
+                                                                            sample_weight=w_held)
         mean = scores.mean(axis=0)
         j = int(np.argmax(mean))
         return float(lams[j]), {

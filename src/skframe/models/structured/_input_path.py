@@ -11,6 +11,10 @@
   Losses via p-Sparsified Sketches", TMLR 2023, Prop. 1: the ridge on the features
   ``z(x) = D_r^{-1/2} U_r^T R k_x``); random Fourier features: ``Z^T Z = Q diag(s) Q^T``.
 
+With row weights ``w`` (mean 1) the systems are the weighted ones of the fresh fit: ``W^{1/2} K W^{1/2}`` and
+``W^{1/2} T`` on the exact side (the coefficients ``W^{1/2}`` times the solution), ``W^{1/2} K R^T`` and
+``W^{1/2} Z`` on the sketched and feature-map sides.
+
 These are the solutions of the fresh fit's systems in exact arithmetic, so a path's predictions agree with a
 fresh fit's to rounding (about 1e-8 relative; the fresh fit factors each ``lam``'s system by Cholesky).
 """
@@ -85,14 +89,18 @@ def _eigen_path(A, B, n, **kw):
 
 
 class _SplitPath:
-    """The exact input map of every member at once, split into the members' draws."""
+    """The exact input map of every member at once, split into the members' draws (``root``: the rows' square-root
+    weights that scale the coefficients, None for equal weights)."""
 
-    def __init__(self, path, cuts, members):
-        self.path, self.cuts, self.members = path, cuts, members
+    def __init__(self, path, cuts, members, root=None):
+        self.path, self.cuts, self.members, self.root = path, cuts, members, root
 
     def draws(self, lam):
+        coef = self.path.coef(lam)
+        if self.root is not None:
+            coef = self.root * coef
         return [_Draw(X, np.ascontiguousarray(w), basis, dict(info))
-                for w, (X, basis, info) in zip(np.split(self.path.coef(lam), self.cuts, axis=1), self.members)]
+                for w, (X, basis, info) in zip(np.split(coef, self.cuts, axis=1), self.members)]
 
     @property
     def rank(self):
@@ -114,10 +122,19 @@ class InputPaths:
         return min(p.rank for p in self.paths)
 
 
-def exact_input_path(kx, X, members, n, n_lams):
+def _root(sample_weight):
+    return None if sample_weight is None else np.sqrt(sample_weight)[:, None]
+
+
+def exact_input_path(kx, X, members, n, n_lams, sample_weight=None):
     """The exact input side (IOKR, ISOKR) for the targets of every member, the Gram matrix computed once."""
     K = kernel_block(kx, X, X)
     B = members[0].T if len(members) == 1 else np.hstack([m.T for m in members])
+    root = _root(sample_weight)
+    if root is not None:  # W^{1/2} K W^{1/2} and W^{1/2} B
+        K *= root
+        K *= root.T
+        B = root * B
     if n_lams >= EIGH_COST_IN_CHOLESKYS:
         path = _eigen_path(0.5 * (K + K.T), B, n)
         del K
@@ -125,27 +142,33 @@ def exact_input_path(kx, X, members, n, n_lams):
         path = _FactorPath(K, B, n)
     cuts = np.cumsum([m.T.shape[1] for m in members])[:-1]
     info = {"name": "none", "m": n, "n": n, "s_prime": n}
-    return _SplitPath(path, cuts, [(X, m.basis, dict(info)) for m in members])
+    return _SplitPath(path, cuts, [(X, m.basis, dict(info)) for m in members], root=root)
 
 
-def feature_map_path(rep, T, basis, n):
+def feature_map_path(rep, T, basis, n, sample_weight=None):
     """One member's input side on explicit features (random Fourier features): the ridge on ``Z``."""
-    path = _eigen_path(rep.Z.T @ rep.Z, rep.Z.T @ T, n)
+    root = _root(sample_weight)
+    Z = rep.Z if root is None else root * rep.Z
+    T = T if root is None else root * T
+    path = _eigen_path(Z.T @ Z, Z.T @ T, n)
     path.member = (None, basis, rep.info, rep.feature_map)
     return path
 
 
-def sketched_path(kx, X, member, n, settings):
+def sketched_path(kx, X, member, n, settings, sample_weight=None):
     """One member's input-sketched side from its sketch ``member.R_X``; ``settings = (rtol, engine)``."""
     rtol, engine = settings
     R = member.R_X
     KR, G, mix_T = input_products(kx, X, R, engine, prepared=True)  # kx: the fit's kernel, bound to X
     KR = np.asarray(KR, dtype=np.float64)
+    root, T = _root(sample_weight), member.T
+    if root is not None:
+        KR, T = root * KR, root * T
     L, _ = sqrt_pinv_sym(0.5 * (G + G.T), rtol)  # feature coordinates of R K R^T: L^T G L = I_r
     KRL = KR @ L  # the sketched features Z of the training rows
     s, Q = np.linalg.eigh(KRL.T @ KRL)
     P = L @ Q
-    path = _EigenPath(P, s, P.T @ (KR.T @ member.T), n, mix_T=mix_T)
+    path = _EigenPath(P, s, P.T @ (KR.T @ T), n, mix_T=mix_T)
     X_sub = take(X, R.indices)
     path.member = (np.ascontiguousarray(X_sub) if isinstance(X_sub, np.ndarray) else X_sub, member.basis,
                    R.summary(), None)

@@ -57,7 +57,7 @@ def sisokr_omega(KR_X, RKR_X, RKY, RKR_Y, lam, rtol=None):
     return pinv_sym(RKR_Y, rtol) @ (RKY @ KR_X) @ pinv_sym(A, rtol)
 
 
-def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None, engine=None, prepared=False):
+def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None, engine=None, prepared=False, sample_weight=None):
     """Coefficients on the sampled inputs of the input-sketched ridge map to targets ``T``.
 
     ``coef = S_mix^T (R K^2 R^T + n lam K~)^+ R K T``, the right-hand factor of
@@ -81,6 +81,9 @@ def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None, engine=None, prepare
         chooses from the size of the block.
     prepared : bool, default=False
         The kernel is bound to ``X`` already (a fit binds it once).
+    sample_weight : ndarray of shape (n,), optional
+        Positive row weights of mean 1: the weighted normal equations
+        ``(R K W K R^T + n lam K~) beta = R K W T`` (the data term ``(1/n) sum_i w_i ||g(x_i) - T_i||^2``).
 
     Returns
     -------
@@ -88,10 +91,14 @@ def sketched_input_coef(kernel, X, R, T, lam, *, rtol=None, engine=None, prepare
     """
     n = n_items(X)
     KR, G, mix_T = input_products(kernel, X, R, engine, prepared=prepared)
+    KR0 = KR  # the rows of K R^T at the sampled inputs give R K R^T again
+    if sample_weight is not None:  # sqrt(W) K R^T and sqrt(W) T: the weighted system in the same two products
+        root = np.sqrt(sample_weight)[:, None]
+        KR, T = root * KR, root * T
     B = KR.T @ T
 
     def full_M():  # the full symmetric M, rebuilt only for the pseudo-inverse fallback
-        S = KR[R.indices] if mix_T is None else np.asarray(R.mix @ KR[R.indices])
+        S = KR0[R.indices] if mix_T is None else np.asarray(R.mix @ KR0[R.indices])
         M = KR.T @ KR
         M += (0.5 * n * lam) * (S + S.T)
         return M
