@@ -23,8 +23,9 @@ The fitted state is as small as the numbers allow. A sketched fit keeps the fact
 ``P_z = S_mix^T UD`` (``k(x, X_fit_) -> z(x)``): the sketch's mixing matrix ``"mix"`` (m x s', sparse for the
 p-sparsified and sub-sampling sketches) and ``"UD"`` (m x r), and computes the features of test rows as the fit
 computes its own, ``(k(x, X_sub) S_mix^T) UD`` (:func:`skframe.core.feature_map.mixed_features`), never the dense
-s' x r ``P_z`` (``"P_z"`` is None). ``"P_z"`` is kept where it has no such factors: the exact Gram form (None: the
-kernel vector itself) and an explicit feature map (None: ``feature_map_.transform``). The system
+s' x r ``P_z`` (``"P_z"`` is None). The dense ``"P_z"`` is kept only where it has no such factors (the exact model
+in feature form); it is None for the exact Gram form (the kernel vector is used itself) and for an explicit feature
+map (``feature_map_.transform``). The system
 ``A = Z^T Z`` (``K`` for the exact model) is symmetric and kept as its lower triangle, row by row
 (``"A_tril"``, r (r + 1) / 2 values: the Cholesky factorisation reads nothing else); at the first standard
 deviation asked for it is replaced by ``P_v = L^{-T}`` (r x r, upper triangular) with
