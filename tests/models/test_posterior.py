@@ -115,10 +115,10 @@ def test_the_factor_is_computed_at_the_first_std_and_saved_either_way(tmp_path):
     y = np.sin(4 * X[:, 0]) + 0.1 * rng.normal(size=300)
     model = SketchedKernelRidge(kernel_params={"gamma": 3.0}, sketch="subsample", sketch_size=40, lam=1e-3,
                                 random_state=0).fit(X, y)
-    assert "A" in model.posterior_ and "P_v" not in model.posterior_
+    assert "A_tril" in model.posterior_ and "P_v_triu" not in model.posterior_
     save(model, tmp_path / "before.skf")
     _, std = model.predict(X[:20], return_std=True)
-    assert "P_v" in model.posterior_ and "A" not in model.posterior_
+    assert "P_v_triu" in model.posterior_ and "A_tril" not in model.posterior_
     save(model, tmp_path / "after.skf")
     for name in ("before.skf", "after.skf"):
         _, again = load(tmp_path / name).predict(X[:20], return_std=True)
@@ -132,3 +132,138 @@ def test_a_system_without_a_factor_says_so_at_return_std(monkeypatch):
     model.predict(X)  # the point prediction does not need it
     with pytest.raises(NotFittedError, match="no Cholesky factor"):
         model.predict(X, return_std=True)
+
+
+# ------------------------------------------------------------------------------- the stored state and its layouts
+def _fit(sketch, **kw):
+    rng = np.random.default_rng(5)
+    X = rng.uniform(size=(150, 3))
+    y = np.sin(4 * X[:, 0]) + X[:, 1] + 0.1 * rng.normal(size=150)
+    model = SketchedKernelRidge(kernel_params={"gamma": 2.0}, sketch=sketch, sketch_size=30, lam=1e-3,
+                                random_state=0, **kw).fit(X, y)
+    return model, X, y
+
+
+@pytest.mark.parametrize("sketch", ["psr", "gaussian", "subsample"])
+def test_a_sketch_keeps_the_factors_of_the_map_and_half_the_system(sketch):
+    model, X, _ = _fit(sketch)
+    state = model.posterior_
+    m, r = state["UD"].shape
+    assert state["P_z"] is None and state["mix"].shape == (m, model.X_fit_.shape[0])
+    assert "A" not in state and state["A_tril"].shape == (r * (r + 1) // 2,)
+    # the features the state computes are k(x, X_fit_) (mix^T UD), the map the fit predicts with
+    P_z = np.asarray(state["mix"].T @ state["UD"])
+    Z = rbf_kernel(X, model.X_fit_, gamma=2.0) @ P_z
+    A = _posterior.unpack_lower(state["A_tril"], symmetric=True)
+    np.testing.assert_allclose(A, Z.T @ Z, rtol=1e-9, atol=1e-9 * np.abs(A).max())
+
+
+@pytest.mark.parametrize("sketch", [None, "rff"])
+def test_forms_without_factors_keep_no_map(sketch):
+    model, X, _ = _fit(sketch)
+    state = model.posterior_
+    assert state["P_z"] is None and state["mix"] is None and state["UD"] is None
+    side = len(X) if sketch is None else model.coef_.shape[0]
+    assert state["A_tril"].shape == (side * (side + 1) // 2,)
+    assert np.all(np.isfinite(model.predict(X[:5], return_std=True)[1]))
+
+
+def test_packing_round_trips_and_the_factorisation_reads_the_lower_triangle():
+    rng = np.random.default_rng(0)
+    B = rng.normal(size=(7, 7))
+    A = B @ B.T
+    packed = _posterior.pack_lower(A)
+    assert packed.shape == (28,)
+    np.testing.assert_array_equal(_posterior.unpack_lower(packed, symmetric=True), A)
+    np.testing.assert_array_equal(_posterior.unpack_lower(packed), np.tril(A))
+    np.testing.assert_array_equal(_posterior.unpack_lower(_posterior.pack_lower(B, upper=True), upper=True),
+                                  np.triu(B))
+    skewed = A + np.triu(1e-3 * rng.normal(size=(7, 7)), 1)  # rounding may leave Z^T Z a little asymmetric
+    np.testing.assert_array_equal(_posterior._cholesky(skewed, 0.5),
+                                  _posterior._cholesky(_posterior.unpack_lower(_posterior.pack_lower(skewed),
+                                                                               symmetric=True), 0.5))
+    with pytest.raises(Exception, match="no square matrix"):
+        _posterior.unpack_lower(np.zeros(5))
+
+
+def test_the_square_factor_is_unpacked_once():
+    model, X, _ = _fit("psr")
+    model.predict(X[:3], return_std=True)
+    state = model.posterior_
+    first = _posterior.posterior_factor(state)
+    assert _posterior.posterior_factor(state) is first
+    np.testing.assert_array_equal(first, np.triu(first))
+
+
+def _earlier_layout(state, factor, keys=True):
+    """The state as earlier versions stored it: the dense map P_z and a square A (or square P_v)."""
+    A = _posterior.unpack_lower(state["A_tril"], symmetric=True)
+    P_z = state["P_z"] if state["mix"] is None else np.asarray(state["mix"].T @ state["UD"])
+    old = {"form": state["form"], "noise": state["noise"], "scale": state["scale"], "P_z": P_z}
+    if factor:  # as the first return_std left it
+        from scipy.linalg import solve_triangular
+
+        L = _posterior._cholesky(A, state["noise"])  # as the earlier version factored it
+
+        old["P_v"] = solve_triangular(L, np.eye(len(A)), lower=True).T
+    else:
+        old["A"] = A
+    if keys:
+        old.update(mix=state["mix"], UD=state["UD"])
+    return old
+
+
+@pytest.mark.parametrize("sketch", ["psr", "gaussian", None])
+@pytest.mark.parametrize("factor", [False, True])
+@pytest.mark.parametrize("keys", [True, False])
+def test_model_files_of_the_earlier_layout_load_and_give_the_same_std(sketch, factor, keys, tmp_path):
+    from skframe.persistence import load, save
+
+    model, X, y = _fit(sketch)
+    X_te = np.random.default_rng(9).uniform(-0.5, 1.5, size=(40, 3))
+    old = _earlier_layout(model.posterior_, factor, keys)
+    _, std_new = model.predict(X_te, return_std=True)
+    model.posterior_ = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in old.items()}
+    save(model, tmp_path / "old.skf")  # a file of the earlier layout, as an earlier version wrote it
+    _, std_old = model.predict(X_te, return_std=True)
+    loaded = load(tmp_path / "old.skf")
+    assert set(loaded.posterior_) == set(old)
+    if sketch is not None:
+        assert loaded.posterior_["P_z"].shape == old["P_z"].shape  # read as it is: the dense map is used
+    _, std_loaded = loaded.predict(X_te, return_std=True)
+    np.testing.assert_array_equal(std_loaded, std_old)
+    # the compact state gives the same standard deviations (to rounding: (k S_mix^T) UD against k (S_mix^T UD))
+    np.testing.assert_allclose(std_new, std_old, rtol=1e-12, atol=0)
+    if sketch is None:  # the same arithmetic: bit for bit
+        np.testing.assert_array_equal(std_new, std_old)
+    if sketch is None:  # and the dense Gaussian-process formula (the sketched ones are checked above)
+        ref = naive_gp_posterior_variance(rbf_kernel(X, X, gamma=2.0), rbf_kernel(X_te, X, gamma=2.0),
+                                          np.ones(40), (y - y.mean())[:, None], 1e-3)
+        np.testing.assert_allclose(std_loaded**2, ref[:, 0], rtol=1e-7, atol=1e-12)
+
+
+def test_a_model_file_holds_no_dense_map(tmp_path):
+    """The posterior state adds the sketch's factors and half of the r x r system to the file, not the s' x r
+    map: on a p-sparsified sketch with s' = 3 316 and r = 200 that map alone was 5.3 MB."""
+    import zipfile
+
+    from skframe.persistence import save
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(2000, 5))
+    y = X[:, 0] + np.sin(5 * X[:, 1]) + 0.1 * rng.normal(size=2000)
+    model = SketchedKernelRidge(kernel_params={"gamma": 1.0}, sketch="psr", sketch_size=60, lam=1e-5,
+                                random_state=0).fit(X, y)
+    state = model.posterior_
+    s_prime, (m, r) = model.X_fit_.shape[0], state["UD"].shape
+    assert s_prime > 3 * m
+    save(model, tmp_path / "with.skf")
+    model.posterior_ = None
+    save(model, tmp_path / "without.skf")
+    grown = (tmp_path / "with.skf").stat().st_size - (tmp_path / "without.skf").stat().st_size
+    mix = state["mix"]
+    stored = 8 * (r * (r + 1) // 2 + m * r + 1) + mix.data.nbytes + mix.indices.nbytes + mix.indptr.nbytes
+    assert stored <= grown <= stored + 4096  # the arrays, their headers and manifest entries
+    assert grown < 8 * s_prime * r
+    with zipfile.ZipFile(tmp_path / "with.skf") as zf:
+        assert all(info.file_size < 8 * s_prime * r for info in zf.infolist())

@@ -158,7 +158,7 @@ def test_shared_sketch_folds_equal_the_plain_formula(budget, monkeypatch):
     # reference: each fold's ridge on the full model's sketched features z(x) = k(x, X_fit_) P_z
     from sklearn.metrics.pairwise import rbf_kernel
 
-    P_z = full.posterior_["P_z"]
+    P_z = full.posterior_["mix"].T @ full.posterior_["UD"]  # the model keeps the factors, not the dense map
     Z, Zt = rbf_kernel(X, full.X_fit_, gamma=1.0) @ P_z, rbf_kernel(Xt, full.X_fit_, gamma=1.0) @ P_z
     fold_of = model.residuals_[0].fold_of
     R, P = np.empty_like(Y), []
@@ -239,7 +239,8 @@ def test_shared_folds_features_through_the_mixing_matrix_equal_the_dense_map(par
     state = full.posterior_
     assert state["mix"] is not None and state["UD"] is not None
     Z_mix = _shared_folds._feature_map(full.kernel_, full.X_fit_, state, 300)(X)
-    Z_dense = _shared_folds._feature_map(full.kernel_, full.X_fit_, dict(state, mix=None, UD=None), 300)(X)
+    dense = dict(state, P_z=np.asarray(state["mix"].T @ state["UD"]), mix=None, UD=None)  # an earlier layout
+    Z_dense = _shared_folds._feature_map(full.kernel_, full.X_fit_, dense, 300)(X)
     np.testing.assert_allclose(Z_mix, Z_dense, rtol=1e-10, atol=1e-10)
 
     real_fit = _shared_folds.clone
@@ -250,7 +251,8 @@ def test_shared_folds_features_through_the_mixing_matrix_equal_the_dense_map(par
 
         def fit_and_drop(*a, **k):
             out = fit(*a, **k)
-            out.posterior_ = dict(out.posterior_, mix=None, UD=None)
+            state = out.posterior_
+            out.posterior_ = dict(state, P_z=np.asarray(state["mix"].T @ state["UD"]), mix=None, UD=None)
             return out
 
         model.fit = fit_and_drop

@@ -14,7 +14,8 @@ import numpy as np
 
 from skframe.exceptions import InvalidParameterError
 
-__all__ = ["save_plots", "looks_like_classes", "looks_like_labels", "AUTO_RULE", "AUTO_TEXT_RULE",
+__all__ = ["save_plots", "looks_like_classes", "looks_like_labels", "numbers_reason", "class_limit", "AUTO_RULE",
+           "AUTO_TEXT_RULE", "AUTO_MAX_CLASSES", "AUTO_MAX_CLASS_SHARE",
            "choose_loss", "classification_metrics",
            "probability_columns", "CLASSIFICATION_LOSSES"]
 
@@ -22,12 +23,25 @@ __all__ = ["save_plots", "looks_like_classes", "looks_like_labels", "AUTO_RULE",
 CLASSIFICATION_LOSSES = ("logistic", "multinomial", "hinge")
 
 
-#: the rule of ``--task auto`` for class labels, as printed in the report
-AUTO_RULE = ("a single target column of integers with 2 to {max} distinct values, each seen at least twice, "
-             "and no --loss, --solver, --quantiles or --output-matrix")
+#: the most distinct integers ``--task auto`` reads as classes
 AUTO_MAX_CLASSES = 10
+#: and the most distinct integers per training row (one per 20 rows: 20 rows a class on average); two always
+AUTO_MAX_CLASS_SHARE = 0.05
+#: the rule of ``--task auto`` for class labels, as printed in the report
+AUTO_RULE = ("a single target column of 2 to {max} distinct integers, at most one per 20 rows unless two, each "
+             "seen at least twice, and no --loss, --solver, --quantiles or --output-matrix")
 #: the rule of ``--task auto`` for labels given as text
 AUTO_TEXT_RULE = "a single target column with no number in it: text labels such as yes/no or species names"
+
+
+def class_limit(n_rows):
+    """The most distinct integers ``--task auto`` reads as the classes of ``n_rows`` rows: 2 to
+    :data:`AUTO_MAX_CLASSES`, at most :data:`AUTO_MAX_CLASS_SHARE` of the rows (two classes at any size).
+
+    >>> class_limit(30), class_limit(100), class_limit(500)
+    (2, 5, 10)
+    """
+    return max(2, min(AUTO_MAX_CLASSES, int(AUTO_MAX_CLASS_SHARE * n_rows + 1e-9)))
 
 
 def looks_like_labels(Y):
@@ -40,18 +54,45 @@ def looks_like_labels(Y):
     return f"auto: {n_classes} classes ({AUTO_TEXT_RULE}); --task regression needs a numeric target"
 
 
+def _integer_classes(Y):
+    """``(classes, detail)``: whether numeric targets are class labels under :data:`AUTO_RULE`, and what decided.
+    """
+    Y = np.asarray(Y.toarray() if hasattr(Y, "toarray") else Y)
+    if Y.ndim == 2 and Y.shape[1] != 1:
+        return False, f"{Y.shape[1]} target columns"
+    y = Y.reshape(-1)
+    if y.dtype.kind == "b":
+        y = y.astype(np.int8)
+    if y.dtype.kind == "f" and not (np.all(np.isfinite(y)) and np.all(y == np.round(y))):
+        return False, "values that are not whole numbers"
+    values, counts = np.unique(y, return_counts=True)
+    limit = class_limit(y.size)
+    if values.size < 2:
+        return False, "a single value"
+    if values.size > limit:
+        why = f"at most {limit}" + ("" if limit == AUTO_MAX_CLASSES else ", one per 20 rows")
+        return False, f"{values.size} distinct whole numbers in {y.size} rows (class labels: {why})"
+    once = int(np.sum(counts < 2))
+    if once:
+        return False, f"{values.size} distinct whole numbers, {once} of them seen once (class labels: twice or more)"
+    return True, f"{values.size} classes"
+
+
 def looks_like_classes(Y):
     """``--task auto``: whether one target column holds class labels (:data:`AUTO_RULE`): the reason, or None."""
     Y = np.asarray(Y)
-    if Y.ndim == 2 and Y.shape[1] != 1 or Y.dtype.kind not in "iufb":
+    if Y.dtype.kind not in "iufb":
         return None
-    y = Y.reshape(-1)
-    if y.dtype.kind == "f" and not (np.all(np.isfinite(y)) and np.all(y == np.round(y))):
+    classes, detail = _integer_classes(Y)
+    if not classes:
         return None
-    values, counts = np.unique(y, return_counts=True)
-    if not 2 <= values.size <= AUTO_MAX_CLASSES or counts.min() < 2:
-        return None
-    return f"auto: {values.size} classes ({AUTO_RULE.format(max=AUTO_MAX_CLASSES)}); --task regression fits numbers"
+    return f"auto: {detail} ({AUTO_RULE.format(max=AUTO_MAX_CLASSES)}); --task regression fits numbers"
+
+
+def numbers_reason(Y):
+    """``--task auto`` on numeric targets that are not class labels: why they are fitted as numbers."""
+    _, detail = _integer_classes(Y)
+    return f"auto: {detail}, so numbers; --task classification fits one column as class labels"
 
 
 def choose_loss(opts, Y):

@@ -92,7 +92,8 @@ class FitOptions:
         metavar="COLUMN")] = None
     task: Annotated[str, _opt("--task", "auto (regression; structured when the targets are 0/1 labels over "
                               "several columns: multi-label; classification for one target column of a few integer "
-                              "classes, or with no number in it: text labels), regression (scalar or "
+                              "classes (2 to 10, at most one per 20 rows unless two), or with no number in it: text "
+                              "labels; the report says why), regression (scalar or "
                               "multi-output, any loss), "
                               "structured (IOKR family) or classification (class labels: logistic for two classes, "
                               "multinomial for more, unless --loss says).", DATA)] = "auto"

@@ -27,7 +27,9 @@ def choose_task(opts, Y=None):
 
     ``--task auto`` (the default) fits targets that are 0/1 labels over several columns as a
     multi-label problem (the structured task) when nothing asks for a regression loss, a
-    solver or a Dask cluster; see :func:`is_multilabel`.
+    solver or a Dask cluster (see :func:`is_multilabel`); one column of text labels, or of a few integers
+    (:data:`skframe.cli._classification.AUTO_RULE`), as classes; other numbers by regression. ``opts.task_reason``
+    says what decided.
     """
     if opts.task == "structured":
         return "structured"
@@ -48,6 +50,10 @@ def choose_task(opts, Y=None):
     if opts.task == "auto" and Y is not None and is_multilabel(Y) and opts.dask_scheduler is None \
             and opts.dask_local is None:
         return "structured"
+    if opts.task == "auto" and Y is not None and task_is_numeric(Y):
+        from skframe.cli._classification import numbers_reason  # lazy: loads NumPy
+
+        opts.task_reason = numbers_reason(Y)
     return "regression"
 
 

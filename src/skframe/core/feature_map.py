@@ -17,10 +17,11 @@ from skframe.contract.collections import n_items, take
 from skframe.contract.protocols import kernel_matvec, kernel_prepare
 from skframe.core.engine import with_engine
 from skframe.core.linalg import default_rtol, spectral_projection
-from skframe.core.sketching import resolve_options, sketched_gram_products
+from skframe.core.sketch_matrix import SketchMatrix
+from skframe.core.sketching import kernel_times_mixT, resolve_options, rows_within_budget, sketched_gram_products
 from skframe.options import compute_dtype
 
-__all__ = ["kernel_times", "SketchedFeatureMap", "build_feature_map"]
+__all__ = ["kernel_times", "SketchedFeatureMap", "build_feature_map", "mixed_features"]
 
 
 def kernel_times(kernel, X, X_ref, W, *, chunk_rows=None, options=None):
@@ -36,6 +37,47 @@ def kernel_times(kernel, X, X_ref, W, *, chunk_rows=None, options=None):
     options = with_engine(resolve_options(options, chunk_rows), n_items(X) * n_items(X_ref), sparse=sp.issparse(X))
     W = np.asarray(W, dtype=compute_dtype(options))
     return kernel_matvec(kernel, X, X_ref, W, options=options)
+
+
+def mixed_features(kernel, X_sub, mix, UD, n_rows):
+    """``X_rows -> z(X_rows) = (k(X_rows, X_sub) S_mix^T) UD`` (float64), the features as a fit computes them.
+
+    The block engine's ``k(X_rows, X_sub) S_mix^T`` (rows x m, in blocks within the default block budget, the
+    engine chosen once for ``n_rows x s'`` kernel entries), then the m x r map ``UD``: no dense
+    ``S_mix^T UD`` (s' x r) is formed, and a p-sparsified sketch with s' much larger than m costs about s'/m
+    times fewer products than ``k(X_rows, X_sub) @ (S_mix^T UD)``, which it equals up to rounding.
+
+    Parameters
+    ----------
+    kernel : kernel object
+        Prepared on the training data.
+    X_sub : array, sparse matrix or InputCollection with s' items
+        The sampled training points.
+    mix : ndarray or sparse matrix of shape (m, s')
+    UD : ndarray of shape (m, r)
+    n_rows : int
+        How many rows the callable will be given in all (chooses the engine).
+
+    Returns
+    -------
+    callable
+        ``features(X_rows) -> ndarray (len(X_rows), r)``.
+    """
+    s_prime = n_items(X_sub)
+    R = SketchMatrix(n=s_prime, indices=np.arange(s_prime), mix=mix)
+    UD = np.asarray(UD, dtype=np.float64)
+    options = with_engine(resolve_options(None), int(n_rows) * s_prime).replace(dtype="float64")
+    step = rows_within_budget(kernel, s_prime, options)
+
+    def features(X_rows):
+        rows = n_items(X_rows)
+        KR = np.empty((rows, R.m))
+        for start in range(0, rows, step):
+            stop = min(rows, start + step)
+            kernel_times_mixT(kernel, take(X_rows, np.arange(start, stop)), X_sub, R, options, out=KR[start:stop])
+        return KR @ UD
+
+    return features
 
 
 class SketchedFeatureMap:

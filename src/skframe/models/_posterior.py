@@ -19,18 +19,28 @@ process regression", JMLR 2005), which by the Woodbury identity is
 ``b = Z^T y``, ``w = (Z^T Z + n lam I)^{-1} b`` (``y_j^T alpha_j / n`` for the exact model).
 The predictive variance of a new observation adds the noise ``s2 n lam``.
 
-The fitted state is ``P_z`` (the map ``k(x, X_fit_) -> z(x)``, None for an explicit feature map) and
-the system ``A = Z^T Z`` (``K`` for the exact model), replaced at the first standard deviation asked for by
-``P_v = L^{-T}`` (r x r) with ``L L^T = Z^T Z + n lam I``, so that ``z(x)^T (Z^T Z + n lam I)^{-1} z(x) =
-||z(x)^T P_v||^2`` (exact model: ``P_v = L^{-T}``, n x n, ``L L^T = K + n lam I``, and the norm of
-``k_x^T P_v``): prediction streams over test rows with one kernel block per chunk, as the point prediction does,
-and the model keeps no second s' x r map.
-For a sketch the state also keeps the factors of ``P_z = S_mix^T UD`` (``"mix"``, ``"UD"``): the features
-of many rows are then computed as the fit computes them, ``(k(X, X_sub) S_mix^T) UD``, through the block engine
-(:mod:`skframe.uncertainty._shared_folds`).
+The fitted state is as small as the numbers allow. A sketched fit keeps the factors of the map
+``P_z = S_mix^T UD`` (``k(x, X_fit_) -> z(x)``): the sketch's mixing matrix ``"mix"`` (m x s', sparse for the
+p-sparsified and sub-sampling sketches) and ``"UD"`` (m x r), and computes the features of test rows as the fit
+computes its own, ``(k(x, X_sub) S_mix^T) UD`` (:func:`skframe.core.feature_map.mixed_features`), never the dense
+s' x r ``P_z`` (``"P_z"`` is None). The dense ``"P_z"`` is kept only where it has no such factors (the exact model
+in feature form); it is None for the exact Gram form (the kernel vector is used itself) and for an explicit feature
+map (``feature_map_.transform``). The system
+``A = Z^T Z`` (``K`` for the exact model) is symmetric and kept as its lower triangle, row by row
+(``"A_tril"``, r (r + 1) / 2 values: the Cholesky factorisation reads nothing else); at the first standard
+deviation asked for it is replaced by ``P_v = L^{-T}`` (r x r, upper triangular) with
+``L L^T = Z^T Z + n lam I``, kept as its upper triangle, row by row (``"P_v_triu"``), so that
+``z(x)^T (Z^T Z + n lam I)^{-1} z(x) = ||z(x)^T P_v||^2`` (exact model: ``P_v = L^{-T}``, n x n,
+``L L^T = K + n lam I``, and the norm of ``k_x^T P_v``). The square ``P_v`` a prediction multiplies by is
+unpacked once per process and kept beside the state while its packed triangle lives, never in it.
+Prediction streams over test rows with one kernel block per chunk, as the point prediction does.
+State written by earlier versions (a dense ``"P_z"``, a square ``"A"`` or ``"P_v"``) is read as it is and
+gives the standard deviations it gave.
 """
 
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 import scipy.linalg as sla
@@ -38,13 +48,71 @@ import scipy.linalg as sla
 from skframe.compute.backend import to_numpy
 from skframe.contract.collections import n_items, take
 from skframe.contract.protocols import kernel_diag
-from skframe.core.feature_map import kernel_times
-from skframe.exceptions import InvalidInputError, NotFittedError
+from skframe.core.feature_map import kernel_times, mixed_features
+from skframe.exceptions import InvalidInputError, NotFittedError, PersistenceError
 
-__all__ = ["posterior_state", "posterior_factor", "posterior_variance"]
+__all__ = ["posterior_state", "posterior_factor", "posterior_variance", "pack_lower", "unpack_lower"]
 
-#: bytes of the (rows x (d + 2 r)) block one chunk of test rows produces
+#: bytes of the (rows x (m + 2 r)) blocks one chunk of test rows produces
 CHUNK_BYTES = 32 * 2**20
+
+#: id of a packed factor -> (a weak reference to it, the square factor): unpacked once, dropped with it
+_UNPACKED = {}
+
+
+def pack_lower(M, upper=False):
+    """The lower (``upper=True``: upper) triangle of the square ``M``, row by row: ``n (n + 1) / 2`` float64
+    values.
+
+    >>> pack_lower(np.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+    [1.0, 3.0, 4.0]
+    """
+    n = M.shape[0]
+    out = np.empty(n * (n + 1) // 2, dtype=np.float64)
+    at = 0
+    for i in range(n):
+        row = M[i, i:] if upper else M[i, :i + 1]
+        out[at:at + row.size] = row
+        at += row.size
+    return out
+
+
+def unpack_lower(packed, symmetric=False, upper=False):
+    """The square (C-ordered) matrix of :func:`pack_lower`'s values: zeros in the other triangle, or the mirror
+    image of the lower one (``symmetric=True``).
+
+    >>> unpack_lower(np.array([1.0, 3.0, 4.0]), symmetric=True).tolist()
+    [[1.0, 3.0], [3.0, 4.0]]
+    """
+    packed = np.asarray(packed, dtype=np.float64).reshape(-1)
+    n = int(round((np.sqrt(8.0 * packed.size + 1.0) - 1.0) / 2.0))
+    if n * (n + 1) // 2 != packed.size:
+        raise PersistenceError(f"the posterior state holds a packed triangle of {packed.size} values, which no "
+                               "square matrix has; the model file is corrupted: refit the model")
+    out = np.zeros((n, n))
+    at = 0
+    for i in range(n):
+        width = n - i if upper else i + 1
+        if upper:
+            out[i, i:] = packed[at:at + width]
+        else:
+            out[i, :width] = packed[at:at + width]
+        at += width
+    if symmetric:
+        out = out + out.T  # zero in the other triangle: exact off the diagonal, and twice the diagonal on it
+        out[np.diag_indices(n)] *= 0.5
+    return out
+
+
+def _square_factor(packed):
+    """``P_v`` from its packed upper triangle, unpacked once per packed array (kept while that array lives)."""
+    key = id(packed)
+    hit = _UNPACKED.get(key)
+    if hit is not None and hit[0]() is packed:
+        return hit[1]
+    full = unpack_lower(packed, upper=True)
+    _UNPACKED[key] = (weakref.ref(packed, lambda _ref, key=key: _UNPACKED.pop(key, None)), full)
+    return full
 
 
 def _cholesky(A, ridge):
@@ -64,9 +132,10 @@ def _cholesky(A, ridge):
 def posterior_state(rep, gram, Y, lam, W):
     """The fitted state of the posterior variance, or None where it is not defined (Dask targets).
 
-    The system ``A`` is kept and factored at the first ``predict(X, return_std=True)``
+    The system ``A`` is kept (its lower triangle) and factored at the first ``predict(X, return_std=True)``
     (:func:`posterior_factor`): a fit that never asks for a standard deviation pays no Cholesky factorisation
-    of an r x r (or n x n) matrix, which at r = 10 000 costs more than the rest of a GPU fit.
+    of an r x r (or n x n) matrix, which at r = 10 000 costs more than the rest of a GPU fit. A sketch keeps
+    ``mix`` and ``UD`` rather than their dense product ``P_z`` (s' x r).
 
     Parameters
     ----------
@@ -95,21 +164,36 @@ def posterior_state(rep, gram, Y, lam, W):
         P_z = None if getattr(rep, "feature_map", None) is not None else np.asarray(rep.proj, dtype=np.float64)
         form = "features"
     mix, UD = (getattr(rep, "mix", None), getattr(rep, "UD", None)) if P_z is not None else (None, None)
-    return {"form": form, "noise": float(noise), "scale": np.maximum(scale, 0.0), "P_z": P_z, "A": A,
+    if mix is not None and UD is not None:
+        P_z = None  # derivable: mix^T UD, and the features are computed from the two factors
+    else:
+        mix = UD = None
+    return {"form": form, "noise": float(noise), "scale": np.maximum(scale, 0.0), "P_z": P_z,
+            "A_tril": pack_lower(A),
             "mix": mix, "UD": None if UD is None else np.asarray(to_numpy(UD), dtype=np.float64)}
 
 
 def posterior_factor(state):
     """``P_v = L^{-T}`` with ``L L^T = A + noise I`` (r x r, or n x n for the Gram form), computed once and kept
-    in ``state`` in place of ``A``; None where the system has no usable factor (a λ at the rounding of the sums).
+    in ``state`` in place of ``A`` as its upper triangle, row by row (``"P_v_triu"``); None where the system has
+    no usable factor (a λ at the rounding of the sums). Reads the layouts of earlier versions too: a square
+    ``"A"``, a square ``"P_v"``.
     """
-    if "P_v" in state:
+    if "P_v_triu" in state:
+        packed = state["P_v_triu"]
+        return None if packed is None else _square_factor(packed)
+    if "P_v" in state:  # an earlier version's square factor
         return state["P_v"]
-    L = _cholesky(state["A"], state["noise"])
-    P_v = None if L is None else sla.solve_triangular(L, np.eye(L.shape[0]), lower=True).T  # L^{-T}
-    state["P_v"] = P_v
+    A = unpack_lower(state["A_tril"], symmetric=True) if "A_tril" in state else state["A"]
+    L = _cholesky(A, state["noise"])
+    del A
+    packed = None
+    if L is not None:
+        packed = pack_lower(sla.solve_triangular(L, np.eye(L.shape[0]), lower=True).T, upper=True)  # L^{-T}
+    state["P_v_triu"] = packed
+    state.pop("A_tril", None)
     state.pop("A", None)
-    return P_v
+    return None if packed is None else _square_factor(packed)
 
 
 def posterior_variance(model, X, *, noise=False):
@@ -125,7 +209,11 @@ def posterior_variance(model, X, *, noise=False):
         raise NotFittedError("this model's system Z^T Z + n lam I has no Cholesky factor (lam is at the rounding "
                              "error of its sums): it predicts, but has no posterior variance; refit with a larger "
                              "lam for predict(X, return_std=True)")
-    width = P_v.shape[1] + (P_z.shape[1] if P_z is not None else 0)  # V, and Z of the sketched form
+    mix, UD = state.get("mix"), state.get("UD")
+    mixed = state["form"] == "features" and fmap is None and P_z is None and mix is not None and UD is not None
+    features = mixed_features(kernel, X_fit, mix, UD, n_test) if mixed else None
+    # V, and Z (and k(x, X_sub) S_mix^T) of the sketched form
+    width = P_v.shape[1] + (P_v.shape[1] if state["form"] == "features" else 0) + (UD.shape[0] if mixed else 0)
     step = max(1, CHUNK_BYTES // (8 * max(width, 1)))
     out = np.empty(n_test)
     for start in range(0, n_test, step):
@@ -136,8 +224,12 @@ def posterior_variance(model, X, *, noise=False):
             V = kernel_times(kernel, Xc, X_fit, P_v)
             out[start:start + rows] = kxx - np.einsum("ij,ij->i", V, V)
             continue
-        Z = (np.asarray(fmap.transform(Xc), dtype=np.float64) if fmap is not None
-             else np.asarray(kernel_times(kernel, Xc, X_fit, P_z), dtype=np.float64))
+        if fmap is not None:
+            Z = np.asarray(fmap.transform(Xc), dtype=np.float64)
+        elif mixed:
+            Z = features(Xc)
+        else:  # a dense map: the exact features form, or a model file of an earlier layout
+            Z = np.asarray(kernel_times(kernel, Xc, X_fit, P_z), dtype=np.float64)
         V = Z @ P_v
         residual = np.maximum(kxx - np.einsum("ij,ij->i", Z, Z), 0.0)  # k - q >= 0 (a Schur complement)
         out[start:start + rows] = residual + state["noise"] * np.einsum("ij,ij->i", V, V)

@@ -181,9 +181,10 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
     fit_seconds_ : float
     posterior_ : dict or None
         What ``predict(X, return_std=True)`` needs (:mod:`skframe.models._posterior`): ``form``, the
-        noise ``n lam``, the amplitude ``scale`` per target, the map ``P_z`` and the system ``A`` (replaced by its
-        factor ``P_v`` at the first ``return_std=True``); for a sketch
-        also the factors of ``P_z = mix^T UD`` (``mix``, ``UD``; else None), used by the CV+ shared folds.
+        noise ``n lam``, the amplitude ``scale`` per target, the system ``A`` as its lower triangle (``A_tril``,
+        replaced by the upper triangle of its factor, ``P_v_triu``, at the first ``return_std=True``); for a sketch
+        the factors of the map ``P_z = mix^T UD`` (``mix``, ``UD``; ``P_z`` itself is None), which the features
+        are computed from, also by the CV+ shared folds; the dense ``P_z`` only where it has no such factors.
     fit_info_ : dict
         Only after ``lam="auto"`` or ``gamma="auto"``: for each parameter chosen,
         ``chosen``, ``criterion``, ``grid``, ``curve`` (the criterion on the grid) and ``reason``.

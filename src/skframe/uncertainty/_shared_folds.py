@@ -2,8 +2,8 @@
 
 For the square loss a fold's model depends on its training rows only through small sums, as in the
 λ-path search (:mod:`skframe.model_selection._square_path`, ``sketch_sharing="shared"``). One model is
-fitted on all rows; its sketched feature map ``z(x) = k(x, X_fit_) P_z`` (r columns, the fitted
-``posterior_["P_z"]``) is shared by the folds. One pass over the training rows in chunks accumulates,
+fitted on all rows; its sketched feature map ``z(x) = k(x, X_fit_) P_z`` (r columns, ``P_z = S_mix^T UD``
+from the fitted ``posterior_``) is shared by the folds. One pass over the training rows in chunks accumulates,
 per fold k, ``A_k = Z_k^T Z_k``, ``b_k = Z_k^T Y_k``, ``s_k = Z_k^T 1`` and the target sums; fold k's model
 is then the sketched ridge estimator of the other folds' rows on the shared sketch,
 
@@ -31,11 +31,8 @@ import numpy as np
 from sklearn.base import clone
 
 from skframe.contract.collections import n_items, take
-from skframe.core.engine import with_engine
-from skframe.core.feature_map import kernel_times
+from skframe.core.feature_map import kernel_times, mixed_features
 from skframe.core.linalg import solve_psd
-from skframe.core.sketch_matrix import SketchMatrix
-from skframe.core.sketching import kernel_times_mixT, resolve_options, rows_within_budget
 from skframe.exceptions import InvalidParameterError
 
 __all__ = ["SharedSketchFolds", "fit_shared_folds"]
@@ -65,26 +62,20 @@ def _check(estimator):
 
 def _feature_map(kernel, X_fit, state, n_rows):
     """``X_rows -> z(X_rows)`` (float64), computed as the fit computes its features when the state keeps the
-    factors ``P_z = S_mix^T UD``: the block engine's ``k(X_rows, X_sub) S_mix^T`` (rows x m, in blocks within
-    the default block budget, the engine chosen once for ``n_rows x s'`` kernel entries) times ``UD`` (m x r).
-    Without them, the dense ``k(X_rows, X_fit) P_z``."""
-    mix, UD, P_z = state.get("mix"), state.get("UD"), state["P_z"]
+    factors ``S_mix`` and ``UD`` (:func:`skframe.core.feature_map.mixed_features`); without them (a model file
+    of an older layout, which keeps the dense map), ``k(X_rows, X_fit) P_z``."""
+    mix, UD = state.get("mix"), state.get("UD")
     if mix is None or UD is None:
+        P_z = state["P_z"]
         return lambda X_rows: np.asarray(kernel_times(kernel, X_rows, X_fit, P_z), dtype=np.float64)
-    s_prime = n_items(X_fit)
-    R = SketchMatrix(n=s_prime, indices=np.arange(s_prime), mix=mix)
-    options = with_engine(resolve_options(None), n_rows * s_prime).replace(dtype="float64")
-    step = rows_within_budget(kernel, s_prime, options)
+    return mixed_features(kernel, X_fit, mix, UD, n_rows)
 
-    def features(X_rows):
-        rows = n_items(X_rows)
-        KR = np.empty((rows, R.m))
-        for start in range(0, rows, step):
-            stop = min(rows, start + step)
-            kernel_times_mixT(kernel, take(X_rows, np.arange(start, stop)), X_fit, R, options, out=KR[start:stop])
-        return KR @ UD
 
-    return features
+def _expansion_map(state):
+    """``P_z = S_mix^T UD`` (s' x r) as the fit formed it (``coef_ = P_z W``), or the stored dense map."""
+    if state.get("P_z") is not None:
+        return state["P_z"]
+    return np.asarray(state["mix"].T @ np.asarray(state["UD"], dtype=np.float64))
 
 
 def fit_shared_folds(estimator, X, Y2, fold_of, K, *, chunk_rows=4096, budget_bytes=192 * 2**20):
@@ -93,14 +84,14 @@ def fit_shared_folds(estimator, X, Y2, fold_of, K, *, chunk_rows=4096, budget_by
     _check(estimator)
     full = clone(estimator).fit(X, Y2)
     state = getattr(full, "posterior_", None)
-    if state is None or state.get("P_z") is None:
+    if state is None or (state.get("P_z") is None and (state.get("mix") is None or state.get("UD") is None)):
         raise InvalidParameterError(
             f"sketch_sharing='shared' needs a sketched model with a kernel expansion (sketch={estimator.sketch!r} "
             "is exact or an explicit feature map); use sketch_sharing='fold'")
-    kernel, X_fit, P_z = full.kernel_, full.X_fit_, state["P_z"]
+    kernel, X_fit = full.kernel_, full.X_fit_
     lam = float(full.lam_path_[-1])
     n, d = Y2.shape
-    r = P_z.shape[1]
+    r = (state["P_z"] if state.get("P_z") is not None else state["UD"]).shape[1]
     A = np.zeros((K, r, r))
     b = np.zeros((K, r, d))
     s = np.zeros((K, r))
@@ -147,6 +138,7 @@ def fit_shared_folds(estimator, X, Y2, fold_of, K, *, chunk_rows=4096, budget_by
         F = np.einsum("ir,ird->id", Z, W[f]) + offsets[f]
         R[rows] = np.abs(Y2[rows] - F)
     del Z_all
+    P_z = _expansion_map(state)
     coefs = np.concatenate([P_z @ W[k] for k in range(K)], axis=1)  # (s', K d)
     folds = SharedSketchFolds(kernel, X_fit, coefs, offsets, chunk_rows)
     assert n_items(X) == n
