@@ -324,9 +324,9 @@ def learn_length_scales(X, Y, landmarks, ell0, lam0, *, max_iter=100):
     ell = np.exp(theta[:-1])
     relevance = 1.0 / ell ** 2
     info = {"chosen": [float(v) for v in ell], "relevance": [float(v) for v in relevance / relevance.max()],
-            "start": [float(v) for v in ell0], "criterion": "gcv", "value": float(np.exp(min(res.fun, 700.0))),
-            "lam_on_rows": float(np.exp(theta[-1])), "iterations": int(iso.nit + res.nit), "evaluations": evaluations[0],
-            "isotropic_start": float(np.exp(iso.x[0])),
+            "start": [float(v) for v in ell0], "criterion": "gcv", "value": float(np.exp(min(res.fun, iso.fun, 700.0))),
+            "lam_on_rows": float(np.exp(theta[-1])), "iterations": int(iso.nit + res.nit),
+            "evaluations": evaluations[0], "isotropic_start": float(np.exp(iso.x[0])),
             "gradient": "analytic", "stop": str(res.message)}
     return ell, float(np.exp(theta[-1])), info
 
