@@ -13,8 +13,8 @@ Sections:
   ``lam="auto"`` and ``gamma="auto"``, at n = 10⁵ in memory and n = 10⁶ streamed (``--budget``, or the plan's
   own budget, half the available memory, with ``--budget none``, the default: at n = 10⁶ the plan streams
   either way), one
-  run each after one unrecorded fixed fit at the first n (compiled loops loaded), on a shared machine; the ratios to the fixed fit;
-  and the learned per-feature length-scales (``kernel="gaussian-ard"``, ``length_scale="learn"``, ``lam="auto"``)
+  run each after one unrecorded fixed fit at the first n (compiled loops loaded), on a shared machine; the
+  ratios to the fixed fit; and the learned per-feature length-scales (``kernel="gaussian-ard"``, ``length_scale="learn"``, ``lam="auto"``)
   against the same fixed fit.
 * ``ard`` — the learned length-scales against scikit-learn's ``GaussianProcessRegressor`` with an anisotropic
   RBF kernel (``ConstantKernel * RBF(length_scale=ones(d)) + WhiteKernel``, ``normalize_y=True``,
