@@ -9,13 +9,12 @@ Sections:
   ``skframe fit train.csv --test test.csv``, ``skframe tune`` over the default grid (``KernelSearchCV``,
   5 γ around the median heuristic × 7 λ, 5 folds) and, in this process, scikit-learn's
   ``HistGradientBoostingRegressor`` at its defaults. Test R² and times.
-* ``costs`` — Friedman's first problem (d = 10): a fit at a fixed γ and λ, with ``lam="auto"``, and with
-  ``lam="auto"`` and ``gamma="auto"``, at n = 10⁵ in memory and n = 10⁶ streamed (``--budget``, or the plan's
-  own budget, half the available memory, with ``--budget none``, the default: at n = 10⁶ the plan streams
-  either way), one
-  run each after one unrecorded fixed fit at the first n (compiled loops loaded), on a shared machine; the
-  ratios to the fixed fit; and the learned per-feature length-scales (``kernel="gaussian-ard"``, ``length_scale="learn"``, ``lam="auto"``)
-  against the same fixed fit.
+* ``costs`` — Friedman's first problem (d = 10): a fit at a fixed γ and λ, with ``lam="auto"``, with
+  ``lam="auto"`` and ``gamma="auto"``, and with learned per-feature length-scales (``kernel="gaussian-ard"``,
+  ``length_scale="learn"``, ``lam="auto"``), at n = 10⁵ in memory and n = 10⁶ streamed (``--budget``, or the
+  plan's own budget, half the available memory, with ``--budget none``, the default: at n = 10⁶ the plan
+  streams either way), one run each after one unrecorded fixed fit at the first n (compiled loops loaded), on
+  a shared machine; the ratios to the fixed fit.
 * ``ard`` — the learned length-scales against scikit-learn's ``GaussianProcessRegressor`` with an anisotropic
   RBF kernel (``ConstantKernel * RBF(length_scale=ones(d)) + WhiteKernel``, ``normalize_y=True``,
   ``--gp-restarts`` optimizer restarts) on the tables of the ``tables`` section with at most ``--ard-max-n``
