@@ -208,20 +208,20 @@ def run_sections(benchmark, sections, args, run):
     """Run the sections of ``sections`` named in ``args.sections`` (``run(section)`` returns one's figures, a dict)
     and emit the report to ``args.out``, the figures of the sections not run kept from the report already there.
 
-    Each section's figures get its seconds, the command that made them and the load average after it (the machine
-    is shared: ratios are of one run).
+    Each section's figures get its seconds, the command that made them and the load averages before and after it
+    (the machine is shared: ratios are of one run).
     """
     chosen = chosen_sections(args.sections, sections)
     report = {"benchmark": benchmark, "versions": versions(), "command": " ".join(sys.argv[1:])}
-    previous = previous_report(args.out)
     for section in sections:
         if section in chosen:
-            t0 = time.perf_counter()
+            t0, load_before = time.perf_counter(), os.getloadavg()
             result = run(section)
             result["section_seconds"] = time.perf_counter() - t0
             result["run"] = f"python benchmarks/bench_{benchmark}.py " + " ".join(sys.argv[1:])
+            result["load_average_before"] = load_before
             result["load_average_after"] = os.getloadavg()
             report[section] = result
-        elif section in previous:
-            report[section] = previous[section]
+    previous = previous_report(args.out)  # read last: a run of other sections that ended meanwhile is kept
+    report.update({s: previous[s] for s in sections if s not in chosen and s in previous})
     emit(report, args.out or None)

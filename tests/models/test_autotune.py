@@ -139,3 +139,47 @@ def test_learned_length_scales_find_the_relevant_feature():
     info = model.fit_info_["length_scale"]
     assert info["relevance"][0] == 1.0 and max(info["relevance"][1:]) < 0.2
     assert model.kernel_.params["length_scale"] == info["chosen"] and info["criterion"] == "gcv"
+
+
+def _dense_ard_log_gcv(X, Y, landmarks, ell, lam):
+    """log GCV of the Nystrom ridge H = C (C^T C + n lam W)^{-1} C^T, dense NumPy."""
+    n = X.shape[0]
+    sq = (((X[:, None, :] - X[None, landmarks, :]) / ell) ** 2).sum(axis=2)
+    C = np.exp(-0.5 * sq)
+    W = C[landmarks]
+    H = C @ np.linalg.solve(C.T @ C + n * lam * W, C.T)
+    R = Y - H @ Y
+    return np.log(n * (R * R).sum() / (n - np.trace(H)) ** 2)
+
+
+def test_ard_gcv_value_and_analytic_gradient_match_dense_numpy_and_finite_differences():
+    from skframe.models._autotune import ard_gcv
+
+    rng = np.random.default_rng(5)
+    X, Y = rng.normal(size=(30, 3)), rng.normal(size=(30, 2))
+    Y -= Y.mean(axis=0)
+    landmarks = np.array([0, 4, 9, 17, 22, 28])
+    theta = np.r_[np.log([0.8, 1.5, 2.5]), np.log(3e-3)]
+    value, grad = ard_gcv(X, Y, landmarks, theta)
+    assert abs(value - _dense_ard_log_gcv(X, Y, landmarks, np.exp(theta[:-1]), np.exp(theta[-1]))) < 1e-10
+    step = 1e-6
+    fd = [(ard_gcv(X, Y, landmarks, theta + step * e)[0] - ard_gcv(X, Y, landmarks, theta - step * e)[0]) / (2 * step)
+          for e in np.eye(theta.size)]
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-8)
+
+
+def test_ard_gcv_is_the_gcv_of_the_fits_sketched_sums():
+    from skframe.models._autotune import ard_gcv, gcv_curve, square_spectrum
+
+    rng = np.random.default_rng(6)
+    X, y = rng.normal(size=(25, 2)), rng.normal(size=25)
+    Y = (y - y.mean())[:, None]
+    landmarks = np.arange(0, 25, 3)
+    ell, lam = np.array([0.9, 1.7]), 1e-2
+    sq = (((X[:, None, :] - X[None, landmarks, :]) / ell) ** 2).sum(axis=2)
+    C = np.exp(-0.5 * sq)
+    w, U = np.linalg.eigh(C[landmarks])
+    Z = C @ (U / np.sqrt(w))
+    s, g2 = square_spectrum(Z.T @ Z, Z.T @ Y)
+    expected = np.log(gcv_curve(s, g2, float((Y * Y).sum()), 25, [lam])[0])
+    assert abs(ard_gcv(X, Y, landmarks, np.r_[np.log(ell), np.log(lam)])[0] - expected) < 1e-8

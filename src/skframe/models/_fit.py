@@ -205,35 +205,22 @@ class Fit:
 
     def _learned_length_scales(self, estimator, X, Y, recipe, params):
         """``length_scale="learn"``: per-feature length-scales and λ minimising the square-loss GCV on a row
-        subsample, the sketch drawn once (a fixed seed) and held fixed; the final fit draws its own."""
+        subsample by L-BFGS-B with the analytic gradient (:func:`~skframe.models._autotune.ard_gcv`), Nystrom
+        landmarks drawn once (from the estimator's seed) and held fixed; the final fit draws its own sketch."""
         rows = _autotune.subsample_rows(self.n, _autotune.ARD_ROWS)
-        Xs, Ys = take(X, rows), np.asarray(Y[rows] if not hasattr(Y, "compute") else Y[rows].compute())
-        probe = Recipe(None, fit_intercept=True, exact="gram", rtol=recipe.rtol)
-        seed = int(make_rngs(estimator.random_state, 1)[0].integers(2**31 - 1))  # one sketch for every probe
-        d = Xs.shape[1]
-
-        def fit_at(ell):
-            trial = copy.copy(estimator)
-            trial.kernel_params, trial.memory_budget = dict(params, length_scale=[float(v) for v in ell]), None
-            trial.random_state = seed  # Nystrom landmarks: an n x m kernel block per probe
-            trial.sketch, trial.sketch_params = "subsample", None
-            trial.sketch_size = min(_autotune.ARD_LANDMARKS, rows.size)
-            with warnings.catch_warnings():  # the probes' notes are the final fit's to give
-                warnings.simplefilter("ignore")
-                return Fit(trial, Xs, Ys, probe)
-
-        def spectrum(ell):
-            fit = fit_at(ell)
-            A, B = fit.represent().problem(fit.Yc).gram()
-            s, g2 = _autotune.square_spectrum(np.asarray(A), np.asarray(B))
-            return s, g2, _autotune.squared_norm(fit.Yc), fit.n
-
-        ell0 = np.full(d, 1.0 / np.sqrt(2.0 * _autotune.median_gamma(Xs)))
-        lam0 = _autotune.choose_lam_square(fit_at(ell0))[0]
-        ell, _, info = _autotune.learn_length_scales(spectrum, ell0, lam0)
+        Xs = take(X, rows)
+        Xs = np.asarray(Xs.toarray() if hasattr(Xs, "toarray") else Xs, dtype=np.float64)
+        Ys = np.asarray(Y[rows] if not hasattr(Y, "compute") else Y[rows].compute(), dtype=np.float64)
+        Ys = Ys - Ys.mean(axis=0)
         marks = min(_autotune.ARD_LANDMARKS, rows.size)
-        info.update(rows=int(rows.size), reason=f"least square-loss GCV over {d} length-scales and lam by L-BFGS-B "
-                                                f"on {rows.size} rows, {marks} landmarks held fixed")
+        landmarks = np.sort(make_rngs(estimator.random_state, 1)[0].choice(rows.size, marks, replace=False))
+        d = Xs.shape[1]
+        ell0 = np.full(d, 1.0 / np.sqrt(2.0 * _autotune.median_gamma(Xs)))
+        lam0 = _autotune.ard_start_lam(Xs, Ys, landmarks, ell0)
+        ell, _, info = _autotune.learn_length_scales(Xs, Ys, landmarks, ell0, lam0)
+        info.update(rows=int(rows.size), landmarks=int(marks),
+                    reason=f"least square-loss GCV over {d} length-scales and lam by L-BFGS-B (analytic gradient) "
+                           f"on {rows.size} rows, {marks} landmarks held fixed")
         self.auto_info["length_scale"] = info
         return dict(params, length_scale=[float(v) for v in ell])
 
