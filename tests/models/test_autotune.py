@@ -138,7 +138,7 @@ def test_learned_length_scales_find_the_relevant_feature():
                                 lam="auto", random_state=0).fit(X, y)
     info = model.fit_info_["length_scale"]
     assert info["relevance"][0] == 1.0 and max(info["relevance"][1:]) < 0.2
-    assert model.kernel_.params["length_scale"] == info["chosen"] and info["criterion"] == "gcv"
+    assert model.kernel_.params["length_scale"] == info["chosen"] and info["criterion"] == "loo"
 
 
 def _dense_ard_log_gcv(X, Y, landmarks, ell, lam):
@@ -183,3 +183,47 @@ def test_ard_gcv_is_the_gcv_of_the_fits_sketched_sums():
     s, g2 = square_spectrum(Z.T @ Z, Z.T @ Y)
     expected = np.log(gcv_curve(s, g2, float((Y * Y).sum()), 25, [lam])[0])
     assert abs(ard_gcv(X, Y, landmarks, np.r_[np.log(ell), np.log(lam)])[0] - expected) < 1e-8
+
+
+def _dense_ard_log_loo(X, Y, landmarks, ell, lam):
+    """log of the leave-one-out squared error of the Nystrom ridge, by n refits without row i (penalty n lam W
+    held), dense NumPy."""
+    n = X.shape[0]
+    sq = (((X[:, None, :] - X[None, landmarks, :]) / ell) ** 2).sum(axis=2)
+    C = np.exp(-0.5 * sq)
+    W = C[landmarks]
+    total = 0.0
+    for i in range(n):
+        keep = np.arange(n) != i
+        coef = np.linalg.solve(C[keep].T @ C[keep] + n * lam * W, C[keep].T @ Y[keep])
+        total += float(((Y[i] - C[i] @ coef) ** 2).sum())
+    return np.log(total)
+
+
+def test_ard_loo_value_and_analytic_gradient_match_n_refits_and_finite_differences():
+    from skframe.models._autotune import ard_loo
+
+    rng = np.random.default_rng(7)
+    X, Y = rng.normal(size=(30, 3)), rng.normal(size=(30, 2))
+    Y -= Y.mean(axis=0)
+    landmarks = np.array([0, 4, 9, 17, 22, 28])
+    theta = np.r_[np.log([0.8, 1.5, 2.5]), np.log(3e-3)]
+    value, grad = ard_loo(X, Y, landmarks, theta)
+    assert abs(value - _dense_ard_log_loo(X, Y, landmarks, np.exp(theta[:-1]), np.exp(theta[-1]))) < 1e-9
+    step = 1e-6
+    fd = [(ard_loo(X, Y, landmarks, theta + step * e)[0] - ard_loo(X, Y, landmarks, theta - step * e)[0]) / (2 * step)
+          for e in np.eye(theta.size)]
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-8)
+
+
+def test_learned_length_scales_fall_back_to_the_gcv_above_the_loo_rows(monkeypatch):
+    from skframe.models import _autotune
+
+    rng = np.random.default_rng(8)
+    X = rng.uniform(-1, 1, size=(60, 2))
+    Y = (np.sin(3 * X[:, 0]) - np.sin(3 * X[:, 0]).mean())[:, None]
+    landmarks = np.arange(0, 60, 4)
+    ell0 = np.ones(2)
+    assert _autotune.learn_length_scales(X, Y, landmarks, ell0, 1e-3, max_iter=5)[2]["criterion"] == "loo"
+    monkeypatch.setattr(_autotune, "ARD_LOO_ROWS", 59)
+    assert _autotune.learn_length_scales(X, Y, landmarks, ell0, 1e-3, max_iter=5)[2]["criterion"] == "gcv"

@@ -34,7 +34,7 @@ from skframe.contract.collections import n_items, take
 
 __all__ = ["AUTO_LAMS", "is_auto", "square_spectrum", "gcv_curve", "loo_curve", "choose_lam_square",
            "choose_lam_kfold", "median_gamma", "gamma_candidates", "choose_gamma", "learn_length_scales", "ard_gcv",
-           "ard_start_lam",
+           "ard_loo", "ard_start_lam", "ARD_LOO_ROWS",
            "squared_norm", "GAMMA_ROWS"]
 
 #: the λ grid ``lam="auto"`` scores (then refined between the best value's neighbours for the square loss)
@@ -48,6 +48,9 @@ KFOLD = 3
 _MEDIAN_ROWS = 500
 #: rows and Nystrom landmarks (held fixed) on which learned length-scales are fitted
 ARD_ROWS, ARD_LANDMARKS = 1000, 200
+#: learned length-scales minimise the exact leave-one-out error up to this many rows, the GCV above (on a few hundred
+#: rows the GCV over one length-scale per input overfits: a few rows carry the fit while the GCV looks good)
+ARD_LOO_ROWS = 3000
 #: the exponents k of the first bandwidths scored, γ₀ × 10^k
 GAMMA_STEPS = (-1.0, -0.5, 0.0, 0.5, 1.0)
 
@@ -291,17 +294,61 @@ def ard_gcv(X, Y, landmarks, theta, rtol=None):
     return float(value), np.r_[grad_ell, float((GW * W).sum())]
 
 
-def learn_length_scales(X, Y, landmarks, ell0, lam0, *, max_iter=100):
-    """``(length_scales, lam, info)`` minimising the square-loss GCV (:func:`ard_gcv`) jointly over ``log l`` (one
-    per feature) and ``log λ`` by L-BFGS-B with the analytic gradient, started from the best single length-scale
-    (the same criterion over one shared ``log l`` and ``log λ``); the rows and the Nystrom ``landmarks`` are held
-    fixed."""
+def ard_loo(X, Y, landmarks, theta, rtol=None):
+    """``(log LOO, gradient)``: the exact leave-one-out squared error of the Nystrom ridge with the Gaussian ARD
+    kernel at ``theta = (log l, log λ)``, the arguments and the hat matrix ``H = C M^+ C^T`` of :func:`ard_gcv`.
+
+    The ridge is a linear smoother, so its leave-one-out residuals are ``r_i / (1 - h_i)`` with ``R = (I - H) Y``
+    and ``h = diag(H)``: ``LOO = sum_i ||r_i||^2 / (1 - h_i)^2``. With ``A = C M^+``,
+    ``dH = (I - H) dC A^T + A dC^T (I - H) - n λ A dW A^T`` and ``dLOO = <S, dH>``,
+    ``S = diag(g) - G Y^T``, ``G_i = 2 r_i / (1 - h_i)^2``, ``g_i = 2 ||r_i||^2 / (1 - h_i)^3``, so
+    ``dLOO = <(I - H)(S + S^T) A, dC> - n λ <A^T S A, dW>``; the chain to ``log l`` and ``log λ`` is
+    :func:`ard_gcv`'s. Needs the n x m features in memory (as :func:`ard_gcv`); exact where no eigenvalue of W is
+    dropped.
+    """
+    X = np.asarray(X, dtype=float)
+    Y = np.asarray(Y, dtype=float).reshape(X.shape[0], -1)
+    n = X.shape[0]
+    theta = np.asarray(theta, dtype=float)
+    inv = np.exp(-theta[:-1])
+    nlam = n * float(np.exp(theta[-1]))
+    XL = X[landmarks]
+    C, W, Rm, Z = _ard_features(X, XL, inv, rtol)
+    s, Q = np.linalg.eigh(Z.T @ Z)
+    s = np.maximum(s, 0.0)
+    B = Rm @ Q
+    Phi = Z @ Q
+    inv_sl = 1.0 / (s + nlam)
+    A = (Phi * inv_sl) @ B.T  # C M^+
+    R = Y - (Phi * inv_sl) @ (Phi.T @ Y)
+    h = ((Phi * Phi) * inv_sl).sum(axis=1)
+    one_h = 1.0 - h
+    r2 = (R * R).sum(axis=1)
+    loo = float((r2 / one_h ** 2).sum())
+    G = 2.0 * R / one_h[:, None] ** 2
+    g = 2.0 * r2 / one_h ** 3
+    V = 2.0 * g[:, None] * A - G @ (Y.T @ A) - Y @ (G.T @ A)  # (S + S^T) A
+    GC = (V - A @ (C.T @ V)) / loo  # (I - H) (S + S^T) A, of log LOO
+    GW = (-nlam / loo) * ((A.T * g) @ A - (A.T @ G) @ (Y.T @ A))
+    grad_ell = (_pair_sums(GC * C, X, XL) + _pair_sums(GW * W, XL, XL)) * inv ** 2
+    return float(np.log(loo)), np.r_[grad_ell, float((GW * W).sum())]
+
+
+def learn_length_scales(X, Y, landmarks, ell0, lam0, *, max_iter=100, criterion=None):
+    """``(length_scales, lam, info)`` minimising the square loss's exact leave-one-out error (:func:`ard_loo`,
+    ``criterion="loo"``, the default up to :data:`ARD_LOO_ROWS` rows) or its GCV (:func:`ard_gcv`, ``"gcv"``, the
+    default above) jointly over ``log l`` (one per feature) and ``log λ`` by L-BFGS-B with the analytic gradient,
+    started from the best single length-scale (the same criterion over one shared ``log l`` and ``log λ``); the
+    rows and the Nystrom ``landmarks`` are held fixed."""
     ell0 = np.asarray(ell0, dtype=float)
     evaluations = [0]
+    if criterion is None:
+        criterion = "loo" if np.shape(X)[0] <= ARD_LOO_ROWS else "gcv"
+    crit = {"loo": ard_loo, "gcv": ard_gcv}[criterion]
 
     def objective(theta):
         evaluations[0] += 1
-        value, grad = ard_gcv(X, Y, landmarks, theta)
+        value, grad = crit(X, Y, landmarks, theta)
         if not np.isfinite(value) or not np.all(np.isfinite(grad)):
             return 1e300, np.zeros_like(theta)
         return value, grad
@@ -324,7 +371,8 @@ def learn_length_scales(X, Y, landmarks, ell0, lam0, *, max_iter=100):
     ell = np.exp(theta[:-1])
     relevance = 1.0 / ell ** 2
     info = {"chosen": [float(v) for v in ell], "relevance": [float(v) for v in relevance / relevance.max()],
-            "start": [float(v) for v in ell0], "criterion": "gcv", "value": float(np.exp(min(res.fun, iso.fun, 700.0))),
+            "start": [float(v) for v in ell0], "criterion": criterion,
+            "value": float(np.exp(min(res.fun, iso.fun, 700.0))),
             "lam_on_rows": float(np.exp(theta[-1])), "iterations": int(iso.nit + res.nit),
             "evaluations": evaluations[0], "isotropic_start": float(np.exp(iso.x[0])),
             "gradient": "analytic", "stop": str(res.message)}

@@ -204,9 +204,11 @@ class Fit:
         return dict(params, gamma=gamma)
 
     def _learned_length_scales(self, estimator, X, Y, recipe, params):
-        """``length_scale="learn"``: per-feature length-scales and λ minimising the square-loss GCV on a row
-        subsample by L-BFGS-B with the analytic gradient (:func:`~skframe.models._autotune.ard_gcv`), Nystrom
-        landmarks drawn once (from the estimator's seed) and held fixed; the final fit draws its own sketch."""
+        """``length_scale="learn"``: per-feature length-scales and λ minimising the square loss's exact
+        leave-one-out error (:func:`~skframe.models._autotune.ard_loo`; its GCV,
+        :func:`~skframe.models._autotune.ard_gcv`, above ``ARD_LOO_ROWS`` rows) on a row subsample by L-BFGS-B with
+        the analytic gradient, Nystrom landmarks drawn once (from the estimator's seed) and held fixed; the final fit
+        draws its own sketch."""
         rows = _autotune.subsample_rows(self.n, _autotune.ARD_ROWS)
         Xs = take(X, rows)
         Xs = np.asarray(Xs.toarray() if hasattr(Xs, "toarray") else Xs, dtype=np.float64)
@@ -219,8 +221,8 @@ class Fit:
         lam0 = _autotune.ard_start_lam(Xs, Ys, landmarks, ell0)
         ell, _, info = _autotune.learn_length_scales(Xs, Ys, landmarks, ell0, lam0)
         info.update(rows=int(rows.size), landmarks=int(marks),
-                    reason=f"least square-loss GCV over {d} length-scales and lam by L-BFGS-B (analytic gradient) "
-                           f"on {rows.size} rows, {marks} landmarks held fixed")
+                    reason=f"least square-loss {info['criterion'].upper()} over {d} length-scales and lam by "
+                           f"L-BFGS-B (analytic gradient) on {rows.size} rows, {marks} landmarks held fixed")
         self.auto_info["length_scale"] = info
         return dict(params, length_scale=[float(v) for v in ell])
 
