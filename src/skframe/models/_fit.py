@@ -204,11 +204,9 @@ class Fit:
         return dict(params, gamma=gamma)
 
     def _learned_length_scales(self, estimator, X, Y, recipe, params):
-        """``length_scale="learn"``: per-feature length-scales and λ minimising the square loss's exact
-        leave-one-out error (:func:`~skframe.models._autotune.ard_loo`; its GCV,
-        :func:`~skframe.models._autotune.ard_gcv`, above ``ARD_LOO_ROWS`` rows) on a row subsample by L-BFGS-B with
-        the analytic gradient, Nystrom landmarks drawn once (from the estimator's seed) and held fixed; the final fit
-        draws its own sketch."""
+        """``length_scale="learn"``: per-feature length-scales and λ minimising the square-loss GCV on a row
+        subsample by L-BFGS-B with the analytic gradient (:func:`~skframe.models._autotune.ard_gcv`), Nystrom
+        landmarks drawn once (from the estimator's seed) and held fixed; the final fit draws its own sketch."""
         rows = _autotune.subsample_rows(self.n, _autotune.ARD_ROWS)
         Xs = take(X, rows)
         Xs = np.asarray(Xs.toarray() if hasattr(Xs, "toarray") else Xs, dtype=np.float64)
