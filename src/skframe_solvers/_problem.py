@@ -26,6 +26,11 @@ import numpy as np
 from skframe.plugin.api import InvalidInputError, InvalidParameterError, Problem
 from skframe.plugin.toolbox import as_problem, eigh_truncated, solve_psd
 
+#: rows of kept features a pass takes at a time (``BLOCK_BYTES`` of float64 features): the Newton Hessian's
+#: row-scaled copy of a block, ``Z_b * c``, is one block, not the n x r matrix (16 GB of peak memory at
+#: n = 10^6, r = 1 000 when it was)
+BLOCK_BYTES = 64 * 2**20
+
 __all__ = ["FeatureMapProblem"]
 
 
@@ -132,8 +137,8 @@ class FeatureMapProblem:
     # ------------------------------------------------------------------ rows
     def blocks(self):
         """``(start, Z_block, Y_block)`` in float64 over all rows."""
-        if self.in_memory:
-            step = self.chunk_rows or self.n
+        if self.in_memory:  # blocks of at most BLOCK_BYTES: a pass's row-scaled copies stay bounded
+            step = self.chunk_rows or max(1, min(self.n, BLOCK_BYTES // (8 * max(self.r, 1))))
             for start in range(0, self.n, step):
                 yield start, self.Z[start:start + step], self.Y[start:start + step]
             return

@@ -267,3 +267,35 @@ def test_the_plan_gives_solvers_one_blas_thread_for_a_few_columns():
 
     assert solver_blas_threads(SOLVER_SERIAL_COLUMNS, 4) == 1
     assert solver_blas_threads(SOLVER_SERIAL_COLUMNS + 1, 4) == 4
+
+
+@pytest.mark.parametrize("loss_name,solver,d", [("logistic", "newton", 1), ("multinomial", "newton", 3),
+                                                ("huber", "lbfgs", 1), ("hinge", "admm", 1)])
+def test_kept_features_are_passed_in_bounded_blocks(monkeypatch, loss_name, solver, d):
+    """A pass over kept features takes at most BLOCK_BYTES of rows at a time (the Newton Hessian scales a copy of
+    each block by the rows' curvature): the solution is the one of a single block, to rounding."""
+    from skframe_solvers import _problem
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(240, 6))
+    if loss_name in ("logistic", "hinge"):
+        Y = np.where(Z[:, :1] + 0.3 * rng.normal(size=(240, 1)) > 0, 1.0, -1.0)
+    elif loss_name == "multinomial":
+        Y = 2 * np.eye(d)[np.argmax(Z[:, :d] + 0.3 * rng.normal(size=(240, d)), axis=1)] - 1
+    else:
+        Y = Z[:, :1] + 0.1 * rng.normal(size=(240, 1))
+    loss = get_loss(loss_name)
+    whole = get_solver(solver).solve(ArrayProblem(Z, Y), loss, 1e-2).W
+    seen = []
+    real = _problem.FeatureMapProblem.blocks
+
+    def recording(self):
+        for start, Zb, Yb in real(self):
+            seen.append(Zb.shape[0])
+            yield start, Zb, Yb
+
+    monkeypatch.setattr(_problem, "BLOCK_BYTES", 8 * 6 * 50)  # 50 rows of 6 features
+    monkeypatch.setattr(_problem.FeatureMapProblem, "blocks", recording)
+    blocked = get_solver(solver).solve(ArrayProblem(Z, Y), loss, 1e-2).W
+    assert seen and max(seen) <= 50
+    np.testing.assert_allclose(blocked, whole, rtol=1e-7, atol=1e-9)
