@@ -248,6 +248,28 @@ def ard_start_lam(X, Y, landmarks, ell, lams=AUTO_LAMS):
     return float(np.asarray(lams)[int(np.nanargmin(values))])
 
 
+def _ard_system(X, Y, landmarks, theta, rtol):
+    """What :func:`ard_gcv` and :func:`ard_loo` share at ``theta = (log l, log λ)``: the arrays as float (Y as
+    n x d), n, ``1 / l``, ``n λ``, the landmark rows, ``C``, ``W``, the landmark coefficients ``B`` of the orthogonal
+    directions ``Phi = C B`` (``Phi^T Phi = diag(s)``), ``Phi`` and ``s``."""
+    X = np.asarray(X, dtype=float)
+    Y = np.asarray(Y, dtype=float).reshape(X.shape[0], -1)
+    n = X.shape[0]
+    theta = np.asarray(theta, dtype=float)
+    inv = np.exp(-theta[:-1])
+    nlam = n * float(np.exp(theta[-1]))
+    XL = X[landmarks]
+    C, W, Rm, Z = _ard_features(X, XL, inv, rtol)
+    s, Q = np.linalg.eigh(Z.T @ Z)
+    return X, Y, n, inv, nlam, XL, C, W, Rm @ Q, Z @ Q, np.maximum(s, 0.0)
+
+
+def _ard_chain(GC, GW, C, W, X, XL, inv):
+    """The gradient over ``(log l, log λ)`` of a criterion whose gradients in C and W are ``GC`` and ``GW``."""
+    grad_ell = (_pair_sums(GC * C, X, XL) + _pair_sums(GW * W, XL, XL)) * inv ** 2
+    return np.r_[grad_ell, float((GW * W).sum())]
+
+
 def ard_gcv(X, Y, landmarks, theta, rtol=None):
     """``(log GCV, gradient)`` of the Nystrom ridge with the Gaussian ARD kernel at ``theta = (log l, log λ)``.
 
@@ -263,18 +285,7 @@ def ard_gcv(X, Y, landmarks, theta, rtol=None):
     ``D_k = (x_ik - x_jk)^2``, and ``d/d log λ`` is the ``dW`` term taken with ``dW = W``. Exact where no
     eigenvalue of W is dropped (the dropped directions are held fixed).
     """
-    X = np.asarray(X, dtype=float)
-    Y = np.asarray(Y, dtype=float).reshape(X.shape[0], -1)
-    n = X.shape[0]
-    theta = np.asarray(theta, dtype=float)
-    inv = np.exp(-theta[:-1])
-    nlam = n * float(np.exp(theta[-1]))
-    XL = X[landmarks]
-    C, W, Rm, Z = _ard_features(X, XL, inv, rtol)
-    s, Q = np.linalg.eigh(Z.T @ Z)
-    s = np.maximum(s, 0.0)
-    B = Rm @ Q  # landmark coefficients of the orthogonal directions Phi = C B (Phi^T Phi = diag(s))
-    Phi = Z @ Q
+    X, Y, n, inv, nlam, XL, C, W, B, Phi, s = _ard_system(X, Y, landmarks, theta, rtol)
     g = Phi.T @ Y
     inv_sl = 1.0 / (s + nlam)
     alpha = B @ (inv_sl[:, None] * g)
@@ -287,8 +298,7 @@ def ard_gcv(X, Y, landmarks, theta, rtol=None):
     value = np.log(n * rss / dof ** 2)
     GC = (-2.0 / rss) * (Ru @ alpha.T + R @ beta.T) + (4.0 / dof) * (Phi * shrink2) @ B.T
     GW = (2.0 * nlam / rss) * (beta @ alpha.T) - (2.0 * nlam / dof) * ((B * (s * inv_sl ** 2)) @ B.T)
-    grad_ell = (_pair_sums(GC * C, X, XL) + _pair_sums(GW * W, XL, XL)) * inv ** 2
-    return float(value), np.r_[grad_ell, float((GW * W).sum())]
+    return float(value), _ard_chain(GC, GW, C, W, X, XL, inv)
 
 
 def ard_loo(X, Y, landmarks, theta, rtol=None):
@@ -303,18 +313,7 @@ def ard_loo(X, Y, landmarks, theta, rtol=None):
     :func:`ard_gcv`'s. Needs the n x m features in memory (as :func:`ard_gcv`); exact where no eigenvalue of W is
     dropped.
     """
-    X = np.asarray(X, dtype=float)
-    Y = np.asarray(Y, dtype=float).reshape(X.shape[0], -1)
-    n = X.shape[0]
-    theta = np.asarray(theta, dtype=float)
-    inv = np.exp(-theta[:-1])
-    nlam = n * float(np.exp(theta[-1]))
-    XL = X[landmarks]
-    C, W, Rm, Z = _ard_features(X, XL, inv, rtol)
-    s, Q = np.linalg.eigh(Z.T @ Z)
-    s = np.maximum(s, 0.0)
-    B = Rm @ Q
-    Phi = Z @ Q
+    X, Y, n, inv, nlam, XL, C, W, B, Phi, s = _ard_system(X, Y, landmarks, theta, rtol)
     inv_sl = 1.0 / (s + nlam)
     A = (Phi * inv_sl) @ B.T  # C M^+
     R = Y - (Phi * inv_sl) @ (Phi.T @ Y)
@@ -327,8 +326,7 @@ def ard_loo(X, Y, landmarks, theta, rtol=None):
     V = 2.0 * g[:, None] * A - G @ (Y.T @ A) - Y @ (G.T @ A)  # (S + S^T) A
     GC = (V - A @ (C.T @ V)) / loo  # (I - H) (S + S^T) A, of log LOO
     GW = (-nlam / loo) * ((A.T * g) @ A - (A.T @ G) @ (Y.T @ A))
-    grad_ell = (_pair_sums(GC * C, X, XL) + _pair_sums(GW * W, XL, XL)) * inv ** 2
-    return float(np.log(loo)), np.r_[grad_ell, float((GW * W).sum())]
+    return float(np.log(loo)), _ard_chain(GC, GW, C, W, X, XL, inv)
 
 
 def learn_length_scales(X, Y, landmarks, ell0, lam0, *, max_iter=100, criterion="gcv"):
