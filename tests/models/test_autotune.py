@@ -138,7 +138,7 @@ def test_learned_length_scales_find_the_relevant_feature():
                                 lam="auto", random_state=0).fit(X, y)
     info = model.fit_info_["length_scale"]
     assert info["relevance"][0] == 1.0 and max(info["relevance"][1:]) < 0.2
-    assert model.kernel_.params["length_scale"] == info["chosen"] and info["criterion"] == "gcv"
+    assert model.kernel_.params["length_scale"] == info["chosen"] and info["criterion"] == "ml"
 
 
 def _dense_ard_log_gcv(X, Y, landmarks, ell, lam):
@@ -169,13 +169,14 @@ def _check_criterion(criterion, dense, seed, value_tol):
 
 
 def test_ard_gcv_value_and_analytic_gradient_match_dense_numpy_and_finite_differences():
-    from skframe.models._autotune import ard_gcv
+    from skframe.models._ard import ard_gcv
 
     _check_criterion(ard_gcv, _dense_ard_log_gcv, seed=5, value_tol=1e-10)
 
 
 def test_ard_gcv_is_the_gcv_of_the_fits_sketched_sums():
-    from skframe.models._autotune import ard_gcv, gcv_curve, square_spectrum
+    from skframe.models._ard import ard_gcv
+    from skframe.models._autotune import gcv_curve, square_spectrum
 
     rng = np.random.default_rng(6)
     X, y = rng.normal(size=(25, 2)), rng.normal(size=25)
@@ -207,20 +208,59 @@ def _dense_ard_log_loo(X, Y, landmarks, ell, lam):
 
 
 def test_ard_loo_value_and_analytic_gradient_match_n_refits_and_finite_differences():
-    from skframe.models._autotune import ard_loo
+    from skframe.models._ard import ard_loo
 
     _check_criterion(ard_loo, _dense_ard_log_loo, seed=7, value_tol=1e-9)
 
 
 def test_learned_length_scales_by_the_exact_leave_one_out_error():
-    from skframe.models import _autotune
+    from skframe.models import _ard
 
     rng = np.random.default_rng(8)
     X = rng.uniform(-1, 1, size=(60, 2))
     y = np.sin(3 * X[:, 0]) + 0.05 * rng.normal(size=60)
     Y = (y - y.mean())[:, None]
     landmarks = np.arange(0, 60, 3)
-    ell, lam, info = _autotune.learn_length_scales(X, Y, landmarks, np.ones(2), 1e-3, criterion="loo")
+    ell, lam, info = _ard.learn_length_scales(X, Y, landmarks, np.ones(2), 1e-3, criterion="loo")
     assert info["criterion"] == "loo" and ell[0] < ell[1]
     theta = np.r_[np.log(ell), np.log(lam)]
-    assert abs(np.log(info["value"]) - _autotune.ard_loo(X, Y, landmarks, theta)[0]) < 1e-9
+    assert abs(np.log(info["value"]) - _ard.ard_loo(X, Y, landmarks, theta)[0]) < 1e-9
+
+
+def _dense_ard_ml(X, Y, landmarks, ell, lam):
+    """The profiled negative log marginal likelihood per target entry of the Nystrom Gaussian process, dense
+    NumPy: ``(1/2) log(tr(Y^T K_s^{-1} Y) / (n t)) + log det(K_s) / (2n)``, ``K_s = C W^+ C^T + n lam I``."""
+    n, t = Y.shape
+    sq = (((X[:, None, :] - X[None, landmarks, :]) / ell) ** 2).sum(axis=2)
+    C = np.exp(-0.5 * sq)
+    K = C @ np.linalg.pinv(C[landmarks]) @ C.T + n * lam * np.eye(n)
+    q = float(np.trace(Y.T @ np.linalg.solve(K, Y)))
+    return 0.5 * np.log(q / (n * t)) + 0.5 * np.linalg.slogdet(K)[1] / n
+
+
+def test_ard_ml_value_and_analytic_gradient_match_dense_numpy_and_finite_differences():
+    from skframe.models._ard import ard_ml
+
+    _check_criterion(ard_ml, _dense_ard_ml, seed=9, value_tol=1e-10)
+
+
+def test_ard_ml_with_every_row_a_landmark_is_the_gaussian_process_log_marginal_likelihood():
+    """All rows as landmarks: the exact GP; at the profiled amplitude c and noise c n lam, scikit-learn's log
+    marginal likelihood is -n (value + (1 + log 2 pi) / 2)."""
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
+
+    from skframe.models._ard import ard_ml
+
+    rng = np.random.default_rng(10)
+    n = 40
+    X = rng.normal(size=(n, 3))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=n)
+    y -= y.mean()
+    ell, lam = np.array([0.7, 1.4, 2.0]), 3e-3
+    value = ard_ml(X, y[:, None], np.arange(n), np.r_[np.log(ell), np.log(lam)])[0]
+    K = np.exp(-0.5 * (((X[:, None, :] - X[None, :, :]) / ell) ** 2).sum(axis=2)) + n * lam * np.eye(n)
+    c = float(y @ np.linalg.solve(K, y)) / n
+    kernel = ConstantKernel(c) * RBF(ell) + WhiteKernel(c * n * lam)
+    gp = GaussianProcessRegressor(kernel, optimizer=None, alpha=1e-14).fit(X, y)
+    assert abs(-gp.log_marginal_likelihood_value_ / n - 0.5 * (1 + np.log(2 * np.pi)) - value) < 1e-9

@@ -32,7 +32,7 @@ from skframe.contract.tags import get_tags
 from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import ZERO_GRAM
 from skframe.exceptions import InvalidParameterError
-from skframe.models import _autotune, _degenerate
+from skframe.models import _ard, _autotune, _degenerate
 from skframe.models._core import (
     build_representation,
     lam_path,
@@ -204,29 +204,35 @@ class Fit:
         return dict(params, gamma=gamma)
 
     def _learned_length_scales(self, estimator, X, Y, recipe, params):
-        """``length_scale="learn"``: per-feature length-scales and λ minimising the square-loss GCV on a row
-        subsample by L-BFGS-B with the analytic gradient (:func:`~skframe.models._autotune.ard_gcv`), Nystrom
-        landmarks drawn once (from the estimator's seed) and held fixed; the final fit draws its own sketch."""
-        rows = _autotune.subsample_rows(self.n, _autotune.ARD_ROWS)
+        """``length_scale="learn"``: per-feature length-scales and λ maximising the marginal likelihood of the
+        Nystrom Gaussian process on a row subsample by L-BFGS-B with the analytic gradient
+        (:func:`~skframe.models._ard.ard_ml`), Nystrom landmarks drawn once (from the estimator's seed) and
+        held fixed; the final fit draws its own sketch (and, with ``lam="auto"`` and the square loss, takes the
+        λ of the optimum: :func:`~skframe.models._autotune.lam_of_learned_scales`)."""
+        rows = _autotune.subsample_rows(self.n, _ard.ARD_ROWS)
         Xs = take(X, rows)
         Xs = np.asarray(Xs.toarray() if hasattr(Xs, "toarray") else Xs, dtype=np.float64)
         Ys = np.asarray(Y[rows] if not hasattr(Y, "compute") else Y[rows].compute(), dtype=np.float64)
         Ys = Ys - Ys.mean(axis=0)
-        marks = min(_autotune.ARD_LANDMARKS, rows.size)
+        marks = min(_ard.ARD_LANDMARKS, rows.size)
         landmarks = np.sort(make_rngs(estimator.random_state, 1)[0].choice(rows.size, marks, replace=False))
         d = Xs.shape[1]
         ell0 = np.full(d, 1.0 / np.sqrt(2.0 * _autotune.median_gamma(Xs)))
-        lam0 = _autotune.ard_start_lam(Xs, Ys, landmarks, ell0)
-        ell, _, info = _autotune.learn_length_scales(Xs, Ys, landmarks, ell0, lam0)
+        lam0 = _ard.ard_start_lam(Xs, Ys, landmarks, ell0)
+        ell, _, info = _ard.learn_length_scales(Xs, Ys, landmarks, ell0, lam0, criterion=_ard.ARD_CRITERION)
         info.update(rows=int(rows.size), landmarks=int(marks),
-                    reason=f"least square-loss {info['criterion'].upper()} over {d} length-scales and lam by "
-                           f"L-BFGS-B (analytic gradient) on {rows.size} rows, {marks} landmarks held fixed")
+                    reason=f"greatest marginal likelihood over {d} length-scales and lam by L-BFGS-B (analytic "
+                           f"gradient) on {rows.size} rows, {marks} landmarks held fixed")
         self.auto_info["length_scale"] = info
         return dict(params, length_scale=[float(v) for v in ell])
 
     def choose_lam(self):
-        """``lam="auto"``: the square loss's GCV minimiser, else k folds along a λ grid (``auto_info["lam"]``)."""
-        if self.recipe.loss is None:
+        """``lam="auto"``: the square loss's GCV minimiser (with learned length-scales: the λ learned with them),
+        else k folds along a λ grid (``auto_info["lam"]``)."""
+        learned = self.auto_info.get("length_scale")
+        if self.recipe.loss is None and learned is not None and learned["criterion"] == "ml":
+            lam, info = _autotune.lam_of_learned_scales(learned, self.n)
+        elif self.recipe.loss is None:
             lam, info = _autotune.choose_lam_square(self)
         else:
             est, w, rec = copy.copy(self.estimator), self.sample_weight, self.recipe
