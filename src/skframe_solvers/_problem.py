@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from skframe.plugin.api import InvalidInputError, InvalidParameterError, Problem
-from skframe.plugin.toolbox import as_problem, eigh_truncated, solve_psd
+from skframe.plugin.toolbox import as_problem, eigh_truncated, solve_psd, weighted_gram
 
 #: rows of kept features a pass takes at a time (``BLOCK_BYTES`` of float64 features): the Newton Hessian's
 #: row-scaled copy of a block, ``Z_b * c``, is one block, not the n x r matrix (16 GB of peak memory at
@@ -214,11 +214,7 @@ class FeatureMapProblem:
     def ridge_V(self):
         """Closed-form minimiser of the square-loss problem in V (one r x r system or eigendecomposition)."""
         if self.weights is not None:  # one pass over the feature blocks (or the kept features), each weighted
-            A, ZtY = np.zeros((self.r, self.r)), np.zeros((self.r, self.d))
-            for start, Zb, Yb in self.blocks():
-                Zw = Zb * self.weights[start:start + Zb.shape[0], None]
-                A += Zw.T @ Zb
-                ZtY += Zw.T @ Yb
+            A, ZtY = weighted_gram(self.blocks(), self.weights, self.r, self.d)
         elif self.in_memory:
             A, ZtY = self.gram().copy(), self.Z.T @ self.Y
         else:

@@ -15,7 +15,7 @@ from scipy.linalg import lapack
 from skframe.exceptions import InvalidParameterError
 
 __all__ = ["default_rtol", "eigh_truncated", "pinv_sym", "solve_psd", "sqrt_pinv_sym", "sketch_spectrum",
-           "spectral_projection", "ZERO_GRAM"]
+           "spectral_projection", "weighted_gram", "ZERO_GRAM"]
 
 #: start of the error message of a zero sketched Gram matrix (the fit names the kernel's parameters)
 ZERO_GRAM = "the sketched Gram matrix R K R^T is zero"
@@ -196,3 +196,16 @@ def solve_psd(A, B, rtol=None, *, jitter=False, singular=False, rebuild=None, ov
             diag -= delta
     full = rebuild() if rebuild is not None else A
     return pinv_sym(full, rtol) @ B
+
+
+def weighted_gram(blocks, weights, r, d):
+    """``(Z^T diag(w) Z, Z^T diag(w) Y)`` summed over row blocks ``(start, Z_b, Y_b)`` of r features and d
+    targets, each block's rows weighted by ``weights[start:start + len(Z_b)]``: the weighted square-loss system
+    from one pass, memory bounded by a block."""
+    A, B = np.zeros((r, r)), np.zeros((r, d))
+    for start, Zb, Yb in blocks:
+        Zb = np.asarray(Zb, dtype=np.float64)
+        Zw = Zb * weights[start:start + Zb.shape[0], None]
+        A += Zw.T @ Zb
+        B += Zw.T @ np.asarray(Yb, dtype=np.float64).reshape(Zb.shape[0], -1)
+    return A, B

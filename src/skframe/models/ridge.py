@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 
 from skframe.constraints import Interval, validate_params
 from skframe.contract.problems import SolveResult
-from skframe.core.linalg import solve_psd
+from skframe.core.linalg import solve_psd, weighted_gram
 from skframe.exceptions import NotFittedError
 from skframe.models._base import (
     KERNEL_MODEL_CONSTRAINTS,
@@ -48,12 +48,7 @@ def _weighted_ridge(rep, Y, lam, w):
         Zw = feats[0] * w[:, None]
         A, B = Zw.T @ feats[0], Zw.T @ Y
     else:  # streamed or on a Dask cluster: one pass over the feature blocks, each weighted by its rows' weights
-        A, B = np.zeros((problem.r, problem.r)), np.zeros((problem.r, Y.shape[1]))
-        for start, Zb, Yb in problem.blocks():
-            Zb = np.asarray(Zb, dtype=np.float64)
-            Zw = Zb * w[start:start + Zb.shape[0], None]
-            A += Zw.T @ Zb
-            B += Zw.T @ np.asarray(Yb, dtype=np.float64).reshape(Zb.shape[0], -1)
+        A, B = weighted_gram(problem.blocks(), w, problem.r, Y.shape[1])
     A[np.diag_indices_from(A)] += n * lam
     return solve_psd(A, B)
 
