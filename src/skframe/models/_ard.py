@@ -17,7 +17,7 @@ __all__ = ["ARD_ROWS", "ARD_LANDMARKS", "ARD_CRITERION", "ard_gcv", "ard_loo", "
            "learn_length_scales"]
 
 #: rows and Nystrom landmarks (held fixed) on which learned length-scales are fitted
-ARD_ROWS, ARD_LANDMARKS = 1000, 200
+ARD_ROWS, ARD_LANDMARKS = 3000, 200
 #: what learned length-scales optimise: ``"ml"`` (marginal likelihood, :func:`ard_ml`), ``"gcv"`` or ``"loo"``
 ARD_CRITERION = "ml"
 
