@@ -2,15 +2,20 @@
 
 For each data set and each of ``--splits`` random 70/30 splits, the intervals are fitted on the 70 % and their
 empirical coverage and mean width measured on the 30 % (features standardised with the training part's
-statistics; targets as they are). The estimator is the same for skframe and MAPIE: ``SketchedKernelRidge``
-(Gaussian kernel, ``gamma = 1 / n_features``, the default sketch and size, ``lam=--lam``: ``"auto"`` by
-default, lambda chosen by each fit from its own rows, as ``skframe fit`` does) for split and CV+ (5 folds),
-``JointQuantileRegressor`` with the same kernel and ``lam=1e-3`` for CQR (MAPIE's
-``ConformalizedQuantileRegressor`` given the same three fitted quantile models and calibration rows, so that
-only the calibration differs). CQR is measured with both scores, each against MAPIE's like it: skframe's
-``cqr_score="symmetric"`` against MAPIE's ``symmetric_correction=True``, ``"asymmetric"`` against MAPIE's
-default (``symmetric_correction=False``). MAPIE's split method is given the same fitted model and calibration
-rows as skframe's.
+statistics; targets as they are). The estimator is the same for skframe and MAPIE: for split and CV+
+(5 folds), ``SketchedKernelRidge`` with a Gaussian kernel, ``gamma = 1 / n_features``, ``lam=--lam``
+(``1e-3`` by default; ``auto``: lambda chosen by each fit from its own rows by GCV) and ``sketch=--sketch``
+(``none`` by default: the exact kernel ridge, cheap at these sizes; ``psr``: the estimator's default sketch and
+size, ``2 sqrt(n)`` columns, a new random sketch in each fold model); for CQR, ``JointQuantileRegressor`` with
+the same kernel, its default sketch and ``lam=1e-3`` in every run (MAPIE's ``ConformalizedQuantileRegressor``
+given the same three fitted quantile models and calibration rows, so that only the calibration differs). CQR is
+measured with both scores, each against MAPIE's like it: skframe's ``cqr_score="symmetric"`` against MAPIE's
+``symmetric_correction=True``, ``"asymmetric"`` against MAPIE's default (``symmetric_correction=False``).
+MAPIE's split method is given the same fitted model and calibration rows as skframe's, its CV+ the same five
+folds (``PredefinedSplit``; each side fits its own fold models, equal for a deterministic estimator, and with
+``--sketch psr`` each fold model draws its sketch from the same seed on the same rows). For CV+ the report also
+gives ``fold_sd``: the standard deviation of the five fold models' predictions at a test row, averaged over the
+test rows (how much the fold models disagree, which widens CV+ intervals).
 
 Data sets (the ten counted): diabetes (bundled with scikit-learn), the embedded Friedman-with-outliers set
 (:func:`skframe.datasets.load_default`, 2 000 random rows), scikit-learn's Friedman 1-3 generators, two
@@ -31,7 +36,9 @@ of one fit of the estimator, the time of the CV+ fit and bounds (``sketch_sharin
 the peak resident memory above the data.
 
 Usage: ``python benchmarks/bench_intervals.py`` (writes ``benchmarks/out/intervals.json``);
-``--lam 1e-3 --out benchmarks/out/intervals_lam_fixed.json`` for the fixed-lambda estimator.
+``--sketch psr --out benchmarks/out/intervals_sketched.json`` for the sketched estimator and
+``--sketch psr --lam auto --out benchmarks/out/intervals_lam_auto.json`` for the sketched one with lambda
+chosen by GCV.
 """
 
 import argparse
@@ -43,6 +50,7 @@ import _setup  # noqa: F401  (first: runtime settings, src on the path)
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.datasets import load_diabetes, make_friedman1, make_friedman2, make_friedman3
+from sklearn.model_selection import PredefinedSplit
 
 from skframe.datasets import load_default
 from skframe.models import JointQuantileRegressor, SketchedKernelRidge
@@ -106,11 +114,11 @@ def load(name, rng):
     raise SystemExit(f"unknown data set {name!r}")
 
 
-LAM = "auto"  # --lam
+LAM, SKETCH = 1e-3, None  # --lam, --sketch
 
 
 def ridge(d, seed):
-    return SketchedKernelRidge(kernel_params={"gamma": 1.0 / d}, lam=LAM, random_state=seed)
+    return SketchedKernelRidge(kernel_params={"gamma": 1.0 / d}, lam=LAM, sketch=SKETCH, random_state=seed)
 
 
 def quantile_model(d, seed):
@@ -173,7 +181,8 @@ def one_split(X, y, seed, mapie):
             cal = np.sort(np.random.default_rng(seed).permutation(len(ytr))[:n_cal])
             m.conformalize(Xtr[cal], ytr[cal])
         elif method == "cv+":
-            m = mapie.CrossConformalRegressor(ridge(d, seed), confidence_level=1 - ALPHA, method="plus", cv=5,
+            folds = PredefinedSplit(model.residuals_[0].fold_of)  # the same five folds as skframe's
+            m = mapie.CrossConformalRegressor(ridge(d, seed), confidence_level=1 - ALPHA, method="plus", cv=folds,
                                               random_state=seed)
             m.fit_conformalize(Xtr, ytr)
         else:
@@ -223,7 +232,7 @@ def coverage_runs(args):
         mapie_version = mapie.__version__
     except ImportError:  # pip install "skframe[bench]"
         mapie_regression, mapie_version = None, None
-    report = {"alpha": ALPHA, "splits": args.splits, "lam": LAM, "mapie": mapie_version,
+    report = {"alpha": ALPHA, "splits": args.splits, "lam": LAM, "sketch": SKETCH, "mapie": mapie_version,
               "not_counted": list(NOT_COUNTED), "datasets": {}}
     for name in args.datasets.split(","):
         X, y, description = load(name, np.random.default_rng(0))
@@ -297,7 +306,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--splits", type=int, default=20)
     ap.add_argument("--datasets", default=",".join(DATASETS))
-    ap.add_argument("--lam", default="auto", help="the ridge's lam for split and CV+: auto (default) or a number")
+    ap.add_argument("--lam", default="1e-3", help="the ridge's lam for split and CV+: a number or auto")
+    ap.add_argument("--sketch", default="none", help="the ridge's sketch for split and CV+: none (exact, the "
+                    "default) or a sketch name such as psr (the estimator's default sketch, size 2 sqrt(n))")
     ap.add_argument("--long-splits", type=int, default=200, help="split conformal alone over this many more "
                     "splits (0: none)")
     ap.add_argument("--scale", action="store_true", help="the CV+ run at --n-train x --n-test rows instead")
@@ -307,8 +318,9 @@ def main():
     ap.add_argument("--memory-budget", default="256MB", help="the estimator's memory_budget (streamed fits)")
     ap.add_argument("--out", default=str(_setup.OUT / "intervals.json"))
     args = ap.parse_args()
-    global LAM
+    global LAM, SKETCH
     LAM = args.lam if args.lam == "auto" else float(args.lam)
+    SKETCH = None if args.sketch.lower() == "none" else args.sketch
     report = {"script": "benchmarks/bench_intervals.py", "versions": _setup.versions()}
     if args.scale:
         report["scale"] = scale_run(args)

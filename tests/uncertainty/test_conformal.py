@@ -358,3 +358,16 @@ def test_cqr_state_without_a_score_name_is_symmetric(tmp_path):
     np.testing.assert_allclose(hi[:, 0], ref_hi, rtol=1e-12)
     with pytest.raises(InvalidParameterError, match="unknown CQR score 'median'"):
         interval_bounds(dict(state, cqr_score="median"), point, X[:6])
+
+
+def test_shared_folds_with_lam_auto_use_the_lambda_chosen_on_all_rows():
+    X, y = _data(200)
+    Xt, _ = _data(10, seed=1)
+    auto = ConformalRegressor(clone(_ridge()).set_params(lam="auto"), method="cv+", cv=4, random_state=2,
+                              sketch_sharing="shared").fit(X, y)
+    lam = float(auto.estimator_.lam_path_[-1])
+    assert lam != 1e-3 and auto.estimator_.fit_info_["lam"]
+    fixed = ConformalRegressor(clone(_ridge()).set_params(lam=lam), method="cv+", cv=4, random_state=2,
+                               sketch_sharing="shared").fit(X, y)
+    for a, b in zip(auto.predict_interval(Xt), fixed.predict_interval(Xt)):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)

@@ -90,18 +90,21 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
         Largest block of values the jackknife+ order statistics form at once (64 MiB).
     random_state : int, RandomState or None
         Seed of the calibration split and of the fold assignment.
+    sketch_sharing : {"fold", "shared"}, default="fold"
+        ``"cv+"`` / ``"jackknife+"``: ``"fold"`` fits the estimator on each fold's rows (any estimator, the exact
+        CV+ guarantee; a sketched estimator draws a sketch per fold, and where the sketch is small for the data
+        the fold models disagree, which widens the intervals: conservative, not wrong); ``"shared"``
+        (:class:`SketchedKernelRidge` with a sketch) fits it once on all rows and builds every fold's model
+        from that sketch and per-fold sums of one pass over the rows (:mod:`skframe.uncertainty._shared_folds`):
+        one fit and one or two passes instead of K fits, the held-out inputs may serve as landmarks (never their
+        targets), so the guarantee is then approximate; with ``lam="auto"`` every fold takes the lambda chosen on
+        all rows.
     cqr_score : {"symmetric", "asymmetric"}, default="symmetric"
         ``"cqr"`` only: ``"symmetric"`` widens both fitted quantiles by one conformal quantile of the score
         ``max(q_lo(x) - y, y - q_hi(x))`` (rank ``ceil((1 - alpha)(n_cal + 1))``); ``"asymmetric"`` widens
         the lower one by the ``ceil((1 - alpha/2)(n_cal + 1))``-th smallest ``q_lo(x) - y`` and the upper
         one by the same rank of ``y - q_hi(x)``: a correction per side (skewed noise, a quantile model biased
         to one side) at the price of a more extreme rank per side. Both cover at least ``1 - alpha``.
-    sketch_sharing : {"fold", "shared"}, default="fold"
-        ``"cv+"`` / ``"jackknife+"``: ``"fold"`` fits the estimator on each fold's rows (any estimator, the exact
-        CV+ guarantee); ``"shared"`` (:class:`SketchedKernelRidge` with a sketch) fits it once on all rows and
-        builds every fold's model from that sketch and per-fold sums of one pass over the rows
-        (:mod:`skframe.uncertainty._shared_folds`): one fit and one or two passes instead of K fits, the held-out
-        inputs may serve as landmarks (never their targets), so the guarantee is then approximate.
 
     Attributes
     ----------
