@@ -66,7 +66,8 @@ def interval_state(fitted, level):
     if fitted.method == "split":
         state.update(scores=fitted.scores_, models=[fitted.estimator_])
     elif fitted.method == "cqr":
-        state.update(scores=fitted.scores_, models=list(fitted.quantile_estimators_), cqr_score=fitted.cqr_score)
+        state.update(scores=fitted.scores_, models=list(fitted.quantile_estimators_),
+                     cqr_score=getattr(fitted, "cqr_score", "symmetric"))
     else:
         state.update(residuals=np.column_stack([r.values for r in fitted.residuals_]),
                      fold_of=np.asarray(fitted.residuals_[0].fold_of, dtype=np.int64),
