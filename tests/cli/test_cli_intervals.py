@@ -73,6 +73,8 @@ def test_summary_and_png(files):
     (["--interval", "0.9", "--interval-method", "bootstrap"], "--interval-method 'bootstrap'"),
     (["--interval-method", "cqr"], "needs --interval"),
     (["--interval", "0.9", "--interval-method", "posterior", "--loss", "huber"], "posterior needs the square"),
+    (["--interval", "0.9", "--interval-method", "cqr", "--cqr-score", "both"], "--cqr-score 'both'"),
+    (["--interval", "0.9", "--cqr-score", "asymmetric"], "applies to CQR intervals only"),
 ])
 def test_bad_interval_options_are_one_line_errors(files, args, match):
     train, _, _, _ = files
@@ -86,3 +88,25 @@ def test_predict_interval_needs_a_model_with_intervals(files):
     result = runner.invoke(app, ["predict", str(tmp / "plain.skf"), new, "--interval", "0.9"])
     assert result.exit_code != 0 and "holds no prediction intervals" in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.filterwarnings("ignore:X does not have valid feature names")
+def test_cqr_score_is_kept_in_the_model_file(files):
+    train, test, new, tmp = files
+    model = str(tmp / "asym.skf")
+    rep = json.loads(_ok(["fit", train, "--test", test, "--targets", "2", "--sketch-size", "20", "--interval",
+                          "0.9", "--interval-method", "cqr", "--cqr-score", "asymmetric", "--model-out", model,
+                          "--json"]).stdout)["interval"]
+    assert rep["cqr_score"] == "asymmetric" and 0.75 <= rep["coverage"] <= 1.0
+    est, extra = load_bundle(model)
+    state = extra["interval"]
+    assert state["cqr_score"] == "asymmetric" and np.asarray(state["scores"]).shape[1:] == (2, 2)
+    out = _ok(["predict", model, new, "--interval", "0.8", "--no-header"]).stdout.splitlines()
+    rows = np.array([[float(v) for v in line.split(",")] for line in out])
+    X = np.loadtxt(new, delimiter=",", skiprows=1)
+    X = (X - extra["scaler"]["mean"]) / extra["scaler"]["scale"] if extra["scaler"] else X
+    lower, upper = interval_bounds(state, est, X, 0.8)
+    np.testing.assert_allclose(rows[:, 1::3], lower, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(rows[:, 2::3], upper, rtol=1e-10, atol=1e-12)
+    symmetric = dict(state, cqr_score="symmetric", scores=np.asarray(state["scores"]).max(axis=1))
+    assert not np.allclose(interval_bounds(symmetric, est, X, 0.8)[0], lower)  # the score changes the bounds

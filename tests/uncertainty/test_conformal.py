@@ -262,3 +262,112 @@ def test_shared_folds_features_through_the_mixing_matrix_equal_the_dense_map(par
     _, folds_ref, R_ref = _shared_folds.fit_shared_folds(est, X, Y, fold_of, 5, chunk_rows=61, budget_bytes=0)
     np.testing.assert_allclose(R, R_ref, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(folds.coefs, folds_ref.coefs, rtol=1e-10, atol=1e-10)
+
+
+def _cqr_reference(X, y, base, n_cal, seed, alpha):
+    """The quantile model of CQR fitted by hand on the training part, and the calibration rows."""
+    n = len(y)
+    cal = np.sort(np.random.default_rng(seed).permutation(n)[:n_cal])
+    train = np.setdiff1d(np.arange(n), cal)
+    est = clone(base).set_params(quantiles=(alpha / 2, 0.5, 1 - alpha / 2)).fit(X[train], y[train])
+    return est, cal
+
+
+@pytest.mark.parametrize("n_cal", [49, 120, 15])
+def test_cqr_scores_equal_the_numpy_formulas(n_cal):
+    X, y = _data(300)
+    Xt, _ = _data(20, seed=1)
+    base = JointQuantileRegressor(kernel_params={"gamma": 2.0}, sketch_size=20, lam=1e-3, random_state=0)
+    alpha = 0.1
+    est, cal = _cqr_reference(X, y, base, n_cal, 4, alpha)
+    Q = np.sort(est.predict(X[cal]), axis=1)
+    Qt = np.sort(est.predict(Xt), axis=1)
+    k_sym = int(np.ceil((1 - alpha) * (n_cal + 1)))
+    k_side = int(np.ceil((1 - alpha / 2) * (n_cal + 1)))
+    sym = np.sort(np.maximum(Q[:, 0] - y[cal], y[cal] - Q[:, 2]))
+    lo_side, hi_side = np.sort(Q[:, 0] - y[cal]), np.sort(y[cal] - Q[:, 2])
+    c_sym = sym[k_sym - 1] if k_sym <= n_cal else np.inf
+    c_lo = lo_side[k_side - 1] if k_side <= n_cal else np.inf
+    c_hi = hi_side[k_side - 1] if k_side <= n_cal else np.inf
+    for kind, (a, b) in (("symmetric", (c_sym, c_sym)), ("asymmetric", (c_lo, c_hi))):
+        model = ConformalRegressor(base, method="cqr", alpha=alpha, calibration_size=n_cal, random_state=4,
+                                   cqr_score=kind).fit(X, y)
+        lo, hi = model.predict_interval(Xt)
+        np.testing.assert_allclose(lo, Qt[:, 0] - a, rtol=1e-12)
+        np.testing.assert_allclose(hi, Qt[:, 2] + b, rtol=1e-12)
+    assert model.scores_.shape == (n_cal, 2, 1) and model.conformity_quantile_.shape == (2, 1)
+    if n_cal == 15:  # ceil(0.95 * 16) = 16 > 15 rows: each side, so the interval, is unbounded
+        assert np.isinf(c_lo) and np.isinf(c_hi) and np.isfinite(c_sym)
+
+
+def test_cqr_asymmetric_coverage_with_skewed_noise():
+    covered = {"symmetric": [], "asymmetric": []}
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        X = rng.uniform(-1, 1, size=(3400, 2))
+        y = np.sin(3 * X[:, 0]) + (0.2 + 0.3 * np.abs(X[:, 1])) * rng.exponential(size=3400)  # skewed noise
+        base = JointQuantileRegressor(kernel_params={"gamma": 2.0}, sketch_size=30, lam=1e-3, random_state=seed)
+        for kind in covered:
+            lo, hi = ConformalRegressor(base, method="cqr", alpha=0.1, random_state=seed, cqr_score=kind) \
+                .fit(X[:400], y[:400]).predict_interval(X[400:])
+            covered[kind].append(np.mean((lo <= y[400:]) & (y[400:] <= hi)))
+    for kind in covered:
+        assert 0.86 <= np.mean(covered[kind]) <= 0.95, (kind, covered[kind])
+
+
+def test_bad_cqr_score_names_the_value():
+    X, y = _data(30)
+    with pytest.raises(InvalidParameterError, match="cqr_score='both'"):
+        ConformalRegressor(Ridge(), method="cqr", cqr_score="both").fit(X, y)
+
+
+@pytest.mark.parametrize("kind", ["symmetric", "asymmetric"])
+def test_saved_cqr_state_gives_the_same_bounds(kind, tmp_path):
+    from skframe.persistence import load_bundle, save
+    from skframe.uncertainty import interval_bounds, interval_state
+
+    X, Y = _data(120, d=2)
+    Xt, _ = _data(8, seed=1, d=2)
+    base = JointQuantileRegressor(kernel_params={"gamma": 2.0}, sketch_size=20, random_state=0)
+    model = ConformalRegressor(base, method="cqr", random_state=0, cqr_score=kind).fit(X, Y)
+    point = clone(_ridge()).fit(X, Y)
+    save(point, tmp_path / "m.skf", extra={"interval": interval_state(model, 0.9)})
+    point, extra = load_bundle(tmp_path / "m.skf")
+    assert extra["interval"]["cqr_score"] == kind
+    lo, hi = interval_bounds(extra["interval"], point, Xt)
+    ref_lo, ref_hi = model.predict_interval(Xt)
+    np.testing.assert_allclose(lo, ref_lo, rtol=1e-12)
+    np.testing.assert_allclose(hi, ref_hi, rtol=1e-12)
+
+
+def test_cqr_state_without_a_score_name_is_symmetric(tmp_path):
+    # model files written before the asymmetric score keep no cqr_score: they load as symmetric
+    from skframe.persistence import load_bundle, save
+    from skframe.uncertainty import interval_bounds, interval_state
+
+    X, y = _data(120)
+    base = JointQuantileRegressor(kernel_params={"gamma": 2.0}, sketch_size=20, random_state=0)
+    model = ConformalRegressor(base, method="cqr", random_state=0).fit(X, y)
+    state = interval_state(model, 0.9)
+    assert state.pop("cqr_score") == "symmetric"
+    save(clone(_ridge()).fit(X, y), tmp_path / "old.skf", extra={"interval": state})
+    point, extra = load_bundle(tmp_path / "old.skf")
+    lo, hi = interval_bounds(extra["interval"], point, X[:6])
+    ref_lo, ref_hi = model.predict_interval(X[:6])
+    np.testing.assert_allclose(lo[:, 0], ref_lo, rtol=1e-12)
+    np.testing.assert_allclose(hi[:, 0], ref_hi, rtol=1e-12)
+    with pytest.raises(InvalidParameterError, match="unknown CQR score 'median'"):
+        interval_bounds(dict(state, cqr_score="median"), point, X[:6])
+
+
+def test_shared_folds_with_lam_auto_use_the_lambda_chosen_on_all_rows():
+    X, y = _data(200)
+    Xt, _ = _data(10, seed=1)
+    auto = ConformalRegressor(clone(_ridge()).set_params(lam="auto"), method="cv+", cv=4, random_state=2,
+                              sketch_sharing="shared").fit(X, y)
+    lam = float(auto.estimator_.lam_path_[-1])
+    assert lam != 1e-3 and auto.estimator_.fit_info_["lam"]
+    fixed = ConformalRegressor(clone(_ridge()).set_params(lam=lam), method="cv+", cv=4, random_state=2,
+                               sketch_sharing="shared").fit(X, y)
+    for a, b in zip(auto.predict_interval(Xt), fixed.predict_interval(Xt)):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)

@@ -56,7 +56,9 @@ def fit_intervals(prep, model, opts):
         state = interval_state("posterior", level)
     else:
         base = _quantile_base(model) if method == "cqr" else model
-        conformal = ConformalRegressor(base, method=method, alpha=1 - level, refit=False, random_state=opts.seed)
+        extra = {"cqr_score": opts.cqr_score} if method == "cqr" and getattr(opts, "cqr_score", None) else {}
+        conformal = ConformalRegressor(base, method=method, alpha=1 - level, refit=False, random_state=opts.seed,
+                                       **extra)
         conformal.fit(prep.X_train, prep.Y_train)
         state = interval_state(conformal, level)
     X_eval, Y_eval, on = ((prep.X_test, prep.Y_test, "test") if prep.X_test is not None
@@ -67,6 +69,7 @@ def fit_intervals(prep, model, opts):
     width = upper - lower
     report = {"level": level, "method": method, "evaluated_on": on,
               "coverage": float(inside.mean()), "mean_width": float(width.mean()),
+              **({"cqr_score": state["cqr_score"]} if method == "cqr" else {}),
               "per_target": [{"coverage": float(inside[:, j].mean()), "mean_width": float(width[:, j].mean())}
                              for j in range(lower.shape[1])]}
     if getattr(opts, "png", None):

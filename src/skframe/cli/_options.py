@@ -34,6 +34,7 @@ SCALES = ("auto", "none", "standard")
 MISSING = ("error", "zero", "mean", "drop")
 FORMATS = ("csv", "npz", "arff", "libsvm", "parquet", "feather")
 INTERVAL_METHODS = ("cv+", "split", "cqr", "jackknife+", "posterior")  # skframe.uncertainty.INTERVAL_METHODS
+CQR_SCORES = ("symmetric", "asymmetric")  # skframe.uncertainty._quantiles.CQR_SCORES
 
 KV = Optional[List[str]]
 
@@ -258,6 +259,10 @@ class FitOptions:
                                                    "quantile regression), jackknife+ (n fits: small data) or "
                                                    "posterior (square loss: Gaussian-process variance).",
                                                    INTERVALS, show_default=False)] = None
+    cqr_score: Annotated[Optional[str], _opt("--cqr-score", "With --interval-method cqr: symmetric (one widening "
+                                             "of both quantiles, from max(q_lo - y, y - q_hi); the default) or "
+                                             "asymmetric (each bound widened by its own side's score, each side "
+                                             "at 1 - alpha/2).", INTERVALS, show_default=False)] = None
     png: Annotated[Optional[Path], _opt("--png", "Save a plot to this PNG file (needs matplotlib): with --interval, "
                                         "the intervals and the truth against the predicted values; for a "
                                         "classifier, a ROC curve and a calibration (reliability) plot.", OUTPUT,
@@ -305,6 +310,10 @@ class FitOptions:
             raise InvalidParameterError(f"--interval {self.interval!r} must be a coverage level in (0, 1), e.g. 0.9")
         if self.interval is None and self.interval_method is not None:
             raise InvalidParameterError("--interval-method needs --interval LEVEL, e.g. --interval 0.9")
+        self.cqr_score = _choice(self.cqr_score, CQR_SCORES, "--cqr-score")
+        if self.cqr_score is not None and self.interval_method != "cqr":
+            raise InvalidParameterError(f"--cqr-score {self.cqr_score} applies to CQR intervals only; "
+                                        "add --interval 0.9 --interval-method cqr, or drop --cqr-score")
         if self.targets < 1:
             raise InvalidParameterError(f"--targets {self.targets} must be >= 1: the number of trailing target columns")
 

@@ -32,7 +32,10 @@ import numpy as np
 
 from skframe.exceptions import InvalidParameterError
 
-__all__ = ["lower_rank", "upper_rank", "split_quantile", "FoldResiduals"]
+__all__ = ["lower_rank", "upper_rank", "split_quantile", "cqr_scores", "cqr_widening", "CQR_SCORES", "FoldResiduals"]
+
+#: the CQR conformity scores: one two-sided score, or one score per side (:func:`cqr_scores`)
+CQR_SCORES = ("symmetric", "asymmetric")
 
 _SIGN = np.int64(-(2**63))
 _MAG = np.int64(2**63 - 1)
@@ -68,6 +71,38 @@ def split_quantile(scores, alpha):
     if k > n:
         return np.full(S.shape[1], np.inf)
     return np.partition(S, k - 1, axis=0)[k - 1]
+
+
+def cqr_scores(q_lo, q_hi, y, kind):
+    """The CQR calibration scores of rows with fitted quantiles ``q_lo``, ``q_hi`` and targets ``y`` (arrays (n, d)).
+
+    * ``"symmetric"`` (Romano, Patterson and Candès): ``max(q_lo - y, y - q_hi)``, shape (n, d);
+    * ``"asymmetric"`` (one score per side, the variant the same paper states): ``q_lo - y`` and
+      ``y - q_hi`` stacked on a middle axis, shape (n, 2, d).
+    """
+    lo, hi = q_lo - y, y - q_hi
+    if kind == "symmetric":
+        return np.maximum(lo, hi)
+    if kind == "asymmetric":
+        return np.stack([lo, hi], axis=1)
+    raise InvalidParameterError(f"cqr_score={kind!r}; use one of {', '.join(CQR_SCORES)}")
+
+
+def cqr_widening(scores, alpha, kind):
+    """``(c_lo, c_hi)`` (each (d,)): the CQR interval is ``[q_lo(x) - c_lo, q_hi(x) + c_hi]``.
+
+    ``"symmetric"``: both are the ``ceil((1 - alpha)(n + 1))``-th smallest score (coverage ``>= 1 - alpha``).
+    ``"asymmetric"``: each side's is the ``ceil((1 - alpha/2)(n + 1))``-th smallest of its own scores, so that
+    each side misses with probability at most ``alpha/2`` and the interval covers with at least ``1 - alpha``
+    (infinite below ``n = ceil(2 / alpha) - 1`` calibration rows, e.g. 19 for ``alpha = 0.1``).
+    """
+    S = np.asarray(scores, dtype=np.float64)
+    if kind == "symmetric":
+        q = split_quantile(S, alpha)
+        return q, q
+    if kind == "asymmetric":
+        return split_quantile(S[:, 0], alpha / 2), split_quantile(S[:, 1], alpha / 2)
+    raise InvalidParameterError(f"cqr_score={kind!r}; use one of {', '.join(CQR_SCORES)}")
 
 
 def _keys(x):

@@ -16,8 +16,10 @@ Methods (``alpha`` the miscoverage, ``n`` the rows given to ``fit``):
 * ``"cqr"``: conformalized quantile regression (Romano, Patterson and Candès, "Conformalized
   quantile regression", NeurIPS 2019) on a quantile estimator (:class:`JointQuantileRegressor`):
   the levels ``alpha/2`` and ``1 - alpha/2`` are fitted on the training part and widened by the
-  conformal quantile of ``max(q_lo(x) - y, y - q_hi(x))`` on the calibration part. Coverage
-  ``>= 1 - alpha``; widths follow the noise where it varies.
+  conformal quantile of ``max(q_lo(x) - y, y - q_hi(x))`` on the calibration part
+  (``cqr_score="symmetric"``), or each bound by the ``ceil((1 - alpha/2)(n_cal + 1))``-th smallest of
+  its own side's score, ``q_lo(x) - y`` or ``y - q_hi(x)`` (``cqr_score="asymmetric"``). Coverage
+  ``>= 1 - alpha`` either way; widths follow the noise where it varies.
 
 The CV+ / jackknife+ quantiles are exact order statistics computed without the
 ``n x n_test`` matrix (:mod:`skframe.uncertainty._quantiles`).
@@ -32,7 +34,7 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, clone
 
 from skframe.contract.collections import is_collection, n_items, take
 from skframe.exceptions import InvalidInputError, InvalidParameterError, NotFittedError
-from skframe.uncertainty._quantiles import FoldResiduals, split_quantile
+from skframe.uncertainty._quantiles import CQR_SCORES, FoldResiduals, cqr_scores, cqr_widening, split_quantile
 from skframe.uncertainty._shared_folds import fit_shared_folds
 
 __all__ = ["ConformalRegressor", "METHODS"]
@@ -90,10 +92,19 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
         Seed of the calibration split and of the fold assignment.
     sketch_sharing : {"fold", "shared"}, default="fold"
         ``"cv+"`` / ``"jackknife+"``: ``"fold"`` fits the estimator on each fold's rows (any estimator, the exact
-        CV+ guarantee); ``"shared"`` (:class:`SketchedKernelRidge` with a sketch) fits it once on all rows and
-        builds every fold's model from that sketch and per-fold sums of one pass over the rows
-        (:mod:`skframe.uncertainty._shared_folds`): one fit and one or two passes instead of K fits, the held-out
-        inputs may serve as landmarks (never their targets), so the guarantee is then approximate.
+        CV+ guarantee; a sketched estimator draws a sketch per fold, and where the sketch is small for the data
+        the fold models disagree, which widens the intervals: conservative, not wrong); ``"shared"``
+        (:class:`SketchedKernelRidge` with a sketch) fits it once on all rows and builds every fold's model
+        from that sketch and per-fold sums of one pass over the rows (:mod:`skframe.uncertainty._shared_folds`):
+        one fit and one or two passes instead of K fits, the held-out inputs may serve as landmarks (never their
+        targets), so the guarantee is then approximate; with ``lam="auto"`` every fold takes the lambda chosen on
+        all rows.
+    cqr_score : {"symmetric", "asymmetric"}, default="symmetric"
+        ``"cqr"`` only: ``"symmetric"`` widens both fitted quantiles by one conformal quantile of the score
+        ``max(q_lo(x) - y, y - q_hi(x))`` (rank ``ceil((1 - alpha)(n_cal + 1))``); ``"asymmetric"`` widens
+        the lower one by the ``ceil((1 - alpha/2)(n_cal + 1))``-th smallest ``q_lo(x) - y`` and the upper
+        one by the same rank of ``y - q_hi(x)``: a correction per side (skewed noise, a quantile model biased
+        to one side) at the price of a more extreme rank per side. Both cover at least ``1 - alpha``.
 
     Attributes
     ----------
@@ -101,10 +112,13 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
         The point model (``"split"``/``"cqr"``: fitted on the training part).
     fold_estimators_ : list of fitted estimators
         The K fold models of ``"cv+"`` / ``"jackknife+"`` (empty for the split methods).
-    conformity_quantile_ : ndarray of shape (n_targets,)
-        ``"split"`` / ``"cqr"``: the calibrated widening ``q`` per target.
-    scores_ : ndarray of shape (n_calibration, n_targets)
-        ``"split"`` / ``"cqr"``: the calibration scores ``q`` is an order statistic of.
+    conformity_quantile_ : ndarray of shape (n_targets,) or (2, n_targets)
+        ``"split"`` / ``"cqr"``: the calibrated widening ``q`` per target; with ``cqr_score="asymmetric"``
+        the lower bound's widening (row 0) and the upper bound's (row 1).
+    scores_ : ndarray of shape (n_calibration, n_targets) or (n_calibration, 2, n_targets)
+        ``"split"`` / ``"cqr"``: the calibration scores ``q`` is an order statistic of; with
+        ``cqr_score="asymmetric"`` the lower side's ``q_lo - y`` (``[:, 0]``) and the upper side's
+        ``y - q_hi`` (``[:, 1]``).
     residuals_ : list of FoldResiduals
         ``"cv+"`` / ``"jackknife+"``: the held-out residuals per target, grouped by fold.
     n_calibration_ : int
@@ -125,7 +139,8 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, estimator, *, method="cv+", alpha=0.1, cv=5, calibration_size=0.25, refit=True,
-                 chunk_rows=4096, budget_bytes=64 * 2**20, random_state=None, sketch_sharing="fold"):
+                 chunk_rows=4096, budget_bytes=64 * 2**20, random_state=None, sketch_sharing="fold",
+                 cqr_score="symmetric"):
         self.estimator = estimator
         self.method = method
         self.alpha = alpha
@@ -136,6 +151,7 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
         self.budget_bytes = budget_bytes
         self.random_state = random_state
         self.sketch_sharing = sketch_sharing
+        self.cqr_score = cqr_score
 
     # ------------------------------------------------------------------ checks
     def _check_params(self, n):
@@ -149,6 +165,9 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
             raise InvalidParameterError(f"cv={self.cv!r} must be an integer between 2 and the {n} rows, e.g. 5")
         if self.sketch_sharing not in ("fold", "shared"):
             raise InvalidParameterError(f"sketch_sharing={self.sketch_sharing!r}; use 'fold' or 'shared'")
+        if not isinstance(self.cqr_score, str) or self.cqr_score not in CQR_SCORES:
+            raise InvalidParameterError(f"cqr_score={self.cqr_score!r}; use 'symmetric' (one score, "
+                                        "max(q_lo - y, y - q_hi)) or 'asymmetric' (one score per side)")
         if self.method in ("split", "cqr"):
             c = self.calibration_size
             n_cal = int(round(c * n)) if isinstance(c, float) and 0 < c < 1 else c
@@ -230,15 +249,16 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
             return
         # CQR: one quantile model per target (a quantile estimator fits one target)
         self.quantile_estimators_ = []
-        scores = np.empty((cal.size, Y2.shape[1]))
+        q_lo, q_hi = np.empty((cal.size, Y2.shape[1])), np.empty((cal.size, Y2.shape[1]))
         for j in range(Y2.shape[1]):
             est = self._quantile_estimator().fit(X_tr, Y2[train, j])
             Q = self._quantile_columns(est, X_cal)
-            scores[:, j] = np.maximum(Q[:, 0] - Y2[cal, j], Y2[cal, j] - Q[:, 2])
+            q_lo[:, j], q_hi[:, j] = Q[:, 0], Q[:, 2]
             self.quantile_estimators_.append(est)
         self.estimator_ = self.quantile_estimators_[0]
-        self.scores_ = scores
-        self.conformity_quantile_ = split_quantile(scores, self.alpha)
+        self.scores_ = cqr_scores(q_lo, q_hi, Y2[cal], self.cqr_score)
+        c_lo, c_hi = cqr_widening(self.scores_, self.alpha, self.cqr_score)
+        self.conformity_quantile_ = c_lo if self.cqr_score == "symmetric" else np.stack([c_lo, c_hi])
 
     @staticmethod
     def _quantile_columns(est, X):
@@ -316,8 +336,10 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
             return F - self.conformity_quantile_, F + self.conformity_quantile_
         if self.method == "cqr":
             cols = [self._quantile_columns(est, Xc) for est in self.quantile_estimators_]
-            lo = np.column_stack([Q[:, 0] for Q in cols]) - self.conformity_quantile_
-            hi = np.column_stack([Q[:, 2] for Q in cols]) + self.conformity_quantile_
+            q = self.conformity_quantile_
+            c_lo, c_hi = (q, q) if q.ndim == 1 else (q[0], q[1])
+            lo = np.column_stack([Q[:, 0] for Q in cols]) - c_lo
+            hi = np.column_stack([Q[:, 2] for Q in cols]) + c_hi
             return lo, hi
         P = fold_predictions(self, Xc)  # (K, c, d)
         lo, hi = np.empty(P.shape[1:]), np.empty(P.shape[1:])

@@ -7,7 +7,9 @@ rather than one quantile, so any level in (0, 1) is exact for them (CQR's base q
 those fitted for the saved level; its guarantee holds at every level, its adaptivity is best near it).
 
 * ``"split"``: the calibration scores ``|y - mu(x)|`` (n_cal, d) and the model ``mu`` fitted without them;
-* ``"cqr"``: the scores ``max(q_lo - y, y - q_hi)`` and the quantile models (one per target);
+* ``"cqr"``: the scores and the quantile models (one per target); ``cqr_score`` names the score:
+  ``"symmetric"``, ``max(q_lo - y, y - q_hi)`` (n_cal, d), or ``"asymmetric"``, ``q_lo - y`` and ``y - q_hi``
+  (n_cal, 2, d). A file written before the asymmetric score existed has no ``cqr_score``: symmetric;
 * ``"cv+"`` / ``"jackknife+"``: the held-out residuals (n, d), the fold of each row and the fold models;
 * ``"posterior"``: nothing but the level: the model's own posterior state
   (``SketchedKernelRidge.posterior_``) gives ``mu(x) +/- z_{1 - alpha/2} sqrt(var(x) + noise)``.
@@ -19,7 +21,7 @@ import numpy as np
 from scipy.stats import norm
 
 from skframe.exceptions import InvalidParameterError, NotFittedError
-from skframe.uncertainty._quantiles import FoldResiduals, split_quantile
+from skframe.uncertainty._quantiles import CQR_SCORES, FoldResiduals, cqr_widening, split_quantile
 from skframe.uncertainty._shared_folds import SharedSketchFolds
 from skframe.uncertainty.conformal import ConformalRegressor, _as_2d
 
@@ -64,7 +66,8 @@ def interval_state(fitted, level):
     if fitted.method == "split":
         state.update(scores=fitted.scores_, models=[fitted.estimator_])
     elif fitted.method == "cqr":
-        state.update(scores=fitted.scores_, models=list(fitted.quantile_estimators_))
+        state.update(scores=fitted.scores_, models=list(fitted.quantile_estimators_),
+                     cqr_score=getattr(fitted, "cqr_score", "symmetric"))
     else:
         state.update(residuals=np.column_stack([r.values for r in fitted.residuals_]),
                      fold_of=np.asarray(fitted.residuals_[0].fold_of, dtype=np.int64),
@@ -90,9 +93,13 @@ def interval_bounds(state, model, X, level=None):
         F = _as_2d(models[0].predict(X))
         return F - q, F + q
     if method == "cqr":
-        q = split_quantile(state["scores"], alpha)
+        kind = state.get("cqr_score", "symmetric")  # files written before the asymmetric score: symmetric
+        if kind not in CQR_SCORES:
+            raise InvalidParameterError(f"the model file names an unknown CQR score {kind!r}; "
+                                        f"this version knows {', '.join(CQR_SCORES)}")
+        c_lo, c_hi = cqr_widening(state["scores"], alpha, kind)
         cols = [ConformalRegressor._quantile_columns(est, X) for est in models]
-        return (np.column_stack([Q[:, 0] for Q in cols]) - q, np.column_stack([Q[:, 2] for Q in cols]) + q)
+        return (np.column_stack([Q[:, 0] for Q in cols]) - c_lo, np.column_stack([Q[:, 2] for Q in cols]) + c_hi)
     R = np.asarray(state["residuals"], dtype=float)
     fold_of = np.asarray(state["fold_of"])
     if "shared_coefs" in state:
