@@ -44,7 +44,7 @@ def chosen_lines(chosen):
         if c and key == "length_scale":
             top = sorted(enumerate(c["relevance"]), key=lambda t: -t[1])[:5]
             shown = ", ".join(f"x{j}={r:.2f}" for j, r in top)
-            lines.append(f"relevance  {shown} (learned: {c['reason']}; gcv {c['value']:.4g})")
+            lines.append(f"relevance  {shown} (learned: {c['reason']}; {c['criterion']} {c['value']:.4g})")
         elif c:
             lines.append(f"{key:<10} {c['chosen']:.3g} chosen: {c['reason']} ({c['criterion']} {c['value']:.4g})")
     return lines
