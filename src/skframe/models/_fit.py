@@ -44,6 +44,7 @@ from skframe.models._core import (
     target_offset,
 )
 from skframe.models._data import validate_X
+from skframe.models._sizes import effective_dimension
 
 __all__ = ["Recipe", "Fit", "plan_for", "planned_loss", "planned_solver"]
 
@@ -358,6 +359,10 @@ class Fit:
         est.kernel_spec_ = self.kernel_spec
         est.sketch_spec_ = self.sketch_spec
         est.sketch_info_ = dict(rep.info, **self.size_info)
+        if rep.kind in ("sketch", "feature_map"):  # how much of the sketch the fitted lam uses
+            saturation = effective_dimension(rep.Z, lams[-1], self.sample_weight)
+            if saturation is not None:
+                est.sketch_info_["effective_dimension"], est.sketch_info_["saturation"] = saturation
         # "in-memory" features, "streamed" (recomputed each pass) or "accumulated" (square loss: m x m sums only)
         est.representation_ = est.sketch_info_.get("representation", "in-memory")
         plan = self.plan
