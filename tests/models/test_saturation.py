@@ -91,3 +91,13 @@ def test_streamed_or_exact_fits_report_no_saturation():
     X, Y = rng.normal(size=(80, 3)), rng.normal(size=80)
     exact = SketchedKernelRidge(sketch=None, lam=1e-3).fit(X, Y)
     assert "saturation" not in exact.sketch_info_
+
+
+def test_a_spectrum_computed_once_serves_every_lam():
+    from skframe.models._sizes import feature_spectrum
+
+    rng = np.random.default_rng(4)
+    Z, w = rng.normal(size=(70, 9)), rng.uniform(0.5, 2.0, size=70)
+    s = feature_spectrum(Z, w)
+    for lam in (1e-6, 1e-2, 3.0):
+        assert effective_dimension(None, lam, spectrum=s) == pytest.approx(effective_dimension(Z, lam, w), rel=1e-12)

@@ -14,7 +14,8 @@ from skframe.contract.specs import ComponentSpec
 from skframe.contract.tags import get_tags
 from skframe.exceptions import SketchSizeWarning
 
-__all__ = ["auto_sketch_size", "choose_sketch_size", "effective_dimension", "SATURATION_ROWS"]
+__all__ = ["auto_sketch_size", "choose_sketch_size", "effective_dimension", "feature_spectrum",
+           "SATURATION_ROWS"]
 
 #: rows (evenly spaced) on which :func:`effective_dimension` estimates the features' covariance
 SATURATION_ROWS = 4096
@@ -85,7 +86,29 @@ def _clamp_sketch_object(sketch, spec, n, param):
 
 
 # ----------------------------------------------------------------------------- saturation
-def effective_dimension(Z, lam, sample_weight=None, *, max_rows=SATURATION_ROWS):
+def feature_spectrum(Z, sample_weight=None, *, max_rows=SATURATION_ROWS):
+    """Eigenvalues of the (weighted) feature covariance ``Z^T diag(w) Z / sum(w)``, or None (see
+    :func:`effective_dimension`); they do not depend on lam, so a lam path computes them once."""
+    if not isinstance(Z, np.ndarray) or Z.ndim != 2:
+        return None
+    n, r = Z.shape
+    if n == 0 or r == 0 or r > SATURATION_MAX_FEATURES:
+        return None
+    rows = np.unique(np.linspace(0, n - 1, int(max_rows)).astype(np.intp)) if n > max_rows else None
+    Zs = Z if rows is None else Z[rows]
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    if w is not None and rows is not None:
+        w = w[rows]
+    total = float(Zs.shape[0]) if w is None else float(w.sum())
+    if not total > 0:
+        return None
+    A = np.asarray(Zs * np.sqrt(w)[:, None] if w is not None else Zs, dtype=np.float64)
+    G = A.T @ A if r <= A.shape[0] else A @ A.T  # the same non-zero eigenvalues
+    s = np.clip(np.linalg.eigvalsh(0.5 * (G + G.T)), 0.0, None) / total
+    return s if s.size == r else np.concatenate([s, np.zeros(r - s.size)])
+
+
+def effective_dimension(Z, lam, sample_weight=None, *, max_rows=SATURATION_ROWS, spectrum=None):
     """``(d_eff, saturation)`` of the features ``Z`` (n x r) at ``lam``, or None when it is not computed.
 
     ``d_eff = tr(C (C + lam I)^{-1}) = sum_k s_k / (s_k + lam)``, the effective dimension of the
@@ -95,7 +118,8 @@ def effective_dimension(Z, lam, sample_weight=None, *, max_rows=SATURATION_ROWS)
     lam, up to a log factor). ``saturation = d_eff / r``: near 1, every direction of the sketch is fitted
     and the sketch, not ``lam``, regularises the model (a larger ``sketch_size`` may fit better); well below
     1, the sketch resolves the spectrum at this ``lam``. The covariance is estimated on at most
-    ``max_rows`` evenly spaced rows; None for features that are not a NumPy array, more than
+    ``max_rows`` evenly spaced rows; ``spectrum``: its eigenvalues from :func:`feature_spectrum` (then
+    ``Z`` is not read). None for features that are not a NumPy array, more than
     ``SATURATION_MAX_FEATURES`` columns, or a ``lam`` that is not a positive number.
 
     >>> Z = np.eye(4)                       # four rows, covariance I / 4
@@ -107,22 +131,10 @@ def effective_dimension(Z, lam, sample_weight=None, *, max_rows=SATURATION_ROWS)
         lam = float(lam)
     except (TypeError, ValueError):
         return None
-    if not isinstance(Z, np.ndarray) or Z.ndim != 2 or not np.isfinite(lam) or lam <= 0:
+    if not np.isfinite(lam) or lam <= 0:
         return None
-    n, r = Z.shape
-    if n == 0 or r == 0 or r > SATURATION_MAX_FEATURES:
+    s = feature_spectrum(Z, sample_weight, max_rows=max_rows) if spectrum is None else spectrum
+    if s is None:
         return None
-    rows = np.unique(np.linspace(0, n - 1, min(n, int(max_rows))).astype(np.intp)) if n > max_rows else None
-    Zs = Z if rows is None else Z[rows]
-    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    if w is not None and rows is not None:
-        w = w[rows]
-    total = float(Zs.shape[0]) if w is None else float(w.sum())
-    if not total > 0:
-        return None
-    A = Zs * np.sqrt(w)[:, None] if w is not None else Zs
-    A = np.asarray(A, dtype=np.float64)
-    G = A.T @ A if r <= A.shape[0] else A @ A.T  # the same non-zero eigenvalues
-    s = np.clip(np.linalg.eigvalsh(0.5 * (G + G.T)), 0.0, None) / total
     d_eff = float(np.sum(s / (s + lam)))
-    return d_eff, d_eff / r
+    return d_eff, d_eff / s.size
