@@ -86,10 +86,16 @@ def test_saturation_uses_the_weights_and_the_fitted_features():
     assert model.sketch_info_["effective_dimension"] != pytest.approx(naive_effective_dimension(Z, 1e-3), rel=1e-6)
 
 
-def test_streamed_or_exact_fits_report_no_saturation():
+def test_ridge_reports_saturation_in_memory_only():
     rng = np.random.default_rng(0)
-    X, Y = rng.normal(size=(80, 3)), rng.normal(size=80)
-    exact = SketchedKernelRidge(sketch=None, lam=1e-3).fit(X, Y)
+    X, Y = rng.normal(size=(1500, 3)), rng.normal(size=1500)
+    params = {"kernel_params": {"gamma": 0.5}, "sketch": "subsample", "sketch_size": 40, "lam": 1e-3,
+              "random_state": 0}
+    in_memory = SketchedKernelRidge(**params).fit(X, Y)
+    assert in_memory.representation_ == "in-memory" and 0.0 < in_memory.sketch_info_["saturation"] <= 1.0
+    streamed = SketchedKernelRidge(memory_budget="20MB", **params).fit(X, Y)
+    assert streamed.representation_ == "accumulated" and "saturation" not in streamed.sketch_info_
+    exact = SketchedKernelRidge(sketch=None, lam=1e-3).fit(X[:80], Y[:80])
     assert "saturation" not in exact.sketch_info_
 
 
