@@ -342,3 +342,10 @@ def naive_loo(Z, Y, lam):
         W = np.linalg.solve(Z[keep].T @ Z[keep] + n * lam * np.eye(Z.shape[1]), Z[keep].T @ Y[keep])
         total += ((Y[i] - Z[i] @ W) ** 2).sum()
     return total / n
+
+
+def naive_effective_dimension(Z, lam, sample_weight=None):
+    """``tr(C (C + lam I)^{-1})`` with ``C = Z^T diag(w) Z / sum(w)``, by a linear solve."""
+    w = np.ones(Z.shape[0]) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    C = Z.T @ (w[:, None] * Z) / w.sum()
+    return float(np.trace(np.linalg.solve(C + lam * np.eye(C.shape[0]), C)))

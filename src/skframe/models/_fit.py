@@ -44,6 +44,7 @@ from skframe.models._core import (
     target_offset,
 )
 from skframe.models._data import validate_X
+from skframe.models._sizes import effective_dimension, feature_spectrum
 
 __all__ = ["Recipe", "Fit", "plan_for", "planned_loss", "planned_solver"]
 
@@ -160,6 +161,7 @@ class Fit:
         self.Yc = Y - self.offset if recipe.fit_intercept else Y
         self._rep = None
         self._plan_dict = None
+        self._spectrum = None  # (eigenvalues or None,) of the features' covariance, once computed
 
     @classmethod
     def of(cls, estimator, X, y, *, progress=None, sample_weight=None):
@@ -364,6 +366,13 @@ class Fit:
         est.kernel_spec_ = self.kernel_spec
         est.sketch_spec_ = self.sketch_spec
         est.sketch_info_ = dict(rep.info, **self.size_info)
+        if rep.kind in ("sketch", "feature_map"):  # how much of the sketch the fitted lam uses
+            if self._spectrum is None:  # the features' covariance spectrum, once per fit (a lam path reuses it)
+                self._spectrum = (feature_spectrum(rep.Z, self.sample_weight),)
+            saturation = effective_dimension(None, lams[-1], spectrum=self._spectrum[0]) \
+                if self._spectrum[0] is not None else None
+            if saturation is not None:
+                est.sketch_info_["effective_dimension"], est.sketch_info_["saturation"] = saturation
         # "in-memory" features, "streamed" (recomputed each pass) or "accumulated" (square loss: m x m sums only)
         est.representation_ = est.sketch_info_.get("representation", "in-memory")
         plan = self.plan

@@ -14,7 +14,13 @@ from skframe.contract.specs import ComponentSpec
 from skframe.contract.tags import get_tags
 from skframe.exceptions import SketchSizeWarning
 
-__all__ = ["auto_sketch_size", "choose_sketch_size"]
+__all__ = ["auto_sketch_size", "choose_sketch_size", "effective_dimension", "feature_spectrum",
+           "SATURATION_ROWS"]
+
+#: rows (evenly spaced) on which :func:`effective_dimension` estimates the features' covariance
+SATURATION_ROWS = 4096
+#: features above which the effective dimension is not computed (an r x r eigendecomposition per fit)
+SATURATION_MAX_FEATURES = 2000
 
 
 # ----------------------------------------------------------------------------- sketch size
@@ -77,3 +83,58 @@ def _clamp_sketch_object(sketch, spec, n, param):
     clone = copy.copy(sketch)
     clone.size = m
     return clone, spec, info
+
+
+# ----------------------------------------------------------------------------- saturation
+def feature_spectrum(Z, sample_weight=None, *, max_rows=SATURATION_ROWS):
+    """Eigenvalues of the (weighted) feature covariance ``Z^T diag(w) Z / sum(w)``, or None (see
+    :func:`effective_dimension`); they do not depend on lam, so a lam path computes them once."""
+    if not isinstance(Z, np.ndarray) or Z.ndim != 2:
+        return None
+    n, r = Z.shape
+    if n == 0 or r == 0 or r > SATURATION_MAX_FEATURES:
+        return None
+    rows = np.unique(np.linspace(0, n - 1, int(max_rows)).astype(np.intp)) if n > max_rows else None
+    Zs = Z if rows is None else Z[rows]
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    if w is not None and rows is not None:
+        w = w[rows]
+    total = float(Zs.shape[0]) if w is None else float(w.sum())
+    if not total > 0:
+        return None
+    A = np.asarray(Zs * np.sqrt(w)[:, None] if w is not None else Zs, dtype=np.float64)
+    G = A.T @ A if r <= A.shape[0] else A @ A.T  # the same non-zero eigenvalues
+    s = np.clip(np.linalg.eigvalsh(0.5 * (G + G.T)), 0.0, None) / total
+    return s if s.size == r else np.concatenate([s, np.zeros(r - s.size)])
+
+
+def effective_dimension(Z, lam, sample_weight=None, *, max_rows=SATURATION_ROWS, spectrum=None):
+    """``(d_eff, saturation)`` of the features ``Z`` (n x r) at ``lam``, or None when it is not computed.
+
+    ``d_eff = tr(C (C + lam I)^{-1}) = sum_k s_k / (s_k + lam)``, the effective dimension of the
+    (weighted) feature covariance ``C = Z^T diag(w) Z / sum(w)`` with eigenvalues ``s_k`` (Rudi, Camoriano
+    and Rosasco, "Less is More: Nystrom Computational Regularization", NeurIPS 2015: a sketch of m rows
+    keeps the exact estimator's accuracy when m is of the order of the effective dimension of the kernel at
+    lam, up to a log factor). ``saturation = d_eff / r``: near 1, every direction of the sketch is fitted
+    and the sketch, not ``lam``, regularises the model (a larger ``sketch_size`` may fit better); well below
+    1, the sketch resolves the spectrum at this ``lam``. The covariance is estimated on at most
+    ``max_rows`` evenly spaced rows; ``spectrum``: its eigenvalues from :func:`feature_spectrum` (then
+    ``Z`` is not read). None for features that are not a NumPy array, more than
+    ``SATURATION_MAX_FEATURES`` columns, or a ``lam`` that is not a positive number.
+
+    >>> Z = np.eye(4)                       # four rows, covariance I / 4
+    >>> d, sat = effective_dimension(Z, 0.25)
+    >>> round(d, 6), round(sat, 6)          # 4 x (1/4) / (1/4 + 1/4)
+    (2.0, 0.5)
+    """
+    try:
+        lam = float(lam)
+    except (TypeError, ValueError):
+        return None
+    if not np.isfinite(lam) or lam <= 0:
+        return None
+    s = feature_spectrum(Z, sample_weight, max_rows=max_rows) if spectrum is None else spectrum
+    if s is None:
+        return None
+    d_eff = float(np.sum(s / (s + lam)))
+    return d_eff, d_eff / s.size

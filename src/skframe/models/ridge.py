@@ -160,6 +160,10 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         The explicit feature map (random Fourier features), else None.
     sketch_info_ : dict
         m, n, s' (non-null columns), nnz, p, rank and ``size_rule`` of the drawn sketch.
+        With features in memory, also ``effective_dimension``, ``sum_k s_k / (s_k + lam)`` over the
+        eigenvalues ``s_k`` of the features' covariance at the fitted ``lam``, and ``saturation``, that
+        over the number of features: near 1, the sketch, not ``lam``, regularises the model and a
+        larger ``sketch_size`` may fit better.
     representation_ : str
         How the training data were held: ``"in-memory"`` features, or ``"accumulated"`` m x m
         and m x d sums of a streamed fit (see ``memory_budget``).

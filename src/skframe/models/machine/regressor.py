@@ -112,6 +112,10 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
         What the solver reported beyond the weights (duality gap, ...).
     sketch_info_ : dict
         m, n, s', rank, ``size_rule`` of the drawn sketch.
+        With features in memory, also ``effective_dimension``, ``sum_k s_k / (s_k + lam)`` over the
+        eigenvalues ``s_k`` of the features' covariance at the fitted ``lam``, and ``saturation``, that
+        over the number of features: near 1, the sketch, not ``lam``, regularises the model and a
+        larger ``sketch_size`` may fit better.
     loss_, solver_, kernel_ : component objects
     kernel_spec_, sketch_spec_, loss_spec_, solver_spec_ : ComponentSpec or None
         Registered name and parameters of each component given by name.

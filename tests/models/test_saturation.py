@@ -1,0 +1,109 @@
+"""The effective dimension of the sketched features at the fitted lam, and the sketch's saturation."""
+
+import numpy as np
+import pytest
+
+from skframe.models import SketchedKernelClassifier, SketchedKernelRidge
+from skframe.models._fit import Fit
+from skframe.models._sizes import SATURATION_MAX_FEATURES, effective_dimension
+from tests.naive import naive_effective_dimension
+
+
+@pytest.mark.parametrize("shape", [(60, 8), (5, 12)])  # more rows than features, and fewer
+@pytest.mark.parametrize("weighted", [False, True])
+def test_effective_dimension_matches_the_trace_formula(shape, weighted):
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=shape)
+    w = rng.uniform(0.2, 3.0, size=shape[0]) if weighted else None
+    for lam in (1e-4, 0.1, 10.0):
+        d_eff, saturation = effective_dimension(Z, lam, w)
+        expected = naive_effective_dimension(Z, lam, w)
+        assert d_eff == pytest.approx(expected, rel=1e-10)
+        assert saturation == pytest.approx(expected / shape[1], rel=1e-10)
+
+
+def test_integer_weights_equal_repeated_rows():
+    rng = np.random.default_rng(1)
+    Z = rng.normal(size=(30, 6))
+    w = rng.integers(0, 4, size=30)
+    assert effective_dimension(Z, 0.05, w)[0] == pytest.approx(
+        effective_dimension(np.repeat(Z, w, axis=0), 0.05)[0], rel=1e-10)
+
+
+def test_effective_dimension_on_evenly_spaced_rows():
+    rng = np.random.default_rng(2)
+    Z = rng.normal(size=(50, 4))
+    rows = np.unique(np.linspace(0, 49, 10).astype(np.intp))
+    assert effective_dimension(Z, 0.3, max_rows=10)[0] == pytest.approx(
+        naive_effective_dimension(Z[rows], 0.3), rel=1e-10)
+
+
+def test_effective_dimension_falls_with_lam_and_is_bounded_by_the_features():
+    Z = np.random.default_rng(3).normal(size=(40, 5))
+    values = [effective_dimension(Z, lam)[0] for lam in (1e-8, 1e-2, 1.0, 100.0)]
+    assert values == sorted(values, reverse=True)
+    assert 0.0 < values[-1] < values[0] <= 5.0
+
+
+@pytest.mark.parametrize("lam", [0.0, -1.0, float("nan"), "auto", None])
+def test_effective_dimension_not_computed_without_a_positive_lam(lam):
+    assert effective_dimension(np.ones((4, 2)), lam) is None
+
+
+def test_effective_dimension_not_computed_for_many_features_or_other_arrays():
+    assert effective_dimension(np.ones((3, SATURATION_MAX_FEATURES + 1)), 1.0) is None
+    assert effective_dimension([[1.0, 0.0], [0.0, 1.0]], 1.0) is None  # not an ndarray (e.g. a GPU array)
+
+
+def _two_moons(n=400):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 2))
+    return X, np.where(X[:, 0] * X[:, 1] + 0.2 * rng.normal(size=n) > 0, "a", "b")
+
+
+def test_fitted_classifier_reports_the_saturation_of_its_sketch():
+    X, y = _two_moons()
+    small = SketchedKernelClassifier(loss="logistic", kernel_params={"gamma": 1.0}, sketch_size=30, lam=1e-7,
+                                     random_state=0).fit(X, y)
+    large = SketchedKernelClassifier(loss="logistic", kernel_params={"gamma": 1.0}, sketch_size=30, lam=1e-1,
+                                     random_state=0).fit(X, y)
+    for model in (small, large):
+        info = model.sketch_info_
+        assert 0.0 < info["saturation"] <= 1.0
+        assert info["effective_dimension"] == pytest.approx(info["saturation"] * info["rank"])
+    assert small.sketch_info_["saturation"] > 0.9 > large.sketch_info_["saturation"]
+
+
+def test_saturation_uses_the_weights_and_the_fitted_features():
+    X, y = _two_moons(200)
+    w = np.where(y == "a", 3.0, 1.0)
+    params = {"loss": "logistic", "kernel_params": {"gamma": 1.0}, "sketch_size": 20, "lam": 1e-3, "random_state": 0}
+    model = SketchedKernelClassifier(**params).fit(X, y, sample_weight=w)
+    # the same draw (same random_state): the features the fit solved on
+    Z = Fit.of(SketchedKernelClassifier(**params), X, y, sample_weight=w).represent().Z
+    expected = naive_effective_dimension(Z, 1e-3, w)
+    assert model.sketch_info_["effective_dimension"] == pytest.approx(expected, rel=1e-8)
+    assert model.sketch_info_["effective_dimension"] != pytest.approx(naive_effective_dimension(Z, 1e-3), rel=1e-6)
+
+
+def test_ridge_reports_saturation_in_memory_only():
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(1500, 3)), rng.normal(size=1500)
+    params = {"kernel_params": {"gamma": 0.5}, "sketch": "subsample", "sketch_size": 40, "lam": 1e-3,
+              "random_state": 0}
+    in_memory = SketchedKernelRidge(**params).fit(X, Y)
+    assert in_memory.representation_ == "in-memory" and 0.0 < in_memory.sketch_info_["saturation"] <= 1.0
+    streamed = SketchedKernelRidge(memory_budget="20MB", **params).fit(X, Y)
+    assert streamed.representation_ == "accumulated" and "saturation" not in streamed.sketch_info_
+    exact = SketchedKernelRidge(sketch=None, lam=1e-3).fit(X[:80], Y[:80])
+    assert "saturation" not in exact.sketch_info_
+
+
+def test_a_spectrum_computed_once_serves_every_lam():
+    from skframe.models._sizes import feature_spectrum
+
+    rng = np.random.default_rng(4)
+    Z, w = rng.normal(size=(70, 9)), rng.uniform(0.5, 2.0, size=70)
+    s = feature_spectrum(Z, w)
+    for lam in (1e-6, 1e-2, 3.0):
+        assert effective_dimension(None, lam, spectrum=s) == pytest.approx(effective_dimension(Z, lam, w), rel=1e-12)
