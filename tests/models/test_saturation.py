@@ -107,3 +107,13 @@ def test_a_spectrum_computed_once_serves_every_lam():
     s = feature_spectrum(Z, w)
     for lam in (1e-6, 1e-2, 3.0):
         assert effective_dimension(None, lam, spectrum=s) == pytest.approx(effective_dimension(Z, lam, w), rel=1e-12)
+
+
+def test_the_spectrum_is_estimated_only_where_it_is_cheap_beside_the_fit():
+    from skframe.models._sizes import SATURATION_ROWS, spectrum_rows
+
+    assert spectrum_rows(np.empty((400, 30))) == 400  # small: every row
+    assert spectrum_rows(np.empty((20_000, 283))) == 1000  # a twentieth of the rows: at most 10 % of the products
+    assert spectrum_rows(np.empty((10**6, 1000))) == SATURATION_ROWS
+    assert spectrum_rows(np.empty((2000, 300))) == 0  # as costly as the fit's own products: skipped
+    assert spectrum_rows(np.empty((10**6, SATURATION_MAX_FEATURES + 1))) == 0

@@ -44,7 +44,7 @@ from skframe.models._core import (
     target_offset,
 )
 from skframe.models._data import validate_X
-from skframe.models._sizes import effective_dimension, feature_spectrum
+from skframe.models._sizes import effective_dimension, feature_spectrum, spectrum_rows
 
 __all__ = ["Recipe", "Fit", "plan_for", "planned_loss", "planned_solver"]
 
@@ -368,7 +368,8 @@ class Fit:
         est.sketch_info_ = dict(rep.info, **self.size_info)
         if rep.kind in ("sketch", "feature_map"):  # how much of the sketch the fitted lam uses
             if self._spectrum is None:  # the features' covariance spectrum, once per fit (a lam path reuses it)
-                self._spectrum = (feature_spectrum(rep.Z, self.sample_weight),)
+                rows = spectrum_rows(rep.Z)
+                self._spectrum = (feature_spectrum(rep.Z, self.sample_weight, max_rows=rows) if rows else None,)
             saturation = effective_dimension(None, lams[-1], spectrum=self._spectrum[0]) \
                 if self._spectrum[0] is not None else None
             if saturation is not None:

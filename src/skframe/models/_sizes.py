@@ -14,7 +14,7 @@ from skframe.contract.specs import ComponentSpec
 from skframe.contract.tags import get_tags
 from skframe.exceptions import SketchSizeWarning
 
-__all__ = ["auto_sketch_size", "choose_sketch_size", "effective_dimension", "feature_spectrum",
+__all__ = ["auto_sketch_size", "choose_sketch_size", "effective_dimension", "feature_spectrum", "spectrum_rows",
            "SATURATION_ROWS"]
 
 #: rows (evenly spaced) on which :func:`effective_dimension` estimates the features' covariance
@@ -86,6 +86,22 @@ def _clamp_sketch_object(sketch, spec, n, param):
 
 
 # ----------------------------------------------------------------------------- saturation
+def spectrum_rows(Z, *, share=0.1, free_flops=2e7):
+    """The rows on which a fit estimates its features' spectrum, or 0 to skip it: at most
+    :data:`SATURATION_ROWS`, at least twice the r features, about a twentieth of the n rows (every row of a small
+    problem), and only when the
+    estimate (``rows r^2 + r^3`` multiply-adds) costs at most ``share`` of the fit's own ``n r^2`` products (or
+    under ``free_flops``, a few milliseconds): the diagnostic never makes a fit noticeably slower."""
+    if not isinstance(Z, np.ndarray) or Z.ndim != 2 or Z.shape[1] > SATURATION_MAX_FEATURES:
+        return 0
+    n, r = Z.shape
+    if float(min(n, SATURATION_ROWS)) * r * r + float(r) ** 3 <= free_flops:  # small: every row (up to the cap)
+        return int(min(n, SATURATION_ROWS))
+    rows = int(min(SATURATION_ROWS, n, max(2 * r, n // 20)))
+    cost = float(rows) * r * r + float(r) ** 3
+    return rows if cost <= max(share * float(n) * r * r, free_flops) else 0
+
+
 def feature_spectrum(Z, sample_weight=None, *, max_rows=SATURATION_ROWS):
     """Eigenvalues of the (weighted) feature covariance ``Z^T diag(w) Z / sum(w)``, or None (see
     :func:`effective_dimension`); they do not depend on lam, so a lam path computes them once."""
