@@ -17,6 +17,17 @@ saturation (``sketch_info_["saturation"]``, the effective dimension at lam over 
 ``--large`` also fits n = 10^6 synthetic binary and 10-class problems with the default settings (the plan's
 memory budget), beside the square-loss fit (SketchedKernelRidge on the ±1 / one-hot codes) of the same size;
 ``--only-large`` runs those alone (``out/classification_large.json``).
+
+``--falkon`` compares skframe with Falkon's ``LogisticFalkon`` on the CPU (``out/classification_falkon.json``;
+skipped with one line when ``falkon`` does not import): the synthetic binary problem above at each n of
+``--falkon-sizes`` (default 20 000 and 100 000 training rows, 5 000 test rows), standardised. skframe is tuned
+as above with Nystrom sub-sampling (``sketch="subsample"``, m by the auto size rule, the same 3 x 3 grid of gamma
+and lambda), then fitted on the whole training part; LogisticFalkon gets the very centres skframe drew (the rows of
+``X_fit_``, with their labels, through Falkon's ``FixedSelector``), the same gamma (``sigma = 1 / sqrt(2 gamma)``),
+the same lambda (both minimise ``(1/n) sum log(1 + exp(-y f(x))) + (lambda/2) ||f||^2``) and float64, with the
+penalty and iteration lists of its documentation: three penalties decreasing by 100 down to lambda, then lambda
+again (``iter_list`` 3, 3, 3, 8, 8: "docs"), and a longer run with five final steps ("long"). Reported: test
+log-loss and accuracy, fit seconds (one process, one after the other) and the training objective each reached.
 """
 
 from __future__ import annotations
@@ -29,6 +40,7 @@ from sklearn.datasets import load_breast_cancer, load_digits, make_classificatio
 from sklearn.kernel_approximation import Nystroem
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, log_loss
+from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -53,15 +65,19 @@ def ece(y, P, classes, bins=15):
     return float(total)
 
 
+def synthetic(n, n_test=5000):
+    """make_classification's binary problem (20 inputs, 10 informative, 5 % flipped): (Xtr, Xte, ytr, yte)."""
+    X, y = make_classification(n_samples=n + n_test, n_features=20, n_informative=10, flip_y=0.05, random_state=0)
+    return X[:n], X[n:], y[:n], y[n:]
+
+
 def datasets(n_synth):
     out = {}
     X, y = load_breast_cancer(return_X_y=True)
     out["breast_cancer"] = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
     X, y = load_digits(return_X_y=True)
     out["digits"] = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
-    X, y = make_classification(n_samples=n_synth + 5000, n_features=20, n_informative=10, flip_y=0.05,
-                               random_state=0)
-    out[f"synthetic_{n_synth}"] = (X[:n_synth], X[n_synth:], y[:n_synth], y[n_synth:])
+    out[f"synthetic_{n_synth}"] = synthetic(n_synth)
     return out
 
 
@@ -78,12 +94,17 @@ def methods(n_classes, g, m):
     }
 
 
+def auto_m(n):
+    """skframe's auto sketch size at n rows (below its plan's caps)."""
+    return int(min(1000, max(100, np.ceil(2 * np.sqrt(n)))))
+
+
 def run_dataset(name, Xtr, Xte, ytr, yte, tune_rows, repeats=3):
     scaler = StandardScaler().fit(Xtr)
     Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)
     g = 1.0 / (Xtr.shape[1] * Xtr.var())
     classes = np.unique(ytr)
-    m = int(min(1000, max(100, np.ceil(2 * np.sqrt(len(Xtr))))))  # skframe's auto size rule at this n
+    m = auto_m(len(Xtr))
     rows = np.random.default_rng(0).permutation(len(Xtr))[:tune_rows]
     out = {"n_train": int(len(Xtr)), "n_test": int(len(Xte)), "n_classes": int(classes.size), "m": m}
     for key, (est, grid) in methods(classes.size, g, m).items():
@@ -144,6 +165,107 @@ def large(n, n_classes):
             "train_accuracy_10k": float(np.mean(clf.predict(X[:10000]) == y[:10000]))}
 
 
+def import_falkon():
+    """``(falkon, None)``, or ``(None, why)`` when it does not import."""
+    try:
+        import falkon
+        import torch  # noqa: F401  (falkon's own dependency)
+    except Exception as exc:  # ImportError, or a compiled extension that fails to load
+        return None, f"{type(exc).__name__}: {exc}"
+    return falkon, None
+
+
+def training_objective(f, y_pm, coef, centres, gamma, lam):
+    """``(1/n) sum log(1 + exp(-y f)) + (lam/2) coef^T K(centres, centres) coef`` for ``f = k(., centres) coef``."""
+    coef = np.asarray(coef, dtype=np.float64).ravel()
+    K = rbf_kernel(centres, centres, gamma=gamma)
+    return float(np.mean(np.logaddexp(0.0, -y_pm * f)) + 0.5 * lam * coef @ K @ coef)
+
+
+def falkon_schedules(lam):
+    """LogisticFalkon's penalty and iteration lists, as its documentation advises: a short decreasing path to lam
+    (factors of 100, 3 CG steps each), then steps at lam (8 CG steps each): two of them ("docs"), or five ("long")."""
+    path = [lam * 1e4, lam * 1e2, lam]
+    return {"docs": (path + [lam] * 2, [3, 3, 3, 8, 8]), "long": (path + [lam] * 5, [3, 3, 3] + [8] * 5)}
+
+
+def falkon_compare(n, falkon, tune_rows):
+    """skframe (Nystrom sub-sampling) and LogisticFalkon on the same centres, gamma and lambda at n training rows."""
+    import contextlib
+    import sys
+
+    import torch
+    from falkon.center_selection import FixedSelector
+
+    Xtr, Xte, ytr, yte = synthetic(n)
+    scaler = StandardScaler().fit(Xtr)
+    Xtr, Xte = scaler.transform(Xtr), scaler.transform(Xte)
+    g, m = 1.0 / (Xtr.shape[1] * Xtr.var()), auto_m(n)
+    est = SketchedKernelClassifier(loss="logistic", sketch="subsample", sketch_size=m, random_state=0)
+    grid = {"kernel_params": [{"gamma": v} for v in (g / 2, g, 2 * g)], "lam": list(LAMS)}
+    rows = np.random.default_rng(0).permutation(n)[:tune_rows]
+    search = GridSearchCV(est, grid, cv=3, scoring="neg_log_loss", n_jobs=1).fit(Xtr[rows], ytr[rows])
+    gamma, lam = search.best_params_["kernel_params"]["gamma"], search.best_params_["lam"]
+    y_pm = np.where(ytr == 1, 1.0, -1.0)
+    out = {"n_train": n, "n_test": len(Xte), "m": m, "gamma": gamma, "lam": lam,
+           "sigma": float(np.sqrt(1.0 / (2.0 * gamma)))}
+
+    clf, seconds = _setup.timed(search.best_estimator_.fit, Xtr, ytr)
+    centres = np.asarray(clf.X_fit_)
+    where = {row.tobytes(): i for i, row in enumerate(Xtr)}
+    idx = np.array([where[row.tobytes()] for row in centres])
+    P = clf.predict_proba(Xte)
+    out["skframe"] = {"log_loss": float(log_loss(yte, P, labels=clf.classes_)),
+                      "accuracy": float(accuracy_score(yte, clf.predict(Xte))), "fit_seconds": float(seconds),
+                      "objective": training_objective(clf.decision_function(Xtr), y_pm, clf.coef_, centres, gamma,
+                                                      lam),
+                      "stop_reason": clf.stop_reason_, "n_iter": int(clf.n_iter_),
+                      "rank": int(clf.sketch_info_.get("rank", m))}
+    print(f"n={n}", "skframe", out["skframe"], flush=True)
+
+    Xtr_t, Xte_t = torch.from_numpy(Xtr), torch.from_numpy(Xte)
+    Ytr_t = torch.from_numpy(y_pm).reshape(-1, 1)
+    idx_t = torch.from_numpy(idx)
+    for name, (penalties, iters) in falkon_schedules(lam).items():
+        opt = falkon.FalkonOptions(use_cpu=True, keops_active="no")
+        kernel = falkon.kernels.GaussianKernel(sigma=out["sigma"], opt=opt)
+        model = falkon.LogisticFalkon(kernel=kernel, penalty_list=penalties, iter_list=iters,
+                                      loss=falkon.gsc_losses.LogisticLoss(kernel, opt=opt), M=m,
+                                      center_selection=FixedSelector(Xtr_t[idx_t], Ytr_t[idx_t], idx_t),
+                                      error_fn=None, options=opt)
+        with contextlib.redirect_stdout(sys.stderr):  # its progress lines
+            _, seconds = _setup.timed(model.fit, Xtr_t, Ytr_t)
+        f_te = model.predict(Xte_t).numpy().ravel()
+        p1 = 1.0 / (1.0 + np.exp(-f_te))
+        out[f"falkon_{name}"] = {
+            "penalty_list": penalties, "iter_list": iters,
+            "log_loss": float(log_loss(yte, np.column_stack([1.0 - p1, p1]), labels=[0, 1])),
+            "accuracy": float(np.mean((f_te > 0).astype(int) == yte)), "fit_seconds": float(seconds),
+            "objective": training_objective(model.predict(Xtr_t).numpy().ravel(), y_pm, model.alpha_.numpy(),
+                                             model.ny_points_.numpy(), gamma, lam)}
+        print(f"n={n}", f"falkon_{name}", out[f"falkon_{name}"], flush=True)
+    out["falkon_docs_over_skframe_fit_time"] = out["falkon_docs"]["fit_seconds"] / out["skframe"]["fit_seconds"]
+    out["falkon_long_over_skframe_fit_time"] = out["falkon_long"]["fit_seconds"] / out["skframe"]["fit_seconds"]
+    return out
+
+
+def falkon_report(falkon, sizes, tune_rows, build):
+    """The ``--falkon`` report: one comparison per n, versions and how Falkon was built."""
+    import os
+
+    import torch
+
+    vers = dict(_setup.versions(), torch=torch.__version__, falkon=falkon.__version__,
+                torch_threads=torch.get_num_threads())
+    report = {"benchmark": "classification_falkon", "versions": vers, "falkon_build": build,
+              "falkon_path": os.path.dirname(falkon.__file__), "protocol": __doc__.split("\n\n")[3].replace("\n", " "),
+              "load_average_before": list(os.getloadavg()), "results": {}}
+    for n in sizes:
+        report["results"][f"synthetic_{n}"] = falkon_compare(n, falkon, tune_rows)
+    report["load_average_after"] = list(os.getloadavg())
+    return report
+
+
 def main():
     ap = _setup.parser(__doc__, n_synth=20_000, tune_rows=3000, repeats=3)
     ap.add_argument("--large", action="store_true", help="also the n = 10^6 fits (minutes; one run)")
@@ -151,7 +273,22 @@ def main():
                     help="the n = 10^6 fits alone (default --out benchmarks/out/classification_large.json)")
     ap.add_argument("--out", default=None)
     ap.add_argument("--classes", default="2,10", help="with --only-large: the problems to fit (2 and/or 10)")
+    ap.add_argument("--falkon", action="store_true",
+                    help="the comparison with Falkon's LogisticFalkon alone (default --out "
+                         "benchmarks/out/classification_falkon.json); skipped when falkon does not import")
+    ap.add_argument("--falkon-sizes", default="20000,100000", help="with --falkon: the training sizes")
+    ap.add_argument("--falkon-build", default="", help="with --falkon: how Falkon was installed (kept in the report)")
     args = ap.parse_args()
+    if args.falkon:
+        falkon, why = import_falkon()
+        if falkon is None:
+            print(f"bench_classification.py --falkon: skipped, falkon does not import ({why})")
+            return
+        warnings.filterwarnings("ignore", category=UserWarning)
+        sizes = [int(v) for v in args.falkon_sizes.split(",")]
+        report = falkon_report(falkon, sizes, args.tune_rows, args.falkon_build)
+        _setup.emit(report, args.out or "benchmarks/out/classification_falkon.json")
+        return
     if args.only_large:
         out = args.out or "benchmarks/out/classification_large.json"
         report = {"benchmark": "classification_large", "versions": _setup.versions(), "large": {},
