@@ -64,7 +64,8 @@ class SharedSketchFolds:
         self.block_bytes = block_bytes
 
     def _options(self):
-        return None if not self.block_bytes else DEFAULT_OPTIONS.replace(block_bytes=int(self.block_bytes))
+        block = getattr(self, "block_bytes", None)  # None in an object pickled before the budgeted passes
+        return None if not block else DEFAULT_OPTIONS.replace(block_bytes=int(block))
 
     def predict_all(self, X):
         K, d = self.offsets.shape
