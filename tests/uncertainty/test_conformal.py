@@ -141,8 +141,9 @@ def test_errors():
         ConformalRegressor(Ridge()).predict_interval(X)
 
 
-# features recomputed / kept (float32) between the two passes / kept for the first 80 of 160 rows (r = 30)
-@pytest.mark.parametrize("budget", [0, 2**30, 80 * 30 * 4])
+# features recomputed / kept (float32) between the two passes / kept for the first 80 of 160 rows (r = 30) /
+# kept as the estimator's memory budget allows (here: all)
+@pytest.mark.parametrize("budget", [0, 2**30, 80 * 30 * 4, None])
 def test_shared_sketch_folds_equal_the_plain_formula(budget, monkeypatch):
     from skframe.uncertainty import _shared_folds
 
@@ -169,7 +170,7 @@ def test_shared_sketch_folds_equal_the_plain_formula(budget, monkeypatch):
         R[te] = np.abs(Y[te] - Z[te] @ W - ybar)
         P.append(Zt @ W + ybar)
     P = np.array(P)
-    tol = 1e-9 if budget == 0 else 1e-5
+    tol = 1e-9 if budget == 0 else 1e-5  # kept features are float32
     for j in range(2):
         np.testing.assert_allclose(model.residuals_[j].values, R[:, j], rtol=tol, atol=tol)
         ref_lo, ref_hi = naive_cv_plus(P[:, :, j], R[:, j], fold_of, 0.1)
@@ -358,6 +359,38 @@ def test_cqr_state_without_a_score_name_is_symmetric(tmp_path):
     np.testing.assert_allclose(hi[:, 0], ref_hi, rtol=1e-12)
     with pytest.raises(InvalidParameterError, match="unknown CQR score 'median'"):
         interval_bounds(dict(state, cqr_score="median"), point, X[:6])
+
+
+@pytest.mark.parametrize("budget", [256 * 2**20, 2 * 10**9, 3 * 10**6])
+def test_pass_plan_shares_the_budget(budget):
+    from skframe.uncertainty._shared_folds import MIN_PASS_ROWS, pass_plan
+
+    n, m, r, K, d, s_prime = 200_000, 895, 895, 5, 1, 17_166
+    rows, block, keep = pass_plan(budget, n, m, r, K, d, s_prime, 4096)
+    per_row = 8 * (m + 2 * r + K * d)
+    fixed = 8 * (K * r * (r + d + 1) + r * r + s_prime * K * d)
+    assert MIN_PASS_ROWS <= rows <= 4096 and block <= min(64_000_000, budget // 8)
+    if rows > MIN_PASS_ROWS:
+        assert rows * per_row <= budget // 8
+        assert block + rows * per_row + fixed + keep <= budget
+    assert keep >= 0
+
+
+def test_shared_folds_within_a_memory_budget_equal_the_recomputed_residuals():
+    # the estimator's memory budget sets the chunks (120 rows here) and the kept float32 features; the residuals
+    # equal those of the fold weights on the sampled points (no kept features) to the float32 rounding
+    from skframe.uncertainty import _shared_folds
+
+    X, Y = _data(600, d=2)
+    est = clone(_ridge()).set_params(sketch_size=40, lam=0.1, memory_budget=1_000_000)
+    fold_of = np.arange(600) % 5
+    full, folds, R = _shared_folds.fit_shared_folds(est, X, Y, fold_of, 5)
+    m, r = full.posterior_["UD"].shape
+    rows, block, _ = _shared_folds.pass_plan(1_000_000, 600, m, r, 5, 2, len(full.X_fit_), 4096)
+    assert rows < 600 and block == 125_000
+    _, folds_ref, R_ref = _shared_folds.fit_shared_folds(est, X, Y, fold_of, 5, chunk_rows=61, budget_bytes=0)
+    np.testing.assert_allclose(R, R_ref, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(folds.coefs, folds_ref.coefs, rtol=1e-10, atol=1e-10)
 
 
 def test_shared_folds_with_lam_auto_use_the_lambda_chosen_on_all_rows():

@@ -39,7 +39,7 @@ def kernel_times(kernel, X, X_ref, W, *, chunk_rows=None, options=None):
     return kernel_matvec(kernel, X, X_ref, W, options=options)
 
 
-def mixed_features(kernel, X_sub, mix, UD, n_rows):
+def mixed_features(kernel, X_sub, mix, UD, n_rows, *, block_bytes=None):
     """``X_rows -> z(X_rows) = (k(X_rows, X_sub) S_mix^T) UD`` (float64), the features as a fit computes them.
 
     The block engine's ``k(X_rows, X_sub) S_mix^T`` (rows x m, in blocks within the default block budget, the
@@ -57,6 +57,8 @@ def mixed_features(kernel, X_sub, mix, UD, n_rows):
     UD : ndarray of shape (m, r)
     n_rows : int
         How many rows the callable will be given in all (chooses the engine).
+    block_bytes : int, optional
+        Bytes of one kernel block with its temporaries (default: ``ComputeOptions.block_bytes``).
 
     Returns
     -------
@@ -67,6 +69,8 @@ def mixed_features(kernel, X_sub, mix, UD, n_rows):
     R = SketchMatrix(n=s_prime, indices=np.arange(s_prime), mix=mix)
     UD = np.asarray(UD, dtype=np.float64)
     options = with_engine(resolve_options(None), int(n_rows) * s_prime).replace(dtype="float64")
+    if block_bytes:
+        options = options.replace(block_bytes=int(block_bytes))
     step = rows_within_budget(kernel, s_prime, options)
 
     def features(X_rows):

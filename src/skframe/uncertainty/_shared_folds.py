@@ -10,9 +10,16 @@ is then the sketched ridge estimator of the other folds' rows on the shared sket
     W_{-k} = (A - A_k + n_{-k} lam I)^{-1} ((b - b_k) - (s - s_k) ybar_{-k}^T),
 
 with ``ybar_{-k}`` the other folds' target mean (zero without an intercept). The held-out residuals need the
-fold models, known after the pass: the features of the pass are kept (float32) for as many rows as
-``budget_bytes`` holds, and only the other rows' are recomputed in a second pass. Test rows need one
-kernel block per chunk for all K models together (``k(x, X_fit_) [P_z W_{-1} ... P_z W_{-K}]``).
+fold models, known after the pass: the features of the pass are kept (float32) for as many rows as the
+memory budget leaves room for, and the other rows' fold predictions are computed in a second pass as test
+rows' are, with one kernel block per chunk for all K models together
+(``k(x, X_fit_) [P_z W_{-1} ... P_z W_{-K}]``, s' x K d weights formed as ``S_mix^T (UD [W_{-1} ... W_{-K}])``,
+never the s' x r ``P_z``): the kernel block and K d products per entry, without the m x r map.
+
+Memory: the passes run within the estimator's ``memory_budget`` (256 MiB where it has none), shared as
+:func:`pass_plan` says: one kernel block (an eighth of the budget, at most the default block size), the
+chunk's arrays (rows x (m + 2 r + K d) floats: ``K R^T``, the features, a fold's copy of its rows and the
+fold predictions; another eighth), the fold sums (K r x r), and the kept float32 features in what remains.
 
 Cost: one fit, one (or two) passes over the training rows, K solves of r x r systems, and a prediction
 pass over the test rows. A pass computes the features as the fit does, ``(k(X_rows, X_sub) S_mix^T) UD``:
@@ -31,26 +38,47 @@ import numpy as np
 from sklearn.base import clone
 
 from skframe.contract.collections import n_items, take
+from skframe.core.engine import with_engine
 from skframe.core.feature_map import kernel_times, mixed_features
 from skframe.core.linalg import solve_psd
 from skframe.exceptions import InvalidParameterError
+from skframe.options import DEFAULT_OPTIONS, parse_bytes
 
-__all__ = ["SharedSketchFolds", "fit_shared_folds"]
+__all__ = ["SharedSketchFolds", "fit_shared_folds", "pass_plan", "DEFAULT_BUDGET"]
+
+#: the passes' memory where the estimator has no ``memory_budget``
+DEFAULT_BUDGET = 256 * 2**20
+
+#: the smallest chunk of rows a pass takes (smaller ones make the products inefficient)
+MIN_PASS_ROWS = 64
 
 
 class SharedSketchFolds:
     """The K fold models on one shared sketch: ``predict_all(X) -> (K, n, d)``."""
 
-    def __init__(self, kernel, X_fit, coefs, offsets, chunk_rows):
+    def __init__(self, kernel, X_fit, coefs, offsets, chunk_rows, block_bytes=None):
         self.kernel, self.X_fit = kernel, X_fit
         self.coefs = coefs  # (s', K d)
         self.offsets = offsets  # (K, d)
         self.chunk_rows = int(chunk_rows)
+        self.block_bytes = block_bytes
+
+    def _options(self):
+        block = getattr(self, "block_bytes", None)  # None in an object pickled before the budgeted passes
+        return None if not block else DEFAULT_OPTIONS.replace(block_bytes=int(block))
 
     def predict_all(self, X):
         K, d = self.offsets.shape
-        F = np.asarray(kernel_times(self.kernel, X, self.X_fit, self.coefs), dtype=np.float64)
+        F = np.asarray(kernel_times(self.kernel, X, self.X_fit, self.coefs, options=self._options()),
+                       dtype=np.float64)
         return F.reshape(F.shape[0], K, d).transpose(1, 0, 2) + self.offsets[:, None, :]
+
+    def predict_own(self, X, fold_of, options=None):
+        """``(len(X), d)``: each row's prediction by the model of its own fold ``fold_of`` (one kernel pass)."""
+        K, d = self.offsets.shape
+        F = np.asarray(kernel_times(self.kernel, X, self.X_fit, self.coefs, options=options or self._options()),
+                       dtype=np.float64)
+        return F.reshape(F.shape[0], K, d)[np.arange(F.shape[0]), fold_of] + self.offsets[fold_of]
 
 
 def _check(estimator):
@@ -60,27 +88,54 @@ def _check(estimator):
             "use sketch_sharing='fold'")
 
 
-def _feature_map(kernel, X_fit, state, n_rows):
+def _feature_map(kernel, X_fit, state, n_rows, block_bytes=None):
     """``X_rows -> z(X_rows)`` (float64), computed as the fit computes its features when the state keeps the
     factors ``S_mix`` and ``UD`` (:func:`skframe.core.feature_map.mixed_features`); without them (a model file
     of an older layout, which keeps the dense map), ``k(X_rows, X_fit) P_z``."""
     mix, UD = state.get("mix"), state.get("UD")
     if mix is None or UD is None:
         P_z = state["P_z"]
-        return lambda X_rows: np.asarray(kernel_times(kernel, X_rows, X_fit, P_z), dtype=np.float64)
-    return mixed_features(kernel, X_fit, mix, UD, n_rows)
+        options = None if not block_bytes else DEFAULT_OPTIONS.replace(block_bytes=int(block_bytes))
+        return lambda X_rows: np.asarray(kernel_times(kernel, X_rows, X_fit, P_z, options=options), dtype=np.float64)
+    return mixed_features(kernel, X_fit, mix, UD, n_rows, block_bytes=block_bytes)
 
 
-def _expansion_map(state):
-    """``P_z = S_mix^T UD`` (s' x r) as the fit formed it (``coef_ = P_z W``), or the stored dense map."""
+def _fold_weights(state, W):
+    """``P_z [W_1 ... W_K]`` (s' x K d) for ``W`` (K, r, d): ``S_mix^T (UD [W_1 ... W_K])`` from the factors (the
+    s' x r ``P_z`` is never formed), or the stored dense map times the weights."""
+    K, r, d = W.shape
+    W_cat = W.transpose(1, 0, 2).reshape(r, K * d)  # column k d + j: fold k, target j
     if state.get("P_z") is not None:
-        return state["P_z"]
-    return np.asarray(state["mix"].T @ np.asarray(state["UD"], dtype=np.float64))
+        return np.asarray(state["P_z"] @ W_cat)
+    return np.asarray(state["mix"].T @ (np.asarray(state["UD"], dtype=np.float64) @ W_cat))
 
 
-def fit_shared_folds(estimator, X, Y2, fold_of, K, *, chunk_rows=4096, budget_bytes=192 * 2**20):
+def pass_plan(budget, n, m, r, K, d, s_prime, chunk_rows):
+    """``(rows, block_bytes, keep_bytes)``: how the passes share ``budget`` bytes.
+
+    One kernel block (``block_bytes``: an eighth of the budget, at most ``ComputeOptions.block_bytes``), the
+    chunk's float64 arrays (``rows`` x (m + 2 r + K d): ``K R^T``, the features, a fold's copy of its rows, the
+    fold predictions of the second pass; at most another eighth and at most ``chunk_rows`` rows), the fold sums
+    and one system (K r (r + d + 1) + r^2 floats) and the s' x K d fold weights; the float32 features of the
+    first ``keep_bytes // (4 r)`` rows are kept in what remains.
+    """
+    budget = int(budget)
+    block = int(max(1, min(DEFAULT_OPTIONS.block_bytes, budget // 8)))
+    per_row = 8 * (m + 2 * r + K * d)
+    rows = int(max(MIN_PASS_ROWS, min(int(chunk_rows), (budget // 8) // per_row)))
+    rows = int(max(1, min(rows, n)))
+    fixed = 8 * (K * r * (r + d + 1) + r * r + s_prime * K * d)
+    keep = max(0, budget - block - rows * per_row - fixed)
+    return rows, block, int(keep)
+
+
+def fit_shared_folds(estimator, X, Y2, fold_of, K, *, chunk_rows=4096, budget_bytes=None):
     """``(full_model, folds, residuals)``: the model on all rows, the :class:`SharedSketchFolds` and the
-    held-out absolute residuals (n, d)."""
+    held-out absolute residuals (n, d).
+
+    ``budget_bytes`` caps the kept float32 features (0 keeps none; None: what :func:`pass_plan` leaves of the
+    estimator's ``memory_budget``, or of :data:`DEFAULT_BUDGET`); ``chunk_rows`` caps the rows of a chunk.
+    """
     _check(estimator)
     full = clone(estimator).fit(X, Y2)
     state = getattr(full, "posterior_", None)
@@ -92,28 +147,36 @@ def fit_shared_folds(estimator, X, Y2, fold_of, K, *, chunk_rows=4096, budget_by
     lam = float(full.lam_path_[-1])
     n, d = Y2.shape
     r = (state["P_z"] if state.get("P_z") is not None else state["UD"]).shape[1]
+    m = state["UD"].shape[0] if state.get("UD") is not None else r
+    s_prime = n_items(X_fit)
+    budget = parse_bytes(getattr(estimator, "memory_budget", None)) or DEFAULT_BUDGET
+    step, block, keep_bytes = pass_plan(budget, n, m, r, K, d, s_prime, max(1, int(chunk_rows)))
+    if budget_bytes is not None:
+        keep_bytes = int(budget_bytes)
     A = np.zeros((K, r, r))
     b = np.zeros((K, r, d))
     s = np.zeros((K, r))
     ysum = np.zeros((K, d))
     counts = np.bincount(fold_of, minlength=K)
-    features = _feature_map(kernel, X_fit, state, n)
-    keep = int(min(n, budget_bytes // (r * 4)))  # the first `keep` rows' features are kept (float32)
+    features = _feature_map(kernel, X_fit, state, n, block)
+    keep = int(min(n, keep_bytes // (r * 4)))  # the first `keep` rows' features are kept (float32)
     Z_all = np.empty((keep, r), dtype=np.float32)
-    step = max(1, int(chunk_rows))
     for start in range(0, n, step):
-        rows = np.arange(start, min(n, start + step))
+        stop = min(n, start + step)
+        rows = np.arange(start, stop)
         Z = features(take(X, rows))
         if start < keep:
-            Z_all[start:min(keep, start + step)] = Z[:keep - start]
+            Z_all[start:min(keep, stop)] = Z[:keep - start]
         f = fold_of[rows]
         for k in np.unique(f):
             sel = f == k
             Zk = Z[sel]
+            Yk = Y2[rows[sel]]
             A[k] += Zk.T @ Zk
-            b[k] += Zk.T @ Y2[rows[sel]]
+            b[k] += Zk.T @ Yk
             s[k] += Zk.sum(axis=0)
-            ysum[k] += Y2[rows[sel]].sum(axis=0)
+            ysum[k] += Yk.sum(axis=0)
+        del Z, Zk
     A_t, b_t, s_t, y_t = A.sum(0), b.sum(0), s.sum(0), ysum.sum(0)
     W = np.empty((K, r, d))
     offsets = np.zeros((K, d))
@@ -124,22 +187,21 @@ def fit_shared_folds(estimator, X, Y2, fold_of, K, *, chunk_rows=4096, budget_by
         M = A_t - A[k]
         M[np.diag_indices(r)] += n_t * lam
         W[k] = solve_psd(M, (b_t - b[k]) - np.outer(s_t - s[k], offsets[k]))
+    del A, A_t, M
+    folds = SharedSketchFolds(kernel, X_fit, _fold_weights(state, W), offsets, chunk_rows, block)
+    options = with_engine(DEFAULT_OPTIONS.replace(block_bytes=block), max(n - keep, 0) * s_prime)
     R = np.empty((n, d))
     for start in range(0, n, step):
-        rows = np.arange(start, min(n, start + step))
         stop = min(n, start + step)
-        if stop <= keep:
-            Z = Z_all[start:stop].astype(np.float64)
-        elif start >= keep:
-            Z = features(take(X, rows))
-        else:
-            Z = np.vstack([Z_all[start:keep].astype(np.float64), features(take(X, np.arange(keep, stop)))])
-        f = fold_of[rows]
-        F = np.einsum("ir,ird->id", Z, W[f]) + offsets[f]
-        R[rows] = np.abs(Y2[rows] - F)
+        mid = min(max(keep, start), stop)  # rows start:mid have kept features, mid:stop are predicted afresh
+        for k in range(K) if mid > start else ():
+            sel = np.flatnonzero(fold_of[start:mid] == k)
+            if sel.size:
+                F = Z_all[start + sel].astype(np.float64) @ W[k] + offsets[k]
+                R[start + sel] = np.abs(Y2[start + sel] - F)
+        if stop > mid:
+            rows = np.arange(mid, stop)
+            R[rows] = np.abs(Y2[rows] - folds.predict_own(take(X, rows), fold_of[rows], options))
     del Z_all
-    P_z = _expansion_map(state)
-    coefs = np.concatenate([P_z @ W[k] for k in range(K)], axis=1)  # (s', K d)
-    folds = SharedSketchFolds(kernel, X_fit, coefs, offsets, chunk_rows)
     assert n_items(X) == n
     return full, folds, R

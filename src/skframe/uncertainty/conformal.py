@@ -96,7 +96,8 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
         the fold models disagree, which widens the intervals: conservative, not wrong); ``"shared"``
         (:class:`SketchedKernelRidge` with a sketch) fits it once on all rows and builds every fold's model
         from that sketch and per-fold sums of one pass over the rows (:mod:`skframe.uncertainty._shared_folds`):
-        one fit and one or two passes instead of K fits, the held-out inputs may serve as landmarks (never their
+        one fit and one or two passes instead of K fits, within the estimator's ``memory_budget`` (256 MiB where
+        it has none); the held-out inputs may serve as landmarks (never their
         targets), so the guarantee is then approximate; with ``lam="auto"`` every fold takes the lambda chosen on
         all rows.
     cqr_score : {"symmetric", "asymmetric"}, default="symmetric"
