@@ -44,7 +44,7 @@ from skframe.models._core import (
     target_offset,
 )
 from skframe.models._data import validate_X
-from skframe.models._sizes import effective_dimension, feature_spectrum, spectrum_rows
+from skframe.models._sizes import effective_dimension, saturation_spectrum
 
 __all__ = ["Recipe", "Fit", "plan_for", "planned_loss", "planned_solver"]
 
@@ -206,11 +206,10 @@ class Fit:
         return dict(params, gamma=gamma)
 
     def _learned_length_scales(self, estimator, X, Y, recipe, params):
-        """``length_scale="learn"``: per-feature length-scales and λ maximising the marginal likelihood of the
-        Nystrom Gaussian process on a row subsample by L-BFGS-B with the analytic gradient
-        (:func:`~skframe.models._ard.ard_ml`), Nystrom landmarks drawn once (from the estimator's seed) and
-        held fixed; the final fit draws its own sketch (and, with ``lam="auto"`` and the square loss, takes the
-        λ of the optimum: :func:`~skframe.models._autotune.lam_of_learned_scales`)."""
+        """``length_scale="learn"``: per-feature length-scales and λ maximising the Nystrom Gaussian process's
+        marginal likelihood on a row subsample (:func:`~skframe.models._ard.ard_ml`, landmarks drawn once from
+        the estimator's seed and held fixed); the final fit draws its own sketch (with ``lam="auto"`` and the
+        square loss it takes the optimum's λ: :func:`~skframe.models._autotune.lam_of_learned_scales`)."""
         rows = _autotune.subsample_rows(self.n, _ard.ARD_ROWS)
         Xs = take(X, rows)
         Xs = np.asarray(Xs.toarray() if hasattr(Xs, "toarray") else Xs, dtype=np.float64)
@@ -368,12 +367,10 @@ class Fit:
         est.sketch_info_ = dict(rep.info, **self.size_info)
         if rep.kind in ("sketch", "feature_map"):  # how much of the sketch the fitted lam uses
             if self._spectrum is None:  # the features' covariance spectrum, once per fit (a lam path reuses it)
-                rows = spectrum_rows(rep.Z)
-                self._spectrum = (feature_spectrum(rep.Z, self.sample_weight, max_rows=rows) if rows else None,)
-            saturation = effective_dimension(None, lams[-1], spectrum=self._spectrum[0]) \
-                if self._spectrum[0] is not None else None
-            if saturation is not None:
-                est.sketch_info_["effective_dimension"], est.sketch_info_["saturation"] = saturation
+                self._spectrum = (saturation_spectrum(rep.Z, self.sample_weight),)
+            if self._spectrum[0] is not None:
+                est.sketch_info_.update(zip(("effective_dimension", "saturation"), effective_dimension(
+                    None, lams[-1], spectrum=self._spectrum[0]) or ()))
         # "in-memory" features, "streamed" (recomputed each pass) or "accumulated" (square loss: m x m sums only)
         est.representation_ = est.sketch_info_.get("representation", "in-memory")
         plan = self.plan

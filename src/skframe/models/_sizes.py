@@ -15,6 +15,7 @@ from skframe.contract.tags import get_tags
 from skframe.exceptions import SketchSizeWarning
 
 __all__ = ["auto_sketch_size", "choose_sketch_size", "effective_dimension", "feature_spectrum", "spectrum_rows",
+           "saturation_spectrum",
            "SATURATION_ROWS"]
 
 #: rows (evenly spaced) on which :func:`effective_dimension` estimates the features' covariance
@@ -100,6 +101,13 @@ def spectrum_rows(Z, *, share=0.1, free_flops=2e7):
     rows = int(min(SATURATION_ROWS, n, max(2 * r, n // 20)))
     cost = float(rows) * r * r + float(r) ** 3
     return rows if cost <= max(share * float(n) * r * r, free_flops) else 0
+
+
+def saturation_spectrum(Z, sample_weight=None):
+    """The eigenvalues a fit's saturation is computed from (:func:`feature_spectrum` on :func:`spectrum_rows`
+    rows), or None where that estimate is skipped."""
+    rows = spectrum_rows(Z)
+    return feature_spectrum(Z, sample_weight, max_rows=rows) if rows else None
 
 
 def feature_spectrum(Z, sample_weight=None, *, max_rows=SATURATION_ROWS):
