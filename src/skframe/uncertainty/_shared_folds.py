@@ -64,8 +64,7 @@ class SharedSketchFolds:
         self.block_bytes = block_bytes
 
     def _options(self):
-        block = getattr(self, "block_bytes", None)  # None in an object pickled before the budgeted passes
-        return None if not block else DEFAULT_OPTIONS.replace(block_bytes=int(block))
+        return _block_options(getattr(self, "block_bytes", None))  # None: pickled before the budgeted passes
 
     def predict_all(self, X):
         K, d = self.offsets.shape
@@ -79,6 +78,11 @@ class SharedSketchFolds:
         F = np.asarray(kernel_times(self.kernel, X, self.X_fit, self.coefs, options=options or self._options()),
                        dtype=np.float64)
         return F.reshape(F.shape[0], K, d)[np.arange(F.shape[0]), fold_of] + self.offsets[fold_of]
+
+
+def _block_options(block_bytes):
+    """The compute options of kernel blocks of at most ``block_bytes`` (None or 0: the defaults, as None)."""
+    return None if not block_bytes else DEFAULT_OPTIONS.replace(block_bytes=int(block_bytes))
 
 
 def _check(estimator):
@@ -95,7 +99,7 @@ def _feature_map(kernel, X_fit, state, n_rows, block_bytes=None):
     mix, UD = state.get("mix"), state.get("UD")
     if mix is None or UD is None:
         P_z = state["P_z"]
-        options = None if not block_bytes else DEFAULT_OPTIONS.replace(block_bytes=int(block_bytes))
+        options = _block_options(block_bytes)
         return lambda X_rows: np.asarray(kernel_times(kernel, X_rows, X_fit, P_z, options=options), dtype=np.float64)
     return mixed_features(kernel, X_fit, mix, UD, n_rows, block_bytes=block_bytes)
 
@@ -189,7 +193,7 @@ def fit_shared_folds(estimator, X, Y2, fold_of, K, *, chunk_rows=4096, budget_by
         W[k] = solve_psd(M, (b_t - b[k]) - np.outer(s_t - s[k], offsets[k]))
     del A, A_t, M
     folds = SharedSketchFolds(kernel, X_fit, _fold_weights(state, W), offsets, chunk_rows, block)
-    options = with_engine(DEFAULT_OPTIONS.replace(block_bytes=block), max(n - keep, 0) * s_prime)
+    options = with_engine(_block_options(block), max(n - keep, 0) * s_prime)
     R = np.empty((n, d))
     for start in range(0, n, step):
         stop = min(n, start + step)
