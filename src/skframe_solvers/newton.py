@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 
 from skframe.plugin.api import InvalidParameterError, SolverTags, get_tags
-from skframe.plugin.toolbox import solve_psd
+from skframe.plugin.toolbox import solve_psd, weighted_outer
 from skframe_solvers._base import COUNT, POSITIVE, BaseSolver
 from skframe_solvers._duality import conjugate_of, relative_gap
 
@@ -68,7 +68,7 @@ def _pass(fp, V, hessian):
                     c = Hk[:, j, m]
                     if m != j and not np.any(c):
                         continue
-                    B = Zb.T @ (Zb * c[:, None])
+                    B = weighted_outer(Zb, c) if m == j else Zb.T @ (Zb * c[:, None])  # syrk where c >= 0
                     H[:, j, :, m] += B
                     if m != j:
                         H[:, m, :, j] += B

@@ -117,3 +117,48 @@ def test_the_spectrum_is_estimated_only_where_it_is_cheap_beside_the_fit():
     assert spectrum_rows(np.empty((10**6, 1000))) == SATURATION_ROWS
     assert spectrum_rows(np.empty((2000, 300))) == 0  # as costly as the fit's own products: skipped
     assert spectrum_rows(np.empty((10**6, SATURATION_MAX_FEATURES + 1))) == 0
+
+
+def test_a_saturated_auto_sketch_of_a_classifier_is_grown_once():
+    from skframe.models._grow import GROW_FACTOR, GROW_SATURATION
+
+    X, y = _two_moons(3600)  # auto size ceil(2 sqrt(3600)) = 120
+    params = {"loss": "logistic", "kernel_params": {"gamma": 1.0}, "random_state": 0}
+    grown = SketchedKernelClassifier(lam=1e-9, **params).fit(X, y)
+    info = grown.sketch_info_
+    assert info["grown_from"] == 120 and info["m"] == GROW_FACTOR * 120
+    assert "grown 4x to 480" in info["size_rule"] and "lam=1e-09 with m=120" in info["size_rule"]
+    assert grown.execution_["sketch_size"] == 480 and "grown" in grown.execution_["size_rule"]
+    # the decision: the auto sketch's saturation at lam, as a fit at the auto size reports it
+    first = SketchedKernelClassifier(lam=1e-9, sketch_size=120, **params).fit(X, y)
+    assert first.sketch_info_["saturation"] > GROW_SATURATION
+    # the larger sketch resolves what the saturated one could not: no worse on the training rows
+    assert grown.score(X, y) >= first.score(X, y) - 0.01
+    assert set(grown.predict(X)) <= {"a", "b"}
+
+
+@pytest.mark.parametrize("change", ["large_lam", "given_size", "lam_auto", "ridge"])
+def test_the_sketch_is_not_grown(change):
+    X, y = _two_moons(3600)
+    params = {"loss": "logistic", "kernel_params": {"gamma": 1.0}, "random_state": 0, "lam": 1e-9}
+    if change == "large_lam":  # not saturated
+        params["lam"] = 1e-1
+    if change == "given_size":
+        params["sketch_size"] = 120
+    if change == "lam_auto":
+        params["lam"] = "auto"
+    if change == "ridge":  # the regressors keep the auto size
+        model = SketchedKernelRidge(kernel_params={"gamma": 1.0}, lam=1e-9, random_state=0).fit(
+            X, (y == "a").astype(float))
+    else:
+        model = SketchedKernelClassifier(**params).fit(X, y)
+    assert "grown_from" not in model.sketch_info_ and model.sketch_info_["m"] == 120
+    assert "grown" not in model.sketch_info_["size_rule"]
+
+
+def test_growth_stays_within_n_and_keeps_the_weights():
+    X, y = _two_moons(150)  # auto size 100 (the rule's floor), grown to n = 150 at most
+    w = np.where(y == "a", 2.0, 1.0)
+    model = SketchedKernelClassifier(loss="logistic", kernel_params={"gamma": 1.0}, lam=1e-8,
+                                     random_state=0).fit(X, y, sample_weight=w)
+    assert model.sketch_info_["grown_from"] == 100 and model.sketch_info_["m"] == 150

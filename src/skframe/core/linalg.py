@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
-from scipy.linalg import lapack
+from scipy.linalg import blas, lapack
 
 from skframe.exceptions import InvalidParameterError
 
 __all__ = ["default_rtol", "eigh_truncated", "pinv_sym", "solve_psd", "sqrt_pinv_sym", "sketch_spectrum",
-           "spectral_projection", "weighted_gram", "ZERO_GRAM"]
+           "spectral_projection", "weighted_gram", "weighted_outer", "ZERO_GRAM"]
 
 #: start of the error message of a zero sketched Gram matrix (the fit names the kernel's parameters)
 ZERO_GRAM = "the sketched Gram matrix R K R^T is zero"
@@ -198,14 +198,35 @@ def solve_psd(A, B, rtol=None, *, jitter=False, singular=False, rebuild=None, ov
     return pinv_sym(full, rtol) @ B
 
 
+def weighted_outer(Z, c):
+    """``Z^T diag(c) Z`` (r x r, symmetric) for the rows of ``Z`` (b x r) weighted by ``c`` (b,).
+
+    With ``c >= 0`` (a convex loss's curvature, sample weights) it is BLAS ``syrk`` on ``sqrt(c) Z``: the upper
+    triangle only, half the multiply-adds of the general product (about twice as fast at b = 20 000, r = 1 000 on
+    two cores), mirrored; otherwise the general product.
+
+    >>> Z = np.arange(6.0).reshape(3, 2)
+    >>> c = np.array([1.0, 2.0, 0.5])
+    >>> bool(np.allclose(weighted_outer(Z, c), Z.T @ (Z * c[:, None])))
+    True
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    c = np.asarray(c, dtype=np.float64).reshape(-1)
+    if Z.shape[0] == 0 or Z.shape[1] < 2 or not c.min() >= 0:  # (NaN weights: the general product)
+        return Z.T @ (Z * c[:, None])
+    W = Z * np.sqrt(c)[:, None]  # C-ordered, so W.T is the Fortran-ordered r x b matrix syrk reads in place
+    U = np.triu(blas.dsyrk(1.0, W.T, trans=0, lower=0))
+    return U + np.triu(U, 1).T
+
+
 def weighted_gram(blocks, weights, r, d):
     """``(Z^T diag(w) Z, Z^T diag(w) Y)`` summed over row blocks ``(start, Z_b, Y_b)`` of r features and d
     targets, each block's rows weighted by ``weights[start:start + len(Z_b)]``: the weighted square-loss system
-    from one pass, memory bounded by a block."""
+    from one pass, memory bounded by a block (:func:`weighted_outer` for the Gram part)."""
     A, B = np.zeros((r, r)), np.zeros((r, d))
     for start, Zb, Yb in blocks:
         Zb = np.asarray(Zb, dtype=np.float64)
-        Zw = Zb * weights[start:start + Zb.shape[0], None]
-        A += Zw.T @ Zb
-        B += Zw.T @ np.asarray(Yb, dtype=np.float64).reshape(Zb.shape[0], -1)
+        w = weights[start:start + Zb.shape[0]]
+        A += weighted_outer(Zb, w)
+        B += (Zb * w[:, None]).T @ np.asarray(Yb, dtype=np.float64).reshape(Zb.shape[0], -1)
     return A, B

@@ -32,7 +32,7 @@ from skframe.contract.tags import get_tags
 from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import ZERO_GRAM
 from skframe.exceptions import InvalidParameterError
-from skframe.models import _ard, _autotune, _degenerate
+from skframe.models import _ard, _autotune, _degenerate, _grow
 from skframe.models._core import (
     build_representation,
     lam_path,
@@ -89,12 +89,11 @@ class Recipe:
     reweigh: object = None
 
 
-def plan_for(estimator, X, n_outputs, kernel=None, loss=None):
+def plan_for(estimator, X, n_outputs, kernel=None, loss=None, sketch_size=None):
     """The :class:`~skframe.compute.plan.ExecutionPlan` of a fit of ``estimator`` on ``X`` with ``n_outputs``
-    targets (``loss`` None or a square loss: the closed form)."""
-    data = replace(describe_data(X), n_outputs=int(n_outputs))
-    square = loss is None or get_tags(loss, "loss").square
-    return plan_fit(data, kernel=kernel, sketch=estimator.sketch, sketch_size=estimator.sketch_size,
+    targets (``loss`` None or a square loss: the closed form; ``sketch_size``: instead of the estimator's)."""
+    data, square = replace(describe_data(X), n_outputs=int(n_outputs)), loss is None or get_tags(loss, "loss").square
+    return plan_fit(data, kernel=kernel, sketch=estimator.sketch, sketch_size=sketch_size or estimator.sketch_size,
                     sketch_params=estimator.sketch_params, loss="square" if square else "iterative",
                     options=options_from(estimator))
 
@@ -133,8 +132,7 @@ class Fit:
     sketch, sketch_spec, size_info : the resolved sketch (None: the exact model), its spec and size rule
     rngs : list of numpy.random.Generator
     offset, Yc : the intercept and the targets the solver fits
-    y_1d : bool
-        Whether the targets were given as one 1-D column.
+    y_1d : bool : whether the targets were given as one 1-D column.
     """
 
     def __init__(self, estimator, X, Y, recipe, *, progress=None, sample_weight=None, t0=None, y_1d=False):
@@ -260,6 +258,8 @@ class Fit:
         if self._rep is None:
             with self.serial_blas():
                 self._rep = self._represent(check_sample)
+                if _grow.grow_saturated(self):  # a saturated "auto" sketch (classifiers): grown once, drawn again
+                    self._rep = self._represent(False)
         return self._rep
 
     def _represent(self, check_sample):

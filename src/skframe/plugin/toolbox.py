@@ -25,8 +25,8 @@ Memory
     :func:`rows_within_budget`.
 Linear algebra
     :func:`default_rtol`, :func:`eigh_truncated`, :func:`pinv_sym`, :func:`sqrt_pinv_sym`, :func:`solve_psd`,
-    :func:`weighted_gram`, :func:`nystrom_leverage_scores`; output matrices :func:`check_output_matrix`,
-    :func:`load_adjacency`.
+    :func:`weighted_gram`, :func:`weighted_outer`, :func:`nystrom_leverage_scores`; output matrices
+    :func:`check_output_matrix`, :func:`load_adjacency`.
 Kernels of any kind
     :func:`kernel_block`, :func:`kernel_diag`, :func:`kernel_matvec` (through the kernel's own methods when it has
     them).
@@ -48,7 +48,15 @@ from skframe.contract.protocols import kernel_block, kernel_diag, kernel_matvec
 from skframe.contract.registry import build_component, list_components, spec_of
 from skframe.core.engine import engine_module, lazy_module, numba_min_work, select_engine
 from skframe.core.leverage import nystrom_leverage_scores
-from skframe.core.linalg import default_rtol, eigh_truncated, pinv_sym, solve_psd, sqrt_pinv_sym, weighted_gram
+from skframe.core.linalg import (
+    default_rtol,
+    eigh_truncated,
+    pinv_sym,
+    solve_psd,
+    sqrt_pinv_sym,
+    weighted_gram,
+    weighted_outer,
+)
 from skframe.core.output_matrices import check_output_matrix, load_adjacency
 from skframe.core.sketch_matrix import SketchMatrix, from_entries
 from skframe.core.sketching import rows_within_budget
@@ -92,6 +100,7 @@ __all__ = [
     "sqrt_pinv_sym",
     "solve_psd",
     "weighted_gram",
+    "weighted_outer",
     "nystrom_leverage_scores",
     "check_output_matrix",
     "load_adjacency",

@@ -41,6 +41,11 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
     available (``hasattr(clf, "predict_proba")`` is False); wrap the model in scikit-learn's
     ``CalibratedClassifierCV``, which calibrates ``decision_function`` on held-out folds.
 
+    An ``"auto"`` sketch that the fit's ``lam`` saturates (effective dimension of the features above 0.9 of
+    their number: the sketch, not ``lam``, regularises the model) is drawn again, once, four times larger
+    within ``min(n, 1000)`` before the solve, where the features still fit in memory;
+    ``sketch_info_["grown_from"]`` and ``["size_rule"]`` then say so. A given ``sketch_size`` is kept.
+
     Parameters
     ----------
     kernel : str or kernel object, default="gaussian"
@@ -111,6 +116,7 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
     """
 
 
+    _grows_saturated_sketch = True  # an "auto" sketch saturated at lam is grown once (models/_grow.py)
     _parameter_constraints = dict(COMMON_CONSTRAINTS, loss=[str, HasMethods("value", "gradient")],
                                   loss_params=[dict, None], class_weight=[Options("balanced"), dict, None])
 
