@@ -94,6 +94,16 @@ def test_newton_matches_the_scipy_reference(name, k, ref, max_dense, rng):
     assert info["primal"] == pytest.approx(primal, rel=1e-12)
 
 
+@pytest.mark.parametrize("name,k,ref", [("logistic", 1, naive.loss_logistic),
+                                        ("multinomial", 3, naive.loss_multinomial)])
+def test_newton_steps_with_a_reused_hessian_reach_the_same_optimum(name, k, ref, rng):
+    Z, Y = _problem(rng, k, n=400, r=12)
+    res = NewtonSolver(tol=1e-12).solve(ArrayProblem(Z, Y), get_loss(name), 1e-4)
+    assert res.info["reused_hessians"] >= 1  # the fast phase's steps keep the previous Hessian
+    np.testing.assert_allclose(res.W, naive.naive_weighted_fit(Z, Y, ref, 1e-4), atol=1e-5)
+    assert res.info["relative_gap"] <= 1e-12
+
+
 class _Weighted(ArrayProblem):
     def __init__(self, Z, Y, w):
         super().__init__(Z, Y)
