@@ -127,11 +127,11 @@ def test_a_saturated_auto_sketch_of_a_classifier_is_grown_once():
     grown = SketchedKernelClassifier(lam=1e-9, **params).fit(X, y)
     info = grown.sketch_info_
     assert info["grown_from"] == 120 and info["m"] == GROW_FACTOR * 120
-    assert "grown 4x to 480" in info["size_rule"] and "lam=1e-09 with m=120" in info["size_rule"]
+    assert "grown 4x to 480" in info["size_rule"] and "probe of m=120" in info["size_rule"]
     assert grown.execution_["sketch_size"] == 480 and "grown" in grown.execution_["size_rule"]
-    # the decision: the auto sketch's saturation at lam, as a fit at the auto size reports it
+    # the probe's decision agrees with the saturation a fit at the auto size reports
     first = SketchedKernelClassifier(lam=1e-9, sketch_size=120, **params).fit(X, y)
-    assert first.sketch_info_["saturation"] > GROW_SATURATION
+    assert first.sketch_info_["saturation"] > GROW_SATURATION and info["probe_saturation"] > GROW_SATURATION
     # the larger sketch resolves what the saturated one could not: no worse on the training rows
     assert grown.score(X, y) >= first.score(X, y) - 0.01
     assert set(grown.predict(X)) <= {"a", "b"}
@@ -154,6 +154,25 @@ def test_the_sketch_is_not_grown(change):
         model = SketchedKernelClassifier(**params).fit(X, y)
     assert "grown_from" not in model.sketch_info_ and model.sketch_info_["m"] == 120
     assert "grown" not in model.sketch_info_["size_rule"]
+
+
+def test_the_probe_is_the_saturation_of_nystrom_features_on_evenly_spaced_rows():
+    from skframe.models._grow import probe_saturation
+    from skframe_kernels.kernels import GaussianKernel
+
+    rng = np.random.default_rng(5)
+    X, w = rng.normal(size=(300, 5)), rng.uniform(0.5, 2.0, size=300)
+    kernel = GaussianKernel(gamma=0.2)
+    L, R = np.unique(np.linspace(0, 299, 40).astype(np.intp)), np.unique(np.linspace(0, 299, 100).astype(np.intp))
+    K_LL = kernel(X[L], X[L])
+    vals, vecs = np.linalg.eigh(K_LL)
+    Z = kernel(X[R], X[L]) @ (vecs / np.sqrt(vals))  # K(R, L) K(L, L)^{-1/2}
+    for lam in (1e-6, 1e-3, 1e-1):
+        d_eff, saturation = probe_saturation(kernel, X, 40, lam, w, rows=100)
+        assert d_eff == pytest.approx(naive_effective_dimension(Z, lam, w[R]), rel=1e-6)
+        assert saturation == pytest.approx(d_eff / 40, rel=1e-12)
+    # a kernel of rank 2 on these rows: no growth to ask for
+    assert probe_saturation(lambda A, B: A[:, :2] @ B[:, :2].T, X, 40, 1e-6, rows=100) is None
 
 
 def test_growth_stays_within_n_and_keeps_the_weights():

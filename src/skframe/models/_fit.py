@@ -257,9 +257,8 @@ class Fit:
         non-finite values), e.g. for the folds of a search whose refit checks all the rows."""
         if self._rep is None:
             with self.serial_blas():
+                _grow.grow_saturated(self)  # an "auto" sketch that lam saturates (classifiers): grown before drawing
                 self._rep = self._represent(check_sample)
-                if _grow.grow_saturated(self):  # a saturated "auto" sketch (classifiers): grown once, drawn again
-                    self._rep = self._represent(False)
         return self._rep
 
     def _represent(self, check_sample):
