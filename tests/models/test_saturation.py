@@ -175,9 +175,12 @@ def test_the_probe_is_the_saturation_of_nystrom_features_on_evenly_spaced_rows()
     assert probe_saturation(lambda A, B: A[:, :2] @ B[:, :2].T, X, 40, 1e-6, rows=100) is None
 
 
-def test_growth_stays_within_n_and_keeps_the_weights():
+@pytest.mark.parametrize("sparse", [False, True])
+def test_growth_stays_within_n_and_keeps_the_weights(sparse):
+    import scipy.sparse as sp
+
     X, y = _two_moons(150)  # auto size 100 (the rule's floor), grown to n = 150 at most
     w = np.where(y == "a", 2.0, 1.0)
     model = SketchedKernelClassifier(loss="logistic", kernel_params={"gamma": 1.0}, lam=1e-8,
-                                     random_state=0).fit(X, y, sample_weight=w)
+                                     random_state=0).fit(sp.csr_matrix(X) if sparse else X, y, sample_weight=w)
     assert model.sketch_info_["grown_from"] == 100 and model.sketch_info_["m"] == 150

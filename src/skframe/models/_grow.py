@@ -20,9 +20,10 @@ from dataclasses import replace
 import numpy as np
 
 from skframe.compute.plan_rules import AUTO_MAX
-from skframe.contract.collections import take
+from skframe.contract.collections import is_collection, n_items, take
 from skframe.contract.protocols import kernel_block
 from skframe.core.linalg import sqrt_pinv_sym
+from skframe.core.sparsetools import is_sparse
 from skframe.models._core import size_and_resolve_sketch
 from skframe.models._sizes import effective_dimension, feature_spectrum
 
@@ -49,12 +50,12 @@ def probe_saturation(kernel, X, m, lam, sample_weight=None, *, rows=PROBE_ROWS):
     """``(d_eff, saturation)`` at ``lam`` of m Nystrom features ``K(R, L) K(L, L)^{-1/2}`` on at most ``rows``
     rows R, the landmarks L and the rows evenly spaced over the n items (weighted by ``sample_weight``); None
     when ``K(L, L)`` has at most 0.9 m numerically non-zero eigenvalues (more landmarks would add little)."""
-    n = len(sample_weight) if sample_weight is not None else None
-    n = n if n is not None else (X.shape[0] if hasattr(X, "shape") else len(X))
+    n = n_items(X)
     landmarks = np.unique(np.linspace(0, n - 1, int(m)).astype(np.intp))
     picked = np.unique(np.linspace(0, n - 1, int(min(rows, n))).astype(np.intp))
     XL = take(X, landmarks)
-    Z = kernel_block(kernel, take(X, picked), XL) @ sqrt_pinv_sym(kernel_block(kernel, XL, XL))[0]
+    root = sqrt_pinv_sym(np.asarray(kernel_block(kernel, XL, XL)))[0]  # K(L, L)^{-1/2} on its numerical range
+    Z = np.asarray(kernel_block(kernel, take(X, picked), XL)) @ root
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)[picked]
     if Z.shape[1] <= GROW_SATURATION * len(landmarks):  # the kernel has fewer numerical directions than m
         return None
@@ -70,7 +71,8 @@ def grow_saturated(fit):
     est, plan = fit.estimator, fit.plan
     lam = _smallest_lam(est.lam)
     if (not getattr(est, "_grows_saturated_sketch", False) or not isinstance(est.sketch, str) or plan.streams
-            or plan.sketch_size is None or not plan.size_rule.startswith("auto") or lam is None):
+            or plan.sketch_size is None or not plan.size_rule.startswith("auto") or lam is None
+            or not (isinstance(fit.X, np.ndarray) or is_sparse(fit.X) or is_collection(fit.X))):  # not on a GPU
         return False
     m = int(plan.sketch_size)
     target = min(fit.n, AUTO_MAX, GROW_FACTOR * m)
