@@ -352,3 +352,37 @@ def test_streamed_pass_without_features_equals_the_feature_blocks():
     v3, g3 = P.FeatureMapProblem(f32, loss, LAM, M=M).value_and_grad(V)
     assert v3 == pytest.approx(v2, rel=1e-5)
     np.testing.assert_allclose(g3, g2, rtol=1e-4, atol=1e-4 * np.abs(g2).max())
+
+
+@pytest.mark.parametrize("name", ["psr", "subsample"])
+def test_kept_features_from_the_sparse_mix_first_equal_the_projection(name):
+    """``(K R^T) UD`` (the sparse product first) keeps the same features as ``K (R^T UD)``."""
+    from skframe.core.linalg import spectral_projection
+
+    X, Y = _data(900)
+    _, kernel, R = _reference(X, Y, name)
+    X_sub = X[R.indices]
+    proj, _ = feature_projection(kernel, X_sub, R.mix)
+    UD, _ = spectral_projection(sketch_gram(kernel, X_sub, R.mix))
+    options = ComputeOptions(chunk_rows=250)
+    plain, rep = make_feature_problem(kernel, X, Y, X_sub, proj, options)
+    factored, rep2 = make_feature_problem(kernel, X, Y, X_sub, proj, options, factors=(R, UD))
+    assert rep == rep2 == "in-memory"
+    Z = naive_gaussian(X, X_sub, GAMMA) @ proj
+    np.testing.assert_allclose(factored.Z, Z, rtol=1e-9, atol=1e-10 * np.abs(Z).max())
+    np.testing.assert_allclose(factored.Z, plain.Z, rtol=1e-9, atol=1e-10 * np.abs(Z).max())
+
+
+def test_a_streamed_fit_keeping_its_features_equals_one_recomputing_them():
+    """The streamed executor's kept features (built sparse product first) give the model of recomputed ones."""
+    from skframe.models import SketchedKernelClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(8000, 4))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    fits = {budget: SketchedKernelClassifier(loss="logistic", lam=1e-3, random_state=0, memory_budget=budget).fit(X, y)
+            for budget in ("10MB", "250MB")}
+    assert [f.execution_["executor"] for f in fits.values()] == ["streamed", "streamed"]
+    assert [f.representation_ for f in fits.values()] == ["streamed", "in-memory"]
+    np.testing.assert_allclose(fits["250MB"].decision_function(X[:500]), fits["10MB"].decision_function(X[:500]),
+                               rtol=1e-8, atol=1e-10)

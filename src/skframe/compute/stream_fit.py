@@ -130,7 +130,8 @@ class SumsProblem(ProjectedProblem):
                 how = "streamed"
             else:
                 self._features, how = make_feature_problem(rep.kernel, rep.X, self.Y, rep.X_basis, rep.proj,
-                                                           rep.options, products=rep.info.get("products"))
+                                                           rep.options, products=rep.info.get("products"),
+                                                           factors=(rep.R, rep.UD))
             rep.info["representation"] = how
         return self._features
 
@@ -175,7 +176,7 @@ class StreamedRepresentation:
     feature_map = None
 
     def __init__(self, kernel, X, Y, R, fit, options, UD):
-        self.kernel, self.X, self.Y, self.mix, self.options = kernel, X, Y, R.mix, options
+        self.kernel, self.X, self.Y, self.mix, self.options, self.R = kernel, X, Y, R.mix, options, R
         self.sums, self.UD = fit.info.pop("sums"), UD
         self.X_basis, self.proj = fit.X_sub, fit.proj
         self.info = dict(R.summary(), rank=int(fit.proj.shape[1]), representation="accumulated",

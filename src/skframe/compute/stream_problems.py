@@ -13,6 +13,7 @@ The solvers (``skframe_solvers``) make their passes through :meth:`StreamedFeatu
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from skframe.compute.backend import get_array_module, to_numpy
 from skframe.compute.memory import check_allocation, choose_representation, plan_stream
@@ -20,6 +21,7 @@ from skframe.compute.streaming import get_engine, iter_rows, sketch_gram
 from skframe.contract.problems import ArrayProblem, TargetArrayProblem
 from skframe.core.engine import with_engine
 from skframe.core.linalg import spectral_projection
+from skframe.core.sketching import kernel_times_mixT
 from skframe.options import DEFAULT_OPTIONS, compute_dtype
 
 __all__ = ["feature_projection", "ProjectedProblem", "StreamedFeatureProblem", "make_feature_problem",
@@ -171,13 +173,16 @@ def block_loss_sums(K, PV, C, Y, loss, gradient=True):
     return total, K.T @ xp.asarray(np.asarray(loss.gradient(F, Y), dtype=np.float64) @ C.T)
 
 
-def make_feature_problem(kernel, X, Y, X_sub, proj, options=None, *, products=None):
+def make_feature_problem(kernel, X, Y, X_sub, proj, options=None, *, products=None, factors=None):
     """The problem of an iterative loss within the budget, and how its features are held.
 
     Kept features are stored in ``options.dtype``; ``products`` is passed to
     :class:`StreamedFeatureProblem`. On a GPU engine the features are recomputed on the device
     at each pass (one kernel block per chunk, the passes' products there too) rather than kept
-    on the host.
+    on the host. ``factors``: ``(R, UD)`` with ``proj = R.mix^T UD`` for a sparse mix (the
+    p-sparsified sketches); float64 kept features are then built as ``(K R^T) UD``, the sparse product
+    first (``rows x nnz(mix) + rows x m x r`` multiply-adds per chunk instead of ``rows x s' x r``: at
+    n = 10^6, m = 1 000, s' = 20 000, about 20 times fewer).
 
     Returns
     -------
@@ -194,6 +199,12 @@ def make_feature_problem(kernel, X, Y, X_sub, proj, options=None, *, products=No
     nbytes = streamed.n * streamed.r * compute_dtype(options).itemsize
     check_allocation(nbytes, f"the {streamed.n} x {streamed.r} feature matrix", options)
     Z = np.empty((streamed.n, streamed.r), dtype=compute_dtype(options.dtype))
+    if factors is not None and sp.issparse(factors[0].mix) and Z.dtype == np.float64:
+        R, UD = factors
+        for start, Xc, _ in iter_rows(X, streamed.Y, streamed.chunk_rows):
+            KR = kernel_times_mixT(kernel, Xc, X_sub, R, streamed.options)
+            Z[start:start + KR.shape[0]] = KR @ UD
+        return ArrayProblem(Z, streamed.Y), "in-memory"
     for start, Zb, _ in streamed.blocks():
         Z[start:start + Zb.shape[0]] = Zb
     return ArrayProblem(Z, streamed.Y), "in-memory"
