@@ -257,7 +257,7 @@ class Fit:
         non-finite values), e.g. for the folds of a search whose refit checks all the rows."""
         if self._rep is None:
             with self.serial_blas():
-                _grow.grow_saturated(self)  # an "auto" sketch that lam saturates (classifiers): grown before drawing
+                _grow.grow_saturated(self, plan_for)  # an "auto" sketch lam saturates (classifiers): grown first
                 self._rep = self._represent(check_sample)
         return self._rep
 

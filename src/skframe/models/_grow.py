@@ -63,11 +63,10 @@ def probe_saturation(kernel, X, m, lam, sample_weight=None, *, rows=PROBE_ROWS):
     return None if spectrum is None else effective_dimension(None, lam, spectrum=spectrum)
 
 
-def grow_saturated(fit):
+def grow_saturated(fit, plan_for):
     """Grow the sketch of ``fit`` (a :class:`skframe.models._fit.Fit`, before its representation is built) when
-    the probe at the auto size is saturated at the fit's lam; True when it was grown."""
-    from skframe.models._fit import plan_for  # the fit's own planning (a cycle at import)
-
+    the probe at the auto size is saturated at the fit's lam; True when it was grown. ``plan_for``: the fit's
+    planner (:func:`skframe.models._fit.plan_for`), called again with the grown size."""
     est, plan = fit.estimator, fit.plan
     lam = _smallest_lam(est.lam)
     if (not getattr(est, "_grows_saturated_sketch", False) or not isinstance(est.sketch, str) or plan.streams
