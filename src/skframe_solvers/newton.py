@@ -179,7 +179,7 @@ class NewtonSolver(BaseSolver):
                 break
             V = V + t * step
             steps, H_kept = steps + 1, H
-            reuse = _reuse_hessian(trace, t)
+            reuse = dense and _reuse_hessian(trace, t)  # (conjugate-gradient steps form no Hessian to keep)
             if progress is not None:
                 progress(1)
         return self._finish(fp, V, trace, steps, evals, dense, reused)

@@ -44,11 +44,9 @@ def _weighted_ridge(rep, Y, lam, w):
         return s * solve_psd(A, s * Y)
     problem = rep.problem(Y)
     feats = problem.features()
-    if feats is not None:
-        Zw = feats[0] * w[:, None]
-        A, B = Zw.T @ feats[0], Zw.T @ Y
-    else:  # streamed or on a Dask cluster: one pass over the feature blocks, each weighted by its rows' weights
-        A, B = weighted_gram(problem.blocks(), w, problem.r, Y.shape[1])
+    # kept features are one block; streamed or on a Dask cluster: one pass over the feature blocks
+    blocks = [(0, feats[0], Y)] if feats is not None else problem.blocks()
+    A, B = weighted_gram(blocks, w, problem.r, Y.shape[1])
     A[np.diag_indices_from(A)] += n * lam
     return solve_psd(A, B)
 

@@ -41,10 +41,11 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
     available (``hasattr(clf, "predict_proba")`` is False); wrap the model in scikit-learn's
     ``CalibratedClassifierCV``, which calibrates ``decision_function`` on held-out folds.
 
-    An ``"auto"`` sketch that the fit's ``lam`` saturates (effective dimension of the features above 0.9 of
-    their number: the sketch, not ``lam``, regularises the model) is drawn again, once, four times larger
-    within ``min(n, 1000)`` before the solve, where the features still fit in memory;
-    ``sketch_info_["grown_from"]`` and ``["size_rule"]`` then say so. A given ``sketch_size`` is kept.
+    An ``"auto"`` sketch that the fit's ``lam`` would saturate (the effective dimension of a Nystrom probe of the
+    auto size on at most 2 000 rows above 0.9 of its size: the sketch, not ``lam``, would regularise the model) is
+    drawn four times larger within ``min(n, 1000)``, where the features still fit in memory;
+    ``sketch_info_["grown_from"]``, ``["probe_saturation"]`` and ``["size_rule"]`` then say so. A given
+    ``sketch_size`` and ``lam="auto"`` keep the auto size.
 
     Parameters
     ----------
