@@ -10,7 +10,12 @@ machine being shared). Reported: test log-loss, accuracy, expected calibration e
 bins) and fit seconds. skframe: SketchedKernelClassifier with loss="logistic" (binary) or "multinomial" and its
 default sketch and solver (newton); Nystroem gets the same number of components m as skframe's sketch size (the
 auto size while tuning; at the refit the size skframe's refit settled on, which grows when the tuned lam
-saturates the auto sketch). Then, on the synthetic problem, the trade-off of the refit alone: skframe at fixed
+saturates the auto sketch). Beyond that common grid, two rows with one length-scale per input: skframe's
+``kernel="gaussian-ard"`` learning them in its fit (``length_scale="learn"``; lam on the grid above) and SVC on the
+inputs divided by the length-scales skframe's refit learned (the same kernel at gamma = 1/2; C on its grid). Each
+difference skframe - other (log-loss, accuracy, ECE) comes with a 95 % interval from a paired bootstrap of the test
+rows (1 000 resamples): an interval holding 0 is a difference the test set cannot tell from chance. Then, on the
+synthetic problem, the trade-off of the refit alone: skframe at fixed
 sketch sizes (the auto size, twice it, 1 000), lam in {1e-5, 1e-6} and gamma in {g/2, g}: test log-loss, fit
 seconds (and their ratio to SVC's refit of the same run) and the sketch's saturation
 (``sketch_info_["saturation"]``, the effective dimension at lam over the number of features).
@@ -96,7 +101,41 @@ def methods(n_classes, g, m):
         "nystroem_logreg": (make_pipeline(Nystroem(n_components=m, random_state=0),
                                           LogisticRegression(max_iter=2000)),
                             {"nystroem__gamma": gammas, "logisticregression__C": list(CS)}),
+        # beyond the common grid: one length-scale per input, learned by the fit itself (lam on the same grid),
+        # and SVC on the inputs divided by those length-scales (gamma = 1/2: the same kernel), C on its grid
+        "skframe_ard": (SketchedKernelClassifier(kernel="gaussian-ard", kernel_params={"length_scale": "learn"},
+                                                 loss=loss, random_state=0), {"lam": list(LAMS)}),
+        "svc_ard": (SVC(probability=True, random_state=0, cache_size=1000, gamma=0.5), {"C": list(CS)}),
     }
+
+
+# the differences (first - second) the report bounds by a paired bootstrap of the test rows
+PAIRS = (("skframe", "svc"), ("skframe", "nystroem_logreg"), ("skframe_ard", "svc"), ("skframe_ard", "svc_ard"))
+
+
+def test_metrics(y, P, pred, classes):
+    """Test log-loss, accuracy (of the labels the model predicts: SVC's ``predict`` is not the argmax of its
+    probabilities) and expected calibration error."""
+    return {"log_loss": float(log_loss(y, P, labels=classes)), "accuracy": float(np.mean(pred == y)),
+            "ece": ece(y, P, classes)}
+
+
+def paired_bootstrap(y, first, second, classes, draws=1000, seed=0):
+    """Each metric's difference first - second (each a pair ``(P, predicted labels)``) on the test rows and its 95 %
+    interval over ``draws`` resamples of the rows, the same rows for both models: an interval holding 0 is a
+    difference this test set cannot tell from chance."""
+    rng = np.random.default_rng(seed)
+    a, b = test_metrics(y, *first, classes), test_metrics(y, *second, classes)
+    point = {k: a[k] - b[k] for k in a}
+    samples = {k: [] for k in a}
+    for _ in range(draws):
+        rows = rng.integers(0, len(y), len(y))
+        a = test_metrics(y[rows], first[0][rows], first[1][rows], classes)
+        b = test_metrics(y[rows], second[0][rows], second[1][rows], classes)
+        for k in samples:
+            samples[k].append(a[k] - b[k])
+    return {k: {"difference": float(point[k]),
+                "interval_95": [float(v) for v in np.percentile(samples[k], [2.5, 97.5])]} for k in point}
 
 
 def auto_m(n):
@@ -112,26 +151,33 @@ def run_dataset(name, Xtr, Xte, ytr, yte, tune_rows, repeats=3):
     m = auto_m(len(Xtr))
     rows = np.random.default_rng(0).permutation(len(Xtr))[:tune_rows]
     out = {"n_train": int(len(Xtr)), "n_test": int(len(Xte)), "n_classes": int(classes.size), "m": m}
-    compared = methods(classes.size, g, m)
+    compared, scales, predicted = methods(classes.size, g, m), None, {}
     for key, (est, grid) in compared.items():
-        search = GridSearchCV(est, grid, cv=3, scoring="neg_log_loss", n_jobs=1).fit(Xtr[rows], ytr[rows])
+        Xa, Xb = (Xtr, Xte) if key != "svc_ard" else (Xtr / scales, Xte / scales)
+        search = GridSearchCV(est, grid, cv=3, scoring="neg_log_loss", n_jobs=1).fit(Xa[rows], ytr[rows])
         best = search.best_estimator_
         if key == "nystroem_logreg":  # the refit with as many components as skframe's refit
             best.set_params(nystroem__n_components=out["skframe"]["sketch_m"])
-        seconds, _ = _setup.best_of(lambda: best.fit(Xtr, ytr), repeats)  # noqa: B023 (called here)
-        P = best.predict_proba(Xte)
-        params = {k: (v["gamma"] if isinstance(v, dict) else v) for k, v in search.best_params_.items()}
-        out[key] = {"params": params,
-                    "log_loss": float(log_loss(yte, P, labels=best.classes_)),
-                    "accuracy": float(accuracy_score(yte, best.predict(Xte))),
-                    "ece": ece(yte, P, best.classes_), "fit_seconds": float(seconds)}
-        if key == "skframe":  # how much of its sketch the tuned lam uses at the refit (sketch_info_)
+        seconds, _ = _setup.best_of(lambda: best.fit(Xa, ytr), repeats)  # noqa: B023 (called here)
+        P, pred = best.predict_proba(Xb), best.predict(Xb)
+        predicted[key] = (P, pred)
+        params = {k: (v["gamma"] if isinstance(v, dict) and "gamma" in v else v)
+                  for k, v in search.best_params_.items()}
+        out[key] = dict(params=params, **test_metrics(yte, P, pred, best.classes_), fit_seconds=float(seconds))
+        if key.startswith("skframe"):  # how much of its sketch the tuned lam uses at the refit (sketch_info_)
             out[key]["sketch_m"] = int(best.sketch_info_["m"])
             out[key]["grown_from"] = best.sketch_info_.get("grown_from")
             out[key]["newton"] = {k: best.solver_info_.get(k) for k in ("newton_steps", "passes", "reused_hessians")}
             out[key]["saturation"] = float(best.sketch_info_.get("saturation", float("nan")))
+        if key == "skframe_ard":  # the refit's learned length-scales, which svc_ard then uses
+            scales = np.asarray(best.kernel_.length_scale, dtype=np.float64)
+            out[key]["length_scales"] = [float(v) for v in scales]
         print(name, key, out[key], flush=True)
     out["svc_over_skframe_fit_time"] = out["svc"]["fit_seconds"] / out["skframe"]["fit_seconds"]
+    out["svc_over_skframe_ard_fit_time"] = out["svc"]["fit_seconds"] / out["skframe_ard"]["fit_seconds"]
+    out["paired_bootstrap"] = {f"{a}_minus_{b}": paired_bootstrap(yte, predicted[a], predicted[b], classes)
+                               for a, b in PAIRS}
+    print(name, "paired_bootstrap", out["paired_bootstrap"], flush=True)
     return out
 
 
