@@ -111,3 +111,31 @@ def test_numeric_and_datetime_arrays_and_a_pipeline():
     y = np.arange(X.shape[0], dtype=float)
     pipe = make_pipeline(TableEncoder(), SimpleImputer(), Ridge()).fit(X, y)
     assert pipe.predict(X).shape == y.shape
+
+
+@pytest.mark.parametrize("name", ["unnamed1", "Unnamed: 0", "rownames"])
+@pytest.mark.parametrize("cells", ["numbers", "text"])
+def test_a_row_index_is_left_out(name, cells):
+    # the row numbers pandas and R write first (here every other row kept: still increasing integers)
+    rows = np.arange(1, 41, 2)
+    index = rows if cells == "numbers" else rows.astype(str).astype(object)
+    X = {name: index, "a": np.linspace(0.0, 1.0, 20)}
+    enc = TableEncoder().fit(X)
+    assert [c["type"] for c in enc.columns_] == ["index", "numeric"]
+    assert "row numbers 1..39" in enc.columns_[0]["reason"]
+    assert enc.used_columns == ["a"]
+    np.testing.assert_array_equal(enc.transform(X), X["a"][:, None])
+    again = TableEncoder.from_dict(json.loads(json.dumps(enc.to_dict())))  # saved with a model
+    np.testing.assert_array_equal(again.transform(X), X["a"][:, None])
+    kept = TableEncoder(column_types={name: "numeric"}).fit(X)  # the override keeps it
+    assert kept.columns_[0]["type"] == "numeric"
+
+
+@pytest.mark.parametrize("name, values", [
+    ("t", np.arange(20)),  # a counter under a feature's name: a feature (a time step, say)
+    ("unnamed1", np.r_[np.arange(10), np.arange(10)]),  # not increasing: not row numbers
+    ("rownames", np.linspace(0.0, 1.0, 20)),  # not integers
+])
+def test_columns_that_only_look_like_an_index_are_kept(name, values):
+    enc = TableEncoder().fit({name: values, "a": np.ones(20)})
+    assert enc.columns_[0]["type"] == "numeric"

@@ -165,3 +165,38 @@ def test_holdout_metrics_and_the_model_kept(tables):
     assert p1 == p2  # the model kept is fitted on every row either way
     assert "held-out training rows" in _ok("fit", train).stdout
     assert _error("fit", train, "--holdout", "1.5").count("--holdout") == 1
+
+
+@pytest.mark.parametrize("head, name", [("", "unnamed1"), ("rownames", "rownames")])
+def test_the_row_index_pandas_writes_is_left_out(tmp_path, head, name):
+    # DataFrame.to_csv() with its default index: a blank first header cell, then 0, 1, 2, ... down the rows (R's
+    # row names as exported by some tools: "rownames"); the rows sorted by the target, so an index used as a
+    # feature would predict it
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = np.sort(X[:, 0] + 0.1 * rng.normal(size=200))
+    cells = zip(X[:, 0], X[:, 1], y)
+    rows = "\n".join(f"{i},{float(a)!r},{float(b)!r},{float(t)!r}" for i, (a, b, t) in enumerate(cells))
+    train = tmp_path / "train.csv"
+    train.write_text(f"{head},a,b,y\n" + rows + "\n")
+    new = tmp_path / "new.csv"
+    new_rows = "\n".join(f"{i},{float(a)!r},{float(b)!r}" for i, (a, b) in enumerate(X[:5]))
+    new.write_text(f"{head},a,b\n" + new_rows + "\n")
+    model = tmp_path / "m.skf"
+    rep = _json("fit", train, "--model-out", model, "--lam", "1e-3")
+    types = {c["name"]: (c["type"], c["features"]) for c in rep["data"]["column_types"]}
+    assert types == {name: ("index", 0), "a": ("numeric", 1), "b": ("numeric", 1)}
+    assert rep["n_features"] == 2
+    assert "row numbers 0..199" in _ok("fit", train, "--lam", "1e-3").stdout
+    out = _ok("predict", model, new).stdout.splitlines()
+    assert len(out) == 6  # a header and one prediction per row
+    kept = _json("fit", train, "--column-types", f"{name}=numeric", "--lam", "1e-3")
+    assert kept["n_features"] == 3
+
+
+def test_a_table_whose_every_feature_is_left_out_says_so(tmp_path):
+    path = tmp_path / "names.csv"
+    path.write_text("name,y\n" + "\n".join(f"person{i},{i % 3}.5" for i in range(40)) + "\n")
+    line = _error("fit", path)
+    assert "no feature column is left to fit" in line and "name: identifier-like" in line
+    assert "--column-types NAME=numeric" in line

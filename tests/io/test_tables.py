@@ -106,3 +106,24 @@ def test_the_missing_markers_of_r_and_spreadsheets_are_missing_values(tmp_path, 
     ds = load_dataset(path, targets=1, missing="mean")
     assert ds.n_missing == 1
     np.testing.assert_allclose(ds.X[0], [1.5, 3.5])
+
+
+@pytest.mark.parametrize("first", ["", '""'])
+def test_a_blank_first_header_cell_is_an_unnamed_index_column(tmp_path, first):
+    # pandas' to_csv and R's write.csv write the row index first, under a blank name
+    path = tmp_path / "indexed.csv"
+    path.write_text(f"{first},a,b,y\n0,1.5,2.0,0\n1,2.5,3.0,1\n2,0.5,1.0,0\n")
+    assert column_names(path) == ["unnamed1", "a", "b", "y"]
+    ds = load_dataset(path)
+    assert ds.feature_names == ["unnamed1", "a", "b"]
+    np.testing.assert_array_equal(ds.X[:, 0], [0.0, 1.0, 2.0])
+    assert read_table(path).names == ["unnamed1", "a", "b", "y"]
+
+
+def test_a_blank_cell_elsewhere_in_the_first_row_is_still_not_a_header(tmp_path):
+    path = tmp_path / "odd.csv"
+    path.write_text("a,,y\n1,2,3\n")
+    with pytest.raises(DataFormatError, match="line 1"):
+        load_dataset(path)
+    path.write_text(",1.5,2\n0,1,2\n")  # a blank first cell before numbers: data (a missing value), not a header
+    assert column_names(path) is None

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 
+_SHOWN_LEFT_OUT = 4  # left-out columns named in the message when none is left
+
 __all__ = ["wanted", "load_fit", "read_for_model", "read_saved", "column_table", "is_labels"]
 
 
 def wanted(opts):
     """True when the training file is read as a typed table: Parquet, Arrow, or a text table with a header whose
-    delimiter is not a comma or whose first rows hold text (a comma-separated file of numbers keeps the numeric
-    reader, which streams and matches columns as before), or when ``--column-types`` is given."""
+    delimiter is not a comma, whose first rows hold text or whose first column is named as a row index (a
+    comma-separated file of numbers keeps the numeric reader, which streams and matches columns as before), or
+    when ``--column-types`` is given."""
     from skframe.io.formats import resolve_format  # lazy: skframe.io loads SciPy
     from skframe.io.table import read_table_header  # lazy: skframe.io loads SciPy
 
@@ -30,7 +33,11 @@ def wanted(opts):
     if fmt != "csv":
         return False
     names, info = read_table_header(opts.train, delimiter=opts.delimiter, fmt=fmt)
-    return names is not None and (info["delimiter"] != "," or info["text"] or bool(opts.column_types))
+    from skframe.preprocessing.table_encoder import INDEX_NAMES  # lazy: scikit-learn is slow to import
+
+    # a first column named as a row index (a blank header cell: pandas' and R's), which the typed reader recognises
+    return names is not None and (info["delimiter"] != "," or info["text"] or bool(opts.column_types)
+                                  or names[0].strip().lower() in INDEX_NAMES)
 
 
 def _numeric_targets(table, positions, problems, labels=False):
@@ -192,6 +199,10 @@ def load_fit(opts, choice):
         if opts.missing == "error":  # the missing numbers too, so that one run says everything
             problems.extend(_missing_numbers(table, f, np.zeros((0, 0)) if is_labels(Y) else Y))
         _raise_problems(path, problems)
+    if not encoder.used_columns:  # every feature column left out (free text, identifiers, an index, empty)
+        why = "; ".join(f"{c['name']}: {c['reason']}" for c in encoder.columns_[:_SHOWN_LEFT_OUT])
+        raise InvalidInputError(f"{name_of(path)}: no feature column is left to fit ({why}); keep a column with "
+                                f"--column-types NAME=numeric or NAME=categorical")
     X = encoder.transform({names[j]: table.columns[j] for j in f}, linenos=table.linenos)
     X, Y, n_missing = _handle_missing(X, Y, opts.missing, path, table.linenos)
     used, target_set = set(encoder.used_columns), set(t)

@@ -301,6 +301,22 @@ def split_fields(line):
     return [t.strip() for t in line.split(",")]
 
 
+def header_names(cells, unquote_cell=None):
+    """The column names when a first row is a header, else None.
+
+    A header holds only names (cells that are neither numbers nor missing markers), except that its *first* cell
+    may be blank: the unnamed row-index column that pandas' ``to_csv`` and R's ``write.csv`` write first, named
+    ``unnamed1`` here. A row of numbers, or one with no name at all, is not a header. ``unquote_cell`` reads a
+    cell's text (default :func:`unquote`).
+    """
+    names = [(unquote_cell or unquote)(c) for c in cells]
+    blank_first = bool(names) and names[0].strip() == ""
+    rest = names[1:] if blank_first else names
+    if not rest or any(is_number_or_missing(c.strip()) for c in rest):
+        return None
+    return ["unnamed1"] + rest if blank_first else names
+
+
 def unquote(s):
     s = s.strip()
     if len(s) >= 2 and s[0] == s[-1] and s[0] in "'\"":

@@ -5,7 +5,8 @@ targets. Lines starting with ``#`` and blank lines are skipped. ``?``, an empty 
 and ``NaN`` mark missing values. Fields may be quoted with ``'`` or ``"``.
 
 Header detection (``header="auto"``) is all-or-nothing: the first row is a header when
-*every* cell is non-numeric; a first row that mixes numbers and text is an error that
+*every* cell is non-numeric (its first cell may be blank: the unnamed row index pandas and R write, read as a
+column named ``unnamed1``); a first row that mixes numbers and text is an error that
 names the row and column, so a data row is never silently taken for a header.
 """
 
@@ -17,6 +18,7 @@ import scipy.sparse as sp
 from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError
 from skframe.io._common import (
     check_targets,
+    header_names,
     is_number_or_missing,
     iter_lines,
     name_of,
@@ -41,7 +43,7 @@ def _is_header(toks, path, lineno, header, positions=None):
         text = [j for j, t in enumerate(toks) if not is_number_or_missing(t)]
         if not text:
             return False
-        if len(text) == len(toks):
+        if header_names(toks) is not None:  # every cell a name (the first may be blank: an unnamed index)
             return True
         kept = positions(len(toks)) if positions is not None else None
         if kept is not None and all(j not in kept for j in text):
@@ -76,7 +78,7 @@ def _rows(path, header, select=None):
             positions = getattr(select, "positions", None)
             is_header = _is_header(toks, path, lineno, header, positions)
             if is_header:
-                names = [unquote(t) for t in toks]
+                names = header_names(toks) or [unquote(t) for t in toks]
             kept = select(names, n_cols) if select is not None else None
             yield "layout", (names, kept), lineno
             if is_header:

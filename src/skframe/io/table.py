@@ -27,7 +27,15 @@ import numpy as np
 
 from skframe.deps import require
 from skframe.exceptions import DataFormatError, InvalidParameterError
-from skframe.io._common import MISSING_TOKENS, check_targets, is_number_or_missing, iter_lines, name_of, parse_number
+from skframe.io._common import (
+    MISSING_TOKENS,
+    check_targets,
+    header_names,
+    is_number_or_missing,
+    iter_lines,
+    name_of,
+    parse_number,
+)
 from skframe.io.compressed import compression_of
 from skframe.io.formats import check_file, resolve_format
 from skframe.limits import check, exceeded, limit
@@ -135,7 +143,7 @@ def _check_delimiter(delimiter):
 
 
 def _is_header(cells):
-    return all(not is_number_or_missing(c) for c in cells)
+    return header_names(cells, _unquote) is not None
 
 
 def read_table_header(path, *, delimiter=None, fmt=None):
@@ -153,7 +161,7 @@ def read_table_header(path, *, delimiter=None, fmt=None):
         raise DataFormatError(f"{name_of(path)} is empty; a table needs a header and rows")
     d = _check_delimiter(delimiter) if delimiter is not None else detect_delimiter(sample)
     first = split_line(sample[0], d)
-    names = [_unquote(c) for c in first] if _is_header(first) else None
+    names = header_names(first, _unquote)
     text = any(not is_number_or_missing(c) for line in sample[1:] for c in split_line(line, d))
     return names, {"format": "csv", "delimiter": d, "text": text}
 
@@ -195,7 +203,7 @@ def read_table(path, *, delimiter=None, fmt=None):
             n_cols = len(cells)
             check("features", n_cols, f"{name_of(path)}, line {lineno}: the first row")
             if _is_header(cells):
-                names = [_unquote(c) for c in cells]
+                names = header_names(cells, _unquote)
                 continue
         if len(cells) != n_cols:
             raise DataFormatError(

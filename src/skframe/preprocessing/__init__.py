@@ -18,7 +18,11 @@ Each column of a table is read as one of
     free text (more distinct values than ``max_categories``) or identifier-like columns (nearly
     every value distinct): left out, with the reason recorded;
 ``empty``
-    every cell missing: left out.
+    every cell missing: left out;
+``index``
+    a row index: a column named as one (a blank first header cell, ``Unnamed: 0``, ``rownames``) whose
+    integers increase strictly down the file, as pandas' ``to_csv`` and R's ``write.csv`` write first:
+    left out (``column_types={name: "numeric"}`` keeps it).
 
 The detection can be overridden per column (``column_types={"zip": "categorical"}``). A
 column that cannot be used as asked (numbers mixed with text, text given as numeric) is a

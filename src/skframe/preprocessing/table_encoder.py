@@ -51,6 +51,33 @@ def parse_column_types(items):
     return out
 
 
+#: Names under which a file's row index arrives: a blank first header cell (read as ``unnamed1``), pandas'
+#: unnamed index read back (``Unnamed: 0``), R's row names as some exporters write them (``rownames``,
+#: ``row.names``, readr's ``...1``).
+INDEX_NAMES = frozenset({"", "unnamed1", "unnamed: 0", "rownames", "row.names", "...1"})
+#: The types that give no feature (left out).
+LEFT_OUT = ("text", "empty", "index")
+
+
+def is_row_index(name, values):
+    """Whether a numeric column is a row index: named as one (:data:`INDEX_NAMES`) and holding integers that
+    increase strictly down the file (row numbers, or the numbers of rows kept from a larger table)."""
+    if str(name).strip().lower() not in INDEX_NAMES:
+        return False
+    v = np.asarray(values, dtype=np.float64)
+    return v.size >= 2 and bool(np.all(np.isfinite(v)) and np.all(v == np.round(v)) and np.all(np.diff(v) > 0))
+
+
+def _numbers(name, values, forced):
+    """The spec of a column of numbers: ``numeric``, or ``index`` (left out) for an unforced row index."""
+    if forced is None and is_row_index(name, values):
+        v = np.asarray(values, dtype=np.float64)
+        return {"name": name, "type": "index",
+                "reason": f"row numbers {v[0]:.0f}..{v[-1]:.0f} (a row index, as pandas' to_csv and R's write.csv "
+                          f"write first); left out, keep it with --column-types {name}=numeric"}
+    return {"name": name, "type": "numeric", "reason": "numbers"}
+
+
 class TableEncoder(TransformerMixin, BaseEstimator):
     """Turn a raw table (numbers, categories, dates, text) into numeric features.
 
@@ -135,7 +162,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     def _fit_column(self, name, col, forced, linenos):
         col = np.asarray(col)
         if col.dtype.kind in "fiub" and forced in (None, "numeric"):
-            return {"name": name, "type": "numeric", "reason": "numbers"}, None
+            return _numbers(name, col, forced), None
         if col.dtype.kind == "M" and forced in (None, "date"):
             return {"name": name, "type": "date", "reason": "dates", "date_format": "iso"}, None
         text, missing = text_cells(col)
@@ -149,7 +176,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         if forced == "categorical":
             return self._categorical(name, uniques, missing, "(forced)"), None
         if not bad.any() and forced in (None, "numeric"):
-            return {"name": name, "type": "numeric", "reason": "numbers"}, None
+            return _numbers(name, values, forced), None
         if forced == "numeric" or (forced is None and bad.sum() * 2 < present.size):
             rows = np.flatnonzero(bad)
             shown = ", ".join(f"{text[i]!r} ({line_of(i, linenos)})" for i in rows[:_SHOWN])
@@ -213,7 +240,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         blocks, cat_cells, problems = [], [], []
         for spec in self.columns_:
             name, kind = spec["name"], spec["type"]
-            if kind in ("text", "empty"):
+            if kind in LEFT_OUT:
                 continue
             if name not in by_name:
                 raise InvalidInputError(f"the table lacks the column {name!r} the encoder was fitted on")
@@ -272,7 +299,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     @property
     def used_columns(self):
         """Names of the input columns that give features (not left out)."""
-        return [c["name"] for c in self.columns_ if c["type"] not in ("text", "empty")]
+        return [c["name"] for c in self.columns_ if c["type"] not in LEFT_OUT]
 
     # ---------------------------------------------------------------------------------------- as data
     def to_dict(self):
@@ -291,7 +318,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         enc = cls(**data.get("params", {}))
         enc.columns_ = [dict(c) for c in data["columns"]]
         for c in enc.columns_:
-            if c.get("type") not in COLUMN_TYPES + ("empty",):
+            if c.get("type") not in COLUMN_TYPES + LEFT_OUT:
                 raise InvalidInputError(f"table encoding: unknown column type {c.get('type')!r}")
         enc.feature_names_in_ = np.asarray([c["name"] for c in enc.columns_], dtype=object)
         enc.n_features_in_ = len(enc.columns_)
