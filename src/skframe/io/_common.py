@@ -301,12 +301,16 @@ def split_fields(line):
     return [t.strip() for t in line.split(",")]
 
 
+#: The name given to a blank first header cell (see :func:`header_names`).
+UNNAMED_FIRST = "unnamed1"
+
+
 def header_names(cells, unquote_cell=None):
     """The column names when a first row is a header, else None.
 
     A header holds only names (cells that are neither numbers nor missing markers), except that its *first* cell
     may be blank: the unnamed row-index column that pandas' ``to_csv`` and R's ``write.csv`` write first, named
-    ``unnamed1`` here. A row of numbers, or one with no name at all, is not a header. ``unquote_cell`` reads a
+    :data:`UNNAMED_FIRST` here. A row of numbers, or one with no name at all, is not a header. ``unquote_cell`` reads a
     cell's text (default :func:`unquote`).
     """
     names = [(unquote_cell or unquote)(c) for c in cells]
@@ -314,7 +318,7 @@ def header_names(cells, unquote_cell=None):
     rest = names[1:] if blank_first else names
     if not rest or any(is_number_or_missing(c.strip()) for c in rest):
         return None
-    return ["unnamed1"] + rest if blank_first else names
+    return [UNNAMED_FIRST] + rest if blank_first else names
 
 
 def unquote(s):

@@ -142,10 +142,6 @@ def _check_delimiter(delimiter):
     return d
 
 
-def _is_header(cells):
-    return header_names(cells, _unquote) is not None
-
-
 def read_table_header(path, *, delimiter=None, fmt=None):
     """``(names or None, info)``: the header of a table file, reading only its first lines.
 
@@ -202,8 +198,8 @@ def read_table(path, *, delimiter=None, fmt=None):
         if n_cols is None:
             n_cols = len(cells)
             check("features", n_cols, f"{name_of(path)}, line {lineno}: the first row")
-            if _is_header(cells):
-                names = header_names(cells, _unquote)
+            names = header_names(cells, _unquote)
+            if names is not None:
                 continue
         if len(cells) != n_cols:
             raise DataFormatError(

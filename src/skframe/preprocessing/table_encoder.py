@@ -7,6 +7,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.io._common import UNNAMED_FIRST
 from skframe.preprocessing.cells import (
     DATE_PARTS,
     as_columns,
@@ -54,7 +55,7 @@ def parse_column_types(items):
 #: Names under which a file's row index arrives: a blank first header cell (read as ``unnamed1``), pandas'
 #: unnamed index read back (``Unnamed: 0``), R's row names as some exporters write them (``rownames``,
 #: ``row.names``, readr's ``...1``).
-INDEX_NAMES = frozenset({"", "unnamed1", "unnamed: 0", "rownames", "row.names", "...1"})
+INDEX_NAMES = frozenset({"", UNNAMED_FIRST, "unnamed: 0", "rownames", "row.names", "...1"})
 #: The types that give no feature (left out).
 LEFT_OUT = ("text", "empty", "index")
 
