@@ -182,9 +182,9 @@ class NewtonSolver(BaseSolver):
             reuse = dense and _reuse_hessian(trace, t)  # (conjugate-gradient steps form no Hessian to keep)
             if progress is not None:
                 progress(1)
-        return self._finish(fp, V, trace, steps, evals, dense, reused)
+        return self._finish(fp, V, trace, steps, evals, dense, reused, H if dense else None)
 
-    def _finish(self, fp, V, trace, steps, evals, dense, reused=0):
+    def _finish(self, fp, V, trace, steps, evals, dense, reused=0, hessian=None):
         P, D, gap = trace[-1]
         info = {"method": "newton" if dense else "newton-cg", "primal": float(P), "dual": float(D),
                 "gap": float(P - D), "relative_gap": float(gap), "newton_steps": int(steps),
@@ -198,4 +198,6 @@ class NewtonSolver(BaseSolver):
             reason = (f"stopped after {steps} newton_steps with relative duality gap {gap:.2e} > tol={self.tol}; "
                       "raise max_iter or lam")
             warnings.warn(f"newton {reason}", ConvergenceWarning, stacklevel=3)
-        return self._result(fp, V, [t[0] for t in trace], reason, steps, info, certificate=False)
+        result = self._result(fp, V, [t[0] for t in trace], reason, steps, info, certificate=False)
+        result.hessian = hessian if fp.identity else None  # in W's coordinates only when M is the identity
+        return result

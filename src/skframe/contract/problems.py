@@ -33,6 +33,10 @@ class SolveResult:
     n_iter : int
     info : dict
         Anything else worth reporting (primal/dual objectives, duality gap, ...), JSON values.
+    hessian : ndarray of shape (r k, r k) or None
+        Optional: the Hessian of the objective in W's coordinates, the last one the solver formed (``newton``:
+        at ``W`` or, in its fast phase that reuses one, a step or two before); the classifier's calibration
+        reuses it instead of a pass over the rows. Never saved with the model.
     """
 
     W: np.ndarray
@@ -40,6 +44,7 @@ class SolveResult:
     stop_reason: str | None = None
     n_iter: int = 0
     info: dict = field(default_factory=dict)
+    hessian: np.ndarray | None = None
 
 
 class Problem(ABC):

@@ -75,6 +75,8 @@ class Recipe:
         Fitted attributes the family stores after the shared ones (``loss_``, ``solver_``, ...).
     reweigh : callable or None
         ``reweigh(w)``: the ``solve`` step with the row weights ``w`` (a fold's rows).
+    finish : callable or None
+        ``finish(fit, estimator, result)`` once the fitted attributes are stored (e.g. the classifier's calibration).
     """
 
     solve: object
@@ -87,6 +89,7 @@ class Recipe:
     solver: object = None
     attributes: dict | None = None
     reweigh: object = None
+    finish: object = None
 
 
 def plan_for(estimator, X, n_outputs, kernel=None, loss=None, sketch_size=None):
@@ -157,16 +160,14 @@ class Fit:
         self.rngs = make_rngs(estimator.random_state, recipe.n_rngs)
         self.offset = target_offset(Y, recipe.loss, recipe.fit_intercept, sample_weight)
         self.Yc = Y - self.offset if recipe.fit_intercept else Y
-        self._rep = None
-        self._plan_dict = None
-        self._spectrum = None  # (eigenvalues or None,) of the features' covariance, once computed
+        # the representation, the plan as JSON types, (eigenvalues or None,) of the features' covariance: once
+        self._rep, self._plan_dict, self._spectrum = None, None, None
 
     @classmethod
     def of(cls, estimator, X, y, *, progress=None, sample_weight=None):
         """The fit of ``estimator`` on ``(X, y)``: the estimator's own validation, components and recipe.
 
-        ``estimator`` is changed only as its own ``fit`` changes it before solving (e.g. ``classes_``);
-        the fitted attributes come with :meth:`store`.
+        ``estimator`` is changed only as its own ``fit`` changes it before solving (e.g. ``classes_``).
         """
         if sample_weight is None:
             return estimator._new_fit(X, y, progress=progress)
@@ -358,10 +359,8 @@ class Fit:
         rep, res = self.represent(), results[-1]
         for key, value in attrs.items():
             setattr(est, key, value)
-        est.weights_ = res.W
-        est.intercept_ = self.offset
-        est.kernel_ = self.kernel
-        est.kernel_spec_ = self.kernel_spec
+        est.weights_, est.intercept_ = res.W, self.offset
+        est.kernel_, est.kernel_spec_ = self.kernel, self.kernel_spec
         est.sketch_spec_ = self.sketch_spec
         est.sketch_info_ = dict(rep.info, **self.size_info)
         if rep.kind in ("sketch", "feature_map"):  # how much of the sketch the fitted lam uses
@@ -373,8 +372,7 @@ class Fit:
         # "in-memory" features, "streamed" (recomputed each pass) or "accumulated" (square loss: m x m sums only)
         est.representation_ = est.sketch_info_.get("representation", "in-memory")
         plan = self.plan
-        # the plan, as JSON types (saved with the model), with what the fit settled on the way
-        if self._plan_dict is None:  # the plan as JSON types, once per fit (a lambda path stores it per point)
+        if self._plan_dict is None:  # the plan as JSON types (saved with the model), once per fit
             self._plan_dict = plan.to_dict()
         est.execution_ = dict(self._plan_dict, **{k: rep.info[k] for k in ("chunk_rows", "products")
                                                   if k in rep.info and plan.streams})
@@ -397,3 +395,5 @@ class Fit:
         est.fit_seconds_ = time.perf_counter() - self.t0
         for key, value in (self.recipe.attributes or {}).items():
             setattr(est, key, value)
+        if self.recipe.finish is not None:
+            self.recipe.finish(self, est, res)

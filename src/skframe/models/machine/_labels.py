@@ -7,6 +7,7 @@ import numpy as np
 from skframe.contract.tags import get_tags
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.models._data import check_sample_weight
+from skframe.models.machine._calibration import calibrated_probabilities
 
 __all__ = ["encode_labels", "check_sample_weight", "class_row_weights", "class_probabilities", "row_codes"]
 
@@ -57,9 +58,13 @@ def _plain(c):
     return c.item() if isinstance(c, np.generic) else c
 
 
-def class_probabilities(loss, F):
-    """Probabilities of the classes (n, K) from the decision values F (one column for two classes)."""
-    P = np.asarray(loss.probabilities(F), dtype=np.float64)
+def class_probabilities(loss, F, calibration=None):
+    """Probabilities of the classes (n, K) from the decision values F (one column for two classes), through the
+    ``calibration`` map of :mod:`skframe.models.machine._calibration` when given."""
+    if calibration is not None:
+        P = calibrated_probabilities(np.asarray(F, dtype=np.float64), calibration)
+    else:
+        P = np.asarray(loss.probabilities(F), dtype=np.float64)
     if F.shape[1] == 1:  # P(classes_[1])
         return np.column_stack([1.0 - P[:, 0], P[:, 0]])
     if get_tags(loss, "loss").one_of_k:

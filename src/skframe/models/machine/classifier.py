@@ -11,10 +11,11 @@ from sklearn.utils.validation import validate_data
 from skframe.constraints import HasMethods, Options
 from skframe.contract.collections import is_collection
 from skframe.contract.tags import get_tags
-from skframe.exceptions import InvalidInputError
+from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.models._base import store_params, validate_X
 from skframe.models._core import resolve_loss
 from skframe.models._data import wrap_value_error
+from skframe.models.machine import _calibration
 from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
 from skframe.models.machine._labels import class_probabilities, class_row_weights, encode_labels, row_codes
 
@@ -97,10 +98,20 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         Weight of each class in the data term: ``"balanced"`` gives class c the weight
         ``n / (n_classes n_c)``, a dict maps labels to weights (1 for the others). Multiplied
         with the ``sample_weight`` given to ``fit``.
+    calibration : None, "sigmoid" or "lapse", default=None
+        With ``loss="logistic"``: map each column's decision value f to ``P(+1) = eps + (1 - 2 eps)
+        sigma(a f + b)``, fitted by weighted likelihood on approximate leave-one-out decision values of at most
+        5 000 rows (no refit; the Newton solver's Hessian reused). ``"sigmoid"``: Platt's map (``eps = 0``);
+        ``"lapse"``: with a lapse rate ``eps`` (the share of randomly flipped labels, which caps how sure a
+        prediction may be). ``calibration_`` holds the map; ``decision_function`` returns ``a f + b`` and
+        ``predict`` stays the argmax of ``predict_proba``.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+    calibration_ : dict
+        With ``calibration``: ``method``, per column ``slope`` (a), ``offset`` (b) and ``lapse`` (eps), the
+        number of ``rows`` whose held-out values fitted them.
     coef_, X_fit_, weights_, history_, stop_reason_, n_iter_, sketch_info_ :
         As in :class:`SketchedKernelMachine`.
 
@@ -119,12 +130,13 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
 
     _grows_saturated_sketch = True  # an "auto" sketch saturated at lam is grown once (models/_grow.py)
     _parameter_constraints = dict(COMMON_CONSTRAINTS, loss=[str, HasMethods("value", "gradient")],
-                                  loss_params=[dict, None], class_weight=[Options("balanced"), dict, None])
+                                  loss_params=[dict, None], class_weight=[Options("balanced"), dict, None],
+                                  calibration=[Options(*_calibration.METHODS), None])
 
     def __init__(self, kernel="gaussian", *, kernel_params=None, sketch="psr", sketch_size="auto",
                  sketch_params=None, loss="hinge", loss_params=None, solver=None, solver_params=None, lam=1e-3,
                  warm_start=False, random_state=None, memory_budget=None, dtype="float64",
-                 backend="auto", class_weight=None):
+                 backend="auto", class_weight=None, calibration=None):
         store_params(self, locals())
 
     def _fit_weights(self, sample_weight, Y):
@@ -134,6 +146,22 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
             return weights
         weights = per_class if weights is None else weights * per_class
         return MachineBase._fit_weights(self, weights, Y)  # checked again: e.g. every weight zero
+
+    def _new_fit(self, X, y, progress=None, sample_weight=None):
+        fit = MachineBase._new_fit(self, X, y, progress=progress, sample_weight=sample_weight)
+        if hasattr(self, "calibration_"):  # a previous fit's map no longer describes this one
+            del self.calibration_
+        if self.calibration is not None:
+            loss = fit.recipe.loss
+            if get_tags(loss, "loss").one_of_k or not callable(getattr(loss, "probabilities", None)) \
+                    or not callable(getattr(loss, "hessian", None)):
+                raise InvalidParameterError(
+                    f"calibration={self.calibration!r} maps the decision values of loss='logistic' (one "
+                    f"independent column per class); loss={getattr(loss, 'name', self.loss)!r} has no such "
+                    "columns: use loss='logistic', or calibration=None")
+            method = self.calibration
+            fit.recipe.finish = lambda f, est, res: _calibration.calibrate(f, est, res, method)
+        return fit
 
     def _prepare_fit(self, X, y):
         loss, self.loss_spec_ = resolve_loss(self.loss, self.loss_params)
@@ -156,12 +184,16 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         For the multinomial loss with two classes the score is ``f_1 - f_0`` (the log-odds).
         """
         F = self._decision(X)
+        if getattr(self, "calibration_", None) is not None:
+            F = _calibration.calibrated_logits(F, self.calibration_)
         if F.shape[1] == 2 and self.classes_.size == 2:
             return F[:, 1] - F[:, 0]
         return F[:, 0] if F.shape[1] == 1 else F
 
     def predict(self, X):
         """Predicted class labels, shape (n_samples,) (the argmax of :meth:`predict_proba` when it exists)."""
+        if getattr(self, "calibration_", None) is not None and self.classes_.size > 2:
+            return self.classes_[np.argmax(self.predict_proba(X), axis=1)]  # columns with their own lapse rates
         F = self.decision_function(X)
         if F.ndim == 1:
             return self.classes_[(F > 0).astype(int)]
@@ -181,7 +213,7 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         loss use scikit-learn's ``CalibratedClassifierCV``.
         """
         F = self._decision(X)  # refuses an unfitted model first
-        return class_probabilities(self.loss_, F)
+        return class_probabilities(self.loss_, F, getattr(self, "calibration_", None))
 
     @available_if(_has_probabilities)
     def predict_log_proba(self, X):

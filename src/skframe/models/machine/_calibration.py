@@ -1,0 +1,147 @@
+"""Calibrated probabilities of the logistic classifier, from approximate leave-one-out decision values.
+
+Each one-vs-rest column of a ``loss="logistic"`` classifier (one column for two classes) gets the map
+
+    P(y = +1 | f) = eps + (1 - 2 eps) sigma(a f + b).
+
+``"sigmoid"`` (``eps = 0``) is Platt's scaling (Platt, "Probabilistic outputs for support vector machines and
+comparisons to regularized likelihood methods", 1999). ``"lapse"`` adds the lapse rate ``eps`` in [0, 1/2): the
+share of labels flipped at random, which caps how sure a prediction may be (the label-noise model of logistic
+regression: Bootkrajang and Kabán, "Label-noise robust logistic regression and its applications", ECML PKDD
+2012). A penalised logistic fit on such labels is under-confident near the boundary and over-confident far
+from it, and a sigmoid alone cannot bend both ways.
+
+``a``, ``b`` and ``eps`` maximise the weighted likelihood of held-out decision values, which the fit gives
+without a refit: the approximate leave-one-out value of row i (Rad and Maleki, "A scalable estimate of the
+out-of-sample prediction error via approximate leave-one-out cross-validation", JRSS B 2020; one Newton step
+from the solution with row i removed, by Sherman-Morrison)
+
+    f_{-i} = f_i + l'_i h_i / (1 - l''_i h_i),    h_i = w_i z_i^T H^{-1} z_i / n,
+
+for the objective ``(1/n) sum_i w_i l(f_i, y_i) + (lam/2) ||W||^2`` with mean-1 weights ``w`` and ``H`` its
+Hessian at the solution (the Newton solver's last one, else formed in one pass over the rows). The values come
+from at most :data:`MAX_ROWS` evenly spaced rows: three numbers per column need no more.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import cho_factor, solve_triangular
+from scipy.optimize import minimize
+
+from skframe.contract.collections import take
+from skframe.plugin.toolbox import weighted_outer
+
+__all__ = ["METHODS", "MAX_ROWS", "calibrate", "calibrated_logits", "calibrated_probabilities", "held_out_scores"]
+
+METHODS = ("sigmoid", "lapse")
+MAX_ROWS = 5000
+MAX_LAPSE = 0.49  # a lapse rate of 1/2 would make every prediction a coin toss
+
+
+def _rows(n):
+    """At most MAX_ROWS evenly spaced row indices of n (all of them for n <= MAX_ROWS)."""
+    return np.unique(np.linspace(0, n - 1, min(n, MAX_ROWS)).round().astype(np.int64))
+
+
+def _mean_one(weights, n):
+    if weights is None:
+        return np.ones(n)
+    w = np.asarray(weights, dtype=np.float64)
+    return w * (n / w.sum())
+
+
+def _column_hessians(fit, result, lam, w, k):
+    """Each column's (r, r) Hessian block of the objective: the solver's (``result.hessian``), else one pass."""
+    r = np.asarray(result.W).shape[0]
+    H = getattr(result, "hessian", None)
+    if H is not None and np.shape(H) == (r * k, r * k):
+        H4 = np.asarray(H, dtype=np.float64).reshape(r, k, r, k)
+        return [H4[:, j, :, j] for j in range(k)]
+    loss, W = fit.recipe.loss, np.asarray(result.W, dtype=np.float64)
+    blocks = [np.zeros((r, r)) for _ in range(k)]
+    for start, Zb, Yb in fit.problem().blocks():
+        Zb = np.asarray(Zb, dtype=np.float64)
+        D = np.einsum("ijj->ij", loss.hessian(Zb @ W, Yb)) * w[start:start + Zb.shape[0], None]
+        for j in range(k):
+            blocks[j] += weighted_outer(Zb, D[:, j])
+    n = w.size
+    for B in blocks:
+        B /= n
+        B[np.diag_indices_from(B)] += lam
+    return blocks
+
+
+def held_out_scores(fit, result, lam):
+    """``(rows, F_loo, T)``: approximate leave-one-out decision values (s, k) of evenly spaced rows, with their
+    ±1 targets T (see module)."""
+    loss, rep = fit.recipe.loss, fit.represent()
+    W = np.asarray(result.W, dtype=np.float64)
+    k, n = W.shape[1], fit.Y.shape[0]
+    rows, w = _rows(n), _mean_one(fit.sample_weight, n)
+    Z = rep.Z[rows] if rep.Z is not None else fit.predict_rows(take(fit.X, rows), validated=True)
+    Z = np.asarray(Z, dtype=np.float64)
+    Y = np.asarray(fit.Yc[rows], dtype=np.float64)
+    F = Z @ W
+    G = np.asarray(loss.gradient(F, Y), dtype=np.float64)
+    D = np.einsum("ijj->ij", np.asarray(loss.hessian(F, Y), dtype=np.float64))
+    out = F.copy()
+    for j, H in enumerate(_column_hessians(fit, result, lam, w, k)):
+        L = cho_factor(H, lower=True)[0]
+        q = np.sum(solve_triangular(L, Z.T, lower=True, check_finite=False) ** 2, axis=0)
+        h = w[rows] * q / n
+        out[:, j] += G[:, j] * h / (1.0 - D[:, j] * h)
+    if fit.recipe.fit_intercept:
+        out += np.ravel(fit.offset)
+    return rows, out, np.asarray(fit.Y[rows], dtype=np.float64)
+
+
+def _sigmoid(u):
+    return 0.5 * (1.0 + np.tanh(0.5 * u))
+
+
+def fit_map(s, t, w, method):
+    """``(a, b, eps)`` maximising the weighted likelihood of the labels ``t`` (0/1) given the scores ``s``."""
+    total = float(w.sum())
+
+    def nll(theta):
+        a, b, eps = theta if method == "lapse" else (*theta, 0.0)
+        sig = _sigmoid(a * s + b)
+        p = np.clip(eps + (1.0 - 2.0 * eps) * sig, 1e-15, 1.0 - 1e-15)
+        value = -float(np.sum(w * (t * np.log(p) + (1.0 - t) * np.log1p(-p)))) / total
+        dp = -w * (t / p - (1.0 - t) / (1.0 - p)) / total  # d value / d p per row
+        du = dp * (1.0 - 2.0 * eps) * sig * (1.0 - sig)
+        grad = [float(np.sum(du * s)), float(np.sum(du))]
+        if method == "lapse":
+            grad.append(float(np.sum(dp * (1.0 - 2.0 * sig))))
+        return value, np.array(grad)
+
+    start, bounds = [1.0, 0.0], [(0.0, None), (None, None)]
+    if method == "lapse":
+        start, bounds = start + [0.01], bounds + [(0.0, MAX_LAPSE)]
+    res = minimize(nll, np.array(start), jac=True, method="L-BFGS-B", bounds=bounds)
+    theta = res.x if np.all(np.isfinite(res.x)) and res.fun <= nll(np.array(start))[0] else np.array(start)
+    a, b, eps = theta if method == "lapse" else (*theta, 0.0)
+    return float(a), float(b), float(eps)
+
+
+def calibrate(fit, est, result, method):
+    """Set ``est.calibration_``: the map of each column fitted on held-out decision values (see module)."""
+    lam = float(est.lam_path_[-1])
+    rows, S, T = held_out_scores(fit, result, lam)
+    w = _mean_one(fit.sample_weight, fit.Y.shape[0])[rows]
+    maps = [fit_map(S[:, j], (T[:, j] > 0).astype(np.float64), w, method) for j in range(S.shape[1])]
+    est.calibration_ = {"method": method, "slope": [m[0] for m in maps], "offset": [m[1] for m in maps],
+                        "lapse": [m[2] for m in maps], "rows": int(rows.size),
+                        "scores": "approximate leave-one-out"}
+
+
+def calibrated_logits(F, calibration):
+    """``a f + b`` per column of the decision values F (n, k)."""
+    return F * np.asarray(calibration["slope"]) + np.asarray(calibration["offset"])
+
+
+def calibrated_probabilities(F, calibration):
+    """``eps + (1 - 2 eps) sigma(a f + b)`` per column of F (n, k): P(+1) of each column."""
+    eps = np.asarray(calibration["lapse"])
+    return eps + (1.0 - 2.0 * eps) * _sigmoid(calibrated_logits(F, calibration))
