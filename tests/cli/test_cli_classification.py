@@ -28,13 +28,15 @@ def files(tmp_path):
             for k, y in (("binary", y2), ("three", y3))}
 
 
-@pytest.mark.parametrize("kind,loss,n_classes", [("binary", "logistic", 2), ("three", "multinomial", 3)])
-def test_task_classification_chooses_the_loss_and_reports_the_metrics(files, kind, loss, n_classes):
+@pytest.mark.parametrize("kind,loss,n_classes,calibrated", [
+    ("binary", "logistic", 2, ", calibrated: --calibration lapse"), ("three", "multinomial", 3, "")])
+def test_task_classification_chooses_the_loss_and_reports_the_metrics(files, kind, loss, n_classes, calibrated):
     train, test = files[kind]
     res = runner.invoke(app, ["fit", train, "--test", test, "--task", "classification", *BASE, "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
-    assert out["data"]["task_reason"] == f"classification: {n_classes} classes, --loss {loss} (probabilities)"
+    reason = f"classification: {n_classes} classes, --loss {loss} (probabilities{calibrated})"
+    assert out["data"]["task_reason"] == reason
     m = out["metrics"]
     for key in ("accuracy", "balanced_accuracy", "log_loss", "roc_auc"):
         assert 0 <= m[key] < 10
@@ -152,3 +154,31 @@ def test_tune_passes_the_sample_weight_column_to_every_fold(tmp_path):
 
     ref = KernelSearchCV(est, {"lam": [1e-4, 1e-2]}, cv=KFold(3)).fit(X, y, sample_weight=w)
     np.testing.assert_allclose(report["scores"]["mean"], ref.cv_results_["mean_test_score"], rtol=1e-8)
+
+
+def test_calibration_default_none_and_sigmoid(files, tmp_path):
+    from skframe.persistence import load
+
+    train, test = files["binary"]
+    seen = {}
+    for given in (None, "none", "sigmoid"):
+        model = str(tmp_path / f"{given}.skf")
+        extra = [] if given is None else ["--calibration", given]
+        res = runner.invoke(app, ["fit", train, "--test", test, "--task", "classification", *BASE, *extra,
+                                  "--model-out", model, "--json"])
+        assert res.exit_code == 0, res.output
+        seen[given] = getattr(load(model), "calibration_", None)
+    assert seen[None]["method"] == "lapse" and seen["sigmoid"]["lapse"] == [0.0]
+    assert seen["none"] is None
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--loss", "multinomial", "--calibration", "lapse"], "--calibration lapse maps the scores of --loss logistic"),
+    (["--loss", "hinge", "--calibration", "sigmoid"], "not --loss hinge"),
+    (["--calibration", "isotonic"], "--calibration 'isotonic' is not one of none, sigmoid, lapse"),
+])
+def test_calibration_mistakes_exit_with_one_line(files, args, message):
+    train, _ = files["binary"]
+    res = runner.invoke(app, ["fit", train, "--task", "classification", *BASE, *args])
+    assert res.exit_code != 0 and message in res.output
+    assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1

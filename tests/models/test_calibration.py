@@ -163,3 +163,33 @@ def test_a_lambda_search_keeps_calibrated_models():
                             {"lam": [1e-2, 1e-3, 1e-4]}, cv=3, scoring="neg_log_loss").fit(X, y)
     assert search.best_estimator_.calibration_["method"] == "lapse"
     assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
+def test_a_lapse_rate_few_rows_would_set_falls_back_to_the_sigmoid():
+    X, y = _flipped(300, 0.0, seed=7)  # clean labels: no lapse rate the rows could tell
+    kw = dict(loss="logistic", lam=1e-3, sketch_size=40, kernel_params={"gamma": 0.5}, random_state=0)
+    lapse = SketchedKernelClassifier(calibration="lapse", **kw).fit(X, y).calibration_
+    sigmoid = SketchedKernelClassifier(calibration="sigmoid", **kw).fit(X, y).calibration_
+    assert lapse["lapse"] == [0.0] and lapse["method"] == "lapse"
+    np.testing.assert_allclose(lapse["slope"], sigmoid["slope"])
+    assert _calibration.MIN_LAPSE_ROWS == 10.0
+
+
+def test_a_map_that_saves_nothing_on_held_out_scores_is_not_kept():
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X[:400])
+    y = y[:400]
+    kw = dict(loss="logistic", lam=1e-4, kernel_params={"gamma": 1 / 30}, random_state=0)
+    cal = SketchedKernelClassifier(calibration="lapse", **kw).fit(X, y)
+    info = cal.calibration_
+    assert info["kept"] == [False] and info["held_out_gain"][0]["z"] < _calibration.MIN_GAIN_Z
+    assert (info["slope"], info["offset"], info["lapse"]) == ([1.0], [0.0], [0.0])
+    raw = SketchedKernelClassifier(**kw).fit(X, y)
+    np.testing.assert_allclose(cal.predict_proba(X), raw.predict_proba(X))
+    Xf, yf = _flipped(3000, 0.10, seed=0)  # 10 % flipped labels on 3 000 rows: the map earns its place
+    flipped = SketchedKernelClassifier(calibration="lapse", loss="logistic", lam=1e-5, sketch_size=100,
+                                       kernel_params={"gamma": 0.5}, random_state=0).fit(Xf, yf).calibration_
+    assert flipped["kept"] == [True] and flipped["held_out_gain"][0]["z"] > 2 * _calibration.MIN_GAIN_Z

@@ -2,7 +2,8 @@
 
 The task fits :class:`skframe.models.SketchedKernelClassifier` through the machine task
 (:mod:`skframe.cli._task_machine`): with no ``--loss`` (or ``--loss square``) it takes ``logistic`` for two
-classes and ``multinomial`` for more; ``--class-weight balanced`` weighs the classes by ``n / (K n_c)``.
+classes and ``multinomial`` for more; ``--class-weight balanced`` weighs the classes by ``n / (K n_c)``;
+``--calibration`` (``lapse`` by default with the logistic loss) maps its scores to probabilities.
 The metrics come from :mod:`sklearn.metrics`: accuracy, balanced accuracy, and, for a loss that gives
 probabilities, log-loss and ROC AUC (one-vs-rest averaged over the classes for more than two); the
 confusion matrix (rows: true classes, columns: predicted, in the order of ``classes``).
@@ -15,7 +16,7 @@ import numpy as np
 from skframe.exceptions import InvalidParameterError
 
 __all__ = ["save_plots", "looks_like_classes", "looks_like_labels", "numbers_reason", "class_limit", "AUTO_RULE",
-           "AUTO_TEXT_RULE", "AUTO_MAX_CLASSES", "AUTO_MAX_CLASS_SHARE",
+           "AUTO_TEXT_RULE", "AUTO_MAX_CLASSES", "AUTO_MAX_CLASS_SHARE", "calibration_for",
            "choose_loss", "classification_metrics",
            "probability_columns", "CLASSIFICATION_LOSSES"]
 
@@ -101,11 +102,25 @@ def choose_loss(opts, Y):
     n_classes = int(np.unique(np.asarray(Y).reshape(-1)).size)
     if given == "square":
         opts.loss = "logistic" if n_classes == 2 else "multinomial"
-        return f"classification: {n_classes} classes, --loss {opts.loss} (probabilities)"
+        cal = calibration_for(getattr(opts, "calibration", None), opts.loss)
+        return (f"classification: {n_classes} classes, --loss {opts.loss} (probabilities"
+                + (f", calibrated: --calibration {cal})" if cal else ")"))
     if given not in CLASSIFICATION_LOSSES:
         raise InvalidParameterError(f"--task classification fits a classification loss "
                                     f"({', '.join(CLASSIFICATION_LOSSES)}), not --loss {opts.loss}")
     return None
+
+
+def calibration_for(given, loss_name):
+    """The classifier's ``calibration`` for ``--calibration`` (None: ``lapse`` for the logistic loss)."""
+    if given is None:
+        return "lapse" if loss_name == "logistic" else None
+    if given == "none":
+        return None
+    if loss_name != "logistic":
+        raise InvalidParameterError(f"--calibration {given} maps the scores of --loss logistic (two classes by "
+                                    f"default), not --loss {loss_name}; leave --calibration out")
+    return given
 
 
 def classification_metrics(model, X, y, y_pred):

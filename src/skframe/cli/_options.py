@@ -35,6 +35,7 @@ MISSING = ("error", "zero", "mean", "drop")
 FORMATS = ("csv", "npz", "arff", "libsvm", "parquet", "feather")
 INTERVAL_METHODS = ("cv+", "split", "cqr", "jackknife+", "posterior")  # skframe.uncertainty.INTERVAL_METHODS
 CQR_SCORES = ("symmetric", "asymmetric")  # skframe.uncertainty._quantiles.CQR_SCORES
+CALIBRATIONS = ("none", "sigmoid", "lapse")  # skframe.models.machine._calibration.METHODS, and none
 
 KV = Optional[List[str]]
 
@@ -94,8 +95,7 @@ class FitOptions:
     task: Annotated[str, _opt("--task", "auto (regression; structured when the targets are 0/1 labels over "
                               "several columns: multi-label; classification for one target column of a few integer "
                               "classes (2 to 10, at most one per 20 rows unless two), or with no number in it: text "
-                              "labels; the report says why), regression (scalar or "
-                              "multi-output, any loss), "
+                              "labels; the report says why), regression (scalar or multi-output, any loss), "
                               "structured (IOKR family) or classification (class labels: logistic for two classes, "
                               "multinomial for more, unless --loss says).", DATA)] = "auto"
     # -- molecules and graphs (panel after Data) ---------------------------------------
@@ -155,6 +155,9 @@ class FitOptions:
                               "multinomial.", SOLVER)] = "square"
     class_weight: Annotated[Optional[str], _opt("--class-weight", "balanced: weigh each class by n / (classes x "
                                                 "its count) (classification).", SOLVER, show_default=False)] = None
+    calibration: Annotated[Optional[str], _opt("--calibration", "none, sigmoid or lapse: logistic probabilities "
+                                               "through a map fitted on leave-one-out scores (default: lapse for "
+                                               "--loss logistic).", SOLVER, show_default=False)] = None
     loss_param: Annotated[KV, _kv("--loss-param", "Loss parameter KEY=VALUE, repeatable "
                                    "(e.g. kappa=1, epsilon=0.1).", SOLVER)] = None
     solver: Annotated[Optional[str], _opt("--solver", "closed-form, admm, dual-cd, lbfgs or adam (default: "
@@ -299,6 +302,7 @@ class FitOptions:
             self.quantiles = parse_float_list(self.quantiles, "--quantiles")
         self.task = _choice(self.task, TASKS, "--task")
         self.class_weight = _choice(self.class_weight, ("balanced",), "--class-weight")
+        self.calibration = _choice(self.calibration, CALIBRATIONS, "--calibration")
         self.scale = _choice(self.scale, SCALES, "--scale")
         self.missing = _choice(self.missing, MISSING, "--missing")
         self.format = _choice(self.format, FORMATS, "--format")
@@ -359,10 +363,9 @@ def _size(value, option):
     """A sketch size: a positive integer or ``"auto"``."""
     if isinstance(value, int) or value is None or str(value).lower() == "auto":
         return value if not isinstance(value, str) else "auto"
-    try:
-        return int(value)
-    except ValueError:
-        raise InvalidParameterError(f"{option} {value!r} must be a positive integer or auto") from None
+    if not str(value).strip().lstrip("+").isdigit():
+        raise InvalidParameterError(f"{option} {value!r} must be a positive integer or auto")
+    return int(value)
 
 
 def _is_cli(annotation):

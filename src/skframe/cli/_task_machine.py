@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.cli._classification import classification_metrics
+from skframe.cli._classification import calibration_for, classification_metrics
 from skframe.cli._task_regression import SHARED_PARAMS, training_means
 from skframe.contract.registry import get_loss
 from skframe.contract.tags import get_tags
@@ -125,6 +125,7 @@ def build_estimator(opts):
         return SketchedKernelClassifier(
             opts.kernel,
             class_weight=getattr(opts, "class_weight", None),
+            calibration=calibration_for(getattr(opts, "calibration", None), loss_name),
             loss=loss_name,
             loss_params=opts.loss_params or None,  # validated above by get_loss
             solver=solver,

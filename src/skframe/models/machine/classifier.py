@@ -103,15 +103,17 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         sigma(a f + b)``, fitted by weighted likelihood on approximate leave-one-out decision values of at most
         5 000 rows (no refit; the Newton solver's Hessian reused). ``"sigmoid"``: Platt's map (``eps = 0``);
         ``"lapse"``: with a lapse rate ``eps`` (the share of randomly flipped labels, which caps how sure a
-        prediction may be). ``calibration_`` holds the map; ``decision_function`` returns ``a f + b`` and
-        ``predict`` stays the argmax of ``predict_proba``.
+        prediction may be). A map is kept only where it saves log-loss on held-out fifths of those values (fitted
+        on the other four) by two standard errors; else the column keeps ``sigma(f)``. ``calibration_`` holds the
+        map; ``decision_function`` returns ``a f + b`` and ``predict`` stays the argmax of ``predict_proba``.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
     calibration_ : dict
-        With ``calibration``: ``method``, per column ``slope`` (a), ``offset`` (b) and ``lapse`` (eps), the
-        number of ``rows`` whose held-out values fitted them.
+        With ``calibration``: ``method``, per column ``slope`` (a), ``offset`` (b), ``lapse`` (eps), whether the
+        map was ``kept`` and its ``held_out_gain`` (log-loss saved, z), the number of ``rows`` whose held-out
+        values fitted them.
     coef_, X_fit_, weights_, history_, stop_reason_, n_iter_, sketch_info_ :
         As in :class:`SketchedKernelMachine`.
 
