@@ -193,3 +193,15 @@ def test_a_map_that_saves_nothing_on_held_out_scores_is_not_kept():
     flipped = SketchedKernelClassifier(calibration="lapse", loss="logistic", lam=1e-5, sketch_size=100,
                                        kernel_params={"gamma": 0.5}, random_state=0).fit(Xf, yf).calibration_
     assert flipped["kept"] == [True] and flipped["held_out_gain"][0]["z"] > 2 * _calibration.MIN_GAIN_Z
+
+
+def test_a_streamed_fit_calibrates_as_one_in_memory():
+    X, y = _flipped(3000, 0.10, seed=8)
+    kw = dict(loss="logistic", calibration="lapse", lam=1e-4, sketch_size=100, kernel_params={"gamma": 0.5},
+              random_state=0)
+    kept = SketchedKernelClassifier(**kw).fit(X, y)
+    streamed = SketchedKernelClassifier(memory_budget="4MB", **kw).fit(X, y)
+    assert kept.representation_ == "in-memory" and streamed.representation_ == "streamed"
+    for key in ("slope", "offset", "lapse"):
+        np.testing.assert_allclose(streamed.calibration_[key], kept.calibration_[key], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(streamed.predict_proba(X[:50]), kept.predict_proba(X[:50]), rtol=1e-4, atol=1e-7)

@@ -34,6 +34,7 @@ import numpy as np
 from scipy.linalg import cho_factor, solve_triangular
 from scipy.optimize import minimize
 
+from skframe.compute.backend import to_numpy
 from skframe.contract.collections import take
 from skframe.plugin.toolbox import weighted_outer
 
@@ -62,18 +63,23 @@ def _mean_one(weights, n):
     return w * (n / w.sum())
 
 
+def _host(x):
+    """``x`` as a float64 host array (a GPU fit's arrays are copied back)."""
+    return np.asarray(to_numpy(x), dtype=np.float64)
+
+
 def _column_hessians(fit, result, lam, w, k):
     """Each column's (r, r) Hessian block of the objective: the solver's (``result.hessian``), else one pass."""
-    r = np.asarray(result.W).shape[0]
+    r = _host(result.W).shape[0]
     H = getattr(result, "hessian", None)
     if H is not None and np.shape(H) == (r * k, r * k):
-        H4 = np.asarray(H, dtype=np.float64).reshape(r, k, r, k)
+        H4 = _host(H).reshape(r, k, r, k)
         return [H4[:, j, :, j] for j in range(k)]
-    loss, W = fit.recipe.loss, np.asarray(result.W, dtype=np.float64)
+    loss, W = fit.recipe.loss, _host(result.W)
     blocks = [np.zeros((r, r)) for _ in range(k)]
     for start, Zb, Yb in fit.problem().blocks():
-        Zb = np.asarray(Zb, dtype=np.float64)
-        D = np.einsum("ijj->ij", loss.hessian(Zb @ W, Yb)) * w[start:start + Zb.shape[0], None]
+        Zb = _host(Zb)
+        D = np.einsum("ijj->ij", loss.hessian(Zb @ W, _host(Yb))) * w[start:start + Zb.shape[0], None]
         for j in range(k):
             blocks[j] += weighted_outer(Zb, D[:, j])
     n = w.size
@@ -87,12 +93,11 @@ def held_out_scores(fit, result, lam):
     """``(rows, F_loo, T)``: approximate leave-one-out decision values (s, k) of evenly spaced rows, with their
     ±1 targets T (see module)."""
     loss, rep = fit.recipe.loss, fit.represent()
-    W = np.asarray(result.W, dtype=np.float64)
+    W = _host(result.W)
     k, n = W.shape[1], fit.Y.shape[0]
     rows, w = _rows(n), _mean_one(fit.sample_weight, n)
     Z = rep.Z[rows] if rep.Z is not None else fit.predict_rows(take(fit.X, rows), validated=True)
-    Z = np.asarray(Z, dtype=np.float64)
-    Y = np.asarray(fit.Yc[rows], dtype=np.float64)
+    Z, Y = _host(Z), _host(fit.Yc[rows])
     F = Z @ W
     G = np.asarray(loss.gradient(F, Y), dtype=np.float64)
     D = np.einsum("ijj->ij", np.asarray(loss.hessian(F, Y), dtype=np.float64))
@@ -104,7 +109,7 @@ def held_out_scores(fit, result, lam):
         out[:, j] += G[:, j] * h / (1.0 - D[:, j] * h)
     if fit.recipe.fit_intercept:
         out += np.ravel(fit.offset)
-    return rows, out, np.asarray(fit.Y[rows], dtype=np.float64)
+    return rows, out, _host(fit.Y[rows])
 
 
 def _sigmoid(u):
