@@ -1,12 +1,10 @@
 """The options of ``skframe fit``, declared once.
 
-Each field of :class:`FitOptions` that carries a ``typer.Option`` (or ``typer.Argument``)
-in its ``Annotated`` type is a command-line option; :func:`command_signature` turns those
-fields into the signature of the ``fit`` command, so the option's name, type, default,
-help text and help panel are written in exactly one place. Repeatable ``--X-param
-KEY=VALUE`` options are parsed into the matching ``X_params`` dictionary, which is passed
-to the estimator unchanged (e.g. ``--solver-param max_iter=50`` becomes
-``solver_params={"max_iter": 50}``).
+Each field of :class:`FitOptions` that carries a ``typer.Option`` (or ``typer.Argument``) in its ``Annotated``
+type is a command-line option; :func:`command_signature` turns those fields into the signature of the ``fit``
+command, so the option's name, type, default, help text and help panel are written in exactly one place.
+Repeatable ``--X-param KEY=VALUE`` options are parsed into the matching ``X_params`` dictionary, which is passed
+to the estimator unchanged (e.g. ``--solver-param max_iter=50`` becomes ``solver_params={"max_iter": 50}``).
 
 This module imports only Typer and the standard library: ``skframe --help`` must stay fast.
 """
@@ -363,9 +361,10 @@ def _size(value, option):
     """A sketch size: a positive integer or ``"auto"``."""
     if isinstance(value, int) or value is None or str(value).lower() == "auto":
         return value if not isinstance(value, str) else "auto"
-    if not str(value).strip().lstrip("+").isdigit():
-        raise InvalidParameterError(f"{option} {value!r} must be a positive integer or auto")
-    return int(value)
+    try:
+        return int(value)
+    except ValueError:
+        raise InvalidParameterError(f"{option} {value!r} must be a positive integer or auto") from None
 
 
 def _is_cli(annotation):

@@ -68,14 +68,15 @@ def _host(x):
     return np.asarray(to_numpy(x), dtype=np.float64)
 
 
-def _column_hessians(fit, result, lam, w, k):
-    """Each column's (r, r) Hessian block of the objective: the solver's (``result.hessian``), else one pass."""
-    r = _host(result.W).shape[0]
+def _column_hessians(fit, result, W, lam, w):
+    """Each column's (r, r) Hessian block of the objective at the weights W (r, k): the solver's
+    (``result.hessian``), else one pass."""
+    r, k = W.shape
     H = getattr(result, "hessian", None)
     if H is not None and np.shape(H) == (r * k, r * k):
         H4 = _host(H).reshape(r, k, r, k)
         return [H4[:, j, :, j] for j in range(k)]
-    loss, W = fit.recipe.loss, _host(result.W)
+    loss = fit.recipe.loss
     blocks = [np.zeros((r, r)) for _ in range(k)]
     for start, Zb, Yb in fit.problem().blocks():
         Zb = _host(Zb)
@@ -94,7 +95,7 @@ def held_out_scores(fit, result, lam):
     ±1 targets T (see module)."""
     loss, rep = fit.recipe.loss, fit.represent()
     W = _host(result.W)
-    k, n = W.shape[1], fit.Y.shape[0]
+    n = fit.Y.shape[0]
     rows, w = _rows(n), _mean_one(fit.sample_weight, n)
     Z = rep.Z[rows] if rep.Z is not None else fit.predict_rows(take(fit.X, rows), validated=True)
     Z, Y = _host(Z), _host(fit.Yc[rows])
@@ -102,7 +103,7 @@ def held_out_scores(fit, result, lam):
     G = np.asarray(loss.gradient(F, Y), dtype=np.float64)
     D = np.einsum("ijj->ij", np.asarray(loss.hessian(F, Y), dtype=np.float64))
     out = F.copy()
-    for j, H in enumerate(_column_hessians(fit, result, lam, w, k)):
+    for j, H in enumerate(_column_hessians(fit, result, W, lam, w)):
         L = cho_factor(H, lower=True)[0]
         q = np.sum(solve_triangular(L, Z.T, lower=True, check_finite=False) ** 2, axis=0)
         h = w[rows] * q / n
@@ -116,6 +117,12 @@ def _sigmoid(u):
     return 0.5 * (1.0 + np.tanh(0.5 * u))
 
 
+def _nll_rows(p, t):
+    """Each row's log-loss of the label t (0/1) under P(1) = p."""
+    p = np.clip(p, 1e-15, 1.0 - 1e-15)
+    return -(t * np.log(p) + (1.0 - t) * np.log1p(-p))
+
+
 def fit_map(s, t, w, method):
     """``(a, b, eps)`` maximising the weighted likelihood of the labels ``t`` (0/1) given the scores ``s``."""
     total = float(w.sum())
@@ -124,7 +131,7 @@ def fit_map(s, t, w, method):
         a, b, eps = theta if method == "lapse" else (*theta, 0.0)
         sig = _sigmoid(a * s + b)
         p = np.clip(eps + (1.0 - 2.0 * eps) * sig, 1e-15, 1.0 - 1e-15)
-        value = -float(np.sum(w * (t * np.log(p) + (1.0 - t) * np.log1p(-p)))) / total
+        value = float(np.sum(w * _nll_rows(p, t))) / total
         dp = -w * (t / p - (1.0 - t) / (1.0 - p)) / total  # d value / d p per row
         du = dp * (1.0 - 2.0 * eps) * sig * (1.0 - sig)
         grad = [float(np.sum(du * s)), float(np.sum(du))]
@@ -141,11 +148,6 @@ def fit_map(s, t, w, method):
     if method == "lapse" and eps * total < MIN_LAPSE_ROWS:  # a few rows do not tell a lapse rate: the sigmoid
         return fit_map(s, t, w, "sigmoid")
     return float(a), float(b), float(eps)
-
-
-def _nll_rows(p, t):
-    p = np.clip(p, 1e-15, 1.0 - 1e-15)
-    return -(t * np.log(p) + (1.0 - t) * np.log1p(-p))
 
 
 def held_out_gain(s, t, w, method, folds=GAIN_FOLDS):
