@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from skframe.cli import _tables
-from skframe.exceptions import InvalidParameterError
+from skframe.exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = ["DEFAULT_LAM", "GRAPH_LAM", "EMBEDDED_DATA_SEED", "load_data"]
 
@@ -35,6 +35,39 @@ def _apply_suggestions(opts, suggested):
         opts.loss_params = dict(loss_defaults)
         used["loss_params"] = opts.loss_params
     return used
+
+
+class _Columns:
+    """The columns of ``[X | Y]`` one at a time (for the target rules; a wide file is not copied)."""
+
+    def __init__(self, X, Y):
+        self.X, self.Y, self.d = X, Y, X.shape[1]
+
+    def __len__(self):
+        return self.d + self.Y.shape[1]
+
+    def __getitem__(self, j):
+        return self.X[:, j] if j < self.d else self.Y[:, j - self.d]
+
+
+def _check_numeric_target(tr, opts, choice):
+    """:func:`skframe.preprocessing.targets.check_target` on a numeric file's targets (dense files); what the
+    report says of the target, or None."""
+    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
+
+    from skframe.preprocessing.targets import check_target  # lazy: loads scikit-learn
+
+    if not isinstance(tr.X, np.ndarray) or tr.Y.shape[1] == 0:
+        return None
+    names = [str(n) for n in list(tr.feature_names) + list(tr.target_names)]
+    d = tr.X.shape[1]
+    if len(names) != d + tr.Y.shape[1]:  # a file without names: positions from 1, as --target takes them
+        names = [str(j + 1) for j in range(d + tr.Y.shape[1])]
+    try:
+        return check_target(names, _Columns(tr.X, tr.Y), list(range(d, len(names))),
+                            chosen=_tables.target_choice(opts, choice), task=opts.task, max_classes=opts.max_classes)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"{Path(opts.train).name}: {exc}") from None
 
 
 def load_data(opts):
@@ -71,9 +104,10 @@ def load_data(opts):
         raise InvalidParameterError("--column-types applies to tables with a header row (CSV, Parquet, Arrow); "
                                     f"{Path(opts.train).name} has none: name its columns in a header row")
     tr = load_dataset(opts.train, targets=opts.targets, missing=opts.missing, fmt=opts.format, columns=choice)
+    target = _check_numeric_target(tr, opts, choice)  # before the fit: an identifier last, too many classes
     opts.layout = fit_layout(opts.train, opts.format, choice, opts.targets, (tr.X.shape[1], tr.Y.shape[1]))
     info = {"name": Path(opts.train).name, "source": str(opts.train), "n_missing_train": tr.n_missing,
-            "missing": opts.missing}
+            "missing": opts.missing, "target": target}
     if choice is not None or opts.layout.feature_names is not None:
         info["columns"] = {"features": len(tr.feature_names), "targets": list(tr.target_names),
                            "named": opts.layout.feature_names is not None}

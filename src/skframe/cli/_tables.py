@@ -13,13 +13,14 @@ from __future__ import annotations
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 
 _SHOWN_LEFT_OUT = 4  # left-out columns named in the message when none is left
+_INDEX_LOOKED = 3  # the first columns whose names may send a numeric CSV to the typed reader (a row index)
 
 __all__ = ["wanted", "load_fit", "read_for_model", "read_saved", "column_table", "is_labels"]
 
 
 def wanted(opts):
     """True when the training file is read as a typed table: Parquet, Arrow, or a text table with a header whose
-    delimiter is not a comma, whose first rows hold text or whose first column is named as a row index (a
+    delimiter is not a comma, whose first rows hold text or one of whose first columns is named as a row index (a
     comma-separated file of numbers keeps the numeric reader, which streams and matches columns as before), or
     when ``--column-types`` is given."""
     from skframe.io.formats import resolve_format  # lazy: skframe.io loads SciPy
@@ -33,11 +34,12 @@ def wanted(opts):
     if fmt != "csv":
         return False
     names, info = read_table_header(opts.train, delimiter=opts.delimiter, fmt=fmt)
-    from skframe.preprocessing.table_encoder import INDEX_NAMES  # lazy: scikit-learn is slow to import
+    from skframe.preprocessing.table_encoder import is_index_name  # lazy: scikit-learn is slow to import
 
-    # a first column named as a row index (a blank header cell: pandas' and R's), which the typed reader recognises
+    # a column named as a row index (a blank first header cell: pandas' and R's; rownames, id), which the typed
+    # reader recognises by its values and leaves out
     return names is not None and (info["delimiter"] != "," or info["text"] or bool(opts.column_types)
-                                  or names[0].strip().lower() in INDEX_NAMES)
+                                  or any(is_index_name(name) for name in names[:_INDEX_LOOKED]))
 
 
 def _numeric_targets(table, positions, problems, labels=False):
@@ -184,6 +186,14 @@ def load_fit(opts, choice):
     if wrong:
         raise InvalidParameterError(f"--column-types names {', '.join(map(repr, wrong))}, not a feature column of "
                                     f"{name_of(path)}; its feature columns are {', '.join(names[j] for j in f[:8])}")
+    from skframe.preprocessing.targets import check_target  # lazy: loads scikit-learn
+
+    # before anything is typed or fitted: an identifier as the last column, too many classes (one line, the fix)
+    try:
+        target = check_target(names, table.columns, t, chosen=target_choice(opts, choice), task=opts.task,
+                              max_classes=opts.max_classes)
+    except InvalidInputError as exc:
+        raise InvalidInputError(f"{name_of(path)}: {exc}") from None
     problems = []
     # one text target column: class labels (with --task auto, when none of its cells is a number)
     labels = len(t) == 1 and {"classification": True, "auto": "text"}.get(opts.task, False)
@@ -213,6 +223,7 @@ def load_fit(opts, choice):
                          chosen=choice is not None and choice.features is not None)
     opts.table_encoder = encoder
     info = {"name": name_of(path), "source": path, "n_missing_train": n_missing, "missing": opts.missing,
+            "target": target,
             "read": {k: v for k, v in table.info.items() if v is not None}, "column_types": encoder.summary(),
             "columns": {"features": len(encoder.used_columns), "targets": opts.layout.target_names, "named": True}}
     if opts.test is None:
@@ -223,6 +234,15 @@ def load_fit(opts, choice):
     info.update({"test": str(opts.test), "n_missing_test": te_info["n_missing"],
                  "unknown_categories_test": te_info["unknown_categories"]})
     return X, Y, X_te, Y_te, info
+
+
+def target_choice(opts, choice):
+    """How the target columns were chosen, as the report says it: ``--target``, or ``last column`` (``last K
+    columns (--targets K)``) when nobody named them (then an identifier there is refused)."""
+    if choice is not None and choice.targets is not None:
+        return "--target"
+    k = int(opts.targets)
+    return "last column" if k == 1 else f"last {k} columns (--targets {k})"
 
 
 def _table_format(fmt):

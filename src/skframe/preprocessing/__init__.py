@@ -20,9 +20,14 @@ Each column of a table is read as one of
 ``empty``
     every cell missing: left out;
 ``index``
-    a row index: a column named as one (a blank first header cell, ``Unnamed: 0``, ``rownames``) whose
-    integers increase strictly down the file, as pandas' ``to_csv`` and R's ``write.csv`` write first:
-    left out (``column_types={name: "numeric"}`` keeps it).
+    a row index: a column named as one (a blank first header cell, ``Unnamed: 0``, ``rownames``, ``index``,
+    ``id``, any case) whose integers increase strictly down the file, as pandas' ``to_csv`` and R's
+    ``write.csv`` write first, or are a permutation of ``0..n-1`` or ``1..n`` (the rows shuffled since); in a
+    table without names (an array), a first column that is such a permutation of 10 rows or more: left out
+    (``column_types={name: "numeric"}`` keeps it; ``x0`` for an array's first column).
+
+Which column is the target, and whether its classes can be fitted, is decided by
+:mod:`skframe.preprocessing.targets` (:func:`~skframe.preprocessing.targets.check_target`).
 
 The detection can be overridden per column (``column_types={"zip": "categorical"}``). A
 column that cannot be used as asked (numbers mixed with text, text given as numeric) is a
@@ -56,5 +61,15 @@ from skframe.preprocessing.table_encoder import (
     parse_column_types,
     table_problems,
 )
+from skframe.preprocessing.targets import (
+    DEFAULT_MAX_CLASSES,
+    check_target,
+    identifier_reason,
+    one_class_warning,
+    predicted_counts,
+    suggest_targets,
+)
 
-__all__ = ["TableEncoder", "COLUMN_TYPES", "MISSING_CATEGORY", "parse_column_types", "table_problems"]
+__all__ = ["TableEncoder", "COLUMN_TYPES", "MISSING_CATEGORY", "parse_column_types", "table_problems",
+           "check_target", "identifier_reason", "suggest_targets", "one_class_warning", "predicted_counts",
+           "DEFAULT_MAX_CLASSES"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
@@ -54,28 +56,65 @@ def parse_column_types(items):
 
 #: Names under which a file's row index arrives: a blank first header cell (read as ``unnamed1``), pandas'
 #: unnamed index read back (``Unnamed: 0``), R's row names as some exporters write them (``rownames``,
-#: ``row.names``, readr's ``...1``).
-INDEX_NAMES = frozenset({"", UNNAMED_FIRST, "unnamed: 0", "rownames", "row.names", "...1"})
+#: ``row.names``, readr's ``...1``), and the usual names of a running number (``index``, ``id``); any case.
+INDEX_NAMES = frozenset({"", UNNAMED_FIRST, "unnamed: 0", "rownames", "row.names", "...1", "index", "id"})
 #: The types that give no feature (left out).
 LEFT_OUT = ("text", "empty", "index")
+#: The fewest rows for which a first column of a table without names is read as a row index by its values alone.
+POSITIONAL_INDEX_ROWS = 10
 
 
-def is_row_index(name, values):
-    """Whether a numeric column is a row index: named as one (:data:`INDEX_NAMES`) and holding integers that
-    increase strictly down the file (row numbers, or the numbers of rows kept from a larger table)."""
-    if str(name).strip().lower() not in INDEX_NAMES:
-        return False
+def is_index_name(name):
+    """Whether a column name is one a row index arrives under (:data:`INDEX_NAMES`, any case, or pandas'
+    ``Unnamed: K``)."""
+    text = str(name).strip().lower()
+    return text in INDEX_NAMES or bool(re.fullmatch(r"unnamed: \d+(\.\d+)?", text))
+
+
+def _whole(values):
     v = np.asarray(values, dtype=np.float64)
-    return v.size >= 2 and bool(np.all(np.isfinite(v)) and np.all(v == np.round(v)) and np.all(np.diff(v) > 0))
+    return v, bool(v.size and np.all(np.isfinite(v)) and np.all(v == np.round(v)))
 
 
-def _numbers(name, values, forced):
+def is_permutation(values):
+    """Whether numbers are ``0..n-1`` or ``1..n`` in any order (a row index, perhaps after the rows were shuffled).
+
+    >>> is_permutation([3, 1, 2]), is_permutation([0, 2, 1]), is_permutation([1, 2, 4])
+    (True, True, False)
+    """
+    v, whole = _whole(values)
+    if not whole or v.size < 2:
+        return False
+    start = v.min()
+    return bool(start in (0.0, 1.0) and v.max() == start + v.size - 1 and np.unique(v).size == v.size)
+
+
+def is_row_index(name, values, *, positional=False):
+    """Whether a numeric column is a row index, by its name and its values.
+
+    Named as one (:func:`is_index_name`): integers that increase strictly down the file (row numbers, or the
+    numbers of the rows kept from a larger table, as a held-out file has them), or a permutation of ``0..n-1`` or
+    ``1..n`` in any order (:func:`is_permutation`: the index of a table whose rows were shuffled afterwards).
+    ``positional`` (the first column of a table without names): a permutation of at least
+    :data:`POSITIONAL_INDEX_ROWS` rows.
+    """
+    v, whole = _whole(values)
+    if positional:
+        return v.size >= POSITIONAL_INDEX_ROWS and is_permutation(v)
+    if not is_index_name(name) or v.size < 2 or not whole:
+        return False
+    return bool(np.all(np.diff(v) > 0)) or is_permutation(v)
+
+
+def _numbers(name, values, forced, positional=False):
     """The spec of a column of numbers: ``numeric``, or ``index`` (left out) for an unforced row index."""
-    if forced is None and is_row_index(name, values):
+    if forced is None and is_row_index(name, values, positional=positional):
         v = np.asarray(values, dtype=np.float64)
+        what = (f"row numbers {v[0]:.0f}..{v[-1]:.0f} (a row index" if np.all(np.diff(v) > 0) else
+                f"a permutation of {v.min():.0f}..{v.max():.0f} (a row index, the rows shuffled since")
         return {"name": name, "type": "index",
-                "reason": f"row numbers {v[0]:.0f}..{v[-1]:.0f} (a row index, as pandas' to_csv and R's write.csv "
-                          f"write first); left out, keep it with --column-types {name}=numeric"}
+                "reason": f"{what}, as pandas' to_csv and R's write.csv write first); left out, keep it with "
+                          f"--column-types {name}=numeric"}
     return {"name": name, "type": "numeric", "reason": "numbers"}
 
 
@@ -140,6 +179,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         if not isinstance(self.max_categories, int) or self.max_categories < 1:
             raise InvalidParameterError(f"max_categories={self.max_categories!r} must be an integer >= 1")
         names, cols = as_columns(X, getattr(X, "feature_names_in_", None))
+        # a table without names (an array): its first column is a row index by its values alone (is_row_index)
+        positional = not (hasattr(X, "names") or hasattr(X, "iloc") or isinstance(X, dict)
+                          or getattr(X, "feature_names_in_", None) is not None)
         overrides = dict(self.column_types or {})
         known = set(names)
         unknown = [n for n in overrides if n not in known]
@@ -147,8 +189,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             raise InvalidParameterError(f"column_types names {unknown[:_SHOWN]}, not columns of the table; "
                                         f"its columns are {names[:8]}")
         specs, problems = [], []
-        for name, col in zip(names, cols):
-            spec, problem = self._fit_column(name, col, overrides.get(name), linenos)
+        for j, (name, col) in enumerate(zip(names, cols)):
+            spec, problem = self._fit_column(name, col, overrides.get(name), linenos, positional and j == 0)
             specs.append(spec)
             if problem:
                 problems.append(problem)
@@ -160,10 +202,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         self._build()
         return self
 
-    def _fit_column(self, name, col, forced, linenos):
+    def _fit_column(self, name, col, forced, linenos, positional=False):
         col = np.asarray(col)
         if col.dtype.kind in "fiub" and forced in (None, "numeric"):
-            return _numbers(name, col, forced), None
+            return _numbers(name, col, forced, positional), None
         if col.dtype.kind == "M" and forced in (None, "date"):
             return {"name": name, "type": "date", "reason": "dates", "date_format": "iso"}, None
         text, missing = text_cells(col)
@@ -177,7 +219,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         if forced == "categorical":
             return self._categorical(name, uniques, missing, "(forced)"), None
         if not bad.any() and forced in (None, "numeric"):
-            return _numbers(name, values, forced), None
+            return _numbers(name, values, forced, positional), None
         if forced == "numeric" or (forced is None and bad.sum() * 2 < present.size):
             rows = np.flatnonzero(bad)
             shown = ", ".join(f"{text[i]!r} ({line_of(i, linenos)})" for i in rows[:_SHOWN])
