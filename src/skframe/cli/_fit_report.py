@@ -10,7 +10,26 @@ from skframe.cli._services import format_metrics
 from skframe.cli._services import format_value as _fmt
 from skframe.cli._tables import column_table
 
-__all__ = ["print_report"]
+__all__ = ["print_report", "fit_warnings"]
+
+_EVALUATED = {"holdout": "held-out rows", "test": "test rows", "train": "training rows"}
+
+
+def fit_warnings(report):
+    """What the report must warn of: a classifier that predicts one class only on the rows evaluated
+    (:func:`skframe.preprocessing.targets.one_class_warning`). A list of lines, maybe empty; sets the metrics'
+    ``predicted_classes`` (``{label: rows}``, from the confusion matrix) of a classifier."""
+    metrics = report.get("metrics") or {}
+    classes, confusion = metrics.get("classes"), metrics.get("confusion_matrix")
+    if not (isinstance(classes, list) and isinstance(confusion, list) and confusion
+            and len(confusion[0]) == len(classes)):
+        return []
+    from skframe.preprocessing.targets import one_class_warning, predicted_counts  # lazy: loads scikit-learn
+
+    predicted = metrics["predicted_classes"] = predicted_counts(classes=classes, confusion_matrix=confusion)
+    line = one_class_warning(predicted, metrics.get("balanced_accuracy"),
+                             _EVALUATED.get(report.get("evaluated_on"), "rows evaluated"))
+    return [line] if line else []
 
 
 def print_report(report):
@@ -23,6 +42,10 @@ def print_report(report):
              f"outputs={rep['outputs'] if rep['outputs'] != 'table' else report['n_targets']}")
     scale = f" scale={d['scale']['method']}" if isinstance(d.get("scale"), dict) and rep is None else ""
     typer.echo(f"data       {d.get('name')}: n_train={report['n_train']} n_test={report['n_test']} {shape}{scale}")
+    target = d.get("target")
+    if target:  # which column(s) are predicted, and how they were chosen (skframe.preprocessing.targets)
+        classes = f"; {target['classes']} classes" if target.get("classes") else ""
+        typer.echo(f"target     {', '.join(target['names'])} ({target['chosen']}{classes})")
     read = d.get("read")
     if read:
         shown = {k: ("tab" if v == "\t" else v) for k, v in read.items() if k != "header"}
@@ -65,6 +88,8 @@ def print_report(report):
     typer.echo(f"predict    {report['predict_seconds']:.4f} s")
     typer.echo(_metrics_heading(report))
     typer.echo(format_metrics(report["metrics"]))
+    for line in report.get("warnings", []):
+        typer.echo(f"warning    {line}")
     for row in report.get("lam_path", []):
         typer.echo(f"lam path   lam={row['lam']:.3g}: {_fmt(row['metrics'])}")
     if report.get("lam_path"):

@@ -14,7 +14,7 @@ from skframe.cli._common import (
 )
 from skframe.cli._explain import explain_report, print_explain
 from skframe.cli._fit_data import DEFAULT_LAM, EMBEDDED_DATA_SEED, load_data  # noqa: F401  (public here too)
-from skframe.cli._fit_report import print_report
+from skframe.cli._fit_report import fit_warnings, print_report
 from skframe.cli._options import FitOptions, echo_report, options_command
 from skframe.cli._outputs import check_fit_outputs
 from skframe.cli._services import call_predict, task_module
@@ -333,6 +333,7 @@ def _run_fit(opts, stack):
         "model": {"class": type(model).__name__, "params": _params(model)},
         "data": prep.data_info,
     }
+    report["warnings"] = fit_warnings(report)  # e.g. a classifier that predicts one class only
     if opts.interval is not None:  # prediction intervals, kept in the model file (skframe.cli._intervals)
         from skframe.cli._intervals import fit_intervals  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
 
