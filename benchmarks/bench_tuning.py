@@ -135,10 +135,10 @@ def friedman(args):
 # ----------------------------------------------------------------------------- the command line on rf1 and Bibtex
 RF1 = ("{d}/rf1/rf1-train.arff --test {d}/rf1/rf1-test.arff --targets 8 --scale standard --missing zero "
        "--sketch psr --sketch-size 200 --sketch-param p=0.005 --kernel-param gamma=1e-8:1e-4:5 "
-       "--lam 1e-10:1e-3:8 --cv 5 --scoring neg_mean_squared_error")
+       "--lam 1e-10:1e-3:8 --cv 5 --cv-order keep --scoring neg_mean_squared_error")
 #: the same search with shuffled folds and the R^2 score: rf1's rows are consecutive days of river flows, so
 #: shuffled folds hold out days whose neighbours were trained on, and the search overfits (reported as a caution)
-RF1_SHUFFLED = RF1.replace(" --scoring neg_mean_squared_error", " --shuffle")
+RF1_SHUFFLED = RF1.replace(" --cv-order keep --scoring neg_mean_squared_error", " --cv-order shuffle")
 BIBTEX = ("{d}/bibtex/bibtex-train.arff --test {d}/bibtex/bibtex-test.arff --targets 159 --task structured "
           "--kernel-param gamma=2e-5:1.25e-4:3 --output-kernel-param gamma=5e-5 --input-sketch subsample "
           "--input-sketch-size 2250 --output-sketch psg --output-sketch-size 200 --lam 1e-6:1e-3:4 "

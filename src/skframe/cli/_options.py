@@ -84,8 +84,8 @@ class FitOptions:
     scale: Annotated[str, _opt("--scale", "Input scaling: auto (standard when the spreads of a file's dense "
                                "features differ more than 10-fold, else none), none or standard (training "
                                "statistics, saved with the model; sparse data stay sparse).", DATA)] = "auto"
-    seed: Annotated[int, _opt("--seed", "Seed of the sketch draw and of the solver (never of the embedded "
-                              "data).", DATA)] = 0
+    seed: Annotated[int, _opt("--seed", "Seed of sketch, solver and folds (not of the embedded data).", DATA)] = 0
+    cv_order: Annotated[str, _opt("--cv-order", "Folds: shuffle (seeded) or keep (file order).", DATA)] = "shuffle"
     sample_weight: Annotated[Optional[str], _opt(
         "--sample-weight", "Column of the training file (CSV with any delimiter, compressed or not, Parquet, Arrow; "
         "name, or position from 1) holding each row's weight; left out of the features.", DATA, show_default=False,
@@ -304,6 +304,7 @@ class FitOptions:
         self.task = _choice(self.task, TASKS, "--task")
         self.class_weight = _choice(self.class_weight, ("balanced",), "--class-weight")
         self.calibration = _choice(self.calibration, CALIBRATIONS, "--calibration")
+        self.cv_order = _choice(self.cv_order, ("shuffle", "keep"), "--cv-order")  # skframe.models._folds.CV_ORDERS
         self.scale = _choice(self.scale, SCALES, "--scale")
         self.missing = _choice(self.missing, MISSING, "--missing")
         self.format = _choice(self.format, FORMATS, "--format")

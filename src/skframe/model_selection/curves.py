@@ -39,6 +39,7 @@ from skframe.core.sketching import draw_sketch
 from skframe.exceptions import InvalidParameterError
 from skframe.metrics import example_based_f1
 from skframe.models import OutputKernelRegressor
+from skframe.models._folds import check_cv_order
 
 # the clock the time budgets are measured with (replaced by a fake one in tests)
 _clock = time.perf_counter
@@ -276,6 +277,7 @@ class SelectionResult:
     leverage_y: list = field(default_factory=list)
     input_curve: dict = field(default_factory=dict)
     output_curve: dict = field(default_factory=dict)
+    validation: str = ""  # which rows were held out for the curves
 
     def as_dict(self):
         return asdict(self)
@@ -284,7 +286,7 @@ class SelectionResult:
 def select_sketch_sizes(X, Y, *, input_kernel, output_kernel, lam, sizes_x=None, sizes_y=None,
                         input_sketch="subsample", output_sketch="subsample", val_fraction=0.2,
                         fit_budget=None, inference_budget=None, n_repeats=1, n_leverage=None, tol=1e-3,
-                        random_state=0, model="sisokr", perfect_h_metric="decode"):
+                        random_state=0, model="sisokr", perfect_h_metric="decode", cv_order="shuffle"):
     """Choose m_X and m_Y: leverage scores for the range, then SIOKR and Perfect-h curves.
 
     With ``model="dsokr"`` only m_Y is chosen (the input is a neural network): the output
@@ -303,6 +305,9 @@ def select_sketch_sizes(X, Y, *, input_kernel, output_kernel, lam, sizes_x=None,
     model : {"sisokr", "dsokr"}, default "sisokr"
     perfect_h_metric : {"decode", "surrogate"}, default "decode"
         See ``metric`` in :func:`perfect_h_curve`.
+    cv_order : {"shuffle", "keep"}, default "shuffle"
+        The validation rows: a random ``val_fraction`` of the rows (drawn from ``random_state``), or with
+        ``"keep"`` the last ``val_fraction`` of them in the given order (rows ordered in time).
 
     Returns
     -------
@@ -310,15 +315,16 @@ def select_sketch_sizes(X, Y, *, input_kernel, output_kernel, lam, sizes_x=None,
     """
     if model not in ("sisokr", "dsokr"):
         raise InvalidParameterError(f"model={model!r}; use 'sisokr' or 'dsokr'")
+    keep = check_cv_order(cv_order) == "keep"
     if model == "dsokr":
         return _select_output_size(Y, output_kernel, lam, (sizes_y, output_sketch, val_fraction, n_leverage), {
             "time_budget": inference_budget, "n_repeats": n_repeats, "tol": tol, "random_state": random_state,
-            "metric": perfect_h_metric})
+            "metric": perfect_h_metric}, keep)
 
     kx = get_kernel(input_kernel) if isinstance(input_kernel, str) else input_kernel
     ky = get_kernel(output_kernel) if isinstance(output_kernel, str) else output_kernel
     rng = np.random.default_rng(random_state)
-    tr, va = _holdout(n_items(X), val_fraction, rng)
+    tr, va = _holdout(n_items(X), val_fraction, rng, keep)
     Xtr, Xva, Ytr, Yva = take(X, tr), take(X, va), Y[tr], Y[va]
     kx, ky = kernel_prepare(kx, Xtr), kernel_prepare(ky, Ytr)  # e.g. gamma='scale', set on the training part
     lev_x = approximate_leverage_scores(kx, Xtr, lam, n_samples=n_leverage, random_state=rng)
@@ -339,18 +345,30 @@ def select_sketch_sizes(X, Y, *, input_kernel, output_kernel, lam, sizes_x=None,
     return SelectionResult(
         m_x=cx["chosen"], m_y=cy["chosen"], d_eff_x=dx, d_eff_y=dy,
         leverage_x=np.sort(lev_x)[::-1][:top].tolist(), leverage_y=np.sort(lev_y)[::-1][:top].tolist(),
-        input_curve=cx, output_curve=cy,
+        input_curve=cx, output_curve=cy, validation=_holdout_words(len(va), keep, random_state),
     )
 
 
-def _holdout(n, val_fraction, rng):
-    """Sorted training and validation indices: a random ``val_fraction`` of ``range(n)`` (at least 1) held out."""
-    perm = rng.permutation(n)
+def _holdout(n, val_fraction, rng, keep=False):
+    """Sorted training and validation indices: a random ``val_fraction`` of ``range(n)`` (at least 1) held out;
+    with ``keep`` the last rows (no draw from ``rng``)."""
     n_val = max(1, int(round(val_fraction * n)))
+    if keep:
+        return np.arange(n - n_val), np.arange(n - n_val, n)
+    perm = rng.permutation(n)
     return np.sort(perm[n_val:]), np.sort(perm[:n_val])
 
 
-def _select_output_size(Y, output_kernel, lam, search, curve):
+def _holdout_words(n_val, keep, random_state):
+    """How :func:`_holdout` chose the ``n_val`` validation rows, for the report."""
+    if keep:
+        return f"the last {n_val} rows (file order kept)"
+    seed = "unseeded" if random_state is None else \
+        f"seed {random_state}" if isinstance(random_state, (int, np.integer)) else "seeded by the random_state"
+    return f"{n_val} rows drawn at random ({seed})"
+
+
+def _select_output_size(Y, output_kernel, lam, search, curve, keep=False):
     """m_Y alone (DSOKR): output leverage scores and the Perfect-h curve on a held-out part of Y.
 
     ``search = (sizes_y, output_sketch, val_fraction, n_leverage)``; ``curve``: the keywords of
@@ -358,7 +376,7 @@ def _select_output_size(Y, output_kernel, lam, search, curve):
     sizes_y, output_sketch, val_fraction, n_leverage = search
     ky = get_kernel(output_kernel) if isinstance(output_kernel, str) else output_kernel
     rng = np.random.default_rng(curve["random_state"])
-    tr, va = _holdout(n_items(Y), val_fraction, rng)
+    tr, va = _holdout(n_items(Y), val_fraction, rng, keep)
     Ytr, Yva = Y[tr], Y[va]
     ky = kernel_prepare(ky, Ytr)
     lev_y = approximate_leverage_scores(ky, Ytr, lam, n_samples=n_leverage, random_state=rng)
@@ -368,4 +386,5 @@ def _select_output_size(Y, output_kernel, lam, search, curve):
                          time_budget=curve["time_budget"], tol=curve["tol"], patience=patience, random_state=rng,
                          metric=curve["metric"])
     return SelectionResult(m_x=None, m_y=cy["chosen"], d_eff_x=float("nan"), d_eff_y=effective_dimension(lev_y),
-                           leverage_y=np.sort(lev_y)[::-1][:400].tolist(), output_curve=cy)
+                           leverage_y=np.sort(lev_y)[::-1][:400].tolist(), output_curve=cy,
+                           validation=_holdout_words(len(va), keep, curve["random_state"]))

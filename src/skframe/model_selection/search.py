@@ -23,7 +23,7 @@ import inspect
 import sys
 import time
 import warnings
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
@@ -47,6 +47,7 @@ from skframe.model_selection._search_paths import generic_path, path_function
 from skframe.model_selection._search_results import cv_results
 from skframe.model_selection._square_path import square_loss_path
 from skframe.models._data import check_sample_weight
+from skframe.models._folds import check_cv_order, search_splitter
 
 __all__ = ["KernelSearchCV", "default_param_grid", "generic_path", "path_function"]
 
@@ -103,7 +104,11 @@ class KernelSearchCV(MetaEstimatorMixin, BaseEstimator):
         merged into the estimator's ``kernel_params`` and reported as ``param_gamma``. None takes
         :func:`default_param_grid` (``gamma`` around the median heuristic, ``lam`` from 1e-8 to 1e-2).
     cv : int, cross-validation splitter or iterable of (train, test), default=5
-        Resolved by ``sklearn.model_selection.check_cv`` (stratified folds for a classifier).
+        A number of folds (None: 5) gives the default folds (:func:`skframe.models._folds.search_splitter`):
+        the rows shuffled from ``random_state`` before the cut, stratified for a classifier
+        (``StratifiedKFold(shuffle=True)``, else ``KFold(shuffle=True)``), or consecutive with
+        ``cv_order="keep"``; ``search_info_["folds"]`` names them. A splitter or an iterable is used as given
+        (``sklearn.model_selection.check_cv``).
     scoring : str, callable or None, default=None
         ``sklearn.metrics.check_scoring``: None uses the estimator's ``score`` (R^2 for regressors).
         One metric only.
@@ -127,6 +132,12 @@ class KernelSearchCV(MetaEstimatorMixin, BaseEstimator):
         ``progress(done, total)`` after each block, in grid points (candidates).
     verbose : int, default=0
         1 prints one line per block on stderr.
+    random_state : int, RandomState or None, default=None
+        Seed of the shuffled folds when ``cv`` is a number; None takes the estimator's ``random_state`` when it
+        is an integer (else the folds are unseeded).
+    cv_order : {"shuffle", "keep"}, default="shuffle"
+        When ``cv`` is a number: ``"shuffle"`` (folds cut from the shuffled rows) or ``"keep"`` (consecutive
+        folds in file order, as scikit-learn's ``KFold()``; for rows ordered in time).
 
     Attributes
     ----------
@@ -146,7 +157,8 @@ class KernelSearchCV(MetaEstimatorMixin, BaseEstimator):
     search_info_ : dict
         ``blocks`` (per block: parameters, path function used, why it fell back, seconds,
         failures, the path's own facts), ``gamma_heuristic`` (the median heuristic's gamma when
-        the default grid was used), ``sketch_sharing``, ``n_candidates``, ``seconds``.
+        the default grid was used), ``sketch_sharing``, ``folds`` (the default folds' description, None for a
+        given splitter), ``splitter``, ``n_candidates``, ``seconds``.
 
     Examples
     --------
@@ -164,7 +176,8 @@ class KernelSearchCV(MetaEstimatorMixin, BaseEstimator):
     """
 
     def __init__(self, estimator, param_grid=None, *, cv=5, scoring=None, refit=True, n_jobs=None,
-                 error_score=np.nan, sketch_sharing="auto", progress=None, verbose=0):
+                 error_score=np.nan, sketch_sharing="auto", progress=None, verbose=0, random_state=None,
+                 cv_order="shuffle"):
         self.estimator = estimator
         self.param_grid = param_grid
         self.cv = cv
@@ -175,6 +188,8 @@ class KernelSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.sketch_sharing = sketch_sharing
         self.progress = progress
         self.verbose = verbose
+        self.random_state = random_state
+        self.cv_order = cv_order
 
     # ------------------------------------------------------------------ checks
     def _check_params(self):
@@ -195,6 +210,7 @@ class KernelSearchCV(MetaEstimatorMixin, BaseEstimator):
         if self.n_jobs is not None and (not isinstance(self.n_jobs, (int, np.integer)) or self.n_jobs == 0):
             raise InvalidParameterError(f"n_jobs={self.n_jobs!r}; use a positive number of threads, -1 for all "
                                         "cores, or None for 1")
+        check_cv_order(self.cv_order)
         if not isinstance(self.refit, (bool, np.bool_)):
             raise InvalidParameterError(f"refit={self.refit!r}; use True (refit the best candidate) or False")
 
@@ -246,7 +262,12 @@ class KernelSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.scorer_ = check_scoring(estimator, self.scoring)
         if isinstance(X, (list, tuple)) and not is_collection(X):
             X = np.asarray(X)
-        cv = check_cv(self.cv, y, classifier=is_classifier(estimator))
+        cv, info["folds"] = self.cv, None
+        if cv is None or (isinstance(cv, Integral) and not isinstance(cv, bool)):  # the default folds
+            cv, info["folds"] = search_splitter(5 if cv is None else cv, estimator, y, cv_order=self.cv_order,
+                                                random_state=self.random_state)
+        cv = check_cv(cv, y, classifier=is_classifier(estimator))
+        info["splitter"] = repr(cv)
         split_X = np.zeros((n_items(X), 1)) if is_collection(X) else X
         folds = [(np.asarray(tr), np.asarray(te)) for tr, te in cv.split(split_X, y, groups)]
         self.n_splits_ = len(folds)

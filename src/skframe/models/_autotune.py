@@ -15,7 +15,9 @@ diagonal of H, ``h_i = sum_k P_ik^2 s_k / (s_k + n λ)`` with ``P = Z Q diag(s)^
 memory: ``LOO(λ) = (1/n) sum_i ||e_i||^2 / (1 - h_i)^2`` with ``e = (I - H) Y``.
 
 **Other losses**: k-fold cross-validation along the λ grid, each fold fitted through :class:`Fit` (one
-representation per fold, the λ path solved warm-started from the largest λ), scored by the held-out loss.
+representation per fold, the λ path solved warm-started from the largest λ), scored by the held-out loss. The
+folds are :mod:`skframe.models._folds`' (shuffled from the seed, stratified by class for a classifier; in file
+order with ``cv_order="keep"``).
 
 **Bandwidth** (``gamma="auto"``): the median heuristic ``γ₀ = 1 / median ||x_i - x_j||^2`` (Gaussian kernels;
 other kernels start from their ``"scale"`` value), then ``γ₀ × 10^k``, ``k ∈ {-1, -0.5, 0, 0.5, 1}``, scored by
@@ -31,6 +33,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from skframe.contract.collections import n_items, take
+from skframe.models._folds import default_folds
 
 __all__ = ["AUTO_LAMS", "is_auto", "square_spectrum", "gcv_curve", "loo_curve", "choose_lam_square",
            "choose_lam_kfold", "lam_of_learned_scales", "median_gamma", "gamma_candidates", "choose_gamma",
@@ -159,19 +162,19 @@ def _held_out_loss(fit, X_te, Y_te, W):
     return float(np.mean(loss.value(F, Y_te)))
 
 
-def choose_lam_kfold(X, Y, make_fit, lams=KFOLD_LAMS, folds=KFOLD):
-    """``(lam, info)``: the λ of ``lams`` with the least mean held-out loss over ``folds`` consecutive folds.
+def choose_lam_kfold(X, Y, make_fit, lams=KFOLD_LAMS, folds=KFOLD, *, labels=None, cv_order="shuffle",
+                     random_state=None):
+    """``(lam, info)``: the λ of ``lams`` with the least mean held-out loss over ``folds`` folds.
 
+    The folds are :func:`skframe.models._folds.default_folds`: shuffled from ``random_state`` and stratified on
+    the class ``labels`` when given, or consecutive with ``cv_order="keep"``; ``info["folds"]`` names them.
     ``make_fit(train_rows)`` builds the fold's :class:`Fit` (the estimator's own recipe); each fold is
     represented once and its λ path solved from the largest λ down, each solve warm-started.
     """
-    n = n_items(X)
+    cuts, words = default_folds(n_items(X), folds, labels=labels, cv_order=cv_order, random_state=random_state)
     order = np.sort(np.asarray(lams, dtype=float))[::-1]
-    edges = np.linspace(0, n, folds + 1).astype(int)
-    losses = np.zeros((folds, order.size))
-    for k in range(folds):
-        held = np.arange(edges[k], edges[k + 1])
-        train = np.setdiff1d(np.arange(n), held)
+    losses = np.zeros((len(cuts), order.size))
+    for k, (train, held) in enumerate(cuts):
         fit = make_fit(train)
         Y_te = np.asarray(Y[held])
         with warnings.catch_warnings():  # a fold's unconverged solve is scored as it is; the final fit warns
@@ -180,9 +183,9 @@ def choose_lam_kfold(X, Y, make_fit, lams=KFOLD_LAMS, folds=KFOLD):
                 losses[k, j] = _held_out_loss(fit, take(X, held), Y_te, res.W)
     mean = losses.mean(axis=0)
     j = int(np.argmin(mean))
-    info = {"chosen": float(order[j]), "criterion": f"{folds}-fold held-out loss", "value": float(mean[j]),
-            "grid": [float(v) for v in order], "curve": [float(v) for v in mean],
-            "reason": f"least mean held-out loss of {folds} consecutive folds over {order.size} values"}
+    info = {"chosen": float(order[j]), "criterion": f"{len(cuts)}-fold held-out loss", "value": float(mean[j]),
+            "grid": [float(v) for v in order], "curve": [float(v) for v in mean], "folds": words,
+            "reason": f"least mean held-out loss of {words} over {order.size} values"}
     return float(order[j]), info
 
 

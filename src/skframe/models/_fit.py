@@ -32,7 +32,7 @@ from skframe.contract.tags import get_tags
 from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import ZERO_GRAM
 from skframe.exceptions import InvalidParameterError
-from skframe.models import _ard, _autotune, _degenerate, _grow
+from skframe.models import _ard, _autotune, _degenerate, _folds, _grow
 from skframe.models._core import (
     build_representation,
     lam_path,
@@ -228,7 +228,8 @@ class Fit:
 
     def choose_lam(self):
         """``lam="auto"``: the square loss's GCV minimiser (with learned length-scales: the λ learned with them),
-        else k folds along a λ grid (``auto_info["lam"]``)."""
+        else k folds along a λ grid (``auto_info["lam"]``): shuffled from the estimator's ``random_state`` and
+        stratified by class, or in file order with its ``cv_order="keep"`` (:func:`_folds.fold_options`)."""
         learned = self.auto_info.get("length_scale")
         if self.recipe.loss is None and learned is not None and learned["criterion"] == "ml":
             lam, info = _autotune.lam_of_learned_scales(learned, self.n)
@@ -239,7 +240,7 @@ class Fit:
             est.kernel_params = self.kernel_params
             lam, info = _autotune.choose_lam_kfold(self.X, self.Y, lambda rows: Fit(
                 est, take(self.X, rows), self.Y[rows], rec if w is None else replace(rec, solve=rec.reweigh(w[rows])),
-                sample_weight=None if w is None else w[rows]))
+                sample_weight=None if w is None else w[rows]), **_folds.fold_options(est, self.Y))
         self.auto_info["lam"] = info
         return lam
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -189,7 +191,18 @@ class _Decoder:
             return cls.from_state(state)
         obj = cls.__new__(cls)
         obj.__dict__.update(state)
+        _new_parameters_at_default(obj)
         return obj
+
+
+def _new_parameters_at_default(obj):
+    """An estimator saved before a constructor parameter of its class existed gets that parameter's default, so
+    that ``get_params``, ``clone`` and a refit work on it (e.g. ``cv_order``)."""
+    if not callable(getattr(type(obj), "_get_param_names", None)):
+        return
+    for name, param in inspect.signature(type(obj).__init__).parameters.items():
+        if name != "self" and name not in obj.__dict__ and param.default is not inspect.Parameter.empty:
+            obj.__dict__[name] = param.default
 
 
 Encoder, Decoder = _Encoder, _Decoder

@@ -15,6 +15,7 @@ from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.models._base import store_params, validate_X
 from skframe.models._core import resolve_loss
 from skframe.models._data import wrap_value_error
+from skframe.models._folds import CV_ORDERS
 from skframe.models.machine import _calibration
 from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
 from skframe.models.machine._labels import class_probabilities, class_row_weights, encode_labels, row_codes
@@ -92,7 +93,7 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
     lam : float, sequence of float or "auto", default=1e-3
         Regularisation strength (a sequence: regularisation path, see
         :class:`SketchedKernelMachine`); ``"auto"``: chosen by 3-fold
-        held-out loss, see :class:`SketchedKernelMachine`).
+        held-out loss, see :class:`SketchedKernelMachine`); the folds are stratified by class.
     random_state : int, RandomState or None
     class_weight : None, "balanced" or dict, default=None
         Weight of each class in the data term: ``"balanced"`` gives class c the weight
@@ -106,6 +107,11 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         prediction may be). A map is kept only where it saves log-loss on held-out fifths of those values (fitted
         on the other four) by two standard errors; else the column keeps ``sigma(f)``. ``calibration_`` holds the
         map; ``decision_function`` returns ``a f + b`` and ``predict`` stays the argmax of ``predict_proba``.
+    cv_order : {"shuffle", "keep"}, default="shuffle"
+        The folds of ``lam="auto"``: ``"shuffle"`` cuts them from the rows shuffled with ``random_state`` and
+        stratified by class (each fold holds every class in about its share; shuffled only where a class has
+        fewer rows than folds); ``"keep"`` cuts consecutive blocks of rows in the given order (rows ordered in
+        time). ``fit_info_["lam"]["folds"]`` names the folds used.
 
     Attributes
     ----------
@@ -133,13 +139,19 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
     _grows_saturated_sketch = True  # an "auto" sketch saturated at lam is grown once (models/_grow.py)
     _parameter_constraints = dict(COMMON_CONSTRAINTS, loss=[str, HasMethods("value", "gradient")],
                                   loss_params=[dict, None], class_weight=[Options("balanced"), dict, None],
-                                  calibration=[Options(*_calibration.METHODS), None])
+                                  calibration=[Options(*_calibration.METHODS), None],
+                                  cv_order=[Options(*CV_ORDERS)])
 
     def __init__(self, kernel="gaussian", *, kernel_params=None, sketch="psr", sketch_size="auto",
                  sketch_params=None, loss="hinge", loss_params=None, solver=None, solver_params=None, lam=1e-3,
                  warm_start=False, random_state=None, memory_budget=None, dtype="float64",
-                 backend="auto", class_weight=None, calibration=None):
+                 backend="auto", class_weight=None, calibration=None, cv_order="shuffle"):
         store_params(self, locals())
+
+    @staticmethod
+    def _fold_labels(Y):
+        """The class of each row of the ±1 targets the solver fits: what the folds of ``lam="auto"`` stratify on."""
+        return row_codes(Y)
 
     def _fit_weights(self, sample_weight, Y):
         weights = MachineBase._fit_weights(self, sample_weight, Y)

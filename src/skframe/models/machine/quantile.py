@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.constraints import Interval
+from skframe.constraints import Interval, Options
 from skframe.core.output_matrices import quantile_matrix
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.metrics import pinball_loss
 from skframe.models._base import store_params, validate_XY
 from skframe.models._core import resolve_loss
+from skframe.models._folds import CV_ORDERS
 from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
 
 __all__ = ["JointQuantileRegressor"]
@@ -64,7 +65,7 @@ class JointQuantileRegressor(MachineBase):
     lam : float, sequence of float or "auto", default=1e-3
         Regularisation strength lambda > 0 (a sequence: regularisation path, see
         :class:`SketchedKernelMachine`); ``"auto"``: chosen by 3-fold
-        held-out loss, see :class:`SketchedKernelMachine`).
+        held-out loss, see :class:`SketchedKernelMachine` and ``cv_order``).
     fit_intercept : bool, default=True
         Subtract each level's sample quantile of y before solving and add it back at
         prediction (``intercept_``).
@@ -79,6 +80,10 @@ class JointQuantileRegressor(MachineBase):
         Parameters of the solver, e.g. ``{"epochs": 200, "learning_rate": 0.05}`` with
         ``solver="adam"``.
     random_state : int, RandomState or None
+    cv_order : {"shuffle", "keep"}, default="shuffle"
+        The folds of ``lam="auto"``: ``"shuffle"`` cuts them from the rows shuffled with ``random_state``;
+        ``"keep"`` cuts consecutive blocks of rows in the given order (rows ordered in time).
+        ``fit_info_["lam"]["folds"]`` names the folds used.
 
     Attributes
     ----------
@@ -108,12 +113,13 @@ class JointQuantileRegressor(MachineBase):
         quantiles=["array-like", Interval("real", 0, 1, closed="neither")],
         gamma_quantile=[Interval("real", 0, None)],
         fit_intercept=["boolean"],
+        cv_order=[Options(*CV_ORDERS)],
     )
 
     def __init__(self, quantiles=(0.1, 0.3, 0.5, 0.7, 0.9), *, kernel="gaussian", kernel_params=None,
                  sketch="psr", sketch_size="auto", sketch_params=None, lam=1e-3, gamma_quantile=1.0,
                  solver=None, solver_params=None, fit_intercept=True, warm_start=False, random_state=None,
-                 memory_budget=None, dtype="float64", backend="auto"):
+                 memory_budget=None, dtype="float64", backend="auto", cv_order="shuffle"):
         store_params(self, locals())
 
     def _prepare_fit(self, X, y):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from sklearn.base import MultiOutputMixin, RegressorMixin
 
-from skframe.constraints import HasMethods
+from skframe.constraints import HasMethods, Options
 from skframe.contract.tags import get_tags
 from skframe.core.output_matrices import build_output_matrix
 from skframe.exceptions import InvalidParameterError
 from skframe.models._base import KernelRegressorMixin, store_params, validate_XY
 from skframe.models._core import resolve_loss
+from skframe.models._folds import CV_ORDERS
 from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
 
 __all__ = ["SketchedKernelMachine"]
@@ -85,15 +86,20 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
         sequence fits the regularisation path in the given order, each fit starting from
         the previous weights; the model keeps the last value (``lam_path_``, ``coef_path_``,
         ``objective_path_``). ``"auto"`` chooses lambda among 1e-8, 1e-7, ..., 1e-1 by
-        the least mean held-out loss of 3 consecutive folds (one representation per fold,
+        the least mean held-out loss of 3 folds (``cv_order``; one representation per fold,
         the path solved warm-started from the largest value); ``fit_info_["lam"]`` holds
-        the choice, the criterion and its curve.
+        the choice, the criterion, its curve and the folds.
     fit_intercept : bool, default=True
         Subtract a constant from the targets before solving and add it back at
         prediction (``intercept_``): the mean for the square loss, the median for
         Lipschitz losses, the level's quantile for the pinball loss.
     random_state : int, RandomState or None
-        Seed of the sketch draw and of the stochastic solver: same seed, same weights.
+        Seed of the sketch draw, of the stochastic solver and of the folds of ``lam="auto"``: same seed, same
+        weights.
+    cv_order : {"shuffle", "keep"}, default="shuffle"
+        The folds of ``lam="auto"``: ``"shuffle"`` cuts them from the rows shuffled with ``random_state``;
+        ``"keep"`` cuts consecutive blocks of rows in the given order (rows ordered in time).
+        ``fit_info_["lam"]["folds"]`` names the folds used.
 
     Attributes
     ----------
@@ -145,13 +151,14 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
         output_matrix=[str, "array-like", None],
         output_matrix_params=[dict, None],
         fit_intercept=["boolean"],
+        cv_order=[Options(*CV_ORDERS)],
     )
 
     def __init__(self, kernel="gaussian", *, kernel_params=None, sketch="psr", sketch_size="auto",
                  sketch_params=None, loss="huber", loss_params=None, solver=None, solver_params=None,
                  output_matrix=None, output_matrix_params=None, lam=1e-3, fit_intercept=True, warm_start=False,
                  random_state=None, memory_budget=None, dtype="float64",
-                 backend="auto"):
+                 backend="auto", cv_order="shuffle"):
         store_params(self, locals())
 
     def _prepare_fit(self, X, y):

@@ -15,6 +15,7 @@ from skframe.exceptions import InvalidInputError
 from skframe.models._base import KernelModelMixin, in_memory_plan, store_params, validate_X
 from skframe.models._core import resolve_kernel
 from skframe.models._data import check_sample_weight
+from skframe.models._folds import CV_ORDERS
 from skframe.models.structured._candidates import check_outputs
 from skframe.models.structured._decoding import DecodingMixin
 from skframe.models.structured._fit import StructuredFit, positive_rows
@@ -58,9 +59,9 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
     lam : float or "auto", default=1e-5
         Ridge parameter (``alpha(x) = (K_X + n lam I)^{-1} k_x``). ``"auto"`` chooses it
         among 1e-8, 1e-7, ..., 1e-1 by the least mean held-out surrogate squared error
-        (minus :meth:`score`) of 3 consecutive folds, each fold's input systems factored
-        once for all values; ``fit_info_["lam"]`` holds the choice, the criterion and its
-        curve.
+        (minus :meth:`score`) of 3 folds (``cv_order``), each fold's input systems factored
+        once for all values; ``fit_info_["lam"]`` holds the choice, the criterion, its
+        curve and the folds.
     decoder : str or decoder object, default="candidates"
         ``"candidates"`` (search a candidate set) or ``"identity"`` (return
         ``g(x)``, mapped to R^d for a linear output kernel).
@@ -72,6 +73,10 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
     rtol : float, optional
         Relative eigenvalue tolerance of the pseudo-inverses.
     random_state : int, RandomState or None
+        Seed of the sketch draws and of the folds of ``lam="auto"``.
+    cv_order : {"shuffle", "keep"}, default="shuffle"
+        The folds of ``lam="auto"``: ``"shuffle"`` cuts them from the rows shuffled with ``random_state``;
+        ``"keep"`` cuts consecutive blocks of rows in the given order (rows ordered in time).
 
     Attributes
     ----------
@@ -120,6 +125,7 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         "n_draws": [Interval("int", 1, None)],
         "aggregate": [Options("mean", "max")],
         "rtol": [Interval("real", 0, 1), None],
+        "cv_order": [Options(*CV_ORDERS)],
     }
     _parameter_hints = {"lam": "lam must be > 0, e.g. 1e-5, or 'auto'", "n_draws": "n_draws must be a positive integer"}
 
@@ -142,6 +148,7 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
         aggregate="mean",
         rtol=None,
         random_state=None,
+        cv_order="shuffle",
     ):
         store_params(self, locals())
 

@@ -30,6 +30,7 @@ from skframe.core.sketching import draw_sketch
 from skframe.models._autotune import KFOLD, KFOLD_LAMS, is_auto
 from skframe.models._base import execution_record, in_memory_plan
 from skframe.models._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch
+from skframe.models._folds import default_folds, fold_options
 from skframe.models.structured._input_path import InputPaths, exact_input_path, feature_map_path, sketched_path
 from skframe.models.structured._sisokr import _Draw, sketched_input_coef
 
@@ -223,14 +224,14 @@ class StructuredFit:
 
     def choose_lam(self, lams=KFOLD_LAMS, folds=KFOLD):
         """``(lam, info)`` for ``lam="auto"``: the best mean held-out ``score`` (minus the surrogate squared error
-        in the output space) of ``folds`` consecutive folds, each fold a :class:`StructuredFit` whose input
-        systems are factored once for the whole λ grid (:meth:`solve_path`). With weights each fold is fitted
-        with its rows' weights (mean 1 in the fold) and scored by its held-out rows' weighted error."""
-        edges = np.linspace(0, self.n, folds + 1).astype(int)
-        scores = np.zeros((folds, len(lams)))
-        for k in range(folds):
-            held = np.arange(edges[k], edges[k + 1])
-            train = np.setdiff1d(np.arange(self.n), held)
+        in the output space) of ``folds`` folds (:func:`~skframe.models._folds.default_folds`: shuffled from the
+        estimator's ``random_state``, or consecutive with its ``cv_order="keep"``), each fold a
+        :class:`StructuredFit` whose input systems are factored once for the whole λ grid (:meth:`solve_path`).
+        With weights each fold is fitted with its rows' weights (mean 1 in the fold) and scored by its held-out
+        rows' weighted error."""
+        cuts, words = default_folds(self.n, folds, **fold_options(self.estimator))
+        scores = np.zeros((len(cuts), len(lams)))
+        for k, (train, held) in enumerate(cuts):
             w_train = None if self.w is None else self.w[train] * (train.size / self.w[train].sum())
             w_held = None if self.w is None else self.w[held]
             fold = StructuredFit(self.estimator, take(self.X, train), take(self.Y, train), sample_weight=w_train)
@@ -243,9 +244,9 @@ class StructuredFit:
         mean = scores.mean(axis=0)
         j = int(np.argmax(mean))
         return float(lams[j]), {
-            "chosen": float(lams[j]), "criterion": f"{folds}-fold surrogate squared error", "value": float(-mean[j]),
-            "grid": [float(v) for v in lams], "curve": [float(-v) for v in mean],
-            "reason": f"least mean held-out surrogate error of {folds} consecutive folds over {len(lams)} values"}
+            "chosen": float(lams[j]), "criterion": f"{len(cuts)}-fold surrogate squared error",
+            "value": float(-mean[j]), "grid": [float(v) for v in lams], "curve": [float(-v) for v in mean],
+            "folds": words, "reason": f"least mean held-out surrogate error of {words} over {len(lams)} values"}
 
     def store(self, est, draws):
         """Set the fitted attributes of ``est`` for the input maps ``draws``."""
