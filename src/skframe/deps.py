@@ -27,7 +27,8 @@ import os
 
 from skframe.exceptions import DependencyError
 
-__all__ = ["EXTRAS", "available", "require", "disabled", "numba_enabled", "is_dask_collection"]
+__all__ = ["EXTRAS", "available", "require", "check", "install_hint", "disabled", "numba_enabled",
+           "is_dask_collection"]
 
 #: optional library -> the ``pip install "skframe[extra]"`` that brings it
 EXTRAS = {
@@ -62,16 +63,66 @@ def disabled(name):
     return value.strip().lower() in ("1", "true", "yes", "on")
 
 
+def _installed(name):
+    """True when ``name`` can be found on the import path (nothing is imported, nothing cached)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def available(name):
     """True when the library ``name`` can be imported and is not disabled; does not import it."""
     if disabled(name):
         return False
     if name not in _CACHE:
-        try:
-            _CACHE[name] = importlib.util.find_spec(name) is not None
-        except (ImportError, ValueError):
-            _CACHE[name] = False
+        _CACHE[name] = _installed(name)
     return _CACHE[name]
+
+
+def install_hint(name):
+    """The command that installs the optional library ``name``: the skframe extra that brings it, else pip.
+
+    >>> install_hint("zstandard")
+    'pip install zstandard'
+    """
+    extra = EXTRAS.get(name)
+    if not extra:
+        return f"pip install {name}"
+    return (f'pip install -e ".[{extra}]" in the skframe source tree (the {extra} extra), or pip install '
+            f"{EXTRA_PACKAGES.get(extra, name)}")
+
+
+def check(needs):
+    """Check, before any work, that the optional libraries a task will import are there; imports none of them.
+
+    Parameters
+    ----------
+    needs : iterable of (str, str)
+        ``(library, feature)`` pairs, e.g. ``("matplotlib", "--png")``; the feature is named in the error.
+
+    Raises
+    ------
+    DependencyError
+        For the first library that is disabled (``SKFRAME_DISABLE_<NAME>``) or not installed: one line naming
+        it, what needs it and the command that installs it.
+
+    Examples
+    --------
+    >>> check([("numpy", "arrays")])
+    >>> check([("a_library_that_does_not_exist", "a test")])
+    Traceback (most recent call last):
+    ...
+    skframe.exceptions.DependencyError: a_library_that_does_not_exist is needed for a test but is not installed; \
+install it with pip install a_library_that_does_not_exist
+    """
+    for name, feature in needs:
+        if disabled(name):
+            raise DependencyError(f"{name} is needed for {feature} but disabled by SKFRAME_DISABLE_{name.upper()}; "
+                                  "unset that variable")
+        if not _installed(name):
+            raise DependencyError(f"{name} is needed for {feature} but is not installed; install it with "
+                                  f"{install_hint(name)}")
 
 
 def require(name, feature=None):
@@ -92,10 +143,8 @@ def require(name, feature=None):
     try:
         return importlib.import_module(name)
     except ImportError as exc:
-        extra = EXTRAS.get(name)
-        fix = (f'pip install -e ".[{extra}]" in the skframe source tree (the {extra} extra), or pip install '
-               f"{EXTRA_PACKAGES.get(extra, name)}" if extra else f"pip install {name}")
-        raise DependencyError(f"{name} is needed{what} but cannot be imported ({exc}); install it with {fix}") from exc
+        raise DependencyError(f"{name} is needed{what} but cannot be imported ({exc}); install it with "
+                              f"{install_hint(name)}") from exc
 
 
 def is_dask_collection(x):

@@ -4,15 +4,17 @@ The task fits :class:`skframe.models.SketchedKernelClassifier` through the machi
 (:mod:`skframe.cli._task_machine`): with no ``--loss`` (or ``--loss square``) it takes ``logistic`` for two
 classes and ``multinomial`` for more; ``--class-weight balanced`` weighs the classes by ``n / (K n_c)``;
 ``--calibration`` (``lapse`` by default with the logistic loss) maps its scores to probabilities.
-The metrics come from :mod:`sklearn.metrics`: accuracy, balanced accuracy, and, for a loss that gives
-probabilities, log-loss and ROC AUC (one-vs-rest averaged over the classes for more than two); the
-confusion matrix (rows: true classes, columns: predicted, in the order of ``classes``).
+The metrics are :func:`skframe.metrics.classifier_report`'s: accuracy, balanced accuracy, and, for a loss that
+gives probabilities, log-loss and ROC AUC (one-vs-rest averaged over the classes for more than two); the
+confusion matrix (rows: true classes, columns: predicted, in the order of ``classes``); test rows of a class the
+training data never had are errors in the accuracies, counted in ``unseen_classes`` and left out of the rest.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from skframe.deps import require
 from skframe.exceptions import InvalidParameterError
 
 __all__ = ["save_plots", "looks_like_classes", "looks_like_labels", "numbers_reason", "class_limit", "AUTO_RULE",
@@ -124,25 +126,12 @@ def calibration_for(given, loss_name):
 
 
 def classification_metrics(model, X, y, y_pred):
-    """Accuracy, balanced accuracy, log-loss and ROC AUC (when the loss gives probabilities), confusion matrix."""
-    from sklearn import metrics as skm  # lazy: scikit-learn's metrics take ~0.3 s to import
+    """Accuracy, balanced accuracy, log-loss and ROC AUC (when the loss gives probabilities), confusion matrix, and
+    the labels the model never saw (:func:`skframe.metrics.classifier_report`)."""
+    from skframe.metrics import classifier_report  # lazy: loads scikit-learn's metrics
 
-    y = np.asarray(y).reshape(-1)
-    out = {"accuracy": float(skm.accuracy_score(y, y_pred)),
-           "balanced_accuracy": float(skm.balanced_accuracy_score(y, y_pred))}
-    classes = model.classes_
-    if hasattr(model, "predict_proba"):
-        P = model.predict_proba(X)
-        out["log_loss"] = float(skm.log_loss(y, P, labels=classes))
-        present = np.isin(classes, y)
-        if present.sum() >= 2:
-            if classes.size == 2:
-                out["roc_auc"] = float(skm.roc_auc_score(y == classes[1], P[:, 1]))
-            else:
-                Pp = P[:, present] / P[:, present].sum(axis=1, keepdims=True)
-                out["roc_auc"] = float(skm.roc_auc_score(y, Pp, multi_class="ovr", labels=classes[present]))
-    out["confusion_matrix"] = skm.confusion_matrix(y, y_pred, labels=classes).tolist()
-    return out
+    P = model.predict_proba(X) if hasattr(model, "predict_proba") else None
+    return classifier_report(y, y_pred, model.classes_, P)
 
 
 def probability_columns(est, names):
@@ -170,10 +159,7 @@ def save_plots(model, X, Y, path):
     if not hasattr(model, "predict_proba"):
         raise InvalidParameterError("--png plots the probabilities of a classifier: fit with --task classification "
                                     "(or --loss logistic or multinomial)")
-    try:
-        import matplotlib  # lazy: an optional dependency (pip install "skframe[plot]")
-    except ImportError as exc:
-        raise InvalidParameterError('--png needs matplotlib: pip install "skframe[plot]"') from exc
+    matplotlib = require("matplotlib", "--png")  # an optional dependency (pip install "skframe[plot]")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # lazy: with matplotlib above
     from sklearn.metrics import roc_curve  # lazy: scikit-learn's metrics take ~0.3 s to import

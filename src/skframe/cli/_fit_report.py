@@ -95,12 +95,26 @@ def print_report(report):
     if report.get("lam_path"):
         typer.echo(f"lam kept   {report['lam_kept']:.3g} (the last value of the path)")
     if report.get("interval"):
-        iv = report["interval"]
-        typer.echo(f"interval   {iv['level']:g} {iv['method']}: coverage {iv['coverage']:.4f}, mean width "
-                   f"{iv['mean_width']:.4g} on the {iv['evaluated_on']} set" + (f" (plot: {iv['png']})"
-                                                                                 if iv.get("png") else ""))
+        typer.echo(interval_line(report["interval"]))
     if report.get("model_path"):
         typer.echo(f"saved      {report['model_path']}")
+
+
+def _number(value, spec):
+    """``value`` formatted with ``spec``; a width the JSON report holds as null (infinite) reads ``inf``."""
+    return "inf" if value is None else format(value, spec)
+
+
+def interval_line(iv):
+    """The ``interval`` line of the summary: level, method, coverage, mean width (``inf`` with its reason)."""
+    line = (f"interval   {iv['level']:.12g} {iv['method']}: coverage {_number(iv['coverage'], '.4f')}, mean width "
+            f"{_number(iv['mean_width'], '.4g')} on the {iv['evaluated_on']} set")
+    if iv.get("infinite_rows"):
+        top = iv.get("max_finite_level")
+        line += (f" (infinite bounds on {iv['infinite_rows']} rows: the calibration rows give finite bounds up to "
+                 f"--interval {top:.4g} only; lower the level or give more rows)" if top is not None else
+                 f" (infinite bounds on {iv['infinite_rows']} rows)")
+    return line + (f" (plot: {iv['png']})" if iv.get("png") else "")
 
 
 def _metrics_heading(report):

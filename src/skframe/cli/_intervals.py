@@ -9,12 +9,13 @@ draws them with ``--png`` and keeps them in the model file as data (scores, fold
 from __future__ import annotations
 
 import numpy as np
+from sklearn.base import is_classifier
 
 from skframe.exceptions import InvalidParameterError
 from skframe.uncertainty import INTERVAL_METHODS, ConformalRegressor, interval_bounds, interval_state
-from skframe.uncertainty.state import check_level
+from skframe.uncertainty.state import check_level, max_finite_level
 
-__all__ = ["fit_intervals", "with_bounds", "check_options"]
+__all__ = ["fit_intervals", "with_bounds", "check_options", "check_task"]
 
 
 def check_options(opts):
@@ -40,14 +41,28 @@ def _quantile_base(model):
     return JointQuantileRegressor(**{k: v for k, v in model.get_params().items() if k in own and k != "quantiles"})
 
 
-def fit_intervals(prep, model, opts):
-    """Fit the interval method of ``--interval-method``; returns ``(report, state)`` (state: saved with the model)."""
+def check_task(prep, model, opts):
+    """``--interval`` against the task and the unfitted model, before the fit; returns the level.
+
+    Refuses a structured task, a quantile model (its quantiles are intervals already), a classifier (class labels
+    have no widths) and a Dask cluster, in one line each.
+    """
     level = check_options(opts)
+    if is_classifier(model):
+        raise InvalidParameterError(f"--interval gives intervals of numeric predictions; this fit predicts class "
+                                    f"labels ({type(model).__name__}); drop --interval, or fit numbers with --task "
+                                    "regression")
     if prep.task not in ("regression", "machine") or "quantiles" in model.get_params():
         raise InvalidParameterError(f"--interval applies to regression models with one prediction per target; "
                                     f"this fit is a {prep.task} task ({type(model).__name__})")
     if prep.client is not None:
         raise InvalidParameterError("--interval runs on one machine; drop --dask-scheduler / --dask-local")
+    return level
+
+
+def fit_intervals(prep, model, opts):
+    """Fit the interval method of ``--interval-method``; returns ``(report, state)`` (state: saved with the model)."""
+    level = check_task(prep, model, opts)
     method = opts.interval_method
     if method == "posterior":
         if type(model).__name__ != "SketchedKernelRidge":
@@ -72,6 +87,9 @@ def fit_intervals(prep, model, opts):
               **({"cqr_score": state["cqr_score"]} if method == "cqr" else {}),
               "per_target": [{"coverage": float(inside[:, j].mean()), "mean_width": float(width[:, j].mean())}
                              for j in range(lower.shape[1])]}
+    infinite = ~np.isfinite(width).all(axis=1)
+    if infinite.any():  # too few rows for this level: valid but infinite bounds, said with the highest finite level
+        report.update(infinite_rows=int(infinite.sum()), max_finite_level=max_finite_level(state))
     if getattr(opts, "png", None):
         report["png"] = plot_intervals(opts.png, model, X_eval, Y, lower, upper, report)
     return report, state

@@ -303,6 +303,10 @@ def _run_fit(opts, stack):
     model, task, X_tr, Y_tr, X_te = prep.model, prep.task, prep.X_train, prep.Y_train, prep.X_test
     if opts.explain:  # how the fit would run, and why; nothing is fitted
         return to_jsonable(explain_report(model, prep.X_fit, prep.y_fit, task, prep.data_info))
+    if opts.interval is not None:  # an --interval this task cannot have ends the command before the fit
+        from skframe.cli._intervals import check_task  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
+
+        check_task(prep, model, opts)
     rows = holdout_rows(prep, opts)  # no test set: the fit on every row, then metrics of a copy on held-out rows
     fit_seconds = fit_model(model, prep.X_fit, prep.y_fit, opts)  # first: data errors name every row
     if rows is not None:

@@ -10,12 +10,12 @@ import os
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError
+from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError, SkframeError
 from skframe.io._common import name_of
 from skframe.io.compressed import compression_of, file_head, inner_suffix
 from skframe.io.missing import check_strategy
 
-__all__ = ["FORMATS", "resolve_format", "sniff_format", "check_file", "check_options", "final_x"]
+__all__ = ["FORMATS", "resolve_format", "sniff_format", "check_file", "check_options", "final_x", "file_dependencies"]
 
 # Each format and its file extensions; fmt= (CLI: --format) takes a format or an extension without its dot.
 _EXTENSIONS = {"csv": (".csv", ".tsv", ".psv"), "npz": (".npz",), "npy": (".npy",), "arff": (".arff",),
@@ -62,6 +62,27 @@ def sniff_format(path):
     if compression_of(path) is not None:
         return "csv"
     return None
+
+
+def file_dependencies(path, fmt=None):
+    """``(library, feature)`` pairs of the optional libraries reading ``path`` takes, for :func:`skframe.deps.check`.
+
+    Parquet and Arrow/Feather files need pyarrow, zstd-compressed files zstandard; the others none. A file that
+    is not there, or whose format cannot be told, needs nothing here (its reader says what is wrong).
+
+    >>> file_dependencies("train.parquet")
+    [('pyarrow', 'the parquet file train.parquet')]
+    """
+    needs = []
+    try:
+        kind = resolve_format(path, fmt)
+    except SkframeError:  # an unknown format: the reader says so, with the fix
+        kind = None
+    if kind in ("parquet", "feather"):
+        needs.append(("pyarrow", f"the {kind} file {name_of(path)}"))
+    if str(path).lower().endswith(".zst") or compression_of(path) == "zstd":
+        needs.append(("zstandard", f"the zstd-compressed file {name_of(path)}"))
+    return needs
 
 
 def check_file(path):

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, clone
+from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, clone, is_classifier
 
 from skframe.contract.collections import is_collection, n_items, take
 from skframe.exceptions import InvalidInputError, InvalidParameterError, NotFittedError
@@ -156,6 +156,10 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ checks
     def _check_params(self, n):
+        if is_classifier(self.estimator):  # class labels have no widths: intervals are for numbers
+            raise InvalidParameterError(
+                f"prediction intervals need a regressor; {type(self.estimator).__name__} predicts class labels "
+                "(for their uncertainty use its predict_proba; CLI: drop --interval)")
         if self.method not in METHODS:
             raise InvalidParameterError(f"method={self.method!r}; use one of {', '.join(METHODS)}")
         a = self.alpha

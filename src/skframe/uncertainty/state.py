@@ -25,7 +25,8 @@ from skframe.uncertainty._quantiles import CQR_SCORES, FoldResiduals, cqr_wideni
 from skframe.uncertainty._shared_folds import SharedSketchFolds
 from skframe.uncertainty.conformal import ConformalRegressor, _as_2d
 
-__all__ = ["interval_state", "interval_bounds", "posterior_interval", "check_level", "INTERVAL_METHODS"]
+__all__ = ["interval_state", "interval_bounds", "posterior_interval", "check_level", "max_finite_level",
+           "INTERVAL_METHODS"]
 
 INTERVAL_METHODS = ("cv+", "split", "cqr", "jackknife+", "posterior")
 
@@ -39,6 +40,26 @@ def check_level(level, option="--interval"):
     if not 0 < value < 1:
         raise InvalidParameterError(f"{option} {level!r} must be a coverage level in (0, 1), e.g. 0.9 for 90%")
     return value
+
+
+def max_finite_level(state):
+    """The highest coverage level at which the saved conformal intervals are finite; None for ``"posterior"``.
+
+    A conformal bound is the ``ceil(level (n + 1))``-th smallest of ``n`` scores (residuals): finite up to the
+    level ``n / (n + 1)``, and beyond it infinite (still valid, but saying nothing). Asymmetric CQR takes the
+    ``ceil((1 - alpha/2)(n + 1))``-th score of each side: finite up to ``(n - 1) / (n + 1)``.
+
+    >>> max_finite_level({"method": "split", "scores": np.zeros((9, 1))})
+    0.9
+    """
+    method = state.get("method")
+    if method == "posterior":
+        return None
+    rows = state["scores"] if method in ("split", "cqr") else state["residuals"]
+    n = int(np.asarray(rows).shape[0])
+    if method == "cqr" and state.get("cqr_score") == "asymmetric":
+        return (n - 1) / (n + 1)
+    return n / (n + 1)
 
 
 def posterior_interval(model, X, alpha):
