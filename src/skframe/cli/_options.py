@@ -96,9 +96,7 @@ class FitOptions:
                               "labels; the report says why), regression (scalar or multi-output, any loss), "
                               "structured (IOKR family) or classification (class labels: logistic for two classes, "
                               "multinomial for more, unless --loss says).", DATA)] = "auto"
-    # skframe.preprocessing.targets.DEFAULT_MAX_CLASSES (a literal here: the CLI's start-up does not load it)
-    max_classes: Annotated[int, _opt("--max-classes", "The most classes a classification target may have.",
-                                     DATA)] = 50
+    max_classes: Annotated[int, _opt("--max-classes", "The most classes a classification target may have.", DATA)] = 50
     # -- molecules and graphs (panel after Data) ---------------------------------------
     inputs: Annotated[Optional[str], _opt("--inputs", "What the inputs are: table (numeric columns), smiles (a "
                                           "CSV column of SMILES strings, see --input-column) or graphs (graphs "
