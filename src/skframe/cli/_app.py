@@ -19,6 +19,7 @@ import typer.core
 
 from skframe._version import __version__
 from skframe.cli._common import debug_enabled
+from skframe.cli._help import ShortHelpCommand, TuneHelpCommand
 from skframe.cli._warnings import install as install_warnings
 from skframe.cli.fit import fit
 from skframe.cli.model_commands import evaluate, predict
@@ -65,11 +66,11 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-app.command("fit")(fit)
+app.command("fit", cls=ShortHelpCommand)(fit)  # --help: the common options; --help-all: every one
 app.command("predict")(predict)
 app.command("evaluate")(evaluate)
 app.command("select")(select)
-app.command("tune")(tune)
+app.command("tune", cls=TuneHelpCommand)(tune)
 app.command("plugins")(plugins)
 CORE_COMMANDS = frozenset({"fit", "predict", "evaluate", "select", "tune", "plugins"})
 

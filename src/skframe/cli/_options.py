@@ -19,6 +19,7 @@ from typing import Annotated, Callable, List, Optional
 import typer
 
 from skframe.cli._common import echo_json, handle_errors, parse_float_list, parse_kv
+from skframe.cli._help import with_help_all
 from skframe.exceptions import InvalidParameterError
 
 __all__ = ["FitOptions", "command_signature", "PANELS", "TASKS", "SCALES", "MISSING", "FORMATS"]
@@ -52,25 +53,21 @@ class FitOptions:
 
     # -- data -------------------------------------------------------------------------
     train: Annotated[Optional[Path], typer.Argument(
-        help="Training data (CSV, NPZ, ARFF, LIBSVM). Omit it to use the embedded "
-             "Friedman-with-outliers data (drawn with a fixed seed).", show_default=False,
+        help="Training data (CSV, Parquet, ARFF, LIBSVM, NPZ); without it, the embedded demo data.", show_default=False,
         metavar="TRAIN")] = None
-    test: Annotated[Optional[Path], _opt("--test", "Test data in the same format; metrics are computed on it "
-                                         "(else on --holdout rows of the training file).", DATA)] = None
-    holdout: Annotated[float, _opt("--holdout", "Without --test: the share of training rows held out for the "
-                                   "report's metrics (the saved model is then refitted on every row); 0 fits on "
-                                   "every row and reports training metrics.", DATA)] = 0.2
-    targets: Annotated[int, _opt("--targets", "Number of trailing target columns (attributes).", DATA)] = 1
-    columns: Annotated[Optional[List[str]], _opt("--columns", "Feature columns, by name (header, ARFF attribute) "
-                                                 "or position from 1; comma-separated or repeated (default: every "
-                                                 "column that is neither a target nor dropped). Saved with the "
-                                                 "model.", DATA, show_default=False, metavar="NAME|POS")] = None
+    test: Annotated[Optional[Path], _opt("--test", "Test data, scored (else --holdout rows of the training file).",
+                                                   DATA)] = None
+    holdout: Annotated[float, _opt("--holdout", "Share of rows scored when there is no --test.", DATA)] = 0.2
+    targets: Annotated[int, _opt("--targets", "Number of trailing target columns.", DATA)] = 1
+    columns: Annotated[Optional[List[str]], _opt("--columns", "Feature columns by name or position from 1 "
+                                                              "(comma-separated or repeated).",
+                                                              DATA, show_default=False, metavar="NAME|POS")] = None
     drop: Annotated[Optional[List[str]], _opt("--drop", "Columns to leave out (never read: e.g. a column of text), "
                                               "by name or position from 1; comma-separated or repeated.", DATA,
                                               show_default=False, metavar="NAME|POS")] = None
-    target: Annotated[Optional[List[str]], _opt("--target", "Target column(s), by name or position from 1; "
-                                                "comma-separated or repeated (instead of the last --targets "
-                                                "columns).", DATA, show_default=False, metavar="NAME|POS")] = None
+    target: Annotated[Optional[List[str]], _opt("--target", "Target column(s) by name or position (instead of the "
+                                                            "last --targets).",
+                                                            DATA, show_default=False, metavar="NAME|POS")] = None
     format: Annotated[Optional[str], _opt("--format", "File format when neither the extension nor the content "
                                           "tells: csv, npz, arff, libsvm, parquet or feather.", DATA)] = None
     delimiter: Annotated[Optional[str], _opt("--delimiter", "Field delimiter of a text table: ',' ';' tab or '|' "
@@ -79,23 +76,18 @@ class FitOptions:
                                                       "columns: NAME=numeric|categorical|date|text, comma-separated "
                                                       "or repeated.", DATA, show_default=False,
                                                       metavar="NAME=TYPE")] = None
-    missing: Annotated[str, _opt("--missing", "Missing values: error, zero, mean or drop. "
-                                 "Saved with the model.", DATA)] = "error"
+    missing: Annotated[str, _opt("--missing", "Missing values: error, zero, mean or drop.", DATA)] = "error"
     scale: Annotated[str, _opt("--scale", "Input scaling: auto (standard when the spreads of a file's dense "
                                "features differ more than 10-fold, else none), none or standard (training "
                                "statistics, saved with the model; sparse data stay sparse).", DATA)] = "auto"
-    seed: Annotated[int, _opt("--seed", "Seed of sketch, solver and folds (not of the embedded data).", DATA)] = 0
+    seed: Annotated[int, _opt("--seed", "Seed of the sketch, solver and folds.", DATA)] = 0
     cv_order: Annotated[str, _opt("--cv-order", "Folds: shuffle (seeded) or keep (file order).", DATA)] = "shuffle"
     sample_weight: Annotated[Optional[str], _opt(
         "--sample-weight", "Column of the training file (CSV with any delimiter, compressed or not, Parquet, Arrow; "
         "name, or position from 1) holding each row's weight; left out of the features.", DATA, show_default=False,
         metavar="COLUMN")] = None
-    task: Annotated[str, _opt("--task", "auto (regression; structured when the targets are 0/1 labels over "
-                              "several columns: multi-label; classification for one target column of a few integer "
-                              "classes (2 to 10, at most one per 20 rows unless two), or with no number in it: text "
-                              "labels; the report says why), regression (scalar or multi-output, any loss), "
-                              "structured (IOKR family) or classification (class labels: logistic for two classes, "
-                              "multinomial for more, unless --loss says).", DATA)] = "auto"
+    task: Annotated[str, _opt("--task", "auto (default; the report says why), regression, structured, classification.",
+                                        DATA, show_default=False)] = "auto"
     max_classes: Annotated[int, _opt("--max-classes", "The most classes a classification target may have.", DATA)] = 50
     # -- molecules and graphs (panel after Data) ---------------------------------------
     inputs: Annotated[Optional[str], _opt("--inputs", "What the inputs are: table (numeric columns), smiles (a "
@@ -128,27 +120,20 @@ class FitOptions:
     candidate_molecules: Optional[object] = None  # the --candidates molecules, read once (a GraphBatch)
     # -- kernel -----------------------------------------------------------------------
     kernel: Annotated[str, _opt("--kernel", "Kernel name (see `skframe plugins`).", KERNEL)] = "gaussian"
-    kernel_param: Annotated[KV, _kv("--kernel-param", "Kernel parameter KEY=VALUE, repeatable "
-                                     "(e.g. gamma=0.1).", KERNEL)] = None
+    kernel_param: Annotated[KV, _kv("--kernel-param", "Kernel parameter KEY=VALUE, repeatable (gamma=0.1; else chosen "
+                                                      "from the data).", KERNEL)] = None
     # -- sketch -----------------------------------------------------------------------
-    sketch: Annotated[str, _opt("--sketch", "auto (p-SR below 50 000 training rows, Nystrom sub-sampling "
-                                "from there), psr, psg, subsample, leverage, gaussian, accumulation, countsketch, "
-                                "rff, or none for the exact model.", SKETCH)] = "auto"
-    sketch_size: Annotated[str, _opt("--sketch-size", "Sketch size m (rows of the sketch), or auto: chosen from "
-                                     "the data.", SKETCH)] = "auto"
+    sketch: Annotated[str, _opt("--sketch", "auto (default: p-SR, Nystrom from 50 000 rows), none (exact), psr, "
+                                            "rff, ...", SKETCH, show_default=False)] = "auto"
+    sketch_size: Annotated[str, _opt("--sketch-size", "Rows m of the sketch, or auto.", SKETCH)] = "auto"
     sketch_param: Annotated[KV, _kv("--sketch-param", "Sketch parameter KEY=VALUE, repeatable "
                                      "(e.g. p=0.005).", SKETCH)] = None
     # -- loss and solver --------------------------------------------------------------
     fit_intercept: Annotated[Optional[bool], _opt("--fit-intercept/--no-fit-intercept", "Centre the targets "
                                                   "(default: the model's own, yes for regressors).", SOLVER,
                                                   show_default=False)] = None
-    lam: Annotated[Optional[str], _opt("--lam", "Regularisation lambda > 0, or auto (the default; the data "
-                                       "set's own value on the embedded data): chosen by generalised "
-                                       "cross-validation for the square loss, by 3 folds otherwise, and "
-                                       "reported; or a comma-separated path such as "
-                                       "1e-2,1e-3,1e-4: fitted in that order, each fit warm-started from the "
-                                       "previous one; metrics per value are reported and the last value's "
-                                       "model is kept.", SOLVER, show_default=False,
+    lam: Annotated[Optional[str], _opt("--lam", "lambda > 0, auto (the default: GCV, or 3 folds) or a warm-started "
+                                                "path 1e-2,1e-3.", SOLVER, show_default=False,
                                        metavar="LAM[,LAM...]")] = None
     loss: Annotated[str, _opt("--loss", "square, huber, epsilon-svr, epsilon-ridge, pinball, hinge, logistic or "
                               "multinomial.", SOLVER)] = "square"
@@ -250,24 +235,21 @@ class FitOptions:
                                               "(pip install \"skframe\\[dask]\").", COMPUTE, show_default=False,
                                               metavar="N")] = None
     # -- output -----------------------------------------------------------------------
-    model_out: Annotated[Optional[Path], _opt("--model-out", "Save the fitted model (with its preprocessing) "
-                                              "to this file; no pickle.", OUTPUT)] = None
+    model_out: Annotated[Optional[Path], _opt("--model-out", "Save the model and its preprocessing to this file (no "
+                                                             "pickle).", OUTPUT)] = None
     json: Annotated[bool, _opt("--json", "Print one JSON object instead of the summary.", OUTPUT)] = False
-    interval: Annotated[Optional[float], _opt("--interval", "Prediction intervals at this coverage level, e.g. 0.9: "
-                                              "coverage and mean width are reported, and --model-out keeps them "
-                                              "for `skframe predict --interval`.", INTERVALS,
+    interval: Annotated[Optional[float], _opt("--interval", "Prediction intervals at this coverage level, e.g. 0.9 "
+                                                            "(kept by --model-out).", INTERVALS,
                                               show_default=False, metavar="LEVEL")] = None
-    interval_method: Annotated[Optional[str], _opt("--interval-method", "cv+ (default), split, cqr (conformalized "
-                                                   "quantile regression), jackknife+ (n fits: small data) or "
-                                                   "posterior (square loss: Gaussian-process variance).",
+    interval_method: Annotated[Optional[str], _opt("--interval-method", "cv+ (default), split, cqr, jackknife+ or "
+                                                                        "posterior (square loss).",
                                                    INTERVALS, show_default=False)] = None
     cqr_score: Annotated[Optional[str], _opt("--cqr-score", "With --interval-method cqr: symmetric (one widening "
                                              "of both quantiles, from max(q_lo - y, y - q_hi); the default) or "
                                              "asymmetric (each bound widened by its own side's score, each side "
                                              "at 1 - alpha/2).", INTERVALS, show_default=False)] = None
-    png: Annotated[Optional[Path], _opt("--png", "Save a plot to this PNG file (needs matplotlib): with --interval, "
-                                        "the intervals and the truth against the predicted values; for a "
-                                        "classifier, a ROC curve and a calibration (reliability) plot.", OUTPUT,
+    png: Annotated[Optional[Path], _opt("--png", "Plot to this PNG: the intervals, or a classifier's ROC and "
+                                                 "calibration.", OUTPUT,
                                         show_default=False)] = None
     explain: Annotated[bool, _opt("--explain", "Print how the fit would run (executor, backend, engine, chunk rows, "
                                   "memory budget, sketch size) and why, without fitting.", OUTPUT)] = False
@@ -387,9 +369,7 @@ def command_signature(cls):
 def options_command(func, cls):
     """``func`` as a command whose parameters are ``cls``'s command-line fields; errors print one line
     (:func:`~skframe.cli._common.handle_errors`)."""
-    command = handle_errors(func)
-    command.__signature__ = command_signature(cls)
-    return command
+    return with_help_all(handle_errors(func), command_signature(cls))  # --help-all: every option (skframe.cli._help)
 
 
 def echo_report(report, as_json, show):
