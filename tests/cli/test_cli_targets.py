@@ -113,3 +113,10 @@ def test_a_one_class_classifier_is_reported(tmp_path):
     report = _json("fit", path, "--lam", "1e-2", "--seed", "0")
     assert report["metrics"]["predicted_classes"] == {"no": 20}
     assert report["warnings"][0].startswith("predicts only 'no'")
+
+
+def test_the_option_default_is_the_library_limit():
+    from skframe.cli._options import FitOptions
+    from skframe.preprocessing import DEFAULT_MAX_CLASSES
+
+    assert FitOptions().max_classes == DEFAULT_MAX_CLASSES

@@ -110,11 +110,11 @@ def _numbers(name, values, forced, positional=False):
     """The spec of a column of numbers: ``numeric``, or ``index`` (left out) for an unforced row index."""
     if forced is None and is_row_index(name, values, positional=positional):
         v = np.asarray(values, dtype=np.float64)
-        what = (f"row numbers {v[0]:.0f}..{v[-1]:.0f} (a row index" if np.all(np.diff(v) > 0) else
-                f"a permutation of {v.min():.0f}..{v.max():.0f} (a row index, the rows shuffled since")
+        what, since = ((f"row numbers {v[0]:.0f}..{v[-1]:.0f}", "") if np.all(np.diff(v) > 0) else
+                       (f"a permutation of {v.min():.0f}..{v.max():.0f}", ", the rows reordered since"))
         return {"name": name, "type": "index",
-                "reason": f"{what}, as pandas' to_csv and R's write.csv write first); left out, keep it with "
-                          f"--column-types {name}=numeric"}
+                "reason": f"{what} (a row index, as pandas' to_csv and R's write.csv write first{since}); left out, "
+                          f"keep it with --column-types {name}=numeric"}
     return {"name": name, "type": "numeric", "reason": "numbers"}
 
 
