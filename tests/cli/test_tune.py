@@ -157,7 +157,8 @@ def test_a_data_sets_suggested_gamma_is_searched_around():
 
 
 def test_best_parameters_equal_the_python_search(data):
-    """The command and KernelSearchCV called from Python on the same data agree (same splits, same grid)."""
+    """The command and KernelSearchCV called from Python on the same data agree (same splits: shuffled from the
+    seed, 0 by default; same grid)."""
     from skframe.model_selection import KernelSearchCV
     from skframe.models import SketchedKernelRidge
 
@@ -165,7 +166,7 @@ def test_best_parameters_equal_the_python_search(data):
     report = _json(_tune(where, "--kernel-param", "gamma=0.1:10:3", "--lam", "1e-7:1e-1:4", "--json"))
     est = SketchedKernelRidge("gaussian", sketch="psr", sketch_size=30, lam=1e-3, random_state=0)
     grid = {"kernel_params": [{"gamma": g} for g in (0.1, 1.0, 10.0)], "lam": list(np.logspace(-7, -1, 4))}
-    search = KernelSearchCV(est, grid, cv=KFold(3)).fit(X, y)
+    search = KernelSearchCV(est, grid, cv=KFold(3, shuffle=True, random_state=0)).fit(X, y)
     assert report["best"]["params"]["gamma"] == pytest.approx(search.best_params_["kernel_params"]["gamma"])
     assert report["best"]["params"]["lam"] == pytest.approx(search.best_params_["lam"])
     np.testing.assert_allclose(report["scores"]["mean"], search.cv_results_["mean_test_score"], rtol=1e-10)

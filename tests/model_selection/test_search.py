@@ -7,7 +7,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import make_scorer, mean_absolute_error
-from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -62,8 +62,8 @@ def test_equals_grid_search_on_ridge(sketch, fit_intercept):
 def test_multi_output_and_exact_model():
     X, y = _data(n=60, outputs=2)
     for est in (SketchedKernelRidge(sketch="psr", sketch_size=20, random_state=0), SketchedKernelRidge(sketch=None)):
-        ours = KernelSearchCV(est, GRID, cv=3).fit(X, y)
-        _assert_same_results(ours, GridSearchCV(est, GRID, cv=3).fit(X, y))
+        ours = KernelSearchCV(est, GRID, cv=KFold(3)).fit(X, y)
+        _assert_same_results(ours, GridSearchCV(est, GRID, cv=KFold(3)).fit(X, y))
         assert ours.predict(X).shape == y.shape
 
 
@@ -73,8 +73,8 @@ def test_multi_output_and_exact_model():
 def test_custom_scorers(scoring):
     X, y = _data()
     est = SketchedKernelRidge(sketch="nystrom", sketch_size=20, random_state=0)
-    ours = KernelSearchCV(est, GRID, cv=3, scoring=scoring).fit(X, y)
-    _assert_same_results(ours, GridSearchCV(est, GRID, cv=3, scoring=scoring).fit(X, y))
+    ours = KernelSearchCV(est, GRID, cv=KFold(3), scoring=scoring).fit(X, y)
+    _assert_same_results(ours, GridSearchCV(est, GRID, cv=KFold(3), scoring=scoring).fit(X, y))
     expected = "generic" if callable(scoring) and not hasattr(scoring, "_score_func") else "square_loss_path"
     assert ours.search_info_["blocks"][0]["path"] == expected
     assert ours.score(X, y) == pytest.approx(ours.scorer_(ours.best_estimator_, X, y))
@@ -85,10 +85,10 @@ def test_failing_grid_point_is_scored_error_score():
     est = SketchedKernelRidge(sketch_size=20, random_state=0)
     grid = {"kernel_params": [{"gamma": 1.0}, {"gamma": -1.0}], "lam": [1e-4, 1e-2]}
     with pytest.warns(FitFailedWarning, match="failed"), pytest.warns(UserWarning, match="non-finite"):
-        ours = KernelSearchCV(est, grid, cv=3).fit(X, y)
+        ours = KernelSearchCV(est, grid, cv=KFold(3)).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ref = GridSearchCV(est, grid, cv=3).fit(X, y)
+        ref = GridSearchCV(est, grid, cv=KFold(3)).fit(X, y)
     _assert_same_results(ours, ref)
     assert np.isnan(ours.cv_results_["mean_test_score"][2:]).all()
     assert list(ours.cv_results_["rank_test_score"][2:]) == [3, 3]
@@ -104,9 +104,9 @@ def test_shorthand_kernel_parameters():
     X, y = _data()
     est = SketchedKernelRidge(kernel="polynomial", kernel_params={"degree": 2}, sketch="nystrom", sketch_size=20,
                               random_state=0)
-    ours = KernelSearchCV(est, {"gamma": [0.5, 2.0], "lam": [1e-5, 1e-2]}, cv=3).fit(X, y)
+    ours = KernelSearchCV(est, {"gamma": [0.5, 2.0], "lam": [1e-5, 1e-2]}, cv=KFold(3)).fit(X, y)
     full = {"kernel_params": [{"degree": 2, "gamma": 0.5}, {"degree": 2, "gamma": 2.0}], "lam": [1e-5, 1e-2]}
-    ref = GridSearchCV(est, full, cv=3).fit(X, y)
+    ref = GridSearchCV(est, full, cv=KFold(3)).fit(X, y)
     np.testing.assert_allclose(ours.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=1e-8)
     assert list(ours.cv_results_["param_gamma"]) == [0.5, 0.5, 2.0, 2.0]
     assert ours.best_params_ == {"gamma": ref.best_params_["kernel_params"]["gamma"], "lam": ref.best_params_["lam"]}
@@ -204,8 +204,8 @@ def test_progress_jobs_clone_and_pipelines():
     # around a pipeline: no shortcut, GridSearchCV's numbers
     inner = Pipeline([("scale", StandardScaler()), ("ridge", est)])
     grid = {"ridge__lam": [1e-5, 1e-2]}
-    ours = KernelSearchCV(inner, grid, cv=3).fit(X, y)
-    _assert_same_results(ours, GridSearchCV(inner, grid, cv=3).fit(X, y))
+    ours = KernelSearchCV(inner, grid, cv=KFold(3)).fit(X, y)
+    _assert_same_results(ours, GridSearchCV(inner, grid, cv=KFold(3)).fit(X, y))
     assert ours.search_info_["blocks"][0]["path"] == "generic"
 
 
@@ -214,8 +214,9 @@ def test_classifier_is_stratified_and_delegates():
     X = rng.normal(size=(60, 2))
     y = np.where(X[:, 0] + 0.3 * rng.normal(size=60) > 0, "a", "b")
     est = SketchedKernelClassifier(sketch_size=15, random_state=0)
-    search = KernelSearchCV(est, {"lam": [1e-3, 1e-1]}, cv=3).fit(X, y)
-    ref = GridSearchCV(est, {"lam": [1e-3, 1e-1]}, cv=3).fit(X, y)
+    search = KernelSearchCV(est, {"lam": [1e-3, 1e-1]}, cv=3).fit(X, y)  # shuffled, stratified, the seed 0
+    ref = GridSearchCV(est, {"lam": [1e-3, 1e-1]}, cv=StratifiedKFold(3, shuffle=True, random_state=0)).fit(X, y)
+    assert search.search_info_["folds"] == "3 shuffled stratified folds (seed 0)"
     assert search.n_splits_ == 3 and list(search.classes_) == ["a", "b"]
     np.testing.assert_allclose(search.cv_results_["mean_test_score"], ref.cv_results_["mean_test_score"], atol=0.05)
     assert search.predict(X).shape == (60,) and search.decision_function(X).shape[0] == 60

@@ -81,7 +81,7 @@ def _loss_name(opts):
 def build_estimator(opts):
     """Build the estimator the options ask for (see the module docstring)."""
     loss_name = _loss_name(opts)
-    common = opts.estimator_params(*SHARED_PARAMS)
+    common = dict(opts.estimator_params(*SHARED_PARAMS), cv_order=getattr(opts, "cv_order", "shuffle"))
     if opts.quantiles:
         if loss_name not in ("square", "pinball"):
             raise InvalidParameterError(

@@ -113,6 +113,7 @@ def build_estimator(opts):
         n_draws=int(opts.n_draws or 1),
         aggregate=opts.aggregate or "mean",
         random_state=opts.seed,
+        cv_order=getattr(opts, "cv_order", "shuffle"),
         **sizes,
     )
 

@@ -68,6 +68,8 @@ def select(
     png: Annotated[Optional[Path], typer.Option(
         "--png", help="Write the curves to this PNG file (needs matplotlib).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    cv_order: Annotated[str, typer.Option("--cv-order", help="Validation rows: shuffle (drawn from --seed) or keep "
+                                          "(the last rows, for rows ordered in time).")] = "shuffle",
     model: Annotated[str, typer.Option("--model", help="sisokr (choose m_X and m_Y) or dsokr (m_Y only: the "
                                        "input is a neural network).")] = "sisokr",
     perfect_h_metric: Annotated[str, typer.Option("--perfect-h-metric", help="decode (score decoded outputs) or "
@@ -80,9 +82,11 @@ def select(
     from skframe.datasets import FeatureScaler, load_dataset  # lazy: loads scikit-learn (~0.6 s at start-up)
     from skframe.model_selection.curves import select_sketch_sizes  # lazy: loads scikit-learn (~0.6 s at start-up)
     from skframe.model_selection.plots import plot_selection  # lazy: loads NumPy (~0.1 s at start-up)
+    from skframe.models._folds import check_cv_order  # lazy: loads NumPy (~0.1 s at start-up)
 
     if not 0 < val_fraction < 1:
         raise InvalidParameterError(f"--val-fraction {val_fraction} must be in (0, 1)")
+    cv_order = check_cv_order(cv_order, "--cv-order")
     if png is not None:
         check_select_png(png, train)  # before any work
     ds = load_dataset(str(train), targets=targets, fmt=fmt)
@@ -94,6 +98,7 @@ def select(
         sizes_y=_sizes(sizes_y, "--sizes-y"), input_sketch=input_sketch, output_sketch=output_sketch,
         val_fraction=val_fraction, fit_budget=fit_budget, inference_budget=inference_budget, n_repeats=repeats,
         tol=tol, random_state=seed, model=model.lower(), perfect_h_metric=perfect_h_metric.lower(),
+        cv_order=cv_order,
     )
     report = res.as_dict()
     if png is not None:
@@ -110,6 +115,7 @@ def select(
         typer.echo(f"{name}: stopped: {curve['stopped']}")
         for m, s, t in zip(curve["sizes"], curve["scores"], curve["seconds"]):
             typer.echo(f"  {m:>7d}  score {s: .6g}  {t:.3f}s")
+    typer.echo(f"validation  {res.validation}")
     typer.echo(f"chosen  m_Y = {res.m_y}" if dsokr else f"chosen  m_X = {res.m_x}   m_Y = {res.m_y}")
     if png is not None:
         typer.echo(f"curves written to {png}")

@@ -67,10 +67,10 @@ class TuneOptions(FitOptions):
     dask_scheduler: Optional[str] = None
     dask_local: Optional[int] = None
     # -- tuning -------------------------------------------------------------------------
-    cv: Annotated[int, _opt("--cv", "Number of cross-validation folds (K-fold; stratified for a classifier).",
-                            TUNING)] = 5
-    shuffle: Annotated[bool, _opt("--shuffle/--no-shuffle", "Shuffle the rows (seeded by --seed) before cutting "
-                                  "the folds; by default the folds are consecutive rows.", TUNING)] = False
+    cv: Annotated[int, _opt("--cv", "Number of cross-validation folds (shuffled from --seed and stratified for a "
+                            "classifier; see --cv-order).", TUNING)] = 5
+    shuffle: Annotated[Optional[bool], _opt("--shuffle/--no-shuffle", "Deprecated: --cv-order shuffle or keep.",
+                                            TUNING, show_default=False, hidden=True)] = None
     scoring: Annotated[Optional[str], _opt("--scoring", "The score to maximise: a scikit-learn scorer name "
                                            "(r2, neg_mean_squared_error, accuracy, ...); default: the model's "
                                            "own score.", TUNING, show_default=False)] = None
@@ -96,6 +96,14 @@ class TuneOptions(FitOptions):
         if self.sketch_sharing not in SHARING:
             raise InvalidParameterError(f"--sketch-sharing {self.sketch_sharing!r} is not one of "
                                         f"{', '.join(SHARING)}")
+        if self.shuffle is not None:  # the flag before --cv-order: its two values name the two orders
+            order = "shuffle" if self.shuffle else "keep"
+            if self.cv_order != "shuffle" and self.cv_order != order:
+                raise InvalidParameterError(f"--shuffle/--no-shuffle contradicts --cv-order {self.cv_order}; "
+                                            "give --cv-order alone")
+            typer.echo(f"note: --{'' if self.shuffle else 'no-'}shuffle is deprecated; use --cv-order {order}",
+                       err=True)
+            self.cv_order = order
         if self.n_jobs is not None and self.n_jobs < 1:
             raise InvalidParameterError(f"--n-jobs {self.n_jobs} must be >= 1")
         if self.lam is not None:
@@ -151,15 +159,6 @@ def _failures(search):
     return [e for block in (search.search_info_ or {}).get("blocks", []) for e in block.get("errors", [])]
 
 
-def _splitter(opts, model):
-    """``--cv`` as scikit-learn's splitter: stratified for a classifier, shuffled with ``--shuffle``."""
-    from sklearn.base import is_classifier  # lazy: scikit-learn loads only when a command runs (~0.6 s)
-    from sklearn.model_selection import KFold, StratifiedKFold  # lazy: scikit-learn (~0.6 s at start-up)
-
-    cls = StratifiedKFold if is_classifier(model) else KFold
-    return cls(opts.cv, shuffle=True, random_state=opts.seed) if opts.shuffle else cls(opts.cv)
-
-
 def run_tune(opts):
     """Run ``skframe tune`` from options; returns the JSON-serialisable report."""
     from skframe.contract.loader import get_plugin_registry  # lazy: reads the plugins' entry points (~15 ms)
@@ -185,8 +184,8 @@ def _run_tune(opts, stack):
                                     f"{X.shape[0]}")
     grid, columns, defaulted = build_grid(opts, model, lambda: default_param_grid(model, X, y), gave_kernel)
     heuristic = median_gamma(X) if any(p.endswith("kernel_params") for p in defaulted) else None
-    search = KernelSearchCV(model, grid, cv=_splitter(opts, model), scoring=opts.scoring, refit=True,
-                            n_jobs=opts.n_jobs, sketch_sharing=opts.sketch_sharing)
+    search = KernelSearchCV(model, grid, cv=opts.cv, scoring=opts.scoring, refit=True, n_jobs=opts.n_jobs,
+                            sketch_sharing=opts.sketch_sharing, random_state=opts.seed, cv_order=opts.cv_order)
     with progress_bar(_n_points(grid), "grid points", enabled=not opts.json) as advance:
         search.set_params(progress=_Progress(advance))
         t0 = time.perf_counter()
@@ -205,7 +204,8 @@ def _run_tune(opts, stack):
         "task": prep.task,
         "n_train": int(prep.X_train.shape[0]),
         "n_test": int(prep.X_test.shape[0]) if prep.X_test is not None else 0,
-        "cv": {"n_splits": int(search.n_splits_), "shuffle": bool(opts.shuffle), "splitter": repr(search.cv),
+        "cv": {"n_splits": int(search.n_splits_), "order": opts.cv_order, "shuffle": opts.cv_order == "shuffle",
+               "folds": search.search_info_["folds"], "splitter": search.search_info_["splitter"],
                "scoring": opts.scoring or "score", "sketch_sharing": search.search_info_["sketch_sharing"]},
         "grid": {"columns": [c[0] for c in columns], "n_points": n_points, "n_blocks": _n_blocks(grid),
                  "from_default": defaulted, "gamma_heuristic": heuristic,
@@ -250,7 +250,7 @@ def print_report(report):
     grid = report["grid"]
     score = "the model's own score" if cv["scoring"] == "score" else cv["scoring"]
     sketch = "one sketch per fold" if cv["sketch_sharing"] == "fold" else "one sketch shared by the folds"
-    typer.echo(f"search     {grid['n_points']} points ({grid['n_blocks']} blocks) x {cv['n_splits']} folds, "
+    typer.echo(f"search     {grid['n_points']} points ({grid['n_blocks']} blocks) x {cv['folds']}, "
                f"{score}, {sketch}")
     if grid["from_default"]:
         heuristic = grid.get("gamma_heuristic")
