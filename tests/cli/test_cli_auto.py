@@ -28,16 +28,35 @@ def _fit(args):
     return result
 
 
-def test_default_lam_is_chosen_by_gcv_and_reported(files):
+def test_default_lam_is_chosen_by_kfold_cv_and_reported(files):
     train, test = files
     out = _fit([train, "--test", test, "--sketch-size", "40"]).output
     lines = [line for line in out.splitlines() if line.startswith("lam ")]
-    assert len(lines) == 1 and "chosen: least generalised cross-validation" in lines[0], out
+    assert len(lines) == 1 and "chosen: least held-out mean squared error of 5 shuffled folds" in lines[0], out
+    assert "extrapolation    count=" in out  # predictions outside the widened training range (0 or more)
     rep = json.loads(_fit([train, "--test", test, "--sketch-size", "40", "--json"]).stdout)
     chosen = rep["chosen"]["lam"]
-    assert rep["model"]["params"]["lam"] == "auto" and chosen["criterion"] == "gcv"
+    assert rep["model"]["params"]["lam"] == "auto" and chosen["criterion"] == "5-fold cv" and chosen["edge"] is None
     assert len(chosen["curve"]) == len(chosen["grid"]) and rep["training"] is None
-    assert rep["chosen"]["gamma"]["criterion"] == "gcv"  # gamma="auto" is the command's default too
+    assert rep["chosen"]["gamma"]["criterion"] == "5-fold cv"  # gamma="auto" is the command's default too
+    flags = rep["metrics"]["extrapolation"]
+    assert flags["count"] == len(flags["rows"]) and "mask" not in flags
+
+
+def test_predictions_far_outside_the_training_range_are_listed(files, tmp_path):
+    train, test = files
+    model = str(tmp_path / "m.skf")
+    _fit([train, "--holdout", "0", "--kernel-param", "gamma=0.05", "--lam", "1e-10", "--sketch-size", "40",
+          "--model-out", model])
+    far = tmp_path / "far.csv"
+    np.savetxt(far, np.array([[0.0, 0.0, 0.0], [0.0, 5.0, 0.0]]), delimiter=",")  # 0.5 x1^2: beyond the range
+    result = runner.invoke(app, ["predict", model, str(far)])
+    assert result.exit_code == 0, result.output
+    assert "note: 1 prediction(s) outside the training targets' range" in result.stderr and "rows 2 (" in result.stderr
+    clipped = runner.invoke(app, ["predict", model, str(far), "--clip-range"])
+    values = [float(v) for v in clipped.stdout.splitlines()[1:]]
+    y = np.loadtxt(train, delimiter=",")[:, -1]
+    assert max(values) <= y.max() + 1e-12 and "clipped to the training range" in clipped.stderr
 
 
 def test_lam_option_fixes_it(files):

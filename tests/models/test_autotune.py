@@ -1,4 +1,5 @@
-"""lam="auto" and gamma="auto": the GCV / LOO curves against dense NumPy, and the fits that use them."""
+"""lam="auto" and gamma="auto": the GCV / LOO curves against dense NumPy, and the fits that use them (the square
+loss's k-fold criterion: tests/models/test_square_cv.py)."""
 
 import numpy as np
 import pytest
@@ -43,12 +44,12 @@ def test_loo_equals_n_refits(data):
     np.testing.assert_allclose(loo_curve(Z, Y, LAMS), [naive_loo(Z, Y, lam) for lam in LAMS], rtol=1e-8)
 
 
-def test_auto_lam_minimises_the_gcv_of_the_fitted_features(data):
+def test_auto_lam_minimises_the_kfold_error_of_the_fitted_features(data):
     X, Y = data
     model = SketchedKernelRidge(kernel_params={"gamma": 0.5}, sketch="subsample", sketch_size=30, lam="auto",
                                 random_state=0).fit(X, Y)
     info = model.fit_info_["lam"]
-    assert info["criterion"] == "gcv" and len(info["curve"]) == len(info["grid"])
+    assert info["criterion"] == "5-fold cv" and len(info["curve"]) == len(info["grid"])
     assert info["value"] <= min(info["curve"]) + 1e-12
     assert model.lam == "auto" and model.lam_path_.tolist() == [info["chosen"]]
     fixed = SketchedKernelRidge(kernel_params={"gamma": 0.5}, sketch="subsample", sketch_size=30,
@@ -57,7 +58,7 @@ def test_auto_lam_minimises_the_gcv_of_the_fitted_features(data):
     assert not hasattr(fixed, "fit_info_")
 
 
-def test_auto_lam_streamed_equals_in_memory(data):
+def test_auto_lam_streamed_equals_in_memory(data):  # all 120 rows within the streamed fit's CV_ROWS
     X, Y = data
     kw = dict(kernel_params={"gamma": 0.5}, sketch="subsample", sketch_size=30, lam="auto", random_state=0)
     a = SketchedKernelRidge(**kw).fit(X, Y)
@@ -66,9 +67,13 @@ def test_auto_lam_streamed_equals_in_memory(data):
     np.testing.assert_allclose(a.fit_info_["lam"]["curve"], b.fit_info_["lam"]["curve"], rtol=1e-8)
 
 
-def test_auto_lam_of_the_exact_model(data):
+def test_gcv_of_the_exact_model(data):
     X, Y = data
-    model = SketchedKernelRidge(kernel_params={"gamma": 0.5}, sketch=None, lam="auto").fit(X, Y)
+    from skframe.models._autotune import choose_lam_square
+    from skframe.models._fit import Fit
+
+    model = SketchedKernelRidge(kernel_params={"gamma": 0.5}, sketch=None, lam="auto")
+    model.fit_info_ = {"lam": choose_lam_square(Fit.of(model, X, Y), criterion="gcv")[1]}
     from skframe_kernels.kernels import GaussianKernel
 
     K = GaussianKernel(0.5)(X, X)

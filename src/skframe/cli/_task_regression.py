@@ -28,10 +28,29 @@ def training_means(opts):
 
 
 def metrics(model, X_test, Y_test, Y_pred, opts=None):
-    """R², MSE, MAE, RRMSE per target, ARRMSE and the MSE over the range (``mse_over_range``).
+    """R², MSE, MAE, RRMSE per target, ARRMSE, the MSE over the range (``mse_over_range``) and the predictions
+    outside the training targets' widened range (``extrapolation``: count, rule and rows).
 
     RRMSE/ARRMSE use the training targets' means when they are known (``opts.train_target_means``,
     as in the multi-target regression literature), else the test means; ``rrmse_reference``
     says which.
     """
-    return regression_report(Y_test, Y_pred, y_train=training_means(opts))
+    report = regression_report(Y_test, Y_pred, y_train=training_means(opts))
+    flags = extrapolation(model, Y_pred)
+    if flags is not None:
+        report["extrapolation"] = flags
+    return report
+
+
+def extrapolation(model, Y_pred):
+    """The predictions outside the training targets' widened range, as the report shows them
+    (:meth:`SketchedKernelRidge.extrapolation_report`; row indices from 0 in the rows predicted), or None."""
+    report = getattr(model, "extrapolation_report", None)
+    if report is None or getattr(model, "target_range_", None) is None:
+        return None
+    flags = report(predictions=Y_pred)
+    out = {k: v for k, v in flags.items() if k != "mask"}
+    shown = "; ".join(f"row {r}: {v:.4g}" for r, v in zip(flags["rows"][:5], flags["values"][:5]))
+    more = f"; {flags['count'] - 5} more in --json" if flags["count"] > 5 else ""
+    out["listed"] = f"{shown}{more} (bounds {flags['low'][0]:.4g} to {flags['high'][0]:.4g})" if shown else "none"
+    return out

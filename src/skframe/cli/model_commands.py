@@ -10,6 +10,7 @@ from typing import Annotated, List, Optional
 import typer
 
 from skframe.cli._common import echo_json, handle_errors, to_jsonable
+from skframe.cli._extrapolation import RangeFlags
 from skframe.cli._options import FORMATS, MISSING, FitOptions, _choice
 from skframe.cli._outputs import check_predict_out
 from skframe.cli._services import call_predict, format_metrics, task_module, write_predictions
@@ -139,7 +140,7 @@ MISSING_HELP = ("Missing values: error, zero, mean (the training means saved wit
 FORMAT_HELP = "File format when the extension does not tell: csv, npz, arff or libsvm (default: as at fit time)."
 
 
-def _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=None, header=None):
+def _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=None, header=None, flags=None):
     """CSV / LIBSVM / NPY data and a ``.csv`` --out: read, predict and write block by block (True when done)."""
     from skframe.cli import _streamed  # lazy: loads NumPy (~0.1 s at start-up)
 
@@ -148,7 +149,7 @@ def _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=Non
         return False
     module, opts = task_module(task), _options_for(extra, task)
     _streamed.predict_streamed(est, extra, data, targets=targets, missing=missing, fmt=fmt, out=str(out),
-                               predict_block=lambda X: call_predict(module, est, X, opts),
+                               predict_block=lambda X: (flags or (lambda P: P))(call_predict(module, est, X, opts)),
                                check_features=_check_features, scale=_apply_scaler, columns=columns, header=header)
     return True
 
@@ -184,8 +185,13 @@ def predict(
         metavar="LEVEL")] = None,
     proba: Annotated[bool, typer.Option("--proba", help="Class probabilities, one column per class (a "
                                         "classifier whose loss gives them: logistic, multinomial).")] = False,
+    clip_range: Annotated[bool, typer.Option("--clip-range", help="Clip each prediction of a regression model to "
+                                             "the training targets' range (off by default).")] = False,
 ):
-    """Predict with a saved model; one row per sample, under a header row of the targets' names."""
+    """Predict with a saved model; one row per sample, under a header row of the targets' names.
+
+    A regression model notes on stderr the predictions outside the training targets' range widened by half its
+    span on each side (rows from 1, with their values)."""
     if out is not None:
         check_predict_out(out, model, data)  # before any work: not the model, not DATA, a writable file
     est, extra = _load(model)
@@ -201,6 +207,7 @@ def predict(
         raise InvalidParameterError(f"--targets {targets} must be >= 0: the number of trailing target columns")
     layout = _layout(est, extra)
     names = prediction_names(est, layout) if header else None
+    flags = RangeFlags(est, clip=clip_range)  # predictions outside the training range: noted on stderr
     if proba:  # one column per class (skframe.cli._classification)
         from skframe.cli._classification import probability_columns  # lazy: loads NumPy
 
@@ -213,19 +220,21 @@ def predict(
                               target=target)
         with _inconsistent(model):
             blocks = interval is None and not proba  # streamed in blocks: plain predictions only
-            if blocks and _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=cols, header=names):
-                return
+            if blocks and _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=cols, header=names,
+                                             flags=flags):
+                return flags.note()
         X, _ = _read(data, targets, missing, fmt, extra, columns=cols, with_targets=False)
     _check_features(est, X, data, targets)
     task = _saved(extra, "task", "regression")
     with _inconsistent(model):
         X = _apply_scaler(X, extra)
-        P = est.predict_proba(X) if proba else call_predict(task_module(task), est, X, _options_for(extra, task))
+        P = est.predict_proba(X) if proba else flags(call_predict(task_module(task), est, X, _options_for(extra, task)))
     if interval is not None:  # lower/upper columns per target (skframe.cli._intervals)
         from skframe.cli._intervals import with_bounds  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
 
         P, names = with_bounds(est, extra, X, P, names, interval)
     write_predictions(str(out) if out else None, P, names=names)
+    flags.note()
 
 
 def evaluate(

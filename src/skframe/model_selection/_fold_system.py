@@ -1,4 +1,4 @@
-"""The eigen-system of one fold of the square-loss λ path, and its held-out scores for every λ.
+"""The held-out scores for every λ of one fold's eigen-system (:class:`~skframe.models._square_cv.FoldSystem`).
 
 The definitions (features ``Z``, the eigendecomposition ``Z^T Z = Q diag(s) Q^T``, ``c = Q^T Z^T Y_c`` and the
 held-out sums ``G``, ``h``, ``q``) are those of :mod:`skframe.model_selection._square_path`.
@@ -8,52 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.core.linalg import default_rtol
 from skframe.model_selection._paths_base import HeldOutPredictions, r2_from_errors
+from skframe.models._square_cv import FoldSystem  # the same eigen-system as lam="auto" of the square loss
 
 __all__ = ["FoldSystem", "fold_system_scores"]
-
-
-class FoldSystem:
-    """The eigen-system of one fold: everything the held-out scores of every ``lam`` need.
-
-    Attributes
-    ----------
-    s : ndarray (r,)
-        Eigenvalues of ``Z^T Z`` (or of K for the exact model).
-    c : ndarray (r, d)
-        ``Q^T Z^T Y_c``.
-    n_train : int
-    offset : ndarray (d,)
-        The intercept (training target mean, or zeros).
-    G, h, q : ndarrays or None
-        Held-out sums ``T^T T``, ``T^T Y_h'`` and ``||Y_h'||^2`` per output.
-    T : ndarray (n_h, r) or None
-        Held-out features in the eigenbasis, for scorers that need predictions.
-    """
-
-    def __init__(self, s, c, n_train, offset, *, G=None, h=None, q=None, T=None):
-        self.s, self.c, self.n_train, self.offset = s, c, int(n_train), offset
-        self.G, self.h, self.q, self.T = G, h, q, T
-
-    def weights(self, lam):
-        """``u = c / (s + n lam)`` in the eigenbasis; directions where that system is not positive are dropped
-        (the pseudo-inverse a failed factorisation falls back to)."""
-        den = self.s + self.n_train * float(lam)
-        keep = den > default_rtol(den.size) * max(float(den.max(initial=0.0)), 0.0)
-        inv = np.zeros_like(den)
-        inv[keep] = 1.0 / den[keep]
-        return self.c * inv[:, None]
-
-    def errors(self, lam):
-        """Held-out sums of squared errors per output, from the sums."""
-        u = self.weights(lam)
-        sse = self.q - 2.0 * np.einsum("ij,ij->j", u, self.h) + np.einsum("ij,ij->j", u, self.G @ u)
-        return np.maximum(sse, 0.0)
-
-    def predictions(self, lam):
-        """Held-out predictions ``T u + ybar`` (n_h, d)."""
-        return self.T @ self.weights(lam) + self.offset
 
 
 def fold_system_scores(system, lams, kind, scorer, X_test, Y_test, one_d):

@@ -1,6 +1,8 @@
 """Hyper-parameters chosen from the data as part of a fit: ``lam="auto"`` and ``gamma="auto"``.
 
-**Square loss** (closed form). With features ``Z`` (n x r) and centred targets ``Y`` (n x d), the fitted values
+**Square loss** (closed form): by default 5 shuffled folds from sums of the fit's own features
+(:mod:`skframe.models._square_cv`; see :func:`choose_lam_square`), or GCV.
+With features ``Z`` (n x r) and centred targets ``Y`` (n x d), the fitted values
 at λ are ``H(λ) Y`` with ``H(λ) = Z (Z^T Z + n λ I)^{-1} Z^T``. From the one eigendecomposition
 ``Z^T Z = Q diag(s) Q^T`` and ``c = Q^T Z^T Y`` (the sums the fit makes, streamed or not), with
 ``g = c / sqrt(s)`` (the coordinates of Y on the left singular vectors of Z)::
@@ -33,14 +35,20 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from skframe.contract.collections import n_items, take
+from skframe.exceptions import SkframeWarning
+from skframe.models import _square_cv
 from skframe.models._folds import default_folds
 
-__all__ = ["AUTO_LAMS", "is_auto", "square_spectrum", "gcv_curve", "loo_curve", "choose_lam_square",
+__all__ = ["AUTO_LAMS", "LamAtEdgeWarning", "is_auto", "square_spectrum", "gcv_curve", "loo_curve", "choose_lam_square",
            "choose_lam_kfold", "lam_of_learned_scales", "median_gamma", "gamma_candidates", "choose_gamma",
            "squared_norm", "subsample_rows", "GAMMA_ROWS"]
 
 #: the λ grid ``lam="auto"`` scores (then refined between the best value's neighbours for the square loss)
 AUTO_LAMS = np.logspace(-10, 0, 41)
+#: decades (four values each) the square loss's grid is extended by, at most, toward an end holding the best λ
+LAM_EXTEND = 2
+#: the criterion of the square loss's ``lam="auto"``: "cv" (k shuffled folds from the fit's sums) or "gcv"
+SQUARE_CRITERION = "cv"
 #: the coarser grid of the k-fold search (each value a solve per fold)
 KFOLD_LAMS = np.logspace(-8, -1, 8)
 #: rows (evenly spaced) on which the bandwidth candidates are scored
@@ -50,6 +58,10 @@ KFOLD = 3
 _MEDIAN_ROWS = 500
 #: the exponents k of the first bandwidths scored, γ₀ × 10^k
 GAMMA_STEPS = (-1.0, -0.5, 0.0, 0.5, 1.0)
+
+
+class LamAtEdgeWarning(SkframeWarning):
+    """``lam="auto"`` chose a value at an end of its (extended) grid."""
 
 
 def is_auto(value):
@@ -115,26 +127,78 @@ def squared_norm(Y):
     return float(total.compute() if hasattr(total, "compute") else total)
 
 
-def choose_lam_square(fit, lams=AUTO_LAMS):
-    """``(lam, info)``: the λ minimising the GCV of the square-loss fit ``fit`` (its representation's sums)."""
+def square_criterion_name():
+    """The name :func:`choose_lam_square` gives its criterion in ``info["criterion"]`` (``"5-fold cv"``)."""
+    return f"{_square_cv.SQUARE_FOLDS}-fold cv" if SQUARE_CRITERION == "cv" else "gcv"
+
+
+def _gcv_of_fit(fit):
+    """The GCV curve ``curve(lams)`` of a square-loss fit from one eigendecomposition of its sums, and its rank."""
     rep = fit.represent()
-    n = fit.n
+    if rep.K is not None:  # the exact model keeps K: K = U diag(s) U^T, g = U^T Y
+        s, U = np.linalg.eigh(rep.K)
+        keep = s > 1e-12 * max(float(s.max(initial=0.0)), np.finfo(float).tiny)
+        G = U[:, keep].T @ np.asarray(fit.Yc)
+        s, g2 = s[keep], (G * G).sum(axis=1)
+    else:
+        A, B = rep.problem(fit.Yc).gram()
+        s, g2 = square_spectrum(np.asarray(A), np.asarray(B))
+    yy, n = squared_norm(fit.Yc), fit.n
+    return (lambda lams: gcv_curve(s, g2, yy, n, np.atleast_1d(lams))), int(s.size)
+
+
+def _extended(curve, grid, values, extend=LAM_EXTEND):
+    """The grid and its curve extended by a decade (four values) toward an end that holds the least value, at most
+    ``extend`` times; and ``None``, ``"lower"`` or ``"upper"``: the end the least value still lies at."""
+    step = np.log10(grid[1] / grid[0]) if grid.size > 1 else 0.25
+    for _ in range(extend):
+        best = int(np.nanargmin(values))
+        if 0 < best < grid.size - 1:
+            break
+        ends = np.arange(1, 5) * step
+        more = grid[0] * 10.0 ** -ends[::-1] if best == 0 else grid[-1] * 10.0 ** ends
+        grid = np.concatenate([more, grid] if best == 0 else [grid, more])
+        values = np.concatenate([curve(more), values] if best == 0 else [values, curve(more)])
+    best = int(np.nanargmin(values))
+    return grid, values, ("lower" if best == 0 else "upper" if best == grid.size - 1 else None)
+
+
+def choose_lam_square(fit, lams=AUTO_LAMS, criterion=None):
+    """``(lam, info)``: the λ of the square-loss fit ``fit`` with the least held-out error of k shuffled folds
+    (:mod:`skframe.models._square_cv`, from sums of the fit's own features), or the least GCV
+    (``criterion="gcv"``, or where no folds can be formed: Dask data). A least value at an end of ``lams``
+    extends the grid (:data:`LAM_EXTEND` decades at most); one still there is named in ``info["edge"]`` and
+    warned about."""
+    criterion = SQUARE_CRITERION if criterion is None else criterion
+    lams = np.asarray(lams, dtype=float)
+    systems, words = None, None
     with fit.serial_blas():
-        if rep.K is not None:  # the exact model keeps K: K = U diag(s) U^T, g = U^T Y
-            s, U = np.linalg.eigh(rep.K)
-            keep = s > 1e-12 * max(float(s.max(initial=0.0)), np.finfo(float).tiny)
-            G = U[:, keep].T @ np.asarray(fit.Yc)
-            s, g2 = s[keep], (G * G).sum(axis=1)
+        if criterion == "cv":
+            systems, words = _square_cv.fit_fold_systems(fit)
+        if systems is not None:
+            rank = int(systems[0].s.size)
+
+            def curve(v):
+                return _square_cv.cv_curve(systems, v)
+            name, what = square_criterion_name(), f"held-out mean squared error of {words}"
         else:
-            A, B = rep.problem(fit.Yc).gram()
-            s, g2 = square_spectrum(np.asarray(A), np.asarray(B))
-    yy = squared_norm(fit.Yc)
-    values = gcv_curve(s, g2, yy, n, lams)
-    lam, best = _refine(lambda v: gcv_curve(s, g2, yy, n, [v])[0], np.asarray(lams), values)
-    info = {"chosen": lam, "criterion": "gcv", "value": best, "grid": [float(v) for v in lams],
-            "curve": [float(v) for v in values], "rank": int(s.size),
-            "reason": f"least generalised cross-validation (GCV) over {len(lams)} values from one "
-                      "eigendecomposition"}
+            curve, rank = _gcv_of_fit(fit)
+            name, what = "gcv", "generalised cross-validation (GCV) from one eigendecomposition"
+            if criterion == "cv":
+                what += f" ({words}: no folds)"
+        grid, values, edge = _extended(curve, lams, curve(lams))
+        lam, best = _refine(lambda v: curve(v)[0], grid, values)
+    info = {"chosen": lam, "criterion": name, "value": best, "grid": [float(v) for v in grid],
+            "curve": [float(v) for v in values], "rank": rank, "edge": edge,
+            "reason": f"least {what} over {grid.size} values"}
+    if words is not None and systems is not None:
+        info["folds"] = words
+    if edge is not None:
+        info["reason"] += (f"; at the {edge} end of the grid ({grid[0]:.0e} to {grid[-1]:.0e}): the data "
+                           f"favour {'less' if edge == 'lower' else 'more'} regularisation than it holds")
+        warnings.warn(f"lam='auto' chose {lam:.3g}, the {edge} end of its grid {grid[0]:.0e} to {grid[-1]:.0e} "
+                      f"({name}); give lam explicitly or check the data for outliers and data-entry errors",
+                      LamAtEdgeWarning, stacklevel=3)
     return lam, info
 
 

@@ -191,7 +191,7 @@ class Fit:
         Xs, Ys = take(X, rows), np.asarray(Y[rows] if not hasattr(Y, "compute") else Y[rows].compute())
         probe = Recipe(None, fit_intercept=True, exact="gram", rtol=recipe.rtol)
 
-        def score(gamma):  # the least GCV over λ of the square-loss fit on the rows, at this gamma
+        def score(gamma):  # the least held-out error over λ of the square-loss fit on the rows, at this gamma
             trial = copy.copy(estimator)
             trial.kernel_params, trial.memory_budget = dict(params, gamma=gamma), None
             with warnings.catch_warnings():  # the probes' sketch-size and rank notes are the final fit's to give
@@ -199,8 +199,8 @@ class Fit:
                 return _autotune.choose_lam_square(Fit(trial, Xs, Ys, probe))[1]["value"]
 
         gamma, info = _autotune.choose_gamma(score, gamma0)
-        info.update(start=gamma0, rows=int(rows.size),
-                    reason=f"{start} x 10^k, least square-loss GCV on {rows.size} rows")
+        info.update(start=gamma0, rows=int(rows.size), criterion=_autotune.square_criterion_name(),
+                    reason=f"{start} x 10^k, least square-loss {_autotune.square_criterion_name()} on {rows.size} rows")
         self.auto_info["gamma"] = info
         return dict(params, gamma=gamma)
 
@@ -227,7 +227,7 @@ class Fit:
         return dict(params, length_scale=[float(v) for v in ell])
 
     def choose_lam(self):
-        """``lam="auto"``: the square loss's GCV minimiser (with learned length-scales: the λ learned with them),
+        """``lam="auto"``: the square loss's k-fold minimiser (with learned length-scales: the λ learned with them),
         else k folds along a λ grid (``auto_info["lam"]``): shuffled from the estimator's ``random_state`` and
         stratified by class, or in file order with its ``cv_order="keep"`` (:func:`_folds.fold_options`)."""
         learned = self.auto_info.get("length_scale")

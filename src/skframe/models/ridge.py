@@ -24,6 +24,7 @@ from skframe.models._base import (
     validate_XY,
 )
 from skframe.models._data import check_sample_weight
+from skframe.models._extrapolation import WIDEN, out_of_range, target_range
 from skframe.models._fit import Fit, Recipe
 from skframe.models._posterior import posterior_state, posterior_variance
 
@@ -185,6 +186,9 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
     fit_info_ : dict
         Only after ``lam="auto"`` or ``gamma="auto"``: for each parameter chosen,
         ``chosen``, ``criterion``, ``grid``, ``curve`` (the criterion on the grid) and ``reason``.
+    target_range_ : ndarray of shape (2, n_targets) or None
+        The training targets' least and greatest values (None for Dask targets): the range
+        :meth:`extrapolation_report` flags predictions against (:mod:`skframe.models._extrapolation`).
 
     Examples
     --------
@@ -249,7 +253,8 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
 
         if w is not None:  # weighted: the closed form of the weighted problem (no posterior state)
             solve = functools.partial(_ridge_solve, sample_weight=w)
-        recipe = Recipe(solve, fit_intercept=self.fit_intercept, exact="gram", rtol=self.rtol)
+        recipe = Recipe(solve, fit_intercept=self.fit_intercept, exact="gram", rtol=self.rtol,
+                        attributes={"target_range_": target_range(Y)})
         fit = Fit(self, X, Y, recipe, progress=progress, t0=t0, y_1d=one_d, sample_weight=w)
         fit.posterior_system = last  # filled by the solves: read by fit() once the last λ is solved
         return fit
@@ -284,3 +289,28 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
                 "targets); refit it with this version to get predict(X, return_std=True)")
         std = np.sqrt(posterior_variance(self, validate_X(self, X, reset=False), noise=noise))
         return F, (std[:, 0] if self._y_1d else std)
+
+    def extrapolation_report(self, X=None, *, predictions=None, widen=WIDEN):
+        """The predictions outside the training targets' range widened by ``widen`` times its span on each side.
+
+        Parameters
+        ----------
+        X : array-like, optional
+            Rows to predict (not needed with ``predictions``).
+        predictions : array-like of shape (n,) or (n, n_targets), optional
+            This model's predictions, when already computed.
+        widen : float, default=0.5
+
+        Returns
+        -------
+        dict
+            :func:`skframe.models._extrapolation.out_of_range`: ``count``, ``rows`` (from 0), ``values``, ``mask``,
+            the bounds and the ``rule``; ``{"count": None, ...}`` for a model without a stored range (Dask
+            targets, or saved by an earlier version).
+        """
+        rng = getattr(self, "target_range_", None)
+        if predictions is None:
+            predictions = self.predict(X)
+        if rng is None:
+            return {"count": None, "rows": [], "values": [], "rule": "no training range stored with this model"}
+        return out_of_range(predictions, rng, widen)
