@@ -129,3 +129,13 @@ def test_a_classifier_that_predicts_one_class_is_named():
     assert "--class-weight balanced" in line
     assert one_class_warning(predicted_counts([1.0, 2.0, 2.0]), 0.7) is None
     assert predicted_counts([1.0, 2.0, 2.0]) == {"2": 2, "1": 1}
+
+
+def test_the_classifier_refuses_more_classes_than_max_classes():
+    from skframe.models import SketchedKernelClassifier
+
+    X = np.random.default_rng(8).normal(size=(40, 2))
+    y = np.arange(40) % 5
+    with pytest.raises(InvalidInputError, match="y holds 5 classes, more than max_classes=3"):
+        SketchedKernelClassifier(max_classes=3).fit(X, y)
+    assert SketchedKernelClassifier(max_classes=5, sketch_size=10, random_state=0).fit(X, y).classes_.size == 5

@@ -8,7 +8,7 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from skframe.constraints import HasMethods, Options
+from skframe.constraints import HasMethods, Interval, Options
 from skframe.contract.collections import is_collection
 from skframe.contract.tags import get_tags
 from skframe.exceptions import InvalidInputError, InvalidParameterError
@@ -112,6 +112,11 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         stratified by class (each fold holds every class in about its share; shuffled only where a class has
         fewer rows than folds); ``"keep"`` cuts consecutive blocks of rows in the given order (rows ordered in
         time). ``fit_info_["lam"]["folds"]`` names the folds used.
+    max_classes : int or None, default=None
+        The most classes ``fit`` accepts: more raise :class:`~skframe.exceptions.InvalidInputError` before any
+        work (a fit's cost grows with the square of the class count K: the Newton solver forms K (K + 1) / 2 Gram
+        products per pass). None: no limit (``skframe fit`` refuses more than ``--max-classes``, 50, before
+        reading the features: :func:`skframe.preprocessing.targets.check_target`).
 
     Attributes
     ----------
@@ -140,12 +145,12 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
     _parameter_constraints = dict(COMMON_CONSTRAINTS, loss=[str, HasMethods("value", "gradient")],
                                   loss_params=[dict, None], class_weight=[Options("balanced"), dict, None],
                                   calibration=[Options(*_calibration.METHODS), None],
-                                  cv_order=[Options(*CV_ORDERS)])
+                                  cv_order=[Options(*CV_ORDERS)], max_classes=[Interval("int", 2, None), None])
 
     def __init__(self, kernel="gaussian", *, kernel_params=None, sketch="psr", sketch_size="auto",
                  sketch_params=None, loss="hinge", loss_params=None, solver=None, solver_params=None, lam=1e-3,
                  warm_start=False, random_state=None, memory_budget=None, dtype="float64",
-                 backend="auto", class_weight=None, calibration=None, cv_order="shuffle"):
+                 backend="auto", class_weight=None, calibration=None, cv_order="shuffle", max_classes=None):
         store_params(self, locals())
 
     @staticmethod
@@ -190,6 +195,10 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         except ValueError as exc:
             raise InvalidInputError(f"{exc} (y must hold class labels)") from exc
         self.classes_, _, Y = encode_labels(y, get_tags(loss, "loss").one_of_k)
+        if self.max_classes is not None and self.classes_.size > self.max_classes:
+            raise InvalidInputError(f"y holds {self.classes_.size} classes, more than max_classes={self.max_classes}"
+                                    " (the cost of a fit grows with the square of the class count): raise "
+                                    "max_classes, or fit numbers with a regressor")
         return X, Y, loss, None
 
     def decision_function(self, X):
