@@ -18,6 +18,8 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from sklearn.base import is_classifier
+from sklearn.utils.multiclass import type_of_target
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 
@@ -157,9 +159,6 @@ def search_splitter(n_splits, estimator, y=None, *, cv_order="shuffle", random_s
     stratified on ``y`` for a classifier whose ``y`` is binary or multi-class (as scikit-learn's ``check_cv``), and
     seeded by ``random_state`` or, where that is None, by the estimator's integer ``random_state`` (a
     ``RandomState`` object of the estimator is left to its sketches)."""
-    from sklearn.base import is_classifier  # lazy: loaded with the first search
-    from sklearn.utils.multiclass import type_of_target  # lazy: as is_classifier
-
     if random_state is None:
         own = getattr(estimator, "random_state", None)
         random_state = own if isinstance(own, numbers.Integral) and not isinstance(own, bool) else None
