@@ -37,6 +37,7 @@ __all__ = [
     "spec_of",
     "component_name",
     "component_params",
+    "constructor_params",
 ]
 
 
@@ -185,7 +186,44 @@ def get_output_matrix(spec, **params):
     return get_component("output_matrix", spec, **params)
 
 
-def _params_of(obj, built_params):
+def constructor_params(obj):
+    """The constructor's arguments of ``obj`` read back from its attributes of the same names, or None.
+
+    scikit-learn's ``get_params`` convention: every named parameter of ``type(obj).__init__`` must be
+    readable as ``obj.<name>`` (``__init__(self, gamma=1.0)`` storing ``self.gamma``); otherwise, or when
+    the constructor takes ``*args``, the route does not apply and None is returned. ``**kwargs`` are left out.
+
+    Examples
+    --------
+    >>> class HelloRBF:
+    ...     def __init__(self, gamma=1.0):
+    ...         self.gamma = gamma
+    >>> constructor_params(HelloRBF(0.05))
+    {'gamma': 0.05}
+    """
+    init = type(obj).__init__
+    if init is object.__init__:
+        return {}
+    try:
+        found = list(inspect.signature(init).parameters.values())[1:]  # after self
+    except (TypeError, ValueError):  # a builtin or extension type without a signature
+        return None
+    params = {}
+    for p in found:
+        if p.kind is p.VAR_POSITIONAL:
+            return None
+        if p.kind is p.VAR_KEYWORD:
+            continue
+        try:
+            params[p.name] = getattr(obj, p.name)
+        except Exception:  # noqa: BLE001 - a missing (or failing) attribute: the route does not apply
+            return None
+    return params
+
+
+def _params_of(obj, built_params, factory=None):
+    """``obj.params``, else ``get_params()``, else the parameters it was built with by name, else (for an
+    object of the registered class ``factory``) its constructor's arguments (:func:`constructor_params`)."""
     params = getattr(obj, "params", None)
     if not isinstance(params, dict):
         get_params = getattr(obj, "get_params", None)
@@ -195,8 +233,10 @@ def _params_of(obj, built_params):
             except TypeError:
                 params = get_params()
     if not isinstance(params, dict):
-        params = built_params if built_params is not None else {}
-    return dict(params)
+        params = built_params
+    if params is None and isinstance(factory, type) and type(obj) is factory:
+        params = constructor_params(obj)
+    return dict(params or {})
 
 
 def _entry_of(reg, kinds, obj):
@@ -240,7 +280,9 @@ def spec_of(kind, obj):
     -------
     ComponentSpec or None
         ``(kind, canonical name, params)``; params come from ``obj.params`` (or
-        ``obj.get_params()``), else from the parameters it was built with.
+        ``obj.get_params()``), else from the parameters it was built with by name, else, for an
+        object of a registered class, from its constructor's arguments read back from the
+        attributes of the same names (:func:`constructor_params`); else none.
 
     Examples
     --------
@@ -252,15 +294,17 @@ def spec_of(kind, obj):
     if kind is not None and kind not in KINDS:
         raise InvalidParameterError(f"unknown component kind {kind!r}; use one of {', '.join(KINDS)}")
     kinds = KINDS if kind is None else (kind,)
+    reg = get_plugin_registry()
     built = _BUILT.get(id(obj))
     if built is not None and built[0]() is obj and built[1] in kinds:
         _, found_kind, name, built_params = built
+        comp = reg.lookup(found_kind, name)
     else:
-        comp = _entry_of(get_plugin_registry(), kinds, obj)
+        comp = _entry_of(reg, kinds, obj)
         if comp is None:
             return None
         found_kind, name, built_params = comp.kind, comp.name, None
-    return ComponentSpec(found_kind, name, _params_of(obj, built_params))
+    return ComponentSpec(found_kind, name, _params_of(obj, built_params, None if comp is None else comp.factory))
 
 
 def component_name(obj):

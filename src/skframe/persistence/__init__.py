@@ -24,7 +24,9 @@ What is saved, and how it is rebuilt:
 
 A save is verified before it replaces anything: the new file is written to one temporary
 file beside ``path``, read back and rebuilt as :func:`load` would (so a model that could not
-be loaded, such as a kernel whose bandwidth the data made zero, is refused), and only then
+be loaded, such as a kernel whose bandwidth the data made zero, is refused), its components
+evaluated beside the fitted ones on a small probe (so a component that would be rebuilt with other
+parameters is refused, naming what differs: :mod:`~skframe.persistence.fidelity`), and only then
 renamed over ``path``. See :mod:`skframe.io.atomic` for interruptions and leftovers.
 
 Reproducible files: the same model (same data, options and seed) gives byte-identical files.
@@ -39,7 +41,8 @@ quote it (see :func:`reproducible_execution`). They stay on the fitted object an
 Modules: :mod:`~skframe.persistence.file_format` (the zip container, read defensively),
 :mod:`~skframe.persistence.encoding` (models to a JSON tree and arrays, and back),
 :mod:`~skframe.persistence.classes` (the classes a file may name),
-:mod:`~skframe.persistence.reproducible` (what a file leaves out) and
+:mod:`~skframe.persistence.reproducible` (what a file leaves out),
+:mod:`~skframe.persistence.fidelity` (a rebuilt component computes what the saved one did) and
 :mod:`~skframe.persistence.saving` (``save``, ``load``, ``load_bundle``).
 """
 

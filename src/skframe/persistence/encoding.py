@@ -26,6 +26,8 @@ class _Encoder:
         self.arrays = {}
         self._by_id = {}  # one entry per array object, so shared arrays stay shared
         self._alive = []  # the arrays keyed by id, kept alive so that no id is reused during the save
+        self.components = []  # (spec, component, enclosing dicts) of each component encoded, in decoding order
+        self._states = []  # the dictionaries being encoded, outermost first (where a component's model is)
 
     def _array(self, arr):
         if arr.dtype.hasobject:
@@ -62,11 +64,16 @@ class _Encoder:
         if isinstance(value, dict):
             if not all(isinstance(k, str) for k in value):
                 raise PersistenceError(f"{where}: dictionary keys must be strings to be saved")
-            return {"__dict__": {k: self.encode(v, f"{where}.{k}") for k, v in value.items()}}
+            self._states.append(value)
+            try:
+                return {"__dict__": {k: self.encode(v, f"{where}.{k}") for k, v in value.items()}}
+            finally:
+                self._states.pop()
 
         spec = spec_of(None, value)
         if spec is not None:
             params = self.encode(dict(spec.params), f"{where}.params")
+            self.components.append((spec, value, tuple(self._states)))  # after its params, as the decoder builds
             return {"__component__": spec.kind, "name": spec.name, "params": params}
         name = _name_of_class(type(value))
         if name is not None:
@@ -115,6 +122,7 @@ def _is_sparse_matrix(value):
 class _Decoder:
     def __init__(self, arrays):
         self.arrays = arrays
+        self.components = []  # each component rebuilt, in the order the encoder listed them
 
     def _array(self, key):
         if not isinstance(key, str) or key not in self.arrays:
@@ -160,8 +168,7 @@ class _Decoder:
         parts = (self._array(node["data"]), self._array(node["indices"]), self._array(node["indptr"]))
         return cls(parts, shape=tuple(node["shape"]))
 
-    @staticmethod
-    def _component(kind, name, params):
+    def _component(self, kind, name, params):
         if not isinstance(name, str) or not isinstance(params, dict):
             raise PersistenceError("model file describes a component without a name; the file is corrupted")
         for key, value in params.items():  # a model file holds its arrays: it never makes skframe read another file
@@ -171,12 +178,14 @@ class _Decoder:
                     "contents (a model file written by an older skframe); skframe does not read files a model "
                     "file names: fit the model again, and the new file will hold the array itself")
         try:
-            return build_component(ComponentSpec(kind, name, params))
+            component = build_component(ComponentSpec(kind, name, params))
         except UnknownComponentError as exc:
             raise PersistenceError(
                 f"the model needs the {kind} {name!r}, which no installed plugin provides; install the plugin "
                 f"that registers it ({exc})"
             ) from exc
+        self.components.append(component)
+        return component
 
     @staticmethod
     def _object(name, state, via):

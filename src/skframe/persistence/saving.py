@@ -9,6 +9,7 @@ import numpy as np
 from skframe._version import __version__
 from skframe.exceptions import PersistenceError, SkframeError
 from skframe.persistence.encoding import _Decoder, _Encoder
+from skframe.persistence.fidelity import probe_data, refuse_round_trip, round_trip_problem
 from skframe.persistence.file_format import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -42,9 +43,12 @@ def save(model, path, *, extra=None):
     Raises
     ------
     PersistenceError
-        When the file cannot be written (naming ``path``), or when the written model would
-        not load back (e.g. a fitted parameter outside its valid range); ``path`` is then
-        left as it was.
+        When the file cannot be written (naming ``path``), when the written model would
+        not load back (e.g. a fitted parameter outside its valid range), or when a component
+        rebuilt from the file would compute other values than the fitted one on a small probe
+        (a kernel whose constructor's arguments are neither in ``params`` nor readable as
+        attributes of the same names; see :mod:`skframe.persistence.fidelity`); ``path`` is
+        then left as it was.
     """
     enc = _Encoder()
     manifest = {
@@ -55,13 +59,17 @@ def save(model, path, *, extra=None):
         "extra": enc.encode(dict(extra or {}), "extra"),
     }
     manifest["arrays"] = {k: describe_array(v) for k, v in enc.arrays.items()}
-    return write_model_file(path, manifest, enc.arrays, verify=lambda tmp: _loads_back(tmp, path))
+    return write_model_file(path, manifest, enc.arrays, verify=lambda tmp: _loads_back(tmp, path, enc.components))
 
 
-def _loads_back(tmp, path):
-    """Read and rebuild the written temporary file ``tmp`` as :func:`load` would; refuse it otherwise."""
+def _loads_back(tmp, path, components):
+    """Read and rebuild the written temporary file ``tmp`` as :func:`load` would; refuse it otherwise.
+
+    ``components`` lists the encoder's ``(spec, component, enclosing states)``: each rebuilt component must
+    compute what the saved one does on a probe (:func:`skframe.persistence.fidelity.round_trip_problem`).
+    """
     try:
-        load_bundle(tmp)
+        rebuilt = _read(tmp)[2]
     except PersistenceError as exc:
         cause = exc.__cause__  # the rebuild's own error says what is wrong, without the file's name
         reason = str(cause) if cause is not None and not isinstance(cause, PersistenceError) else \
@@ -69,16 +77,29 @@ def _loads_back(tmp, path):
         raise PersistenceError(
             f"the model was not saved to {os.fspath(path)!r} (left unchanged): it would not load back: {reason}"
         ) from exc
+    judged = set()
+    for (spec, component, states), again in zip(components, rebuilt):
+        if id(component) in judged:  # one object saved in several places is probed once
+            continue
+        judged.add(id(component))
+        problem = round_trip_problem(spec.kind, component, again, probe_data(spec.kind, states))
+        if problem is not None:
+            raise refuse_round_trip(os.fspath(path), spec, component, problem)
 
 
 def load_bundle(path, *, max_bytes=None):
     """Load a model file and return ``(model, extra)``; see :func:`save` and :func:`load`."""
+    return _read(path, max_bytes=max_bytes)[:2]
+
+
+def _read(path, max_bytes=None):
+    """``(model, extra, the components rebuilt, in the order the file lists them)``."""
     manifest, arrays = read_model_file(path, max_bytes=max_bytes)
     dec = _Decoder(arrays)
     try:
         model, extra = dec.decode(manifest.get("model")), dec.decode(manifest.get("extra", {"__dict__": {}}))
         _check_counts(model, path)
-        return model, extra
+        return model, extra, dec.components
     except PersistenceError:
         raise
     except (SkframeError, TypeError, AttributeError, KeyError, IndexError, ValueError, RecursionError) as exc:

@@ -18,11 +18,17 @@ kind). A check changes nothing outside the component: a component no plugin regi
 for its save-and-load property, in a copy of the registry seen by the checking thread only. What is
 checked:
 
-* every kind: its tags are well-formed (:func:`check_tags`); its ``params``
-  are JSON-ready and rebuild an equal component (the registered factory, else the class, called
-  with them; the same ``repr``); it is saved to a model file and loaded back
-  (:func:`skframe.persistence.save` / ``load``) with the same behaviour — a component that no
-  installed plugin registers is registered for the duration of the check, in a copy of the registry;
+* every kind: its tags are well-formed (:func:`check_tags`); its ``params`` are JSON-ready; the
+  parameters a model file saves (``params``, else ``get_params()``, else those it was built with by
+  name, else its constructor's arguments read back from the attributes of the same names:
+  :func:`skframe.contract.registry.spec_of`) rebuild a component that computes the same values on a
+  probe, by the rule :func:`skframe.persistence.save` applies
+  (:func:`skframe.persistence.fidelity.round_trip_problem`), with the same ``repr``; it is saved to a
+  model file and loaded back (``save`` / ``load``) with the same behaviour — a component that no
+  installed plugin registers is registered for the duration of the check, in a copy of the registry.
+  A component fails both when it stores a constructor argument under another name and has no
+  ``params``: the fix is to store the constructor's arguments as attributes of the same names, or to
+  give it a ``params`` property returning them;
 * kernels: shapes of Gram blocks, ``k(X, Y) = k(Y, X)^T``, symmetry and positive
   semi-definiteness of ``k(X, X)``, ``diag``, ``matvec`` and ``block_bytes`` where present,
   and each tag: ``normalized`` (unit diagonal), ``is_linear`` (``X Y^T``), ``dtypes`` (float32
@@ -30,7 +36,8 @@ checked:
   ``thread_safe`` (calls from several threads at once give the one-call values), and skframe's
   sketch product with it;
   ``Y=None`` is checked only where ``__call__`` gives ``Y`` a default, and the component's ``params``
-  only where it has them (a kernel whose constructor needs no argument may have none);
+  only where it has them (a kernel whose constructor's arguments are attributes of the same names, or
+  that takes none, may have none);
 * sketches: ``draw`` gives a ``SketchMatrix`` of ``size`` rows over n columns, determined by
   the random generator (``fit_features`` and ``transform`` for a ``feature_map``);
 * losses: shapes, finite-difference gradients, convexity, the declared Lipschitz constant, the

@@ -18,6 +18,7 @@ from skframe.contract.registry import build_component, spec_of
 from skframe.contract.tags import TAGS_OF_KIND, KernelTags, LossTags, get_tags
 from skframe.exceptions import PluginError, SkframeError
 from skframe.persistence import load, save
+from skframe.persistence.fidelity import ROUND_TRIP_FIX, round_trip_problem
 
 
 class ConformanceError(PluginError):
@@ -190,29 +191,35 @@ def _same_params(a, b):
 def _check_params(fail, component, kind):
     """The parameters a model file saves rebuild an equal component; returns the rebuilt one.
 
-    They are the component's ``params`` (or ``get_params()``), else, as the registry does, the parameters it was
-    built with by name, or none: a component without ``params`` whose constructor needs none passes.
+    They are those :func:`skframe.save` writes (:func:`skframe.contract.registry.spec_of`): the component's
+    ``params`` (or ``get_params()``), else the parameters it was built with by name, else its constructor's
+    arguments read back from its attributes of the same names; the rebuilt component must compute what the
+    component does, by the rule ``save`` applies (:func:`skframe.persistence.fidelity.round_trip_problem`).
     """
     declared = _params_of(component)
-    spec = spec_of(kind, component)
-    params = declared if declared is not None else (dict(spec.params) if spec is not None else {})
-    if declared is not None:
-        if not (isinstance(params, dict) and all(isinstance(k, str) for k in params)):
-            fail("params", f"params is {params!r}", "return the constructor arguments as a dict from a `params` "
-                 "property (models using the component are saved from it)")
-        problem = _json_ready(params)
-        fail.require(problem is None, "params", f"{params!r} is not JSON-ready ({problem})",
-                     "return numbers, strings, lists, dicts or NumPy arrays")
-    try:
-        rebuilt = build_component(spec) if spec is not None else type(component)(**params)
-    except (TypeError, SkframeError) as exc:
-        how = f"the registered factory {spec.name!r}" if spec is not None else type(component).__name__
-        if declared is None:
-            fail("params", f"it has no `params` and {how}() failed ({exc})",
-                 "add a `params` property returning the constructor arguments as a dict")
-        fail("params round-trip", f"{how}(**{params!r}) failed ({exc})",
-             "make `params` return exactly the arguments the factory takes")
+    with _registered(component, kind):
+        spec = spec_of(kind, component)
+        params = declared if declared is not None else dict(spec.params)
+        if declared is not None:
+            if not (isinstance(params, dict) and all(isinstance(k, str) for k in params)):
+                fail("params", f"params is {params!r}", "return the constructor arguments as a dict from a "
+                     "`params` property (models using the component are saved from it)")
+            problem = _json_ready(params)
+            fail.require(problem is None, "params", f"{params!r} is not JSON-ready ({problem})",
+                         "return numbers, strings, lists, dicts or NumPy arrays")
+        try:
+            rebuilt = build_component(spec)
+        except (TypeError, SkframeError) as exc:
+            how = type(component).__name__ if spec.name.startswith(_SCOPED_PREFIX) else \
+                f"the registered factory {spec.name!r}"
+            if declared is None:
+                fail("params", f"it has no `params` and {how}(**{params!r}) failed ({exc})", ROUND_TRIP_FIX)
+            fail("params round-trip", f"{how}(**{params!r}) failed ({exc})",
+                 "make `params` return exactly the arguments the factory takes")
     fail.passed("params", "params round-trip")
+    problem = round_trip_problem(kind, component, rebuilt)
+    fail.require(problem is None, "params round-trip", f"rebuilt from the saved parameters {params!r}, {problem}",
+                 ROUND_TRIP_FIX)
     if declared is not None:
         fail.require(_same_params(_params_of(rebuilt), params), "params round-trip",
                      f"rebuilt from {params!r} it has params {_params_of(rebuilt)!r}",
@@ -221,6 +228,9 @@ def _check_params(fail, component, kind):
         fail.require(repr(rebuilt) == repr(component), "repr", f"{repr(component)!r} but rebuilt {repr(rebuilt)!r}",
                      "derive __repr__ from params (__repr__ = skframe.plugin.api.repr_from_params)")
     return rebuilt
+
+
+_SCOPED_PREFIX = "conformance-check-"
 
 
 @contextlib.contextmanager
@@ -235,7 +245,7 @@ def _registered(component, kind):
         return
     registry = get_plugin_registry().copy()
     factory = type(component)
-    name = f"conformance-check-{factory.__module__}.{factory.__qualname__}".lower()
+    name = f"{_SCOPED_PREFIX}{factory.__module__}.{factory.__qualname__}".lower()
     registry.add(kind, name, factory, Source("conformance-check", "skframe-conformance-check", "0"))
     with scoped_registry(registry):
         yield
@@ -249,11 +259,21 @@ def _saved_and_loaded(fail, component, kind):
             save({"component": component}, path)
             loaded = load(path)["component"]
         except SkframeError as exc:
+            if getattr(exc, "problem", None) is not None:  # what the params round-trip says, refused by save
+                fail("save and load", f"skframe.save refuses it: {exc.problem}", ROUND_TRIP_FIX)
             fail("save and load", f"saving or loading failed ({exc})",
                  "make `params` JSON-ready and the constructor accept them")
     fail.require(type(loaded) is type(component), "save and load",
                  f"loaded a {type(loaded).__name__}", "register the class itself as the factory, or keep its type")
     return loaded
+
+
+def _rebuilt_alike(fail, ok, prop, what):
+    """The rebuilt (``params round-trip``) or loaded (``save and load``) component behaves as the original on the
+    check's own data; a property that failed already (by the rule ``save`` applies) keeps its one reason."""
+    if any(failed == prop for failed, _ in fail.failures):
+        return False
+    return fail.require(ok, prop, what, ROUND_TRIP_FIX)
 
 
 def _no_state_change(fail, component, before, what):

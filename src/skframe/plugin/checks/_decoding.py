@@ -10,6 +10,7 @@ from skframe.plugin.checks._common import (
     _check_params,
     _checking,
     _close,
+    _rebuilt_alike,
     _saved_and_loaded,
     _worst,
 )
@@ -89,10 +90,10 @@ def check_decoder(decoder, *, params=None, rng=0, rtol=1e-9):
             def same(a, b):
                 return _close(a, b, 0.0)
         rebuilt = _check_params(fail, decoder, "decoder")
-        fail.require(same(outcome(rebuilt), first), "params round-trip", "the rebuilt decoder decodes differently",
-                     "return every constructor argument in params")
-        fail.require(same(outcome(_saved_and_loaded(fail, decoder, "decoder")), first), "save and load",
-                     "the loaded decoder decodes differently", "return every constructor argument in params")
+        _rebuilt_alike(fail, same(outcome(rebuilt), first), "params round-trip",
+                       "the rebuilt decoder decodes differently")
+        _rebuilt_alike(fail, same(outcome(_saved_and_loaded(fail, decoder, "decoder")), first), "save and load",
+                       "the loaded decoder decodes differently")
     return tags
 
 
@@ -129,8 +130,7 @@ def check_output_matrix_component(output_matrix, *, params=None, d=3, rng=0):
         rebuilt = _check_params(fail, om, "output_matrix")
         for other, prop in ((rebuilt, "params round-trip"), (_saved_and_loaded(fail, om, "output_matrix"),
                                                               "save and load")):
-            fail.require(_close(outcome(other), M, 1e-12), prop, "the rebuilt output matrix differs",
-                         "return every constructor argument in params")
+            _rebuilt_alike(fail, _close(outcome(other), M, 1e-12), prop, "the rebuilt output matrix differs")
     return tags
 
 
