@@ -59,6 +59,14 @@ def test_a_named_index_is_left_out_in_any_row_order(name):
     assert "a permutation of 1..25" in enc.columns_[0]["reason"]
 
 
+def test_a_named_column_of_distinct_whole_numbers_is_left_out():
+    labels = np.random.default_rng(9).choice(10**6, 25, replace=False)  # R's row names as case numbers
+    enc = TableEncoder().fit({"rownames": labels, "a": np.linspace(0, 1, 25)})
+    assert enc.columns_[0]["type"] == "index" and "25 distinct whole numbers" in enc.columns_[0]["reason"]
+    kept = TableEncoder().fit({"rownames": np.r_[labels[:-1], labels[0]], "a": np.linspace(0, 1, 25)})
+    assert kept.columns_[0]["type"] == "numeric"  # a value seen twice: not row labels
+
+
 # ------------------------------------------------------------------------------------------------- targets
 def test_an_identifier_last_column_is_refused_with_plausible_targets():
     names, columns = _table()

@@ -22,7 +22,8 @@ Each column of a table is read as one of
 ``index``
     a row index: a column named as one (a blank first header cell, ``Unnamed: 0``, ``rownames``, ``index``,
     ``id``, any case) whose integers increase strictly down the file, as pandas' ``to_csv`` and R's
-    ``write.csv`` write first, or are a permutation of ``0..n-1`` or ``1..n`` (the rows shuffled since); in a
+    ``write.csv`` write first, are a permutation of ``0..n-1`` or ``1..n`` (the rows shuffled since), or are
+    other whole numbers each seen once (row labels, such as R's row names that are case numbers); in a
     table without names (an array), a first column that is such a permutation of 10 rows or more: left out
     (``column_types={name: "numeric"}`` keeps it; ``x0`` for an array's first column).
 

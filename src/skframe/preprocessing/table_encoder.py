@@ -93,8 +93,9 @@ def is_row_index(name, values, *, positional=False):
     """Whether a numeric column is a row index, by its name and its values.
 
     Named as one (:func:`is_index_name`): integers that increase strictly down the file (row numbers, or the
-    numbers of the rows kept from a larger table, as a held-out file has them), or a permutation of ``0..n-1`` or
-    ``1..n`` in any order (:func:`is_permutation`: the index of a table whose rows were shuffled afterwards).
+    numbers of the rows kept from a larger table, as a held-out file has them), a permutation of ``0..n-1`` or
+    ``1..n`` in any order (:func:`is_permutation`: the index of a table whose rows were shuffled afterwards), or
+    any whole numbers each seen once (row labels, as R's row names may be: case numbers).
     ``positional`` (the first column of a table without names): a permutation of at least
     :data:`POSITIONAL_INDEX_ROWS` rows.
     """
@@ -103,7 +104,7 @@ def is_row_index(name, values, *, positional=False):
         return v.size >= POSITIONAL_INDEX_ROWS and is_permutation(v)
     if not is_index_name(name) or v.size < 2 or not whole:
         return False
-    return bool(np.all(np.diff(v) > 0)) or is_permutation(v)
+    return bool(np.unique(v).size == v.size)
 
 
 def _numbers(name, values, forced, positional=False):
@@ -111,7 +112,8 @@ def _numbers(name, values, forced, positional=False):
     if forced is None and is_row_index(name, values, positional=positional):
         v = np.asarray(values, dtype=np.float64)
         what, since = ((f"row numbers {v[0]:.0f}..{v[-1]:.0f}", "") if np.all(np.diff(v) > 0) else
-                       (f"a permutation of {v.min():.0f}..{v.max():.0f}", ", the rows reordered since"))
+                       (f"a permutation of {v.min():.0f}..{v.max():.0f}", ", the rows reordered since")
+                       if is_permutation(v) else (f"{v.size} distinct whole numbers", ", or row labels"))
         return {"name": name, "type": "index",
                 "reason": f"{what} (a row index, as pandas' to_csv and R's write.csv write first{since}); left out, "
                           f"keep it with --column-types {name}=numeric"}
