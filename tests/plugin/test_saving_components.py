@@ -178,3 +178,27 @@ def test_constructor_params_follows_scikit_learn_s_convention():
     assert constructor_params(Renamed()) is None
     assert constructor_params(Star(1, 2)) is None
     assert constructor_params(Plain()) == {}
+
+
+def test_sketches_and_output_matrices_are_probed_and_large_sketches_are_not():
+    from skframe.plugin.api import SketchMatrix
+
+    class Scaled:
+        def __init__(self, size=10, scale=1.0):
+            self.size, self._scale = size, scale
+
+        def draw(self, n, rng, *, X=None, kernel=None):
+            idx = np.sort(rng.choice(n, size=self.size, replace=False))
+            return SketchMatrix(n=n, indices=idx, mix=self._scale * np.eye(self.size))
+
+    class Shrunk:
+        def __init__(self, shrink=0.0):
+            self._shrink = shrink
+
+        def matrix(self, d=None, *, Y=None, quantiles=None):
+            return (1 - self._shrink) * np.cov(Y.T) + self._shrink * np.eye(d)
+
+    assert "_scale=2.0 was rebuilt as 1.0" in round_trip_problem("sketch", Scaled(10, 2.0), Scaled(10))
+    assert round_trip_problem("sketch", Scaled(10, 2.0), Scaled(10, 2.0)) is None
+    assert round_trip_problem("sketch", Scaled(100, 2.0), Scaled(100)) is None  # 100 rows: no cheap probe
+    assert "_shrink=0.5 was rebuilt as 0.0" in round_trip_problem("output_matrix", Shrunk(0.5), Shrunk())

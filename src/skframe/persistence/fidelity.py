@@ -7,7 +7,7 @@ on a small deterministic probe and says what differs. The probes, each a few row
 
 * kernels: the Gram block of a few rows (of the model's own training rows ``X_fit_`` where the model
   stores them, else a fixed random block as wide as the model's inputs);
-* sketches: a draw (or random features) with a fixed seed;
+* sketches of at most 64 rows: a draw (or random features) with a fixed seed;
 * losses: values and gradients on fixed predictions and targets;
 * output matrices: the matrix of fixed targets.
 
@@ -83,7 +83,7 @@ def _kernel_outcome(kernel, data):
 def _sketch_outcome(sketch, data):
     size = getattr(sketch, "size", None)
     size = int(size) if isinstance(size, (int, np.integer)) and not isinstance(size, bool) else 8
-    if size > 512:  # not a cheap probe
+    if size > 64:  # not a cheap probe (a leverage-score draw grows with the square of its points)
         return None
     n = max(32, size + 8)
     X = np.random.default_rng(0).uniform(size=(n, 3))
