@@ -114,7 +114,7 @@ def test_keep_reproduces_the_consecutive_folds_on_a_sorted_table():
     assert min(info["curve"]) > np.log(3)  # worse than uniform guessing at every lam
 
 
-@pytest.mark.parametrize("loss, classes", [("logistic", 2), ("logistic", 3), ("multinomial", 3), ("hinge", 3)])
+@pytest.mark.parametrize("loss, classes", [("logistic", 2), ("logistic", 3), ("multinomial", 3)])
 def test_every_classifier_loss_stratifies_on_the_class_labels(monkeypatch, loss, classes):
     from skframe.models import _folds
 
