@@ -65,7 +65,7 @@ def _check_numeric_target(tr, opts, choice):
         names = [str(j + 1) for j in range(d + tr.Y.shape[1])]
     try:
         return check_target(names, _Columns(tr.X, tr.Y), list(range(d, len(names))),
-                            chosen=_tables.target_choice(opts, choice), task=_tables.target_task(opts),
+                            chosen=_tables.target_choice(opts, choice), task=opts.task,
                             max_classes=opts.max_classes)
     except InvalidInputError as exc:
         raise InvalidInputError(f"{Path(opts.train).name}: {exc}") from None

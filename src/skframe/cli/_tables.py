@@ -190,7 +190,7 @@ def load_fit(opts, choice):
 
     # before anything is typed or fitted: an identifier as the last column, too many classes (one line, the fix)
     try:
-        target = check_target(names, table.columns, t, chosen=target_choice(opts, choice), task=target_task(opts),
+        target = check_target(names, table.columns, t, chosen=target_choice(opts, choice), task=opts.task,
                               max_classes=opts.max_classes)
     except InvalidInputError as exc:
         raise InvalidInputError(f"{name_of(path)}: {exc}") from None
@@ -243,13 +243,6 @@ def target_choice(opts, choice):
         return "--target"
     k = int(opts.targets)
     return "last column" if k == 1 else f"last {k} columns (--targets {k})"
-
-
-def target_task(opts):
-    """``--task``, or ``classification`` when ``--loss`` names a classification loss (its target is classes)."""
-    from skframe.cli._classification import CLASSIFICATION_LOSSES  # lazy: loads NumPy
-
-    return "classification" if (opts.loss or "").strip().lower() in CLASSIFICATION_LOSSES else opts.task
 
 
 def _table_format(fmt):

@@ -23,7 +23,7 @@ _OPTIONS = {
     "kernel": "--kernel", "sketch": "--sketch", "dtype": "--dtype", "backend": "--backend", "tol": "--tol",
     "batch_size": "--batch-size", "learning_rate": "--learning-rate", "patience": "--patience",
     "output_rank": "--output-rank", "n_draws": "--n-draws", "n_seeds": "--n-seeds", "random_state": "--seed",
-    "cv_order": "--cv-order",
+    "cv_order": "--cv-order", "max_classes": "--max-classes",
 }
 #: solver parameters with no shortcut option: set with --solver-param NAME=VALUE
 _SOLVER_ONLY = ("max_admm_iter", "max_newton_steps")
