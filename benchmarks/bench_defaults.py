@@ -40,7 +40,7 @@ command in a FRESH process (``sys.executable -m skframe``):
 2. ``skframe tune train.csv --test test.csv --json`` with the options the fit needed, at its defaults;
 3. scikit-learn's ``HistGradientBoostingRegressor`` / ``Classifier`` at defaults on the same rows (text columns as
    pandas ``category`` with ``categorical_features="from_dtype"``; the index and identifier columns dropped; the rows
-   ``--missing drop`` left out dropped too; one OpenMP thread, as the cores are shared).
+   ``--missing drop`` left out, those missing a number, dropped too; one OpenMP thread, as the cores are shared).
 
 Summary: default - tune per regression table (acceptance: mean >= -0.01 R², none below -0.03), accuracy and
 log-loss differences per classification table, default - HGB, and whether every refusal was one line in <= 30 s.
@@ -278,9 +278,10 @@ def run_hgb(spec, train, test, options):
     tr, te = pd.read_csv(train, **read), pd.read_csv(test, **read)
     target, drop = spec["target"], [spec["target"], *spec.get("identifiers", [])]
     tr, te = tr[tr[target].notna()], te[te[target].notna()]
-    if "--missing" in options and options[options.index("--missing") + 1] == "drop":
-        tr, te = tr.dropna(), te.dropna()
     X_tr, X_te = tr.drop(columns=drop), te.drop(columns=drop)
+    if "--missing" in options and options[options.index("--missing") + 1] == "drop":  # rows missing a number
+        keep_tr, keep_te = (X.select_dtypes("number").notna().all(axis=1) for X in (X_tr, X_te))
+        tr, te, X_tr, X_te = tr[keep_tr], te[keep_te], X_tr[keep_tr], X_te[keep_te]
     for col in X_tr.columns:
         if not (pd.api.types.is_numeric_dtype(X_tr[col]) and pd.api.types.is_numeric_dtype(X_te[col])):
             cats = pd.unique(pd.concat([X_tr[col], X_te[col]]).dropna().astype(str))
