@@ -65,11 +65,11 @@ PLUGIN_PUBLIC = ("skframe.plugin.api", "skframe.plugin.toolbox", "skframe.graphs
 # - anywhere: the optional dependencies, and numba (compiled code, which a small fit never loads);
 # - anywhere: a sub-package of SciPy or scikit-learn (each costs its own import time: scipy.optimize, sklearn.metrics);
 # - in the modules that ``import skframe`` and the command line load before any work (START_UP): also NumPy,
-#   rich and the entry-point metadata that plugin discovery reads.
+#   rich (typer.rich_utils, Typer's help printer, loads it) and the entry-point metadata that plugin discovery reads.
 OPTIONAL = frozenset({"numba", "torch", "cupy", "cupyx", "dask", "distributed", "rdkit", "networkx", "matplotlib",
                       "threadpoolctl", "pytest", "pyarrow", "zstandard"})
 BY_SUBPACKAGE = frozenset({"scipy", "sklearn"})
-COSTLY = OPTIONAL | BY_SUBPACKAGE | {"numpy", "rich", "importlib.metadata"}
+COSTLY = OPTIONAL | BY_SUBPACKAGE | {"numpy", "rich", "typer.rich_utils", "importlib.metadata"}
 START_UP = ("skframe", "skframe.cli", "skframe.__main__")
 
 LAZY_TAG = "# lazy:"

@@ -132,7 +132,7 @@ def test_dask_options_errors_are_one_line(data, monkeypatch):
 
 
 def test_dask_options_in_the_compute_panel():
-    res = runner.invoke(app, ["fit", "--help"], env={"COLUMNS": "200"})
+    res = runner.invoke(app, ["fit", "--help-all"], env={"COLUMNS": "200"})  # advanced: not in the short --help
     assert "--dask-scheduler" in res.output and "--dask-local" in res.output
 
 

@@ -19,7 +19,7 @@ import typer.core
 
 from skframe._version import __version__
 from skframe.cli._common import debug_enabled
-from skframe.cli._help import ShortHelpCommand, TuneHelpCommand
+from skframe.cli._help import HelpCommand, HelpGroup, ShortHelpCommand, TuneHelpCommand
 from skframe.cli._warnings import install as install_warnings
 from skframe.cli.fit import fit
 from skframe.cli.model_commands import evaluate, predict
@@ -33,7 +33,7 @@ __all__ = ["app", "main", "register_plugin_commands", "CORE_COMMANDS"]
 _UsageError = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 
 
-class _OneLineUsageErrors(typer.core.TyperGroup):
+class _OneLineUsageErrors(HelpGroup):
     """The command group: a usage error (an unknown option, a missing argument, a value of the wrong type) is one
     ``Error:`` line naming the command's ``--help``, as every other error is, not Click's usage box."""
 
@@ -67,9 +67,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("fit", cls=ShortHelpCommand)(fit)  # --help: the common options; --help-all: every one
-app.command("predict")(predict)
-app.command("evaluate")(evaluate)
-app.command("select")(select)
+app.command("predict", cls=HelpCommand)(predict)  # each option in one or two lines (skframe.cli._help)
+app.command("evaluate", cls=HelpCommand)(evaluate)
+app.command("select", cls=HelpCommand)(select)
 app.command("tune", cls=TuneHelpCommand)(tune)
 app.command("plugins")(plugins)
 CORE_COMMANDS = frozenset({"fit", "predict", "evaluate", "select", "tune", "plugins"})

@@ -62,57 +62,52 @@ class FitOptions:
     columns: Annotated[Optional[List[str]], _opt("--columns", "Feature columns by name or position from 1 "
                                                               "(comma-separated or repeated).",
                                                               DATA, show_default=False, metavar="NAME|POS")] = None
-    drop: Annotated[Optional[List[str]], _opt("--drop", "Columns to leave out (never read: e.g. a column of text), "
-                                              "by name or position from 1; comma-separated or repeated.", DATA,
+    drop: Annotated[Optional[List[str]], _opt("--drop", "Columns left out (never read), by name or position from 1; "
+                                                        "comma-separated or repeated.", DATA,
                                               show_default=False, metavar="NAME|POS")] = None
     target: Annotated[Optional[List[str]], _opt("--target", "Target column(s) by name or position (instead of the "
                                                             "last --targets).",
                                                             DATA, show_default=False, metavar="NAME|POS")] = None
-    format: Annotated[Optional[str], _opt("--format", "File format when neither the extension nor the content "
-                                          "tells: csv, npz, arff, libsvm, parquet or feather.", DATA)] = None
+    format: Annotated[Optional[str], _opt("--format", "File format when the file does not tell: csv, npz, arff, "
+                                                      "libsvm, parquet or feather.", DATA)] = None
     delimiter: Annotated[Optional[str], _opt("--delimiter", "Field delimiter of a text table: ',' ';' tab or '|' "
                                              "(default: detected and reported).", DATA, show_default=False)] = None
-    column_types: Annotated[Optional[List[str]], _opt("--column-types", "Override the detected type of table "
-                                                      "columns: NAME=numeric|categorical|date|text, comma-separated "
-                                                      "or repeated.", DATA, show_default=False,
+    column_types: Annotated[Optional[List[str]], _opt("--column-types", "NAME=numeric|categorical|date|text instead of "
+                                                                        "the detected type; "
+                                                                        "repeatable.", DATA, show_default=False,
                                                       metavar="NAME=TYPE")] = None
     missing: Annotated[str, _opt("--missing", "Missing values: error, zero, mean or drop.", DATA)] = "error"
-    scale: Annotated[str, _opt("--scale", "Input scaling: auto (standard when the spreads of a file's dense "
-                               "features differ more than 10-fold, else none), none or standard (training "
-                               "statistics, saved with the model; sparse data stay sparse).", DATA)] = "auto"
+    scale: Annotated[str, _opt("--scale", "auto (standard when feature spreads differ >10-fold), none or "
+                                          "standard.", DATA)] = "auto"
     seed: Annotated[int, _opt("--seed", "Seed of the sketch, solver and folds.", DATA)] = 0
     cv_order: Annotated[str, _opt("--cv-order", "Folds: shuffle (seeded) or keep (file order).", DATA)] = "shuffle"
     sample_weight: Annotated[Optional[str], _opt(
-        "--sample-weight", "Column of the training file (CSV with any delimiter, compressed or not, Parquet, Arrow; "
-        "name, or position from 1) holding each row's weight; left out of the features.", DATA, show_default=False,
+        "--sample-weight", "Column of each row's weight, by name or position from 1 (not a "
+                           "feature).", DATA, show_default=False,
         metavar="COLUMN")] = None
     task: Annotated[str, _opt("--task", "auto (default; the report says why), regression, structured, classification.",
                                         DATA, show_default=False)] = "auto"
-    max_classes: Annotated[int, _opt("--max-classes", "The most classes a classification target may have.", DATA)] = 50
+    max_classes: Annotated[int, _opt("--max-classes", "Most classes a classification target may have.", DATA)] = 50
     # -- molecules and graphs (panel after Data) ---------------------------------------
-    inputs: Annotated[Optional[str], _opt("--inputs", "What the inputs are: table (numeric columns), smiles (a "
-                                          "CSV column of SMILES strings, see --input-column) or graphs (graphs "
-                                          "of .jsonl/.sdf files, or of a SMILES column; default: graphs for "
-                                          ".jsonl and .sdf files, else table).", "Molecules and graphs",
+    inputs: Annotated[Optional[str], _opt("--inputs", "table, smiles (a CSV column) or graphs (default: graphs for "
+                                                      ".jsonl/.sdf, else table).", "Molecules and graphs",
                                           show_default=False)] = None
     input_column: Annotated[str, _opt("--input-column", "CSV column holding the SMILES inputs.",
                                       "Molecules and graphs")] = "smiles"
-    outputs: Annotated[str, _opt("--outputs", "What the outputs are: table (numeric targets) or smiles "
-                                 "(molecules, predicted as graphs; with --task structured).",
+    outputs: Annotated[str, _opt("--outputs", "table (numeric targets) or smiles (molecules; with --task structured).",
                                  "Molecules and graphs")] = "table"
     output_column: Annotated[Optional[str], _opt("--output-column", "CSV column holding the SMILES outputs "
                                                  "(default: --input-column).", "Molecules and graphs",
                                                  show_default=False)] = None
-    target_field: Annotated[Optional[List[str]], _opt("--target-field", "Target: a CSV column, an SDF data field "
-                                                      "or a key of the JSON graph lines; repeatable (default: y "
-                                                      "in JSON lines, the last --targets columns of a CSV).",
+    target_field: Annotated[Optional[List[str]], _opt("--target-field", "Target: CSV column, SDF field or JSON key; "
+                                                                        "repeatable (default: y in JSON).",
                                                       "Molecules and graphs", show_default=False,
                                                       metavar="NAME")] = None
     split_column: Annotated[Optional[str], _opt("--split-column", "CSV column marking each row train or test "
                                                 "(instead of --test).", "Molecules and graphs",
                                                 show_default=False)] = None
-    featurize: Annotated[Optional[str], _opt("--featurize", "Turn SMILES inputs into features: morgan (sparse "
-                                             "Morgan fingerprint bits, for the tanimoto kernels).",
+    featurize: Annotated[Optional[str], _opt("--featurize", "SMILES to features: morgan (Morgan fingerprint bits, for "
+                                                            "tanimoto kernels).",
                                              "Molecules and graphs", show_default=False)] = None
     featurize_param: Annotated[KV, _kv("--featurize-param", "Featurizer parameter KEY=VALUE, repeatable "
                                         "(radius=2, n_bits=2048).", "Molecules and graphs")] = None
@@ -129,25 +124,24 @@ class FitOptions:
     sketch_param: Annotated[KV, _kv("--sketch-param", "Sketch parameter KEY=VALUE, repeatable "
                                      "(e.g. p=0.005).", SKETCH)] = None
     # -- loss and solver --------------------------------------------------------------
-    fit_intercept: Annotated[Optional[bool], _opt("--fit-intercept/--no-fit-intercept", "Centre the targets "
-                                                  "(default: the model's own, yes for regressors).", SOLVER,
+    fit_intercept: Annotated[Optional[bool], _opt("--fit-intercept/--no-fit-intercept", "Centre the targets (default: "
+                                                                                        "the model's own), or "
+                                                                                        "--no-fit-intercept.", SOLVER,
                                                   show_default=False)] = None
-    lam: Annotated[Optional[str], _opt("--lam", "lambda > 0, auto (the default: GCV, or 3 folds) or a warm-started "
-                                                "path 1e-2,1e-3.", SOLVER, show_default=False,
+    lam: Annotated[Optional[str], _opt("--lam", "lambda > 0, auto (default: by CV) or a warm-started path "
+                                                "1e-2,1e-3.", SOLVER, show_default=False,
                                        metavar="LAM[,LAM...]")] = None
-    loss: Annotated[str, _opt("--loss", "square, huber, epsilon-svr, epsilon-ridge, pinball, hinge, logistic or "
-                              "multinomial.", SOLVER)] = "square"
+    loss: Annotated[str, _opt("--loss", "square, huber, pinball, logistic, ... (skframe plugins).", SOLVER)] = "square"
     class_weight: Annotated[Optional[str], _opt("--class-weight", "balanced: weigh each class by n / (classes x "
                                                 "its count) (classification).", SOLVER, show_default=False)] = None
-    calibration: Annotated[Optional[str], _opt("--calibration", "none, sigmoid or lapse: logistic probabilities "
-                                               "through a map fitted on leave-one-out scores (default: lapse for "
-                                               "--loss logistic).", SOLVER, show_default=False)] = None
+    calibration: Annotated[Optional[str], _opt("--calibration", "Probability map of --loss logistic: none, sigmoid or "
+                                                                "lapse (default).", SOLVER, show_default=False)] = None
     loss_param: Annotated[KV, _kv("--loss-param", "Loss parameter KEY=VALUE, repeatable "
                                    "(e.g. kappa=1, epsilon=0.1).", SOLVER)] = None
-    solver: Annotated[Optional[str], _opt("--solver", "closed-form, admm, dual-cd, lbfgs or adam (default: "
-                                          "the loss's default solver).", SOLVER, show_default=False)] = None
-    solver_param: Annotated[KV, _kv("--solver-param", "Solver parameter KEY=VALUE, repeatable, passed to "
-                                     "the solver as is (e.g. max_iter=200).", SOLVER)] = None
+    solver: Annotated[Optional[str], _opt("--solver", "closed-form, admm, dual-cd, lbfgs or adam (default: the loss's "
+                                                      "own).", SOLVER, show_default=False)] = None
+    solver_param: Annotated[KV, _kv("--solver-param", "Solver parameter KEY=VALUE, repeatable (e.g. "
+                                                      "max_iter=200).", SOLVER)] = None
     epochs: Annotated[Optional[int], _opt("--epochs", "Epochs (adam); the iteration cap of lbfgs, admm and "
                                           "dual-cd.", SOLVER)] = None
     batch_size: Annotated[Optional[int], _opt("--batch-size", "Mini-batch size (adam).", SOLVER)] = None
@@ -156,12 +150,12 @@ class FitOptions:
                                          "of admm, dual-cd).", SOLVER)] = None
     early_stopping: Annotated[bool, _opt("--early-stopping", "Stop when the validation "
                                          "loss stops improving (adam).", SOLVER)] = False
-    validation_fraction: Annotated[float, _opt("--validation-fraction", "Training fraction held out for "
-                                               "early stopping.", SOLVER)] = 0.1
+    validation_fraction: Annotated[float, _opt("--validation-fraction", "Share held out for early "
+                                                                        "stopping.", SOLVER)] = 0.1
     quantiles: Annotated[Optional[str], _opt("--quantiles", "Comma-separated levels for joint quantile "
                                              "regression, e.g. 0.1,0.5,0.9.", SOLVER)] = None
-    output_matrix: Annotated[Optional[str], _opt("--output-matrix", "Output matrix M of the kernel k*M: "
-                                                 "identity, quantile, graph or covariance.", SOLVER)] = None
+    output_matrix: Annotated[Optional[str], _opt("--output-matrix", "M of the kernel k*M: identity, quantile, graph or "
+                                                                    "covariance.", SOLVER)] = None
     output_matrix_param: Annotated[KV, _kv("--output-matrix-param", "Output matrix parameter KEY=VALUE "
                                             "(e.g. mu=0.5, adjacency=FILE).", SOLVER)] = None
     # -- structured outputs -----------------------------------------------------------
@@ -194,9 +188,7 @@ class FitOptions:
     aggregate: Annotated[str, _opt("--aggregate", "Ensemble score aggregation: mean or max.",
                                    STRUCTURED)] = "mean"
     # -- neural network (structured task, --model dsokr) -------------------------------
-    model: Annotated[str, _opt("--model", "Structured model: sisokr (kernel input map) or dsokr (a neural "
-                               "network on the sketched output basis; pip install \"skframe\\[deep]\"); "
-                               "dsokr uses --epochs, --batch-size, --learning-rate, --loss.",
+    model: Annotated[str, _opt("--model", 'sisokr (kernels) or dsokr (a network; pip install "skframe\\[deep]").',
                                "Neural network")] = "sisokr"
     network: Annotated[str, _opt("--network", "dsokr network: mlp, text-cnn or transformer.",
                                  "Neural network")] = "mlp"
@@ -205,31 +197,28 @@ class FitOptions:
     weight_decay: Annotated[Optional[float], _opt("--weight-decay", "Weight decay of the network (default: the "
                                                   "model's, 0.01 decoupled).", "Neural network",
                                                   show_default=False)] = None
-    patience: Annotated[Optional[int], _opt("--patience", "Early stopping: hold out --validation-fraction and "
-                                            "stop after this many epochs without improvement (default 10 "
-                                            "with --early-stopping).", "Neural network",
+    patience: Annotated[Optional[int], _opt("--patience", "Epochs without progress before stopping early (default 10 "
+                                                          "with --early-stopping).", "Neural network",
                                             show_default=False)] = None
-    n_seeds: Annotated[int, _opt("--n-seeds", "Networks trained from different seeds per sketch draw "
-                                 "(scores aggregated with --aggregate).", "Neural network")] = 1
+    n_seeds: Annotated[int, _opt("--n-seeds", "Networks per sketch draw, from different seeds (see "
+                                              "--aggregate).", "Neural network")] = 1
     device: Annotated[str, _opt("--device", "Where the network trains: cpu or cuda.", "Neural network")] = "cpu"
-    mixed_precision: Annotated[bool, _opt("--mixed-precision", "dsokr: the network's forward passes in bfloat16 "
-                                          "during training (faster on a GPU with bfloat16 units; check the "
-                                          "decoded metric).", "Neural network")] = False
-    output_rank: Annotated[Optional[int], _opt("--output-rank", "dsokr: keep only the p_Y leading directions of "
-                                               "the sketched output basis (p_Y <= --output-sketch-size; default: "
-                                               "all).", "Neural network", show_default=False)] = None
+    mixed_precision: Annotated[bool, _opt("--mixed-precision", "dsokr: forward passes in bfloat16 in training (faster "
+                                                               "on a GPU).", "Neural network")] = False
+    output_rank: Annotated[Optional[int], _opt("--output-rank", "dsokr: keep the p_Y leading directions of the output "
+                                                                "basis (default: "
+                                                                "all).", "Neural network", show_default=False)] = None
     # -- compute ----------------------------------------------------------------------
-    memory_budget: Annotated[Optional[str], _opt("--memory-budget", "Memory a fit may use beyond the data, e.g. "
-                                                 "2GB: the fit streams over row chunks and refuses an impossible "
-                                                 "budget before allocating.", COMPUTE, show_default=False)] = None
-    dtype: Annotated[str, _opt("--dtype", "float64, or float32 for kernel blocks and sketch products (m x m "
-                               "products stay float64).", COMPUTE)] = "float64"
-    backend: Annotated[str, _opt("--backend", "auto (an NVIDIA GPU when CuPy sees one and the fit is large enough "
-                                 "to pay for it, else the CPU), numpy (CPU), or cupy (GPU; pip install "
-                                 "\"skframe\\[gpu]\").", COMPUTE)] = "auto"
-    dask_scheduler: Annotated[Optional[str], _opt("--dask-scheduler", "Fit on the Dask cluster of this scheduler, "
-                                                  "e.g. tcp://10.0.0.5:8786: partitions are summed on its workers "
-                                                  "(pip install \"skframe\\[dask]\").", COMPUTE,
+    memory_budget: Annotated[Optional[str], _opt("--memory-budget", "Memory a fit may use beyond the data, e.g. 2GB "
+                                                                    "(streams row "
+                                                                    "chunks).", COMPUTE, show_default=False)] = None
+    dtype: Annotated[str, _opt("--dtype", "float64, or float32 for kernel blocks and sketch "
+                                          "products.", COMPUTE)] = "float64"
+    backend: Annotated[str, _opt("--backend", "auto (GPU when worth it), numpy (CPU) or cupy (GPU; pip install "
+                                              '"skframe\\[gpu]").', COMPUTE)] = "auto"
+    dask_scheduler: Annotated[Optional[str], _opt("--dask-scheduler", "Dask scheduler to fit on, e.g. "
+                                                                      "tcp://10.0.0.5:8786 (pip install "
+                                                                      '"skframe\\[dask]").', COMPUTE,
                                                   show_default=False)] = None
     dask_local: Annotated[Optional[int], _opt("--dask-local", "Fit on a local Dask cluster of N worker processes "
                                               "(pip install \"skframe\\[dask]\").", COMPUTE, show_default=False,
@@ -244,15 +233,14 @@ class FitOptions:
     interval_method: Annotated[Optional[str], _opt("--interval-method", "cv+ (default), split, cqr, jackknife+ or "
                                                                         "posterior (square loss).",
                                                    INTERVALS, show_default=False)] = None
-    cqr_score: Annotated[Optional[str], _opt("--cqr-score", "With --interval-method cqr: symmetric (one widening "
-                                             "of both quantiles, from max(q_lo - y, y - q_hi); the default) or "
-                                             "asymmetric (each bound widened by its own side's score, each side "
-                                             "at 1 - alpha/2).", INTERVALS, show_default=False)] = None
+    cqr_score: Annotated[Optional[str], _opt("--cqr-score", "cqr: symmetric (one widening of both bounds; default) or "
+                                                            "asymmetric (each side's "
+                                                            "own).", INTERVALS, show_default=False)] = None
     png: Annotated[Optional[Path], _opt("--png", "Plot to this PNG: the intervals, or a classifier's ROC and "
                                                  "calibration.", OUTPUT,
                                         show_default=False)] = None
-    explain: Annotated[bool, _opt("--explain", "Print how the fit would run (executor, backend, engine, chunk rows, "
-                                  "memory budget, sketch size) and why, without fitting.", OUTPUT)] = False
+    explain: Annotated[bool, _opt("--explain", "Print how the fit would run (backend, engine, chunks, sketch size) and "
+                                               "why; no fit.", OUTPUT)] = False
     # -- not options: parsed from the options above, or set by Python callers ---------
     kernel_params: dict = field(default_factory=dict)
     sketch_params: dict = field(default_factory=dict)

@@ -11,6 +11,7 @@ import typer
 
 from skframe.cli._common import echo_json, handle_errors, to_jsonable
 from skframe.cli._extrapolation import RangeFlags
+from skframe.cli._help import help_all_command
 from skframe.cli._options import FORMATS, MISSING, FitOptions, _choice
 from skframe.cli._outputs import check_predict_out
 from skframe.cli._services import call_predict, format_metrics, task_module, write_predictions
@@ -135,8 +136,7 @@ def _options_for(extra, task):
                       train_target_means=None if means is None else np.asarray(means, dtype=np.float64))
 
 
-MISSING_HELP = ("Missing values: error, zero, mean (the training means saved with the model) or drop "
-                "(default: the policy used at fit time).")
+MISSING_HELP = "Missing values: error, zero, mean (training means) or drop (default: as at fit time)."
 FORMAT_HELP = "File format when the extension does not tell: csv, npz, arff or libsvm (default: as at fit time)."
 
 
@@ -154,8 +154,7 @@ def _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=Non
     return True
 
 
-COLUMNS_HELP = ("Feature columns of DATA by name or position from 1, comma-separated or repeated (default: those "
-                "the model was fitted on, matched by name when DATA has a header).")
+COLUMNS_HELP = "Feature columns of DATA by name or position from 1 (default: the model's own, by name)."
 DROP_HELP = "Columns of DATA to leave out (never read), by name or position from 1."
 TARGET_HELP = "Target column(s) of DATA, by name or position from 1 (default: the model's own)."
 
@@ -164,8 +163,8 @@ def predict(
     model: Annotated[Path, typer.Argument(help="Model file written by `skframe fit --model-out`.", metavar="MODEL")],
     data: Annotated[Path, typer.Argument(help="Data file (CSV, NPZ, ARFF, LIBSVM).", metavar="DATA")],
     targets: Annotated[Optional[int], typer.Option(
-        "--targets", help="Number of trailing target columns in DATA to ignore (default: none, or the model's own "
-        "when DATA has the training file's columns).", show_default=False)] = None,
+        "--targets", help="Trailing target columns of DATA to ignore (default: none, or the model's own).",
+        show_default=False)] = None,
     missing: Annotated[Optional[str], typer.Option("--missing", help=MISSING_HELP, show_default=False)] = None,
     fmt: Annotated[Optional[str], typer.Option("--format", help=FORMAT_HELP, show_default=False)] = None,
     out: Annotated[Optional[Path], typer.Option(
@@ -177,14 +176,13 @@ def predict(
     target: Annotated[Optional[List[str]], typer.Option("--target", help="Target column(s) of DATA to ignore, by "
                                                         "name or position from 1.", show_default=False,
                                                         metavar="NAME|POS")] = None,
-    header: Annotated[bool, typer.Option("--header/--no-header", help="Write a header row: the targets' names "
-                                         "(the labels' names for multi-label models).")] = True,
+    header: Annotated[bool, typer.Option("--header/--no-header", help="Write a header row of the targets' names "
+                                         "(default), or --no-header.")] = True,
     interval: Annotated[Optional[float], typer.Option(
-        "--interval", help="Add <target>_lower and <target>_upper columns: prediction intervals at this coverage "
-        "level (e.g. 0.9), from a model fitted with `skframe fit --interval`.", show_default=False,
-        metavar="LEVEL")] = None,
-    proba: Annotated[bool, typer.Option("--proba", help="Class probabilities, one column per class (a "
-                                        "classifier whose loss gives them: logistic, multinomial).")] = False,
+        "--interval", help="Add <target>_lower/_upper columns: intervals at this coverage level (fit --interval).",
+        show_default=False, metavar="LEVEL")] = None,
+    proba: Annotated[bool, typer.Option("--proba", help="Class probabilities, one column per class (logistic or "
+                                        "multinomial loss).")] = False,
     clip_range: Annotated[bool, typer.Option("--clip-range", help="Clip each prediction of a regression model to "
                                              "the training targets' range (off by default).")] = False,
 ):
@@ -311,5 +309,5 @@ def _print_evaluation(report, json_out):
     typer.echo(format_metrics(to_jsonable(report["metrics"])))
 
 
-predict = handle_errors(predict)
-evaluate = handle_errors(evaluate)
+predict = help_all_command(handle_errors(predict))  # --help-all: as every command (skframe.cli._help)
+evaluate = help_all_command(handle_errors(evaluate))

@@ -18,6 +18,7 @@ from typing import Annotated, List, Optional
 import typer
 
 from skframe.cli._common import echo_json, handle_errors, parse_kv, to_jsonable
+from skframe.cli._help import help_all_command
 from skframe.cli._outputs import check_select_png
 from skframe.exceptions import InvalidParameterError
 
@@ -36,16 +37,16 @@ def _sizes(text, option):
 
 def select(
     train: Annotated[Path, typer.Argument(
-        help="Training data (CSV, NPZ, ARFF, LIBSVM); a validation part is held out.")],
-    targets: Annotated[int, typer.Option("--targets", help="Number of trailing output columns/attributes.")] = 1,
+        help="Training data (CSV, NPZ, ARFF, LIBSVM); a validation part is held out.", metavar="TRAIN")],
+    targets: Annotated[int, typer.Option("--targets", help="Number of trailing output columns.")] = 1,
     fmt: Annotated[Optional[str], typer.Option(
         "--format", help="File format when the extension does not tell: csv, npz, arff or libsvm.")] = None,
     input_kernel: Annotated[str, typer.Option("--input-kernel", help="Input kernel name.")] = "gaussian",
     input_kernel_param: Annotated[Optional[List[str]], typer.Option(
-        "--input-kernel-param", help="Input kernel parameter KEY=VALUE, repeatable.")] = None,
+        "--input-kernel-param", help="Input kernel parameter KEY=VALUE, repeatable.", metavar="KEY=VALUE")] = None,
     output_kernel: Annotated[str, typer.Option("--output-kernel", help="Output kernel name.")] = "gaussian",
     output_kernel_param: Annotated[Optional[List[str]], typer.Option(
-        "--output-kernel-param", help="Output kernel parameter KEY=VALUE, repeatable.")] = None,
+        "--output-kernel-param", help="Output kernel parameter KEY=VALUE, repeatable.", metavar="KEY=VALUE")] = None,
     input_sketch: Annotated[str, typer.Option(
         "--input-sketch", help="Input sketch family for the m_X curve.")] = "subsample",
     output_sketch: Annotated[str, typer.Option(
@@ -60,21 +61,20 @@ def select(
     inference_budget: Annotated[Optional[float], typer.Option(
         "--inference-budget", help="Stop the m_Y curve once decoding takes longer (seconds).")] = None,
     val_fraction: Annotated[float, typer.Option(
-        "--val-fraction", help="Fraction of the training data held out for validation.")] = 0.2,
+        "--val-fraction", help="Share of the training rows held out for validation.")] = 0.2,
     repeats: Annotated[int, typer.Option("--repeats", help="Sketch draws averaged per size.")] = 1,
     tol: Annotated[float, typer.Option(
-        "--tol", help="Relative tolerance to the best score defining convergence.")] = 1e-3,
+        "--tol", help="Convergence: tolerance relative to the best score.")] = 1e-3,
     scale: Annotated[str, typer.Option("--scale", help="Input scaling: standard or none.")] = "none",
     png: Annotated[Optional[Path], typer.Option(
         "--png", help="Write the curves to this PNG file (needs matplotlib).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
-    cv_order: Annotated[str, typer.Option("--cv-order", help="Validation rows: shuffle (drawn from --seed) or keep "
-                                          "(the last rows, for rows ordered in time).")] = "shuffle",
-    model: Annotated[str, typer.Option("--model", help="sisokr (choose m_X and m_Y) or dsokr (m_Y only: the "
-                                       "input is a neural network).")] = "sisokr",
-    perfect_h_metric: Annotated[str, typer.Option("--perfect-h-metric", help="decode (score decoded outputs) or "
-                                                  "surrogate (distance of psi(y) to its projection; for "
-                                                  "real-valued outputs).")] = "decode",
+    cv_order: Annotated[str, typer.Option("--cv-order", help="Validation rows: shuffle (seeded) or keep (the last "
+                                                             "rows).")] = "shuffle",
+    model: Annotated[str, typer.Option("--model", help="sisokr (m_X and m_Y) or dsokr (m_Y only: a network "
+                                                       "input).")] = "sisokr",
+    perfect_h_metric: Annotated[str, typer.Option("--perfect-h-metric", help="decode or surrogate (for real-valued "
+                                                                             "outputs).")] = "decode",
     json_out: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ):
     """Estimate the sketch sizes m_X and m_Y from leverage scores, SIOKR and Perfect-h curves."""
@@ -121,7 +121,7 @@ def select(
         typer.echo(f"curves written to {png}")
 
 
-select = handle_errors(select)
+select = help_all_command(handle_errors(select))  # --help-all: as every command (skframe.cli._help)
 
 
 def register(app):

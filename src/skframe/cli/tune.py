@@ -46,38 +46,31 @@ class TuneOptions(FitOptions):
     # -- fit's options that read differently here (same names, help saying how) -------
     test: Annotated[Optional[Path], _opt("--test", "Test data in the same format: the refitted best model is "
                                          "scored on it.", "Data")] = None
-    kernel_param: Annotated[KV, _kv("--kernel-param", "Kernel parameter NAME=VALUES, repeatable: one value is "
-                                     "fixed, a list (gamma=1e-3,1e-2,1e-1) or a log range START:STOP:COUNT "
-                                     "(gamma=1e-3:1e-1:3) is searched. Default: gamma around the median-distance "
-                                     "heuristic.", "Kernel")] = None
-    lam: Annotated[Optional[str], _opt("--lam", "Regularisation values searched: a list 1e-6,1e-4,1e-2 or a log "
-                                       "range START:STOP:COUNT (COUNT values, log-spaced, both ends included), "
-                                       "e.g. 1e-8:1e-2:7. Default: the default grid's.", "Loss and solver",
+    kernel_param: Annotated[KV, _kv("--kernel-param", "One value is fixed; a list (gamma=1e-3,1e-2) or a log range "
+                                                      "START:STOP:COUNT is searched.", "Kernel")] = None
+    lam: Annotated[Optional[str], _opt("--lam", "Lambdas searched: 1e-6,1e-4 or a log range START:STOP:COUNT (default: "
+                                                "a grid).", "Loss and solver",
                                        show_default=False, metavar="LAMS")] = None
-    input_kernel_param: Annotated[KV, _kv("--input-kernel-param", "Input kernel parameter NAME=VALUES (one value, "
-                                           "a list or a log range START:STOP:COUNT).", "Structured outputs")] = None
-    output_kernel_param: Annotated[KV, _kv("--output-kernel-param", "Output kernel parameter NAME=VALUES (one "
-                                            "value, a list or a log range START:STOP:COUNT).",
+    input_kernel_param: Annotated[KV, _kv("--input-kernel-param", "NAME=VALUES: a value, a list or a log range "
+                                                                  "START:STOP:COUNT.", "Structured outputs")] = None
+    output_kernel_param: Annotated[KV, _kv("--output-kernel-param", "NAME=VALUES: a value, a list or a log range "
+                                                                    "START:STOP:COUNT.",
                                             "Structured outputs")] = None
     model_out: Annotated[Optional[Path], _opt("--model-out", "Save the best model, refitted on the whole training "
-                                              "file, to this file (as `skframe fit` saves; read by `skframe "
-                                              "predict`).", "Output")] = None
+                                                             "file, to this file.", "Output")] = None
     # -- fit's options that describe one fit: not options of tune -----------------------
     explain: bool = False
     dask_scheduler: Optional[str] = None
     dask_local: Optional[int] = None
     # -- tuning -------------------------------------------------------------------------
-    cv: Annotated[int, _opt("--cv", "Number of cross-validation folds (shuffled from --seed and stratified for a "
-                            "classifier; see --cv-order).", TUNING)] = 5
+    cv: Annotated[int, _opt("--cv", "Cross-validation folds (stratified for a classifier; see "
+                                    "--cv-order).", TUNING)] = 5
     shuffle: Annotated[Optional[bool], _opt("--shuffle/--no-shuffle", "Deprecated: --cv-order shuffle or keep.",
                                             TUNING, show_default=False, hidden=True)] = None
-    scoring: Annotated[Optional[str], _opt("--scoring", "The score to maximise: a scikit-learn scorer name "
-                                           "(r2, neg_mean_squared_error, accuracy, ...); default: the model's "
-                                           "own score.", TUNING, show_default=False)] = None
-    sketch_sharing: Annotated[str, _opt("--sketch-sharing", "fold (each fold draws its sketch from its own "
-                                        "training rows, as separate fits would), shared (one sketch drawn from "
-                                        "every row serves all folds: one pass over the data per kernel value) or "
-                                        "auto (shared from 20000 training rows on, else fold).",
+    scoring: Annotated[Optional[str], _opt("--scoring", "Score to maximise: a scikit-learn scorer (r2, accuracy, ...; "
+                                                        "default: the model's).", TUNING, show_default=False)] = None
+    sketch_sharing: Annotated[str, _opt("--sketch-sharing", "fold (a sketch per fold), shared (one for all) or auto "
+                                                            "(shared from 20000 rows).",
                                         TUNING)] = "auto"
     n_jobs: Annotated[Optional[int], _opt("--n-jobs", "Folds solved in parallel threads (default 1).", TUNING,
                                           show_default=False)] = None
