@@ -87,8 +87,8 @@ def test_tune_help_shows_the_common_options_and_the_tuning_panel_in_a_screen():
     assert "skframe tune --help-all" in last, last
 
 
-@pytest.mark.parametrize("args", [(c, "--help-all") for c in COMMANDS] + [("tune", "--help"), ("--help",)],
-                         ids=lambda a: " ".join(a))
+@pytest.mark.parametrize("args", [(c, "--help-all") for c in COMMANDS] + [("tune", "--help"), ("plugins", "--help"),
+                                                                           ("--help",)], ids=lambda a: " ".join(a))
 def test_every_option_takes_one_or_two_lines_at_80_columns(args):
     text = _help(*args)
     rows = _rows(text)
