@@ -147,3 +147,9 @@ def test_the_classifier_refuses_more_classes_than_max_classes():
     with pytest.raises(InvalidInputError, match="y holds 5 classes, more than max_classes=3"):
         SketchedKernelClassifier(max_classes=3).fit(X, y)
     assert SketchedKernelClassifier(max_classes=5, sketch_size=10, random_state=0).fit(X, y).classes_.size == 5
+
+
+def test_dates_written_day_first_are_read():
+    X = {"d": np.array(["17/05/2024", "18/05/2024", "19/06/2024"], dtype=object)}
+    days = TableEncoder().fit_transform(X)[:, 0]
+    np.testing.assert_allclose(days - days[0], [0.0, 1.0, 33.0])

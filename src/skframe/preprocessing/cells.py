@@ -91,7 +91,7 @@ def date_seconds(text, missing, fmt):
     epoch = datetime(1970, 1, 1)
     for i in present:
         try:
-            out[i] = (datetime.strptime(text[i], fmt) - epoch).totaldate_seconds()
+            out[i] = (datetime.strptime(text[i], fmt) - epoch).total_seconds()
         except ValueError:
             pass
     return out
