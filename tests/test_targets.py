@@ -153,3 +153,16 @@ def test_dates_written_day_first_are_read():
     X = {"d": np.array(["17/05/2024", "18/05/2024", "19/06/2024"], dtype=object)}
     days = TableEncoder().fit_transform(X)[:, 0]
     np.testing.assert_allclose(days - days[0], [0.0, 1.0, 33.0])
+
+
+def test_row_index_keep_reads_a_row_number_column_as_numbers():
+    """A precomputed kernel's features are row numbers: ``row_index="keep"`` reads them, ``"drop"`` leaves them out."""
+    import numpy as np
+
+    from skframe.preprocessing import TableEncoder
+
+    table = {"id": np.arange(12.0)[::-1], "x": np.linspace(0, 1, 12)}
+    assert TableEncoder().fit(table).used_columns == ["x"]
+    kept = TableEncoder(row_index="keep").fit(table)
+    assert kept.used_columns == ["id", "x"]
+    assert TableEncoder.from_dict(kept.to_dict()).row_index == "keep"

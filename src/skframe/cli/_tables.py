@@ -200,7 +200,9 @@ def load_fit(opts, choice):
     Y = _numeric_targets(table, t, problems, labels=labels)
     if opts.sample_weight is not None:  # --sample-weight COLUMN, read from the same table
         opts.sample_weight_values = _weights(table, opts.sample_weight, path)
-    encoder = TableEncoder(column_types=overrides)
+    # a precomputed kernel's features are row numbers into its Gram matrix: a column of row numbers is its feature
+    encoder = TableEncoder(column_types=overrides,
+                           row_index="keep" if str(opts.kernel or "").lower() == "precomputed" else "drop")
     try:
         encoder.fit({names[j]: table.columns[j] for j in f}, linenos=table.linenos)
     except InvalidInputError as exc:

@@ -107,9 +107,10 @@ def is_row_index(name, values, *, positional=False):
     return bool(np.unique(v).size == v.size)
 
 
-def _numbers(name, values, forced, positional=False):
-    """The spec of a column of numbers: ``numeric``, or ``index`` (left out) for an unforced row index."""
-    if forced is None and is_row_index(name, values, positional=positional):
+def _numbers(name, values, forced, positional=False, row_index="drop"):
+    """The spec of a column of numbers: ``numeric``, or ``index`` (left out) for an unforced row index (unless
+    ``row_index="keep"``)."""
+    if forced is None and row_index == "drop" and is_row_index(name, values, positional=positional):
         v = np.asarray(values, dtype=np.float64)
         what, since = ((f"row numbers {v[0]:.0f}..{v[-1]:.0f}", "") if np.all(np.diff(v) > 0) else
                        (f"a permutation of {v.min():.0f}..{v.max():.0f}", ", the rows reordered since")
@@ -134,6 +135,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     identifier_share : float, default=0.9
         A text column of at least 20 values whose distinct values are more than this share of
         its values is identifier-like (left out).
+    row_index : {"drop", "keep"}, default="drop"
+        ``"drop"`` leaves out a column that is a row index (:func:`is_row_index`: named as one and holding row
+        numbers, or an array's first column holding a permutation of them); ``"keep"`` reads it as numbers, as a
+        precomputed kernel needs (its features are row numbers into its Gram matrix).
 
     Attributes
     ----------
@@ -156,8 +161,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     (1,)
     """
 
-    def __init__(self, *, column_types=None, max_categories=100, identifier_share=0.9):
+    def __init__(self, *, column_types=None, max_categories=100, identifier_share=0.9, row_index="drop"):
         self.column_types = column_types
+        self.row_index = row_index
         self.max_categories = max_categories
         self.identifier_share = identifier_share
 
@@ -180,6 +186,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         """
         if not isinstance(self.max_categories, int) or self.max_categories < 1:
             raise InvalidParameterError(f"max_categories={self.max_categories!r} must be an integer >= 1")
+        if self.row_index not in ("drop", "keep"):
+            raise InvalidParameterError(f"row_index={self.row_index!r}; use 'drop' (row indexes left out) or 'keep'")
         names, cols = as_columns(X, getattr(X, "feature_names_in_", None))
         # a table without names (an array): its first column is a row index by its values alone (is_row_index)
         positional = not (hasattr(X, "names") or hasattr(X, "iloc") or isinstance(X, dict)
@@ -207,7 +215,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
     def _fit_column(self, name, col, forced, linenos, positional=False):
         col = np.asarray(col)
         if col.dtype.kind in "fiub" and forced in (None, "numeric"):
-            return _numbers(name, col, forced, positional), None
+            return _numbers(name, col, forced, positional, self.row_index), None
         if col.dtype.kind == "M" and forced in (None, "date"):
             return {"name": name, "type": "date", "reason": "dates", "date_format": "iso"}, None
         text, missing = text_cells(col)
@@ -221,7 +229,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         if forced == "categorical":
             return self._categorical(name, uniques, missing, "(forced)"), None
         if not bad.any() and forced in (None, "numeric"):
-            return _numbers(name, values, forced, positional), None
+            return _numbers(name, values, forced, positional, self.row_index), None
         if forced == "numeric" or (forced is None and bad.sum() * 2 < present.size):
             rows = np.flatnonzero(bad)
             shown = ", ".join(f"{text[i]!r} ({line_of(i, linenos)})" for i in rows[:_SHOWN])
@@ -351,7 +359,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         """The fitted encoding as JSON-serialisable data (see :meth:`from_dict`)."""
         check_is_fitted(self, "columns_")
         return {"version": 1, "params": {"max_categories": self.max_categories,
-                                         "identifier_share": self.identifier_share,
+                                         "identifier_share": self.identifier_share, "row_index": self.row_index,
                                          "column_types": dict(self.column_types or {})},
                 "columns": [dict(c) for c in self.columns_]}
 
