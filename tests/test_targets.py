@@ -166,3 +166,16 @@ def test_row_index_keep_reads_a_row_number_column_as_numbers():
     kept = TableEncoder(row_index="keep").fit(table)
     assert kept.used_columns == ["id", "x"]
     assert TableEncoder.from_dict(kept.to_dict()).row_index == "keep"
+
+
+def test_text_in_a_numeric_column_of_new_data_is_a_missing_number_said_in_a_warning():
+    import numpy as np
+    import pytest
+
+    from skframe.exceptions import DegenerateDataWarning
+    from skframe.preprocessing import TableEncoder
+
+    enc = TableEncoder().fit({"cyl": np.array(["4", "6", "8", "4"], dtype=object), "x": np.arange(4.0)})
+    with pytest.warns(DegenerateDataWarning, match="'rotary'.*read as missing"):
+        Z = enc.transform({"cyl": np.array(["rotary", "6"], dtype=object), "x": np.arange(2.0)})
+    assert np.isnan(Z[0, 0]) and Z[1, 0] == 6.0

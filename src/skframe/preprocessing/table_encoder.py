@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 import re
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.exceptions import DegenerateDataWarning, InvalidInputError, InvalidParameterError
 from skframe.io._common import UNNAMED_FIRST
 from skframe.preprocessing.cells import (
     DATE_PARTS,
     as_columns,
     date_features,
-    date_format,
     date_seconds,
     is_smiles_column,
     line_of,
     parse_numbers,
     text_cells,
 )
+from skframe.preprocessing.dates import DATE_ORDER_TYPES, date_spec
 
 __all__ = ["TableEncoder", "COLUMN_TYPES", "MISSING_CATEGORY", "parse_column_types", "table_problems"]
 
@@ -46,10 +47,10 @@ def parse_column_types(items):
                 continue
             name, sep, kind = part.partition("=")
             kind = kind.strip().lower()
-            if not sep or not name.strip() or kind not in COLUMN_TYPES:
+            if not sep or not name.strip() or kind not in (*COLUMN_TYPES, *DATE_ORDER_TYPES):
                 raise InvalidParameterError(
                     f"--column-types {part.strip()!r} must be NAME=TYPE with TYPE one of {', '.join(COLUMN_TYPES)} "
-                    "(e.g. --column-types zip=categorical,sold=date)")
+                    "or date-dmy, date-mdy (dates day or month first); e.g. --column-types zip=categorical,sold=date")
             out[name.strip()] = kind
     return out
 
@@ -216,7 +217,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         col = np.asarray(col)
         if col.dtype.kind in "fiub" and forced in (None, "numeric"):
             return _numbers(name, col, forced, positional, self.row_index), None
-        if col.dtype.kind == "M" and forced in (None, "date"):
+        if col.dtype.kind == "M" and forced in (None, "date", *DATE_ORDER_TYPES):
             return {"name": name, "type": "date", "reason": "dates", "date_format": "iso"}, None
         text, missing = text_cells(col)
         present = text[~missing]
@@ -241,15 +242,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                           f"with `--inputs smiles --input-column {name}` (in Python: "
                           f"skframe.graphs.GraphBatch.from_smiles), or as categories with --column-types "
                           f"{name}=categorical")
-        fmt = date_format(uniques)
-        if fmt is not None:
-            return {"name": name, "type": "date", "reason": "dates" + (" (forced)" if forced else ""),
-                    "date_format": fmt}, None
-        if forced == "date":
-            i = int(np.flatnonzero(~missing)[0])
-            return None, (f"column {name!r} was given as dates but not every cell is one, e.g. {text[i]!r} "
-                          f"({line_of(i, linenos)}); dates read: ISO 2024-05-17, 17/05/2024, 05/17/2024, 2024/05/17, "
-                          f"17.05.2024: fix the cells, or read it as categories with --column-types {name}=categorical")
+        spec, problem = date_spec(name, uniques, forced,  # dates: one format (skframe.preprocessing.dates)
+                                  lambda v: f" ({line_of(int(np.flatnonzero(text == v)[0]), linenos)})")
+        if spec is not None or problem is not None:
+            return spec, problem
         n_present = int(present.size)
         if n_present >= 20 and len(uniques) > self.identifier_share * n_present:
             return {"name": name, "type": "text", "reason": f"identifier-like ({len(uniques)} distinct values in "
@@ -304,11 +300,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                     continue
                 text, missing = text_cells(col)
                 values, bad = parse_numbers(text, missing)
-                if bad.any():
+                if bad.any():  # new data: such a cell is no number, so a missing one (said, never silent)
                     rows = np.flatnonzero(bad)
                     shown = ", ".join(f"{text[i]!r} ({line_of(i, linenos)})" for i in rows[:_SHOWN])
-                    problems.append(f"column {name!r} was numeric at fit time but holds {rows.size} cell(s) of text "
-                                    f"such as {shown}: fix them or mark them missing ('?' or empty)")
+                    warnings.warn(f"column {name!r} was numeric at fit time but holds {rows.size} cell(s) of text "
+                                  f"such as {shown}: read as missing numbers", DegenerateDataWarning, stacklevel=2)
+                    values = np.where(bad, np.nan, values)
                 blocks.append(values[:, None])
             elif kind == "date":
                 if col.dtype.kind == "M":
