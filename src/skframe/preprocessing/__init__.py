@@ -11,9 +11,11 @@ Each column of a table is read as one of
     zeros and is counted (:attr:`TableEncoder.unknown_counts_`);
 ``date``
     dates or date-times (ISO ``2024-05-17``, ``2024-05-17 13:30:00``, or ``17/05/2024``,
-    ``05/17/2024``, ``2024/05/17``, ``17.05.2024`` when every cell fits one of them): four
-    numeric features, the days since 1970-01-01 (fractional with a time of day), the year, the
-    month and the weekday (0 = Monday); a missing date gives NaN in all four;
+    ``05/17/2024``, ``2024/05/17``, ``17.05.2024``, ``17 May 2024``... when every cell fits one of
+    them; day or month first told by a day above 12, else day first, said in the column's reason; clock words
+    such as ``today`` are never dates: :mod:`skframe.preprocessing.dates`): four numeric features, the days since
+    1970-01-01 (fractional with a time of day), the year, the month and the weekday (0 = Monday); a missing date
+    gives NaN in all four;
 ``text``
     free text (more distinct values than ``max_categories``) or identifier-like columns (nearly
     every value distinct): left out, with the reason recorded;

@@ -1,4 +1,5 @@
-"""Reading the cells of a table column: missing markers, numbers, dates and date features, the columns of a table.
+"""Reading the cells of a table column: missing markers, numbers, dates (:mod:`skframe.preprocessing.dates`), the
+columns of a table.
 
 The pieces :class:`skframe.preprocessing.TableEncoder` is built from; every function is linear in the cells.
 """
@@ -6,20 +7,60 @@ The pieces :class:`skframe.preprocessing.TableEncoder` is built from; every func
 from __future__ import annotations
 
 import math
-from datetime import datetime
 
 import numpy as np
 
-from skframe.exceptions import InvalidInputError
+from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.io._common import _SMILES_ATOM, MISSING_TOKENS, looks_like_smiles
+from skframe.preprocessing.dates import (
+    DATE_FORMATS,
+    DATE_ORDER_TYPES,
+    DATE_PARTS,
+    date_features,
+    date_format,
+    date_seconds,
+)
 
 __all__ = ["text_cells", "parse_numbers", "date_format", "date_seconds", "date_features", "as_columns",
-           "is_smiles_column", "DATE_FORMATS", "DATE_PARTS"]
+           "is_smiles_column", "DATE_FORMATS", "DATE_PARTS", "COLUMN_TYPES", "parse_column_types", "check_column_types"]
 
-#: The date formats read besides ISO 8601 (every cell of a column must fit one).
-DATE_FORMATS = ("%d/%m/%Y", "%m/%d/%Y", "%Y/%m/%d", "%d.%m.%Y", "%Y-%m-%d %H:%M", "%d/%m/%Y %H:%M")
-#: The features a date column becomes.
-DATE_PARTS = ("days", "year", "month", "weekday")
+#: The types a column may be given (``column_types=``, CLI ``--column-types``); besides, ``date-dmy`` and
+#: ``date-mdy`` give dates read day first or month first (:mod:`skframe.preprocessing.dates`).
+COLUMN_TYPES = ("numeric", "categorical", "date", "text")
+_TYPES_NAMED = (f"TYPE one of {', '.join(COLUMN_TYPES)}, or date-dmy, date-mdy (dates day or month first); e.g. "
+                "--column-types zip=categorical,sold=date")
+
+
+def parse_column_types(items):
+    """``{name: type}`` from ``name=type`` entries (comma-separated or repeated), checked.
+
+    Examples
+    --------
+    >>> parse_column_types(["zip=categorical,sold=date"])
+    {'zip': 'categorical', 'sold': 'date'}
+    """
+    out = {}
+    for item in items or ():
+        for part in str(item).split(","):
+            if not part.strip():
+                continue
+            name, sep, kind = part.partition("=")
+            kind = kind.strip().lower()
+            if not sep or not name.strip() or kind not in (*COLUMN_TYPES, *DATE_ORDER_TYPES):
+                raise InvalidParameterError(f"--column-types {part.strip()!r} must be NAME=TYPE with {_TYPES_NAMED}")
+            out[name.strip()] = kind
+    return out
+
+
+def check_column_types(column_types):
+    """``column_types`` as a dict ``{name: type}``, each type one of :data:`COLUMN_TYPES` or ``date-dmy``,
+    ``date-mdy``; one :class:`InvalidParameterError` naming the first other."""
+    out = dict(column_types or {})
+    for name, kind in out.items():
+        if kind not in (*COLUMN_TYPES, *DATE_ORDER_TYPES):
+            raise InvalidParameterError(f"column_types gives column {name!r} the type {kind!r}; the types are "
+                                        f"{', '.join((*COLUMN_TYPES, *DATE_ORDER_TYPES))}")
+    return out
 
 
 def _is_missing(v):
@@ -58,58 +99,6 @@ def parse_numbers(text, missing):
         else:
             out[i] = value
     return out, bad
-
-
-def date_format(values):
-    """``"iso"`` or a ``strptime`` format that reads every value, else None."""
-    try:
-        np.array(values, dtype="datetime64[s]")
-        return "iso"
-    except (ValueError, TypeError, OverflowError):
-        pass
-    for fmt in DATE_FORMATS:
-        try:
-            for v in values:
-                datetime.strptime(v, fmt)
-            return fmt
-        except ValueError:
-            continue
-    return None
-
-
-def date_seconds(text, missing, fmt):
-    """Seconds since 1970-01-01 of date cells (NaN where missing or unreadable)."""
-    out = np.full(text.shape[0], np.nan)
-    present = np.flatnonzero(~missing)
-    if fmt == "iso":
-        for i in present:
-            try:
-                out[i] = np.datetime64(text[i], "s").astype(np.int64)
-            except (ValueError, TypeError, OverflowError):
-                pass
-        return out
-    epoch = datetime(1970, 1, 1)
-    for i in present:
-        try:
-            out[i] = (datetime.strptime(text[i], fmt) - epoch).total_seconds()
-        except ValueError:
-            pass
-    return out
-
-
-def date_features(seconds):
-    """Days since 1970-01-01, year, month and weekday (0 = Monday) of seconds since the epoch (NaN kept)."""
-    ok = ~np.isnan(seconds)
-    out = np.full((seconds.shape[0], 4), np.nan)
-    out[:, 0] = seconds / 86400.0
-    stamps = seconds[ok].astype(np.int64).astype("datetime64[s]")
-    years = stamps.astype("datetime64[Y]")
-    months = stamps.astype("datetime64[M]")
-    days = stamps.astype("datetime64[D]").astype(np.int64)
-    out[ok, 1] = years.astype(np.int64) + 1970
-    out[ok, 2] = (months - years.astype("datetime64[M]")).astype(np.int64) + 1
-    out[ok, 3] = (days + 3) % 7  # 1970-01-01 was a Thursday
-    return out
 
 
 def is_smiles_column(values):

@@ -12,12 +12,15 @@ from sklearn.utils.validation import check_is_fitted
 from skframe.exceptions import DegenerateDataWarning, InvalidInputError, InvalidParameterError
 from skframe.io._common import UNNAMED_FIRST
 from skframe.preprocessing.cells import (
+    COLUMN_TYPES,
     DATE_PARTS,
     as_columns,
+    check_column_types,
     date_features,
     date_seconds,
     is_smiles_column,
     line_of,
+    parse_column_types,
     parse_numbers,
     text_cells,
 )
@@ -25,34 +28,9 @@ from skframe.preprocessing.dates import DATE_ORDER_TYPES, date_spec
 
 __all__ = ["TableEncoder", "COLUMN_TYPES", "MISSING_CATEGORY", "parse_column_types", "table_problems"]
 
-#: The types a column may be given (``column_types=``, CLI ``--column-types``).
-COLUMN_TYPES = ("numeric", "categorical", "date", "text")
 #: The category of a missing cell in a categorical column.
 MISSING_CATEGORY = "<missing>"
 _SHOWN = 3
-
-
-def parse_column_types(items):
-    """``{name: type}`` from ``name=type`` entries (comma-separated or repeated), checked.
-
-    Examples
-    --------
-    >>> parse_column_types(["zip=categorical,sold=date"])
-    {'zip': 'categorical', 'sold': 'date'}
-    """
-    out = {}
-    for item in items or ():
-        for part in str(item).split(","):
-            if not part.strip():
-                continue
-            name, sep, kind = part.partition("=")
-            kind = kind.strip().lower()
-            if not sep or not name.strip() or kind not in (*COLUMN_TYPES, *DATE_ORDER_TYPES):
-                raise InvalidParameterError(
-                    f"--column-types {part.strip()!r} must be NAME=TYPE with TYPE one of {', '.join(COLUMN_TYPES)} "
-                    "or date-dmy, date-mdy (dates day or month first); e.g. --column-types zip=categorical,sold=date")
-            out[name.strip()] = kind
-    return out
 
 
 #: Names under which a file's row index arrives: a blank first header cell (read as ``unnamed1``), pandas'
@@ -193,7 +171,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         # a table without names (an array): its first column is a row index by its values alone (is_row_index)
         positional = not (hasattr(X, "names") or hasattr(X, "iloc") or isinstance(X, dict)
                           or getattr(X, "feature_names_in_", None) is not None)
-        overrides = dict(self.column_types or {})
+        overrides = check_column_types(self.column_types)
         known = set(names)
         unknown = [n for n in overrides if n not in known]
         if unknown:
@@ -313,7 +291,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                     seconds[np.isnat(col)] = np.nan
                 else:
                     text, missing = text_cells(col)
-                    seconds = date_seconds(text, missing, spec["date_format"])
+                    seconds, bad = date_seconds(text, missing, spec["date_format"])
+                    if bad.any():  # new data: a cell that is no date of the fitted format is a missing date (said)
+                        shown = ", ".join(f"{text[i]!r} ({line_of(i, linenos)})" for i in np.flatnonzero(bad)[:_SHOWN])
+                        warnings.warn(f"column {name!r} was read as {spec['reason']} at fit time but holds "
+                                      f"{int(bad.sum())} cell(s) that are not, such as {shown}: read as missing dates",
+                                      DegenerateDataWarning, stacklevel=2)
                 blocks.append(date_features(seconds))
             else:
                 text, missing = text_cells(col)
