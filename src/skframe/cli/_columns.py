@@ -21,12 +21,12 @@ NPZ archive), and where they stood in the training file.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field, fields
 
 from skframe.exceptions import InvalidParameterError
 from skframe.io import Columns, column_names, load_dataset
 from skframe.io._common import iter_lines, name_of, split_fields
+from skframe.io.columns import check_unique_names
 from skframe.io.formats import resolve_format
 
 __all__ = ["Layout", "cli_columns", "fit_layout", "read_plan", "n_columns", "SHOWN"]
@@ -121,12 +121,7 @@ class Layout:
 
 def _unique(names, path):
     """Refuse a file whose header names a column twice (fit, predict and evaluate alike), naming the duplicates."""
-    if names is None or len(set(names)) == len(names):
-        return
-    counts = Counter(names)
-    twice = [n for n, c in counts.items() if c > 1]
-    raise InvalidParameterError(f"{name_of(path)} has several columns named {_shown(repr(n) for n in twice)}; "
-                                "rename them so that each column has its own name")
+    check_unique_names(names, path)
 
 
 def fit_layout(path, fmt, choice, n_targets, shape):

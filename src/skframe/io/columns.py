@@ -33,10 +33,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.exceptions import InvalidParameterError
+from skframe.exceptions import DataFormatError, InvalidParameterError
 from skframe.io._common import looks_like_smiles, name_of
 
-__all__ = ["Columns", "as_names", "column_choice", "select_columns", "looks_like_smiles"]
+__all__ = ["Columns", "as_names", "column_choice", "select_columns", "looks_like_smiles", "check_unique_names"]
 
 _SHOWN = 8  # names listed in a message before "..."
 
@@ -73,6 +73,23 @@ def as_names(value, option="columns"):
 def _listed(names):
     names = [repr(n) for n in names]
     return ", ".join(names[:_SHOWN]) + (f", ... ({len(names)} in all)" if len(names) > _SHOWN else "")
+
+
+def check_unique_names(names, path=None):
+    """Refuse a header that names two columns alike (every table reader: one of them would be lost when the
+    columns are matched by name): one :class:`DataFormatError` naming each such name, its positions (from 1)
+    and the fix. ``names`` None (no header) passes."""
+    if names is None or len(set(names)) == len(names):
+        return
+    positions = collections.defaultdict(list)
+    for j, name in enumerate(names):
+        positions[name].append(j + 1)
+    twice = [(name, where) for name, where in positions.items() if len(where) > 1]
+    shown = "; ".join(f"{name!r} (columns {', '.join(map(str, where[:4]))}{', ...' if len(where) > 4 else ''})"
+                      for name, where in twice[:3]) + (f"; ... ({len(twice)} names in all)" if len(twice) > 3 else "")
+    first = twice[0][0]
+    raise DataFormatError(f"{name_of(path) if path is not None else 'the table'} has several columns named {shown}; "
+                          f"rename them so that each column has its own name (e.g. {first}_2)")
 
 
 @dataclass(frozen=True)

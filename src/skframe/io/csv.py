@@ -27,6 +27,7 @@ from skframe.io._common import (
     text_column_hint,
     unquote,
 )
+from skframe.io.columns import check_unique_names
 from skframe.limits import check
 
 __all__ = ["read_csv", "iter_csv", "read_header", "write_csv"]
@@ -79,6 +80,7 @@ def _rows(path, header, select=None):
             is_header = _is_header(toks, path, lineno, header, positions)
             if is_header:
                 names = header_names(toks) or [unquote(t) for t in toks]
+                check_unique_names(names, path)
             kept = select(names, n_cols) if select is not None else None
             yield "layout", (names, kept), lineno
             if is_header:

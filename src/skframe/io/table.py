@@ -36,6 +36,7 @@ from skframe.io._common import (
     name_of,
     parse_number,
 )
+from skframe.io.columns import check_unique_names
 from skframe.io.compressed import compression_of
 from skframe.io.formats import check_file, resolve_format
 from skframe.limits import check, exceeded, limit
@@ -217,6 +218,7 @@ def read_table(path, *, delimiter=None, fmt=None):
         decimal = _decimal_of(columns)
         if decimal == ",":
             columns = [_with_decimal_points(col) for col in columns]
+    check_unique_names(names, path)  # matched by name, one of two alike would be lost
     if names is None:
         names = [f"x{j + 1}" for j in range(n_cols)]
     info = {"format": "csv", "compression": compression_of(path), "delimiter": d, "decimal": decimal,
@@ -346,6 +348,7 @@ def _read_arrow(path, fmt):
                 table = pa.Table.from_batches(batches, schema=reader.schema)
     except pa.ArrowException as exc:
         raise DataFormatError(f"{name_of(path)} cannot be read as a {fmt} file ({exc}); check the file") from None
+    check_unique_names([str(n) for n in table.column_names], path)
     columns = [_arrow_column(table.column(j)) for j in range(table.num_columns)]
     info = {"format": fmt, "compression": None, "delimiter": None, "decimal": None, "header": True}
     return Table(names=[str(n) for n in table.column_names], columns=columns, linenos=None, info=info, path=path)

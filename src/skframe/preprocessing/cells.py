@@ -12,6 +12,7 @@ import numpy as np
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.io._common import _SMILES_ATOM, MISSING_TOKENS, looks_like_smiles
+from skframe.io.columns import check_unique_names
 from skframe.preprocessing.dates import (
     DATE_FORMATS,
     DATE_ORDER_TYPES,
@@ -117,7 +118,9 @@ def as_columns(X, names=None):
     if hasattr(X, "names") and hasattr(X, "columns") and isinstance(X.columns, list):  # skframe.io.table.Table
         return [str(n) for n in X.names], list(X.columns)
     if hasattr(X, "columns") and hasattr(X, "iloc"):  # a pandas DataFrame
-        return [str(c) for c in X.columns], [_pandas_column(X[c]) for c in X.columns]
+        names = [str(c) for c in X.columns]
+        check_unique_names(names)  # columns are matched by name: one of two alike would be lost
+        return names, [_pandas_column(X.iloc[:, j]) for j in range(len(names))]
     if isinstance(X, dict):
         return [str(k) for k in X], [np.asarray(v) for v in X.values()]
     A = np.asarray(X, dtype=object)
