@@ -43,6 +43,15 @@ def handle_errors(func):
             return func(*args, **kwargs)
         except typer.Exit:
             raise
+        except SystemExit as exc:  # sys.exit() in component code (a plugin): the command did not finish
+            if debug_enabled():
+                raise
+            atomic = sys.modules.get("skframe.io.atomic")  # loaded only by the commands that write files
+            written = atomic.writes()[0] if atomic is not None else []
+            done = f" ({', '.join(written)} had been written completely)" if written else " and wrote no file"
+            fail(f"the command was ended from inside by SystemExit({exc.code!r}), raised by component code (a "
+                 "plugin's kernel, sketch, loss or solver, or a callback) instead of an exception: it did not "
+                 f"finish{done}; fix or uninstall that component (SKFRAME_DEBUG=1 shows where)")
         except BrokenPipeError:  # output piped into e.g. `head`: stop quietly
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())

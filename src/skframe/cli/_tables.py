@@ -10,19 +10,20 @@ replayed on new files by name.
 
 from __future__ import annotations
 
-from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.exceptions import InvalidInputError, InvalidParameterError, PersistenceError
 
 _SHOWN_LEFT_OUT = 4  # left-out columns named in the message when none is left
 _INDEX_LOOKED = 3  # the first columns whose names may send a numeric CSV to the typed reader (a row index)
 
-__all__ = ["wanted", "load_fit", "read_for_model", "read_saved", "column_table", "is_labels"]
+__all__ = ["wanted", "load_fit", "read_for_model", "read_saved", "check_saved", "column_table", "is_labels"]
 
 
 def wanted(opts):
     """True when the training file is read as a typed table: Parquet, Arrow, or a text table with a header whose
     delimiter is not a comma, whose first rows hold text or one of whose first columns is named as a row index (a
     comma-separated file of numbers keeps the numeric reader, which streams and matches columns as before), or
-    when ``--column-types`` is given."""
+    when ``--column-types`` is given; or whose first rows hold a number with a leading zero (``01``, a code that
+    may be a class label, kept as written) unless ``--task regression``."""
     from skframe.io.formats import resolve_format  # lazy: skframe.io loads SciPy
     from skframe.io.table import read_table_header  # lazy: skframe.io loads SciPy
 
@@ -39,7 +40,8 @@ def wanted(opts):
     # a column named as a row index (a blank first header cell: pandas' and R's; rownames, id), which the typed
     # reader recognises by its values and leaves out
     return names is not None and (info["delimiter"] != "," or info["text"] or bool(opts.column_types)
-                                  or any(is_index_name(name) for name in names[:_INDEX_LOOKED]))
+                                  or any(is_index_name(name) for name in names[:_INDEX_LOOKED])
+                                  or (info.get("codes", False) and opts.task in ("auto", "classification")))
 
 
 def _numeric_targets(table, positions, problems, labels=False):
@@ -49,7 +51,7 @@ def _numeric_targets(table, positions, problems, labels=False):
     cell is text (one mixing numbers and a few words is more likely a data error, and is refused)."""
     import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
 
-    from skframe.preprocessing.cells import parse_numbers, text_cells  # lazy: loads scikit-learn
+    from skframe.preprocessing.cells import colliding_labels, parse_numbers, text_cells  # lazy: loads scikit-learn
 
     out = []
     for j in positions:
@@ -60,6 +62,9 @@ def _numeric_targets(table, positions, problems, labels=False):
         text, missing = text_cells(col)
         values, bad = parse_numbers(text, missing)
         if bad.any() and (labels is True or labels == "text" and int(bad.sum()) == int((~missing).sum())):
+            return _label_targets(table, j, text, missing, problems)
+        # labels are the text written: "01" and "1" are two classes (with --task auto, when one has a leading zero)
+        if labels and not bad.any() and colliding_labels(text, missing, leading_zero=labels is not True):
             return _label_targets(table, j, text, missing, problems)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
@@ -198,6 +203,8 @@ def load_fit(opts, choice):
     # one text target column: class labels (with --task auto, when none of its cells is a number)
     labels = len(t) == 1 and {"classification": True, "auto": "text"}.get(opts.task, False)
     Y = _numeric_targets(table, t, problems, labels=labels)
+    if is_labels(Y) and target.get("classes") is not None:  # labels read as text ("01" and "1": two classes)
+        target["classes"] = len({v for v in Y[:, 0] if v is not None})
     if opts.sample_weight is not None:  # --sample-weight COLUMN, read from the same table
         opts.sample_weight_values = _weights(table, opts.sample_weight, path)
     # a precomputed kernel's features are row numbers into its Gram matrix: a column of row numbers is its feature
@@ -310,6 +317,32 @@ def read_for_model(path, encoder, layout, *, with_targets, missing, means=None, 
     X, Y_h, n_missing = _handle_missing(X, Y_h, missing, path, table.linenos, means=means)
     info = {"n_missing": n_missing, "unknown_categories": {k: v for k, v in encoder.unknown_counts_.items() if v}}
     return X, (Y_h if with_targets else None), info
+
+
+def check_saved(est, extra, path):
+    """Refuse, in one :class:`PersistenceError` naming the file, a model file whose table encoding or class labels
+    (text) kept beside the model are not what ``fit`` wrote: a file edited since, checksums and all."""
+    from skframe.preprocessing import TableEncoder  # lazy: loads scikit-learn
+
+    if not isinstance(extra, dict):
+        return
+    problem = None
+    if extra.get("encoding") is not None:
+        try:
+            TableEncoder.from_dict(extra["encoding"])
+        except InvalidInputError as exc:
+            problem = str(exc)
+    labels, classes = extra.get("classes"), getattr(est, "classes_", None)
+    if problem is None and labels is not None:
+        if not isinstance(labels, list) or not all(isinstance(v, str) for v in labels):
+            problem = f"its class labels {str(labels)[:60]!r} are not a list of texts"
+        elif classes is None or [str(c) for c in classes] != labels:
+            problem = (f"its class labels {str(labels)[:60]} are not the model's classes "
+                       f"{str(None if classes is None else [str(c) for c in classes])[:60]}")
+        if problem is not None:
+            problem += "; the file was edited since it was written: fit the model again"
+    if problem is not None:
+        raise PersistenceError(f"the model file {str(path)!r}: {problem}")
 
 
 def read_saved(extra, layout, data, *, with_targets, missing, target=None, fmt=None):

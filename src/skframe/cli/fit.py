@@ -57,6 +57,18 @@ def choose_task(opts, Y=None):
     return "regression"
 
 
+def check_class_weight(opts, task, reason=None):
+    """Refuse ``--class-weight`` on a fit that is not a classification (it would be ignored), in one line."""
+    from skframe.cli._classification import CLASSIFICATION_LOSSES  # lazy: loads NumPy
+
+    if opts.class_weight is None or (task == "machine" and (opts.loss or "").strip().lower() in CLASSIFICATION_LOSSES):
+        return
+    why = f" ({reason})" if reason else ""
+    raise InvalidParameterError(f"--class-weight {opts.class_weight} applies to classification, and this fit is a "
+                                f"{'regression' if task != 'structured' else 'structured fit'}{why}: leave "
+                                "--class-weight out, or fit class labels with --task classification")
+
+
 def is_multilabel(Y):
     """True when the targets are 0/1 labels over at least two columns (a multi-label problem)."""
     import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
@@ -222,6 +234,7 @@ def prepare(opts, stack):
     module = task_module(task)
     if hasattr(module, "check_targets"):  # a loss that fits one target column refuses several, with the fix
         module.check_targets(opts, Y_tr, multilabel=is_multilabel(Y_tr))
+    check_class_weight(opts, task, data_info.get("task_reason"))  # before any work: never ignored silently
     if str(opts.sketch).lower() == "auto":  # the default family at the data's size
         # lazy: the plan's module loads NumPy and the compute room, which the command's start-up does not
         from skframe.compute.plan import default_sketch, describe_data

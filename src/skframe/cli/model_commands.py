@@ -15,7 +15,7 @@ from skframe.cli._help import help_all_command
 from skframe.cli._options import FORMATS, MISSING, FitOptions, _choice
 from skframe.cli._outputs import check_predict_out
 from skframe.cli._services import call_predict, format_metrics, task_module, write_predictions
-from skframe.cli._tables import read_saved
+from skframe.cli._tables import check_saved, read_saved
 from skframe.exceptions import InvalidParameterError, PersistenceError, SkframeError
 
 
@@ -23,6 +23,7 @@ def _load(model_path):
     from skframe.persistence import load_bundle  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
 
     model, extra = load_bundle(model_path)
+    check_saved(model, extra, model_path)  # the table encoding and the class labels kept beside the model
     return model, extra
 
 

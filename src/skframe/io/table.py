@@ -146,8 +146,9 @@ def _check_delimiter(delimiter):
 def read_table_header(path, *, delimiter=None, fmt=None):
     """``(names or None, info)``: the header of a table file, reading only its first lines.
 
-    ``info`` holds the ``format``, and for text files the ``delimiter`` and ``text``: whether the first
-    rows after the header hold a cell that is neither a number nor a missing marker."""
+    ``info`` holds the ``format``, and for text files the ``delimiter``, ``text``: whether the first rows after
+    the header hold a cell that is neither a number nor a missing marker, and ``codes``: whether one holds a number
+    written with a leading zero (``01``)."""
     path = os.fspath(path)
     fmt = resolve_format(path, fmt)
     check_file(path)
@@ -159,8 +160,10 @@ def read_table_header(path, *, delimiter=None, fmt=None):
     d = _check_delimiter(delimiter) if delimiter is not None else detect_delimiter(sample)
     first = split_line(sample[0], d)
     names = header_names(first, _unquote)
-    text = any(not is_number_or_missing(c) for line in sample[1:] for c in split_line(line, d))
-    return names, {"format": "csv", "delimiter": d, "text": text}
+    cells = [c for line in sample[1:] for c in split_line(line, d)]
+    text = any(not is_number_or_missing(c) for c in cells)
+    codes = any(c[:1] == "0" and c[1:2].isdigit() for c in cells)  # 01, 007: codes, perhaps class labels
+    return names, {"format": "csv", "delimiter": d, "text": text, "codes": codes}
 
 
 def _unquote(s):

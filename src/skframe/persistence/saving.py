@@ -99,6 +99,7 @@ def _read(path, max_bytes=None):
     try:
         model, extra = dec.decode(manifest.get("model")), dec.decode(manifest.get("extra", {"__dict__": {}}))
         _check_counts(model, path)
+        _check_classes(model, path)
         return model, extra, dec.components
     except PersistenceError:
         raise
@@ -115,6 +116,45 @@ def _check_counts(model, path):
     if count is not None and (isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0):
         raise PersistenceError(f"{os.fspath(path)!r} gives n_features_in_={str(count)[:40]!r}, which is not a "
                                "number of features; the file was tampered with: fit the model again")
+
+
+def _check_classes(model, path):
+    """A loaded classifier's ``classes_`` (two or more distinct labels) and ``calibration_`` (per decision column
+    a finite slope >= 0, a finite offset and a lapse rate in [0, 0.5)) must be what a fit leaves: a file edited
+    with its checksums would otherwise predict NaN probabilities, or a class named twice, with no word."""
+    state = getattr(model, "__dict__", {})
+    classes, calibration = state.get("classes_"), state.get("calibration_")
+    problem = None
+    if classes is not None:
+        labels = np.asarray(classes)
+        if labels.ndim != 1 or labels.size < 2:
+            problem = f"classes_ of shape {labels.shape}, not two labels or more"
+        elif labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
+            problem = "a class label that is not a finite number"
+        elif len({str(v) for v in labels.tolist()}) != labels.size:
+            problem = f"a class named twice in classes_ {str(labels.tolist())[:80]}"
+    if problem is None and calibration is not None:
+        problem = _calibration_problem(calibration, 0 if classes is None else np.asarray(classes).size)
+    if problem is not None:
+        raise PersistenceError(f"{os.fspath(path)!r} gives {problem}; the file was tampered with: fit the model "
+                               "again")
+
+
+def _calibration_problem(calibration, n_classes):
+    if not isinstance(calibration, dict):
+        return "a calibration_ that is not a mapping"
+    columns = None
+    for key, low, high in (("slope", 0.0, np.inf), ("offset", -np.inf, np.inf), ("lapse", 0.0, 0.5)):
+        try:
+            v = np.asarray(calibration.get(key), dtype=np.float64)
+        except (TypeError, ValueError):
+            return f"a calibration {key} {str(calibration.get(key))[:40]!r} that is not numbers"
+        if v.ndim != 1 or not np.all(np.isfinite(v)) or np.any(v < low) or np.any(v >= high):
+            return f"a calibration {key} {str(v.tolist())[:60]} outside its range (finite, {low:g} to {high:g})"
+        columns = v.size if columns is None else columns
+        if v.size != columns or n_classes and columns not in (1, n_classes):
+            return f"a calibration {key} of {v.size} values for {n_classes} classes"
+    return None
 
 
 def load(path, *, max_bytes=None):

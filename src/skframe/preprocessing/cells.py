@@ -7,6 +7,7 @@ The pieces :class:`skframe.preprocessing.TableEncoder` is built from; every func
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -23,11 +24,13 @@ from skframe.preprocessing.dates import (
 )
 
 __all__ = ["text_cells", "parse_numbers", "date_format", "date_seconds", "date_features", "as_columns",
-           "is_smiles_column", "DATE_FORMATS", "DATE_PARTS", "COLUMN_TYPES", "parse_column_types", "check_column_types"]
+           "is_smiles_column", "DATE_FORMATS", "DATE_PARTS", "COLUMN_TYPES", "parse_column_types",
+           "check_column_types", "colliding_labels", "has_leading_zero"]
 
 #: The types a column may be given (``column_types=``, CLI ``--column-types``); besides, ``date-dmy`` and
 #: ``date-mdy`` give dates read day first or month first (:mod:`skframe.preprocessing.dates`).
 COLUMN_TYPES = ("numeric", "categorical", "date", "text")
+_LEADING_ZERO = re.compile(r"[+-]?0\d")
 _TYPES_NAMED = (f"TYPE one of {', '.join(COLUMN_TYPES)}, or date-dmy, date-mdy (dates day or month first); e.g. "
                 "--column-types zip=categorical,sold=date")
 
@@ -100,6 +103,33 @@ def parse_numbers(text, missing):
         else:
             out[i] = value
     return out, bad
+
+
+def colliding_labels(text, missing, *, leading_zero=False):
+    """Two cells written differently that read as one number (``"01"`` and ``"1"``), or None.
+
+    Class labels are the text written: such a column of labels is read as text, where ``"01"`` and ``"1"`` are two
+    classes. With ``leading_zero`` only a pair of which one is written with a leading zero counts (``"007"``, a
+    code; ``"1.0"`` and ``"1"`` are one number), as the task is then not known to be a classification.
+
+    >>> colliding_labels(np.array(["1", "01", "2"], dtype=object), np.zeros(3, bool))
+    ('01', '1')
+    """
+    seen = {}
+    for cell in sorted({str(v) for v in text[~missing]}):
+        try:
+            value = float(cell)
+        except ValueError:
+            return None
+        other = seen.setdefault(value, cell)
+        if other != cell and (not leading_zero or has_leading_zero(cell) or has_leading_zero(other)):
+            return other, cell
+    return None
+
+
+def has_leading_zero(cell):
+    """Whether a cell is a number written with a leading zero (``01``, ``-007``; not ``0`` or ``0.5``): a code."""
+    return bool(_LEADING_ZERO.match(str(cell).strip()))
 
 
 def is_smiles_column(values):

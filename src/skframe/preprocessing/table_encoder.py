@@ -25,6 +25,7 @@ from skframe.preprocessing.cells import (
     text_cells,
 )
 from skframe.preprocessing.dates import DATE_ORDER_TYPES, date_spec
+from skframe.preprocessing.saved import check_encoding
 
 __all__ = ["TableEncoder", "COLUMN_TYPES", "MISSING_CATEGORY", "parse_column_types", "table_problems"]
 
@@ -345,14 +346,11 @@ class TableEncoder(TransformerMixin, BaseEstimator):
 
     @classmethod
     def from_dict(cls, data):
-        """The fitted encoder saved by :meth:`to_dict`."""
-        if not isinstance(data, dict) or data.get("version") != 1 or not isinstance(data.get("columns"), list):
-            raise InvalidInputError("not a table encoding saved by TableEncoder.to_dict (version 1)")
+        """The fitted encoder saved by :meth:`to_dict`; anything else is refused in one
+        :class:`~skframe.exceptions.InvalidInputError` naming the entry (:mod:`skframe.preprocessing.saved`)."""
+        check_encoding(data, cls().get_params(), LEFT_OUT)  # one line naming what no to_dict writes
         enc = cls(**data.get("params", {}))
         enc.columns_ = [dict(c) for c in data["columns"]]
-        for c in enc.columns_:
-            if c.get("type") not in COLUMN_TYPES + LEFT_OUT:
-                raise InvalidInputError(f"table encoding: unknown column type {c.get('type')!r}")
         enc.feature_names_in_ = np.asarray([c["name"] for c in enc.columns_], dtype=object)
         enc.n_features_in_ = len(enc.columns_)
         enc._build()
