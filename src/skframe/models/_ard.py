@@ -2,8 +2,10 @@
 square-loss Nystrom fit as functions of ``theta = (log l, log λ)`` with analytic gradients, and their optimisation.
 
 The criteria (:func:`ard_ml`, the default; :func:`ard_gcv`; :func:`ard_loo`) are evaluated on at most
-:data:`ARD_ROWS` rows with :data:`ARD_LANDMARKS` Nystrom landmarks held fixed; one evaluation with its whole
-gradient costs a few products of n x m matrices, whatever the number of inputs.
+:data:`ARD_ROWS` rows with Nystrom landmarks held fixed during each optimisation; one evaluation with its whole
+gradient costs a few products of n x m matrices, whatever the number of inputs. :func:`learn_scales` is what
+the fits call: it holds out a share of the rows, grows the landmarks while they limit the fit, and keeps the
+learned length-scales only where they beat one shared length-scale on the held-out rows.
 """
 
 from __future__ import annotations
@@ -11,13 +13,20 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import minimize
 
-from skframe.models._autotune import AUTO_LAMS, gcv_curve, square_spectrum
+from skframe.models._autotune import AUTO_LAMS, gcv_curve, median_gamma, square_spectrum
 
-__all__ = ["ARD_ROWS", "ARD_LANDMARKS", "ARD_CRITERION", "ard_gcv", "ard_loo", "ard_ml", "ard_start_lam",
-           "learn_length_scales"]
+__all__ = ["ARD_ROWS", "ARD_LANDMARKS", "ARD_MAX_LANDMARKS", "ARD_SATURATION", "ARD_HELD_OUT", "ARD_CRITERION",
+           "ard_gcv", "ard_loo", "ard_ml", "ard_start_lam", "effective_dimension", "held_out_error",
+           "learn_length_scales", "learn_scales"]
 
-#: rows and Nystrom landmarks (held fixed) on which learned length-scales are fitted
+#: rows on which learned length-scales are fitted, and the Nystrom landmarks (held fixed) they start with
 ARD_ROWS, ARD_LANDMARKS = 3000, 200
+#: the landmarks double while the fit's effective dimension exceeds ``ARD_SATURATION`` times their number, up to
+#: ``ARD_MAX_LANDMARKS`` (an evaluation costs about n m^2: 16 times the first one's at the cap)
+ARD_MAX_LANDMARKS, ARD_SATURATION = 800, 0.25
+#: the share of the rows held out (shuffled from the seed) to compare the learned length-scales with one shared
+#: length-scale, and the fewest rows for which the comparison is made
+ARD_HELD_OUT, ARD_HELD_OUT_MIN_ROWS = 0.2, 200
 #: what learned length-scales optimise: ``"ml"`` (marginal likelihood, :func:`ard_ml`), ``"gcv"`` or ``"loo"``
 ARD_CRITERION = "ml"
 
@@ -174,7 +183,7 @@ def ard_ml(X, Y, landmarks, theta, rtol=None):
     return float(value), grad
 
 
-def learn_length_scales(X, Y, landmarks, ell0, lam0, *, max_iter=100, criterion="ml"):
+def learn_length_scales(X, Y, landmarks, ell0, lam0, *, max_iter=100, criterion="ml", warm=None):
     """``(length_scales, lam, info)`` optimising a criterion of the square-loss Nystrom fit jointly over
     ``log l`` (one per feature) and ``log λ`` by L-BFGS-B with the analytic gradient, started from the best single
     length-scale (the same criterion over one shared ``log l`` and ``log λ``); the rows and the Nystrom
@@ -188,7 +197,12 @@ def learn_length_scales(X, Y, landmarks, ell0, lam0, *, max_iter=100, criterion=
     over d + 1 free parameters GCV, which replaces each row's leverage by the mean one, found length-scales with a
     few rows of leverage near 1, where it is optimistic; the leave-one-out error chose, on one table, a tiny λ
     and a short length-scale that extrapolated badly to new rows. The likelihood's determinant penalises that
-    complexity."""
+    complexity.
+
+    ``warm``: ``(tied, theta)``, the two stages' optima of an earlier call with the same ``ell0`` (e.g. on fewer
+    landmarks), each stage then starts from its own. ``info`` also holds the tied stage's optimum
+    (``isotropic_start``, ``isotropic_lam``, ``isotropic_value``) and both optima as ``theta`` (``warm`` of a
+    next call)."""
     ell0 = np.asarray(ell0, dtype=float)
     evaluations = [0]
     crit = {"loo": ard_loo, "gcv": ard_gcv, "ml": ard_ml}[criterion]
@@ -209,10 +223,12 @@ def learn_length_scales(X, Y, landmarks, ell0, lam0, *, max_iter=100, criterion=
     ell_bounds = [(v - 5.0, v + 7.0) for v in np.log(ell0)]
     lam_bounds = (np.log(1e-10), 0.0)
     first = np.log(ell0).mean()
-    iso = minimize(tied, [first, np.log(lam0)], method="L-BFGS-B", jac=True,
-                   bounds=[(first - 5.0, first + 7.0), lam_bounds], options={"maxiter": int(max_iter)})
+    iso_bounds = [(first - 5.0, first + 7.0), lam_bounds]
+    iso = minimize(tied, [first, np.log(lam0)] if warm is None else np.clip(warm[0], *np.array(iso_bounds).T),
+                   method="L-BFGS-B", jac=True, bounds=iso_bounds, options={"maxiter": int(max_iter)})
     start = np.r_[np.clip(np.full(d, iso.x[0]), *np.array(ell_bounds).T), iso.x[1]]
-    res = minimize(objective, start, method="L-BFGS-B", jac=True, bounds=ell_bounds + [lam_bounds],
+    full_start = start if warm is None else np.clip(warm[1], *np.array(ell_bounds + [lam_bounds]).T)
+    res = minimize(objective, full_start, method="L-BFGS-B", jac=True, bounds=ell_bounds + [lam_bounds],
                    options={"maxiter": int(max_iter)})
     theta = res.x if res.fun <= iso.fun else start
     ell = np.exp(theta[:-1])
@@ -222,5 +238,103 @@ def learn_length_scales(X, Y, landmarks, ell0, lam0, *, max_iter=100, criterion=
             "value": float(min(res.fun, iso.fun)) if criterion == "ml" else float(np.exp(min(res.fun, iso.fun, 700.0))),
             "lam_on_rows": float(np.exp(theta[-1])), "iterations": int(iso.nit + res.nit),
             "evaluations": evaluations[0], "isotropic_start": float(np.exp(iso.x[0])),
+            "isotropic_lam": float(np.exp(iso.x[1])), "isotropic_value": float(iso.fun),
+            "theta": ([float(v) for v in iso.x], [float(v) for v in theta]),
             "gradient": "analytic", "stop": str(res.message)}
     return ell, float(np.exp(theta[-1])), info
+
+
+def _nystrom_ridge(X, Y, landmarks, ell, lam):
+    """``(R, w, s)`` of the Nystrom ridge on ``(X, Y)`` at the length-scales ``ell`` and ``λ``: the landmark map
+    ``R`` (features ``k(x, X_L) R``), the weights ``w`` and the eigenvalues ``s`` of ``Z^T Z``."""
+    _, _, R, Z = _ard_features(X, X[landmarks], 1.0 / np.asarray(ell, dtype=float))
+    G = Z.T @ Z
+    w = np.linalg.solve(G + X.shape[0] * lam * np.eye(G.shape[0]), Z.T @ Y)
+    return R, w, np.maximum(np.linalg.eigvalsh(G), 0.0)
+
+
+def effective_dimension(X, Y, landmarks, ell, lam):
+    """``sum_k s_k / (s_k + n λ)`` of the Nystrom ridge at ``(ell, λ)``: the number of directions the fit uses out
+    of at most ``len(landmarks)``; near that number, the landmarks limit the fit."""
+    s = _nystrom_ridge(X, Y, landmarks, ell, lam)[2]
+    return float((s / (s + X.shape[0] * lam)).sum())
+
+
+def held_out_error(X, Y, X_check, Y_check, landmarks, ell, lam):
+    """The mean squared error on ``(X_check, Y_check)`` of the Nystrom ridge fitted on ``(X, Y)`` (both centred by
+    ``Y``'s mean) at the length-scales ``ell`` and ``λ``."""
+    mean = Y.mean(axis=0)
+    R, w, _ = _nystrom_ridge(X, Y - mean, landmarks, ell, lam)
+    F = _ard_block(X_check, X[landmarks], 1.0 / np.asarray(ell, dtype=float)) @ R @ w + mean
+    return float(((F - Y_check) ** 2).sum(axis=1).mean())
+
+
+def learn_scales(X, Y, rng, *, criterion=None):
+    """``(length_scales, info)`` of ``length_scale="learn"`` on the rows ``(X, Y)`` (at most :data:`ARD_ROWS`, as
+    float arrays), the random draws from ``rng``.
+
+    1. :data:`ARD_HELD_OUT` of the rows (shuffled) are held out when there are at least
+       :data:`ARD_HELD_OUT_MIN_ROWS`; the length-scales are learned on the others (:func:`learn_length_scales`,
+       ``criterion`` by default :data:`ARD_CRITERION`).
+    2. Landmarks: :data:`ARD_LANDMARKS` rows drawn at random; while the effective dimension of the fit at the
+       optimum (:func:`effective_dimension`) exceeds :data:`ARD_SATURATION` times their number, the landmarks
+       double (the earlier ones kept), up to :data:`ARD_MAX_LANDMARKS` or all rows, and the optimisation goes on
+       from the optimum found. A short length-scale needs many landmarks to be resolved: with too few, the
+       criterion sees only the directions they span and settles on a longer one. Long length-scales keep the
+       first landmarks and their cost.
+    3. The held-out look: the Nystrom ridge at the learned length-scales and λ and at the best single
+       length-scale (the optimisation's first stage, with its λ) are fitted on the learning rows and scored on the
+       held-out ones (:func:`held_out_error`); the learned ones are kept only where their error is lower, else
+       every input gets the single length-scale (``info["held_out"]`` and ``info["reason"]`` say which and why).
+
+    ``info`` is :func:`learn_length_scales`'s (the kept length-scales in ``chosen``, their λ in ``lam_on_rows``)
+    with ``rows`` (the learning rows), ``landmarks``, ``landmark_steps`` (landmarks, effective dimension and
+    criterion of each optimisation) and ``held_out``.
+    """
+    X = np.asarray(X, dtype=float)
+    Y = np.asarray(Y, dtype=float).reshape(X.shape[0], -1)
+    n, d = X.shape
+    order = rng.permutation(n)
+    n_check = int(ARD_HELD_OUT * n) if n >= ARD_HELD_OUT_MIN_ROWS else 0
+    check, learn = np.sort(order[:n_check]), np.sort(order[n_check:])
+    Xl, Yl = X[learn], Y[learn] - Y[learn].mean(axis=0)
+    marks_order = rng.permutation(learn.size)
+    m = min(ARD_LANDMARKS, learn.size)
+    cap = max(m, min(ARD_MAX_LANDMARKS, learn.size))
+    criterion = ARD_CRITERION if criterion is None else criterion
+    ell0 = np.full(d, 1.0 / np.sqrt(2.0 * median_gamma(Xl)))
+    landmarks = np.sort(marks_order[:m])
+    lam0 = ard_start_lam(Xl, Yl, landmarks, ell0)
+    ell, lam, info = learn_length_scales(Xl, Yl, landmarks, ell0, lam0, criterion=criterion)
+    steps = []
+    while True:
+        deff = effective_dimension(Xl, Yl, landmarks, ell, lam)
+        steps.append({"landmarks": int(m), "effective_dimension": deff, "value": info["value"]})
+        if m >= cap or deff <= ARD_SATURATION * m:
+            break
+        m = min(2 * m, cap)
+        landmarks = np.sort(marks_order[:m])
+        ell, lam, info = learn_length_scales(Xl, Yl, landmarks, ell0, lam, criterion=criterion, warm=info["theta"])
+    grown = f"{m} landmarks" + (f" (grown from {steps[0]['landmarks']}: effective dimension above "
+                                f"{ARD_SATURATION:g} of them)" if len(steps) > 1 else "")
+    info.update(rows=int(learn.size), landmarks=int(m), landmark_steps=steps)
+    reason = (f"greatest marginal likelihood over {d} length-scales and lam by L-BFGS-B (analytic gradient) on "
+              f"{learn.size} rows, {grown} held fixed")
+    if n_check == 0:
+        info.update(held_out=None, reason=reason + f"; no held-out look (fewer than {ARD_HELD_OUT_MIN_ROWS} rows)")
+        return ell, info
+    iso_ell, iso_lam = np.full(d, info["isotropic_start"]), info["isotropic_lam"]
+    learned_err = held_out_error(X[learn], Y[learn], X[check], Y[check], landmarks, ell, lam)
+    iso_err = held_out_error(X[learn], Y[learn], X[check], Y[check], landmarks, iso_ell, iso_lam)
+    kept = "learned" if learned_err < iso_err else "isotropic"
+    info["held_out"] = {"rows": int(n_check), "learned_mse": learned_err, "isotropic_mse": iso_err, "kept": kept}
+    if kept == "learned":
+        info["reason"] = reason + f"; kept: held-out error {learned_err:.4g} below one shared length-scale's " \
+                                  f"{iso_err:.4g} on {n_check} rows"
+        return ell, info
+    info.update(chosen=[float(v) for v in iso_ell], relevance=[1.0] * d, lam_on_rows=float(iso_lam),
+                value=info["isotropic_value"] if criterion == "ml" else info["value"],
+                reason=f"one shared length-scale (greatest marginal likelihood on {learn.size} rows, {grown}): its "
+                       f"held-out error {iso_err:.4g} at most the {d} learned length-scales' {learned_err:.4g} on "
+                       f"{n_check} rows")
+    return iso_ell, info

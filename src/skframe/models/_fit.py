@@ -206,24 +206,15 @@ class Fit:
 
     def _learned_length_scales(self, estimator, X, Y, recipe, params):
         """``length_scale="learn"``: per-feature length-scales and λ maximising the Nystrom Gaussian process's
-        marginal likelihood on a row subsample (:func:`~skframe.models._ard.ard_ml`, landmarks drawn once from
-        the estimator's seed and held fixed); the final fit draws its own sketch (with ``lam="auto"`` and the
-        square loss it takes the optimum's λ: :func:`~skframe.models._autotune.lam_of_learned_scales`)."""
+        marginal likelihood on a row subsample, checked on held-out rows against one shared length-scale
+        (:func:`~skframe.models._ard.learn_scales`, drawn from the estimator's seed); the final fit draws its own
+        sketch (with ``lam="auto"`` and the square loss it takes the optimum's λ:
+        :func:`~skframe.models._autotune.lam_of_learned_scales`)."""
         rows = _autotune.subsample_rows(self.n, _ard.ARD_ROWS)
         Xs = take(X, rows)
         Xs = np.asarray(Xs.toarray() if hasattr(Xs, "toarray") else Xs, dtype=np.float64)
         Ys = np.asarray(Y[rows] if not hasattr(Y, "compute") else Y[rows].compute(), dtype=np.float64)
-        Ys = Ys - Ys.mean(axis=0)
-        marks = min(_ard.ARD_LANDMARKS, rows.size)
-        landmarks = np.sort(make_rngs(estimator.random_state, 1)[0].choice(rows.size, marks, replace=False))
-        d = Xs.shape[1]
-        ell0 = np.full(d, 1.0 / np.sqrt(2.0 * _autotune.median_gamma(Xs)))
-        lam0 = _ard.ard_start_lam(Xs, Ys, landmarks, ell0)
-        ell, _, info = _ard.learn_length_scales(Xs, Ys, landmarks, ell0, lam0, criterion=_ard.ARD_CRITERION)
-        info.update(rows=int(rows.size), landmarks=int(marks),
-                    reason=f"greatest marginal likelihood over {d} length-scales and lam by L-BFGS-B (analytic "
-                           f"gradient) on {rows.size} rows, {marks} landmarks held fixed")
-        self.auto_info["length_scale"] = info
+        ell, self.auto_info["length_scale"] = _ard.learn_scales(Xs, Ys, make_rngs(estimator.random_state, 1)[0])
         return dict(params, length_scale=[float(v) for v in ell])
 
     def choose_lam(self):
