@@ -163,12 +163,12 @@ def _extended(curve, grid, values, extend=LAM_EXTEND):
     return grid, values, ("lower" if best == 0 else "upper" if best == grid.size - 1 else None)
 
 
-def choose_lam_square(fit, lams=AUTO_LAMS, criterion=None):
+def choose_lam_square(fit, lams=AUTO_LAMS, criterion=None, extend=LAM_EXTEND):
     """``(lam, info)``: the λ of the square-loss fit ``fit`` with the least held-out error of k shuffled folds
     (:mod:`skframe.models._square_cv`, from sums of the fit's own features), or the least GCV
     (``criterion="gcv"``, or where no folds can be formed: Dask data). A least value at an end of ``lams``
-    extends the grid (:data:`LAM_EXTEND` decades at most); one still there is named in ``info["edge"]`` and
-    warned about."""
+    extends the grid (``extend`` decades at most, :data:`LAM_EXTEND`); one still there is named in
+    ``info["edge"]`` and warned about."""
     criterion = SQUARE_CRITERION if criterion is None else criterion
     lams = np.asarray(lams, dtype=float)
     systems, words = None, None
@@ -186,7 +186,7 @@ def choose_lam_square(fit, lams=AUTO_LAMS, criterion=None):
             name, what = "gcv", "generalised cross-validation (GCV) from one eigendecomposition"
             if criterion == "cv":
                 what += f" ({words}: no folds)"
-        grid, values, edge = _extended(curve, lams, curve(lams))
+        grid, values, edge = _extended(curve, lams, curve(lams), extend=extend)
         lam, best = _refine(lambda v: curve(v)[0], grid, values)
     info = {"chosen": lam, "criterion": name, "value": best, "grid": [float(v) for v in grid],
             "curve": [float(v) for v in values], "rank": rank, "edge": edge,

@@ -190,13 +190,15 @@ class Fit:
         rows = _autotune.subsample_rows(self.n)
         Xs, Ys = take(X, rows), np.asarray(Y[rows] if not hasattr(Y, "compute") else Y[rows].compute())
         probe = Recipe(None, fit_intercept=True, exact="gram", rtol=recipe.rtol)
+        # γ is scored at the best λ the fit can then reach: a loss without a closed form searches a coarser grid
+        reach = {} if recipe.loss is None else {"lams": _autotune.KFOLD_LAMS, "extend": 0}
 
         def score(gamma):  # the least held-out error over λ of the square-loss fit on the rows, at this gamma
             trial = copy.copy(estimator)
             trial.kernel_params, trial.memory_budget = dict(params, gamma=gamma), None
             with warnings.catch_warnings():  # the probes' sketch-size and rank notes are the final fit's to give
                 warnings.simplefilter("ignore")
-                return _autotune.choose_lam_square(Fit(trial, Xs, Ys, probe))[1]["value"]
+                return _autotune.choose_lam_square(Fit(trial, Xs, Ys, probe), **reach)[1]["value"]
 
         gamma, info = _autotune.choose_gamma(score, gamma0)
         info.update(start=gamma0, rows=int(rows.size), criterion=_autotune.square_criterion_name(),
