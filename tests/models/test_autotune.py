@@ -269,3 +269,18 @@ def test_ard_ml_with_every_row_a_landmark_is_the_gaussian_process_log_marginal_l
     kernel = ConstantKernel(c) * RBF(ell) + WhiteKernel(c * n * lam)
     gp = GaussianProcessRegressor(kernel, optimizer=None, alpha=1e-14).fit(X, y)
     assert abs(-gp.log_marginal_likelihood_value_ / n - 0.5 * (1 + np.log(2 * np.pi)) - value) < 1e-9
+
+
+def test_choose_gamma_keeps_the_most_local_of_near_ties():
+    """Bandwidths within 1 % of the least score: the largest γ is kept (it returns to the mean away from the data)."""
+    from skframe.models import _autotune
+
+    scores = {-1.0: 1.000, -0.5: 1.004, 0.0: 1.008, 0.5: 1.2, 1.0: 2.0, -1.5: 1.003, -2.0: 1.005}
+
+    def score(g):
+        return scores[round(float(np.log10(g)) * 2) / 2]
+
+    gamma, info = _autotune.choose_gamma(score, 1.0)
+    assert gamma == 1.0 and info["least"] == 0.1 and info["value"] == 1.008
+    gamma, info = _autotune.choose_gamma(score, 1.0, tie=0.0)
+    assert gamma == 0.1

@@ -202,7 +202,8 @@ class Fit:
 
         gamma, info = _autotune.choose_gamma(score, gamma0)
         info.update(start=gamma0, rows=int(rows.size), criterion=_autotune.square_criterion_name(),
-                    reason=f"{start} x 10^k, least square-loss {_autotune.square_criterion_name()} on {rows.size} rows")
+                    reason=f"{start} x 10^k, least square-loss {_autotune.square_criterion_name()} on {rows.size} rows"
+                           f" (the largest within {info['tie']:.0%} of it: the most local fit)")
         self.auto_info["gamma"] = info
         return dict(params, gamma=gamma)
 
