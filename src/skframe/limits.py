@@ -181,7 +181,7 @@ def archive_member_impossible(info, file_size, what, tail, error):
     else:
         bad = False
         if info.file_size > limit("expansion") * info.compress_size + _MEMBER_SLACK:
-            ratio = info.file_size // max(info.compress_size, 1)
+            ratio = -(-info.file_size // max(info.compress_size, 1))  # rounded up: 64.2 is over 64
             raise error(exceeded("expansion", ratio, f"{what} declares {info.file_size} bytes from "
                                                      f"{info.compress_size} compressed, {tail}"))
     return bad or info.header_offset + info.compress_size > file_size

@@ -43,6 +43,10 @@ class PrecomputedKernel(_BaseKernel):
     [[2.0], [0.5]]
     """
 
+    #: parameters read from a file when given a path: a model file must hold their contents (skframe.load refuses
+    #: a model whose ``gram`` is a string, so that loading a model never reads another file)
+    path_params = ("gram",)
+
     def __init__(self, gram):
         if isinstance(gram, (str, os.PathLike)):
             path = os.fspath(gram)

@@ -18,11 +18,16 @@ such names.
 Destinations. A destination that is a symbolic link is written through: the file it points to is
 replaced and the link kept (:func:`resolve_destination`). One that is a directory, a device, a
 FIFO or a socket is refused before anything is written. :mod:`skframe.io.destinations` checks
-a command's destinations before any work.
+a command's destinations before any work, and names the files the command reads (:func:`protect`):
+at the moment of the rename the destination is resolved again and compared (device and inode) with
+each of them, so a link re-pointed at an input while the command ran never replaces that input. Such
+a write is refused with one :class:`~skframe.exceptions.InvalidParameterError`; the complete result
+is kept beside the destination as ``<name>.<pid>.kept``, and that path is named in the message.
 
 Test hook: when the environment variable ``SKFRAME_TEST_PAUSE_BEFORE_REPLACE`` names a file, a
-write creates that file once the temporary file is complete (and checked), then sleeps for up to
-10 seconds before the rename, so that a test can signal the process inside the save window
+write creates that file once the temporary file is complete (and checked), then waits before the
+rename until the file is removed, for up to 10 seconds, so that a test can signal the process inside
+the save window, or change the destination and let the write go on by removing the file
 (``SKFRAME_TEST_PAUSE_AFTER_REPLACE``: the same just after the rename). They are meant for tests only.
 """
 
@@ -42,7 +47,7 @@ import time
 from skframe.exceptions import InvalidParameterError
 
 __all__ = ["atomic_write", "atomic_path", "owned_name", "remove_stale", "process_alive", "writes",
-           "resolve_destination"]
+           "resolve_destination", "protect"]
 
 _UMASK = os.umask(0)  # read once (os.umask can only be read by setting it)
 os.umask(_UMASK)
@@ -151,7 +156,80 @@ def _pause_for_tests(hook=PAUSE_HOOK):
         return
     with open(marker, "w") as fh:
         fh.write(str(os.getpid()))
-    time.sleep(_PAUSE_SECONDS)
+    end = time.monotonic() + _PAUSE_SECONDS
+    while os.path.exists(marker) and time.monotonic() < end:
+        time.sleep(0.01)
+
+
+#: the files the command under way reads, which no write may replace: ``[(what, path, (st_dev, st_ino))]``
+_INPUTS = []
+
+
+def protect(inputs):
+    """Name the files the command under way reads (``[(what, path)]``, None paths skipped; replaces earlier ones).
+
+    Every later write of this module resolves its destination again just before the rename and refuses it when
+    it is then one of these files (device and inode, as remembered now or as the path names at that moment): a
+    symbolic link re-pointed at an input while a long fit ran never replaces the input.
+    """
+    _INPUTS.clear()
+    for what, path in inputs:
+        if path is None:
+            continue
+        with contextlib.suppress(OSError, ValueError):
+            st = os.stat(path)
+            _INPUTS.append((what, os.fspath(path), (st.st_dev, st.st_ino)))
+
+
+def _input_at(real):
+    """``(what, path)`` of the protected input that ``real`` is now, else None."""
+    try:
+        st = os.stat(real)
+    except (OSError, ValueError):
+        return None
+    key = (st.st_dev, st.st_ino)
+    for what, path, then in _INPUTS:
+        try:
+            now = os.stat(path)
+        except (OSError, ValueError):
+            now = None
+        if key == then or (now is not None and key == (now.st_dev, now.st_ino)):
+            return what, path
+    return None
+
+
+def _changed(path, real):
+    """Why ``path`` may not be replaced now (it was resolved to ``real`` when the write began), else None."""
+    try:
+        now = resolve_destination(path)
+    except InvalidParameterError as exc:
+        return str(exc)
+    found = _input_at(now)
+    if found is not None:
+        via = f" (through the symbolic link, {now})" if now != path else ""
+        return f"{path} is now the same file as {found[0]} {found[1]}{via}: replacing it would destroy what the " \
+               "command read"
+    if os.path.abspath(now) != os.path.abspath(real):
+        return f"{path} was re-pointed from {real} to {now} while the result was being written"
+    return None
+
+
+def _keep(tmp, path, directory):
+    """Move the complete temporary file to ``<name>.<pid>[.<n>].kept`` in ``directory``; return that path."""
+    base = os.path.join(directory, f"{os.path.basename(path)}.{os.getpid()}")
+    for n in range(100):
+        kept = f"{base}.{n}.kept" if n else f"{base}.kept"
+        try:
+            os.link(tmp, kept)  # fails on an existing name (a link there is never written through)
+        except FileExistsError:
+            continue
+        except OSError:  # a file system without hard links: rename (replaces the name itself, never a link target)
+            os.replace(tmp, kept)
+            return kept
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        return kept
+    return tmp
 
 
 def _named(exc, path, tmp=None):
@@ -163,13 +241,18 @@ def _named(exc, path, tmp=None):
     return OSError(f"{exc}: {path}")
 
 
-def _finish(tmp, path, directory):
+def _finish(tmp, path, directory, user_path=None):
     if os.path.exists(path):
         with contextlib.suppress(OSError):
             os.chmod(tmp, os.stat(path).st_mode & 0o7777)
     else:  # the permissions open() would have given a new file
         os.chmod(tmp, 0o666 & ~_UMASK)
     _pause_for_tests()
+    reason = _changed(user_path or path, path)  # the destination resolved again at the moment of the rename
+    if reason is not None:
+        kept = _keep(tmp, user_path or path, directory)
+        raise InvalidParameterError(f"{reason}; nothing was replaced: the result is kept in {kept}; move it "
+                                    "where it belongs, or run the command again with another output file")
     os.replace(tmp, path)
     _WRITES["written"].append(_WRITES["writing"] or path)
     _WRITES["writing"] = None
@@ -234,7 +317,7 @@ def _moved_into_place(path, tmp, directory, real, verify):
             raise named from exc
         if verify is not None:
             verify(tmp)
-        _finish(tmp, real, directory)
+        _finish(tmp, real, directory, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -7,14 +7,19 @@ to is bounded **before** it is expanded, by the size policy of :mod:`skframe.lim
 * the cap is the smaller of ``SKFRAME_MAX_DECOMPRESSED`` (8 GiB) and ``SKFRAME_MAX_EXPANSION``
   (64) times the compressed size, but never below 64 MiB (a small file may always expand to
   that much);
-* a gzip file states its expanded size in its last four bytes: a claim over the cap is
-  refused at once, before a byte is decompressed;
-* otherwise the file is first decompressed as a stream that is counted and thrown away,
-  stopping with the same one-line refusal as soon as the cap is passed (a lying trailer, a
-  gzip file of several members, bz2, xz, zstd): nothing is parsed or kept before the file is
-  known to fit, so memory stays bounded whatever the file claims. The count is remembered for
-  the file (its path, size and modification time), so the readers that open it again (the
-  header, then the rows) count it once.
+* the file is first decompressed as a stream that is counted and thrown away, stopping with a
+  one-line refusal as soon as the cap is passed (a gzip bomb of several members, bz2, xz,
+  zstd): nothing is parsed or kept before the file is known to fit, so memory stays bounded
+  whatever the file claims. The count is remembered for the file (its path, size and
+  modification time), so the readers that open it again (the header, then the rows) count it
+  once. (A gzip file's last four bytes state its expanded size, but those of a truncated file
+  are any four bytes of its middle: the count decides.)
+
+Truncation. A file cut short is refused in one line that says "truncated", never read short:
+gzip, bz2 and xz streams end with a marker that Python's readers require. A zstd file is
+walked frame by frame first (its frame headers and block headers, without decompressing): every
+frame must end with its last block and its checksum within the file; the sizes its frames state
+are checked against the cap before a byte is decompressed, and against the count after it.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import zlib
 
 from skframe.deps import require
 from skframe.exceptions import DataFormatError, DependencyError
-from skframe.limits import exceeded, limit
+from skframe.limits import limit
 
 __all__ = ["file_head", "compression_of", "open_binary", "expansion_cap", "COMPRESSED_SUFFIXES", "inner_suffix"]
 
@@ -70,14 +75,32 @@ def expansion_cap(compressed_bytes):
     return min(limit("decompressed"), max(_FLOOR, limit("expansion") * int(compressed_bytes)))
 
 
-def _refusal(path, value, claimed=False):
-    where = os.path.basename(str(path))
+def _name(path):
+    return os.path.basename(str(path))
+
+
+def _refusal(path, value, known=False):
+    """The refusal of a file that expands to ``value`` bytes (``known``: as its headers state; else: more than
+    that, counting stopped there)."""
     size = os.path.getsize(path)
-    what = f"its gzip trailer states {value} bytes" if claimed else f"{value}+ bytes expanded"
+    more = "" if known else "more than "
     if value > limit("decompressed"):
-        return DataFormatError(exceeded("decompressed", value, f"{where} (compressed; {what})"))
-    ratio = value // max(1, size)
-    return DataFormatError(exceeded("expansion", ratio, f"{where} ({size} bytes compressed, {what})"))
+        return DataFormatError(f"{_name(path)} (compressed) decompresses to {more}{value} bytes, more than the limit "
+                               f"of {limit('decompressed')}; if the file is genuine, raise the limit with the "
+                               f"environment variable SKFRAME_MAX_DECOMPRESSED (e.g. SKFRAME_MAX_DECOMPRESSED="
+                               f"{value if known else 4 * limit('decompressed')})")
+    lim = limit("expansion")
+    ratio = -(-value // max(1, size))  # rounded up: 64.2 times is over a limit of 64
+    said = f"expands {ratio} times ({value} bytes)" if known else f"expands to more than {value} bytes"
+    return DataFormatError(f"{_name(path)} ({size} bytes compressed) {said}, more than the limit of {lim} times its "
+                           f"size (or {_FLOOR >> 20} MiB for a small file); if the file is genuine, raise the limit "
+                           "with the environment variable SKFRAME_MAX_EXPANSION (e.g. SKFRAME_MAX_EXPANSION="
+                           f"{ratio if known else 4 * lim})")
+
+
+def _truncated(path, kind, detail):
+    return DataFormatError(f"{_name(path)} is truncated: {detail}; the {kind} file was cut short (an interrupted "
+                           "copy or download?): copy it again from its source")
 
 
 class _Capped(io.RawIOBase):
@@ -92,8 +115,11 @@ class _Capped(io.RawIOBase):
     def readinto(self, buffer):
         try:
             data = self._stream.read(len(buffer))
-        except (EOFError, OSError, lzma.LZMAError, zlib.error, ValueError) as exc:
-            raise DataFormatError(f"{os.path.basename(str(self._path))} starts as a {self._kind} file but cannot be "
+        except EOFError:
+            raise _truncated(self._path, self._kind, f"its {self._kind} stream stops before its end marker, after "
+                             f"{os.path.getsize(self._path)} bytes") from None
+        except (OSError, lzma.LZMAError, zlib.error, ValueError) as exc:
+            raise DataFormatError(f"{_name(self._path)} starts as a {self._kind} file but cannot be "
                                   f"decompressed ({exc}); check the file (truncated or corrupt?)") from None
         self._seen += len(data)
         if self._seen > self._cap:
@@ -106,11 +132,54 @@ class _Capped(io.RawIOBase):
         super().close()
 
 
-def _gzip_claim(path):
-    """The expanded size a gzip file states in its trailer (modulo 2**32)."""
+_ZSTD_MAGIC = 0xFD2FB528
+
+
+def _zstd_walk(path):
+    """Walk the frames of a zstd file by their headers; return the bytes they state they expand to (None when a
+    frame does not say). Raises the truncation refusal when a frame or block runs past the end of the file."""
+    size, pos, total, frames = os.path.getsize(path), 0, 0, 0
+
+    def need(fh, n, what):
+        data = fh.read(n)
+        if len(data) < n:
+            raise _truncated(path, "zstd", f"its frame {frames + 1} ends inside {what}, at byte {size}")
+        return data
+
     with open(path, "rb") as fh:
-        fh.seek(-4, os.SEEK_END)
-        return int.from_bytes(fh.read(4), "little")
+        while pos < size:
+            fh.seek(pos)
+            magic = int.from_bytes(need(fh, 4, "its magic number"), "little")
+            if magic & 0xFFFFFFF0 == 0x184D2A50:  # a skippable frame: its length, then that many bytes
+                pos += 8 + int.from_bytes(need(fh, 4, "a skippable frame's header"), "little")
+                if pos > size:
+                    raise _truncated(path, "zstd", f"its skippable frame {frames + 1} ends past byte {size}")
+                frames += 1
+                continue
+            if magic != _ZSTD_MAGIC:  # not a frame: the decompressor says what is wrong
+                return None
+            desc = need(fh, 1, "its frame header")[0]
+            single, flag = bool(desc & 0x20), desc >> 6
+            fcs_bytes = (1 if single else 0, 2, 4, 8)[flag]
+            head = need(fh, (0 if single else 1) + (0, 1, 2, 4)[desc & 3] + fcs_bytes, "its frame header")
+            if fcs_bytes and total is not None:
+                fcs = int.from_bytes(head[len(head) - fcs_bytes:], "little")
+                total += fcs + 256 if fcs_bytes == 2 else fcs
+            elif not fcs_bytes:
+                total = None
+            while True:
+                block = int.from_bytes(need(fh, 3, "a block header"), "little")
+                kind, length = (block >> 1) & 3, block >> 3
+                fh.seek(1 if kind == 1 else length, os.SEEK_CUR)
+                if fh.tell() > size:
+                    raise _truncated(path, "zstd", f"a block of its frame {frames + 1} ends past byte {size}")
+                if block & 1:
+                    break
+            if desc & 0x04:
+                need(fh, 4, "its checksum")
+            pos = fh.tell()
+            frames += 1
+    return total
 
 
 def open_binary(path, compression="detect"):
@@ -132,15 +201,20 @@ def open_binary(path, compression="detect"):
         return open(path, "rb")
     size = os.path.getsize(path)
     cap = expansion_cap(size)
-    if kind == "gzip" and size >= 18:
-        claim = _gzip_claim(path)
-        if claim > cap:
-            raise _refusal(path, claim, claimed=True)
     key = (os.path.abspath(str(path)), size, os.stat(path).st_mtime_ns, cap)
     if key not in _COUNTED:
+        stated = None
+        if kind == "zstd":
+            _zstandard(path)  # a missing library is said first, before the file's frames are judged
+            stated = _zstd_walk(path)
+        if stated is not None and stated > cap:
+            raise _refusal(path, stated, known=True)
+        counted = 0
         with _open_capped(path, kind, cap) as counting:
-            while counting.read(1 << 20):
-                pass
+            while chunk := counting.read(1 << 20):
+                counted += len(chunk)
+        if stated is not None and counted != stated:
+            raise _truncated(path, kind, f"its frames state {stated} bytes but expand to {counted}")
         _COUNTED[key] = True
     return _open_capped(path, kind, cap)
 
@@ -153,9 +227,14 @@ def _open_capped(path, kind, cap):
     elif kind == "xz":
         stream = lzma.open(path, "rb")
     else:
-        try:
-            zstd = require("zstandard", f"the zstd-compressed file {os.path.basename(str(path))}")
-        except DependencyError as exc:  # a data-file error: the file cannot be read here as it is
-            raise DataFormatError(str(exc)) from None
-        stream = zstd.ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True)
+        # every frame, one after another (``cat a.zst b.zst`` is one file), never the first one alone
+        stream = _zstandard(path).ZstdDecompressor().stream_reader(open(path, "rb"), closefd=True,
+                                                                  read_across_frames=True)
     return io.BufferedReader(_Capped(stream, cap, path, kind), buffer_size=1 << 20)
+
+
+def _zstandard(path):
+    try:
+        return require("zstandard", f"the zstd-compressed file {_name(path)}")
+    except DependencyError as exc:  # a data-file error: the file cannot be read here as it is
+        raise DataFormatError(str(exc)) from None

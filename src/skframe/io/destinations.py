@@ -14,6 +14,10 @@ wasted on a path it could not write, and nothing the user did not name is lost:
   and removed at once), so a missing, read-only or full folder fails before the fit;
 - an expected suffix (``.png``, ``.csv``/``.npz``) is checked.
 
+The inputs are also remembered (:func:`skframe.io.atomic.protect`): when the result is renamed into
+place, the destination is resolved and compared with each of them again, so a symbolic link
+re-pointed at an input during a long fit is refused then too, the result kept beside it.
+
 Symbolic links: a destination that is a symbolic link is written **through** the link. The link
 stays as it is and the file it points to is replaced (atomically, by a temporary file in the
 target's folder), as a shell's ``>`` would write to it; the checks above apply to the target. A
@@ -28,7 +32,7 @@ import os
 import tempfile
 
 from skframe.exceptions import InvalidParameterError
-from skframe.io.atomic import _label, owned_name, resolve_destination
+from skframe.io.atomic import _label, owned_name, protect, resolve_destination
 
 __all__ = ["resolve_destination", "check_destination", "check_destinations", "same_file"]
 
@@ -95,7 +99,10 @@ def check_destination(path, option=None, *, inputs=(), suffixes=None, probe=True
 
 def check_destinations(outputs, inputs=()):
     """Check several destinations of one command (``[(option, path)]``, None paths skipped), and that no two are
-    the same file. Returns ``{option: path written}``."""
+    the same file; remember the inputs for the moment each file is renamed into place (:func:`protect`).
+    Returns ``{option: path written}``."""
+    inputs = list(inputs)
+    protect(inputs)
     seen, out = [], {}
     for option, path, *rest in outputs:
         if path is None:

@@ -36,6 +36,7 @@ from skframe.io._common import (
     name_of,
     parse_number,
 )
+from skframe.io.arrow_ends import arrow_failure, check_arrow_end
 from skframe.io.columns import check_unique_names
 from skframe.io.compressed import compression_of
 from skframe.io.formats import check_file, resolve_format
@@ -317,12 +318,13 @@ def _check_declared(path, declared):
         raise DataFormatError(exceeded("decompressed", declared, f"{name_of(path)} (its declared column sizes)"))
     on_disk = max(1, os.path.getsize(path))
     if declared > max(64 << 20, limit("expansion") * on_disk):
-        raise DataFormatError(exceeded("expansion", declared // on_disk,
+        raise DataFormatError(exceeded("expansion", -(-declared // on_disk),
                                        f"{name_of(path)} ({on_disk} bytes declaring {declared} bytes of columns)"))
 
 
 def _read_arrow(path, fmt):
     pa = _pyarrow(path, fmt)
+    check_arrow_end(path, fmt)  # a file cut short is refused, never read short
     try:
         if fmt == "parquet":
             import pyarrow.parquet as pq  # lazy: optional (the parquet extra)
@@ -349,8 +351,8 @@ def _read_arrow(path, fmt):
                     _check_declared(path, declared)
                     batches.append(batch)
                 table = pa.Table.from_batches(batches, schema=reader.schema)
-    except pa.ArrowException as exc:
-        raise DataFormatError(f"{name_of(path)} cannot be read as a {fmt} file ({exc}); check the file") from None
+    except (pa.ArrowException, OSError) as exc:
+        raise arrow_failure(path, fmt, exc) from None
     check_unique_names([str(n) for n in table.column_names], path)
     columns = [_arrow_column(table.column(j)) for j in range(table.num_columns)]
     info = {"format": fmt, "compression": None, "delimiter": None, "decimal": None, "header": True}

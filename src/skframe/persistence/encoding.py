@@ -8,6 +8,7 @@ import inspect
 import numpy as np
 import scipy.sparse as sp
 
+from skframe.contract.loader import get_plugin_registry
 from skframe.contract.registry import build_component, spec_of
 from skframe.contract.specs import ComponentSpec
 from skframe.exceptions import PersistenceError, UnknownComponentError
@@ -19,6 +20,21 @@ __all__ = ["Encoder", "Decoder"]
 
 #: file names a component parameter of a model file may not hold (older files stored a Gram matrix's path)
 _ARRAY_FILES = (".npy", ".npz")
+
+
+def _refuse_file_references(kind, name, params):
+    """Refuse a component parameter that would make skframe read a file: a string ending in ``.npy``/``.npz``, or
+    any string given to a parameter that the registered component reads a file from when it gets a path (the
+    names in its factory's ``path_params``, e.g. the precomputed kernel's ``gram``). A model file holds its arrays
+    and never makes skframe read another path."""
+    comp = get_plugin_registry().lookup(kind, name) if isinstance(name, str) else None
+    reads = tuple(getattr(comp.factory, "path_params", ())) if comp is not None else ()
+    for key, value in params.items():
+        if isinstance(value, str) and (key in reads or value.lower().endswith(_ARRAY_FILES)):
+            raise PersistenceError(
+                f"the model's {kind} {name!r} refers to the file {value[:200]!r} ({key}) instead of holding its "
+                "contents (a model file written by an older skframe, or edited); skframe does not read files a "
+                "model file names: fit the model again, and the new file will hold the array itself")
 
 
 class _Encoder:
@@ -171,12 +187,7 @@ class _Decoder:
     def _component(self, kind, name, params):
         if not isinstance(name, str) or not isinstance(params, dict):
             raise PersistenceError("model file describes a component without a name; the file is corrupted")
-        for key, value in params.items():  # a model file holds its arrays: it never makes skframe read another file
-            if isinstance(value, str) and value.lower().endswith(_ARRAY_FILES):
-                raise PersistenceError(
-                    f"the model's {kind} {name!r} refers to the file {value[:200]!r} ({key}) instead of holding its "
-                    "contents (a model file written by an older skframe); skframe does not read files a model "
-                    "file names: fit the model again, and the new file will hold the array itself")
+        _refuse_file_references(kind, name, params)  # a model file holds its arrays: it never makes skframe read
         try:
             component = build_component(ComponentSpec(kind, name, params))
         except UnknownComponentError as exc:
@@ -197,7 +208,10 @@ class _Decoder:
         if via == "to_state":
             if not hasattr(cls, "from_state"):
                 raise PersistenceError(f"class {name!r} has no from_state(); this skframe cannot rebuild it")
-            return cls.from_state(state)
+            obj = cls.from_state(state)
+            if isinstance(obj, ComponentSpec):  # a spec that a refit would build: the same rule as a component
+                _refuse_file_references(obj.kind, obj.name, dict(obj.params or {}))
+            return obj
         obj = cls.__new__(cls)
         obj.__dict__.update(state)
         _new_parameters_at_default(obj)
