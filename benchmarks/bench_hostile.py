@@ -10,8 +10,10 @@ Part three, one section per promise (``--sections``): outputs never replace what
 model file's compressed arrays bounded together and non-regular model paths (``model_total``), a million columns
 (``wide``), precomputed-kernel models without their Gram file (``precomputed``), peers that do not speak Dask
 (``dask_handshake``) and one line for every error (``errors``); ``path_fuzz`` fuzzes output destinations and wide
-files (``--path-fuzz-n`` cases). Each row: exit status, error line, the command's time and peak memory above the
-loaded interpreter, under the same cap (the wide files: + 1 GiB, their names being Python objects).
+files (``--path-fuzz-n`` cases). Data loss (benchmarks/_hostile_dataloss.py): outputs re-pointed at an input in the
+save window (``repointed``), files cut short (``truncated``), a model naming its Gram file (``gram_reference``).
+Each row: exit status, error line, the command's time and peak memory above the loaded interpreter, under the
+same cap (the wide files: + 1 GiB, their names being Python objects).
 
 Usage: ``python benchmarks/bench_hostile.py [--sections all] [--fuzz-n 1000] [--path-fuzz-n 60] [--seed 0]
 [--out benchmarks/out/hostile.json]``. Sections not run keep their previous results in the JSON file.
@@ -29,6 +31,8 @@ from pathlib import Path
 import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
 
 sys.path.insert(0, str(_setup.ROOT))
+from _hostile_dataloss import SECTIONS as DATALOSS  # noqa: E402
+
 from tests import hostile  # noqa: E402
 
 
@@ -278,7 +282,7 @@ def errors(folder):
 
 
 SECTIONS = {"outputs": outputs, "model_total": model_total, "wide": wide, "precomputed": precomputed,
-            "dask_handshake": dask_handshake, "errors": errors}
+            "dask_handshake": dask_handshake, "errors": errors, **DATALOSS}
 ALL = ("repros", "fuzz", *SECTIONS, "path_fuzz")
 
 
