@@ -289,6 +289,23 @@ def test_every_cut_of_an_arrow_or_parquet_file_is_refused_as_truncated(tmp_path,
             read_table(path)
 
 
+@pytest.mark.parametrize("name", ["t.npy", "t.npz"])
+def test_every_cut_of_an_npy_or_npz_file_is_refused_as_truncated(tmp_path, name):
+    from skframe.io import load_dataset
+
+    rng = np.random.default_rng(0)
+    buf = io.BytesIO()
+    if name.endswith(".npy"):
+        np.save(buf, rng.normal(size=(300, 4)))
+    else:
+        np.savez_compressed(buf, X=rng.normal(size=(300, 3)), Y=rng.normal(size=300))
+    data, path = buf.getvalue(), tmp_path / name
+    for n in [*range(8, len(data), 11), len(data) - 1]:  # from the end of the magic string on
+        path.write_bytes(data[:n])
+        with pytest.raises(DataFormatError, match=f"{name} is truncated"):
+            load_dataset(path)
+
+
 def test_an_arrow_stream_cut_at_a_batch_boundary_is_refused_in_the_cli(tmp_path):
     data = _arrow_files()[0]["stream.arrow"]
     path = tmp_path / "train.arrow"

@@ -23,6 +23,7 @@ import scipy.sparse as sp
 
 from skframe.exceptions import DataFormatError
 from skframe.io._common import check_targets, name_of
+from skframe.io.ends import check_npy_end, check_zip_end
 from skframe.limits import archive_member_impossible, check
 
 __all__ = ["read_npz", "npz_names", "write_npz", "open_npy"]
@@ -109,6 +110,7 @@ def read_npz(path, targets=1):
     try:
         fh = np.load(path, allow_pickle=False)
     except Exception as exc:  # BadZipFile, OSError, ValueError, EOFError ...
+        check_zip_end(path)  # a cut archive says so
         raise DataFormatError(
             f"{name_of(path)} is not a readable .npz archive ({exc}); write it with numpy.savez"
         ) from exc
@@ -185,6 +187,7 @@ def _map(path):
     try:
         A = np.load(path, mmap_mode="r", allow_pickle=False)
     except Exception as exc:  # ValueError (bad header, pickled data), OSError, EOFError ...
+        check_npy_end(path)  # a cut array says so
         raise DataFormatError(
             f"{name_of(path)} is not a readable .npy array ({exc}); write it with numpy.save"
         ) from exc

@@ -36,9 +36,9 @@ from skframe.io._common import (
     name_of,
     parse_number,
 )
-from skframe.io.arrow_ends import arrow_failure, check_arrow_end
 from skframe.io.columns import check_unique_names
 from skframe.io.compressed import compression_of
+from skframe.io.ends import arrow_failure, check_arrow_end
 from skframe.io.formats import check_file, resolve_format
 from skframe.limits import check, exceeded, limit
 
