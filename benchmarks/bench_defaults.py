@@ -219,14 +219,15 @@ def suggestions(message, intended, used):
     return [token for pair in added for token in pair]
 
 
-def scripted_fit(train, test, intended):
-    """The scripted user's tries of ``skframe fit``: every attempt and the last report (None if none fitted)."""
+def scripted_fit(train, test, intended, *, max_tries=MAX_TRIES, names=("train.csv", "test.csv")):
+    """The scripted user's tries of ``skframe fit`` (at most ``max_tries``; the commands recorded with the files
+    called ``names``): every attempt and the last report (None if none fitted)."""
     options, attempts = [], []
-    for _ in range(MAX_TRIES):
+    for _ in range(max_tries):
         args = ["fit", train, "--test", test, *options, "--json"]
         code, out, err, seconds = _skframe(args)
         lines = [line for line in err.splitlines() if line.strip()]
-        attempt = {"command": "skframe fit train.csv --test test.csv " + " ".join([*options, "--json"]),
+        attempt = {"command": f"skframe fit {names[0]} --test {names[1]} " + " ".join([*options, "--json"]),
                    "exit_code": code, "seconds": seconds, "stderr_lines": len(lines)}
         attempts.append(attempt)
         if code == 0:

@@ -48,7 +48,6 @@ Prints ONE JSON object and writes it to benchmarks/out/messy_variants.json.
 """
 
 import csv
-import json
 import os
 import subprocess
 import sys
@@ -130,32 +129,10 @@ def typo_cell(clean, typo):
 
 
 def scripted_fit(train, test, intended):
-    """The scripted user's tries of ``skframe fit`` on one file: every attempt and the last report (None if none)."""
-    options, attempts, label = [], [], Path(train).name
-    for _ in range(MAX_TRIES):
-        code, out, err, seconds = bench_defaults._skframe(["fit", train, "--test", test, *options, "--json"])
-        lines = [line for line in err.splitlines() if line.strip()]
-        attempt = {"command": f"skframe fit {label} --test {Path(test).name} " + " ".join([*options, "--json"]),
-                   "exit_code": code, "seconds": seconds, "stderr_lines": len(lines)}
-        attempts.append(attempt)
-        if code == 0:
-            rep = json.loads(out)
-            attempt["target"] = bench_defaults.target_named(rep)
-            if attempt["target"] == intended or "--target" in options:
-                return options, attempts, rep
-            options = [*options, "--target", intended]  # a user knows which column they meant
-            continue
-        attempt["message"] = lines[-1] if lines else ""
-        if code == 2:
-            attempt["refusal"] = True
-            extra = bench_defaults.suggestions(attempt["message"], intended, options)
-        else:
-            attempt["crash"] = True
-            extra = [] if "--target" in options else ["--target", intended]
-        if not extra:
-            break
-        options = [*options, *extra]
-    return options, attempts, None
+    """The scripted user's tries of ``skframe fit`` on one file (bench_defaults' user, at most 3 tries): every
+    attempt and the last report (None if none)."""
+    return bench_defaults.scripted_fit(train, test, intended, max_tries=MAX_TRIES,
+                                       names=(Path(train).name, Path(test).name))
 
 
 def _extrapolation(rep):
