@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from skframe.cli import app
 from skframe.cli import fit as fit_module
+from tests.cli.test_cli_tables import _error  # one line on stderr, exit status 2
 
 runner = CliRunner()
 
@@ -38,14 +39,6 @@ def no_fit(monkeypatch):
         raise AssertionError("a fit was started")
 
     monkeypatch.setattr(fit_module, "fit_model", refuse)
-
-
-def _error(*args):
-    res = runner.invoke(app, [str(a) for a in args])
-    assert res.exit_code == 2, res.output
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), res.stderr
-    return lines[0]
 
 
 def _json(*args):
