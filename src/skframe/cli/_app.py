@@ -144,6 +144,46 @@ def _terminated(signum, frame):
     raise KeyboardInterrupt  # SIGTERM ends a command as Ctrl-C does: temporary files removed, old files intact
 
 
+class _LostInterrupts:
+    """Ctrl-C that lands where Python cannot raise it is raised again where the command can stop.
+
+    A signal is delivered between two bytecodes of the main thread; when those belong to a callback whose
+    exceptions Python only reports (a garbage-collector hook such as Dask's, a finaliser), the
+    ``KeyboardInterrupt`` is printed as "Exception ignored in ..." and the command goes on. While a command
+    runs, :data:`sys.unraisablehook` is this object: an interrupt lost that way is delivered again a moment
+    later, from a timer thread (up to ``retries`` times), and counted; once the command is stopping, the
+    interrupted callbacks' follow-on reports are not printed (the command ends with its one line).
+    """
+
+    retries = 20
+
+    def __init__(self):
+        self.lost = 0
+        self.previous = None
+
+    def __enter__(self):
+        self.previous, sys.unraisablehook = sys.unraisablehook, self
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        stopped = isinstance(exc, KeyboardInterrupt) or (isinstance(exc, SystemExit) and exc.code == INTERRUPTED)
+        if stopped or self.lost:  # the process is ending on an interrupt: its shutdown stays quiet too
+            self.lost = max(self.lost, 1)
+        else:
+            sys.unraisablehook = self.previous
+
+    def __call__(self, unraisable):
+        if issubclass(unraisable.exc_type, KeyboardInterrupt):
+            self.lost += 1
+            if self.lost <= self.retries:  # from another thread, once this callback has returned
+                import _thread
+
+                threading.Timer(0.05, _thread.interrupt_main).start()
+            return
+        if not self.lost:
+            self.previous(unraisable)
+
+
 def main(argv=None):
     """Console-script entry point; plugin commands are loaded only when a core command is not asked for.
 
@@ -157,11 +197,16 @@ def main(argv=None):
         install_warnings()
     if _command_name(argv) not in CORE_COMMANDS and "--version" not in argv:
         register_plugin_commands(app)
+    lost = _LostInterrupts()
     try:
-        app(args=argv, prog_name="skframe")
+        with lost:
+            app(args=argv, prog_name="skframe")
     except SystemExit as exc:
         if exc.code == INTERRUPTED:  # Typer's exit status for Ctrl-C: say it in one line, as every error is said
             print(interruption_message(), file=sys.stderr)
+        elif lost.lost and exc.code in (0, None):  # every retry landed in a callback too: the command still ran
+            print(interruption_message(), file=sys.stderr)
+            raise SystemExit(INTERRUPTED) from None
         raise
     finally:
         # The command has ended: a SIGTERM from now on (the interpreter's shutdown restores the default action,
