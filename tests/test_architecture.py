@@ -744,3 +744,64 @@ def test_sizes_are_seen():
     assert long_modules(sources) == ["skframe.big: 401 lines"]
     assert implementation_in_inits(sources) == ["skframe.pkg.__init__:4 defines helper",
                                                 "skframe.long.__init__: 81 lines"]
+
+
+# ----------------------------------------------------------------------------- capabilities, not types and names
+DISPATCH_ROOMS = ("skframe.models", "skframe.model_selection", "skframe.uncertainty")
+_NAME_ATTRIBUTES = frozenset({"__name__", "__qualname__", "__module__", "__class__"})
+_TEXT_TESTS = frozenset({"startswith", "endswith"})
+
+
+def _is_type_call(node):
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type"
+            and len(node.args) == 1 and not node.keywords)
+
+
+def _names_a_class(node):
+    """``type(x)``, or an attribute chain that ends in ``__name__``/``__qualname__``/``__module__``/``__class__``."""
+    return _is_type_call(node) or (isinstance(node, ast.Attribute) and node.attr in _NAME_ATTRIBUTES)
+
+
+def dispatch_on_class(modules):
+    """``module:line`` of every decision taken on an object's class or its name instead of its capabilities.
+
+    The rule: in the modules of :data:`DISPATCH_ROOMS`, no comparison (``is``, ``is not``, ``==``, ``!=``, ``in``,
+    ``not in``) has ``type(x)`` or an attribute ``__name__``, ``__qualname__``, ``__module__`` or ``__class__`` on
+    either side, and no ``startswith``/``endswith`` is asked of such an attribute. Model selection, the intervals
+    and the models ask what an estimator or a component can do: its :class:`skframe.contract.model_tags.ModelTags`,
+    the tags of its components (:func:`skframe.contract.tags.get_tags`), a field of the fit's ``Recipe`` or a
+    method the component offers (e.g. a solver's ``solve_batch``). ``isinstance`` and messages that print a class
+    name are allowed; a subclass inherits its parent's capabilities.
+    """
+    found = []
+    for module in modules:
+        for node in ast.walk(ast.parse(module.source)):
+            if isinstance(node, ast.Compare) and any(_names_a_class(side) for side in [node.left, *node.comparators]):
+                found.append(f"{module.name}:{node.lineno} compares a class or its name")
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _TEXT_TESTS
+                  and _names_a_class(node.func.value)):
+                found.append(f"{module.name}:{node.lineno} reads a class's name or module")
+    return found
+
+
+@pytest.mark.parametrize("room", DISPATCH_ROOMS)
+def test_dispatch_is_by_capability(room):
+    found = dispatch_on_class(_modules_of(room))
+    assert not found, ("ask what the object can do (ModelTags, component tags, a Recipe field, a method it offers), "
+                       "not its class or name:\n" + "\n".join(found))
+
+
+def test_dispatch_on_class_is_seen():
+    tree = Tree.from_sources({"skframe.models.paths": (
+        "def f(est, solver):\n"
+        "    if type(est) is Ridge:\n        return 1\n"
+        "    if type(est).__name__ != 'Ridge':\n        return 2\n"
+        "    if est.__class__.__name__ in ('A', 'B'):\n        return 3\n"
+        "    if type(solver).__module__.startswith('skframe_solvers.'):\n        return 4\n"
+        "    if isinstance(est, Ridge) or model_tags(est).posterior:\n        return 5\n"
+        "    raise ValueError(f'{type(est).__name__} has no path')\n")})
+    assert dispatch_on_class([tree.modules["skframe.models.paths"]]) == [
+        "skframe.models.paths:2 compares a class or its name",
+        "skframe.models.paths:4 compares a class or its name",
+        "skframe.models.paths:6 compares a class or its name",
+        "skframe.models.paths:8 reads a class's name or module"]

@@ -19,6 +19,7 @@ from skframe.plugin.api import (
     validate_component,
 )
 from skframe.plugin.toolbox import check_param
+from skframe_solvers._batched import BatchItem, batched_admm
 from skframe_solvers._duality import gap_report
 from skframe_solvers._problem import FeatureMapProblem
 from skframe_solvers._weighted import WeightedRowsLoss, takes_box_weights
@@ -117,6 +118,11 @@ class DualSolverMixin:
 
     Both need the loss's dual and the features in memory (their tags), and stop when the
     relative duality gap is at most ``tol`` (their first parameter).
+
+    Batched solves, a capability the λ paths of model selection ask for: ``batchable`` is True when the
+    solver's iterations are ADMM iterations that :func:`skframe_solvers._batched.batched_admm` runs for many
+    problems at once (the solver's ``_batch_settings()``, None otherwise), and ``solve_batch(jobs)`` then solves
+    them, each certified as its own ``solve`` certifies it.
     """
 
     __skframe_tags__ = SolverTags(requires_dual=True, in_memory=True)
@@ -146,6 +152,51 @@ class DualSolverMixin:
                 "streamed data"
             )
         return fp, dual
+
+    def _batch_settings(self):
+        """``(batched_admm settings, iteration unit, cap parameter, extra info)``, or None: one problem at a time."""
+        return None
+
+    @property
+    def batchable(self):
+        """Whether :meth:`solve_batch` solves many problems in one loop with these parameters."""
+        return self._batch_settings() is not None
+
+    def solve_batch(self, jobs):
+        """Solve many problems in one batched ADMM loop (the solver's own iterations, stacked).
+
+        Parameters
+        ----------
+        jobs : list of (problem, loss, lam, M, group)
+            ``solve``'s arguments per problem; problems of one ``group`` share their features (a fold of a
+            λ path), whose eigendecomposition is then computed once.
+
+        Returns
+        -------
+        list
+            Per job, in order: its :class:`SolveResult` (stopped at the certified relative duality gap ``tol``,
+            as ``solve`` stops), or the exception its set-up raised (e.g. a loss without a dual).
+        """
+        settings = self._batch_settings()
+        if settings is None:
+            raise InvalidParameterError(f"solver {self.name!r} with these parameters solves one problem at a time "
+                                        "(batchable is False); call solve for each problem")
+        params, unit, cap_name, extra = settings
+        results, batches = [None] * len(jobs), {}
+        for i, (problem, loss, lam, M, group) in enumerate(jobs):
+            try:
+                fp, dual = self._dual_problem(problem, loss, float(lam), M)
+            except Exception as exc:
+                results[i] = exc
+                continue
+            key = (fp.C.shape, fp.C.tobytes())  # one batch per output factor (the same for every job in practice)
+            batches.setdefault(key, []).append((i, BatchItem(fp, dual, group)))
+        for batch in batches.values():
+            solved = batched_admm([item for _, item in batch], **params)
+            for (i, item), sol in zip(batch, solved):
+                results[i] = self._gap_result(item.fp, sol["V"], sol["trace"], sol["n_iter"], unit,
+                                              params["max_iter"], cap_name, dict(extra, rho=sol["rho"]))
+        return results
 
     def _gap_result(self, fp, V, trace, count, unit, cap, cap_name, extra=None, name=None):
         """SolveResult from the per-check ``trace`` [(P, D, relative gap)]; warns when the cap was hit."""

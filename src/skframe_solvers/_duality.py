@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["conjugate_of", "dual_objective", "dual_from_primal", "gap_report", "relative_gap"]
+__all__ = ["conjugate_of", "dual_objective", "dual_from_primal", "gap_report", "loss_prox", "relative_gap"]
 
 
 def _stack_targets(fp):
@@ -57,6 +57,25 @@ def conjugate_of(loss):
     """The loss's ``dual`` (structured, for the dual solvers) or else its ``conjugate``; None without either."""
     dual = getattr(loss, "dual", None)
     return dual if dual is not None else getattr(loss, "conjugate", None)
+
+
+def loss_prox(dual, V_pred, Y, c, lower=None, upper=None):
+    """Proximal step of ``l / c`` at ``V_pred``, returned as the dual point ``alpha = -grad l(f)``.
+
+    ``f = prox_{l/c}(v)`` satisfies ``f = v + alpha / c`` with
+    ``alpha = argmin_a psi(a) - <a, y - v> + ||a||^2 / (2 c)`` (Moreau), which the two dual
+    families solve in closed form. The outputs of a row are the last axis: ``(n, d)`` arrays for one
+    problem, ``(n, P, d)`` for P stacked problems (the batched ADMM, with ``c`` of shape ``(1, P, 1)``).
+    """
+    R = Y - V_pred
+    inv = 1.0 / c
+    if dual.structure == "norm":
+        rho = np.sqrt(np.sum(R * R, axis=-1, keepdims=True))
+        t = np.clip((rho - dual.l1) / (dual.quad + inv), 0.0, dual.radius)
+        ratio = np.divide(t, rho, out=np.zeros_like(rho), where=rho > 0)
+        return R * ratio
+    soft = np.sign(R) * np.maximum(np.abs(R) - dual.l1, 0.0)
+    return np.clip(soft / (dual.quad + inv), lower, upper)
 
 
 def relative_gap(primal, dual):

@@ -31,28 +31,20 @@ import numpy as np
 from skframe.plugin.api import Interval, Options
 from skframe.plugin.toolbox import serial_blas
 from skframe_solvers._base import COUNT, INIT, INIT_HINT, POSITIVE, BaseSolver, DualSolverMixin
-from skframe_solvers._duality import dual_objective, relative_gap
+from skframe_solvers._duality import dual_objective, loss_prox, relative_gap
 from skframe_solvers._newton import polish
 
 __all__ = ["ADMMSolver"]
 
 
-def loss_prox(dual, V_pred, Y, c, lower=None, upper=None):
-    """Proximal step of ``l / c`` at ``V_pred``, returned as the dual point ``alpha = -grad l(f)``.
+#: the parameters the batched loop (:mod:`skframe_solvers._batched`) shares with ADMMSolver
+BATCH_KEYS = ("tol", "max_iter", "rho", "adaptive", "adapt_until", "check_every", "init", "relaxation")
 
-    ``f = prox_{l/c}(v)`` satisfies ``f = v + alpha / c`` with
-    ``alpha = argmin_a psi(a) - <a, y - v> + ||a||^2 / (2 c)`` (Moreau), which the two dual
-    families solve in closed form.
-    """
-    R = Y - V_pred
-    inv = 1.0 / c
-    if dual.structure == "norm":
-        rho = np.sqrt(np.sum(R * R, axis=1))
-        t = np.clip((rho - dual.l1) / (dual.quad + inv), 0.0, dual.radius)
-        ratio = np.divide(t, rho, out=np.zeros_like(rho), where=rho > 0)
-        return R * ratio[:, None]
-    soft = np.sign(R) * np.maximum(np.abs(R) - dual.l1, 0.0)
-    return np.clip(soft / (dual.quad + inv), lower, upper)
+
+def batch_products(tol, products):
+    """The batched loop's product precision: float32 where ``products="auto"`` allows it (``tol >= 1e-6``), unless
+    the solver asks for float64."""
+    return "float32" if tol >= 1e-6 and products != "float64" else "float64"
 
 
 def _certify(trace, best, best_D, P, V, D):
@@ -126,6 +118,14 @@ class ADMMSolver(DualSolverMixin, BaseSolver):
     def __init__(self, tol=1e-4, max_iter=5000, rho=0.1, adaptive=True, adapt_until=500, check_every=10,
                  init="ridge", relaxation=1.6, polish=False, polish_rounds=3, products="auto"):
         self._set_params(locals())
+
+    def _batch_settings(self):
+        """The batched loop runs these iterations unless each checkpoint polishes (Newton rounds)."""
+        if self.polish:
+            return None
+        settings = {key: getattr(self, key) for key in BATCH_KEYS}
+        return {**settings, "products": batch_products(self.tol, self.products)}, "iterations", "max_iter", {
+            "batched": True}
 
     def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
         """Iterate until the relative duality gap is <= tol; ``progress(1)`` after each iteration."""

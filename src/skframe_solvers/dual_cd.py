@@ -45,7 +45,7 @@ from skframe.plugin.toolbox import numba_enabled, require
 from skframe_solvers._base import COUNT, INIT, INIT_HINT, BaseSolver, DualSolverMixin
 from skframe_solvers._duality import dual_from_primal, dual_objective, primal_V, relative_gap
 from skframe_solvers._newton import newton_solve, polish, regime_share
-from skframe_solvers.admm import ADMMSolver
+from skframe_solvers.admm import ADMMSolver, batch_products
 
 __all__ = ["DualCDSolver"]
 
@@ -206,6 +206,16 @@ class DualCDSolver(DualSolverMixin, BaseSolver):
         if self.engine == "numba" and not numba_enabled():
             require("numba", "the compiled dual-cd epochs (engine='numba')")
         return self.engine
+
+    def _batch_settings(self):
+        """The batched loop runs the ADMM phase of ``method`` "auto" or "admm" (the phase small ``lam n`` takes)."""
+        if self.method not in ("auto", "admm"):
+            return None
+        cap = self.max_admm_iter if self.max_admm_iter is not None else 5 * self.max_epochs
+        # dual-cd's ADMM phase has no over-relaxation parameter: 1.8 (ADMMSolver's default is 1.6) takes about 10 %
+        # fewer iterations on the joint quantile problems of the benchmarks
+        return ({"tol": self.tol, "max_iter": int(cap), "init": self.init, "products": batch_products(self.tol, None),
+                 "relaxation": 1.8}, "admm_iterations", "max_admm_iter", {"method": "admm", "batched": True})
 
     def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
         """Run the chosen method until the relative duality gap is <= tol.

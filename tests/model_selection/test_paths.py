@@ -14,9 +14,12 @@ from sklearn.base import clone
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 
+from skframe.contract.model_tags import ModelTags
 from skframe.contract.registry import get_solver
 from skframe.contract.tags import SolverTags
+from skframe.exceptions import InvalidParameterError
 from skframe.model_selection._paths import machine_path, structured_path
+from skframe.model_selection._search_paths import path_function
 from skframe.models import (
     JointQuantileRegressor,
     OutputKernelRegressor,
@@ -282,9 +285,14 @@ def test_structured_path_equals_fresh_fits(name, scoring):
 
 
 def test_structured_path_refuses_other_estimators():
-    class Subclass(OutputKernelRegressor):
+    class Subclass(OutputKernelRegressor):  # fits otherwise: it declares no λ path of its own
+        __skframe_model_tags__ = ModelTags()
+
+    class Inherits(OutputKernelRegressor):
         pass
 
+    assert path_function(Inherits())[1] == "structured_path"  # a subclass inherits its parent's capabilities
+    assert path_function(Subclass()) == (None, "generic")
     X, Y = _multilabel(30)
     with pytest.raises(NotImplementedError, match="OutputKernelRegressor"):
         structured_path(Subclass(), X, Y, _folds(X, Y), STRUCTURED_LAMS, check_scoring(OutputKernelRegressor()))
@@ -370,7 +378,7 @@ def _batch_case(loss_name, loss_params, M=None, labels=False):
     """Two feature matrices of different sizes (rows and columns: the batch pads both), two lams each."""
     from skframe.contract.problems import ArrayProblem
     from skframe.contract.registry import get_loss
-    from skframe.model_selection._batched_admm import BatchItem
+    from skframe_solvers._batched import BatchItem
 
     rng = np.random.default_rng(3)
     loss = get_loss(loss_name, **loss_params)
@@ -394,8 +402,8 @@ def test_batched_admm_certifies_every_problem_against_the_single_solver(case, pr
     """Every problem of the batch ends at a certified relative gap <= tol, and its point is within
     sqrt(2 gap / lam) of the optimum (lam-strong convexity), the optimum taken from the single-problem
     ADMM run to a 1e-10 gap."""
-    from skframe.model_selection._batched_admm import batched_admm
     from skframe.models.machine.quantile import quantile_matrix
+    from skframe_solvers._batched import batched_admm
     from skframe_solvers._duality import relative_gap
 
     M = None
@@ -426,7 +434,7 @@ def test_batched_admm_certifies_every_problem_against_the_single_solver(case, pr
 
 
 def test_batched_admm_empty_and_machine_path_default_is_batched():
-    from skframe.model_selection._batched_admm import batched_admm
+    from skframe_solvers._batched import batched_admm
 
     assert batched_admm([]) == []
     est = clone(MACHINES["quantile-psr"][0])
@@ -437,13 +445,36 @@ def test_batched_admm_empty_and_machine_path_default_is_batched():
     assert np.all(out.info["relative_gap"] <= 1e-4) and out.info["converged"].all()
 
 
+def test_batched_solves_are_the_solvers_capability():
+    """``solver.batchable`` says whether ``solve_batch`` applies; its results are the batched loop's, each a
+    SolveResult certified as ``solve`` certifies it; a job whose set-up fails comes back as its exception."""
+    from skframe.contract.problems import SolveResult
+    from skframe.contract.registry import get_loss
+    from skframe_solvers._batched import batched_admm
+
+    assert get_solver("admm").batchable and get_solver("dual-cd").batchable
+    assert not get_solver("admm", polish=True).batchable and not get_solver("dual-cd", method="epochs").batchable
+    assert not getattr(get_solver("lbfgs"), "batchable", False)
+    with pytest.raises(InvalidParameterError, match="batchable is False"):
+        get_solver("admm", polish=True).solve_batch([])
+    items, args = _batch_case("huber", {"kappa": 0.3})
+    jobs = [(problem, loss, lam, None, item.group) for item, (problem, loss, lam) in zip(items, args)]
+    jobs.append((args[0][0], get_loss("logistic"), 1e-2, None, 0))  # the logistic loss has no dual: refused
+    results = get_solver("admm", tol=1e-4).solve_batch(jobs)
+    direct = batched_admm(items, tol=1e-4, products="float32")
+    for item, res, sol in zip(items, results, direct):
+        assert isinstance(res, SolveResult) and res.info["batched"] and res.info["relative_gap"] <= 1e-4
+        np.testing.assert_array_equal(res.W, item.fp.to_W(sol["V"]))
+    assert isinstance(results[-1], InvalidParameterError)
+
+
 def _orthogonal_case():
     """Features with orthogonal columns (``Z^T Z`` diagonal, as the exact model's ``U D^{1/2}``), the items of
     two groups interleaved (the batch sorts them by group and returns them in the given order)."""
     from skframe.contract.problems import ArrayProblem
     from skframe.contract.registry import get_loss
-    from skframe.model_selection._batched_admm import BatchItem
     from skframe.models.machine.quantile import quantile_matrix
+    from skframe_solvers._batched import BatchItem
 
     rng = np.random.default_rng(5)
     q = np.array([0.2, 0.5, 0.8])
@@ -470,7 +501,7 @@ def test_batched_admm_orthogonal_features_interleaved_groups(rho_start):
     """Orthogonal feature columns take the diagonal shortcut (no eigendecomposition); items given group by group
     interleaved come back in their order; with either initial penalty every point is certified and within
     sqrt(2 gap / lam) of the optimum of a single-problem ADMM run to a 1e-10 gap."""
-    from skframe.model_selection._batched_admm import _rotated, batched_admm
+    from skframe_solvers._batched import _rotated, batched_admm
 
     items, args, M = _orthogonal_case()
     rot = _rotated(items, np.finfo(np.float32).eps)
@@ -490,7 +521,7 @@ def test_batched_admm_start_penalty_follows_the_target_scale():
     """The residual-scaled initial penalty: the dual box width over the rms residual, so scaling the targets by c
     scales it by 1/c; a zero residual keeps the given rho."""
     from skframe.contract.registry import get_loss
-    from skframe.model_selection._batched_admm import _start_penalty
+    from skframe_solvers._batched import _start_penalty
 
     rng = np.random.default_rng(0)
     dual = get_loss("pinball", quantiles=[0.1, 0.9]).dual

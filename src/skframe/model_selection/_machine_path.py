@@ -3,8 +3,8 @@
 
 Each fold is one :class:`skframe.models._fit.Fit` of the estimator on the fold's training rows: it draws the sketch
 and builds the features as a fresh fit does (the sketch takes the first seeded Generator, the solver the second),
-then solves every λ on them, either one after the other (warm-started) or all folds together in one batched ADMM
-loop (:mod:`skframe.model_selection._batched_admm`).
+then solves every λ on them, either one after the other (warm-started) or all folds together by the solver's own
+batched solves (``solver.solve_batch``, offered where ``solver.batchable``: the built-in ``admm`` and ``dual-cd``).
 """
 
 from __future__ import annotations
@@ -18,11 +18,10 @@ from sklearn.base import clone
 from skframe.compute.backend import serial_blas
 from skframe.compute.plan_rules import SERIAL_HELD_OUT, one_blas_thread
 from skframe.contract.collections import n_items
-from skframe.model_selection._batched_admm import BatchItem, batched_admm
 from skframe.model_selection._paths_base import fail_fold, score_fold, spread_times
 from skframe.models._fit import Fit
 
-__all__ = ["SERIAL_HELD_OUT", "machine_fold", "machine_batched", "batch_settings"]
+__all__ = ["SERIAL_HELD_OUT", "machine_fold", "machine_batched"]
 
 def _fold_fit(estimator, lam, X_tr, y_tr):
     """The fit of a fold: the estimator's own validation, components, plan and random streams."""
@@ -116,29 +115,6 @@ def _feature_norm(fit, X_te):
     return float(np.sqrt(np.max(np.einsum("ij,ij->i", Z, Z)))) if Z.size else 0.0
 
 
-# ----------------------------------------------------------------------------- one ADMM loop for a block
-_ADMM_KEYS = ("tol", "max_iter", "rho", "adaptive", "adapt_until", "check_every", "init", "relaxation")
-
-
-def batch_settings(solver):
-    """``(ADMM parameters, iteration unit, cap name)`` of the ADMM iterations the solver runs, or None when the
-    solver is not a built-in duality-gap solver whose iterations :func:`batched_admm` reproduces."""
-    if not type(solver).__module__.startswith("skframe_solvers."):
-        return None
-    name, params = getattr(solver, "name", None), dict(getattr(solver, "params", {}))
-    # float32 products where ADMMSolver(products="auto") allows them (tol >= 1e-6), unless the solver says float64
-    products = "float32" if params.get("tol", 0.0) >= 1e-6 and params.get("products") != "float64" else "float64"
-    if name == "admm" and not params.get("polish"):
-        return {**{key: params[key] for key in _ADMM_KEYS}, "products": products}, "iterations", "max_iter"
-    if name == "dual-cd" and params.get("method") in ("auto", "admm"):
-        cap = params["max_admm_iter"] if params.get("max_admm_iter") is not None else 5 * params["max_epochs"]
-        # dual-cd's ADMM phase has no over-relaxation parameter: 1.8 (ADMMSolver's default is 1.6) takes about 10 %
-        # fewer iterations on the joint quantile problems of the benchmarks
-        return ({"tol": params["tol"], "max_iter": int(cap), "init": params["init"], "products": products,
-                 "relaxation": 1.8}, "admm_iterations", "max_admm_iter")
-    return None
-
-
 def _prepare_folds(estimator, n_folds, data, lams, order, scorer, out):
     """Every fold's Fit with its features built (the fresh fit's draws); a fold whose features are streamed (no
     batch) takes the per-fold path at once. Returns ``{k: (fit, seconds, held_out)}``."""
@@ -161,35 +137,23 @@ def _prepare_folds(estimator, n_folds, data, lams, order, scorer, out):
 
 
 def machine_batched(estimator, n_folds, data, lams, order, scorer, out):
-    """Every fold's features built once, then all (fold, λ) problems solved together by :func:`batched_admm`;
-    a fold whose features cannot be batched takes the per-fold path."""
+    """Every fold's features built once, then all (fold, λ) problems solved together by the solver's
+    ``solve_batch`` (a capability of the solver, ``solver.batchable``); a fold whose features cannot be batched takes
+    the per-fold path."""
     n_l = lams.size
     prepared = _prepare_folds(estimator, n_folds, data, lams, order, scorer, out)
     if not prepared:
         return
     solver = next(iter(prepared.values()))[0].recipe.solver
-    settings, unit, cap_name = batch_settings(solver)
-    results = {k: {} for k in prepared}
-    items, where = {}, {}
-    for k, (fit, *_) in prepared.items():
-        for j in range(n_l):
-            try:
-                fp, dual = fit.recipe.solver._dual_problem(fit.problem(), fit.recipe.loss, float(lams[j]),
-                                                           fit.recipe.M)
-            except Exception as exc:
-                results[k][j] = exc
-                continue
-            key = (fp.C.shape, fp.C.tobytes())  # one batch per output factor (the same for every fold in practice)
-            items.setdefault(key, []).append(BatchItem(fp, dual, k))
-            where.setdefault(key, []).append((k, j))
+    where = [(k, j) for k in prepared for j in range(n_l)]
+    jobs = [(fit.problem(), fit.recipe.loss, float(lams[j]), fit.recipe.M, k)
+            for k, (fit, *_) in prepared.items() for j in range(n_l)]
     t0 = time.perf_counter()
-    extra = {"method": "admm", "batched": True} if solver.name == "dual-cd" else {"batched": True}
-    for key, batch in items.items():
-        solved = batched_admm(batch, **settings)
-        for item, (k, j), sol in zip(batch, where[key], solved):
-            results[k][j] = solver._gap_result(item.fp, sol["V"], sol["trace"], sol["n_iter"], unit,
-                                               settings["max_iter"], cap_name, dict(extra, rho=sol["rho"]))
-    share = (time.perf_counter() - t0) / max(sum(len(b) for b in items.values()), 1)
+    solved = solver.solve_batch(jobs)
+    results = {k: {} for k in prepared}
+    for (k, j), res in zip(where, solved):
+        results[k][j] = res
+    share = (time.perf_counter() - t0) / max(sum(not isinstance(r, Exception) for r in solved), 1)
     for k, (fit, seconds, held_out) in prepared.items():
         own = np.where([isinstance(results[k].get(j), Exception) for j in range(n_l)], 0.0, share)
         _finish_fold(fit, k, held_out, (lams, order, results[k], own), scorer, out, seconds + float(own.sum()))

@@ -20,14 +20,14 @@ largest λ starts from the solver's own start point and equals the fresh fit exa
 a fresh copy of the solver's Generator, as a fresh fit would; with ``warm_start=False`` every λ
 starts where a fresh fit starts, and every point is then the fresh fit's computation exactly.
 
-*Batched* (the default with the built-in ``dual-cd`` and ``admm`` solvers): the features of every fold are
-built first (the fresh fit's draws), then all (fold, λ) problems of the block are solved together by the ADMM
-iterations of :mod:`skframe.model_selection._batched_admm` (stacked arrays, one product per fold with all its
-λ values as columns, one penalty and one stop per problem, the penalty started at the scale of the problem's
-residual), each stopped at the same certified relative duality gap ``tol`` as a fresh fit. The points are
-then certified solutions obtained by another method than the fresh fit (``dual-cd`` may run coordinate
-epochs or Newton steps where the batch runs ADMM iterations), so they agree with it within the tolerance
-below, like the warm-started points.
+*Batched* (the default with a solver that offers batched solves, ``solver.batchable``: the built-in ``dual-cd``
+and ``admm``): the features of every fold are built first (the fresh fit's draws), then all (fold, λ) problems
+of the block are solved together by the solver's ``solve_batch`` (:mod:`skframe_solvers._batched`: stacked
+arrays, one product per fold with all its λ values as columns, one penalty and one stop per problem, the penalty
+started at the scale of the problem's residual), each stopped at the same certified relative duality gap ``tol``
+as a fresh fit. The points are then certified solutions obtained by another method than the fresh fit
+(``dual-cd`` may run coordinate epochs or Newton steps where the batch runs ADMM iterations), so they agree with
+it within the tolerance below, like the warm-started points.
 
 *Tolerance.* The solver minimises, over ``V`` (``r x k``),
 ``P(V) = (1/n) sum_i l(z_i^T V C, y_i) + (lam/2) ||V||_F^2`` (``C^T C = M`` the output matrix,
@@ -79,13 +79,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from skframe.contract.model_tags import model_tags
 from skframe.contract.tags import get_tags
-from skframe.model_selection._machine_path import batch_settings, machine_batched, machine_fold
+from skframe.model_selection._machine_path import machine_batched, machine_fold
 from skframe.model_selection._paths_base import PathScores, check_lams, fold_rows, refuse_dask
 from skframe.model_selection._structured_path import structured_fold
 from skframe.models._fit import planned_solver
-from skframe.models.machine._common import MachineBase
-from skframe.models.structured._estimator import OutputKernelRegressor
 from skframe.models.structured._input_path import EIGH_COST_IN_CHOLESKYS
 
 __all__ = ["machine_path", "structured_path", "EIGH_COST_IN_CHOLESKYS"]
@@ -138,8 +137,9 @@ def machine_path(estimator, X, y, folds, lams, scorer, *, warm_start=True, batch
         ``dual-cd`` switches to for small ``lam n`` start from the previous solution no faster
         than from their own start.
     batched : bool, default=True
-        Solve all (fold, λ) problems in one batched ADMM loop (module docstring) when the solver is the
-        built-in ``dual-cd`` (``method`` "auto" or "admm") or ``admm`` (without ``polish``) and
+        Solve all (fold, λ) problems in one batched loop (module docstring) when the solver offers it
+        (``solver.batchable``: the built-in ``dual-cd`` with ``method`` "auto" or "admm", ``admm`` without
+        ``polish``) and
         ``warm_start`` is True; otherwise fold by fold along the warm-started path.
 
     Returns
@@ -160,8 +160,9 @@ def machine_path(estimator, X, y, folds, lams, scorer, *, warm_start=True, batch
         or a solver that does not stop on a certified duality gap (L-BFGS, Adam). The caller then fits
         every point from scratch.
     """
-    if not isinstance(estimator, MachineBase):
-        raise NotImplementedError(f"{type(estimator).__name__} is not a sketched kernel machine")
+    if model_tags(estimator).lam_path != "machine":
+        raise NotImplementedError(f"{type(estimator).__name__} is not a sketched kernel machine (its ModelTags "
+                                  "declare no machine λ path)")
     refuse_dask(X, y, "machine_path")
     lams = check_lams(lams)
     _machine_solver(estimator)
@@ -174,7 +175,7 @@ def machine_path(estimator, X, y, folds, lams, scorer, *, warm_start=True, batch
                     gap=np.full(shape, np.nan), relative_gap=np.full(shape, np.nan), n_iter=np.zeros(shape, int),
                     converged=np.zeros(shape, bool), prediction_bound=np.full(shape, np.nan),
                     prediction_tolerance=np.full(shape, np.nan))
-    if batched and warm_start and batch_settings(_machine_solver(estimator)) is not None:
+    if batched and warm_start and getattr(_machine_solver(estimator), "batchable", False):
         out.info.update(shortcut="every (fold, lam) problem in one batched ADMM loop on shared fold features",
                         warm_start=False)
 
@@ -219,9 +220,9 @@ def structured_path(estimator, X, y, folds, lams, scorer):
     NotImplementedError
         Before any work, for another estimator (the neural DSOKR, a subclass) or Dask input.
     """
-    if type(estimator) is not OutputKernelRegressor:
-        raise NotImplementedError(f"{type(estimator).__name__} is not an OutputKernelRegressor; its λ path is "
-                                  "fitted point by point")
+    if model_tags(estimator).lam_path != "structured":
+        raise NotImplementedError(f"{type(estimator).__name__} declares no OutputKernelRegressor λ path "
+                                  "(ModelTags.lam_path); its λ path is fitted point by point")
     refuse_dask(X, y, "structured_path")
     lams = check_lams(lams)
     folds = [(np.asarray(tr), np.asarray(te)) for tr, te in folds]

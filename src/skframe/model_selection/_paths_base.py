@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.base import RegressorMixin, is_regressor
-from sklearn.metrics import mean_squared_error, r2_score
+from sklearn.metrics import check_scoring, mean_squared_error, r2_score
 from sklearn.utils import RegressorTags, Tags, TargetTags, _safe_indexing
 
 from skframe.contract.collections import is_collection, take
@@ -123,8 +123,8 @@ def scorer_kind(scorer, estimator):
         with :class:`HeldOutPredictions`); None: anything else (a plain callable may use any
         attribute of the fitted model, so a shortcut must not guess).
     """
-    if type(scorer).__name__ == "_PassthroughScorer":  # scoring=None: the estimator's own score
-        return "r2" if is_regressor(estimator) and type(estimator).score is RegressorMixin.score else None
+    if is_regressor(estimator) and isinstance(scorer, type(check_scoring(estimator))):  # scoring=None: its score
+        return "r2" if type(estimator).score is RegressorMixin.score else None
     func = getattr(scorer, "_score_func", None)
     if func is None or getattr(scorer, "_response_method", None) != "predict":
         return None

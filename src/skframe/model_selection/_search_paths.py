@@ -8,15 +8,9 @@ import time
 import numpy as np
 from sklearn.base import clone
 
+from skframe.contract.model_tags import model_tags
 from skframe.model_selection._paths_base import PathScores, fold_rows
 from skframe.model_selection._square_path import square_loss_path
-from skframe.models import (
-    JointQuantileRegressor,
-    OutputKernelRegressor,
-    SketchedKernelClassifier,
-    SketchedKernelMachine,
-    SketchedKernelRidge,
-)
 
 try:  # the warm-started paths of the iterative losses and of the structured models
     from skframe.model_selection import _paths as _other_paths
@@ -71,16 +65,10 @@ def generic_path(estimator, X, y, folds, lams, scorer, *, error_score=np.nan, sa
 
 
 def path_function(estimator):
-    """The path function that shortcuts ``estimator``'s λ grid, with its name, or ``(None, "generic")``."""
-    if type(estimator) is SketchedKernelRidge:
+    """The path function that shortcuts ``estimator``'s λ grid, with its name, or ``(None, "generic")``: the one
+    its :class:`~skframe.contract.model_tags.ModelTags` ``lam_path`` names."""
+    lam_path = model_tags(estimator).lam_path
+    if lam_path == "square":
         return square_loss_path, "square_loss_path"
-    if _other_paths is not None:
-        if isinstance(estimator, (SketchedKernelMachine, SketchedKernelClassifier, JointQuantileRegressor)):
-            func = getattr(_other_paths, "machine_path", None)
-            if func is not None:
-                return func, "machine_path"
-        if isinstance(estimator, OutputKernelRegressor):
-            func = getattr(_other_paths, "structured_path", None)
-            if func is not None:
-                return func, "structured_path"
-    return None, "generic"
+    func = None if lam_path is None or _other_paths is None else getattr(_other_paths, f"{lam_path}_path", None)
+    return (None, "generic") if func is None else (func, f"{lam_path}_path")

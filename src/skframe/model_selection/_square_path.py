@@ -61,6 +61,7 @@ from skframe.compute.plan_rules import auto_size_rule, fold_jobs, is_exact
 from skframe.compute.stream_fit import StreamedRepresentation
 from skframe.compute.streaming import accumulate, sketch_gram
 from skframe.contract.collections import is_collection, take
+from skframe.contract.model_tags import model_tags
 from skframe.contract.tags import get_tags
 from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import sketch_spectrum
@@ -72,7 +73,6 @@ from skframe.model_selection._paths_base import PathScores, fold_rows, record_fo
 from skframe.models._base import validate_X
 from skframe.models._core import target_offset
 from skframe.models._fit import Fit
-from skframe.models.ridge import SketchedKernelRidge
 
 __all__ = ["square_loss_path", "FoldSystem", "fold_system_scores"]
 
@@ -93,8 +93,8 @@ def _held_out_sums(system, T, Y_test, need_T):
 
 
 def _check_supported(estimator, X, kind):
-    if type(estimator) is not SketchedKernelRidge:
-        raise NotImplementedError(f"{type(estimator).__name__} is not the square-loss ridge model")
+    if model_tags(estimator).lam_path != "square":
+        raise NotImplementedError(f"{type(estimator).__name__} declares no square-loss λ path (ModelTags.lam_path)")
     if kind is None:
         raise NotImplementedError("a plain callable scorer may read any attribute of the fitted model")
     if is_dask_collection(X):

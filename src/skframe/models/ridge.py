@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 
 from skframe.constraints import Interval, validate_params
+from skframe.contract.model_tags import ModelTags
 from skframe.contract.problems import SolveResult
 from skframe.core.linalg import solve_psd, weighted_gram
 from skframe.exceptions import NotFittedError
@@ -202,6 +203,8 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
     True
     """
 
+    #: the square-loss λ path, the Gaussian posterior and the CV+ folds on one shared sketch
+    __skframe_model_tags__ = ModelTags(lam_path="square", posterior=True, shared_fold_sketch=True)
     _parameter_constraints = {
         **KERNEL_MODEL_CONSTRAINTS,
         "fit_intercept": ["boolean"],

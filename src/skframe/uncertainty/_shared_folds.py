@@ -38,6 +38,7 @@ import numpy as np
 from sklearn.base import clone
 
 from skframe.contract.collections import n_items, take
+from skframe.contract.model_tags import model_tags
 from skframe.core.engine import with_engine
 from skframe.core.feature_map import kernel_times, mixed_features
 from skframe.core.linalg import solve_psd
@@ -86,7 +87,7 @@ def _block_options(block_bytes):
 
 
 def _check(estimator):
-    if type(estimator).__name__ != "SketchedKernelRidge":
+    if not model_tags(estimator).shared_fold_sketch:
         raise InvalidParameterError(
             f"sketch_sharing='shared' needs a SketchedKernelRidge (the square loss), not {type(estimator).__name__}; "
             "use sketch_sharing='fold'")

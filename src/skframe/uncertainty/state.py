@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import norm
 
+from skframe.contract.model_tags import model_tags
 from skframe.exceptions import InvalidParameterError, NotFittedError
 from skframe.uncertainty._quantiles import CQR_SCORES, FoldResiduals, cqr_widening, split_quantile
 from skframe.uncertainty._shared_folds import SharedSketchFolds
@@ -64,7 +65,7 @@ def max_finite_level(state):
 
 def posterior_interval(model, X, alpha):
     """``mu(x) -/+ z_{1 - alpha/2} sd(x)`` with the predictive sd of a new observation (2-D arrays)."""
-    if type(model).__name__ != "SketchedKernelRidge":
+    if not model_tags(model).posterior:
         raise InvalidParameterError(
             f"the posterior interval needs a SketchedKernelRidge (the square loss), not {type(model).__name__}; "
             "use a conformal method (cv+, split, cqr) for other models")

@@ -19,6 +19,7 @@ import time
 from sklearn.base import BaseEstimator
 
 from skframe.constraints import HasMethods, validate_params
+from skframe.contract.model_tags import ModelTags
 from skframe.contract.tags import get_tags
 from skframe.models._base import KERNEL_MODEL_CONSTRAINTS, KERNEL_MODEL_HINTS, KernelModelMixin, check_lam
 from skframe.models._core import default_solver_name, resolve_solver, run_solver
@@ -69,6 +70,8 @@ class MachineBase(KernelModelMixin, BaseEstimator):
     """
 
     _parameter_hints = KERNEL_MODEL_HINTS
+    #: the warm-started (or batched) certified λ path on each fold's shared features
+    __skframe_model_tags__ = ModelTags(lam_path="machine")
 
     def fit(self, X, y, sample_weight=None, progress=None):
         self._new_fit(X, y, progress=progress, sample_weight=sample_weight).run()

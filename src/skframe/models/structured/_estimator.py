@@ -10,6 +10,7 @@ from sklearn.base import BaseEstimator
 from skframe.compute.plan import plan_predict
 from skframe.constraints import Interval, Options, validate_params
 from skframe.contract.collections import is_collection, n_items
+from skframe.contract.model_tags import ModelTags
 from skframe.core.feature_map import kernel_times
 from skframe.exceptions import InvalidInputError
 from skframe.models._base import KernelModelMixin, in_memory_plan, store_params, validate_X
@@ -119,6 +120,8 @@ class OutputKernelRegressor(DecodingMixin, KernelModelMixin, BaseEstimator):
     """
 
     __module__ = "skframe.models.structured"
+    #: the λ path from one eigendecomposition of each fold's input system
+    __skframe_model_tags__ = ModelTags(lam_path="structured")
 
     _parameter_constraints = {
         "lam": [Interval("real", 0, None, closed="neither"), Options("auto")],

@@ -40,24 +40,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.compute.backend import serial_blas
+from skframe.plugin.toolbox import serial_blas
+from skframe_solvers._duality import dual_objective, loss_prox, relative_gap
 
-__all__ = ["BatchItem", "batched_admm", "certified_pair"]
-
-
-def relative_gap(primal, dual):
-    """``(P - D) / max(|P|, |D|, tiny)``: the stopping quantity of the duality-gap solvers."""
-    return (primal - dual) / max(abs(primal), abs(dual), np.finfo(float).tiny)
+__all__ = ["ADMM_SETTINGS", "BatchItem", "batched_admm", "certified_pair"]
 
 
 def certified_pair(fp, V, A):
-    """``(P(V), D(A))`` of the feature-map problem ``fp`` by the problem's and the loss's own code: ``P`` from the
-    loss values at the predictions ``Z V C`` (``fp.objective``), ``D`` from the conjugate formula
-    ``(1/n) sum_i h(alpha_i, y_i) - (lam/2) ||Z^T A C^T / (lam n)||^2`` (``loss.dual.values``); ``D <= min P <= P``
-    for every ``V`` and every ``A`` (weak duality), so ``P - D`` bounds ``P(V) - min P``."""
-    VA = fp.Z.T @ (A @ fp.C.T) / (fp.lam * fp.n)
-    D = float(np.mean(fp.loss.dual.values(A, fp.Y))) - fp.penalty(VA)
-    return float(fp.objective(V)), D
+    """``(P(V), D(A))`` of the feature-map problem ``fp`` by the single solvers' own code
+    (:func:`skframe_solvers._duality.dual_objective`): ``D <= min P <= P`` for every ``V`` and every ``A``
+    (weak duality), so ``P - D`` bounds ``P(V) - min P``."""
+    return float(fp.objective(V)), dual_objective(fp, A)[0]
 
 
 class BatchItem:
@@ -120,20 +113,6 @@ def _rotated(items, flat):
             Zr = fp.Z @ E
         cache[it.group] = (Zr, np.maximum(sig, 0.0), E, Zr.T @ fp.Y)
     return cache
-
-
-def _prox(structure, dual, W, Y, rho, lower, upper, rowmask):
-    """The dual point ``alpha`` of the proximal step of ``l / rho`` at ``W`` (see
-    :func:`skframe_solvers.admm.loss_prox`), for stacked problems and per-problem ``rho``."""
-    R = Y - W
-    inv = (1.0 / rho)[None, :, None]
-    if structure == "norm":
-        nrm = np.sqrt(np.sum(R * R, axis=2, keepdims=True))
-        t = np.clip((nrm - dual.l1) / (dual.quad + inv), 0.0, dual.radius)
-        ratio = np.divide(t, nrm, out=np.zeros_like(nrm), where=nrm > 0)
-        return R * (ratio * rowmask)
-    soft = np.sign(R) * np.maximum(np.abs(R) - dual.l1, 0.0)
-    return np.clip(soft / (dual.quad + inv), lower, upper)
 
 
 def _dual_values(structure, dual, A, Y, rowmask):
@@ -302,7 +281,7 @@ def _batched_admm(items, settings):
         if a != 1.0:
             T += np.multiply(F, 1.0 - a, out=G)
         T += U
-        # the proximal step as the dual point A (skframe_solvers.admm.loss_prox, per-problem rho)
+        # the proximal step as the dual point A (the single solver's loss_prox, per-problem rho)
         np.subtract(Y, T, out=G)
         if plain:
             if dual.quad == 0.0:
@@ -312,7 +291,9 @@ def _batched_admm(items, settings):
             np.maximum(G, lower, out=A)
             np.minimum(A, upper, out=A)
         else:
-            A = _prox(structure, dual, T, Y, rho, lower, upper, rowmask)
+            A = loss_prox(dual, T, Y, rho_b, lower, upper)
+            if structure == "norm":  # padded rows keep a zero dual point
+                A *= rowmask
         # F = T + A / rho and U = T - F = -A / rho
         np.divide(A, -rho_b, out=U)
         F_old = F
