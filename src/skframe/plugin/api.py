@@ -121,7 +121,9 @@ _EXCEPTIONS = ("SkframeError", "SkframeWarning", "DataFormatError", "DependencyE
                "DuplicateComponentError", "UnknownComponentError", "MemoryBudgetError")
 _CHECKS = ("check_kernel", "check_sketch", "check_loss", "check_solver", "check_decoder",
            "check_output_matrix_component", "check_tags")
-#: names this module exported before, and where they are now
+#: the release that stops exporting the names of :data:`MOVED` from this module (CHANGELOG.md)
+REMOVED_IN = "0.3.0"
+#: names this module exported before, and where they are now; deprecated, removed in :data:`REMOVED_IN`
 MOVED = {
     **{name: "skframe.exceptions" for name in _EXCEPTIONS},
     **{name: "skframe.plugin.testing" for name in _CHECKS},
@@ -142,8 +144,8 @@ def __getattr__(name):
     if name in _ON_FIRST_USE:
         return getattr(importlib.import_module(_ON_FIRST_USE[name]), name)
     if name in MOVED:
-        warnings.warn(f"skframe.plugin.api.{name} is deprecated; import it from {MOVED[name]}",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(f"skframe.plugin.api.{name} is deprecated; import it from {MOVED[name]} (it leaves "
+                      f"skframe.plugin.api in skframe {REMOVED_IN})", DeprecationWarning, stacklevel=2)
         return getattr(importlib.import_module(MOVED[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
