@@ -32,11 +32,11 @@ def friedman(n, d, seed):
 def one_fit(path, X, Y, kernel, sketch, lam, work):
     """Seconds of one representation + closed-form solve on ``path`` ("in-memory" or "streamed")."""
     from skframe.compute.stream_fit import streamed_representation
-    from skframe.core.engine import with_engine
+    from skframe.core.engine import planned
     from skframe.models._core import build_representation
     from skframe.models.ridge import _ridge_solve
 
-    options = with_engine(None, work)  # the engine a fit's plan picks for n x s' kernel entries, on both paths
+    options = planned(None, work)  # the engine a fit's plan picks for n x s' kernel entries, on both paths
 
     def fit():
         rng = np.random.default_rng(0)

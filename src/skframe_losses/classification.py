@@ -21,9 +21,9 @@ import math
 import numpy as np
 
 from skframe.plugin.api import InvalidInputError, LossTags
-from skframe.plugin.toolbox import lazy_module, numba_enabled, numba_min_work
+from skframe.plugin.toolbox import elementwise_engine, lazy_module
 from skframe_losses import _classification_numpy as _np_formulas
-from skframe_losses.losses import LOSS_NUMBA_MIN_ENTRIES, _as_pair, _BaseLoss
+from skframe_losses.losses import _as_pair, _BaseLoss
 
 __all__ = ["LogisticLoss", "MultinomialLoss", "LogisticConjugate", "MultinomialConjugate"]
 
@@ -32,8 +32,8 @@ _FEASIBILITY_TOL = 1e-9
 
 
 def _run(name, F, Y):
-    """``name(F, Y)`` compiled on large arrays, plain NumPy on small ones (as the other losses)."""
-    if numba_enabled() and (numba_min_work() == 0 or F.size >= LOSS_NUMBA_MIN_ENTRIES):
+    """``name(F, Y)`` on the engine of the plan's rule for the size of ``F`` (as the other losses)."""
+    if elementwise_engine(F.size) == "numba":
         return getattr(_numba, name)(F, Y)
     return getattr(_np_formulas, name)(F, Y)
 

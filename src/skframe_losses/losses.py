@@ -31,26 +31,22 @@ from skframe.plugin.api import (
     repr_from_params,
     validate_component,
 )
-from skframe.plugin.toolbox import lazy_module, numba_enabled, numba_min_work
+from skframe.plugin.toolbox import elementwise_engine, lazy_module
 from skframe_losses import _losses_numpy
 from skframe_losses.duals import NormDual, SeparableDual, hinge_bounds
 
 _numba = lazy_module("skframe_losses._losses_numba")  # numba is imported at its first large evaluation
 
-#: entries of F below which a loss is evaluated by the plain NumPy formulas (a loss costs a
-#: few operations per entry: compiled code pays for its start in a fresh process only on
-#: large arrays); ``SKFRAME_NUMBA_MIN_WORK=0`` forces the compiled engine, as for kernels.
-LOSS_NUMBA_MIN_ENTRIES = 1_000_000
-
 
 class _Engines:
-    """``_nb.<formula>(F, Y, ...)`` with the engine chosen from the size of ``F``."""
+    """``_nb.<formula>(F, Y, ...)`` on the engine the plan's rule gives for the size of ``F``
+    (:func:`skframe.plugin.toolbox.elementwise_engine`: NumPy below ``LOSS_NUMBA_MIN_ENTRIES`` entries)."""
 
     def __getattr__(self, name):
         numpy_formula = getattr(_losses_numpy, name)
 
         def run(F, *args):
-            if numba_enabled() and (numba_min_work() == 0 or F.size >= LOSS_NUMBA_MIN_ENTRIES):
+            if elementwise_engine(F.size) == "numba":
                 return getattr(_numba, name)(F, *args)
             return numpy_formula(F, *args)
 

@@ -9,6 +9,7 @@ import pytest
 
 from skframe.contract.registry import get_loss
 from skframe.contract.tags import get_tags
+from skframe.core.engine import LOSS_NUMBA_MIN_ENTRIES
 from skframe.exceptions import InvalidInputError, InvalidParameterError, UnknownComponentError
 from tests import naive
 
@@ -186,5 +187,5 @@ def test_engines_agree_and_small_evaluations_skip_numba(name, params, ref, rng, 
     plain = loss.value(F, Y), loss.gradient(F, Y)
     np.testing.assert_allclose(plain[0], compiled[0], rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(plain[1], compiled[1], rtol=1e-13, atol=1e-15)
-    assert F.size < losses.LOSS_NUMBA_MIN_ENTRIES
+    assert F.size < LOSS_NUMBA_MIN_ENTRIES  # the plan's rule, skframe.core.engine.elementwise_engine
     assert hasattr(_losses_numpy, "huber_value")

@@ -94,8 +94,8 @@ def test_small_problems_run_on_the_numpy_engine(monkeypatch):
     assert engine.select_engine(ComputeOptions(engine="numpy"), work=10**12) == "numpy"
     with pytest.raises(InvalidParameterError, match="engine='fortran'"):
         engine.select_engine(ComputeOptions(engine="fortran"))
-    fixed = engine.with_engine(None, 10)
-    assert fixed.engine == "numpy" and engine.with_engine(fixed, 10**12) is fixed
+    fixed = engine.planned(None, 10)
+    assert fixed.engine == "numpy" and engine.planned(fixed, 10**12) is fixed
     monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", "0")
     assert engine.select_engine(work=10) == large
     monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", "lots")

@@ -11,7 +11,7 @@ from skframe.compute._dask_partitions import _add_pairs, _add_tuples, _partition
 from skframe.compute.memory import plan_stream
 from skframe.compute.stream_problems import ProjectedProblem, certificate_dual
 from skframe.compute.streaming import get_engine
-from skframe.core.engine import with_engine
+from skframe.core.engine import planned
 from skframe.options import compute_dtype
 
 __all__ = ["DaskFeatureProblem"]
@@ -31,7 +31,7 @@ class DaskFeatureProblem(ProjectedProblem):
         self.X, self.Y = X.persist(), Y.persist()
         self.kernel, self.X_sub, self.retries = kernel, np.asarray(X_sub), retries
         self.proj = np.asarray(proj, dtype=np.float64)
-        self.options = with_engine(options, int(X.shape[0]) * self.X_sub.shape[0])  # the fit's, else from n x s'
+        self.options = planned(options, int(X.shape[0]) * self.X_sub.shape[0])  # the fit's, else from n x s'
         self.chunk_rows = plan_stream(max(X.chunks[0]), self.r, self.X_sub.shape[0], X.shape[1], self.d,
                                       self.options, kernel=kernel).chunk_rows
         self._ship = [self._dask.delayed(v, pure=True) for v in (kernel, self.X_sub, self.proj)]

@@ -48,7 +48,7 @@ from skframe.compute.streaming import (
     ridge_from_sums,
     sketch_gram,
 )
-from skframe.core.engine import with_engine
+from skframe.core.engine import planned
 from skframe.core.linalg import sketch_spectrum
 from skframe.exceptions import DistributedError, InvalidInputError
 from skframe.options import DEFAULT_OPTIONS
@@ -208,7 +208,7 @@ def fit_sketched_ridge_dask(kernel, X, Y, R, lam, *, options=None, rtol=None, re
     n = int(X.shape[0])
     if R.n != n:
         raise InvalidInputError(f"the sketch was drawn for n={R.n} rows but X has {n}")
-    options = with_engine(options, n * R.s_prime)  # one engine for the client's and the workers' blocks
+    options = planned(options, n * R.s_prime)  # one engine for the client's and the workers' blocks
     plan = plan_stream(max(X.chunks[0]), R.m, R.s_prime, X.shape[1], Y.shape[1], options, kernel=kernel)
     X_sub = np.ascontiguousarray(_compute(X[np.sort(R.indices)], retries), dtype=np.float64)
     X_sub = X_sub[np.argsort(np.argsort(R.indices))]  # back to the order of R.indices

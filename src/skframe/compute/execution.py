@@ -16,14 +16,17 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from skframe.compute.backend import is_cupy_array, is_memory_mapped
+from skframe.compute.backend import is_cupy_array, is_memory_mapped, serial_blas
+from skframe.compute.machine import available_memory
 from skframe.compute.memory import format_bytes
-from skframe.compute.plan_rules import solver_blas_threads
+from skframe.compute.plan_rules import choose_device, choose_network_threads, fold_jobs, solver_blas_threads
 from skframe.contract.collections import is_collection, n_items
+from skframe.core.threads import available_cores, map_threads
 from skframe.deps import is_dask_collection
 from skframe.options import ComputeOptions
 
-__all__ = ["DataShape", "describe_data", "ExecutionPlan", "explain_plan"]
+__all__ = ["DataShape", "describe_data", "ExecutionPlan", "explain_plan", "FoldThreads", "plan_folds", "NetworkPlan",
+           "plan_network"]
 
 
 # ----------------------------------------------------------------------------- the data
@@ -206,3 +209,69 @@ def explain_plan(plan):
         lines.append(f"{key:<14}{value}" + (f"  ({reason})" if reason else ""))
     lines.append(f"{'peak':<14}{format_bytes(plan.get('peak_bytes', 0))} planned above the data")
     return lines
+
+
+# ----------------------------------------------------------------------------- the threads of a path over folds
+@dataclass(frozen=True)
+class FoldThreads:
+    """The thread plan of a path over cross-validation folds (see :func:`plan_folds`).
+
+    ``jobs`` folds (or groups of rows) run at once on a pool; when there is a pool (``jobs > 1``) each of its
+    threads runs its dense algebra on one BLAS thread. m x m algebra (eigen-decompositions, fold systems) always
+    runs on one BLAS thread: as fast, and immune to threads waiting for a core another process holds.
+    """
+
+    jobs: int
+
+    @property
+    def pool_serial(self):
+        """True when the folds run on a pool of threads, each with one BLAS thread."""
+        return self.jobs > 1
+
+    def map(self, func, items):
+        """``[func(item) for item in items]`` on the plan's threads (one BLAS thread each when they are several)."""
+        with serial_blas(self.pool_serial):
+            return map_threads(func, items, self.jobs)
+
+    def fit_blas(self, options):
+        """The BLAS threads of a fit's algebra inside the path: one in a pool's thread or when the fit's plan
+        says one (``options.blas_threads == 1``), else as they are."""
+        return serial_blas(self.pool_serial or getattr(options, "blas_threads", None) == 1)
+
+    @staticmethod
+    def small_blas():
+        """m x m algebra: one BLAS thread."""
+        return serial_blas(True)
+
+
+def plan_folds(n_jobs, n_folds, per_fold_bytes):
+    """The :class:`FoldThreads` of ``n_folds`` folds holding ``per_fold_bytes`` each, for ``n_jobs``
+    (:func:`skframe.compute.plan_rules.fold_jobs` with the memory and the cores available to this process)."""
+    return FoldThreads(fold_jobs(n_jobs, n_folds, per_fold_bytes, available_memory()[0], available_cores()))
+
+
+# ----------------------------------------------------------------------------- a network's device and threads
+@dataclass(frozen=True)
+class NetworkPlan:
+    """Where and on how many threads a network (DSOKR's) trains and predicts (see :func:`plan_network`)."""
+
+    device: str
+    n_threads: int | None
+    reasons: dict = field(default_factory=dict, hash=False, compare=False)
+
+    def threads(self, n_weights):
+        """Threads for a network of ``n_weights`` weights (:func:`~skframe.compute.plan_rules.
+        choose_network_threads`): the given count, one for a small network, else None (PyTorch's own)."""
+        return choose_network_threads(self.n_threads, n_weights)[0]
+
+
+def plan_network(device, n_threads, gpu_seen):
+    """The :class:`NetworkPlan` of a network for the ``device`` and ``n_threads`` an estimator was given.
+
+    ``gpu_seen`` is a callable asked only when the device depends on it (e.g. ``torch.cuda.is_available``).
+
+    >>> plan_network("auto", None, lambda: False).device
+    'cpu'
+    """
+    name, reason = choose_device(device, gpu_seen)
+    return NetworkPlan(name, None if n_threads is None else int(n_threads), {"device": reason})

@@ -24,6 +24,7 @@ from skframe.compute.memory import format_bytes
 from skframe.contract.registry import get_component
 from skframe.core.engine import SPARSE_ENGINE_SHARE, engine_rule, numba_min_work  # noqa: F401 - names kept
 from skframe.deps import numba_enabled  # noqa: F401 - the doctest of choose_engine reads it
+from skframe.exceptions import InvalidParameterError
 
 __all__ = ["SPARSE_ENGINE_SHARE", "EXECUTORS", "BACKEND_CHOICES", "STREAM_MIN_WORK", "SAMPLED_STREAM_MIN_WORK",
            "NYSTROM_MIN_ROWS",
@@ -31,7 +32,8 @@ __all__ = ["SPARSE_ENGINE_SHARE", "EXECUTORS", "BACKEND_CHOICES", "STREAM_MIN_WO
            "auto_size_rule", "default_sketch", "expected_columns", "sketch_object", "is_exact", "in_memory_bytes",
            "largest_size", "choose_backend", "choose_executor", "choose_engine", "choose_blas_threads",
            "EXACT_SKETCH_NAMES", "AUTO_RULE_TEXT", "SERIAL_HELD_OUT", "one_blas_thread", "fold_jobs",
-           "SOLVER_SERIAL_COLUMNS", "solver_blas_threads"]
+           "SOLVER_SERIAL_COLUMNS", "solver_blas_threads", "SMALL_NETWORK", "choose_network_threads",
+           "choose_device"]
 
 #: executors a plan chooses from
 EXECUTORS = ("in-memory", "streamed", "dask")
@@ -303,3 +305,46 @@ def choose_blas_threads(n, m, cores):
     if flops <= SERIAL_BLAS_MAX_FLOPS:
         return 1, f"n m^2 = {flops:.3g} flops: one thread is as fast and never waits for a busy core"
     return int(cores), f"n m^2 = {flops:.3g} flops: all {int(cores)} cores"
+
+
+#: weights of a network (DSOKR's) below which it trains and predicts on one thread when no ``n_threads`` is given
+SMALL_NETWORK = 100_000
+
+
+def choose_network_threads(n_threads, n_weights):
+    """Threads of a network's training and prediction: ``(threads or None, reason)``.
+
+    A given ``n_threads`` wins; else one thread for a network of fewer than :data:`SMALL_NETWORK` weights (its
+    products are too small to share), else None: PyTorch's own thread count.
+
+    >>> choose_network_threads(None, 10)[0], choose_network_threads(4, 10)[0], choose_network_threads(None, 10**6)[0]
+    (1, 4, None)
+    """
+    if n_threads is not None:
+        return int(n_threads), "n_threads given"
+    if n_weights < SMALL_NETWORK:
+        return 1, f"{int(n_weights)} weights < {SMALL_NETWORK}: one thread"
+    return None, f"{int(n_weights)} weights: PyTorch's own thread count"
+
+
+def choose_device(requested, gpu_seen):
+    """The device of a network, ``"cpu"`` or ``"cuda"``: ``(name, reason)``.
+
+    ``requested`` is ``"cpu"``, ``"cuda"`` or ``"auto"`` (a CUDA GPU when one is seen); ``gpu_seen`` is a
+    callable asked only when the answer depends on it (e.g. ``torch.cuda.is_available``).
+
+    Raises
+    ------
+    InvalidParameterError
+        ``"cuda"`` when no CUDA GPU is seen.
+
+    >>> choose_device("cpu", lambda: True)[0], choose_device("auto", lambda: False)[0]
+    ('cpu', 'cpu')
+    """
+    name = str(requested).strip().lower()
+    if name == "auto":
+        return ("cuda", "device='auto': a CUDA GPU is seen") if gpu_seen() else \
+            ("cpu", "device='auto': no CUDA GPU is seen")
+    if name == "cuda" and not gpu_seen():
+        raise InvalidParameterError("device='cuda' but PyTorch sees no CUDA GPU; use device='cpu'")
+    return name, f"device={name!r} given"

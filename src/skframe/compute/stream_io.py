@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from skframe.compute.engines import get_engine
 from skframe.compute.memory import plan_stream
 from skframe.contract.collections import chunks
-from skframe.core.engine import with_engine
+from skframe.core.engine import planned
 from skframe.exceptions import InvalidInputError
 from skframe.options import compute_dtype
 
@@ -85,7 +85,7 @@ def iter_predict(kernel, X, X_ref, coef, *, options=None, chunk_rows=None):
     Without ``options.engine`` the engine is chosen once from the kernel entries of all chunks.
     """
     rows = X.shape[0] if _is_sliceable(X) else None
-    options = with_engine(options, None if rows is None else rows * X_ref.shape[0])
+    options = planned(options, None if rows is None else rows * X_ref.shape[0])
     engine = get_engine(options)
     dt = compute_dtype(options.dtype)
     coef = np.asarray(coef, dtype=np.float64)

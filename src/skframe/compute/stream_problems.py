@@ -19,7 +19,7 @@ from skframe.compute.backend import get_array_module, to_numpy
 from skframe.compute.memory import check_allocation, choose_representation, plan_stream
 from skframe.compute.streaming import get_engine, iter_rows, sketch_gram
 from skframe.contract.problems import ArrayProblem, TargetArrayProblem
-from skframe.core.engine import with_engine
+from skframe.core.engine import planned
 from skframe.core.linalg import spectral_projection
 from skframe.core.sketching import kernel_times_mixT
 from skframe.options import DEFAULT_OPTIONS, compute_dtype
@@ -72,7 +72,7 @@ class StreamedFeatureProblem(ProjectedProblem):
         if self.Y.ndim == 1:
             self.Y = self.Y[:, None]
         self.proj = np.asarray(proj, dtype=np.float64)
-        self.options = with_engine(options, self.n * X_sub.shape[0])  # the fit's engine, else from n x s'
+        self.options = planned(options, self.n * X_sub.shape[0])  # the fit's engine, else from n x s'
         self.chunk_rows = plan_stream(self.n, self.r, X_sub.shape[0], X_sub.shape[1], self.d, self.options,
                                       kernel=kernel).chunk_rows
         self._engine = get_engine(self.options)

@@ -35,7 +35,7 @@ from skframe.compute.memory import plan_stream
 from skframe.compute.stream_io import _is_sliceable, count_rows, gather_rows, iter_predict, iter_rows, predict_chunks
 from skframe.contract.collections import chunks
 from skframe.contract.protocols import kernel_block
-from skframe.core.engine import with_engine
+from skframe.core.engine import planned
 from skframe.core.linalg import default_rtol, sketch_spectrum, solve_psd
 from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidInputError
@@ -214,7 +214,7 @@ def accumulate(kernel, X, Y, X_sub, mix, *, options=None, chunk_rows=None, progr
     the sums stay in the engine's namespace (on the GPU for ``backend="cupy"``), for a solve there.
     """
     n = X.shape[0] if _is_sliceable(X) else 0
-    options = with_engine(options, n * mix.shape[1] if n else None)  # the caller's engine, else from n x s'
+    options = planned(options, n * mix.shape[1] if n else None)  # the caller's engine, else from n x s'
     engine = get_engine(options)
     dt = compute_dtype(options.dtype)
     if chunk_rows is None:
@@ -345,7 +345,7 @@ def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=N
     -------
     StreamedRidge
     """
-    options = with_engine(options, R.n * R.s_prime)  # one engine for every block of the pass
+    options = planned(options, R.n * R.s_prime)  # one engine for every block of the pass
     if is_dask_collection(X):
         raise InvalidInputError(
             "X is a dask array; fit it on its cluster with "

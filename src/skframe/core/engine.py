@@ -6,8 +6,9 @@ and passes it down in the options); without one, ``"cupy"`` for the CuPy backend
 when numba is installed, not disabled (``SKFRAME_DISABLE_NUMBA=1``) and the work is large
 enough to pay for numba's start in a fresh process (:data:`NUMBA_MIN_WORK` kernel entries),
 else ``"numpy"`` (the plain formulas, which the fast engines are tested against). A small fit
-therefore never imports numba. :func:`with_engine` fixes the choice in an options object for
-the work a routine is about to do, so that everything it calls runs on the same engine;
+therefore never imports numba. :func:`planned` keeps the plan a routine was handed, or builds the one default plan of a
+direct call for the work the routine is about to do, so that everything it calls runs on the
+same engine; :func:`elementwise_engine` is the rule of entry-by-entry formulas (the losses);
 :func:`engine_module` imports the private sibling module that implements an engine. Nothing
 is read from ambient state: the engine travels as an argument.
 
@@ -52,7 +53,9 @@ __all__ = [
     "engine_rule",
     "numba_min_work",
     "select_engine",
-    "with_engine",
+    "planned",
+    "LOSS_NUMBA_MIN_ENTRIES",
+    "elementwise_engine",
     "engine_module",
     "lazy_module",
 ]
@@ -152,12 +155,16 @@ def select_engine(options=None, work=None, *, sparse=False):
     return engine_rule(getattr(options, "backend", "numpy"), work, sparse=sparse)[0]
 
 
-def with_engine(options, work, *, sparse=False):
-    """``options`` with its engine fixed for a computation of ``work`` kernel entries (when not set already).
+def planned(options, work, *, sparse=False):
+    """The options a routine runs with: the plan it was handed, else the one default plan of a direct call.
 
-    A routine calls it once at its start with the size of all its work (e.g. ``n x s'`` for a
-    fit, ``n_rows x s'`` for a prediction) and passes the result down: every block it
-    computes then runs on the same engine, whatever the size of the block.
+    When ``options`` names an engine (a fit's or a prediction's plan decided it), they are returned
+    unchanged: a routine handed a plan never decides again. Otherwise (a direct call of a low-level
+    routine, with no plan) this is the one place its plan is built: the engine of
+    :func:`engine_rule` for ``work``, the size of everything the routine is about to do (e.g.
+    ``n x s'`` for a fit, ``n_rows x s'`` for a prediction), so that every block it computes runs on
+    the same engine, whatever the size of the block. BLAS threads stay as they are (``blas_threads``
+    None); the row threads of a block follow :func:`skframe.core.threads.threads_for`.
 
     Parameters
     ----------
@@ -165,18 +172,46 @@ def with_engine(options, work, *, sparse=False):
         None means :data:`skframe.options.DEFAULT_OPTIONS`.
     work : int or None
         Kernel entries of the whole computation (None: unknown, counted as large).
+    sparse : bool, default=False
+        The rows are a sparse matrix (see :func:`engine_rule`).
 
     Returns
     -------
     ComputeOptions
 
-    >>> with_engine(None, 100).engine
+    >>> planned(None, 100).engine
     'numpy'
     """
     options = options or DEFAULT_OPTIONS
     if getattr(options, "engine", None):
         return options
     return options.replace(engine=select_engine(options, work, sparse=sparse))
+
+
+#: the former name of :func:`planned` (kept for code written against it; new code calls :func:`planned`)
+with_engine = planned
+
+
+#: Entries of an array below which an entry-by-entry formula (a loss's values and sub-gradients) runs on the
+#: plain NumPy engine: such a formula costs a few operations per entry, so compiled code pays for its start in
+#: a fresh process only on large arrays. ``SKFRAME_NUMBA_MIN_WORK=0`` forces the compiled engine, as for kernels.
+LOSS_NUMBA_MIN_ENTRIES = 1_000_000
+
+
+def elementwise_engine(entries):
+    """The engine of an entry-by-entry formula on ``entries`` entries: ``"numba"`` or ``"numpy"``.
+
+    ``"numba"`` when numba is installed and enabled and the array has at least
+    :data:`LOSS_NUMBA_MIN_ENTRIES` entries (or ``SKFRAME_NUMBA_MIN_WORK=0``); else ``"numpy"``. The losses'
+    values and sub-gradients are evaluated on the engine this rule gives (their ``value(F, Y)`` receives no
+    plan: the rule is the plan's, written here once).
+
+    >>> elementwise_engine(10)
+    'numpy'
+    """
+    if numba_enabled() and (numba_min_work() == 0 or int(entries) >= LOSS_NUMBA_MIN_ENTRIES):
+        return "numba"
+    return "numpy"
 
 
 class _LazyModule:

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 from skframe.contract.collections import n_items, take
 from skframe.contract.protocols import kernel_matvec, kernel_prepare
-from skframe.core.engine import with_engine
+from skframe.core.engine import planned
 from skframe.core.linalg import default_rtol, spectral_projection
 from skframe.core.sketch_matrix import SketchMatrix
 from skframe.core.sketching import kernel_times_mixT, resolve_options, rows_within_budget, sketched_gram_products
@@ -34,7 +34,7 @@ def kernel_times(kernel, X, X_ref, W, *, chunk_rows=None, options=None):
     :func:`skframe.core.engine.engine_rule`; sparse rows counted as such).
     The kernel is used as given: prepare it on the training data first.
     """
-    options = with_engine(resolve_options(options, chunk_rows), n_items(X) * n_items(X_ref), sparse=sp.issparse(X))
+    options = planned(resolve_options(options, chunk_rows), n_items(X) * n_items(X_ref), sparse=sp.issparse(X))
     W = np.asarray(W, dtype=compute_dtype(options))
     return kernel_matvec(kernel, X, X_ref, W, options=options)
 
@@ -68,7 +68,7 @@ def mixed_features(kernel, X_sub, mix, UD, n_rows, *, block_bytes=None):
     s_prime = n_items(X_sub)
     R = SketchMatrix(n=s_prime, indices=np.arange(s_prime), mix=mix)
     UD = np.asarray(UD, dtype=np.float64)
-    options = with_engine(resolve_options(None), int(n_rows) * s_prime).replace(dtype="float64")
+    options = planned(resolve_options(None), int(n_rows) * s_prime).replace(dtype="float64")
     if block_bytes:
         options = options.replace(block_bytes=int(block_bytes))
     step = rows_within_budget(kernel, s_prime, options)

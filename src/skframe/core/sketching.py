@@ -17,7 +17,7 @@ Each chunk of rows is one product of the block engine (:class:`skframe.core.bloc
 the kernel block and ``block @ S_mix^T``), its loops those of ``options.engine`` (compiled numba gather in
 :mod:`skframe.core._sketching_numba`, or SciPy's sparse product): a fit passes its execution plan's, and
 :func:`sketched_gram_products` otherwise chooses once from the size of all its blocks, ``n x s'``
-(:func:`skframe.core.engine.with_engine`).
+(:func:`skframe.core.engine.planned`).
 Precision: ``ComputeOptions(dtype="float32")`` computes kernel blocks and ``K R^T`` in float32
 and accumulates ``R K R^T`` in float64. The feature map built from these products is in :mod:`skframe.core.feature_map`.
 """
@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from skframe.contract.collections import chunks, is_collection, n_items, take
 from skframe.contract.protocols import kernel_prepare
 from skframe.core.block_engine import BlockEngine, times_mix
-from skframe.core.engine import with_engine
+from skframe.core.engine import planned
 from skframe.core.sketch_matrix import SketchMatrix, diagonal_of_mix, from_entries
 from skframe.exceptions import InvalidParameterError, PluginError
 from skframe.options import DEFAULT_OPTIONS, compute_dtype
@@ -109,7 +109,7 @@ def _rows(X, start, stop):
 
 def _block_times_mix(kernel, X_rows, X_sub, mix, diag, options, out):
     """One chunk of ``K R^T`` by the block engine, its loops the plan's (else the one rule's for this chunk)."""
-    loops = with_engine(options, n_items(X_rows) * n_items(X_sub)).engine
+    loops = planned(options, n_items(X_rows) * n_items(X_sub)).engine
     return BlockEngine(loops).chunk_product(kernel, X_rows, X_sub, mix, diag, compute_dtype(options), out)
 
 
@@ -208,7 +208,7 @@ def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progr
     RKR : ndarray of shape (m, m), float64, symmetric
     """
     n = n_items(X)
-    options = with_engine(resolve_options(options, chunk_rows), n * R.s_prime)
+    options = planned(resolve_options(options, chunk_rows), n * R.s_prime)
     if R.n != n:
         raise InvalidParameterError(f"sketch was drawn for n={R.n} points but X has {n} rows")
     kernel = kernel if prepared else kernel_prepare(kernel, X)

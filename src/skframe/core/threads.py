@@ -5,6 +5,11 @@ so splitting a block's rows over threads uses every core without copying anythin
 pool is created on first use and forgotten in a forked child (which has none of the
 parent's threads). Work submitted from a thread other than the main one runs inline
 (no nested pools, e.g. inside a Dask worker or a user's thread).
+
+This module and the execution plan (:mod:`skframe.compute.plan`, :mod:`skframe.compute.plan_rules`,
+:mod:`skframe.compute.execution`) are the only places that create threads or set a library's thread count:
+:func:`map_threads` runs the items of a plan's pool (e.g. the folds of a cross-validation path) and
+:func:`set_torch_threads` applies a plan's thread count to PyTorch.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["THREADED_ENTRIES", "available_cores", "run_row_ranges", "threads_for"]
+__all__ = ["THREADED_ENTRIES", "available_cores", "run_row_ranges", "threads_for", "map_threads", "set_torch_threads"]
 
 #: Blocks of at least this many entries are split by rows over the cores (smaller ones cost less
 #: than handing them to the threads); each row is computed as in one pass, so results do not
@@ -75,3 +80,24 @@ def run_row_ranges(func, n, n_threads=None):
                for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
     for f in futures:
         f.result()
+
+
+def map_threads(func, items, n_jobs):
+    """``[func(item) for item in items]``, on ``n_jobs`` threads when more than one is given (a plan's count).
+
+    The results keep the order of ``items``; exceptions are raised here.
+    """
+    items = list(items)
+    if n_jobs is None or int(n_jobs) <= 1 or len(items) < 2:
+        return [func(item) for item in items]
+    with ThreadPoolExecutor(max_workers=int(n_jobs), thread_name_prefix="skframe-jobs") as pool:
+        return list(pool.map(func, items))
+
+
+def set_torch_threads(torch, n_threads):
+    """Set PyTorch's thread count to ``n_threads`` (a plan's decision; None or 0 leaves it) and return the count
+    it had, for the caller to restore. ``torch`` is the module, passed by the caller (nothing is imported here)."""
+    before = torch.get_num_threads()
+    if n_threads and int(n_threads) != before:
+        torch.set_num_threads(int(n_threads))
+    return before

@@ -43,7 +43,7 @@ from skframe.contract.protocols import kernel_block, kernel_prepare
 from skframe.contract.registry import component_name, component_params, get_component
 from skframe.contract.specs import ComponentSpec
 from skframe.contract.tags import get_tags
-from skframe.core.engine import with_engine
+from skframe.core.engine import planned
 from skframe.core.feature_map import build_feature_map, kernel_times
 from skframe.core.sketching import SketchMatrix, draw_sketch
 from skframe.exceptions import InvalidParameterError
@@ -299,7 +299,7 @@ def build_representation(X, kernel, sketch, rng, *, rtol=None, progress=None, ex
     n = n_items(X)
     if sketch is None:
         if exact == "gram":
-            K = kernel_block(kernel, X, X, engine=with_engine(options, n * n).engine)
+            K = kernel_block(kernel, X, X, engine=planned(options, n * n).engine)
             if progress is not None:
                 progress(n)
             return Representation("exact_gram", None, {"name": "none", "m": n, "n": n, "s_prime": n}, X_basis=X, K=K)

@@ -17,7 +17,8 @@ Arrays
 Inner loops (compiled or NumPy)
     :func:`lazy_module` (a module of compiled functions, imported on first use), :func:`engine_module` (the module
     of the loops chosen), :func:`select_engine` (``"numpy"`` or ``"numba"`` for a block of a given size),
-    :func:`numba_min_work` (the size from which compiled loops pay).
+    :func:`numba_min_work` (the size from which compiled loops pay), :func:`elementwise_engine` (the engine of an
+    entry-by-entry formula such as a loss's values).
 Threads and BLAS
     :func:`run_row_ranges` (row ranges of a block on the shared pool), :func:`threads_for`,
     :func:`available_cores`, :func:`serial_blas` (BLAS on one thread within a block).
@@ -46,7 +47,7 @@ from skframe.contract.collections import InputCollection, chunks, is_collection,
 from skframe.contract.problems import as_problem
 from skframe.contract.protocols import kernel_block, kernel_diag, kernel_matvec
 from skframe.contract.registry import build_component, list_components, spec_of
-from skframe.core.engine import engine_module, lazy_module, numba_min_work, select_engine
+from skframe.core.engine import elementwise_engine, engine_module, lazy_module, numba_min_work, select_engine
 from skframe.core.leverage import nystrom_leverage_scores
 from skframe.core.linalg import (
     default_rtol,
@@ -86,6 +87,7 @@ __all__ = [
     "engine_module",
     "select_engine",
     "numba_min_work",
+    "elementwise_engine",
     # threads and BLAS
     "run_row_ranges",
     "threads_for",

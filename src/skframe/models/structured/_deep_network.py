@@ -12,17 +12,19 @@ import contextlib
 import numpy as np
 import scipy.sparse as sp
 
+from skframe.compute.execution import NetworkPlan, plan_network
+from skframe.compute.plan_rules import SMALL_NETWORK
 from skframe.contract.collections import n_items
 from skframe.contract.registry import get_loss
 from skframe.contract.tags import get_tags
+from skframe.core.threads import set_torch_threads
 from skframe.exceptions import InvalidParameterError
 from skframe.options import compute_dtype
 
 __all__ = ["AUTO_BATCH", "SMALL_NETWORK", "auto_hidden", "batch_tensor", "build_network", "device_of", "dtype_of",
            "input_scaling", "member_network", "output_loss", "resident_inputs", "resolve_batch_size",
-           "resolve_network_params", "scaled_rows", "threads_for", "torch_settings"]
+           "resolve_network_params", "scaled_rows", "network_threads", "torch_settings"]
 
-SMALL_NETWORK = 100_000  # weights; below this, n_threads=None trains on one thread
 MLP_DROPOUT = 0.2  # dropout of the mlp's hidden layers unless network_params says otherwise
 AUTO_BATCH = 256  # rows per mini-batch of batch_size="auto" on the CPU (and the least on a GPU)
 
@@ -60,32 +62,25 @@ def output_loss(loss, loss_params=None):
 def torch_settings(torch, n_threads):
     """Deterministic algorithms and an optional thread count during a fit or a prediction, then restored."""
     was_det = torch.are_deterministic_algorithms_enabled()
-    threads = torch.get_num_threads()
     torch.use_deterministic_algorithms(True, warn_only=True)
-    if n_threads and int(n_threads) != threads:
-        torch.set_num_threads(int(n_threads))
+    threads = set_torch_threads(torch, n_threads)
     try:
         yield
     finally:
         torch.use_deterministic_algorithms(was_det)
-        torch.set_num_threads(threads)
+        set_torch_threads(torch, threads)
 
 
-def threads_for(est, n_weights):
-    """``est.n_threads``, else one thread for a network under SMALL_NETWORK weights, else None (PyTorch's own)."""
-    if est.n_threads is not None:
-        return int(est.n_threads)
-    return 1 if n_weights < SMALL_NETWORK else None
+def network_threads(est, n_weights):
+    """The plan's threads of a network of ``n_weights`` weights (:meth:`skframe.compute.execution.NetworkPlan.
+    threads`): ``est.n_threads``, else one under ``SMALL_NETWORK`` weights, else None (PyTorch's own)."""
+    return NetworkPlan(str(est.device), est.n_threads).threads(n_weights)
 
 
 def device_of(est, torch):
-    """The torch device of ``est.device`` (``"auto"``: a CUDA GPU when PyTorch sees one); refuses CUDA without one."""
-    name = est.device.strip().lower()
-    if name == "auto":
-        name = "cuda" if torch.cuda.is_available() else "cpu"
-    if name == "cuda" and not torch.cuda.is_available():
-        raise InvalidParameterError("device='cuda' but PyTorch sees no CUDA GPU; use device='cpu'")
-    return torch.device(name)
+    """The torch device of ``est.device`` from the plan (:func:`skframe.compute.execution.plan_network`:
+    ``"auto"`` is a CUDA GPU when PyTorch sees one); refuses CUDA without one."""
+    return torch.device(plan_network(est.device, est.n_threads, torch.cuda.is_available).device)
 
 
 def input_scaling(how, X, weights=None):

@@ -7,7 +7,7 @@ from skframe import deps
 from skframe.models.structured._deep_network import (
     device_of,
     member_network,
-    threads_for,
+    network_threads,
     torch_settings,
 )
 from skframe.models.structured._deep_training import decode_on_device, forward
@@ -46,7 +46,7 @@ class DeepPredictionMixin:
         self._check_fitted()
         X = self._prepare_inputs(X, reset=False)
         torch = _torch()
-        with torch_settings(torch, threads_for(self, self.draws_[0].n_weights)):
+        with torch_settings(torch, network_threads(self, self.draws_[0].n_weights)):
             return [m.coordinates(forward(self, torch, member_network(self, torch, m), X)) for m in self.draws_]
 
     def _decode(self, X, k, candidates):

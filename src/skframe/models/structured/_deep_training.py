@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from skframe.contract.collections import is_collection, n_items, take
 from skframe.core.output_basis import SketchedOutputBasis, unique_rows
 from skframe.core.sketching import draw_sketch
+from skframe.core.threads import set_torch_threads
 from skframe.exceptions import InvalidParameterError
 from skframe.models.structured._deep_network import (
     _optimizer,
@@ -27,9 +28,9 @@ from skframe.models.structured._deep_network import (
     build_network,
     device_of,
     dtype_of,
+    network_threads,
     resident_inputs,
     resolve_batch_size,
-    threads_for,
 )
 
 __all__ = ["ValidationSet", "decode_on_device", "forward", "surrogate_loss", "train_members", "train_network"]
@@ -148,9 +149,8 @@ def train_network(est, torch, X, Psi, off, val, loss, seed, progress, index, tar
     with torch.random.fork_rng(devices=devices):
         torch.manual_seed(seed)
         net = build_network(est, torch, p).to(device=dev, dtype=dt)
-        threads = threads_for(est, sum(q.numel() for q in net.parameters()))
-        if threads and threads != torch.get_num_threads():
-            torch.set_num_threads(threads)  # restored by torch_settings at the end of fit
+        threads = network_threads(est, sum(q.numel() for q in net.parameters()))
+        set_torch_threads(torch, threads)  # restored by torch_settings at the end of fit
         T = torch.from_numpy(np.ascontiguousarray((Psi - shift) / scale)).to(device=dev, dtype=dt)
         outside = torch.from_numpy(np.ascontiguousarray(off / scale**2)).to(device=dev, dtype=dt)
         rows_w = (None if sample_weight is None
