@@ -37,10 +37,10 @@ def _naive(X, R, gamma=0.4):
 def test_chunk_product_is_the_plain_formula(loops, name, kernel):
     X, R = _case(name)
     k = get_kernel("gaussian", gamma=0.4) if kernel == "builtin" else RBF(0.4)
-    got = BlockEngine(loops).chunk_product(k, X[:23], X[R.indices], R.mix, diagonal_of_mix(R.mix), np.dtype("f8"))
+    got = BlockEngine(loops).kernel_times_mix(k, X[:23], X[R.indices], R.mix, diagonal_of_mix(R.mix), np.dtype("f8"))
     np.testing.assert_allclose(got, _naive(X, R), rtol=1e-12, atol=1e-14)
     out = np.empty((23, R.m))
-    assert BlockEngine(loops).chunk_product(k, X[:23], X[R.indices], R.mix, diagonal_of_mix(R.mix),
+    assert BlockEngine(loops).kernel_times_mix(k, X[:23], X[R.indices], R.mix, diagonal_of_mix(R.mix),
                                             np.dtype("f8"), out) is out
     np.testing.assert_allclose(out, got, rtol=1e-12, atol=1e-14)
 
@@ -50,7 +50,7 @@ def test_array_engine_has_the_same_chunk_product(name):
     """The GPU engine's code, run on NumPy: the same product as the CPU engine."""
     X, R = _case(name)
     k = get_kernel("gaussian", gamma=0.4)
-    got = ArrayEngine(np).chunk_product(k, X[:23], X[R.indices], R.mix, diagonal_of_mix(R.mix), np.float64)
+    got = ArrayEngine(np).kernel_times_mix(k, X[:23], X[R.indices], R.mix, diagonal_of_mix(R.mix), np.float64)
     np.testing.assert_allclose(got, _naive(X, R), rtol=1e-12, atol=1e-14)
 
 
@@ -61,5 +61,5 @@ def test_streamed_chunks_use_the_block_engine():
     assert isinstance(engine, BlockEngine) and engine.loops == "numpy"
     X, R = _case("psr")
     k = get_kernel("gaussian", gamma=0.4)
-    B = engine.times_mix_t(engine.block(k, X[:23], X[R.indices], np.float64), engine.prepare_mix(R.mix, np.float64))
+    B = engine.times_mix(engine.block(k, X[:23], X[R.indices], np.float64), engine.prepare_mix(R.mix, np.float64))
     np.testing.assert_allclose(B, _naive(X, R), rtol=1e-12, atol=1e-14)

@@ -1,4 +1,4 @@
-"""skframe.core.sketching with ComputeOptions (block budget, float32), engines, input collections, kernel_times_mixT."""
+"""skframe.core.sketching with ComputeOptions (block budget, float32), engines, input collections, kernel_times_mix."""
 
 import subprocess
 import sys
@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import rbf_kernel
 
 from skframe.core.feature_map import build_feature_map, kernel_times
-from skframe.core.sketching import draw_sketch, kernel_times_mixT, sketched_gram_products
+from skframe.core.sketching import draw_sketch, kernel_times_mix, sketched_gram_products
 from skframe.options import ComputeOptions
 from skframe_kernels import GaussianKernel
 from skframe_sketches.sketches import (
@@ -118,11 +118,11 @@ def test_kernel_times_mixT_is_one_chunk_of_KR(name, data):
     k = GaussianKernel(0.3)
     KR, _ = sketched_gram_products(k, data, R)
     X_sub = data[R.indices]
-    np.testing.assert_allclose(kernel_times_mixT(k, data[10:17], X_sub, R), KR[10:17], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(kernel_times_mix(k, data[10:17], X_sub, R), KR[10:17], rtol=1e-12, atol=1e-14)
     out = np.full((7, R.m), np.nan)
-    assert kernel_times_mixT(k, data[3:10], X_sub, R, out=out) is out
+    assert kernel_times_mix(k, data[3:10], X_sub, R, out=out) is out
     np.testing.assert_allclose(out, KR[3:10], rtol=1e-12, atol=1e-14)
-    got32 = kernel_times_mixT(k, data[:5], X_sub, R, ComputeOptions(dtype="float32"))
+    got32 = kernel_times_mix(k, data[:5], X_sub, R, ComputeOptions(dtype="float32"))
     assert got32.dtype == np.float32 and _rel(got32, KR[:5]) < FLOAT32_RTOL
 
 

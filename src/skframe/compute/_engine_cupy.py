@@ -111,7 +111,7 @@ class ArrayEngine:
         dense = mix.toarray() if sp.issparse(mix) else np.asarray(mix)
         return self.xp.asarray(np.ascontiguousarray(dense.T), dtype=dtype)
 
-    def times_mix_t(self, block, mix_t):
+    def times_mix(self, block, mix_t):
         return block if mix_t is None else block @ mix_t
 
     def chunk_block(self, kernel, X_rows, X_sub, mix_t, dtype):
@@ -119,20 +119,20 @@ class ArrayEngine:
         bands (``band_width``): computed as the transpose of ``S_mix k(X_sub, X_rows)`` (kernels are symmetric),
         so that every band of columns, and every band to the last column, is a contiguous matrix for cuBLAS."""
         if not self._band_width(mix_t.shape[1] if mix_t is not None else X_sub.shape[0]):
-            return self.times_mix_t(self.block(kernel, self.asarray(X_rows, dtype), X_sub, dtype), mix_t)
+            return self.times_mix(self.block(kernel, self.asarray(X_rows, dtype), X_sub, dtype), mix_t)
         Bt = self.block(kernel, X_sub, self.asarray(X_rows, dtype), dtype)  # s' x rows
         if mix_t is not None:
             Bt = mix_t.T @ Bt  # m x rows
         return Bt.T
 
-    def chunk_product(self, kernel, X_rows, X_sub, mix, diag, dtype, out=None):
+    def kernel_times_mix(self, kernel, X_rows, X_sub, mix, diag, dtype, out=None):
         """One chunk of ``K R^T``, ``k(X_rows, X_sub) @ S_mix^T`` in ``dtype``, on the engine's arrays (the
         method of :class:`skframe.core.block_engine.BlockEngine`)."""
         block = self.block(kernel, self.asarray(X_rows, dtype), X_sub, dtype)
         if diag is not None:
             res = block * self.xp.asarray(np.asarray(diag), dtype=dtype)[None, :]
         else:
-            res = self.times_mix_t(block, self.prepare_mix(mix, dtype))
+            res = self.times_mix(block, self.prepare_mix(mix, dtype))
         if out is None:
             return res
         out[...] = self.to_numpy(res) if isinstance(out, np.ndarray) else res

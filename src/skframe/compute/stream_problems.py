@@ -21,7 +21,7 @@ from skframe.compute.streaming import get_engine, iter_rows, sketch_gram
 from skframe.contract.problems import ArrayProblem, TargetArrayProblem
 from skframe.core.engine import planned
 from skframe.core.linalg import spectral_projection
-from skframe.core.sketching import kernel_times_mixT
+from skframe.core.sketching import kernel_times_mix
 from skframe.options import DEFAULT_OPTIONS, compute_dtype
 
 __all__ = ["feature_projection", "ProjectedProblem", "StreamedFeatureProblem", "make_feature_problem",
@@ -202,7 +202,7 @@ def make_feature_problem(kernel, X, Y, X_sub, proj, options=None, *, products=No
     if factors is not None and sp.issparse(factors[0].mix) and Z.dtype == np.float64:
         R, UD = factors
         for start, Xc, _ in iter_rows(X, streamed.Y, streamed.chunk_rows):
-            KR = kernel_times_mixT(kernel, Xc, X_sub, R, streamed.options)
+            KR = kernel_times_mix(kernel, Xc, X_sub, R, streamed.options)
             Z[start:start + KR.shape[0]] = KR @ UD
         return ArrayProblem(Z, streamed.Y), "in-memory"
     for start, Zb, _ in streamed.blocks():

@@ -184,7 +184,7 @@ def block_shift(kernel, X_sub, mix, dtype="float64", *, engine=None, rows=256):
     engine = engine or _NUMPY
     dt = compute_dtype(dtype)
     Xs = engine.asarray(X_sub)
-    B = engine.times_mix_t(engine.block(kernel, Xs[:rows], Xs, np.float64), engine.prepare_mix(mix, np.float64))
+    B = engine.times_mix(engine.block(kernel, Xs[:rows], Xs, np.float64), engine.prepare_mix(mix, np.float64))
     return B.mean(axis=0).astype(dt)
 
 

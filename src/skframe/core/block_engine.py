@@ -8,9 +8,9 @@ fit's plan (:func:`skframe.core.engine.engine_rule`).
 
 :class:`BlockEngine` runs on the CPU; :class:`skframe.compute._engine_cupy.ArrayEngine` has the same methods
 on any array namespace (CuPy on a GPU, NumPy in its tests). Every path uses one of them for its chunk products:
-the in-memory fit (:func:`skframe.core.sketching.sketched_gram_products`, through :meth:`BlockEngine.chunk_product`),
+the in-memory fit (:func:`skframe.core.sketching.sketched_gram_products`, through :meth:`BlockEngine.kernel_times_mix`),
 the streamed, Dask and GPU fits (:func:`skframe.compute.streaming.chunk_sums`, through :meth:`~BlockEngine.block`,
-:meth:`~BlockEngine.times_mix_t` and :meth:`~BlockEngine.syrk_add`), and the partition passes of a Dask fit.
+:meth:`~BlockEngine.times_mix` and :meth:`~BlockEngine.syrk_add`), and the partition passes of a Dask fit.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from skframe.core.threads import run_row_ranges, threads_for
 
 __all__ = ["BlockEngine", "times_mix", "native_block"]
 
-#: Kernel entries of one tile of :meth:`BlockEngine.chunk_product` on the plain loops (2 MB of float64, kept in
+#: Kernel entries of one tile of :meth:`BlockEngine.kernel_times_mix` on the plain loops (2 MB of float64, kept in
 #: the cache between the kernel's passes and the sparse product)
 _TILE_ENTRIES = 1 << 18
 
@@ -110,14 +110,14 @@ class BlockEngine:
         return kernel_block(kernel, X, Y, dtype=dtype, engine=self.loops)
 
     def prepare_mix(self, mix, dtype):
-        """``S_mix^T`` ready for :meth:`times_mix_t`: None for a diagonal mix (applied to the sums at the end)."""
+        """``S_mix^T`` ready for :meth:`times_mix`: None for a diagonal mix (applied to the sums at the end)."""
         if diagonal_of_mix(mix) is not None:
             return None
         if sp.issparse(mix):
             return sp.csr_matrix(mix.T, dtype=dtype)
         return np.asarray(mix.T, dtype=dtype)
 
-    def times_mix_t(self, block, mix_t):
+    def times_mix(self, block, mix_t):
         """``block @ S_mix^T`` for a mix prepared by :meth:`prepare_mix`."""
         if mix_t is None:
             return block
@@ -129,9 +129,9 @@ class BlockEngine:
 
     def chunk_block(self, kernel, X_rows, X_sub, mix_t, dtype):
         """``B = k(X_rows, X_sub) S_mix^T`` of one chunk of a streamed fit (``mix_t`` from :meth:`prepare_mix`)."""
-        return self.times_mix_t(self.block(kernel, self.asarray(X_rows), X_sub, dtype), mix_t)
+        return self.times_mix(self.block(kernel, self.asarray(X_rows), X_sub, dtype), mix_t)
 
-    def chunk_product(self, kernel, X_rows, X_sub, mix, diag, dtype, out=None):
+    def kernel_times_mix(self, kernel, X_rows, X_sub, mix, diag, dtype, out=None):
         """One chunk of ``K R^T``: ``k(X_rows, X_sub) @ S_mix^T`` (rows x m) in ``dtype``, into ``out`` if given.
 
         ``diag`` is the diagonal of a diagonal mix (sub-sampling: the columns are scaled in place), else None.

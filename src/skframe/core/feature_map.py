@@ -18,7 +18,7 @@ from skframe.contract.protocols import kernel_matvec, kernel_prepare
 from skframe.core.engine import planned
 from skframe.core.linalg import default_rtol, spectral_projection
 from skframe.core.sketch_matrix import SketchMatrix
-from skframe.core.sketching import kernel_times_mixT, resolve_options, rows_within_budget, sketched_gram_products
+from skframe.core.sketching import kernel_times_mix, resolve_options, rows_within_budget, sketched_gram_products
 from skframe.options import compute_dtype
 
 __all__ = ["kernel_times", "SketchedFeatureMap", "build_feature_map", "mixed_features"]
@@ -78,7 +78,7 @@ def mixed_features(kernel, X_sub, mix, UD, n_rows, *, block_bytes=None):
         KR = np.empty((rows, R.m))
         for start in range(0, rows, step):
             stop = min(rows, start + step)
-            kernel_times_mixT(kernel, take(X_rows, np.arange(start, stop)), X_sub, R, options, out=KR[start:stop])
+            kernel_times_mix(kernel, take(X_rows, np.arange(start, stop)), X_sub, R, options, out=KR[start:stop])
         return KR @ UD
 
     return features

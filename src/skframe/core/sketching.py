@@ -42,7 +42,7 @@ __all__ = [
     "resolve_options",
     "compute_dtype",
     "sketched_gram_products",
-    "kernel_times_mixT",
+    "kernel_times_mix",
     "rows_within_budget",
     "draw_sketch",
     "diagonal_of_mix",
@@ -96,10 +96,6 @@ def rows_within_budget(kernel, n_cols, options=None):
     return int(max(1, (options.block_bytes - (one - per_row)) // per_row))
 
 
-#: ``block @ mix.T`` (the block engine's :func:`skframe.core.block_engine.times_mix`), under its former name
-_times_mixT = times_mix
-
-
 def _rows(X, start, stop):
     """Rows ``start:stop`` of an array, sparse matrix or input collection."""
     if is_collection(X):
@@ -107,13 +103,12 @@ def _rows(X, start, stop):
     return X[start:stop]
 
 
-def _block_times_mix(kernel, X_rows, X_sub, mix, diag, options, out):
-    """One chunk of ``K R^T`` by the block engine, its loops the plan's (else the one rule's for this chunk)."""
-    loops = planned(options, n_items(X_rows) * n_items(X_sub)).engine
-    return BlockEngine(loops).chunk_product(kernel, X_rows, X_sub, mix, diag, compute_dtype(options), out)
+def _engine(options, X_rows, X_sub):
+    """The block engine of one chunk of ``K R^T``, its loops the plan's (else the one rule's for this chunk)."""
+    return BlockEngine(planned(options, n_items(X_rows) * n_items(X_sub)).engine)
 
 
-def kernel_times_mixT(kernel, X_rows, X_sub, R, options=None, out=None):
+def kernel_times_mix(kernel, X_rows, X_sub, R, options=None, out=None):
     """One chunk of ``K R^T``: ``k(X_rows, X_sub) @ S_mix^T`` of shape (len(X_rows), m).
 
     This is the unit of work of :func:`sketched_gram_products`; a streaming or
@@ -139,7 +134,8 @@ def kernel_times_mixT(kernel, X_rows, X_sub, R, options=None, out=None):
     -------
     ndarray of shape (len(X_rows), m)
     """
-    return _block_times_mix(kernel, X_rows, X_sub, _mix_for(R.mix, options), diagonal_of_mix(R.mix), options, out)
+    return _engine(options, X_rows, X_sub).kernel_times_mix(kernel, X_rows, X_sub, _mix_for(R.mix, options),
+                                                            diagonal_of_mix(R.mix), compute_dtype(options), out)
 
 
 def _mix_for(mix, options):
@@ -150,7 +146,7 @@ def _mix_for(mix, options):
     return mix.astype(dtype)
 
 
-def _kernel_times_mixT(kernel, X_rows, X_sub, R, options, progress):
+def _chunked_kernel_times_mix(kernel, X_rows, X_sub, R, options, progress):
     """``k(X_rows, X_sub) @ S_mix^T`` (rows x m), chunked over rows within ``options.block_bytes``.
 
     The chunk size comes from :func:`rows_within_budget` (the kernel's ``block_bytes``).
@@ -161,7 +157,7 @@ def _kernel_times_mixT(kernel, X_rows, X_sub, R, options, progress):
     if diag is not None and options.chunk_rows is None and dtype == np.float64:
         # sub-sampling: S_mix is diagonal, so the block is the (rows x m) output itself, scaled
         # column-wise; one kernel call (the kernel tiles internally), no temporary copy
-        KR = _block_times_mix(kernel, X_rows, X_sub, None, diag, options, None)
+        KR = _engine(options, X_rows, X_sub).kernel_times_mix(kernel, X_rows, X_sub, None, diag, dtype, None)
         if progress is not None:
             progress(rows)
         return KR
@@ -169,7 +165,8 @@ def _kernel_times_mixT(kernel, X_rows, X_sub, R, options, progress):
     KR = np.empty((rows, R.m), dtype=dtype)
     for start, stop in chunks(rows, rows_within_budget(kernel, R.s_prime, options)):
         # a sparse mix is applied by a compiled row-wise gather writing straight into KR's rows
-        _block_times_mix(kernel, _rows(X_rows, start, stop), X_sub, mix, diag, options, KR[start:stop])
+        chunk = _rows(X_rows, start, stop)
+        _engine(options, chunk, X_sub).kernel_times_mix(kernel, chunk, X_sub, mix, diag, dtype, KR[start:stop])
         if progress is not None:
             progress(stop - start)
     return KR
@@ -215,18 +212,18 @@ def sketched_gram_products(kernel, X, R, *, options=None, chunk_rows=None, progr
     X_sub = take(X, R.indices)
     if distinct is not None and len(distinct[0]) < n:
         first, inverse = (np.asarray(a, dtype=np.int64) for a in distinct)
-        KR = _kernel_times_mixT(kernel, take(X, first), X_sub, R, options, None)[inverse]
+        KR = _chunked_kernel_times_mix(kernel, take(X, first), X_sub, R, options, None)[inverse]
         if progress is not None:
             progress(n)
     else:
-        KR = _kernel_times_mixT(kernel, X, X_sub, R, options, progress)
+        KR = _chunked_kernel_times_mix(kernel, X, X_sub, R, options, progress)
     diag = diagonal_of_mix(R.mix)
     if diag is not None:
         RKR = KR[R.indices].astype(np.float64) * diag[:, None]
     else:
         # R K R^T = S_mix @ (K R^T)[idx] = ((K R^T)[idx]^T @ S_mix^T)^T, in float64; symmetric up to rounding
         KRt = np.ascontiguousarray(KR[R.indices].T, dtype=np.float64)
-        RKR = _times_mixT(KRt, R.mix, options=options)
+        RKR = times_mix(KRt, R.mix, options=options)
     RKR += RKR.T
     RKR *= 0.5
     return KR, RKR
