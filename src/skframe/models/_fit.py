@@ -27,7 +27,7 @@ import numpy as np
 from skframe.compute.backend import serial_blas
 from skframe.compute.plan import describe_data, plan_fit
 from skframe.compute.stream_fit import options_from, streamed_representation
-from skframe.contract.collections import n_items, take
+from skframe.contract.collections import take
 from skframe.contract.tags import get_tags
 from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import ZERO_GRAM
@@ -44,6 +44,7 @@ from skframe.models._core import (
     target_offset,
 )
 from skframe.models._data import validate_X
+from skframe.models._fit_steps import FitSteps
 from skframe.models._sizes import effective_dimension, saturation_spectrum
 
 __all__ = ["Recipe", "Fit", "plan_for", "planned_loss", "planned_solver"]
@@ -112,7 +113,7 @@ def planned_solver(estimator):
     return resolve_solver(estimator.solver, estimator.solver_params, estimator._plan_loss())[0]
 
 
-class Fit:
+class Fit(FitSteps):
     """One fit: data, resolved components, plan and random streams, and the fit's steps as methods.
 
     Built by :meth:`of` (the estimator validates its data and chooses its :class:`Recipe`). The kernel is
@@ -139,11 +140,10 @@ class Fit:
     """
 
     def __init__(self, estimator, X, Y, recipe, *, progress=None, sample_weight=None, t0=None, y_1d=False):
-        self.t0 = time.perf_counter() if t0 is None else t0
+        self._start(estimator, X, t0)
         self.y_1d = bool(y_1d)  # the targets were one column (predictions are then 1-D)
-        self.estimator, self.X, self.Y, self.recipe = estimator, X, Y, recipe
+        self.X, self.Y, self.recipe = X, Y, recipe
         self.sample_weight, self.progress = sample_weight, progress
-        self.n = n_items(X)
         _degenerate.check_feature_range(X)  # squares that overflow float64: refused before any kernel
         _degenerate.check_target_range(Y)  # as for the targets: the loss and the metrics square them
         self.auto_info = {}
@@ -331,15 +331,11 @@ class Fit:
             init = prev if rep.Z is not None and prev.shape == (rep.Z.shape[1], self.Y.shape[1]) else None
         t_solve = time.perf_counter()
         lams = [self.choose_lam()] if _autotune.is_auto(est.lam) else lam_path(est.lam)
+        results = self.solve_path(lams, init)
         with self.serial_blas():
-            results, coefs = [], []
-            for lam in lams:
-                res = self.recipe.solve(rep, self.Yc, float(lam), init, self.rngs[-1])
-                init = res.W
-                attrs = self.coefficients(res)
-                coefs.append(attrs["coef_"])
-                results.append(res)
-        self._store(est, lams, results, coefs, attrs, time.perf_counter() - t_solve)
+            expansions = [self.coefficients(res) for res in results]
+        self._store(est, lams, results, [a["coef_"] for a in expansions], expansions[-1],
+                    time.perf_counter() - t_solve)
         return est
 
     def fitted(self, lam, result, seconds=0.0):
@@ -382,12 +378,10 @@ class Fit:
         est.n_iter_ = int(res.n_iter)
         est.solver_info_ = dict(res.info)
         est.n_outputs_ = self.Y.shape[1]
-        if self.auto_info:  # what lam="auto" / gamma="auto" chose, the criterion and its curve
-            est.fit_info_ = copy.deepcopy(self.auto_info)
-        elif isinstance(getattr(est, "fit_info_", None), dict) and "lam" in est.fit_info_:
-            del est.fit_info_  # a previous automatic choice no longer describes this fit
+        # what lam="auto" / gamma="auto" chose, the criterion and its curve
+        self.record_choice(est, copy.deepcopy(self.auto_info) if self.auto_info else None)
         est.solve_seconds_ = solve_seconds
-        est.fit_seconds_ = time.perf_counter() - self.t0
+        est.fit_seconds_ = self.elapsed()
         for key, value in (self.recipe.attributes or {}).items():
             setattr(est, key, value)
         if self.recipe.finish is not None:

@@ -15,12 +15,11 @@ and the input map minimises ``(1/n) sum_i w_i ||g(x_i) - T_i||^2 + lam ||g||^2``
 from __future__ import annotations
 
 import copy
-import time
 import warnings
 
 import numpy as np
 
-from skframe.contract.collections import is_collection, n_items, take
+from skframe.contract.collections import is_collection, take
 from skframe.contract.protocols import kernel_block
 from skframe.contract.registry import get_decoder
 from skframe.contract.tags import get_tags
@@ -30,6 +29,7 @@ from skframe.core.sketching import draw_sketch
 from skframe.models._autotune import KFOLD, KFOLD_LAMS, is_auto
 from skframe.models._base import execution_record, in_memory_plan
 from skframe.models._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch
+from skframe.models._fit_steps import FitSteps
 from skframe.models._folds import default_folds, fold_options
 from skframe.models.structured._input_path import InputPaths, exact_input_path, feature_map_path, sketched_path
 from skframe.models.structured._sisokr import _Draw, sketched_input_coef
@@ -68,7 +68,7 @@ class _Member:
         self.basis, self.T, self.R_X, self.features = basis, T, R_X, features
 
 
-class StructuredFit:
+class StructuredFit(FitSteps):
     """One fit of an :class:`~skframe.models.OutputKernelRegressor` on validated ``(X, Y)``.
 
     Attributes
@@ -84,10 +84,9 @@ class StructuredFit:
     """
 
     def __init__(self, estimator, X, Y, t0=None, sample_weight=None):
-        est = self.estimator = estimator
+        self._start(estimator, X, t0)
+        est = estimator
         self.w = sample_weight  # positive, mean 1 (positive_rows), or None
-        self.t0 = time.perf_counter() if t0 is None else t0
-        self.n = n_items(X)
         self.lam = "auto" if is_auto(est.lam) else float(est.lam)
         # the shared fit core: resolve (+ specs), size, seed
         self.kx, spec_kx = resolve_kernel(est.input_kernel, est.input_kernel_params, X)
@@ -216,10 +215,7 @@ class StructuredFit:
         if self.lam == "auto":
             self.lam, info = self.choose_lam()
         self.store(self.estimator, self.solve(self.lam))
-        if info is not None:
-            self.estimator.fit_info_ = {"lam": info}
-        elif isinstance(getattr(self.estimator, "fit_info_", None), dict):
-            del self.estimator.fit_info_  # a previous automatic choice no longer describes this fit
+        self.record_choice(self.estimator, None if info is None else {"lam": info})
         return self.estimator
 
     def choose_lam(self, lams=KFOLD_LAMS, folds=KFOLD):
@@ -267,7 +263,7 @@ class StructuredFit:
         est.sketch_infos_ = infos
         est.n_outputs_ = None if is_collection(self.Y) else self.Y.shape[1]
         est.execution_ = execution_record(self.plan_x, output=self.plan_y)
-        est.fit_seconds_ = time.perf_counter() - self.t0
+        est.fit_seconds_ = self.elapsed()
         return est
 
     def fitted(self, lam, draws):
