@@ -54,7 +54,9 @@ LAYERS = (
     ("facade", ("skframe.plugin",)),
     ("models", ("skframe.models",)),
     ("model_selection", ("skframe.model_selection", "skframe.uncertainty")),
-    ("cli", ("skframe.cli",)),
+    # the two doors: the automatic model (skframe.automatic, the library object) and the command line that
+    # parses, calls it and prints; one layer, since the automatic model reads files with the command's readers
+    ("cli", ("skframe.cli", "skframe.automatic")),
     ("top", ("skframe", "skframe.__main__")),
 )
 

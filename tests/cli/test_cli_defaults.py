@@ -114,7 +114,7 @@ def test_features_of_alike_spreads_and_other_data_keep_their_scale(spreads, tmp_
 
 
 def test_spread_ratio_against_the_plain_formula():
-    from skframe.cli._scaling import spread_ratio
+    from skframe.automatic.scaling import spread_ratio
 
     rng = np.random.default_rng(2)
     X = rng.normal(size=(1000, 4)) * [1.0, 3.0, 0.5, 7.0]
@@ -125,7 +125,7 @@ def test_spread_ratio_against_the_plain_formula():
 
 
 def test_column_moments_in_blocks_against_the_plain_formula():
-    from skframe.cli._scaling import column_moments
+    from skframe.automatic.scaling import column_moments
 
     rng = np.random.default_rng(3)
     X = np.c_[rng.normal(size=(1001, 3)) * [1.0, 5.0, 0.2] + 100.0, np.full(1001, -2.5)]

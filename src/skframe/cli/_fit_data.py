@@ -71,11 +71,55 @@ def _check_numeric_target(tr, opts, choice):
         raise InvalidInputError(f"{Path(opts.train).name}: {exc}") from None
 
 
+class _Arrays:
+    """Arrays given in memory, as :func:`_check_numeric_target` reads a file's (no column names)."""
+
+    def __init__(self, X, Y):
+        self.X, self.Y, self.feature_names, self.target_names = X, Y, [], []
+
+
+def _load_in_memory(opts):
+    """The data of :class:`skframe.automatic.TableModel` given in memory: a DataFrame (typed and encoded as a table
+    file is) or arrays (features as given, targets checked by the rules of a numeric file)."""
+    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
+
+    from skframe.cli._columns import Layout, cli_columns  # lazy: loads NumPy (~0.1 s at start-up)
+    from skframe.io.missing import handle_missing  # lazy: skframe.io loads SciPy
+
+    if opts.lam is None:
+        opts.lam = DEFAULT_LAM
+    opts.sample_weight_values = None
+    choice = cli_columns(opts.columns, opts.drop, opts.target)
+    if getattr(opts, "train_table", None) is not None:
+        return _tables.load_fit(opts, choice, table=opts.train_table)
+    data = []
+    for which in ("train", "test"):
+        arrays = getattr(opts, f"{which}_arrays", None)
+        if arrays is None:
+            data += [None, None]
+            continue
+        X, Y = arrays
+        labels = Y.dtype.kind not in "fiub"
+        if not labels:
+            X, Y, n_missing, _ = handle_missing(X, np.asarray(Y, dtype=np.float64), opts.missing, which)
+        else:
+            X, _, n_missing, rows = handle_missing(X, np.zeros((X.shape[0], 0)), opts.missing, which)
+            Y = np.delete(Y, rows, axis=0) if opts.missing == "drop" and len(rows) else Y
+        data += [X, Y]
+    X, Y = data[0], data[1]
+    target = _check_numeric_target(_Arrays(X, Y), opts, choice)
+    opts.layout = Layout(n_features=int(X.shape[1]), n_targets=int(Y.shape[1]))
+    info = {"name": "arrays", "source": "arrays", "missing": opts.missing, "target": target}
+    return X, Y, data[2], data[3], info
+
+
 def load_data(opts):
     """Return (X_train, Y_train, X_test, Y_test, dataset_info); Y are 2-D."""
     from skframe.cli import _graph_data  # lazy: loads NumPy (~0.1 s at start-up)
     from skframe.datasets import load_dataset, load_default  # lazy: loads scikit-learn (~0.6 s at start-up)
 
+    if getattr(opts, "train_table", None) is not None or getattr(opts, "train_arrays", None) is not None:
+        return _load_in_memory(opts)  # a DataFrame or arrays (skframe.automatic.TableModel)
     if _graph_data.wanted(opts):  # molecules (SMILES, SDF) or graphs (JSON lines)
         if opts.sample_weight is not None:  # their readers take every other column as a target: refuse, not ignore
             raise InvalidParameterError("--sample-weight reads a column of a numeric table (CSV, Parquet, Arrow); "

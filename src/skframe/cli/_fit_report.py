@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from skframe.cli._chosen import chosen_lines
+from skframe.automatic.chosen import chosen_lines
 from skframe.cli._explain import execution_line
 from skframe.cli._services import format_metrics
 from skframe.cli._services import format_value as _fmt

@@ -256,7 +256,7 @@ class FitOptions:
     train_target_means: Optional[object] = None  # RRMSE/ARRMSE reference (the training means) when known
     topk: Optional[dict] = None  # the K best candidates found by the structured task's predict
     layout: Optional[object] = None  # the columns read from the training file (skframe.cli._columns.Layout)
-    scale_reason: Optional[str] = None  # why --scale auto chose what it chose (skframe.cli._scaling)
+    scale_reason: Optional[str] = None  # why --scale auto chose what it chose (skframe.automatic.scaling)
     table_encoder: Optional[object] = None  # the typed columns of a raw table (skframe.preprocessing.TableEncoder)
     interval_state: Optional[dict] = None  # --interval: what the model file keeps (skframe.uncertainty.state)
 

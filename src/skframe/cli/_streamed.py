@@ -21,14 +21,14 @@ import tempfile
 
 import numpy as np
 
+from skframe.automatic.scaling import column_moments, resolve_scale
 from skframe.cli._columns import cli_columns, fit_layout, read_plan
-from skframe.cli._scaling import column_moments, resolve_scale
 from skframe.datasets import FeatureScaler
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.io import atomic_write, iter_chunks, load_dataset, scan_file
 from skframe.io.atomic import owned_name, remove_stale
 from skframe.io.formats import resolve_format
-from skframe.models._degenerate import check_feature_range
+from skframe.models import check_feature_range
 from skframe.options import parse_bytes
 
 __all__ = ["streams_file", "read_rows_for_budget", "spill_file", "chunked_scaler", "load_streamed",

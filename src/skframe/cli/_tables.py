@@ -165,10 +165,11 @@ def _raise_problems(path, problems):
     raise InvalidInputError(f"{name_of(path)}: {err}") from None
 
 
-def load_fit(opts, choice):
+def load_fit(opts, choice, table=None):
     """Read, type and encode the training (and test) tables: ``(X_tr, Y_tr, X_te, Y_te, info)``.
 
-    Sets ``opts.layout`` and ``opts.table_encoder``.
+    ``table``: the training table already in memory (a DataFrame's, :func:`skframe.automatic.tables.frame_table`;
+    ``opts.test_table`` likewise). Sets ``opts.layout`` and ``opts.table_encoder``.
     """
     import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
 
@@ -178,7 +179,8 @@ def load_fit(opts, choice):
     from skframe.preprocessing import TableEncoder, parse_column_types  # lazy: loads scikit-learn
 
     path = str(opts.train)
-    table = read_table(path, delimiter=opts.delimiter, fmt=_table_format(opts.format))
+    if table is None:
+        table = read_table(path, delimiter=opts.delimiter, fmt=_table_format(opts.format))
     names, n = table.names, len(table.names)
     if choice is None:
         k = check_targets(opts.targets, n, path)
@@ -239,7 +241,8 @@ def load_fit(opts, choice):
         return X, Y, None, None, info
     classes = np.unique(Y[:, 0]).tolist() if is_labels(Y) else None
     X_te, Y_te, te_info = read_for_model(opts.test, encoder, opts.layout, with_targets=True, missing=opts.missing,
-                                         delimiter=opts.delimiter, fmt=_table_format(opts.format), classes=classes)
+                                         delimiter=opts.delimiter, fmt=_table_format(opts.format), classes=classes,
+                                         table=getattr(opts, "test_table", None))
     info.update({"test": str(opts.test), "n_missing_test": te_info["n_missing"],
                  "unknown_categories_test": te_info["unknown_categories"]})
     return X, Y, X_te, Y_te, info
@@ -277,7 +280,7 @@ def _handle_missing(X, Y, missing, path, linenos, means=None):
 
 
 def read_for_model(path, encoder, layout, *, with_targets, missing, means=None, delimiter=None, fmt=None,
-                   targets=None, classes=None):
+                   targets=None, classes=None, table=None):
     """``(X, Y or None, info)``: a table encoded as the model's training table was (columns matched by name).
 
     ``classes``: the model's class labels (text) when it was fitted on them; the targets are then read as labels,
@@ -290,7 +293,8 @@ def read_for_model(path, encoder, layout, *, with_targets, missing, means=None, 
     from skframe.io.table import read_table  # lazy: skframe.io loads SciPy
 
     path = str(path)
-    table = read_table(path, delimiter=delimiter, fmt=fmt)
+    if table is None:  # else a table in memory (a DataFrame's)
+        table = read_table(path, delimiter=delimiter, fmt=fmt)
     target_names = list(targets) if targets else list(layout.target_names or [])
     wanted_cols = list(layout.feature_names or []) + (target_names if with_targets else [])
     absent = [c for c in wanted_cols if c not in table.index]
@@ -345,7 +349,7 @@ def check_saved(est, extra, path):
         raise PersistenceError(f"the model file {str(path)!r}: {problem}")
 
 
-def read_saved(extra, layout, data, *, with_targets, missing, target=None, fmt=None):
+def read_saved(extra, layout, data, *, with_targets, missing, target=None, fmt=None, table=None):
     """``(X, Y or None, info)`` of DATA for a model saved with a table encoding (``predict``, ``evaluate``)."""
     import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
 
@@ -359,7 +363,7 @@ def read_saved(extra, layout, data, *, with_targets, missing, target=None, fmt=N
     from skframe.io.columns import as_names  # lazy: skframe.io loads SciPy
 
     targets = as_names(target, "target") if target else None
-    return read_for_model(data, encoder, layout, with_targets=with_targets, missing=missing, means=means,
+    return read_for_model(data, encoder, layout, with_targets=with_targets, missing=missing, means=means, table=table,
                           fmt=_table_format(fmt), targets=targets, classes=extra.get("classes"))
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
 from pathlib import Path
 from typing import Annotated, List, Optional
@@ -12,108 +11,60 @@ import typer
 from skframe.cli._common import echo_json, handle_errors, to_jsonable
 from skframe.cli._extrapolation import RangeFlags
 from skframe.cli._help import help_all_command
-from skframe.cli._options import FORMATS, MISSING, FitOptions, _choice
 from skframe.cli._outputs import check_predict_out
 from skframe.cli._services import call_predict, format_metrics, task_module, write_predictions
-from skframe.cli._tables import check_saved, read_saved
-from skframe.exceptions import InvalidParameterError, PersistenceError, SkframeError
+from skframe.cli._tables import read_saved
+from skframe.exceptions import InvalidParameterError
 
 
 def _load(model_path):
-    from skframe.persistence import load_bundle  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
+    from skframe.automatic.replay import load_model  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
 
-    model, extra = load_bundle(model_path)
-    check_saved(model, extra, model_path)  # the table encoding and the class labels kept beside the model
-    return model, extra
+    return load_model(model_path)
 
 
 def _inconsistent(model_path):
-    """A context in which an estimator's own ValueError, TypeError or IndexError (arrays of a loaded model that do
-    not fit together: a file tampered with, checksums and all) becomes one PersistenceError naming the file."""
-    @contextlib.contextmanager
-    def guard():
-        try:
-            yield
-        except SkframeError:
-            raise
-        except (ValueError, TypeError, IndexError) as exc:
-            raise PersistenceError(f"the model file {str(model_path)!r} holds arrays that do not fit together "
-                                   f"({type(exc).__name__}: {str(exc)[:200]}); it was tampered with or written by "
-                                   "an incompatible version: fit the model again") from exc
+    from skframe.automatic.replay import inconsistent  # lazy: loads NumPy (~0.1 s at start-up)
 
-    return guard()
+    return inconsistent(model_path)
 
 
 def _check_features(est, X, data, targets):
-    expected = getattr(est, "n_features_in_", None)
-    if expected is not None and X.shape[1] != expected:
-        hint = (f"use --targets {targets + X.shape[1] - expected} if its last columns are targets"
-                if X.shape[1] > expected else "check that it is the same kind of data (and --targets)")
-        raise InvalidParameterError(
-            f"{data} has {X.shape[1]} feature columns but the model was trained on {expected}; {hint}"
-        )
+    from skframe.automatic.replay import check_features  # lazy: loads NumPy (~0.1 s at start-up)
+
+    return check_features(est, X, data, targets)
 
 
 def _apply_scaler(X, extra):
-    """Scale X with the training statistics saved beside the model (the fit's FeatureScaler)."""
-    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
+    """Scale X with the training statistics saved beside the model (:func:`skframe.automatic.replay.apply_scaler`)."""
+    from skframe.automatic.replay import apply_scaler  # lazy: loads NumPy (~0.1 s at start-up)
 
-    from skframe.datasets import FeatureScaler  # lazy: loads scikit-learn (~0.6 s at start-up)
-
-    sc = extra.get("scaler") if isinstance(extra, dict) else None
-    if not sc or sc.get("method", "none") == "none":
-        return X
-    scaler = FeatureScaler(sc["method"])
-    scaler.mean_ = np.asarray(sc["mean"])
-    scaler.scale_ = np.asarray(sc["scale"])
-    scaler.with_mean_ = bool(sc.get("with_mean"))
-    scaler.n_features_in_ = scaler.scale_.shape[0]
-    return scaler.transform(X)
+    return apply_scaler(X, extra)
 
 
 def _read(data, targets, missing, fmt, extra=None, columns=None, with_targets=None):
-    """Features and targets of a data file; ``targets=0`` reads a features-only CSV/ARFF file.
+    from skframe.automatic.replay import read_file  # lazy: loads NumPy (~0.1 s at start-up)
 
-    ``columns`` (a :class:`skframe.io.Columns`) chooses the feature and target columns, and
-    ``with_targets`` says whether targets are read (default: ``targets > 0``).
-    ``missing="mean"`` fills missing cells with the TRAINING means saved beside the model
-    (``train_feature_means``, ``train_target_means``), not with the means of DATA.
-    """
-    from skframe.datasets import load_dataset  # lazy: loads scikit-learn (~0.6 s at start-up)
-
-    with_targets = bool(targets) if with_targets is None else with_targets
-    means = None
-    if missing == "mean":
-        means = (_saved(extra, "train_feature_means"), _saved(extra, "train_target_means") if with_targets else None)
-    ds = load_dataset(str(data), targets=targets, missing=missing, fmt=fmt, means=means, columns=columns)
-    return ds.X, (ds.Y if with_targets else None)
+    return read_file(data, targets, missing, fmt, extra, columns=columns, with_targets=with_targets)
 
 
 def _layout(est, extra):
-    """The model's columns (skframe.cli._columns.Layout); the model's feature names are matched here, once."""
-    from skframe.cli._columns import Layout  # lazy: loads NumPy (~0.1 s at start-up)
+    from skframe.automatic.replay import model_layout  # lazy: loads NumPy (~0.1 s at start-up)
 
-    layout = Layout.of_model(est, extra)
-    # DATA's columns are chosen by name and put in the model's order before predicting: the model then takes
-    # plain arrays (scikit-learn would warn that they carry no names)
-    est.__dict__.pop("feature_names_in_", None)
-    return layout
+    return model_layout(est, extra)
 
 
 def _plan(layout, data, fmt, *, with_targets, targets, columns, drop, target):
-    from skframe.cli._columns import cli_columns, read_plan  # lazy: loads NumPy (~0.1 s at start-up)
+    from skframe.automatic.replay import read_plan_for  # lazy: loads NumPy (~0.1 s at start-up)
 
-    return read_plan(layout, str(data), fmt, with_targets=with_targets, targets=targets,
-                     choice=cli_columns(columns, drop, target))
+    return read_plan_for(layout, data, fmt, with_targets=with_targets, targets=targets, columns=columns, drop=drop,
+                         target=target)
 
 
 def prediction_names(est, layout):
-    """Column names of the predictions: the targets' names; one column per level for quantiles (``y@0.5``)."""
-    names = layout.target_labels
-    levels = getattr(est, "quantiles_", None)
-    if levels is not None and len(names) == 1:
-        return [f"{names[0]}@{float(q):g}" for q in levels]
-    return names
+    from skframe.automatic.replay import prediction_names as names  # lazy: loads NumPy (~0.1 s at start-up)
+
+    return names(est, layout)
 
 
 def _saved(extra, key, default=None):
@@ -122,19 +73,15 @@ def _saved(extra, key, default=None):
 
 
 def _fit_settings(extra, missing, fmt):
-    """The ``--missing`` policy and ``--format`` of this command, defaulting to those used at fit time."""
-    missing = _choice(missing, MISSING, "--missing") or _saved(extra, "missing", "error")
-    fmt = _choice(fmt, FORMATS, "--format") or _saved(extra, "format")
-    return missing, fmt
+    from skframe.automatic.replay import fit_settings  # lazy: loads NumPy (~0.1 s at start-up)
+
+    return fit_settings(extra, missing, fmt)
 
 
 def _options_for(extra, task):
-    """Fit options carrying what the task modules need at prediction time (training target means)."""
-    import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
+    from skframe.automatic.replay import options_for  # lazy: loads NumPy (~0.1 s at start-up)
 
-    means = _saved(extra, "train_target_means")
-    return FitOptions(task=task if task == "structured" else "regression", top_k=_saved(extra, "top_k"),
-                      train_target_means=None if means is None else np.asarray(means, dtype=np.float64))
+    return options_for(extra, task)
 
 
 MISSING_HELP = "Missing values: error, zero, mean (training means) or drop (default: as at fit time)."
@@ -207,8 +154,8 @@ def predict(
     layout = _layout(est, extra)
     names = prediction_names(est, layout) if header else None
     flags = RangeFlags(est, clip=clip_range)  # predictions outside the training range: noted on stderr
-    if proba:  # one column per class (skframe.cli._classification)
-        from skframe.cli._classification import probability_columns  # lazy: loads NumPy
+    if proba:  # one column per class (skframe.automatic.classification)
+        from skframe.automatic.classification import probability_columns  # lazy: loads NumPy
 
         names = probability_columns(est, names)
     if _saved(extra, "encoding"):  # a raw table: its columns typed and encoded as at fit time
@@ -228,8 +175,8 @@ def predict(
     with _inconsistent(model):
         X = _apply_scaler(X, extra)
         P = est.predict_proba(X) if proba else flags(call_predict(task_module(task), est, X, _options_for(extra, task)))
-    if interval is not None:  # lower/upper columns per target (skframe.cli._intervals)
-        from skframe.cli._intervals import with_bounds  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
+    if interval is not None:  # lower/upper columns per target (skframe.automatic.intervals)
+        from skframe.automatic.intervals import with_bounds  # lazy: loads NumPy and SciPy (~0.3 s at start-up)
 
         P, names = with_bounds(est, extra, X, P, names, interval)
     write_predictions(str(out) if out else None, P, names=names)

@@ -19,7 +19,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from skframe.exceptions import InvalidInputError, InvalidParameterError, NotFittedError
 
-__all__ = ["FeatureScaler", "scale_features"]
+__all__ = ["FeatureScaler", "scale_features", "constant_columns"]
+
+
+def constant_columns(mean, std):
+    """Which columns are constant: a standard deviation within rounding of the mean (ten float64 epsilons of
+    ``max(1, |mean|)``). The one rule of :class:`FeatureScaler` (such a column is divided by 1) and of the
+    automatic model's ``scale="auto"`` (such a column has no spread to compare)."""
+    return np.asarray(std) <= 10 * np.finfo(np.float64).eps * np.maximum(1.0, np.abs(np.asarray(mean)))
 
 
 def _validate(est, X, reset):
@@ -106,7 +113,7 @@ class FeatureScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         else:
             mean, var = X.mean(axis=0), X.var(axis=0)
         std = np.sqrt(np.maximum(var, 0.0))
-        constant = std <= 10 * np.finfo(np.float64).eps * np.maximum(1.0, np.abs(mean))
+        constant = constant_columns(mean, std)
         self.mean_ = np.asarray(mean, dtype=np.float64)
         self.scale_ = np.where(constant, 1.0, std)
         return self

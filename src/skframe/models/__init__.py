@@ -21,6 +21,7 @@ __all__ = [
     "SketchedKernelMachine",
     "SketchedKernelClassifier",
     "JointQuantileRegressor",
+    "check_feature_range",
 ]
 
 #: where each public class is defined (its family's sub-package, imported on first access)
@@ -31,6 +32,8 @@ _HOMES = {
     "SketchedKernelMachine": "skframe.models.machine",
     "SketchedKernelClassifier": "skframe.models.machine",
     "JointQuantileRegressor": "skframe.models.machine",
+    # features whose squares overflow float64, refused in one line: the fit's own check, public for the readers
+    "check_feature_range": "skframe.models._degenerate",
 }
 
 

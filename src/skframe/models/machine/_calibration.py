@@ -36,13 +36,28 @@ from scipy.optimize import minimize
 
 from skframe.compute.backend import to_numpy
 from skframe.contract.collections import take
+from skframe.contract.tags import get_tags
 from skframe.plugin.toolbox import weighted_outer
 
-__all__ = ["METHODS", "MAX_ROWS", "MIN_GAIN_Z", "calibrate", "held_out_gain", "calibrated_logits",
-           "calibrated_probabilities", "held_out_scores"]
+__all__ = ["METHODS", "calibration_applies", "MAX_ROWS", "MIN_GAIN_Z", "calibrate", "held_out_gain",
+           "calibrated_logits", "calibrated_probabilities", "held_out_scores"]
 
 METHODS = ("sigmoid", "lapse")
 MAX_ROWS = 5000
+
+
+def calibration_applies(loss):
+    """Whether ``calibration`` can map ``loss``'s decision values: one independent column per class, with
+    probabilities and a Hessian (the logistic loss). The one rule the classifier and the automatic model ask.
+
+    Parameters
+    ----------
+    loss : loss component
+        A loss as :func:`skframe.get_loss` returns it.
+    """
+    return (not get_tags(loss, "loss").one_of_k and callable(getattr(loss, "probabilities", None))
+            and callable(getattr(loss, "hessian", None)))
+
 MAX_LAPSE = 0.49  # a lapse rate of 1/2 would make every prediction a coin toss
 #: the fewest (weighted) rows a lapse rate must stand for: below, one or two far-off rows would set it alone
 MIN_LAPSE_ROWS = 10.0

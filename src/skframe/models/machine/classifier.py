@@ -172,8 +172,7 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
             del self.calibration_
         if self.calibration is not None:
             loss = fit.recipe.loss
-            if get_tags(loss, "loss").one_of_k or not callable(getattr(loss, "probabilities", None)) \
-                    or not callable(getattr(loss, "hessian", None)):
+            if not _calibration.calibration_applies(loss):
                 raise InvalidParameterError(
                     f"calibration={self.calibration!r} maps the decision values of loss='logistic' (one "
                     f"independent column per class); loss={getattr(loss, 'name', self.loss)!r} has no such "

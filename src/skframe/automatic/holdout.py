@@ -1,4 +1,4 @@
-"""Honest metrics without a test file: ``--holdout`` (a share of the training rows, 0.2 by default).
+"""Honest metrics without a test file: ``holdout``, a share of the training rows (0.2 by default).
 
 Without ``--test``, ``skframe fit`` draws ``--holdout`` of the training rows (seeded by ``--seed``),
 fits a copy of the model on the others and reports its metrics on the rows held out; the model
@@ -14,6 +14,7 @@ import time
 import warnings
 
 import numpy as np
+from sklearn.base import clone
 
 from skframe.cli._services import call_predict
 
@@ -45,8 +46,6 @@ def holdout_rows(prep, opts):
 
 def holdout_evaluation(prep, opts, rows, fit_model, targets_for_fit, lam_path_report):
     """Fit a copy of the model on ``rows[0]``; ``(metrics, predict_seconds, lam path or None)`` on ``rows[1]``."""
-    from sklearn.base import clone  # lazy: loads scikit-learn (~0.6 s at start-up)
-
     fit_rows, held = rows
     model = clone(prep.model)
     with warnings.catch_warnings():  # the fit on every row gave the same warnings, once

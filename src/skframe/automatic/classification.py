@@ -1,7 +1,8 @@
-"""The classification task of ``skframe fit`` (``--task classification``): loss choice and metrics.
+"""The automatic model's classification decisions (``task="classification"``, ``--task classification``): the
+rules that read targets as class labels, the loss and calibration chosen for them, and the metrics.
 
-The task fits :class:`skframe.models.SketchedKernelClassifier` through the machine task
-(:mod:`skframe.cli._task_machine`): with no ``--loss`` (or ``--loss square``) it takes ``logistic`` for two
+The task fits :class:`skframe.models.SketchedKernelClassifier` through the machine task: with no ``--loss``
+(or ``--loss square``) it takes ``logistic`` for two
 classes and ``multinomial`` for more; ``--class-weight balanced`` weighs the classes by ``n / (K n_c)``;
 ``--calibration`` (``lapse`` by default with the logistic loss) maps its scores to probabilities.
 The metrics are :func:`skframe.metrics.classifier_report`'s: accuracy, balanced accuracy, and, for a loss that
@@ -14,11 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from skframe.contract.registry import get_loss
 from skframe.deps import require
 from skframe.exceptions import InvalidParameterError
+from skframe.metrics import classifier_report
 
 __all__ = ["save_plots", "looks_like_classes", "looks_like_labels", "numbers_reason", "class_limit", "AUTO_RULE",
-           "AUTO_TEXT_RULE", "AUTO_MAX_CLASSES", "AUTO_MAX_CLASS_SHARE", "calibration_for",
+           "AUTO_TEXT_RULE", "AUTO_MAX_CLASSES", "AUTO_CALIBRATION", "AUTO_MAX_CLASS_SHARE", "calibration_for",
            "choose_loss", "classification_metrics",
            "probability_columns", "CLASSIFICATION_LOSSES"]
 
@@ -113,13 +116,22 @@ def choose_loss(opts, Y):
     return None
 
 
+#: the calibration the automatic model gives a loss that can be calibrated (the estimators' own default is None)
+AUTO_CALIBRATION = "lapse"
+
+
 def calibration_for(given, loss_name):
-    """The classifier's ``calibration`` for ``--calibration`` (None: ``lapse`` for the logistic loss)."""
+    """The classifier's ``calibration`` for ``calibration`` / ``--calibration``: None (the default) gives
+    :data:`AUTO_CALIBRATION` to a loss that can be calibrated
+    (:func:`skframe.models.machine.calibration_applies`, the classifier's own rule), none to the others."""
+    from skframe.models.machine import calibration_applies  # lazy: the kernel machines load SciPy's optimizers
+
+    applies = calibration_applies(get_loss(loss_name))
     if given is None:
-        return "lapse" if loss_name == "logistic" else None
+        return AUTO_CALIBRATION if applies else None
     if given == "none":
         return None
-    if loss_name != "logistic":
+    if not applies:
         raise InvalidParameterError(f"--calibration {given} maps the scores of --loss logistic (two classes by "
                                     f"default), not --loss {loss_name}; leave --calibration out")
     return given
@@ -128,8 +140,6 @@ def calibration_for(given, loss_name):
 def classification_metrics(model, X, y, y_pred):
     """Accuracy, balanced accuracy, log-loss and ROC AUC (when the loss gives probabilities), confusion matrix, and
     the labels the model never saw (:func:`skframe.metrics.classifier_report`)."""
-    from skframe.metrics import classifier_report  # lazy: loads scikit-learn's metrics
-
     P = model.predict_proba(X) if hasattr(model, "predict_proba") else None
     return classifier_report(y, y_pred, model.classes_, P)
 

@@ -1,4 +1,4 @@
-"""``--scale auto``: standardise a file's features when their spreads differ, keep them otherwise.
+"""``scale="auto"`` (``--scale auto``): standardise a file's features when their spreads differ, keep them otherwise.
 
 An isotropic kernel (Gaussian, Laplacian) weighs every feature by its spread: a feature whose
 values spread 100 times wider than another's dominates the distances and the other is all
@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from skframe.core.preprocessing import constant_columns
+
 __all__ = ["SPREAD_RATIO", "column_moments", "spread_ratio", "resolve_scale"]
 
 #: Largest spread over smallest spread (standard deviations of the non-constant columns) from which ``auto``
@@ -31,8 +33,8 @@ def column_moments(X, rows=65536):
     """Column means and standard deviations of X read in blocks of ``rows`` rows (two passes), and which columns are
     constant: ``(mean, std, constant)``.
 
-    A column is constant when its standard deviation is within rounding of its mean (ten float64 epsilons of it),
-    the rule of :class:`~skframe.datasets.FeatureScaler`. X may be a memory map or a spill file: only one block of
+    A column is constant by :func:`skframe.core.preprocessing.constant_columns`, the rule of
+    :class:`~skframe.datasets.FeatureScaler`. X may be a memory map or a spill file: only one block of
     it is in memory at a time.
     """
     n, d = X.shape
@@ -40,7 +42,7 @@ def column_moments(X, rows=65536):
     mean = sum((np.asarray(X[i:i + rows], dtype=np.float64).sum(axis=0) for i in blocks), np.zeros(d)) / n
     sq = sum((((np.asarray(X[i:i + rows], dtype=np.float64) - mean) ** 2).sum(axis=0) for i in blocks), np.zeros(d))
     std = np.sqrt(sq / n)
-    return mean, std, std <= 10 * np.finfo(np.float64).eps * np.maximum(1.0, np.abs(mean))
+    return mean, std, constant_columns(mean, std)
 
 
 def spread_ratio(X, rows=65536):

@@ -1,12 +1,15 @@
-"""Prediction intervals in the command line: ``skframe fit --interval 0.9`` and ``skframe predict --interval``.
+"""Prediction intervals of the automatic model (``interval=0.9``, ``skframe fit --interval 0.9``).
 
-``fit`` fits the interval method beside the point model (:mod:`skframe.uncertainty`), reports the empirical
+The fit fits the interval method beside the point model (:mod:`skframe.uncertainty`), reports the empirical
 coverage and mean width on the evaluation rows (``--test``, else the training rows, where coverage says little),
 draws them with ``--png`` and keeps them in the model file as data (scores, folds and fitted models; no pickle).
-``predict`` writes ``<target>_lower`` and ``<target>_upper`` after each target's column.
+``predict`` writes ``<target>_lower`` and ``<target>_upper`` after each target's column. Which method applies is
+asked of the estimator (:func:`has_posterior`: its ``predict`` takes ``return_std``), never read from its class name.
 """
 
 from __future__ import annotations
+
+import inspect
 
 import numpy as np
 from sklearn.base import is_classifier
@@ -15,7 +18,7 @@ from skframe.exceptions import InvalidParameterError
 from skframe.uncertainty import INTERVAL_METHODS, ConformalRegressor, interval_bounds, interval_state
 from skframe.uncertainty.state import check_level, max_finite_level
 
-__all__ = ["fit_intervals", "with_bounds", "check_options", "check_task"]
+__all__ = ["fit_intervals", "with_bounds", "check_options", "check_task", "has_posterior"]
 
 
 def check_options(opts):
@@ -31,6 +34,16 @@ def check_options(opts):
                                     f"{', '.join(INTERVAL_METHODS)}")
     opts.interval_method = method
     return level
+
+
+def has_posterior(model):
+    """Whether ``model`` gives a posterior standard deviation (``predict(X, return_std=True)``), the capability the
+    ``posterior`` interval method needs."""
+    predict = getattr(model, "predict", None)
+    try:
+        return callable(predict) and "return_std" in inspect.signature(predict).parameters
+    except (TypeError, ValueError):  # a builtin or an object without a signature
+        return False
 
 
 def _quantile_base(model):
@@ -65,9 +78,10 @@ def fit_intervals(prep, model, opts):
     level = check_task(prep, model, opts)
     method = opts.interval_method
     if method == "posterior":
-        if type(model).__name__ != "SketchedKernelRidge":
-            raise InvalidParameterError("--interval-method posterior needs the square loss (SketchedKernelRidge); "
-                                        "use cv+, split or cqr with this model")
+        if not has_posterior(model):
+            raise InvalidParameterError(f"--interval-method posterior needs the square loss (a model with a posterior "
+                                        f"variance, predict(X, return_std=True)), not {type(model).__name__}; use "
+                                        "cv+, split or cqr with this model")
         state = interval_state("posterior", level)
     else:
         base = _quantile_base(model) if method == "cqr" else model

@@ -1,0 +1,31 @@
+"""The automatic model: every decision ``skframe fit`` makes on a table, as a library object.
+
+:class:`TableModel` (a scikit-learn estimator) reads a DataFrame, a table file or arrays, chooses the task, the
+target, the scaling, lambda and gamma, the calibration and the intervals as the command line does, and records each
+decision with its reason in ``report_``. :func:`fit_table` fits one in a call. The command line's ``fit`` builds the
+same object; ``predict`` and ``evaluate`` load it. The modules here hold the rules (:mod:`.task`, :mod:`.scaling`,
+:mod:`.classification`, :mod:`.chosen`, :mod:`.intervals`, :mod:`.holdout`) and the replay of a saved model's
+preprocessing (:mod:`.replay`).
+
+Importing this package is light: the classes load on first use.
+"""
+
+import importlib
+
+__all__ = ["TableModel", "fit_table", "load"]
+
+_HOMES = {"TableModel": "skframe.automatic.table_model", "fit_table": "skframe.automatic.table_model",
+          "load": "skframe.automatic.table_model"}
+
+
+def __getattr__(name):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'skframe.automatic' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
