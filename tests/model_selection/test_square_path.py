@@ -7,6 +7,7 @@ from sklearn.metrics import check_scoring
 from sklearn.model_selection import GridSearchCV, KFold
 
 from skframe import SketchedKernelMachine, SketchedKernelRidge
+from skframe.compute.execution import FoldThreads
 from skframe.model_selection._paths_base import PathScores, r2_from_errors, scorer_kind
 from skframe.model_selection._square_path import _fold_system, _membership_groups, square_loss_path
 from tests.naive import naive_gaussian
@@ -70,7 +71,7 @@ def test_fold_predictions_equal_a_direct_fit(sketch):
     X, y = _data()
     train, test = _folds(X)[0]
     est = SketchedKernelRidge(kernel_params={"gamma": 2.0}, sketch=sketch, sketch_size=20, random_state=3)
-    system = _fold_system(est, X, y, train, test, "predict", True)[0]
+    system = _fold_system(est, X, y, train, test, "predict", FoldThreads(jobs=1))[0]
     for lam in LAMS:
         direct = clone(est).set_params(lam=lam).fit(X[train], y[train]).predict(X[test])
         np.testing.assert_allclose(system.predictions(lam)[:, 0], direct, rtol=0, atol=1e-9)
