@@ -21,14 +21,13 @@ from skframe.plugin.api import (
     repr_from_params,
 )
 from skframe.plugin.toolbox import (
-    DEFAULT_OPTIONS,
+    ENGINE_PRODUCT,
     check_same_features,
-    chunks,
-    compute_dtype,
+    engine_matvec,
     get_array_module,
     rows_within_budget,
 )
-from skframe_kernels._gram_ops import _as_input, gram_engine, gram_loops
+from skframe_kernels._gram_ops import _as_input, gram_loops
 
 #: a positive real number (bandwidths, scales)
 POSITIVE = Interval("real", 0, None, closed="neither")
@@ -173,7 +172,10 @@ class _BaseKernel(Kernel):
         return rows_within_budget(self, n_cols, options)
 
     def matvec(self, X, Y, W, options=None):
-        """``k(X, Y) @ W`` in row blocks of ``X`` within ``options.block_bytes``.
+        """``k(X, Y) @ W`` by the block engine, in row blocks of ``X`` within ``options.block_bytes``.
+
+        This is the engine's product itself (:func:`skframe.plugin.toolbox.engine_matvec`), not an override:
+        predictions call the engine directly (the method is marked :data:`~skframe.plugin.toolbox.ENGINE_PRODUCT`).
 
         Parameters
         ----------
@@ -189,18 +191,10 @@ class _BaseKernel(Kernel):
         -------
         ndarray of shape (n,) or (n, k)
         """
-        options = options or DEFAULT_OPTIONS
         kernel = self.prepare(X) if self._unprepared() else self
-        Y = kernel._check(Y, "Y")
-        W = np.asarray(W)
-        dtype = compute_dtype(options)
-        n = X.shape[0]
-        engine = gram_engine(options.engine, n * Y.shape[0])  # one engine for every block of the product
-        out = np.empty((n,) + W.shape[1:], dtype=np.result_type(W.dtype, dtype))
-        for start, stop in chunks(n, kernel.rows_per_block(Y.shape[0], options)):
-            rows = X[start:stop]
-            out[start:stop] = kernel(rows, Y, dtype=None if dtype == np.float64 else dtype, engine=engine) @ W
-        return out
+        return engine_matvec(kernel, X, kernel._check(Y, "Y"), W, options)
+
+    setattr(matvec, ENGINE_PRODUCT, True)
 
 
 def _dense_moments(X):

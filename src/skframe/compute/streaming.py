@@ -27,14 +27,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
 from skframe.compute.backend import device_solve_psd, get_array_module, to_numpy
 from skframe.compute.engines import _NUMPY, BlockEngine, NumpyEngine, _mix_diagonal, get_engine
 from skframe.compute.memory import plan_stream
 from skframe.compute.stream_io import _is_sliceable, count_rows, gather_rows, iter_predict, iter_rows, predict_chunks
-from skframe.contract.collections import chunks
-from skframe.contract.protocols import kernel_block
 from skframe.core.engine import planned
 from skframe.core.linalg import default_rtol, sketch_spectrum, solve_psd
 from skframe.deps import is_dask_collection
@@ -241,23 +238,10 @@ def accumulate(kernel, X, Y, X_sub, mix, *, options=None, chunk_rows=None, progr
 def sketch_gram(kernel, X_sub, mix, *, chunk_rows=None, engine=None):
     """``R K R^T = S_mix k(X_sub, X_sub) S_mix^T`` (m x m, float64), in row chunks of ``X_sub``.
 
-    ``engine`` runs the kernel's loops (the fit's; None: chosen from the size of each block).
+    The block engine's :meth:`~skframe.core.block_engine.BlockEngine.sketch_gram`; ``engine`` runs the kernel's
+    loops (the fit's; None: chosen from the size of each block).
     """
-    diag = _mix_diagonal(mix)
-    s = X_sub.shape[0]
-    if diag is not None:
-        G = kernel_block(kernel, X_sub, X_sub, engine=engine) * diag[:, None] * diag[None, :]
-    else:
-        m = mix.shape[0]
-        G = np.zeros((m, m))
-        mix_c = sp.csc_matrix(mix) if sp.issparse(mix) else mix
-        for start, stop in chunks(s, chunk_rows or max(1, 8_000_000 // max(s, 1))):
-            K = kernel_block(kernel, X_sub[start:stop], X_sub, engine=engine)
-            T = K @ mix.T if not sp.issparse(mix) else np.asarray((mix @ K.T)).T
-            G += np.asarray(mix_c[:, start:stop] @ T)
-    G += G.T
-    G *= 0.5
-    return G
+    return BlockEngine(engine).sketch_gram(kernel, X_sub, mix, chunk_rows=chunk_rows)
 
 
 def ridge_from_sums(sums, RKR, mix, lam, *, rtol=None, xp=np, return_ud=False, eig=None):

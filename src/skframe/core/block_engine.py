@@ -11,6 +11,10 @@ on any array namespace (CuPy on a GPU, NumPy in its tests). Every path uses one 
 the in-memory fit (:func:`skframe.core.sketching.sketched_gram_products`, through :meth:`BlockEngine.kernel_times_mix`),
 the streamed, Dask and GPU fits (:func:`skframe.compute.streaming.chunk_sums`, through :meth:`~BlockEngine.block`,
 :meth:`~BlockEngine.times_mix` and :meth:`~BlockEngine.syrk_add`), and the partition passes of a Dask fit.
+Every product ``k(X, Y) W`` of a prediction runs through :meth:`BlockEngine.times` (:func:`engine_matvec`, in the
+chunks of :func:`rows_within_budget`), and ``R K R^T`` of a streamed fit through :meth:`BlockEngine.sketch_gram`.
+A kernel's own ``matvec`` is an optional override (:func:`own_matvec`): a plugin may offer a fused or device
+product; the built-in kernels offer none.
 """
 
 from __future__ import annotations
@@ -19,14 +23,23 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import blas
 
-from skframe.contract.collections import n_items
-from skframe.contract.protocols import kernel_block, takes_engine
+from skframe.contract.collections import chunks, is_collection, n_items
+from skframe.contract.protocols import Kernel, kernel_block, takes_engine
 from skframe.contract.tags import get_tags
-from skframe.core.engine import engine_module
+from skframe.core.engine import engine_module, planned
 from skframe.core.sketch_matrix import diagonal_of_mix
 from skframe.core.threads import run_row_ranges, threads_for
+from skframe.options import DEFAULT_OPTIONS, compute_dtype
 
-__all__ = ["BlockEngine", "times_mix", "native_block"]
+__all__ = ["BlockEngine", "times_mix", "native_block", "rows_within_budget", "row_slice", "engine_matvec",
+           "own_matvec", "ENGINE_PRODUCT"]
+
+#: attribute a ``matvec`` method carries (True) when it is the block engine's own product under the kernel's name
+#: (the built-in kernels' ``matvec``): :func:`own_matvec` does not count it as an override
+ENGINE_PRODUCT = "block_engine_product"
+
+#: kernel entries of one block of :meth:`BlockEngine.sketch_gram` (64 MB of float64)
+_GRAM_ENTRIES = 8_000_000
 
 #: Kernel entries of one tile of :meth:`BlockEngine.kernel_times_mix` on the plain loops (2 MB of float64, kept in
 #: the cache between the kernel's passes and the sparse product)
@@ -72,6 +85,81 @@ def native_block(kernel, X, Y, dtype, loops=None):
         if getattr(K, "dtype", None) == dtype and K.shape == (n_items(X), n_items(Y)):
             return K
     return kernel_block(kernel, X, Y, dtype=dtype, engine=loops)
+
+
+def rows_within_budget(kernel, n_cols, options=None):
+    """Rows per kernel block ``k(X[rows], Y)`` (``len(Y) = n_cols``) that fit ``options.block_bytes``.
+
+    ``options.chunk_rows`` wins when set. Otherwise the kernel's own estimate
+    ``kernel.block_bytes(n_rows, n_cols, itemsize)`` is used when it has one (it counts
+    the kernel's temporaries), else the block itself, in the compute precision.
+
+    Parameters
+    ----------
+    kernel : kernel object
+    n_cols : int
+        Number of columns of each block.
+    options : ComputeOptions, optional
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
+    options = options or DEFAULT_OPTIONS
+    itemsize = compute_dtype(options).itemsize
+    estimate = getattr(kernel, "block_bytes", None)
+    if options.chunk_rows or estimate is None:
+        return options.rows_per_block(n_cols, itemsize)
+    one = int(estimate(1, n_cols, itemsize))
+    per_row = max(int(estimate(2, n_cols, itemsize)) - one, 1)
+    return int(max(1, (options.block_bytes - (one - per_row)) // per_row))
+
+
+def row_slice(X, start, stop):
+    """Rows ``start:stop`` of an array or sparse matrix (a view where it can be), or of an input collection."""
+    if is_collection(X):
+        return X.take(np.arange(start, stop))
+    return X[start:stop]
+
+
+def own_matvec(kernel):
+    """The kernel's own ``matvec`` (bound) when its class offers one as an override, else None.
+
+    The protocol's default (:meth:`skframe.contract.protocols.Kernel.matvec`) and a method marked with
+    :data:`ENGINE_PRODUCT` (the built-in kernels': the engine's product itself) are not overrides.
+    """
+    method = getattr(type(kernel), "matvec", None)
+    if method is None or method is Kernel.matvec or getattr(method, ENGINE_PRODUCT, False):
+        return None
+    return getattr(kernel, "matvec", None)
+
+
+def engine_matvec(kernel, X, Y, W, options=None):
+    """``k(X, Y) @ W`` by the block engine, one kernel block per chunk of rows of X.
+
+    The chunks are :func:`rows_within_budget`'s (``options.chunk_rows``, else the kernel's ``block_bytes``
+    estimate within ``options.block_bytes``); the blocks are in the compute precision (``options.dtype``) and
+    the result has the type of ``W`` and that precision combined; the loops are ``options.engine``'s (without
+    one, chosen once from ``len(X) x len(Y)`` kernel entries). The kernel's own ``matvec`` is not consulted:
+    :func:`skframe.core.feature_map.kernel_times` asks for it first.
+
+    Parameters
+    ----------
+    kernel : kernel object
+        Used as given (prepared on the training data).
+    X, Y : arrays, sparse matrices or InputCollections
+    W : ndarray of shape (len(Y),) or (len(Y), k)
+    options : ComputeOptions, optional
+
+    Returns
+    -------
+    ndarray of shape (len(X),) or (len(X), k)
+    """
+    options = planned(options, n_items(X) * n_items(Y), sparse=sp.issparse(X))
+    return BlockEngine(options.engine).times(kernel, X, Y, np.asarray(W), rows_within_budget(kernel, n_items(Y),
+                                                                                              options),
+                                             compute_dtype(options))
 
 
 class BlockEngine:
@@ -181,6 +269,39 @@ class BlockEngine:
 
         run_row_ranges(work, rows, threads_for(rows * s))
         return out
+
+    def times(self, kernel, X, Y, W, step, dtype=np.float64):
+        """``k(X, Y) @ W``: one kernel block of ``dtype`` per chunk of ``step`` rows of X, times ``W``.
+
+        The result has the type of ``W`` and ``dtype`` combined (float64 weights stay float64 with float32
+        blocks).
+        """
+        n = n_items(X)
+        out = np.empty((n,) + W.shape[1:], dtype=np.result_type(W.dtype, dtype))
+        for start, stop in chunks(n, max(1, int(step))):
+            out[start:stop] = native_block(kernel, row_slice(X, start, stop), Y, dtype, self.loops) @ W
+        return out
+
+    def sketch_gram(self, kernel, X_sub, mix, chunk_rows=None):
+        """``R K R^T = S_mix k(X_sub, X_sub) S_mix^T`` (m x m, float64, symmetrised), in chunks of rows of
+        ``X_sub``: each chunk's ``k(X_rows, X_sub) S_mix^T`` is :meth:`kernel_times_mix`'s, then ``S_mix[:, rows]``
+        times it is added (the same numbers as :meth:`skframe.compute._engine_cupy.ArrayEngine.sketch_gram`).
+        """
+        diag = diagonal_of_mix(mix)
+        s = n_items(X_sub)
+        if diag is not None:
+            G = self.block(kernel, X_sub, X_sub, np.float64)
+            G *= diag[:, None]
+            G *= diag[None, :]
+        else:
+            G = np.zeros((mix.shape[0], mix.shape[0]))
+            mix_c = sp.csc_matrix(mix) if sp.issparse(mix) else mix
+            for start, stop in chunks(s, chunk_rows or max(1, _GRAM_ENTRIES // max(s, 1))):
+                T = self.kernel_times_mix(kernel, row_slice(X_sub, start, stop), X_sub, mix, None, np.float64)
+                G += np.asarray(mix_c[:, start:stop] @ T)
+        G += G.T
+        G *= 0.5
+        return G
 
     # ------------------------------------------------------------------ sums
     def syrk_add(self, C, B):

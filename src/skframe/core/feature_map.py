@@ -15,6 +15,7 @@ import scipy.sparse as sp
 
 from skframe.contract.collections import n_items, take
 from skframe.contract.protocols import kernel_matvec, kernel_prepare
+from skframe.core.block_engine import engine_matvec, own_matvec
 from skframe.core.engine import planned
 from skframe.core.linalg import default_rtol, spectral_projection
 from skframe.core.sketch_matrix import SketchMatrix
@@ -27,16 +28,19 @@ __all__ = ["kernel_times", "SketchedFeatureMap", "build_feature_map", "mixed_fea
 def kernel_times(kernel, X, X_ref, W, *, chunk_rows=None, options=None):
     """``k(X, X_ref) @ W`` in row chunks (the prediction step of every sketched model).
 
-    Goes through :func:`skframe.contract.protocols.kernel_matvec`, so a kernel with its own
-    ``matvec`` (fused, GPU) is used as such. ``W`` is cast to the compute precision
-    (``options.dtype``); ``chunk_rows`` overrides ``options.chunk_rows``; without
-    ``options.engine`` the engine is chosen once from ``len(X) x len(X_ref)`` kernel entries (the one rule,
-    :func:`skframe.core.engine.engine_rule`; sparse rows counted as such).
+    Runs through the block engine (:func:`skframe.core.block_engine.engine_matvec`: one kernel block per chunk
+    of rows, the chunks of :func:`~skframe.core.block_engine.rows_within_budget`); a kernel whose class offers its
+    own ``matvec`` (a plugin's fused or device product, :func:`~skframe.core.block_engine.own_matvec`) is asked
+    instead. ``W`` is cast to the compute precision (``options.dtype``); ``chunk_rows`` overrides
+    ``options.chunk_rows``; without ``options.engine`` the engine is chosen once from ``len(X) x len(X_ref)``
+    kernel entries (the one rule, :func:`skframe.core.engine.engine_rule`; sparse rows counted as such).
     The kernel is used as given: prepare it on the training data first.
     """
     options = planned(resolve_options(options, chunk_rows), n_items(X) * n_items(X_ref), sparse=sp.issparse(X))
     W = np.asarray(W, dtype=compute_dtype(options))
-    return kernel_matvec(kernel, X, X_ref, W, options=options)
+    if own_matvec(kernel) is not None:
+        return kernel_matvec(kernel, X, X_ref, W, options=options)
+    return engine_matvec(kernel, X, X_ref, W, options)
 
 
 def mixed_features(kernel, X_sub, mix, UD, n_rows, *, block_bytes=None):

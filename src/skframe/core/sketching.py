@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from skframe.contract.collections import chunks, is_collection, n_items, take
 from skframe.contract.protocols import kernel_prepare
-from skframe.core.block_engine import BlockEngine, times_mix
+from skframe.core.block_engine import BlockEngine, rows_within_budget, times_mix
 from skframe.core.engine import planned
 from skframe.core.sketch_matrix import SketchMatrix, diagonal_of_mix, from_entries
 from skframe.exceptions import InvalidParameterError, PluginError
@@ -65,35 +65,6 @@ def resolve_options(options=None, chunk_rows=None):
     if chunk_rows:
         options = options.replace(chunk_rows=int(chunk_rows))
     return options
-
-
-def rows_within_budget(kernel, n_cols, options=None):
-    """Rows per kernel block ``k(X[rows], Y)`` (``len(Y) = n_cols``) that fit ``options.block_bytes``.
-
-    ``options.chunk_rows`` wins when set. Otherwise the kernel's own estimate
-    ``kernel.block_bytes(n_rows, n_cols, itemsize)`` is used when it has one (it counts
-    the kernel's temporaries), else the block itself, in the compute precision.
-
-    Parameters
-    ----------
-    kernel : kernel object
-    n_cols : int
-        Number of columns of each block.
-    options : ComputeOptions, optional
-
-    Returns
-    -------
-    int
-        At least 1.
-    """
-    options = options or DEFAULT_OPTIONS
-    itemsize = compute_dtype(options).itemsize
-    estimate = getattr(kernel, "block_bytes", None)
-    if options.chunk_rows or estimate is None:
-        return options.rows_per_block(n_cols, itemsize)
-    one = int(estimate(1, n_cols, itemsize))
-    per_row = max(int(estimate(2, n_cols, itemsize)) - one, 1)
-    return int(max(1, (options.block_bytes - (one - per_row)) // per_row))
 
 
 def _rows(X, start, stop):

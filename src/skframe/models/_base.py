@@ -144,14 +144,23 @@ class KernelModelMixin:
         size = getattr(self, "sketch_size", "auto")
         return not is_exact_sketch(self.sketch) and not (size is None or (isinstance(size, str) and size == "auto"))
 
-    def _decision(self, X):
-        """``f(X)`` (n, d): the kernel expansion (or feature map) plus the intercept."""
+    def _decision(self, X, expansion=None):
+        """``f(X)`` (n, d): the kernel expansion (or feature map) plus the intercept.
+
+        ``expansion(X, plan) -> (F, extra)``, when given, computes the expansion together with what else it
+        derives from the same kernel blocks (the posterior variance); ``(f(X), extra)`` is returned then.
+        """
         self._check_fitted()
         X = validate_X(self, X, reset=False)
         plan = None if self.X_fit_ is None else plan_predict(X, n_items(self.X_fit_))  # rows, engine, chunks
-        F = predict_expansion(self.kernel_, X, self.coef_, self.X_fit_, self.feature_map_, options=plan)
+        if expansion is None:
+            F, extra = predict_expansion(self.kernel_, X, self.coef_, self.X_fit_, self.feature_map_,
+                                         options=plan), None
+        else:
+            F, extra = expansion(X, plan)
         offset = getattr(self, "intercept_", None)
-        return F if offset is None or not np.any(offset) else F + offset
+        F = F if offset is None or not np.any(offset) else F + offset
+        return F if expansion is None else (F, extra)
 
 
 class KernelRegressorMixin:

@@ -22,7 +22,7 @@ The predictive variance of a new observation adds the noise ``s2 n lam``.
 The fitted state is as small as the numbers allow. A sketched fit keeps the factors of the map
 ``P_z = S_mix^T UD`` (``k(x, X_fit_) -> z(x)``): the sketch's mixing matrix ``"mix"`` (m x s', sparse for the
 p-sparsified and sub-sampling sketches) and ``"UD"`` (m x r), and computes the features of test rows as the fit
-computes its own, ``(k(x, X_sub) S_mix^T) UD`` (:func:`skframe.core.feature_map.mixed_features`), never the dense
+computes its own, ``(k(x, X_sub) S_mix^T) UD`` (the block engine's product with ``S_mix``), never the dense
 s' x r ``P_z`` (``"P_z"`` is None). The dense ``"P_z"`` is kept only where it has no such factors (the exact model
 in feature form); it is None for the exact Gram form (the kernel vector is used itself) and for an explicit feature
 map (``feature_map_.transform``). The system
@@ -33,7 +33,9 @@ deviation asked for it is replaced by ``P_v = L^{-T}`` (r x r, upper triangular)
 ``z(x)^T (Z^T Z + n lam I)^{-1} z(x) = ||z(x)^T P_v||^2`` (exact model: ``P_v = L^{-T}``, n x n,
 ``L L^T = K + n lam I``, and the norm of ``k_x^T P_v``). The square ``P_v`` a prediction multiplies by is
 unpacked once per process and kept beside the state while its packed triangle lives, never in it.
-Prediction streams over test rows with one kernel block per chunk, as the point prediction does.
+Prediction streams over test rows with one kernel block per chunk (:func:`posterior_predict`): the same block
+gives the mean ``k(x, X_fit_) coef_`` and the features of the variance, so ``predict(X, return_std=True)``
+evaluates the kernel on the rows ``predict(X)`` does.
 State written by earlier versions (a dense ``"P_z"``, a square ``"A"`` or ``"P_v"``) is read as it is and
 gives the standard deviations it gave.
 """
@@ -44,14 +46,18 @@ import weakref
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse as sp
 
 from skframe.compute.backend import to_numpy
-from skframe.contract.collections import n_items, take
+from skframe.contract.collections import chunks, n_items
 from skframe.contract.protocols import kernel_diag
-from skframe.core.feature_map import kernel_times, mixed_features
+from skframe.core.block_engine import BlockEngine, row_slice, rows_within_budget, times_mix
+from skframe.core.engine import planned
+from skframe.core.sketch_matrix import diagonal_of_mix
 from skframe.exceptions import InvalidInputError, NotFittedError, PersistenceError
 
-__all__ = ["posterior_state", "posterior_factor", "posterior_variance", "pack_lower", "unpack_lower"]
+__all__ = ["posterior_state", "posterior_factor", "posterior_variance", "posterior_predict", "pack_lower",
+           "unpack_lower"]
 
 #: bytes of the (rows x (m + 2 r)) blocks one chunk of test rows produces
 CHUNK_BYTES = 32 * 2**20
@@ -196,13 +202,34 @@ def posterior_factor(state):
     return None if packed is None else _square_factor(packed)
 
 
-def posterior_variance(model, X, *, noise=False):
-    """Posterior variance per test row and target (n_test, d), in chunks of test rows.
+def posterior_variance(model, X, *, noise=False, options=None):
+    """Posterior variance per test row and target (n_test, d), in chunks of test rows (see :func:`posterior_predict`).
 
     ``noise=True`` adds the observation noise ``s2 n lam`` (the predictive variance of a new y).
     """
+    return posterior_predict(model, X, noise=noise, options=options)[1]
+
+
+def posterior_predict(model, X, *, noise=False, options=None):
+    """``(F, var)``: the kernel expansion ``k(X, X_fit_) coef_`` (no intercept; ``feature_map_.transform(X) coef_``
+    for an explicit map) and the posterior variance (n_test, d), from ONE kernel block per chunk of test rows.
+
+    Each chunk's block ``K = k(X_rows, X_fit_)`` of the block engine (:class:`skframe.core.block_engine.BlockEngine`,
+    its loops the prediction plan's ``options.engine``) gives the mean ``K coef_`` (the point prediction's
+    formula) and the features of the variance: ``(K S_mix^T) UD`` for a sketch, ``K P_z`` for a dense map, and
+    ``K P_v`` for the exact Gram form. ``noise=True`` adds the observation noise ``s2 n lam``.
+
+    Parameters
+    ----------
+    model : fitted SketchedKernelRidge
+    X : validated test rows (array, sparse matrix or InputCollection)
+    noise : bool, default=False
+    options : ComputeOptions, optional
+        The prediction's plan (:func:`skframe.compute.plan.plan_predict`): engine, block budget; without one the
+        engine is chosen once from ``len(X) x len(X_fit_)`` kernel entries.
+    """
     state = model.posterior_
-    kernel, X_fit, fmap = model.kernel_, model.X_fit_, model.feature_map_
+    kernel, X_fit, fmap, coef = model.kernel_, model.X_fit_, model.feature_map_, np.asarray(model.coef_)
     n_test = n_items(X)
     P_v, P_z = posterior_factor(state), state["P_z"]
     if P_v is None:
@@ -211,31 +238,45 @@ def posterior_variance(model, X, *, noise=False):
                              "lam for predict(X, return_std=True)")
     mix, UD = state.get("mix"), state.get("UD")
     mixed = state["form"] == "features" and fmap is None and P_z is None and mix is not None and UD is not None
-    features = mixed_features(kernel, X_fit, mix, UD, n_test) if mixed else None
-    # V, and Z (and k(x, X_sub) S_mix^T) of the sketched form
-    width = P_v.shape[1] + (P_v.shape[1] if state["form"] == "features" else 0) + (UD.shape[0] if mixed else 0)
+    diag = diagonal_of_mix(mix) if mixed else None
+    # V, the mean, and Z (and k(x, X_sub) S_mix^T) of the sketched form
+    d = coef.shape[1] if coef.ndim == 2 else 1
+    width = P_v.shape[1] + (P_v.shape[1] if state["form"] == "features" else 0) + (UD.shape[0] if mixed else 0) + d
     step = max(1, CHUNK_BYTES // (8 * max(width, 1)))
+    engine = None
+    if fmap is None:  # a kernel expansion: one block of the engine per chunk, in the plan's chunks
+        n_ref = n_items(X_fit)
+        options = planned(options, n_test * n_ref, sparse=sp.issparse(X)).replace(dtype="float64")
+        step = min(step, rows_within_budget(kernel, n_ref, options))
+        engine = BlockEngine(options.engine)
+    F = np.empty((n_test,) + coef.shape[1:])
     out = np.empty(n_test)
-    for start in range(0, n_test, step):
-        Xc = take(X, np.arange(start, min(n_test, start + step)))
-        rows = n_items(Xc)
+    for start, stop in chunks(n_test, step):
+        Xc = row_slice(X, start, stop)
         kxx = np.asarray(kernel_diag(kernel, Xc), dtype=np.float64)
-        if state["form"] == "gram":
-            V = kernel_times(kernel, Xc, X_fit, P_v)
-            out[start:start + rows] = kxx - np.einsum("ij,ij->i", V, V)
-            continue
-        if fmap is not None:
+        if engine is None:
             Z = np.asarray(fmap.transform(Xc), dtype=np.float64)
-        elif mixed:
-            Z = features(Xc)
-        else:  # a dense map: the exact features form, or a model file of an earlier layout
-            Z = np.asarray(kernel_times(kernel, Xc, X_fit, P_z), dtype=np.float64)
+            F[start:stop] = Z @ coef
+        else:
+            K = engine.block(kernel, Xc, X_fit, np.float64)
+            F[start:stop] = K @ coef
+            if state["form"] == "gram":
+                V = K @ P_v
+                out[start:stop] = kxx - np.einsum("ij,ij->i", V, V)
+                continue
+            if not mixed:  # a dense map: the exact features form, or a model file of an earlier layout
+                Z = K @ np.asarray(P_z, dtype=np.float64)
+            elif diag is not None:  # sub-sampling: S_mix is diagonal
+                Z = (K * diag) @ UD
+            else:
+                Z = times_mix(K, mix, engine=engine.loops) @ UD
+            del K
         V = Z @ P_v
         residual = np.maximum(kxx - np.einsum("ij,ij->i", Z, Z), 0.0)  # k - q >= 0 (a Schur complement)
-        out[start:start + rows] = residual + state["noise"] * np.einsum("ij,ij->i", V, V)
+        out[start:stop] = residual + state["noise"] * np.einsum("ij,ij->i", V, V)
     var = np.maximum(out, 0.0)[:, None] * state["scale"][None, :]
     if noise:
         var = var + state["noise"] * state["scale"][None, :]
     if not np.all(np.isfinite(var)):
         raise InvalidInputError("the posterior variance is not finite for some rows of X; check X for huge values")
-    return var
+    return F, var

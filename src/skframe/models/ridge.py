@@ -21,13 +21,12 @@ from skframe.models._base import (
     KernelRegressorMixin,
     check_lam,
     store_params,
-    validate_X,
     validate_XY,
 )
 from skframe.models._data import check_sample_weight
 from skframe.models._extrapolation import WIDEN, out_of_range, target_range
 from skframe.models._fit import Fit, Recipe
-from skframe.models._posterior import posterior_state, posterior_variance
+from skframe.models._posterior import posterior_predict, posterior_state
 
 __all__ = ["SketchedKernelRidge"]
 
@@ -282,16 +281,17 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         y : ndarray of shape (n_samples,) or (n_samples, n_targets)
         std : ndarray of the same shape, only with ``return_std=True``
         """
-        F = super().predict(X)
         if not return_std:
-            return F
-        state = getattr(self, "posterior_", None)
-        if state is None:
+            return super().predict(X)
+        self._check_fitted()
+        if getattr(self, "posterior_", None) is None:
             raise NotFittedError(
                 "this model holds no posterior state (saved by an skframe version without it, or fitted on Dask "
                 "targets); refit it with this version to get predict(X, return_std=True)")
-        std = np.sqrt(posterior_variance(self, validate_X(self, X, reset=False), noise=noise))
-        return F, (std[:, 0] if self._y_1d else std)
+        # one kernel block per chunk of rows gives both the mean and the variance
+        F, var = self._decision(X, lambda Xv, plan: posterior_predict(self, Xv, noise=noise, options=plan))
+        std = np.sqrt(var)
+        return (F[:, 0], std[:, 0]) if self._y_1d else (F, std)
 
     def extrapolation_report(self, X=None, *, predictions=None, widen=WIDEN):
         """The predictions outside the training targets' range widened by ``widen`` times its span on each side.

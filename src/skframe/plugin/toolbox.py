@@ -30,7 +30,8 @@ Linear algebra
     :func:`check_output_matrix`, :func:`load_adjacency`.
 Kernels of any kind
     :func:`kernel_block`, :func:`kernel_diag`, :func:`kernel_matvec` (through the kernel's own methods when it has
-    them).
+    them); :func:`engine_matvec` (``k(X, Y) W`` by the block engine, a kernel's ``matvec`` marked
+    :data:`ENGINE_PRODUCT` when it is that product and no override).
 Sketches, problems and inputs
     :class:`SketchMatrix`, :func:`from_entries`, :func:`as_problem`, :class:`InputCollection`,
     :func:`is_collection`, :func:`n_items`, :func:`take`, :func:`chunks`.
@@ -47,6 +48,7 @@ from skframe.contract.collections import InputCollection, chunks, is_collection,
 from skframe.contract.problems import as_problem
 from skframe.contract.protocols import kernel_block, kernel_diag, kernel_matvec
 from skframe.contract.registry import build_component, list_components, spec_of
+from skframe.core.block_engine import ENGINE_PRODUCT, engine_matvec
 from skframe.core.engine import elementwise_engine, engine_module, lazy_module, numba_min_work, select_engine
 from skframe.core.leverage import nystrom_leverage_scores
 from skframe.core.linalg import (
@@ -110,6 +112,8 @@ __all__ = [
     "kernel_block",
     "kernel_diag",
     "kernel_matvec",
+    "engine_matvec",
+    "ENGINE_PRODUCT",
     # sketches, problems and inputs
     "SketchMatrix",
     "from_entries",
