@@ -21,6 +21,9 @@ limit              environment variable         default      what it bounds
 ``field_chars``    ``SKFRAME_MAX_FIELD_CHARS``  1 048 576    characters of one field of a text CSV (SMILES)
 =================  ===========================  ===========  ==================================================
 
+``table_columns`` (``SKFRAME_MAX_TABLE_COLUMNS``, default 65 536) bounds the columns of a table typed column by
+column (a table with text: each column is judged a number, category or date column); a numeric file is not.
+
 Uncompressed data are bounded by the file itself (its bytes are there); the limits bound what
 the file merely claims. A value is read from the environment at each check, so a variable set
 before a command (``SKFRAME_MAX_ATOMS=5000 skframe fit ...``) or in a running program applies at
@@ -94,6 +97,7 @@ LIMITS = {lim.name: lim for lim in (
     Limit("graph_nodes", "SKFRAME_MAX_GRAPH_NODES", 10_000, "has {value} nodes"),
     Limit("json_depth", "SKFRAME_MAX_JSON_DEPTH", 64, "is nested {value} levels deep"),
     Limit("field_chars", "SKFRAME_MAX_FIELD_CHARS", 1 << 20, "has a field of {value} characters"),
+    Limit("table_columns", "SKFRAME_MAX_TABLE_COLUMNS", 1 << 16, "has {value} columns to type one by one"),
 )}
 
 

@@ -29,13 +29,15 @@ import gzip
 import io
 import lzma
 import os
+import stat
 import zlib
 
 from skframe.deps import require
-from skframe.exceptions import DataFormatError, DependencyError
+from skframe.exceptions import DataFormatError, DependencyError, InvalidInputError
 from skframe.limits import limit
 
-__all__ = ["file_head", "compression_of", "open_binary", "expansion_cap", "COMPRESSED_SUFFIXES", "inner_suffix"]
+__all__ = ["file_head", "not_regular", "check_regular", "compression_of", "open_binary", "expansion_cap",
+           "COMPRESSED_SUFFIXES", "inner_suffix"]
 
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"))
 #: File-name suffixes of compressed files and the compression each one means.
@@ -44,8 +46,39 @@ _FLOOR = 64 << 20
 _COUNTED = {}  # (path, size, mtime) -> expanded bytes, for files already counted within the cap
 
 
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+
+
+def not_regular(path):
+    """What ``path`` is when it exists but is no regular file (``"a FIFO (named pipe)"``, ``"a directory"``...),
+    judged by its type (``os.stat``, links followed), never by its name; else None.
+
+    The readers read a file more than once (its first bytes, its header, then its rows) and bound it by its size:
+    a pipe, a device or a socket has neither, and opening a FIFO that nobody writes to waits forever.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return next((what for test, what in _KINDS if test(mode)), "not a regular file")
+
+
+def check_regular(path, what="data file"):
+    """Raise an :class:`~skframe.exceptions.InvalidInputError` when ``path`` exists and is no regular file."""
+    kind = not_regular(path)
+    if kind is not None:
+        raise InvalidInputError(f"{what} {str(path)!r} is {kind}, not a regular file; skframe reads only regular "
+                                "files (a pipe or device is never opened): save the data to a file and give its path")
+
+
 def file_head(path, size):
-    """The first ``size`` bytes of the file (fewer in a shorter one; none when it cannot be read)."""
+    """The first ``size`` bytes of the file (fewer in a shorter one; none when it cannot be read or is no regular
+    file: a FIFO is never opened)."""
+    if not_regular(path) is not None:
+        return b""
     try:
         with open(path, "rb") as fh:
             return fh.read(size)
@@ -196,6 +229,7 @@ def open_binary(path, compression="detect"):
     file object
         A buffered binary stream; close it (or use it in a ``with`` block).
     """
+    check_regular(path)  # a FIFO is refused, never opened (opening one without a writer waits forever)
     kind = compression_of(path) if compression == "detect" else compression
     if kind is None:
         return open(path, "rb")

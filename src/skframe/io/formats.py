@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError, SkframeError
 from skframe.io._common import name_of
-from skframe.io.compressed import compression_of, file_head, inner_suffix
+from skframe.io.compressed import check_regular, compression_of, file_head, inner_suffix
 from skframe.io.missing import check_strategy
 
 __all__ = ["FORMATS", "resolve_format", "sniff_format", "check_file", "check_options", "final_x", "file_dependencies"]
@@ -42,6 +42,7 @@ def resolve_format(path, fmt=None):
         return _ALIASES[key]
     ext = inner_suffix(path)  # data.csv.gz -> .csv
     if ext not in FORMATS:
+        check_regular(path)  # its content is read to tell its format: a FIFO is refused first, by its type
         sniffed = sniff_format(path)
         if sniffed is not None:
             return sniffed
@@ -86,11 +87,13 @@ def file_dependencies(path, fmt=None):
 
 
 def check_file(path):
-    """Raise unless ``path`` is an existing, non-empty file."""
+    """Raise unless ``path`` is an existing, non-empty regular file (a FIFO, device or socket is refused by its
+    type, whatever its name: :func:`skframe.io.compressed.check_regular`)."""
     if not os.path.exists(path):
         raise InvalidInputError(f"data file {path!r} does not exist; check the path")
     if os.path.isdir(path):
         raise InvalidInputError(f"{path!r} is a directory; give the path of a data file")
+    check_regular(path)
     if os.path.getsize(path) == 0:
         raise DataFormatError(f"{name_of(path)} is empty (0 bytes); give a file with data rows")
 

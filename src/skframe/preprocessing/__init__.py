@@ -6,7 +6,7 @@ Each column of a table is read as one of
     numbers (a missing cell stays NaN, for the missing-value policy that follows);
 ``categorical``
     text with few distinct values (at most ``max_categories``, and not nearly all distinct):
-    one-hot encoded by scikit-learn's :class:`~sklearn.preprocessing.OneHotEncoder`; a missing
+    one-hot encoded (one feature per category, a dictionary look-up per cell); a missing
     cell is a category of its own (``<missing>``); a category unseen at fit time gives a row of
     zeros and is counted (:attr:`TableEncoder.unknown_counts_`);
 ``date``

@@ -82,8 +82,32 @@ def _iso_seconds(value):
     return seconds
 
 
+_SHAPE_PARTS = {"%d": r"\s?\d{1,2}", "%m": r"\s?\d{1,2}", "%Y": r"\d{4}", "%y": r"\d{2}", "%b": r"[^\W\d_]+",
+                "%B": r"[^\W\d_]+", "%H": r"\s?\d{1,2}", "%M": r"\s?\d{1,2}", "%S": r"\s?\d{1,2}"}
+_SHAPES = {}
+
+
+def _shape(fmt):
+    """A regular expression that every cell ``strptime`` reads in ``fmt`` (a time of day may follow) matches: a
+    cheap test first, so that a column of text costs microseconds a format instead of a ``strptime`` call each."""
+    if fmt not in _SHAPES:
+        parts = re.split(r"(%[a-zA-Z]|\s+)", fmt)
+        body = "".join(_SHAPE_PARTS.get(p, r"\s+" if p.isspace() else re.escape(p)) for p in parts if p)
+        _SHAPES[fmt] = re.compile(body + r"(?:\s+\d{1,2}:\s?\d{1,2}(?::\s?\d{1,2})?)?", re.IGNORECASE)
+    return _SHAPES[fmt]
+
+
+def _any_shape():
+    """One regular expression that every cell of every format of :data:`DATE_FORMATS` matches."""
+    if "" not in _SHAPES:
+        _SHAPES[""] = re.compile("|".join(f"(?:{_shape(f).pattern})" for f in DATE_FORMATS), re.IGNORECASE)
+    return _SHAPES[""]
+
+
 def _format_seconds(value, fmt):
     """Seconds since 1970-01-01 of a cell written in ``fmt`` (a time of day may follow); ValueError otherwise."""
+    if not _shape(fmt).fullmatch(value):
+        raise ValueError(value)
     for time in TIMES if fmt not in _LEGACY_FORMATS else ("",):
         try:
             return (datetime.strptime(value, fmt + time) - _EPOCH).total_seconds()
@@ -116,6 +140,8 @@ def date_format(values, order=None):
         return None
     if _fits(values, "iso"):
         return "iso"
+    if not all(_any_shape().fullmatch(v) for v in values):  # a word no format can read: no format tried
+        return None
     left_out = _MONTH_FIRST if order == "dmy" else _DAY_FIRST if order == "mdy" else ()
     for fmt in DATE_FORMATS:
         if fmt not in left_out and _fits(values, fmt):
@@ -127,6 +153,8 @@ def mixed_orders(values):
     """Two values, ``(day first, month first)``, when every value is a date of a pair of :data:`DAY_MONTH_PAIRS`
     but no one order reads them all (``17/05/2024`` and ``05/17/2024`` in one column); else None."""
     values = [str(v) for v in values]
+    if not all(_any_shape().fullmatch(v) for v in values):
+        return None
     for day, month in DAY_MONTH_PAIRS:
         only_day = only_month = None
         for v in values:
@@ -196,10 +224,12 @@ def date_seconds(text, missing, fmt):
     present = np.flatnonzero(~missing)
     if present.size == 0:
         return out, bad
-    uniques, inverse = np.unique(text[present].astype(str), return_inverse=True)
-    parsed = np.full(uniques.shape[0], np.nan)
-    unreadable = np.zeros(uniques.shape[0], dtype=bool)
-    for k, v in enumerate(uniques):
+    index = {}  # each distinct cell once, without a fixed-width copy (one long cell would size them all)
+    cells = [str(v) for v in text[present]]
+    inverse = np.fromiter((index.setdefault(v, len(index)) for v in cells), dtype=np.intp, count=len(cells))
+    parsed = np.full(len(index), np.nan)
+    unreadable = np.zeros(len(index), dtype=bool)
+    for k, v in enumerate(index):
         try:
             parsed[k] = _seconds(str(v), fmt)
         except (ValueError, OverflowError):

@@ -16,8 +16,10 @@ from skframe.preprocessing.cells import (
     DATE_PARTS,
     as_columns,
     check_column_types,
+    check_table_columns,
     date_features,
     date_seconds,
+    distinct_text,
     is_smiles_column,
     line_of,
     parse_column_types,
@@ -169,6 +171,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         if self.row_index not in ("drop", "keep"):
             raise InvalidParameterError(f"row_index={self.row_index!r}; use 'drop' (row indexes left out) or 'keep'")
         names, cols = as_columns(X, getattr(X, "feature_names_in_", None))
+        check_table_columns(len(names))
         # a table without names (an array): its first column is a row index by its values alone (is_row_index)
         positional = not (hasattr(X, "names") or hasattr(X, "iloc") or isinstance(X, dict)
                           or getattr(X, "feature_names_in_", None) is not None)
@@ -203,7 +206,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         if present.size == 0:
             return {"name": name, "type": "empty", "reason": "every cell is missing; left out"}, None
         values, bad = parse_numbers(text, missing)
-        uniques = np.unique(present.astype(str)).tolist()
+        uniques = distinct_text(present)[0]  # no fixed-width copy: one long cell is not multiplied
         if forced == "text":
             return {"name": name, "type": "text", "reason": "text (forced); left out"}, None
         if forced == "categorical":
@@ -242,14 +245,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                                                                                               else "")}
 
     def _build(self):
-        from sklearn.preprocessing import OneHotEncoder  # lazy: scikit-learn's preprocessing sub-package
-
-        cats = [c["categories"] for c in self.columns_ if c["type"] == "categorical"]
-        self.onehot_ = None
-        if cats:
-            self.onehot_ = OneHotEncoder(categories=[np.asarray(c, dtype=object) for c in cats],
-                                         handle_unknown="ignore", sparse_output=False, dtype=np.float64)
-            self.onehot_.fit(np.asarray([[c[0] for c in cats]], dtype=object))
+        # each categorical column's categories -> position; one-hot encoding is a dictionary look-up per cell,
+        # linear in the cells whatever the number of columns (scikit-learn's encoder spends ~2 ms a column)
+        self.category_index_ = [{v: k for k, v in enumerate(c["categories"])}
+                                for c in self.columns_ if c["type"] == "categorical"]
         self.unknown_counts_ = {}
 
     # ---------------------------------------------------------------------------------------- transform
@@ -265,7 +264,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         names, cols = as_columns(X, self.feature_names_in_)
         by_name = {n: c for n, c in zip(names, cols)}
         n_rows = len(cols[0]) if cols else 0
-        blocks, cat_cells, problems = [], [], []
+        blocks, problems, n_cats = [], [], 0
         for spec in self.columns_:
             name, kind = spec["name"], spec["type"]
             if kind in LEFT_OUT:
@@ -302,16 +301,16 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             else:
                 text, missing = text_cells(col)
                 text[missing] = MISSING_CATEGORY
-                cat_cells.append(text)
-                known = set(spec["categories"])
-                self.unknown_counts_[name] = int(sum(1 for v in text if v not in known))
-                blocks.append(len(cat_cells) - 1)  # filled from the one-hot block below
+                index = self.category_index_[n_cats]
+                n_cats += 1
+                codes = np.fromiter((index.get(v, -1) for v in text), dtype=np.intp, count=text.shape[0])
+                known = codes >= 0  # an unknown category: a row of zeros
+                self.unknown_counts_[name] = int(codes.size - known.sum())
+                block = np.zeros((codes.size, len(index)))
+                block[np.flatnonzero(known), codes[known]] = 1.0
+                blocks.append(block)
         if problems:
             raise table_problems(problems)
-        if cat_cells:
-            onehot = self.onehot_.transform(np.stack(cat_cells, axis=1))
-            edges = np.cumsum([0] + [len(c) for c in self.onehot_.categories_])
-            blocks = [onehot[:, edges[b]:edges[b + 1]] if isinstance(b, int) else b for b in blocks]
         if not blocks:
             return np.zeros((n_rows, 0))
         return np.ascontiguousarray(np.hstack(blocks), dtype=np.float64)
