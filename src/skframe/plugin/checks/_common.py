@@ -268,6 +268,14 @@ def _saved_and_loaded(fail, component, kind):
     return loaded
 
 
+def _copies(fail, component, kind):
+    """The component rebuilt from the params a model file saves, then after a save and a load, each with its
+    property's name and a few words for a message: ``(copy, prop, how)``, the second made when the first was
+    checked."""
+    yield _check_params(fail, component, kind), "params round-trip", "rebuilt from params"
+    yield _saved_and_loaded(fail, component, kind), "save and load", "saved and loaded"
+
+
 def _rebuilt_alike(fail, ok, prop, what):
     """The rebuilt (``params round-trip``) or loaded (``save and load``) component behaves as the original on the
     check's own data; a property that failed already (by the rule ``save`` applies) keeps its one reason."""

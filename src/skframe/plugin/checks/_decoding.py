@@ -7,11 +7,10 @@ import numpy as np
 from skframe.core.output_matrices import check_output_matrix
 from skframe.exceptions import SkframeError
 from skframe.plugin.checks._common import (
-    _check_params,
     _checking,
     _close,
+    _copies,
     _rebuilt_alike,
-    _saved_and_loaded,
     _worst,
 )
 
@@ -89,11 +88,8 @@ def check_decoder(decoder, *, params=None, rng=0, rtol=1e-9):
 
             def same(a, b):
                 return _close(a, b, 0.0)
-        rebuilt = _check_params(fail, decoder, "decoder")
-        _rebuilt_alike(fail, same(outcome(rebuilt), first), "params round-trip",
-                       "the rebuilt decoder decodes differently")
-        _rebuilt_alike(fail, same(outcome(_saved_and_loaded(fail, decoder, "decoder")), first), "save and load",
-                       "the loaded decoder decodes differently")
+        for other, prop, how in _copies(fail, decoder, "decoder"):
+            _rebuilt_alike(fail, same(outcome(other), first), prop, f"the decoder {how} decodes differently")
     return tags
 
 
@@ -127,10 +123,8 @@ def check_output_matrix_component(output_matrix, *, params=None, d=3, rng=0):
         except SkframeError as exc:
             fail("matrix", str(exc), "return a d x d symmetric positive semi-definite matrix "
                  "(declare OutputMatrixTags(needs_targets=True) when it needs Y)")
-        rebuilt = _check_params(fail, om, "output_matrix")
-        for other, prop in ((rebuilt, "params round-trip"), (_saved_and_loaded(fail, om, "output_matrix"),
-                                                              "save and load")):
-            _rebuilt_alike(fail, _close(outcome(other), M, 1e-12), prop, "the rebuilt output matrix differs")
+        for other, prop, how in _copies(fail, om, "output_matrix"):
+            _rebuilt_alike(fail, _close(outcome(other), M, 1e-12), prop, f"the output matrix {how} differs")
     return tags
 
 

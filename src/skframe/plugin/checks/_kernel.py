@@ -15,12 +15,11 @@ from skframe.core.sketch_matrix import SketchMatrix
 from skframe.core.sketching import sketched_gram_products
 from skframe.exceptions import PluginError
 from skframe.plugin.checks._common import (
-    _check_params,
     _checking,
     _close,
+    _copies,
     _dense,
     _rebuilt_alike,
-    _saved_and_loaded,
     _worst,
 )
 
@@ -96,12 +95,9 @@ def check_kernel(kernel, X=None, Y=None, *, params=None, rng=0, rtol=1e-7):
         if type(X) is np.ndarray:
             _check_threads(fail, prepared, tags, X, rng)
             _check_sketch_product(fail, prepared, X, rng)
-        rebuilt = _check_params(fail, kernel, "kernel")
-        loaded = _saved_and_loaded(fail, kernel, "kernel")
-        for other, how in ((rebuilt, "rebuilt from params"), (loaded, "saved and loaded")):
+        for other, prop, how in _copies(fail, kernel, "kernel"):
             K2 = kernel_block(kernel_prepare(other, X), X, Y)
-            _rebuilt_alike(fail, _close(K2, KXY, rtol), "save and load" if how.startswith("saved") else
-                           "params round-trip", f"the kernel {how} gives other values: {_worst(K2, KXY)}")
+            _rebuilt_alike(fail, _close(K2, KXY, rtol), prop, f"the kernel {how} gives other values: {_worst(K2, KXY)}")
     return tags
 
 

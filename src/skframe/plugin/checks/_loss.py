@@ -9,11 +9,10 @@ import numpy as np
 from skframe.contract.loader import get_plugin_registry
 from skframe.persistence.fidelity import loss_probe_data
 from skframe.plugin.checks._common import (
-    _check_params,
     _checking,
     _close,
+    _copies,
     _rebuilt_alike,
-    _saved_and_loaded,
     _worst,
 )
 
@@ -83,9 +82,8 @@ def check_loss(loss, *, params=None, n=25, d=2, rng=0, rtol=1e-5):
         conjugate = getattr(loss, "conjugate", None)
         if conjugate is not None:
             _check_conjugate(fail, conjugate, F, Y, v, G, gen, rtol)
-        rebuilt = _check_params(fail, loss, "loss")
-        for other, prop in ((rebuilt, "params round-trip"), (_saved_and_loaded(fail, loss, "loss"), "save and load")):
-            _rebuilt_alike(fail, _close(other.value(F, Y), v, 1e-12), prop, "the rebuilt loss gives other values")
+        for other, prop, how in _copies(fail, loss, "loss"):
+            _rebuilt_alike(fail, _close(other.value(F, Y), v, 1e-12), prop, f"the loss {how} gives other values")
     return tags
 
 

@@ -8,12 +8,11 @@ from skframe.contract.collections import n_items
 from skframe.contract.registry import get_component
 from skframe.core.sketch_matrix import SketchMatrix
 from skframe.plugin.checks._common import (
-    _check_params,
     _checking,
     _close,
+    _copies,
     _dense,
     _rebuilt_alike,
-    _saved_and_loaded,
 )
 
 # ----------------------------------------------------------------------------- sketches
@@ -85,11 +84,8 @@ def check_sketch(sketch, n=60, *, params=None, X=None, kernel=None, rng=0):
                          "the mixing matrix is zero or not finite", "draw finite, non-zero entries")
         fail.require(_same(first, outcome(sketch)), "reproducible", "two draws with the same seed differ",
                      "draw every random number from the rng argument, never from global state")
-        rebuilt = _check_params(fail, sketch, "sketch")
-        _rebuilt_alike(fail, _same(outcome(rebuilt), first), "params round-trip",
-                       "the sketch rebuilt from params draws differently")
-        _rebuilt_alike(fail, _same(outcome(_saved_and_loaded(fail, sketch, "sketch")), first), "save and load",
-                       "the loaded sketch draws differently")
+        for other, prop, how in _copies(fail, sketch, "sketch"):
+            _rebuilt_alike(fail, _same(outcome(other), first), prop, f"the sketch {how} draws differently")
     return tags
 
 

@@ -12,14 +12,13 @@ from skframe.contract.tags import LossTags
 from skframe.exceptions import PluginError, SkframeError
 from skframe.plugin.checks._common import (
     _attributes,
-    _check_params,
     _checking,
+    _copies,
     _json_ready,
     _no_state_change,
     _params_of,
     _rebuilt_alike,
     _same_params,
-    _saved_and_loaded,
     _worst,
 )
 
@@ -143,11 +142,9 @@ def check_solver(solver, *, params=None, rng=0, rtol=0.05):
             which = [t for t in ("requires_smooth", "requires_square", "requires_dual") if getattr(tags, t)]
             _refused(fail, lambda: solver.solve(ArrayProblem(Z, Y), _AbsoluteLoss(), lam), f"tag {which[0]}",
                      "a loss that is neither smooth, nor square, nor with a dual")
-        rebuilt = _check_params(fail, solver, "solver")
-        loaded = _saved_and_loaded(fail, solver, "solver")
-        for other, prop in ((rebuilt, "params round-trip"), (loaded, "save and load")):
+        for other, prop, how in _copies(fail, solver, "solver"):
             _rebuilt_alike(fail, _same_params(_params_of(other), _params_of(solver)), prop,
-                           "the rebuilt solver has other params")
+                           f"the solver {how} has other params")
     return tags
 
 
