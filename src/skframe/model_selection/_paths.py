@@ -101,11 +101,9 @@ def _machine_solver(estimator):
     tags = get_tags(solver, "solver")
     if not (tags.requires_dual or tags.requires_square):
         name = getattr(solver, "name", type(solver).__name__)
-        if name == "newton":  # it stops on a certified gap, but the shared λ paths are the dual solvers'
-            raise NotImplementedError("solver 'newton' has no shared λ path yet: each λ is a fresh fit")
         raise NotImplementedError(
-            f"solver {name!r} does not stop on a certified duality gap: a warm-started path would not "
-            "reproduce fresh fits to a known tolerance (use solver='dual-cd' or 'admm')")
+            f"solver {name!r} is not a dual solver (SolverTags.requires_dual), whose certified duality gap the "
+            "shared λ path stops on: each λ is a fresh fit (use solver='dual-cd' or 'admm' for the shared path)")
     return solver
 
 
