@@ -38,4 +38,4 @@ def load(path, *, max_bytes=None):
         return estimator
     # the TableModel and its readers load only for its files: importing them costs the command line's modules
     table_model = importlib.import_module("skframe.automatic.table_model")
-    return table_model.load(path)
+    return table_model.from_bundle(estimator, extra, path)

@@ -33,12 +33,12 @@ from skframe.automatic.tables import array_table, frame_table, is_frame
 from skframe.cli._columns import Layout
 from skframe.cli._common import to_jsonable
 from skframe.cli._options import FitOptions
-from skframe.cli._tables import read_saved
+from skframe.cli._tables import check_saved, read_saved
 from skframe.exceptions import InvalidParameterError
 from skframe.persistence import save
 from skframe.uncertainty import interval_bounds
 
-__all__ = ["TableModel", "fit_table", "load", "save_state", "decisions", "options_state"]
+__all__ = ["TableModel", "fit_table", "load", "from_bundle", "save_state", "decisions", "options_state"]
 
 #: the parameters of a TableModel: the fit options that are about the model (names and defaults: FitOptions')
 PARAMS = ("task", "target", "targets", "columns", "drop", "column_types", "delimiter", "format", "missing", "scale",
@@ -284,6 +284,13 @@ def load(path):
     if isinstance(state, dict) and "task" in state:
         return TableModel.from_saved(estimator, state)
     return estimator
+
+
+def from_bundle(estimator, state, path):
+    """The TableModel of a model file already read (``(estimator, state)`` of
+    :func:`skframe.persistence.load_bundle`), its table state checked as :func:`load` checks it."""
+    check_saved(estimator, state, path)
+    return TableModel.from_saved(estimator, state)
 
 
 def fit_table(data, target=None, y=None, *, test=None, **options):

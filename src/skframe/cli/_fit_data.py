@@ -92,6 +92,8 @@ def _load_in_memory(opts):
     choice = cli_columns(opts.columns, opts.drop, opts.target)
     if getattr(opts, "train_table", None) is not None:
         return _tables.load_fit(opts, choice, table=opts.train_table)
+    if opts.test is not None and getattr(opts, "test_arrays", None) is None:
+        raise InvalidParameterError("array features take their test data as arrays too: test=(X_test, y_test)")
     data = []
     for which in ("train", "test"):
         arrays = getattr(opts, f"{which}_arrays", None)
