@@ -284,6 +284,30 @@ def test_structured_path_equals_fresh_fits(name, scoring):
     assert np.all(out.info["rank"] > 0)
 
 
+def test_model_tags_say_what_an_estimator_can_do():
+    """Model selection and the intervals read these, never the class or its name."""
+    from skframe.contract.model_tags import model_tags
+    from skframe.exceptions import PluginError
+
+    assert model_tags(SketchedKernelRidge()) == ModelTags(lam_path="square", posterior=True, shared_fold_sketch=True)
+    assert model_tags(SketchedKernelMachine()) == ModelTags(lam_path="machine")
+    assert model_tags(OutputKernelRegressor).lam_path == "structured"  # a class answers its class attribute
+    assert model_tags(object()) == ModelTags()
+
+    class Declared:
+        def __skframe_model_tags__(self):
+            return ModelTags(posterior=True)
+
+    class Wrong:
+        __skframe_model_tags__ = {"posterior": True}
+
+    assert model_tags(Declared()).posterior and model_tags(Declared) == ModelTags()
+    with pytest.raises(PluginError, match="Wrong.__skframe_model_tags__"):
+        model_tags(Wrong())
+    with pytest.raises(PluginError, match="lam_path='ridge'"):
+        ModelTags(lam_path="ridge")
+
+
 def test_structured_path_refuses_other_estimators():
     class Subclass(OutputKernelRegressor):  # fits otherwise: it declares no λ path of its own
         __skframe_model_tags__ = ModelTags()
