@@ -23,6 +23,8 @@ limit              environment variable         default      what it bounds
 
 ``table_columns`` (``SKFRAME_MAX_TABLE_COLUMNS``, default 65 536) bounds the columns of a table typed column by
 column (a table with text: each column is judged a number, category or date column); a numeric file is not.
+``classes`` (``SKFRAME_MAX_CLASSES``, default 1 000) bounds the classes a classifier fitted with
+``max_classes=None`` accepts (each class is a column of targets and of decision values).
 
 Uncompressed data are bounded by the file itself (its bytes are there); the limits bound what
 the file merely claims. A value is read from the environment at each check, so a variable set
@@ -98,6 +100,7 @@ LIMITS = {lim.name: lim for lim in (
     Limit("json_depth", "SKFRAME_MAX_JSON_DEPTH", 64, "is nested {value} levels deep"),
     Limit("field_chars", "SKFRAME_MAX_FIELD_CHARS", 1 << 20, "has a field of {value} characters"),
     Limit("table_columns", "SKFRAME_MAX_TABLE_COLUMNS", 1 << 16, "has {value} columns to type one by one"),
+    Limit("classes", "SKFRAME_MAX_CLASSES", 1000, "holds {value} classes"),
 )}
 
 

@@ -6,22 +6,34 @@ import numpy as np
 
 from skframe.contract.tags import get_tags
 from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.limits import limit
 from skframe.models._data import check_sample_weight
 from skframe.models.machine._calibration import calibrated_probabilities
 
 __all__ = ["encode_labels", "check_sample_weight", "class_row_weights", "class_probabilities", "row_codes"]
 
 
-def encode_labels(y, one_of_k):
+def encode_labels(y, one_of_k, max_classes=None):
     """``(classes, codes, Y)``: sorted classes, each row's class index and the ±1 targets the solver fits.
 
     Two classes give one column (+1 for ``classes[1]``) unless the loss is on one-of-K codes (``one_of_k``:
-    the multinomial loss, K columns with one +1 per row); more classes give one column per class.
+    the multinomial loss, K columns with one +1 per row); more classes give one column per class. More classes
+    than ``max_classes`` (None: the ``classes`` limit of :mod:`skframe.limits`, ``SKFRAME_MAX_CLASSES``, 1 000)
+    are refused before the n x K targets are made.
     """
     classes, codes = np.unique(y, return_inverse=True)
     codes = codes.ravel()
     if classes.size < 2:
         raise InvalidInputError(f"the classifier needs at least 2 classes in y, got 1 class ({classes[0]!r})")
+    bound = limit("classes") if max_classes is None else max_classes
+    if classes.size > bound:
+        given = (f"max_classes={max_classes}" if max_classes is not None
+                 else f"the limit of {bound} for max_classes=None (SKFRAME_MAX_CLASSES)")
+        raise InvalidInputError(
+            f"y holds {classes.size} classes, more than {given}: a fit makes an n x K table of targets "
+            f"({codes.size} x {classes.size} x 8 = {codes.size * classes.size * 8} bytes here) and its cost "
+            f"grows with the square of the class count; if they are genuine classes, raise max_classes (e.g. "
+            f"max_classes={classes.size}; CLI: --max-classes {classes.size}); numbers are fitted by a regressor")
     if classes.size == 2 and not one_of_k:
         return classes, codes, np.where(codes == 1, 1.0, -1.0)[:, None]
     Y = -np.ones((codes.size, classes.size))

@@ -115,8 +115,9 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
     max_classes : int or None, default=None
         The most classes ``fit`` accepts: more raise :class:`~skframe.exceptions.InvalidInputError` before any
         work (a fit's cost grows with the square of the class count K: the Newton solver forms K (K + 1) / 2 Gram
-        products per pass). None: no limit (``skframe fit`` refuses more than ``--max-classes``, 50, before
-        reading the features: :func:`skframe.preprocessing.targets.check_target`).
+        products per pass). None: the ``classes`` limit of :mod:`skframe.limits` (1 000, environment variable
+        ``SKFRAME_MAX_CLASSES``); ``skframe fit`` refuses more than ``--max-classes``, 50, before reading the
+        features (:func:`skframe.preprocessing.targets.check_target`).
 
     Attributes
     ----------
@@ -193,11 +194,8 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
             check_classification_targets(y)
         except ValueError as exc:
             raise InvalidInputError(f"{exc} (y must hold class labels)") from exc
-        self.classes_, _, Y = encode_labels(y, get_tags(loss, "loss").one_of_k)
-        if self.max_classes is not None and self.classes_.size > self.max_classes:
-            raise InvalidInputError(f"y holds {self.classes_.size} classes, more than max_classes={self.max_classes}"
-                                    " (the cost of a fit grows with the square of the class count): raise "
-                                    "max_classes, or fit numbers with a regressor")
+        # more classes than max_classes are refused before the n x K targets are made
+        self.classes_, _, Y = encode_labels(y, get_tags(loss, "loss").one_of_k, self.max_classes)
         return X, Y, loss, None
 
     def decision_function(self, X):
