@@ -131,3 +131,19 @@ def test_arrays_and_a_bare_estimator_file(tmp_path):
     assert model.predict(X).shape == (80,)
     skframe.save(model.estimator_, tmp_path / "bare.skf")
     assert not isinstance(skframe.load(tmp_path / "bare.skf"), TableModel)
+
+
+def test_a_file_written_before_the_table_model_loads_as_one(tmp_path):
+    """A model file of ``skframe fit`` from before TableModel (no ``options``, no ``decisions`` in its state)."""
+    from skframe.automatic.table_model import save_state
+    from skframe.persistence import load_bundle
+
+    path, frame, target, _ = write("binary", tmp_path)
+    _cli("fit", path, "--model-out", tmp_path / "new.skf", "--json")
+    estimator, state = load_bundle(tmp_path / "new.skf")
+    old = {k: v for k, v in state.items() if k not in ("options", "decisions")}
+    save_state(estimator, old, tmp_path / "old.skf")
+    model = skframe.load(tmp_path / "old.skf")
+    assert isinstance(model, TableModel) and model.task_ == "machine" and model.report_ is None
+    assert set(model.predict(frame.drop(columns=[target]))) <= {"yes", "no"}
+    assert (model.predict(path) == skframe.load(tmp_path / "new.skf").predict(path)).all()
