@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from skframe.cli import app
 from skframe.automatic.classification import AUTO_MAX_CLASSES, class_limit, looks_like_classes, numbers_reason
+from skframe.cli import app
 
 runner = CliRunner()
 BASE = ["--kernel-param", "gamma=1", "--sketch-size", "30", "--lam", "1e-3"]
