@@ -34,7 +34,7 @@ def _naive(X, R, gamma=0.4):
 @pytest.mark.parametrize("loops", LOOPS)
 @pytest.mark.parametrize("name", sorted(SKETCHES))
 @pytest.mark.parametrize("kernel", ["builtin", "plain"])
-def test_chunk_product_is_the_plain_formula(loops, name, kernel):
+def test_kernel_times_mix_is_the_plain_formula(loops, name, kernel):
     X, R = _case(name)
     k = get_kernel("gaussian", gamma=0.4) if kernel == "builtin" else RBF(0.4)
     got = BlockEngine(loops).kernel_times_mix(k, X[:23], X[R.indices], R.mix, diagonal_of_mix(R.mix), np.dtype("f8"))
@@ -46,7 +46,7 @@ def test_chunk_product_is_the_plain_formula(loops, name, kernel):
 
 
 @pytest.mark.parametrize("name", sorted(SKETCHES))
-def test_array_engine_has_the_same_chunk_product(name):
+def test_array_engine_has_the_same_kernel_times_mix(name):
     """The GPU engine's code, run on NumPy: the same product as the CPU engine."""
     X, R = _case(name)
     k = get_kernel("gaussian", gamma=0.4)

@@ -113,7 +113,7 @@ def test_block_budget_sets_the_chunks(name, data):
 
 
 @pytest.mark.parametrize("name", sorted(SKETCHES))
-def test_kernel_times_mixT_is_one_chunk_of_KR(name, data):
+def test_kernel_times_mix_is_one_chunk_of_KR(name, data):
     R = _draw(name, data)
     k = GaussianKernel(0.3)
     KR, _ = sketched_gram_products(k, data, R)

@@ -114,7 +114,7 @@ class ArrayEngine:
     def times_mix(self, block, mix_t):
         return block if mix_t is None else block @ mix_t
 
-    def chunk_block(self, kernel, X_rows, X_sub, mix_t, dtype):
+    def _prepared_product(self, kernel, X_rows, X_sub, mix_t, dtype):
         """``B = k(X_rows, X_sub) S_mix^T`` of one chunk, Fortran-ordered where :meth:`syrk_add` takes column
         bands (``band_width``): computed as the transpose of ``S_mix k(X_sub, X_rows)`` (kernels are symmetric),
         so that every band of columns, and every band to the last column, is a contiguous matrix for cuBLAS."""
@@ -125,9 +125,11 @@ class ArrayEngine:
             Bt = mix_t.T @ Bt  # m x rows
         return Bt.T
 
-    def kernel_times_mix(self, kernel, X_rows, X_sub, mix, diag, dtype, out=None):
+    def kernel_times_mix(self, kernel, X_rows, X_sub, mix, diag, dtype, out=None, *, prepared=False):
         """One chunk of ``K R^T``, ``k(X_rows, X_sub) @ S_mix^T`` in ``dtype``, on the engine's arrays (the
-        method of :class:`skframe.core.block_engine.BlockEngine`)."""
+        method of :class:`skframe.core.block_engine.BlockEngine`; ``prepared=True``: :meth:`_prepared_product`)."""
+        if prepared:
+            return self._prepared_product(kernel, X_rows, X_sub, mix, dtype)
         block = self.block(kernel, self.asarray(X_rows, dtype), X_sub, dtype)
         if diag is not None:
             res = block * self.xp.asarray(np.asarray(diag), dtype=dtype)[None, :]

@@ -154,7 +154,7 @@ def chunk_sums(kernel, X_chunk, Y_chunk, X_sub, mix, *, dtype="float64", engine=
         z = engine.zeros((Y.shape[1],))
         return StreamSums(acc, engine.zeros((m, Y.shape[1])), engine.zeros((m,)), z, z.copy(), 0,
                           _mix_diagonal(mix), shift)
-    B = engine.chunk_block(kernel, X_chunk, X_sub, mix_t, dt)
+    B = engine.kernel_times_mix(kernel, X_chunk, X_sub, mix_t, None, dt, prepared=True)
     if products is not None and compute_dtype(products) != dt:
         dt = compute_dtype(products)
         B = B.astype(dt)

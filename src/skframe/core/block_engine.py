@@ -215,17 +215,16 @@ class BlockEngine:
             return times_mix(block, mix_t.T.tocsr(), engine=self.loops)
         return np.asarray(mix_t.T @ block.T).T  # sparse @ dense, float32 kept
 
-    def chunk_block(self, kernel, X_rows, X_sub, mix_t, dtype):
-        """``B = k(X_rows, X_sub) S_mix^T`` of one chunk of a streamed fit (``mix_t`` from :meth:`prepare_mix`)."""
-        return self.times_mix(self.block(kernel, self.asarray(X_rows), X_sub, dtype), mix_t)
-
-    def kernel_times_mix(self, kernel, X_rows, X_sub, mix, diag, dtype, out=None):
+    def kernel_times_mix(self, kernel, X_rows, X_sub, mix, diag, dtype, out=None, *, prepared=False):
         """One chunk of ``K R^T``: ``k(X_rows, X_sub) @ S_mix^T`` (rows x m) in ``dtype``, into ``out`` if given.
 
         ``diag`` is the diagonal of a diagonal mix (sub-sampling: the columns are scaled in place), else None.
         On the plain loops a sparse mix is applied tile by tile (:meth:`_tiled_product`), so the (rows x s')
-        block is never held.
+        block is never held. ``prepared=True`` (the chunks of a streamed fit): ``mix`` is :meth:`prepare_mix`'s
+        ``S_mix^T``, None for a diagonal mix, which the caller applies to its sums (``diag`` and ``out`` unused).
         """
+        if prepared:
+            return self.times_mix(self.block(kernel, self.asarray(X_rows), X_sub, dtype), mix)
         loops = self.loops
         if (diag is None and sp.issparse(mix) and dtype == np.float64 and type(X_rows) is np.ndarray
                 and type(X_sub) is np.ndarray and loops == "numpy"):
