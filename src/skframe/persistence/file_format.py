@@ -24,7 +24,7 @@ import numpy as np
 
 from skframe.exceptions import PersistenceError
 from skframe.io.atomic import atomic_write
-from skframe.limits import archive_member_impossible, check
+from skframe.limits import archive_member_impossible, check, exceeded, limit
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "write_model_file", "read_model_file", "describe_array"]
 
@@ -33,6 +33,8 @@ FORMAT_VERSION = 2
 MANIFEST = "__manifest__"
 MAX_MANIFEST_BYTES = 64 << 20
 _MAX_NPY_HEADER = 1 << 16
+#: bytes the compressed entries of a model file may inflate to beyond the `expansion` limit, all together
+_TOTAL_SLACK = 1 << 20
 _ALLOWED_KINDS = "biufcSU"  # numbers, booleans and fixed-width strings: never objects or records
 
 
@@ -127,10 +129,18 @@ class _Reader:
             if archive_member_impossible(info, file_size, f"{path!r}: entry {name!r}", tail, PersistenceError):
                 raise _corrupt(path, f"entry {name!r} declares sizes that a {file_size}-byte file cannot hold")
             self.infos[name] = info
-        # all compressed entries together, before any is read: the `decompressed` limit of every archive reader
-        inflated = sum(info.file_size for info in self.infos.values() if info.compress_type != zipfile.ZIP_STORED)
+        # all compressed entries together, before any is read: the `decompressed` limit of every archive reader,
+        # and the `expansion` limit charged to their total (the 1 MiB a small entry may always inflate to counted
+        # once, not once an entry: 1 000 deflated 1 MiB arrays in a 1 MB file are refused, whatever refers to them)
+        packed = [info for info in self.infos.values() if info.compress_type != zipfile.ZIP_STORED]
+        inflated, compressed = sum(i.file_size for i in packed), sum(i.compress_size for i in packed)
         check("decompressed", inflated, f"{path!r}: the model file (its compressed entries together)",
               error=PersistenceError)
+        if inflated > limit("expansion") * compressed + _TOTAL_SLACK:
+            ratio = -(-inflated // max(compressed, 1))  # rounded up: 64.2 times is over a limit of 64
+            raise PersistenceError(exceeded("expansion", ratio, f"{path!r}: its {len(packed)} compressed entries "
+                                            f"together declare {inflated} bytes from {compressed} compressed, so "
+                                            "the model file"))
 
     def entry(self, key):
         info = self.infos.get(f"{key}.npy")
