@@ -79,3 +79,59 @@ def model_with_extra_arrays(folder, n_arrays=1000, nbytes=1 << 20):
         for name in names:
             zf.writestr(f"{name}.npy", npy.getvalue(), compress_type=zipfile.ZIP_DEFLATED)
     return out
+
+
+def _varint(value, width=None):
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        if value or (width is not None and len(out) + 1 < width):
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def parquet_lying_rows(folder, rows=1 << 22, stated=10):
+    """A Parquet file of ``rows`` zeros in two int8 columns (one row group) whose footer states ``stated`` rows (its
+    FileMetaData.num_rows rewritten in place; the row group keeps its true count)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(folder, "lying.parquet")
+    zeros = pa.array(np.zeros(rows, dtype=np.int8))
+    pq.write_table(pa.table({"a": zeros, "y": zeros}), path, row_group_size=rows, compression="zstd")
+    data = bytearray(path.read_bytes())
+    footer_len = int.from_bytes(data[-8:-4], "little")
+    start = len(data) - 8 - footer_len
+    true = _varint(rows << 1)  # zigzag: a positive i64 is written doubled
+    at = data.index(b"\x16" + true, start) + 1  # field 3 (num_rows, i64) follows field 2 (the schema)
+    data[at:at + len(true)] = _varint(stated << 1, width=len(true))  # same length: nothing else moves
+    path.write_bytes(bytes(data))
+    return path
+
+
+def parquet_dictionary_strings(folder, rows=2500, chars=1 << 20):
+    """A Parquet file whose text column holds one ``chars``-character value in every row, dictionary-encoded (a
+    small file: the value is stored once; decoded row by row it takes rows x chars bytes)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(folder, "dictionary.parquet")
+    column = pa.DictionaryArray.from_arrays(pa.array(np.zeros(rows, dtype=np.int32)), pa.array(["a" * chars]))
+    pq.write_table(pa.table({"s": column, "y": pa.array(np.arange(rows, dtype=np.float64))}), path,
+                   compression="zstd")
+    return path
+
+
+def arrow_zstd_zeros(folder, rows=1 << 20):
+    """An Arrow IPC file of two float64 columns of ``rows`` zeros whose buffers are zstd-compressed (a small file
+    that decompresses to 16 x rows bytes)."""
+    import pyarrow as pa
+    import pyarrow.ipc
+
+    path = Path(folder, "zstd.arrow")
+    table = pa.table({"x": pa.array(np.zeros(rows)), "y": pa.array(np.zeros(rows))})
+    with pyarrow.ipc.new_file(path, table.schema, options=pyarrow.ipc.IpcWriteOptions(compression="zstd")) as w:
+        w.write_table(table)
+    return path

@@ -36,6 +36,7 @@ from skframe.io._common import (
     name_of,
     parse_number,
 )
+from skframe.io.arrow_bounds import dictionary_cells, ipc_declared, parquet_declared, parquet_text_columns
 from skframe.io.columns import check_unique_names
 from skframe.io.compressed import compression_of
 from skframe.io.ends import arrow_failure, check_arrow_end
@@ -332,16 +333,25 @@ def _read_arrow(path, fmt):
             pf = pq.ParquetFile(path)
             meta = pf.metadata
             check("features", meta.num_columns, f"{name_of(path)}: the schema")
-            # what the file declares: its columns' uncompressed sizes, and the float64 table they become
-            declared = max(sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups)),
-                           int(meta.num_rows) * int(meta.num_columns) * 8)
-            _check_declared(path, declared)
-            table = pf.read()
+            # what the row groups declare (the footer's total row count is not trusted): their uncompressed
+            # sizes, and the float64 table their rows become; text read as dictionaries (a repeated value once)
+            rows, size = parquet_declared(meta)
+            _check_declared(path, max(size, max(rows, int(meta.num_rows)) * int(meta.num_columns) * 8))
+            pf = pq.ParquetFile(path, read_dictionary=parquet_text_columns(pf.schema_arrow))
+            parts, decoded = [], 0
+            for i in range(meta.num_row_groups):  # one row group at a time, what it became charged at once
+                parts.append(pf.read_row_group(i))
+                decoded += parts[-1].nbytes
+                _check_declared(path, decoded)
+            table = pa.concat_tables(parts) if parts else pf.schema_arrow.empty_table()
         else:
             # lazy: optional (the parquet extra)
             import pyarrow.ipc  # noqa: F401
 
             with pa.memory_map(path, "r") as src:
+                # every buffer's decoded size (a compressed one states it) summed from the metadata first
+                _check_declared(path, ipc_declared(src))
+                src.seek(0)
                 reader = _ipc_reader(pa, src)
                 check("features", len(reader.schema.names), f"{name_of(path)}: the schema")
                 batches, declared = [], 0
@@ -368,6 +378,6 @@ def _arrow_column(chunked):
     if pa.types.is_timestamp(t) or pa.types.is_date(t):
         return np.asarray(chunked.cast(pa.timestamp("s")).to_numpy(zero_copy_only=False)).astype("datetime64[s]")
     if pa.types.is_dictionary(t):
-        chunked = chunked.cast(t.value_type)
+        return dictionary_cells(chunked)  # a value repeated in every row held once, never copied per row
     values = chunked.to_pylist()
     return np.array([None if v is None else str(v) for v in values], dtype=object)
