@@ -12,6 +12,8 @@ model file's compressed arrays bounded together and non-regular model paths (``m
 (``dask_handshake``) and one line for every error (``errors``); ``path_fuzz`` fuzzes output destinations and wide
 files (``--path-fuzz-n`` cases). Data loss (benchmarks/_hostile_dataloss.py): outputs re-pointed at an input in the
 save window (``repointed``), files cut short (``truncated``), a model naming its Gram file (``gram_reference``).
+Values (benchmarks/_hostile_values.py): one-line refusals of integers beyond 2**53, seeds, ``SKFRAME_*`` variables
+and coverage levels (``values``); CQR's time against the plain fit (``cqr``, no memory cap).
 Each row: exit status, error line, the command's time and peak memory above the loaded interpreter, under the
 same cap (the wide files: + 1 GiB, their names being Python objects).
 
@@ -32,6 +34,7 @@ import _setup  # runtime settings and sys.path, before NumPy; the measuring help
 
 sys.path.insert(0, str(_setup.ROOT))
 from _hostile_dataloss import SECTIONS as DATALOSS  # noqa: E402
+from _hostile_values import SECTIONS as VALUES  # noqa: E402
 
 from tests import hostile  # noqa: E402
 
@@ -282,7 +285,7 @@ def errors(folder):
 
 
 SECTIONS = {"outputs": outputs, "model_total": model_total, "wide": wide, "precomputed": precomputed,
-            "dask_handshake": dask_handshake, "errors": errors, **DATALOSS}
+            "dask_handshake": dask_handshake, "errors": errors, **DATALOSS, **VALUES}
 ALL = ("repros", "fuzz", *SECTIONS, "path_fuzz")
 
 

@@ -29,8 +29,9 @@ column (a table with text: each column is judged a number, category or date colu
 Uncompressed data are bounded by the file itself (its bytes are there); the limits bound what
 the file merely claims. A value is read from the environment at each check, so a variable set
 before a command (``SKFRAME_MAX_ATOMS=5000 skframe fit ...``) or in a running program applies at
-once. Values are positive integers (``2e7`` and ``1_000_000`` are understood), sizes in bytes may
-carry a unit (``16GiB``).
+once. Values are positive whole numbers (``2e7`` and ``1_000_000`` are understood), sizes in bytes may
+carry a unit (``16GiB``, ``1.5KiB`` = 1536); a fraction (``1.5`` bytes), a word, ``inf`` or a value above
+:data:`LARGEST` is refused in one line (:func:`parse_count`, the reader of every ``SKFRAME_*`` count).
 
 Examples
 --------
@@ -51,11 +52,13 @@ from __future__ import annotations
 import os
 import zipfile
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 
 from skframe.exceptions import DataFormatError, InvalidParameterError
-from skframe.options import parse_bytes
+from skframe.options import _UNITS
 
-__all__ = ["Limit", "LIMITS", "limit", "check", "exceeded", "quoted", "archive_member_impossible"]
+__all__ = ["Limit", "LIMITS", "LARGEST", "limit", "check", "exceeded", "quoted", "archive_member_impossible",
+           "parse_count", "out_of_memory"]
 
 #: characters of a file's value quoted in a message before it is cut
 QUOTED_CHARS = 60
@@ -104,22 +107,78 @@ LIMITS = {lim.name: lim for lim in (
 )}
 
 
-def _parse(lim, text):
-    if lim.in_bytes:
-        try:
-            return parse_bytes(text)
-        except InvalidParameterError:
-            value = None
-    else:
-        try:
-            value = float(text.replace("_", ""))
-        except ValueError:
-            value = None
-    if value is None or not 1 <= value < float("inf") or value != int(value):  # "inf" and "nan" included
-        raise InvalidParameterError(
-            f"{lim.env}={text!r} is not a positive whole number; write e.g. {lim.env}={lim.default}"
-        )
+#: the largest value any limit or count variable takes (a C ``ssize_t``: what ``csv.field_size_limit`` and array
+#: sizes accept); "no limit" is written as a large value below it, e.g. ``1e18``
+LARGEST = 2**63 - 1
+
+
+def parse_count(env, text, *, in_bytes=False, minimum=1, example=None):
+    """The whole number the environment variable ``env`` holds as ``text``, or one error naming both.
+
+    The one reader of every ``SKFRAME_*`` size, limit and count variable. Accepted: integers (``1000000``,
+    ``1_000_000``), decimals and scientific notation that write a whole number (``2e7``, ``1.5e6``), and for
+    sizes in bytes a unit (``16GiB``, ``1.5KiB`` = 1536, ``2GB`` = 2e9). The value is read exactly (no float
+    rounding); a fraction (``1.5`` bytes, ``2.5`` atoms), a value below ``minimum`` or above :data:`LARGEST`,
+    ``inf``, ``nan`` or anything else raises :class:`InvalidParameterError` naming the variable, the value and an
+    example.
+
+    Parameters
+    ----------
+    env : str
+        The variable's name, for the message.
+    text : str
+        Its value.
+    in_bytes : bool, default=False
+        Whether the value is a number of bytes (a unit is accepted).
+    minimum : int, default=1
+        The least value accepted.
+    example : int or str, optional
+        The value the message suggests (default: ``minimum``).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> parse_count("SKFRAME_MAX_DECOMPRESSED", "1.5KiB", in_bytes=True)
+    1536
+    >>> parse_count("SKFRAME_MAX_FEATURES", "2e6")
+    2000000
+    >>> try:
+    ...     parse_count("SKFRAME_MAX_DECOMPRESSED", "1.5", in_bytes=True, example="16GiB")
+    ... except Exception as exc:
+    ...     print(exc)
+    SKFRAME_MAX_DECOMPRESSED='1.5' is not a whole number of bytes; write e.g. SKFRAME_MAX_DECOMPRESSED=16GiB
+    """
+    example = minimum if example is None else example
+    raw = str(text).strip()
+    number, unit = raw.lower().replace(" ", ""), ""
+    if in_bytes:
+        stripped = number.rstrip("abcdefghijklmnopqrstuvwxyz")
+        number, unit = stripped, number[len(stripped):]
+    try:
+        value = Decimal(number) * _UNITS[unit] if unit in _UNITS else None
+    except (InvalidOperation, IndexError):
+        value = None
+    if value is None or not value.is_finite():
+        unit_words = " of bytes (a unit may follow: KiB, MiB, GiB, kB, MB, GB)" if in_bytes else ""
+        kind = "a positive whole number" if minimum >= 1 else f"a whole number of at least {minimum}"
+        raise InvalidParameterError(f"{env}={raw!r} is not {kind}{unit_words}; write e.g. {env}={example}")
+    if value != value.to_integral_value():
+        raise InvalidParameterError(f"{env}={raw!r} is not a whole number{' of bytes' if in_bytes else ''}; "
+                                    f"write e.g. {env}={example}")
+    if value < minimum:
+        raise InvalidParameterError(f"{env}={raw!r} is below {minimum}, the least value it takes; write e.g. "
+                                    f"{env}={example}")
+    if value > LARGEST:
+        raise InvalidParameterError(f"{env}={raw!r} is more than {LARGEST} (2**63 - 1), the largest value it takes; "
+                                    f"write e.g. {env}={example}")
     return int(value)
+
+
+def _parse(lim, text):
+    return parse_count(lim.env, text, in_bytes=lim.in_bytes, example="16GiB" if lim.in_bytes else lim.default)
 
 
 def limit(name):
@@ -192,3 +251,46 @@ def archive_member_impossible(info, file_size, what, tail, error):
             raise error(exceeded("expansion", ratio, f"{what} declares {info.file_size} bytes from "
                                                      f"{info.compress_size} compressed, {tail}"))
     return bad or info.header_offset + info.compress_size > file_size
+
+
+#: modules that read data or model files: a MemoryError raised inside one of them happened while reading
+_READERS = ("skframe.io", "skframe.datasets", "skframe.persistence", "skframe.graphs.batch", "skframe.graphs.sdf")
+
+
+def out_of_memory(exc, fit_advice="use a smaller sketch_size or a sparser sketch, or set memory_budget"):
+    """The one line for the ``MemoryError`` ``exc``, worded after where it was raised (its traceback).
+
+    Raised inside a reader (:data:`_READERS`, the innermost skframe frame), the line names the file being read
+    and its size, and says how to read less at once: blocks (``skframe.io.iter_chunks``), a memory-mapped NPY
+    file, fewer columns, or more memory for the process. Elsewhere (fitting, predicting) it gives ``fit_advice``.
+
+    >>> try:
+    ...     raise MemoryError()
+    ... except MemoryError as exc:
+    ...     print(out_of_memory(exc))
+    out of memory; use a smaller sketch_size or a sparser sketch, or set memory_budget
+    """
+    module, path, tb = None, None, exc.__traceback__
+    while tb is not None:
+        name = str(tb.tb_frame.f_globals.get("__name__", ""))
+        if name.split(".")[0].startswith("skframe"):
+            module = name
+            if name.startswith(_READERS) and path is None:
+                found = tb.tb_frame.f_locals.get("path")
+                path = os.fspath(found) if isinstance(found, (str, os.PathLike)) else None
+        tb = tb.tb_next
+    if module is None or not module.startswith(_READERS):
+        return f"out of memory; {fit_advice}"
+    what, size = "a file", ""
+    if path is not None:
+        what = repr(os.path.basename(path))
+        try:
+            size = f" ({os.path.getsize(path)} bytes on disk)"
+        except OSError:
+            size = ""
+    if module.startswith("skframe.persistence"):
+        return (f"out of memory while reading the model file {what}{size}: its arrays do not fit in the memory "
+                "this process may use; run where more memory is free")
+    return (f"out of memory while reading {what}{size}: its data do not fit in the memory this process may use; "
+            "read it in blocks (skframe.io.iter_chunks), store the table as an NPY array (memory-mapped, read on "
+            "demand), keep fewer columns, or run where more memory is free")

@@ -17,9 +17,34 @@ from __future__ import annotations
 import numpy as np
 
 from skframe.constraints import Interval, check_param
-from skframe.exceptions import InvalidInputError
+from skframe.exceptions import InvalidInputError, InvalidParameterError
 
-__all__ = ["check_scalar", "check_data", "check_same_features", "as_float_array"]
+__all__ = ["check_scalar", "check_seed", "check_data", "check_same_features", "as_float_array", "SEED_MAX"]
+
+
+#: the largest integer seed NumPy and scikit-learn accept (seeds are whole numbers in [0, 2**32 - 1])
+SEED_MAX = 2**32 - 1
+
+
+def check_seed(seed, name="random_state", example=0):
+    """``seed`` when it is a valid random state: None, a RandomState, a Generator or a whole number in
+    ``[0, 2**32 - 1]``; else one :class:`InvalidParameterError` naming ``name``, the value and an example.
+
+    >>> check_seed(7)
+    7
+    >>> try:
+    ...     check_seed(-1, "--seed")
+    ... except Exception as exc:
+    ...     print(exc)
+    --seed -1: the seed must be a whole number in [0, 2**32-1] (0 to 4294967295), e.g. --seed 0
+    """
+    if seed is None or isinstance(seed, (np.random.RandomState, np.random.Generator)):
+        return seed
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and 0 <= seed <= SEED_MAX:
+        return int(seed)
+    sep = " " if name.startswith("-") else "="
+    raise InvalidParameterError(f"{name}{sep}{seed!r}: the seed must be a whole number in [0, 2**32-1] (0 to "
+                                f"{SEED_MAX}), e.g. {name}{sep}{example}")
 
 
 def check_scalar(value, name, *, kind=float, low=None, high=None, low_inclusive=True, high_inclusive=True, fix=None):

@@ -64,8 +64,10 @@ def handle_errors(func):
                 msg = cli_wording(msg)
             if isinstance(exc, OSError) and not isinstance(exc, SkframeError):
                 msg = f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)
-            if isinstance(exc, MemoryError):
-                msg = "out of memory; use a smaller --sketch-size or a sparser sketch"
+            if isinstance(exc, MemoryError):  # worded after where it happened: reading a file, or fitting
+                from skframe.limits import out_of_memory  # lazy: loads NumPy
+
+                msg = out_of_memory(exc, "use a smaller --sketch-size or a sparser sketch, or set --memory-budget")
             if len(msg) > MAX_MESSAGE:  # a value quoted from a file must not make a 100 kB line
                 msg = f"{msg[:MAX_MESSAGE]}... ({len(msg)} characters; SKFRAME_DEBUG=1 shows all)"
             fail(msg)

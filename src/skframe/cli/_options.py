@@ -290,6 +290,9 @@ class FitOptions:
                                         "add --interval 0.9 --interval-method cqr, or drop --cqr-score")
         if self.targets < 1:
             raise InvalidParameterError(f"--targets {self.targets} must be >= 1: the number of trailing target columns")
+        from skframe.validation import check_seed  # lazy: loads NumPy (~0.1 s at start-up)
+
+        check_seed(self.seed, "--seed")  # [0, 2**32-1], before any draw
 
     def estimator_params(self, *names):
         """``{name: value}`` of options named as the estimator's parameters, plus ``random_state``.

@@ -83,9 +83,11 @@ def select(
     from skframe.model_selection.curves import select_sketch_sizes  # lazy: loads scikit-learn (~0.6 s at start-up)
     from skframe.model_selection.plots import plot_selection  # lazy: loads NumPy (~0.1 s at start-up)
     from skframe.models._folds import check_cv_order  # lazy: loads NumPy (~0.1 s at start-up)
+    from skframe.validation import check_seed  # lazy: loads NumPy (~0.1 s at start-up)
 
     if not 0 < val_fraction < 1:
         raise InvalidParameterError(f"--val-fraction {val_fraction} must be in (0, 1)")
+    check_seed(seed, "--seed")  # [0, 2**32-1], before the data are read
     cv_order = check_cv_order(cv_order, "--cv-order")
     if png is not None:
         check_select_png(png, train)  # before any work

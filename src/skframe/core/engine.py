@@ -44,6 +44,7 @@ import os
 
 from skframe.deps import numba_enabled, require
 from skframe.exceptions import InvalidParameterError
+from skframe.limits import parse_count
 from skframe.options import DEFAULT_OPTIONS
 
 __all__ = [
@@ -79,13 +80,8 @@ NUMBA_MIN_WORK = 40_000_000
 def numba_min_work():
     """:data:`NUMBA_MIN_WORK`, or the integer in ``SKFRAME_NUMBA_MIN_WORK`` when set."""
     value = os.environ.get("SKFRAME_NUMBA_MIN_WORK", "").strip()
-    if value:
-        try:
-            return max(0, int(float(value)))
-        except (ValueError, OverflowError):  # "inf" included
-            raise InvalidParameterError(
-                f"SKFRAME_NUMBA_MIN_WORK={value!r} is not a number; give a count of kernel entries, e.g. 4e7"
-            ) from None
+    if value:  # a whole count of kernel entries, 0 or more (skframe.limits.parse_count: one line for nonsense)
+        return parse_count("SKFRAME_NUMBA_MIN_WORK", value, minimum=0, example="4e7")
     return NUMBA_MIN_WORK
 
 

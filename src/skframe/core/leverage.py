@@ -21,6 +21,7 @@ import numpy as np
 from skframe.contract.collections import n_items, take
 from skframe.contract.protocols import kernel_block, kernel_diag
 from skframe.exceptions import InvalidParameterError
+from skframe.validation import check_seed
 
 __all__ = ["nystrom_leverage_scores", "approximate_leverage_scores", "effective_dimension"]
 
@@ -92,7 +93,7 @@ def approximate_leverage_scores(kernel, Z, lam, *, n_samples=None, random_state=
     """
     if lam <= 0:
         raise InvalidParameterError(f"lam={lam!r} must be > 0")
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(check_seed(random_state))
     n = n_items(Z)
     q = int(min(n, n_samples or max(100, int(2 * np.sqrt(n)))))
     return np.clip(nystrom_leverage_scores(kernel, Z, lam, q, rng), 0, 1)

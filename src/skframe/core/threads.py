@@ -19,6 +19,8 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from skframe.limits import parse_count
+
 __all__ = ["THREADED_ENTRIES", "available_cores", "run_row_ranges", "threads_for", "map_threads", "set_torch_threads"]
 
 #: Blocks of at least this many entries are split by rows over the cores (smaller ones cost less
@@ -47,8 +49,8 @@ def available_cores():
     except AttributeError:  # not on Linux
         cores = os.cpu_count() or 1
     env = os.environ.get("SKFRAME_NUM_THREADS", "").strip()
-    if env.isdigit() and int(env) > 0:
-        cores = min(cores, int(env))
+    if env:  # a count of at least 1; nonsense ("four", "0", "1.5") is refused in one line naming the variable
+        cores = min(cores, parse_count("SKFRAME_NUM_THREADS", env, example=2))
     return max(1, cores)
 
 

@@ -326,3 +326,25 @@ def unquote(s):
     if len(s) >= 2 and s[0] == s[-1] and s[0] in "'\"":
         return s[1:-1]
     return s
+
+
+#: the largest whole number every smaller one of which float64 holds exactly (2**53)
+EXACT_INTEGERS = 2**53
+
+
+def check_exact_integers(chunked, path, name):
+    """Refuse the integer column ``name`` of a Parquet or Arrow file (a pyarrow ChunkedArray) when it holds a value
+    float64 cannot hold exactly (beyond +-2**53): such a value is never rounded silently."""
+    import pyarrow.compute as pc  # lazy: optional (the parquet extra)
+
+    if chunked.type.bit_width <= 32 or chunked.length() == chunked.null_count:
+        return
+    span = pc.min_max(chunked)
+    low, high = span["min"].as_py(), span["max"].as_py()
+    worst = high if abs(high) >= abs(low) else low
+    if abs(worst) > EXACT_INTEGERS:
+        raise DataFormatError(
+            f"{name_of(path)}, column {name!r}: the integer {worst} is beyond 2**53 = {EXACT_INTEGERS}, where "
+            f"float64 cannot hold every whole number (it would become {int(float(worst))}); store codes or "
+            f"identifiers as a string column and read them with --column-types {name}=categorical (or leave it out "
+            f"with --column-types {name}=text), or store the column as float64 to accept the rounding")

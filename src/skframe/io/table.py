@@ -29,6 +29,7 @@ from skframe.deps import require
 from skframe.exceptions import DataFormatError, InvalidParameterError
 from skframe.io._common import (
     MISSING_TOKENS,
+    check_exact_integers,
     check_targets,
     header_names,
     is_number_or_missing,
@@ -364,15 +365,17 @@ def _read_arrow(path, fmt):
     except (pa.ArrowException, OSError) as exc:
         raise arrow_failure(path, fmt, exc) from None
     check_unique_names([str(n) for n in table.column_names], path)
-    columns = [_arrow_column(table.column(j)) for j in range(table.num_columns)]
+    columns = [_arrow_column(table.column(j), path, str(table.column_names[j])) for j in range(table.num_columns)]
     info = {"format": fmt, "compression": None, "delimiter": None, "decimal": None, "header": True}
     return Table(names=[str(n) for n in table.column_names], columns=columns, linenos=None, info=info, path=path)
 
 
-def _arrow_column(chunked):
+def _arrow_column(chunked, path, name):
     import pyarrow as pa  # lazy: optional (the parquet extra)
 
     t = chunked.type
+    if pa.types.is_integer(t):
+        check_exact_integers(chunked, path, name)  # never rounded to float64 silently
     if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t):
         return np.asarray(chunked.cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
     if pa.types.is_timestamp(t) or pa.types.is_date(t):

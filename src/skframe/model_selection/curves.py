@@ -40,6 +40,7 @@ from skframe.exceptions import InvalidParameterError
 from skframe.metrics import example_based_f1
 from skframe.models import OutputKernelRegressor
 from skframe.models._folds import check_cv_order
+from skframe.validation import check_seed
 
 # the clock the time budgets are measured with (replaced by a fake one in tests)
 _clock = time.perf_counter
@@ -100,7 +101,7 @@ def perfect_h_curve(kernel, Y_train, Y_val, sizes, *, sketch="subsample", sketch
     """
     if metric not in ("decode", "surrogate"):
         raise InvalidParameterError(f"metric={metric!r}; use 'decode' or 'surrogate'")
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(check_seed(random_state))
     loop = _CurveLoop(sizes, (sketch, sketch_params, get_sketch), n_repeats, time_budget, tol, patience, rng)
     if metric == "surrogate":
         return _projection_curve(kernel, Y_train, Y_val, loop)
@@ -190,7 +191,7 @@ def input_size_curve(X_train, Y_train, X_val, Y_val, sizes, *, input_kernel, out
     are ``-surrogate MSE``).
     """
     n = n_items(X_train)
-    seeds = np.random.default_rng(random_state).integers(0, 2**31 - 1, size=(len(sizes), n_repeats))
+    seeds = np.random.default_rng(check_seed(random_state)).integers(0, 2**31 - 1, size=(len(sizes), n_repeats))
     out = {"sizes": [], "scores": [], "seconds": [], "stopped": "all sizes", "metric": "-surrogate_mse"}
     for i, m in enumerate(sizes):
         m = int(m)
@@ -323,7 +324,7 @@ def select_sketch_sizes(X, Y, *, input_kernel, output_kernel, lam, sizes_x=None,
 
     kx = get_kernel(input_kernel) if isinstance(input_kernel, str) else input_kernel
     ky = get_kernel(output_kernel) if isinstance(output_kernel, str) else output_kernel
-    rng = np.random.default_rng(random_state)
+    rng = np.random.default_rng(check_seed(random_state))
     tr, va = _holdout(n_items(X), val_fraction, rng, keep)
     Xtr, Xva, Ytr, Yva = take(X, tr), take(X, va), Y[tr], Y[va]
     kx, ky = kernel_prepare(kx, Xtr), kernel_prepare(ky, Ytr)  # e.g. gamma='scale', set on the training part

@@ -34,8 +34,10 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, clone,
 
 from skframe.contract.collections import is_collection, n_items, take
 from skframe.exceptions import InvalidInputError, InvalidParameterError, NotFittedError
+from skframe.uncertainty._cqr_lam import needs_lam, square_loss_lam
 from skframe.uncertainty._quantiles import CQR_SCORES, FoldResiduals, cqr_scores, cqr_widening, split_quantile
 from skframe.uncertainty._shared_folds import fit_shared_folds
+from skframe.validation import check_seed
 
 __all__ = ["ConformalRegressor", "METHODS"]
 
@@ -124,6 +126,10 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
         ``"cv+"`` / ``"jackknife+"``: the held-out residuals per target, grouped by fold.
     n_calibration_ : int
         Rows that calibrated the intervals (the held-out part, or all rows for CV+).
+    cqr_lam_ : list of dict
+        ``"cqr"`` with a quantile estimator whose ``lam="auto"``: per target, how its lambda was set instead of
+        searched (the square loss's, chosen in closed form on the training part and moved to the pinball loss's
+        scale: one fit instead of about 25; :mod:`skframe.uncertainty._cqr_lam`). Empty otherwise.
 
     Examples
     --------
@@ -168,6 +174,7 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
         if self.method == "cv+" and (isinstance(self.cv, bool) or not isinstance(self.cv, numbers.Integral)
                                      or not 2 <= self.cv <= n):
             raise InvalidParameterError(f"cv={self.cv!r} must be an integer between 2 and the {n} rows, e.g. 5")
+        check_seed(self.random_state)  # None, a RandomState, a Generator or a whole number in [0, 2**32-1]
         if self.sketch_sharing not in ("fold", "shared"):
             raise InvalidParameterError(f"sketch_sharing={self.sketch_sharing!r}; use 'fold' or 'shared'")
         if not isinstance(self.cqr_score, str) or self.cqr_score not in CQR_SCORES:
@@ -253,10 +260,15 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
             self.conformity_quantile_ = split_quantile(self.scores_, self.alpha)
             return
         # CQR: one quantile model per target (a quantile estimator fits one target)
-        self.quantile_estimators_ = []
+        self.quantile_estimators_, self.cqr_lam_ = [], []
         q_lo, q_hi = np.empty((cal.size, Y2.shape[1])), np.empty((cal.size, Y2.shape[1]))
         for j in range(Y2.shape[1]):
-            est = self._quantile_estimator().fit(X_tr, Y2[train, j])
+            est = self._quantile_estimator()
+            if needs_lam(est):  # lam="auto": the square loss's lambda, not a pinball search (uncertainty._cqr_lam)
+                lam, info = square_loss_lam(est, X_tr, Y2[train, j])
+                est.set_params(lam=lam)
+                self.cqr_lam_.append(info)
+            est.fit(X_tr, Y2[train, j])
             Q = self._quantile_columns(est, X_cal)
             q_lo[:, j], q_hi[:, j] = Q[:, 0], Q[:, 2]
             self.quantile_estimators_.append(est)

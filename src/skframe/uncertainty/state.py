@@ -40,6 +40,11 @@ def check_level(level, option="--interval"):
         value = float("nan")
     if not 0 < value < 1:
         raise InvalidParameterError(f"{option} {level!r} must be a coverage level in (0, 1), e.g. 0.9 for 90%")
+    if not 0 < 1 - value < 1:  # 1e-300: the miscoverage 1 - level rounds to 1 (float64 steps of 2**-53 near 1)
+        raise InvalidParameterError(
+            f"{option} {level!r}: the coverage must be in (0, 1) and at least about 1e-16, the least level "
+            f"whose miscoverage 1 - level is below 1 in floating point (with n calibration rows, any level below "
+            f"1/(n + 1) already gives the narrowest intervals); e.g. {option} 0.9")
     return value
 
 
