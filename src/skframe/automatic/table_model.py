@@ -102,6 +102,10 @@ class TableModel(BaseEstimator):
     classes_ : ndarray
         The class labels of a classifier.
 
+    The estimator's other fitted attributes (``n_features_in_``, ``sketch_info_``, ``coef_``, ...) are read
+    through; they describe the encoded, scaled features. A model loaded from a file has ``report_ = None`` (its
+    ``decisions_`` are kept in the file).
+
     Examples
     --------
     >>> import skframe
@@ -235,6 +239,23 @@ class TableModel(BaseEstimator):
                 raise InvalidParameterError(f"predict_proba needs a classifier whose loss gives probabilities; this "
                                             f"model is {type(est).__name__} (task={self.task_!r})")
             return est.predict_proba(apply_scaler(X, self.state_))
+
+    def decision_function(self, data):
+        """The estimator's decision values (scores of a classifier, of a structured model's outputs) for new rows
+        with the raw columns."""
+        X = self._features(data)
+        with self._plain() as est:
+            return est.decision_function(apply_scaler(X, self.state_))
+
+    def __getattr__(self, name):
+        """A fitted attribute the estimator has and this object does not (``n_features_in_``, ``sketch_info_``,
+        ``coef_``, ...): the estimator's, which describes the encoded, scaled features."""
+        if name.startswith("__") or not name.endswith("_") or name in ("estimator_", "state_"):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        estimator = self.__dict__.get("estimator_")
+        if estimator is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(estimator, name)
 
     def predict_interval(self, data, level=None):
         """``(lower, upper)``, each of shape (n_samples, n_targets): the prediction intervals fitted with
