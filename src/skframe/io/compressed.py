@@ -5,8 +5,9 @@ by its first bytes, whatever its name, and read as the text it holds. What it ma
 to is bounded **before** it is expanded, by the size policy of :mod:`skframe.limits`:
 
 * the cap is the smaller of ``SKFRAME_MAX_DECOMPRESSED`` (8 GiB) and ``SKFRAME_MAX_EXPANSION``
-  (64) times the compressed size, but never below 64 MiB (a small file may always expand to
-  that much);
+  (64) times the compressed size, but never below 1 MiB (a small file may always expand to
+  that much: 64 MiB of memory at :data:`READ_RATE`, the 64 bytes of memory the table readers
+  take per byte of the densest text);
 * the file is first decompressed as a stream that is counted and thrown away, stopping with a
   one-line refusal as soon as the cap is passed (a gzip bomb of several members, bz2, xz,
   zstd): nothing is parsed or kept before the file is known to fit, so memory stays bounded
@@ -42,7 +43,11 @@ __all__ = ["file_head", "not_regular", "check_regular", "compression_of", "open_
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"))
 #: File-name suffixes of compressed files and the compression each one means.
 COMPRESSED_SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
-_FLOOR = 64 << 20
+#: Bytes of memory the table readers take per byte of text they read, at most (measured on the densest text, one
+#: character a cell: ``0,0`` rows; the typed and the numeric CSV readers alike, 58 to 64). The expansion always
+#: allowed to a small compressed file is charged at this rate: 64 MiB of memory, 1 MiB of text.
+READ_RATE = 64
+_FLOOR = (64 << 20) // READ_RATE
 _COUNTED = {}  # (path, size, mtime) -> expanded bytes, for files already counted within the cap
 
 
@@ -126,8 +131,9 @@ def _refusal(path, value, known=False):
     ratio = -(-value // max(1, size))  # rounded up: 64.2 times is over a limit of 64
     said = f"expands {ratio} times ({value} bytes)" if known else f"expands to more than {value} bytes"
     return DataFormatError(f"{_name(path)} ({size} bytes compressed) {said}, more than the limit of {lim} times its "
-                           f"size (or {_FLOOR >> 20} MiB for a small file); if the file is genuine, raise the limit "
-                           "with the environment variable SKFRAME_MAX_EXPANSION (e.g. SKFRAME_MAX_EXPANSION="
+                           f"size (or {_FLOOR >> 20} MiB of text for a small file: the readers hold a byte of text "
+                           f"in up to {READ_RATE} bytes of memory); if the file is genuine, raise the limit with the "
+                           "environment variable SKFRAME_MAX_EXPANSION (e.g. SKFRAME_MAX_EXPANSION="
                            f"{ratio if known else 4 * lim})")
 
 
