@@ -135,3 +135,12 @@ def arrow_zstd_zeros(folder, rows=1 << 20):
     with pyarrow.ipc.new_file(path, table.schema, options=pyarrow.ipc.IpcWriteOptions(compression="zstd")) as w:
         w.write_table(table)
     return path
+
+
+def gzip_zeros(folder, text_bytes=4 << 20):
+    """A gzip CSV of ``0,0`` rows expanding to ``text_bytes`` (about 500 times its size)."""
+    import gzip
+
+    path = Path(folder, "zeros.csv.gz")
+    path.write_bytes(gzip.compress(b"a,y\n" + b"0,0\n" * ((text_bytes - 4) // 4), compresslevel=9, mtime=0))
+    return path

@@ -1,0 +1,205 @@
+"""Bounds before work: files that once cost gigabytes or minutes before any check are refused (or read) within a
+bound, each in one line naming the value and the fix. Small variants of each (tests/hostile_bounds.py), limits
+lowered through their environment variables; the full sizes are measured by benchmarks/bench_hostile.py (section
+``bounds``)."""
+
+import os
+import threading
+import tracemalloc
+from datetime import datetime
+
+import numpy as np
+import pytest
+
+from skframe.exceptions import DataFormatError, InvalidInputError, PersistenceError
+from tests import hostile, hostile_bounds
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def _peak(fn):
+    tracemalloc.start()
+    try:
+        result = fn()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+# ------------------------------------------------------------------------------------------- wide cells, wide tables
+def test_one_long_category_cell_makes_no_fixed_width_copy(tmp_path):
+    from skframe.io.table import read_table
+    from skframe.preprocessing import TableEncoder
+    from skframe.preprocessing.targets import check_target
+
+    table = read_table(hostile_bounds.wide_cell_csv(tmp_path, rows=2000, chars=50_000))
+
+    def typed():
+        check_target(table.names, table.columns, [2], chosen="--target")
+        return TableEncoder().fit(table).transform(table)
+
+    X, peak = _peak(typed)  # a fixed-width copy: 2000 x 50 000 x 4 bytes = 400 MB
+    assert X.shape == (2000, 6) and peak < 50 << 20, peak
+
+
+def test_distinct_text_sorts_as_numpy_does():
+    from skframe.preprocessing.cells import distinct_text
+
+    rng = np.random.default_rng(0)
+    cells = np.array(["".join(rng.choice(list("abAB é1"), rng.integers(0, 5))) for _ in range(300)], dtype=object)
+    uniques, inverse = distinct_text(cells)
+    expected, expected_inverse = np.unique(cells.astype(str), return_inverse=True)
+    assert uniques == expected.tolist() and np.array_equal(inverse, expected_inverse.ravel())
+
+
+def test_a_table_of_too_many_columns_is_refused_before_typing(tmp_path, monkeypatch):
+    from skframe.io.table import read_table
+    from skframe.preprocessing import TableEncoder
+    from skframe.preprocessing.targets import check_target
+
+    table = read_table(hostile_bounds.wide_text_csv(tmp_path, columns=150))
+    monkeypatch.setenv("SKFRAME_MAX_TABLE_COLUMNS", "100")
+    for step in (lambda: TableEncoder().fit(table), lambda: check_target(table.names, table.columns, [150])):
+        with pytest.raises(InvalidInputError, match="151 columns to type one by one, more than the limit of 100"
+                                                    ".*SKFRAME_MAX_TABLE_COLUMNS=151.*--drop"):
+            step()
+    monkeypatch.setenv("SKFRAME_MAX_TABLE_COLUMNS", "151")
+    assert TableEncoder().fit(table).transform(table).shape == (1, 151)
+
+
+def test_every_date_format_fits_its_shape():
+    """The regular expression tried before strptime admits every cell strptime reads (else a date is lost)."""
+    from skframe.preprocessing import dates
+
+    for fmt in dates.DATE_FORMATS:
+        for time in dates.TIMES:
+            for day in (datetime(2024, 5, 7, 3, 4, 5), datetime(1999, 12, 31, 23, 59, 59)):
+                cell = day.strftime(fmt + time)
+                for variant in (cell, cell.upper(), cell.lower(), cell.replace("05", "5").replace("07", "7")):
+                    try:
+                        datetime.strptime(variant, fmt + time)
+                    except ValueError:
+                        continue
+                    assert dates._shape(fmt).fullmatch(variant), (fmt, variant)
+                    assert dates.date_format([variant]) is not None, variant
+    assert dates.date_format(["t12345", "2024/05/07"]) is None
+
+
+# ------------------------------------------------------------------------------------------------------------ FIFOs
+@pytest.mark.parametrize("name", ["pipe", "pipe.csv"])
+def test_a_fifo_is_refused_by_its_type_never_opened(tmp_path, name):
+    from skframe.io import load_dataset
+    from skframe.io.table import read_table, read_table_header
+
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    errors = []
+
+    def read_all():
+        for read in (load_dataset, read_table, read_table_header):
+            try:
+                read(fifo)
+            except InvalidInputError as exc:
+                errors.append(str(exc))
+
+    worker = threading.Thread(target=read_all, daemon=True)
+    worker.start()
+    worker.join(30)
+    if worker.is_alive():  # unblock the reader stuck in open(): a writer opens and closes the FIFO
+        with open(fifo, "wb"):
+            pass
+        pytest.fail("a reader opened the FIFO")
+    assert len(errors) == 3 and all("is a FIFO (named pipe), not a regular file" in e for e in errors), errors
+
+
+def test_skframe_fit_test_fifo_is_one_line(tmp_path):
+    np.savetxt(tmp_path / "d.csv", np.random.default_rng(0).normal(size=(40, 3)), delimiter=",")
+    os.mkfifo(tmp_path / "pipe")
+    code, _, err, _ = hostile.run_skframe(["fit", "d.csv", "--test", "pipe", "--sketch-size", "10"], tmp_path,
+                                          timeout=60)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "FIFO" in lines[0] and "regular file" in lines[0], err[-2000:]
+
+
+# ------------------------------------------------------------------------------------------------------------ labels
+def test_class_count_is_bounded_before_the_targets_are_made(monkeypatch):
+    from skframe.models import SketchedKernelClassifier
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(400, 2)), np.array([f"L{i}" for i in rng.permutation(400) % 200], dtype=object)
+    monkeypatch.setenv("SKFRAME_MAX_CLASSES", "100")
+    with pytest.raises(InvalidInputError, match=r"y holds 200 classes, more than the limit of 100 for "
+                                                r"max_classes=None .*400 x 200 x 8 .*max_classes=200"):
+        SketchedKernelClassifier(sketch_size=10).fit(X, y)
+    with pytest.raises(InvalidInputError, match="y holds 200 classes, more than max_classes=150"):
+        SketchedKernelClassifier(sketch_size=10, max_classes=150).fit(X, y)
+
+
+# ------------------------------------------------------------------------------------------------------- model files
+def test_model_extra_arrays_are_charged_to_the_total(tmp_path, monkeypatch):
+    import skframe
+
+    path = hostile_bounds.model_with_extra_arrays(tmp_path, n_arrays=40)
+    with pytest.raises(PersistenceError, match=r"its 40 compressed entries together declare 41948\d+ bytes from "
+                                               r"\d+ compressed, so the model file expands \d+ times, more than the "
+                                               r"limit of 64.*SKFRAME_MAX_EXPANSION"):
+        skframe.load(path)
+    monkeypatch.setenv("SKFRAME_MAX_EXPANSION", "100000")  # raised: the same file loads
+    assert skframe.load(path).predict(np.zeros((2, 3))).shape == (2,)
+
+
+# --------------------------------------------------------------------------------------------------- Parquet, Arrow
+def test_parquet_rows_are_counted_by_row_group_not_by_the_footer(tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    from skframe.io.table import read_table
+
+    path = hostile_bounds.parquet_lying_rows(tmp_path, rows=1 << 20, stated=10)
+    assert pq.ParquetFile(path).metadata.num_rows == 10  # the footer lies
+    assert read_table(path).n_rows == 1 << 20  # every row read, never the footer's 10
+    monkeypatch.setenv("SKFRAME_MAX_DECOMPRESSED", "1MiB")
+    with pytest.raises(DataFormatError, match="lying.parquet .* decompresses to 16777216 bytes, more than the limit "
+                                              "of 1048576.*SKFRAME_MAX_DECOMPRESSED=16777216"):
+        read_table(path)
+
+
+def test_parquet_dictionary_text_is_held_once(tmp_path):
+    pytest.importorskip("pyarrow")
+    from skframe.io.table import read_table
+
+    path = hostile_bounds.parquet_dictionary_strings(tmp_path, rows=200, chars=1 << 20)
+    table, peak = _peak(lambda: read_table(path))  # decoded row by row: 200 x 1 MiB
+    cells = table.column("s")
+    assert cells.shape == (200,) and cells[0] is cells[199] and len(cells[0]) == 1 << 20
+    assert peak < 40 << 20, peak
+
+
+def test_arrow_compressed_buffers_are_checked_before_decompression(tmp_path, monkeypatch):
+    pa = pytest.importorskip("pyarrow")
+    from skframe.io.arrow_bounds import ipc_declared
+    from skframe.io.table import read_table
+
+    path = hostile_bounds.arrow_zstd_zeros(tmp_path, rows=1 << 18)
+    assert os.path.getsize(path) < 10_000
+    with pa.memory_map(str(path)) as src:
+        assert ipc_declared(src) == 16 << 18  # two float64 columns, from the buffers' stated lengths
+    monkeypatch.setenv("SKFRAME_MAX_DECOMPRESSED", "1MiB")
+    before = pa.total_allocated_bytes()
+    with pytest.raises(DataFormatError, match="zstd.arrow .* decompresses to 4194304 bytes, more than the limit"):
+        read_table(path)
+    assert pa.total_allocated_bytes() - before < 1 << 20
+
+
+# -------------------------------------------------------------------------------------------------- compressed text
+def test_gzip_text_allowance_is_charged_at_the_readers_rate(tmp_path):
+    from skframe.io import load_dataset
+    from skframe.io.compressed import READ_RATE
+
+    path = hostile_bounds.gzip_zeros(tmp_path, text_bytes=4 << 20)  # ~500 times its size, under the old 64 MiB
+    with pytest.raises(DataFormatError, match=rf"zeros.csv.gz \(\d+ bytes compressed\) expands to more than \d+ "
+                                              rf"bytes.*1 MiB of text for a small file.*{READ_RATE} bytes of memory"
+                                              r".*SKFRAME_MAX_EXPANSION="):
+        load_dataset(path)
+    small = hostile_bounds.gzip_zeros(tmp_path, text_bytes=512 << 10)
+    assert load_dataset(small).n_samples == (512 << 10) // 4 - 1
