@@ -568,10 +568,15 @@ def test_private_uses_and_long_signatures_are_seen():
 # rules (and the description of the machine they read); code elsewhere passes on what they decided.
 PLAN_MODULES = ("skframe.core.engine", "skframe.core.threads", "skframe.compute.plan", "skframe.compute.plan_rules",
                 "skframe.compute.execution", "skframe.compute.machine")
-#: calls that implement a decision: the engine rule and its thresholds, the machine's cores
-DECIDING_CALLS = frozenset({"select_engine", "engine_rule", "numba_enabled", "numba_min_work", "cpu_count",
-                            "sched_getaffinity", "choose_executor", "choose_backend", "choose_blas_threads",
-                            "solver_blas_threads"})
+#: calls that take a decision: the engine rule, its thresholds and the default plan's former name, the machine's
+#: cores, the plan's rules, and creating threads or setting a library's thread count
+DECIDING_CALLS = frozenset({"select_engine", "engine_rule", "choose_engine", "with_engine", "elementwise_engine",
+                            "numba_enabled", "numba_min_work", "cpu_count", "sched_getaffinity", "available_cores",
+                            "choose_executor", "choose_backend", "choose_blas_threads", "solver_blas_threads",
+                            "fold_jobs", "choose_device", "choose_network_threads", "threadpool_limits",
+                            "set_num_threads", "ThreadPoolExecutor"})
+#: rooms held to one decision point
+DECISION_ROOMS = SPINE_ROOMS + ("skframe.uncertainty", "skframe.cli")
 #: modules of the fit that read the executor from the plan instead of looking at the data
 EXECUTOR_FROM_PLAN = ("skframe.models._fit", "skframe.models._base", "skframe.models.ridge",
                       "skframe.models.machine", "skframe.compute.stream_fit.streamed_representation")
@@ -620,8 +625,21 @@ def local_decisions(modules):
     return sorted(set(found), key=lambda f: (f.split(":")[0], int(f.split(":")[1].split()[0])))
 
 
-@pytest.mark.parametrize("room", SPINE_ROOMS + ("skframe.cli",))
+@pytest.mark.parametrize("room", DECISION_ROOMS)
 def test_execution_choices_are_the_plans(room):
+    """The plan hands out the decisions; no loop takes one.
+
+    The rule: outside :data:`PLAN_MODULES` (the engine rule ``skframe.core.engine``, the thread pool
+    ``skframe.core.threads``, the plan ``skframe.compute.plan``, ``plan_rules``, ``execution`` and ``machine``), no
+    module of skframe's models, compute, core, model selection, uncertainty or command line calls a name of
+    :data:`DECIDING_CALLS`: no engine rule (``select_engine``, ``engine_rule``, ``with_engine``, the numba
+    thresholds), no core count (``os.cpu_count``, ``sched_getaffinity``, ``available_cores``), no plan rule, no
+    thread creation or thread setting (``ThreadPoolExecutor(``, ``threadpool_limits(``, ``set_num_threads(``);
+    ``serial_blas`` is given a decision to apply (a constant, a name, the plan's ``blas_threads``), never an
+    expression of its own; the fit's modules read the executor from the plan, never from the data. A routine
+    that is handed options naming an engine runs on it (:func:`skframe.core.engine.planned` returns them
+    unchanged); a direct call without a plan gets the one default plan that ``planned`` builds.
+    """
     found = local_decisions(_modules_of(room))
     assert not found, ("choose engines, executors and threads in the plan (skframe.compute.plan, plan_rules, "
                        "skframe.core.engine) and pass the decision on:\n" + "\n".join(found))
@@ -665,6 +683,31 @@ def test_local_decisions_are_seen():
                      "skframe.model_selection.paths:6 calls cpu_count",
                      "skframe.model_selection.paths:6 calls select_engine",
                      "skframe.models._fit:2 chooses the executor from the data"]
+
+
+#: engine decisions a loss may not take: its values and sub-gradients run on the engine of the plan's rule for
+#: entry-by-entry formulas (``elementwise_engine``, the threshold ``LOSS_NUMBA_MIN_ENTRIES`` of skframe.core.engine)
+LOSS_ENGINE_CALLS = ("numba_enabled", "numba_min_work", "select_engine", "engine_rule")
+
+
+def test_losses_take_their_engine_from_the_plan():
+    found = [f for f in local_decisions(_modules_of("skframe_losses"))
+             if any(f.endswith(f"calls {name}") for name in LOSS_ENGINE_CALLS)]
+    assert not found, "ask elementwise_engine(F.size) (the plan's rule) instead:\n" + "\n".join(found)
+
+
+def test_local_thread_and_engine_decisions_are_seen():
+    tree = Tree.from_sources({"skframe.core.loops": (
+        "def run(func, items, options, torch):\n"
+        "    options = with_engine(options, 10)\n"
+        "    torch.set_num_threads(4)\n"
+        "    with ThreadPoolExecutor(max_workers=2) as pool:\n        pass\n"
+        "    with threadpool_limits(1):\n        pass\n"
+        "    return available_cores(), planned(options, 10)\n")})
+    assert local_decisions(tree.modules.values()) == [
+        "skframe.core.loops:2 calls with_engine", "skframe.core.loops:3 calls set_num_threads",
+        "skframe.core.loops:4 calls ThreadPoolExecutor", "skframe.core.loops:6 calls threadpool_limits",
+        "skframe.core.loops:8 calls available_cores"]
 
 
 def private_names_across_rooms(modules):

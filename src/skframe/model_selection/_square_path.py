@@ -49,15 +49,14 @@ on them), and with an integer ``random_state`` the refit on all rows draws that 
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.linalg as sla
 from sklearn.base import clone
 
 from skframe.compute.backend import serial_blas
-from skframe.compute.machine import available_memory
-from skframe.compute.plan_rules import auto_size_rule, fold_jobs, is_exact
+from skframe.compute.execution import FoldThreads, plan_folds
+from skframe.compute.plan_rules import auto_size_rule, is_exact
 from skframe.compute.stream_fit import StreamedRepresentation
 from skframe.compute.streaming import accumulate, sketch_gram
 from skframe.contract.collections import is_collection, take
@@ -66,7 +65,6 @@ from skframe.contract.tags import get_tags
 from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import sketch_spectrum
 from skframe.core.sketching import draw_sketch
-from skframe.core.threads import available_cores
 from skframe.deps import is_dask_collection
 from skframe.model_selection._fold_system import FoldSystem, fold_system_scores
 from skframe.model_selection._paths_base import PathScores, fold_rows, record_fold, scorer_kind
@@ -77,11 +75,11 @@ from skframe.models._fit import Fit
 __all__ = ["square_loss_path", "FoldSystem", "fold_system_scores"]
 
 
-def _eigh(A, serial=True):
+def _eigh(A):
     """Eigenvalues and eigenvectors of a symmetric matrix (LAPACK's divide and conquer), on one BLAS thread
-    by default: as fast for m x m, and immune to threads waiting for a core another process holds."""
+    (the plan's rule for m x m algebra, :meth:`skframe.compute.execution.FoldThreads.small_blas`)."""
     A = np.asarray(A, dtype=np.float64)
-    with serial_blas(serial):
+    with FoldThreads.small_blas():
         return sla.eigh(0.5 * (A + A.T), check_finite=False, driver="evd")
 
 
@@ -105,8 +103,9 @@ def _check_supported(estimator, X, kind):
         raise NotImplementedError("the estimator's own lam is a path")
 
 
-def _fold_system(est, X, y, train, test, kind, blas_serial):
-    """Fit-side and held-out sums of one fold with the fold's own sketch (``sketch_sharing="fold"``)."""
+def _fold_system(est, X, y, train, test, kind, threads):
+    """Fit-side and held-out sums of one fold with the fold's own sketch (``sketch_sharing="fold"``), on the
+    path's :class:`~skframe.compute.execution.FoldThreads`."""
     fit = Fit.of(clone(est), fold_rows(X, train), fold_rows(y, train))
     one_d, n, kernel, options = fit.y_1d, fit.n, fit.kernel, fit.options
     X_test = validate_X(fit.estimator, fold_rows(X, test), reset=False)
@@ -114,16 +113,16 @@ def _fold_system(est, X, y, train, test, kind, blas_serial):
     need_T = kind == "predict"
     offset = fit.offset
     info = {}
-    with serial_blas(blas_serial and options.blas_threads == 1):
+    with threads.fit_blas(options):
         rep = fit.represent(check_sample=False)  # the refit on all rows checks the kernel on them
         info["rank"] = int(rep.info.get("rank", rep.info.get("m", 0)))
         if rep.K is not None:  # exact model: alpha = (K + n lam I)^{-1} Y_c
-            s, Q = _eigh(rep.K, blas_serial)
+            s, Q = _eigh(rep.K)
             system = FoldSystem(s, Q.T @ fit.Yc, n, offset)
             T = kernel_times(kernel, X_test, fit.X, Q, options=options)
             return _held_out_sums(system, T, Y_test, need_T), X_test, Y_test, one_d, info
         A, B = fit.problem().gram()
-        s, Q = _eigh(A, blas_serial)
+        s, Q = _eigh(A)
         system = FoldSystem(s, Q.T @ B, n, offset)
         if isinstance(rep, StreamedRepresentation) and not need_T:  # held-out sums in one more streamed pass
             sums = accumulate(kernel, X_test, Y_test - offset, rep.X_basis, rep.mix, options=options)
@@ -139,22 +138,15 @@ def _fold_system(est, X, y, train, test, kind, blas_serial):
             one_d, info
 
 
-def _map(func, items, n_jobs):
-    if n_jobs is None or n_jobs == 1 or len(items) < 2:
-        return [func(item) for item in items]
-    with ThreadPoolExecutor(max_workers=int(n_jobs)) as pool:
-        return list(pool.map(func, items))
-
-
-def _fold_jobs(estimator, folds, n_jobs):
-    """Threads for the folds (:func:`skframe.compute.plan_rules.fold_jobs`): a fold holds ``2 n_train m``
-    floats of features for a sketch of the ``"auto"`` or given size m, ``2 n_train^2`` for the exact model."""
+def _fold_threads(estimator, folds, n_jobs):
+    """The plan's threads for the folds (:func:`skframe.compute.execution.plan_folds`): a fold holds
+    ``2 n_train m`` floats of features for a sketch of the ``"auto"`` or given size m, ``2 n_train^2`` for the
+    exact model."""
     n_t = max((len(train) for train, _ in folds), default=0)
     size = estimator.sketch_size
     m = int(size) if isinstance(size, (int, np.integer)) and not isinstance(size, bool) else auto_size_rule(n_t)
     per_fold = 2 * 8 * n_t * (n_t if is_exact(estimator.sketch) else min(m, n_t))
-    jobs = fold_jobs(n_jobs, len(folds), per_fold, available_memory()[0], available_cores())
-    return jobs, jobs > 1  # the threads of a pool run their dense algebra on one BLAS thread each
+    return plan_folds(n_jobs, len(folds), per_fold)  # a pool's threads run one BLAS thread each
 
 
 def square_loss_path(estimator, X, y, folds, lams, scorer, *, sketch_sharing="fold", n_jobs=None):
@@ -189,13 +181,13 @@ def square_loss_path(estimator, X, y, folds, lams, scorer, *, sketch_sharing="fo
     kind = scorer_kind(scorer, estimator)
     _check_supported(estimator, X, kind)
     lams = [float(v) for v in lams]
-    jobs, pool_serial = _fold_jobs(estimator, folds, n_jobs)
+    threads = _fold_threads(estimator, folds, n_jobs)
     shared = sketch_sharing == "shared" and not is_exact(estimator.sketch)
     if shared:
-        return _shared_path(estimator, X, y, folds, lams, scorer, kind, (jobs, pool_serial))
+        return _shared_path(estimator, X, y, folds, lams, scorer, kind, threads)
     out = PathScores.empty(len(folds), len(lams))
     out.info.update(shortcut="square loss: one eigendecomposition per fold", sketch_sharing="fold", scorer=kind,
-                    n_jobs=jobs)
+                    n_jobs=threads.jobs)
     if sketch_sharing == "shared":
         out.info["sketch_sharing_note"] = "no shared sketch for this model (exact model, feature map or collection)"
 
@@ -203,7 +195,7 @@ def square_loss_path(estimator, X, y, folds, lams, scorer, *, sketch_sharing="fo
         train, test = folds[k]
         t0 = time.perf_counter()
         try:
-            system, X_test, Y_test, one_d, info = _fold_system(estimator, X, y, train, test, kind, not pool_serial)
+            system, X_test, Y_test, one_d, info = _fold_system(estimator, X, y, train, test, kind, threads)
         except Exception as exc:  # the whole fold fails: every lam of it
             return k, None, f"fold {k}: {type(exc).__name__}: {exc}", time.perf_counter() - t0, 0.0, {}
         t1 = time.perf_counter()
@@ -213,8 +205,7 @@ def square_loss_path(estimator, X, y, folds, lams, scorer, *, sketch_sharing="fo
             return k, None, f"fold {k}: {type(exc).__name__}: {exc}", t1 - t0, time.perf_counter() - t1, info
         return k, scores, None, t1 - t0, time.perf_counter() - t1, info
 
-    with serial_blas(pool_serial):
-        results = _map(run, list(range(len(folds))), jobs)
+    results = threads.map(run, list(range(len(folds))))
     ranks = []
     for k, scores, error, fit_s, score_s, info in results:
         record_fold(out, k, lams, scores, error, (fit_s, score_s), name_non_finite=True)
@@ -256,8 +247,7 @@ def _membership_groups(folds, n):
 def _shared_path(estimator, X, y, folds, lams, scorer, kind, threads):
     """``sketch_sharing="shared"``: one sketch from all rows, one pass over the data for every fold.
 
-    ``threads = (jobs, pool_serial)``: the folds' threads and whether they run one BLAS thread each."""
-    jobs, pool_serial = threads
+    ``threads``: the path's :class:`~skframe.compute.execution.FoldThreads` (the plan's)."""
     out = PathScores.empty(len(folds), len(lams))
     out.info.update(shortcut="square loss: one shared sketch, one pass, one eigendecomposition per fold",
                     sketch_sharing="shared", scorer=kind)
@@ -277,7 +267,7 @@ def _shared_path(estimator, X, y, folds, lams, scorer, kind, threads):
             X_sub = take(Xa, R.indices)
             with serial_blas(options.blas_threads == 1):
                 RKR = sketch_gram(kernel, X_sub, R.mix, engine=options.engine)
-            with serial_blas(True):  # m x m: one BLAS thread
+            with threads.small_blas():
                 w, U = sketch_spectrum(RKR, est.rtol)
             UD = U / np.sqrt(w)
             proj = np.asarray(R.mix.T @ UD)
@@ -294,8 +284,8 @@ def _shared_path(estimator, X, y, folds, lams, scorer, kind, threads):
             Z = np.asarray(features(take(Xa, rows)), dtype=np.float64)
             return Z.T @ Z, Z.T @ Ya[rows], Z.sum(axis=0)
 
-        with serial_blas(pool_serial or options.blas_threads == 1):
-            sums = _map(group_sums, groups, jobs)
+        with threads.fit_blas(options):
+            sums = threads.map(group_sums, groups)
     except Exception as exc:
         out.failed[:] = True
         out.errors.append(f"shared sketch: {type(exc).__name__}: {exc}")
@@ -305,7 +295,7 @@ def _shared_path(estimator, X, y, folds, lams, scorer, kind, threads):
     out.info.update(rank=rank, sketch_info=summary, n_groups=len(groups))
 
     def run(k):
-        with serial_blas(not pool_serial):  # m x m algebra: one BLAS thread (the pool's threads run with one already)
+        with threads.small_blas():  # m x m algebra
             return fold(k)
 
     def fold(k):
@@ -341,8 +331,7 @@ def _shared_path(estimator, X, y, folds, lams, scorer, kind, threads):
         except Exception as exc:
             return k, None, f"fold {k}: {type(exc).__name__}: {exc}", time.perf_counter() - t1, 0.0
 
-    with serial_blas(pool_serial):
-        results = _map(run, list(range(len(folds))), jobs)
+    results = threads.map(run, list(range(len(folds))))
     for k, scores, error, fit_s, score_s in results:
         record_fold(out, k, lams, scores, error, (fit_s + t_pass / len(folds), score_s), name_non_finite=False)
     return out
