@@ -39,7 +39,7 @@ from sklearn.base import clone
 
 from skframe.contract.collections import n_items, take
 from skframe.contract.model_tags import model_tags
-from skframe.core.engine import with_engine
+from skframe.core.engine import planned
 from skframe.core.feature_map import kernel_times, mixed_features
 from skframe.core.linalg import solve_psd
 from skframe.exceptions import InvalidParameterError
@@ -194,7 +194,7 @@ def fit_shared_folds(estimator, X, Y2, fold_of, K, *, chunk_rows=4096, budget_by
         W[k] = solve_psd(M, (b_t - b[k]) - np.outer(s_t - s[k], offsets[k]))
     del A, A_t, M
     folds = SharedSketchFolds(kernel, X_fit, _fold_weights(state, W), offsets, chunk_rows, block)
-    options = with_engine(_block_options(block), max(n - keep, 0) * s_prime)
+    options = planned(_block_options(block), max(n - keep, 0) * s_prime)
     R = np.empty((n, d))
     for start in range(0, n, step):
         stop = min(n, start + step)
