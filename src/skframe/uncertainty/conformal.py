@@ -127,9 +127,9 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
     n_calibration_ : int
         Rows that calibrated the intervals (the held-out part, or all rows for CV+).
     cqr_lam_ : list of dict
-        ``"cqr"`` with a quantile estimator whose ``lam="auto"``: per target, how its lambda was set instead of
-        searched (the square loss's, chosen in closed form on the training part and moved to the pinball loss's
-        scale: one fit instead of about 25; :mod:`skframe.uncertainty._cqr_lam`). Empty otherwise.
+        ``"cqr"`` only: with a quantile estimator whose ``lam="auto"``, per target, how its lambda was set instead
+        of searched (the square loss's, chosen in closed form on the training part and moved to the pinball loss's
+        scale: one fit instead of about 25; :mod:`skframe.uncertainty._cqr_lam`); empty when lam is given.
 
     Examples
     --------
