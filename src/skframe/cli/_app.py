@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import _thread
 import os
 import signal
 import sys
@@ -176,8 +177,6 @@ class _LostInterrupts:
         if issubclass(unraisable.exc_type, KeyboardInterrupt):
             self.lost += 1
             if self.lost <= self.retries:  # from another thread, once this callback has returned
-                import _thread
-
                 threading.Timer(0.05, _thread.interrupt_main).start()
             return
         if not self.lost:
