@@ -111,6 +111,9 @@ def is_number_or_missing(tok):
     """Whether a CSV cell reads as a number (finite or not) or a missing marker."""
     if tok in MISSING_TOKENS:
         return True
+    first = tok.lstrip()[:1]
+    if first and not (first in "+-.iInN" or first.isdecimal()):  # no number starts so: no float() call (a
+        return False                                              # header of 10**6 names, each a raised error)
     try:
         float(tok)
     except ValueError:

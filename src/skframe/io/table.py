@@ -128,7 +128,9 @@ def detect_delimiter(lines):
     field and the most other lines in as many (the first in order on a tie); ``","`` when none splits it."""
     best, best_score = ",", (0.0, 0)
     for d in DELIMITERS:
-        counts = [len(split_line(line, d)) for line in lines]
+        # fields counted, not split (a line of 10**6 fields, four delimiters tried)
+        counts = [line.count(d) + 1 if '"' not in line and "'" not in line else len(split_line(line, d))
+                  for line in lines]
         if counts[0] < 2:
             continue
         score = (sum(c == counts[0] for c in counts) / len(counts), counts[0])
