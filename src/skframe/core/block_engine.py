@@ -51,17 +51,21 @@ def times_mix(block, mix, out=None, options=None, engine=None):
 
     A sparse mix goes through the loops ``engine`` or ``options.engine`` (a compiled row-wise
     gather for numba, see :mod:`skframe.core.engine`; when neither names one, the size of the
-    block decides) or, in plain NumPy, through SciPy's ``mix @ block.T``.
+    block decides) or, in plain NumPy, through SciPy's ``mix @ block.T`` taken in tiles of rows of the block
+    (SciPy copies the transposed operand: a tile of :data:`_TILE_ENTRIES` entries, never the whole block; the
+    same numbers as one product).
     """
     dtype = block.dtype if out is None else out.dtype
     if sp.issparse(mix):
         fast = engine_module("skframe.core.sketching", options, engine=engine, work=block.size)
+        direct = out is not None and out.flags.c_contiguous and out.dtype == block.dtype
+        res = out if direct else np.empty((block.shape[0], mix.shape[0]), dtype=block.dtype)
         if fast is not None and hasattr(fast, "dense_times_csr_t"):
-            direct = out is not None and out.flags.c_contiguous and out.dtype == block.dtype
-            res = out if direct else np.empty((block.shape[0], mix.shape[0]), dtype=block.dtype)
             fast.dense_times_csr_t(np.ascontiguousarray(block), mix, res)
         else:
-            res = np.asarray(mix @ block.T).T
+            tile = max(1, _TILE_ENTRIES // max(block.shape[1], 1))
+            for t0 in range(0, block.shape[0], tile):
+                res[t0:t0 + tile] = (mix @ block[t0:t0 + tile].T).T
     else:
         res = block @ mix.T
     if out is None:
