@@ -118,12 +118,20 @@ def parse_numbers(text, missing):
     """Float values of text cells (NaN where missing or not a finite number) and the mask of bad cells."""
     out = np.full(text.shape[0], np.nan)
     bad = np.zeros(text.shape[0], dtype=bool)
+    seen = {}  # each distinct cell parsed once: a long cell repeated in every row is read once
     for i in np.flatnonzero(~missing):
-        try:
-            value = float(text[i])
-        except ValueError:
-            bad[i] = True
-            continue
+        cell = text[i]
+        value = seen.get(cell)
+        if value is None:
+            first = cell.lstrip()[:1]
+            try:
+                if first and not (first in "+-.iInN" or first.isdecimal()):  # no number starts so
+                    raise ValueError(cell)
+                value = float(cell)
+            except ValueError:
+                value = math.inf  # marks a bad cell, as an infinite value does
+            if len(cell) > 64:  # short cells are parsed again rather than kept
+                seen[cell] = value
         if math.isinf(value):
             bad[i] = True
         else:
