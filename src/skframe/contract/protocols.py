@@ -28,22 +28,8 @@ from skframe.contract.kinds import KIND_TABLE
 from skframe.exceptions import PluginError, SkframeError
 from skframe.options import DEFAULT_OPTIONS
 
-# skframe.plugin.api lists these names again on purpose: its list is the stable one for plugin authors.
-__all__ = [
-    "Kernel",
-    "Sketch",
-    "Loss",
-    "Solver",
-    "Decoder",
-    "OutputMatrix",
-    "kernel_diag",
-    "kernel_block",
-    "takes_engine",
-    "kernel_matvec",
-    "kernel_prepare",
-    "repr_from_params",
-    "PROTOCOL_OF_KIND",
-]
+# No __all__: the public names here are those without a leading underscore; the stable list for plugin
+# authors is written once, in skframe.plugin.api.
 
 
 def repr_from_params(component):

@@ -44,18 +44,8 @@ from dataclasses import dataclass
 from skframe.contract.kinds import KIND_TABLE
 from skframe.exceptions import InvalidParameterError, PluginError
 
-# skframe.plugin.api lists these names again on purpose: its list is the stable one for plugin authors.
-__all__ = [
-    "KernelTags",
-    "SketchTags",
-    "LossTags",
-    "SolverTags",
-    "DecoderTags",
-    "OutputMatrixTags",
-    "TAGS_OF_KIND",
-    "get_tags",
-    "kind_of",
-]
+# No __all__: the public names here are those without a leading underscore; the stable list for plugin
+# authors is written once, in skframe.plugin.api.
 
 # One frozen dataclass per component kind, all declared alike on purpose (fields with defaults,
 # documented under "Attributes"): a plain declaration per kind reads better than a generated one,
