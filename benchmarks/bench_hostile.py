@@ -13,7 +13,9 @@ model file's compressed arrays bounded together and non-regular model paths (``m
 files (``--path-fuzz-n`` cases). Data loss (benchmarks/_hostile_dataloss.py): outputs re-pointed at an input in the
 save window (``repointed``), files cut short (``truncated``), a model naming its Gram file (``gram_reference``).
 Values (benchmarks/_hostile_values.py): one-line refusals of integers beyond 2**53, seeds, ``SKFRAME_*`` variables
-and coverage levels (``values``); CQR's time against the plain fit (``cqr``, no memory cap).
+and coverage levels (``values``); CQR's time against the plain fit (``cqr``, no memory cap). Bounds before work
+(benchmarks/_hostile_bounds.py, ``bounds``, under a cap of + 2 GiB): long cells, wide tables, many labels, FIFOs,
+model-file extra arrays, Parquet and Arrow files that decode to far more than they declare, gzip text.
 Each row: exit status, error line, the command's time and peak memory above the loaded interpreter, under the
 same cap (the wide files: + 1 GiB, their names being Python objects).
 
@@ -33,6 +35,7 @@ from pathlib import Path
 import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
 
 sys.path.insert(0, str(_setup.ROOT))
+from _hostile_bounds import SECTIONS as BOUNDS  # noqa: E402
 from _hostile_dataloss import SECTIONS as DATALOSS  # noqa: E402
 from _hostile_values import SECTIONS as VALUES  # noqa: E402
 
@@ -285,7 +288,7 @@ def errors(folder):
 
 
 SECTIONS = {"outputs": outputs, "model_total": model_total, "wide": wide, "precomputed": precomputed,
-            "dask_handshake": dask_handshake, "errors": errors, **DATALOSS, **VALUES}
+            "dask_handshake": dask_handshake, "errors": errors, **DATALOSS, **VALUES, **BOUNDS}
 ALL = ("repros", "fuzz", *SECTIONS, "path_fuzz")
 
 

@@ -124,16 +124,17 @@ def parquet_dictionary_strings(folder, rows=2500, chars=1 << 20):
     return path
 
 
-def arrow_zstd_zeros(folder, rows=1 << 20):
-    """An Arrow IPC file of two float64 columns of ``rows`` zeros whose buffers are zstd-compressed (a small file
-    that decompresses to 16 x rows bytes)."""
+def arrow_zstd_zeros(folder, rows=1 << 20, batches=1):
+    """An Arrow IPC file of ``batches`` record batches of two float64 columns of ``rows`` zeros whose buffers are
+    zstd-compressed (a small file that decompresses to 16 x rows x batches bytes)."""
     import pyarrow as pa
     import pyarrow.ipc
 
     path = Path(folder, "zstd.arrow")
     table = pa.table({"x": pa.array(np.zeros(rows)), "y": pa.array(np.zeros(rows))})
     with pyarrow.ipc.new_file(path, table.schema, options=pyarrow.ipc.IpcWriteOptions(compression="zstd")) as w:
-        w.write_table(table)
+        for _ in range(batches):
+            w.write_table(table)
     return path
 
 

@@ -138,8 +138,11 @@ def _missing_numbers(table, features, Y):
     """The problem line for the missing cells of numeric columns (features and targets), or nothing."""
     import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
 
+    from skframe.limits import limit
     from skframe.preprocessing.cells import parse_numbers, text_cells  # lazy: loads scikit-learn
 
+    if len(features) > limit("table_columns"):  # the encoder refused the table already: no per-column work
+        return []
     where, count = [], int(np.isnan(Y).sum())
     for j in features:
         col = np.asarray(table.columns[j])
