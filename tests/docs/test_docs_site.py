@@ -44,6 +44,16 @@ def test_roles_become_links_in_the_api_reference(site):
     assert "<autoref" not in api
 
 
+def test_the_machines_shared_parameters_stand_in_full_in_the_api_reference(site):
+    api = (site / "reference" / "api" / "index.html").read_text(encoding="utf-8")
+    for name in ("SketchedKernelMachine", "SketchedKernelClassifier"):
+        section = api[api.index(f'id="skframe.models.{name}"'):]
+        section = section[:section.index('id="skframe.models.', 1)]
+        for parameter in ("kernel_params", "sketch_size", "warm_start", "memory_budget", "backend"):
+            assert f"<code>{parameter}</code>" in section, (name, parameter)
+        assert "documented in full in the class" not in section
+
+
 def test_formulas_are_typeset(site):
     page = (site / "losses_and_solvers" / "index.html").read_text(encoding="utf-8")
     assert '<math xmlns="http://www.w3.org/1998/Math/MathML" display="block">' in page

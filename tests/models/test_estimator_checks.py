@@ -99,14 +99,28 @@ def _shared_parameters_doc(doc):
 
 @pytest.mark.parametrize("cls", [SketchedKernelMachine, SketchedKernelClassifier, JointQuantileRegressor])
 def test_machine_docstrings_document_every_shared_parameter(cls):
-    """Written out in the source (the API reference is generated from it), word for word the same."""
+    """The shared entries are written once and stand in full in each class's docstring (the API reference
+    makes the same replacement in the source's docstring, see tests/docs/test_docs_site.py)."""
     import inspect
+    import textwrap
+
+    from skframe.models.machine._common import SHARED_PARAMETERS, SHARED_PARAMETERS_ENTRY
 
     source_doc = _machine_source_doc(cls)
-    shared = _shared_parameters_doc(source_doc)
-    assert shared == _shared_parameters_doc(_machine_source_doc(SketchedKernelMachine))
+    assert source_doc.count(textwrap.indent(SHARED_PARAMETERS_ENTRY, "    ")) == 1
+    shared = _shared_parameters_doc(cls.__doc__)
+    assert shared == textwrap.indent(SHARED_PARAMETERS, "    ").rstrip("\n")
     names = [line.split(" : ")[0].strip() for line in shared.split("\n") if not line.startswith("        ")]
     assert names == ["kernel", "kernel_params", "sketch", "sketch_size", "sketch_params", "warm_start",
                      "memory_budget", "dtype", "backend"]
     for name in inspect.signature(cls).parameters:
-        assert f"\n    {name} : " in source_doc, name
+        assert f"\n    {name} : " in cls.__doc__, name
+
+
+def test_include_shared_parameters_refuses_a_docstring_without_the_entry_once():
+    from skframe.models.machine._common import SHARED_PARAMETERS_ENTRY, include_shared_parameters
+
+    with pytest.raises(ValueError, match="0 times"):
+        include_shared_parameters("Parameters\n----------\nx : int\n")
+    with pytest.raises(ValueError, match="2 times"):
+        include_shared_parameters(SHARED_PARAMETERS_ENTRY * 2)

@@ -26,7 +26,90 @@ from skframe.models._core import default_solver_name, resolve_solver, run_solver
 from skframe.models._fit import Fit, Recipe
 from skframe.models.machine._labels import check_sample_weight
 
-__all__ = ["MachineBase", "COMMON_CONSTRAINTS", "default_solver_name", "finish_machine_class"]
+__all__ = ["MachineBase", "COMMON_CONSTRAINTS", "default_solver_name", "finish_machine_class",
+           "SHARED_PARAMETERS", "SHARED_PARAMETERS_ENTRY", "include_shared_parameters"]
+
+# The entries of the parameters every machine shares (kernel ... backend), written once. Each machine's class
+# docstring holds SHARED_PARAMETERS_ENTRY in their place; include_shared_parameters sets them in when the class is
+# defined (finish_machine_class) and when the API reference reads the source (docs/_hooks/shared_parameters.py).
+SHARED_PARAMETERS = """\
+kernel : str or kernel object, default="gaussian"
+    Registered kernel name or an object with ``__call__(X, Y)``.
+kernel_params : dict, optional
+    Parameters of the named kernel, e.g. ``{"gamma": 0.1}``.
+sketch : str, sketch object or None, default="psr"
+    Registered sketch name (``"psr"``, ``"psg"``, ``"subsample"``, ``"gaussian"``,
+    ``"accumulation"``, ``"countsketch"``, ``"leverage"``, ``"rff"``), a sketch object,
+    or None / ``"none"`` for the exact model (features ``U D^{1/2}`` of the full Gram).
+sketch_size : int or "auto", default="auto"
+    Number of rows m of the sketch; ``"auto"`` chooses it from the number of
+    training points (:func:`skframe.compute.plan.auto_size_rule`, capped by what the fit's
+    execution plan can hold; reported in ``sketch_info_["size_rule"]``). A size above n is clamped to n with a
+    :class:`skframe.exceptions.SketchSizeWarning`.
+sketch_params : dict, optional
+    Extra parameters of the named sketch, e.g. ``{"p": 0.005}``.
+warm_start : bool, default=False
+    When True, a refit starts the solver from the previous weights ``weights_``
+    (meaningful when the sketch is the same, i.e. with a fixed ``random_state``).
+memory_budget : int, str or None, default=None
+    Bytes the fit may use beyond the data, e.g. ``"2GB"``; None takes half the memory
+    available to the process. The features are kept in memory when they fit, else
+    recomputed chunk by chunk on every pass; ``representation_`` says which
+    (``"in-memory"`` or ``"streamed"``) and ``execution_`` how the fit ran and why
+    (:mod:`skframe.compute.plan`). An impossible budget raises
+    :class:`skframe.exceptions.MemoryBudgetError` before allocating.
+dtype : {"float64", "float32"}, default="float64"
+    Precision of kernel blocks and kept features.
+backend : {"auto", "numpy", "cupy"}, default="auto"
+    ``"auto"`` computes on an NVIDIA GPU when CuPy sees one and the fit is large enough to
+    pay for the transfer, else on the CPU; ``"numpy"`` and ``"cupy"`` force one
+    (``pip install "skframe[gpu]"``).
+"""
+
+SHARED_PARAMETERS_ENTRY = """\
+kernel, kernel_params, sketch, sketch_size, sketch_params, warm_start, memory_budget, dtype, backend
+    The parameters every sketched kernel machine shares, documented in full in the class's rendered docstring.
+"""
+
+
+def include_shared_parameters(doc):
+    """``doc`` with :data:`SHARED_PARAMETERS` in place of the entry :data:`SHARED_PARAMETERS_ENTRY`.
+
+    The entry may be indented (a class docstring as written) or not (a cleaned docstring); the shared
+    entries take its indentation.
+
+    Parameters
+    ----------
+    doc : str
+        A docstring whose parameters hold the entry once.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        When the entry is not in ``doc`` exactly once (a programming error in a machine's docstring).
+
+    Examples
+    --------
+    >>> doc = include_shared_parameters("Parameters\\n----------\\n" + SHARED_PARAMETERS_ENTRY)
+    >>> doc.split("\\n")[2]
+    'kernel : str or kernel object, default="gaussian"'
+    """
+    head = SHARED_PARAMETERS_ENTRY.split("\n")[0]
+    lines = doc.split("\n")
+    found = [i for i, line in enumerate(lines) if line.strip() == head]
+    if len(found) != 1:
+        raise ValueError(f"the docstring holds the shared parameters' entry {len(found)} times, not once")
+    i = found[0]
+    indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
+    entry = [indent + line if line else line for line in SHARED_PARAMETERS_ENTRY.rstrip("\n").split("\n")]
+    if lines[i:i + len(entry)] != entry:
+        raise ValueError("the shared parameters' entry is not written as SHARED_PARAMETERS_ENTRY")
+    shared = [indent + line if line else line for line in SHARED_PARAMETERS.rstrip("\n").split("\n")]
+    return "\n".join(lines[:i] + shared + lines[i + len(entry):])
 
 COMMON_CONSTRAINTS = {
     **KERNEL_MODEL_CONSTRAINTS,
@@ -135,18 +218,19 @@ class MachineBase(KernelModelMixin, BaseEstimator):
 
 
 def finish_machine_class(cls, fit_summary, y_doc):
-    """Give ``cls`` its own documented ``fit`` and check that its docstring documents the shared parameters.
+    """Give ``cls`` its own documented ``fit`` and the entries of the parameters the machines share.
 
     The ``fit`` is :meth:`MachineBase.fit`; only its docstring (``fit_summary``, the
     description ``y_doc`` of ``y`` and the class name) is specific to ``cls``. The parameters
-    the machines share (``kernel`` to ``backend``) are written out word for word in each class's
-    docstring, so that documentation tools reading the source show them; a test keeps the
-    copies equal.
+    the machines share (``kernel`` to ``backend``) are written once, in :data:`SHARED_PARAMETERS`;
+    the class docstring holds :data:`SHARED_PARAMETERS_ENTRY` in their place, which
+    :func:`include_shared_parameters` replaces here.
     """
 
     def fit(self, X, y, sample_weight=None, progress=None):
         return MachineBase.fit(self, X, y, sample_weight=sample_weight, progress=progress)
 
+    cls.__doc__ = include_shared_parameters(cls.__doc__)
     fit.__doc__ = _FIT_DOC.format(summary=fit_summary, y=y_doc, cls=cls.__name__)
     fit.__module__ = cls.__module__
     fit.__qualname__ = f"{cls.__qualname__}.fit"

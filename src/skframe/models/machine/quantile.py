@@ -16,9 +16,9 @@ from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, fini
 __all__ = ["JointQuantileRegressor"]
 
 
-# The parameters shared by the machines (kernel ... backend) are written out word for word in the
-# docstrings of SketchedKernelMachine, SketchedKernelClassifier and JointQuantileRegressor: the API
-# reference reads the source. tests/models/test_estimator_checks.py keeps the three copies equal.
+# The parameters shared by the machines (kernel ... backend) are documented once, in
+# skframe.models.machine._common.SHARED_PARAMETERS; the entry below stands in their place (see
+# include_shared_parameters).
 class JointQuantileRegressor(MachineBase):
     """Joint quantile regression with the decomposable kernel ``k M`` (El Ahmad et al., TMLR 2023, §2.2, Example 1).
 
@@ -31,37 +31,8 @@ class JointQuantileRegressor(MachineBase):
     ----------
     quantiles : sequence of float, default=(0.1, 0.3, 0.5, 0.7, 0.9)
         Levels in (0, 1); sorted increasingly by ``fit``.
-    kernel : str or kernel object, default="gaussian"
-        Registered kernel name or an object with ``__call__(X, Y)``.
-    kernel_params : dict, optional
-        Parameters of the named kernel, e.g. ``{"gamma": 0.1}``.
-    sketch : str, sketch object or None, default="psr"
-        Registered sketch name (``"psr"``, ``"psg"``, ``"subsample"``, ``"gaussian"``,
-        ``"accumulation"``, ``"countsketch"``, ``"leverage"``, ``"rff"``), a sketch object,
-        or None / ``"none"`` for the exact model (features ``U D^{1/2}`` of the full Gram).
-    sketch_size : int or "auto", default="auto"
-        Number of rows m of the sketch; ``"auto"`` chooses it from the number of
-        training points (:func:`skframe.compute.plan.auto_size_rule`, capped by what the fit's
-        execution plan can hold; reported in ``sketch_info_["size_rule"]``). A size above n is clamped to n with a
-        :class:`skframe.exceptions.SketchSizeWarning`.
-    sketch_params : dict, optional
-        Extra parameters of the named sketch, e.g. ``{"p": 0.005}``.
-    warm_start : bool, default=False
-        When True, a refit starts the solver from the previous weights ``weights_``
-        (meaningful when the sketch is the same, i.e. with a fixed ``random_state``).
-    memory_budget : int, str or None, default=None
-        Bytes the fit may use beyond the data, e.g. ``"2GB"``; None takes half the memory
-        available to the process. The features are kept in memory when they fit, else
-        recomputed chunk by chunk on every pass; ``representation_`` says which
-        (``"in-memory"`` or ``"streamed"``) and ``execution_`` how the fit ran and why
-        (:mod:`skframe.compute.plan`). An impossible budget raises
-        :class:`skframe.exceptions.MemoryBudgetError` before allocating.
-    dtype : {"float64", "float32"}, default="float64"
-        Precision of kernel blocks and kept features.
-    backend : {"auto", "numpy", "cupy"}, default="auto"
-        ``"auto"`` computes on an NVIDIA GPU when CuPy sees one and the fit is large enough to
-        pay for the transfer, else on the CPU; ``"numpy"`` and ``"cupy"`` force one
-        (``pip install "skframe[gpu]"``).
+    kernel, kernel_params, sketch, sketch_size, sketch_params, warm_start, memory_budget, dtype, backend
+        The parameters every sketched kernel machine shares, documented in full in the class's rendered docstring.
     lam : float, sequence of float or "auto", default=1e-3
         Regularisation strength lambda > 0 (a sequence: regularisation path, see
         :class:`SketchedKernelMachine`); ``"auto"``: chosen by 3-fold
@@ -81,9 +52,7 @@ class JointQuantileRegressor(MachineBase):
         ``solver="adam"``.
     random_state : int, RandomState or None
     cv_order : {"shuffle", "keep"}, default="shuffle"
-        The folds of ``lam="auto"``: ``"shuffle"`` cuts them from the rows shuffled with ``random_state``;
-        ``"keep"`` cuts consecutive blocks of rows in the given order (rows ordered in time).
-        ``fit_info_["lam"]["folds"]`` names the folds used.
+        The folds of ``lam="auto"``, cut as in :class:`SketchedKernelMachine`.
 
     Attributes
     ----------

@@ -16,9 +16,9 @@ from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, fini
 __all__ = ["SketchedKernelMachine"]
 
 
-# The parameters shared by the machines (kernel ... backend) are written out word for word in the
-# docstrings of SketchedKernelMachine, SketchedKernelClassifier and JointQuantileRegressor: the API
-# reference reads the source. tests/models/test_estimator_checks.py keeps the three copies equal.
+# The parameters shared by the machines (kernel ... backend) are documented once, in
+# skframe.models.machine._common.SHARED_PARAMETERS; the entry below stands in their place (see
+# include_shared_parameters).
 class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMixin, MachineBase):
     """Sketched kernel machine for regression with any convex Lipschitz loss.
 
@@ -34,37 +34,8 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
 
     Parameters
     ----------
-    kernel : str or kernel object, default="gaussian"
-        Registered kernel name or an object with ``__call__(X, Y)``.
-    kernel_params : dict, optional
-        Parameters of the named kernel, e.g. ``{"gamma": 0.1}``.
-    sketch : str, sketch object or None, default="psr"
-        Registered sketch name (``"psr"``, ``"psg"``, ``"subsample"``, ``"gaussian"``,
-        ``"accumulation"``, ``"countsketch"``, ``"leverage"``, ``"rff"``), a sketch object,
-        or None / ``"none"`` for the exact model (features ``U D^{1/2}`` of the full Gram).
-    sketch_size : int or "auto", default="auto"
-        Number of rows m of the sketch; ``"auto"`` chooses it from the number of
-        training points (:func:`skframe.compute.plan.auto_size_rule`, capped by what the fit's
-        execution plan can hold; reported in ``sketch_info_["size_rule"]``). A size above n is clamped to n with a
-        :class:`skframe.exceptions.SketchSizeWarning`.
-    sketch_params : dict, optional
-        Extra parameters of the named sketch, e.g. ``{"p": 0.005}``.
-    warm_start : bool, default=False
-        When True, a refit starts the solver from the previous weights ``weights_``
-        (meaningful when the sketch is the same, i.e. with a fixed ``random_state``).
-    memory_budget : int, str or None, default=None
-        Bytes the fit may use beyond the data, e.g. ``"2GB"``; None takes half the memory
-        available to the process. The features are kept in memory when they fit, else
-        recomputed chunk by chunk on every pass; ``representation_`` says which
-        (``"in-memory"`` or ``"streamed"``) and ``execution_`` how the fit ran and why
-        (:mod:`skframe.compute.plan`). An impossible budget raises
-        :class:`skframe.exceptions.MemoryBudgetError` before allocating.
-    dtype : {"float64", "float32"}, default="float64"
-        Precision of kernel blocks and kept features.
-    backend : {"auto", "numpy", "cupy"}, default="auto"
-        ``"auto"`` computes on an NVIDIA GPU when CuPy sees one and the fit is large enough to
-        pay for the transfer, else on the CPU; ``"numpy"`` and ``"cupy"`` force one
-        (``pip install "skframe[gpu]"``).
+    kernel, kernel_params, sketch, sketch_size, sketch_params, warm_start, memory_budget, dtype, backend
+        The parameters every sketched kernel machine shares, documented in full in the class's rendered docstring.
     loss : str or loss object, default="huber"
         Registered loss name or a :class:`skframe.contract.protocols.Loss`.
     loss_params : dict, optional
