@@ -46,6 +46,7 @@ from skframe.model_selection._search_grid import (
 from skframe.model_selection._search_paths import generic_path, path_function
 from skframe.model_selection._search_results import cv_results
 from skframe.model_selection._square_path import square_loss_path
+from skframe.models._base import store_params
 from skframe.models._data import check_sample_weight
 from skframe.models._folds import check_cv_order, search_splitter
 
@@ -178,18 +179,7 @@ class KernelSearchCV(MetaEstimatorMixin, BaseEstimator):
     def __init__(self, estimator, param_grid=None, *, cv=5, scoring=None, refit=True, n_jobs=None,
                  error_score=np.nan, sketch_sharing="auto", progress=None, verbose=0, random_state=None,
                  cv_order="shuffle"):
-        self.estimator = estimator
-        self.param_grid = param_grid
-        self.cv = cv
-        self.scoring = scoring
-        self.refit = refit
-        self.n_jobs = n_jobs
-        self.error_score = error_score
-        self.sketch_sharing = sketch_sharing
-        self.progress = progress
-        self.verbose = verbose
-        self.random_state = random_state
-        self.cv_order = cv_order
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ checks
     def _check_params(self):

@@ -34,6 +34,7 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, clone,
 
 from skframe.contract.collections import is_collection, n_items, take
 from skframe.exceptions import InvalidInputError, InvalidParameterError, NotFittedError
+from skframe.models._base import store_params
 from skframe.uncertainty._cqr_lam import needs_lam, square_loss_lam
 from skframe.uncertainty._quantiles import CQR_SCORES, FoldResiduals, cqr_scores, cqr_widening, split_quantile
 from skframe.uncertainty._shared_folds import fit_shared_folds
@@ -148,17 +149,7 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
     def __init__(self, estimator, *, method="cv+", alpha=0.1, cv=5, calibration_size=0.25, refit=True,
                  chunk_rows=4096, budget_bytes=64 * 2**20, random_state=None, sketch_sharing="fold",
                  cqr_score="symmetric"):
-        self.estimator = estimator
-        self.method = method
-        self.alpha = alpha
-        self.cv = cv
-        self.calibration_size = calibration_size
-        self.refit = refit
-        self.chunk_rows = chunk_rows
-        self.budget_bytes = budget_bytes
-        self.random_state = random_state
-        self.sketch_sharing = sketch_sharing
-        self.cqr_score = cqr_score
+        store_params(self, locals())
 
     # ------------------------------------------------------------------ checks
     def _check_params(self, n):
