@@ -54,9 +54,11 @@ LAYERS = (
     ("facade", ("skframe.plugin",)),
     ("models", ("skframe.models",)),
     ("model_selection", ("skframe.model_selection", "skframe.uncertainty")),
-    # the two doors: the automatic model (skframe.automatic, the library object) and the command line that
-    # parses, calls it and prints; one layer, since the automatic model reads files with the command's readers
-    ("cli", ("skframe.cli", "skframe.automatic")),
+    # the automatic model: the library object both doors meet at (skframe.automatic.TableModel), with its readers,
+    # task modules and options; it never imports the command line
+    ("automatic", ("skframe.automatic",)),
+    # the command line: parses options, calls the automatic model and prints
+    ("cli", ("skframe.cli",)),
     ("top", ("skframe", "skframe.__main__")),
 )
 

@@ -110,13 +110,13 @@ def test_intervals_through_both_doors(tmp_path):
 def test_the_parameters_are_the_fit_options_with_their_defaults():
     from dataclasses import MISSING, fields
 
-    from skframe.cli._options import FitOptions
+    from skframe.automatic.options import TableOptions
 
-    defaults = {f.name: f.default for f in fields(FitOptions) if f.default is not MISSING}
+    defaults = {f.name: f.default for f in fields(TableOptions) if f.default is not MISSING}
     own = TableModel().get_params()
     assert set(own) == set(PARAMS)
     for name in PARAMS:
-        if name.endswith("_params"):  # FitOptions parses repeatable KEY=VALUE options into these dicts
+        if name.endswith("_params"):  # TableOptions parses repeatable KEY=VALUE options into these dicts
             assert own[name] is None
             continue
         assert own[name] == defaults[name], name

@@ -69,7 +69,7 @@ def test_budgeted_iterative_loss_fits_from_the_spill(data):
 
 
 def test_predict_streams_blocks_to_out_and_equals_in_memory_predict(data, tmp_path, monkeypatch):
-    from skframe.cli import _streamed
+    from skframe.automatic import _streamed
     from skframe.persistence import load
 
     model = tmp_path / "m.skf"
@@ -137,7 +137,7 @@ def test_dask_options_in_the_compute_panel():
 
 
 def test_block_statistics_equal_the_in_memory_scaler(tmp_path):
-    from skframe.cli._streamed import chunked_scaler, spill_file
+    from skframe.automatic._streamed import chunked_scaler, spill_file
     from skframe.datasets import FeatureScaler
 
     rng = np.random.default_rng(1)

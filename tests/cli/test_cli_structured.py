@@ -103,7 +103,7 @@ def test_ranking_metrics_match_full_sort():
     """MRR / mean rank from the CLI task equal a brute-force ranking of the full score matrix."""
     import numpy as np
 
-    from skframe.cli._task_structured import ranking_metrics
+    from skframe.automatic._task_structured import ranking_metrics
     from skframe.models import OutputKernelRegressor
 
     rng = np.random.default_rng(3)
@@ -131,8 +131,8 @@ def test_ranking_metrics_match_full_sort():
 
 def test_input_kernel_params_apply_to_the_default_input_kernel():
     """--input-kernel-param is honoured when --input-kernel is left at its default (--kernel)."""
+    from skframe.automatic._task_structured import build_estimator
     from skframe.cli._options import FitOptions
-    from skframe.cli._task_structured import build_estimator
 
     est = build_estimator(FitOptions(task="structured", input_kernel_params={"gamma": 5e-5}, lam=1e-3))
     assert est.input_kernel == "gaussian" and est.input_kernel_params == {"gamma": 5e-5}
@@ -143,8 +143,8 @@ def test_input_kernel_params_apply_to_the_default_input_kernel():
 
 
 def test_input_sketch_size_and_params_apply_to_the_default_input_sketch():
+    from skframe.automatic._task_structured import build_estimator
     from skframe.cli._options import FitOptions
-    from skframe.cli._task_structured import build_estimator
 
     est = build_estimator(FitOptions(task="structured", input_sketch_size=40, input_sketch_params={"p": 0.1}))
     assert est.input_sketch == "psr" and est.input_sketch_size == 40 and est.input_sketch_params == {"p": 0.1}
@@ -157,7 +157,7 @@ def test_input_sketch_size_and_params_apply_to_the_default_input_sketch():
 @pytest.mark.parametrize("per_sample", [False, True])
 def test_topk_prediction_equals_the_model_prediction(per_sample, monkeypatch):
     """With --top-k the best candidate is taken from the K best: the same as model.predict."""
-    import skframe.cli._task_structured as task
+    import skframe.automatic._task_structured as task
     from skframe.cli._options import FitOptions
     from skframe.models import OutputKernelRegressor
 

@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 from sklearn.base import clone
 
-from skframe.cli._services import call_predict
+from skframe.automatic._services import call_predict
 
 __all__ = ["holdout_rows", "holdout_evaluation"]
 

@@ -15,6 +15,7 @@ import numpy as np
 from sklearn.base import is_classifier
 
 from skframe.exceptions import InvalidParameterError
+from skframe.models import JointQuantileRegressor
 from skframe.uncertainty import INTERVAL_METHODS, ConformalRegressor, interval_bounds, interval_state
 from skframe.uncertainty.state import check_level, max_finite_level
 
@@ -48,8 +49,6 @@ def has_posterior(model):
 
 def _quantile_base(model):
     """A JointQuantileRegressor with the point model's kernel, sketch, lam and seed (for CQR)."""
-    from skframe.models import JointQuantileRegressor  # lazy: loads the kernel machines
-
     own = JointQuantileRegressor().get_params()
     return JointQuantileRegressor(**{k: v for k, v in model.get_params().items() if k in own and k != "quantiles"})
 

@@ -2,7 +2,7 @@
 
 Both doors run this code: :class:`skframe.automatic.TableModel` (Python) and ``skframe fit`` (the command line,
 which adds its outputs: ``--explain``, ``--png``, the printed report). ``opts`` is the fit options object
-(:class:`skframe.cli._options.FitOptions`: one table of names and defaults for both doors); every decision taken
+(:class:`skframe.automatic.options.TableOptions`: one table of names and defaults for both doors); every decision taken
 here is written into the report with its reason (``data.scale``, ``data.task_reason``, ``data.target``,
 ``chosen``, ``interval``).
 """
@@ -14,19 +14,19 @@ import time
 
 import numpy as np
 
+from skframe.automatic import _streamed
+from skframe.automatic._fit_data import DEFAULT_LAM, load_data
+from skframe.automatic._fit_warnings import fit_warnings
+from skframe.automatic._graph_data import model_extra
+from skframe.automatic._raw_tables import is_labels
+from skframe.automatic._services import call_predict, task_module
+from skframe.automatic._values import parse_float_list, progress_bar
 from skframe.automatic.chosen import chosen_info, default_auto_gamma, training_info
 from skframe.automatic.holdout import holdout_evaluation, holdout_rows
 from skframe.automatic.intervals import check_task, fit_intervals
 from skframe.automatic.replay import scaler_state
 from skframe.automatic.scaling import resolve_scale
 from skframe.automatic.task import check_class_weight, choose_task, is_multilabel, targets_for_fit, task_is_numeric
-from skframe.cli import _streamed
-from skframe.cli._common import parse_float_list, progress_bar
-from skframe.cli._fit_data import DEFAULT_LAM, load_data
-from skframe.cli._fit_report import fit_warnings
-from skframe.cli._graph_data import model_extra
-from skframe.cli._services import call_predict, task_module
-from skframe.cli._tables import is_labels
 from skframe.compute.distributed import dask_client, to_dask
 from skframe.compute.plan import default_sketch, describe_data
 from skframe.datasets import FeatureScaler
@@ -123,7 +123,7 @@ def prepare(opts, stack):
     ``stack`` (a :class:`contextlib.ExitStack`) holds what must live as long as the fit: the spill
     folder of a streamed file, the Dask client. Returns a :class:`Prepared`.
     """
-    if _streamed.streams_file(opts):  # a budget: files read in blocks, memory-mapped (skframe.cli._streamed)
+    if _streamed.streams_file(opts):  # a budget: files read in blocks, memory-mapped (skframe.automatic._streamed)
         if opts.lam is None:
             opts.lam = DEFAULT_LAM
         spill_dir = stack.enter_context(_streamed.spill_directory())  # removes those of killed fits first

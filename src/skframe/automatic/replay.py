@@ -12,10 +12,10 @@ import contextlib
 
 import numpy as np
 
-from skframe.cli._columns import Layout, cli_columns, read_plan
-from skframe.cli._options import FORMATS, MISSING, FitOptions, _choice
-from skframe.cli._services import call_predict, task_module
-from skframe.cli._tables import check_saved
+from skframe.automatic._columns import Layout, cli_columns, read_plan
+from skframe.automatic._raw_tables import check_saved
+from skframe.automatic._services import call_predict, task_module
+from skframe.automatic.options import FORMATS, MISSING, TableOptions, _choice
 from skframe.datasets import FeatureScaler, load_dataset
 from skframe.exceptions import InvalidParameterError, PersistenceError, SkframeError
 from skframe.persistence import load_bundle
@@ -135,7 +135,7 @@ def fit_settings(extra, missing, fmt):
 def options_for(extra, task):
     """Fit options carrying what the task modules need at prediction time (training target means)."""
     means = saved(extra, "train_target_means")
-    return FitOptions(task=task if task == "structured" else "regression", top_k=saved(extra, "top_k"),
+    return TableOptions(task=task if task == "structured" else "regression", top_k=saved(extra, "top_k"),
                       train_target_means=None if means is None else np.asarray(means, dtype=np.float64))
 
 

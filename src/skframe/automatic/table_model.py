@@ -4,7 +4,7 @@
 line runs: the same readers, the same decisions (task, target, column types, scaling, lambda and gamma, loss and
 calibration, intervals, the held-out report), each recorded with its reason in ``report_`` (the dict ``skframe fit
 --json`` prints) and summed up in ``decisions_``. Its parameters are the command's options of the same names,
-with the same defaults (``skframe.cli._options.FitOptions``). A fitted model saves to the file ``skframe fit
+with the same defaults (``skframe.automatic.options.TableOptions``). A fitted model saves to the file ``skframe fit
 --model-out`` writes; :func:`load` reads both back as a TableModel.
 """
 
@@ -17,7 +17,11 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from skframe.automatic._columns import Layout
+from skframe.automatic._raw_tables import check_saved, read_saved
+from skframe.automatic._values import to_jsonable
 from skframe.automatic.classification import AUTO_CALIBRATION
+from skframe.automatic.options import TableOptions
 from skframe.automatic.pipeline import fit_prepared, parse_lam, prepare, table_state
 from skframe.automatic.replay import (
     apply_scaler,
@@ -30,17 +34,13 @@ from skframe.automatic.replay import (
     saved,
 )
 from skframe.automatic.tables import array_table, frame_table, is_frame
-from skframe.cli._columns import Layout
-from skframe.cli._common import to_jsonable
-from skframe.cli._options import FitOptions
-from skframe.cli._tables import check_saved, read_saved
 from skframe.exceptions import InvalidParameterError
 from skframe.persistence import save
 from skframe.uncertainty import interval_bounds
 
 __all__ = ["TableModel", "fit_table", "load", "from_bundle", "save_state", "decisions", "options_state"]
 
-#: the parameters of a TableModel: the fit options that are about the model (names and defaults: FitOptions')
+#: the parameters of a TableModel: the fit options that are about the model (names and defaults: TableOptions')
 PARAMS = ("task", "target", "targets", "columns", "drop", "column_types", "delimiter", "format", "missing", "scale",
           "holdout", "seed", "cv_order", "max_classes", "kernel", "kernel_params", "sketch", "sketch_size",
           "sketch_params", "fit_intercept", "lam", "loss", "loss_params", "class_weight", "calibration", "solver",
@@ -133,13 +133,13 @@ class TableModel(BaseEstimator):
             if isinstance(params[name], str):
                 params[name] = [params[name]]
         for name in ("kernel", "sketch", "sketch_size", "loss", "output_matrix"):
-            params[name] = params[name] if params[name] is not None else FitOptions.__dataclass_fields__[name].default
+            params[name] = params[name] if params[name] is not None else TableOptions.__dataclass_fields__[name].default
         params = {k: (dict(v) if isinstance(v, dict) else ({} if v is None and k.endswith("_params") else v))
                   for k, v in params.items()}
         data, params = _with_y(data, y, params)
         if not isinstance(data, (str, os.PathLike)) and not is_frame(data) and not isinstance(data, tuple):
             data = (data, y)  # array features and their targets
-        opts = FitOptions(json=True, **{k: v for k, v in params.items()})
+        opts = TableOptions(json=True, **{k: v for k, v in params.items()})
         _set_input(opts, data, "train")
         if test is not None:
             _set_input(opts, _with_y(test[0], test[1], params)[0] if isinstance(test, tuple) and is_frame(test[0])
@@ -256,6 +256,16 @@ class TableModel(BaseEstimator):
         if estimator is None:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         return getattr(estimator, name)
+
+    def score(self, data, y):
+        """scikit-learn's score of predictions for ``data`` against ``y``: the accuracy of a classifier (the
+        share of label sets predicted exactly, for a multi-label model), else R² averaged over the targets."""
+        from sklearn.metrics import accuracy_score, r2_score  # lazy: scikit-learn costs ~0.6 s at start-up
+
+        pred = self.predict(data)
+        if hasattr(self, "classes_") or self.task_ == "structured":
+            return float(accuracy_score(np.asarray(y), pred))
+        return float(r2_score(np.asarray(y, dtype=np.float64), pred))
 
     def predict_interval(self, data, level=None):
         """``(lower, upper)``, each of shape (n_samples, n_targets): the prediction intervals fitted with

@@ -4,33 +4,14 @@ from __future__ import annotations
 
 import typer
 
+from skframe.automatic._fit_warnings import fit_warnings
+from skframe.automatic._raw_tables import column_table
+from skframe.automatic._services import format_metrics
+from skframe.automatic._services import format_value as _fmt
 from skframe.automatic.chosen import chosen_lines
 from skframe.cli._explain import execution_line
-from skframe.cli._services import format_metrics
-from skframe.cli._services import format_value as _fmt
-from skframe.cli._tables import column_table
 
 __all__ = ["print_report", "fit_warnings"]
-
-_EVALUATED = {"holdout": "held-out rows", "test": "test rows", "train": "training rows"}
-
-
-def fit_warnings(report):
-    """What the report must warn of: a classifier that predicts one class only on the rows evaluated
-    (:func:`skframe.preprocessing.targets.one_class_warning`). A list of lines, maybe empty; sets the metrics'
-    ``predicted_classes`` (``{label: rows}``, from the confusion matrix) of a classifier."""
-    metrics = report.get("metrics") or {}
-    classes, confusion = metrics.get("classes"), metrics.get("confusion_matrix")
-    if not (isinstance(classes, list) and isinstance(confusion, list) and confusion
-            and len(confusion[0]) == len(classes)):
-        return []
-    from skframe.preprocessing.targets import one_class_warning, predicted_counts  # lazy: loads scikit-learn
-
-    predicted = metrics["predicted_classes"] = predicted_counts(classes=classes, confusion_matrix=confusion)
-    line = one_class_warning(predicted, metrics.get("balanced_accuracy"),
-                             _EVALUATED.get(report.get("evaluated_on"), "rows evaluated"))
-    return [line] if line else []
-
 
 def print_report(report):
     """Human-readable summary of a fit report."""

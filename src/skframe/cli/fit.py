@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import contextlib
 
+from skframe.automatic._fit_data import DEFAULT_LAM, EMBEDDED_DATA_SEED, load_data  # noqa: F401  (public here too)
 from skframe.automatic.chosen import default_auto_gamma  # noqa: F401  (public here too)
 from skframe.cli._common import to_jsonable
 from skframe.cli._explain import explain_report, print_explain
-from skframe.cli._fit_data import DEFAULT_LAM, EMBEDDED_DATA_SEED, load_data  # noqa: F401  (public here too)
 from skframe.cli._fit_report import print_report
 from skframe.cli._options import FitOptions, echo_report, options_command
 from skframe.cli._outputs import check_fit_outputs

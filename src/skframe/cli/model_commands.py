@@ -8,12 +8,12 @@ from typing import Annotated, List, Optional
 
 import typer
 
+from skframe.automatic._raw_tables import read_saved
+from skframe.automatic._services import call_predict, format_metrics, task_module, write_predictions
 from skframe.cli._common import echo_json, handle_errors, to_jsonable
 from skframe.cli._extrapolation import RangeFlags
 from skframe.cli._help import help_all_command
 from skframe.cli._outputs import check_predict_out
-from skframe.cli._services import call_predict, format_metrics, task_module, write_predictions
-from skframe.cli._tables import read_saved
 from skframe.exceptions import InvalidParameterError
 
 
@@ -90,7 +90,7 @@ FORMAT_HELP = "File format when the extension does not tell: csv, npz, arff or l
 
 def _predict_in_blocks(est, extra, data, targets, missing, fmt, out, columns=None, header=None, flags=None):
     """CSV / LIBSVM / NPY data and a ``.csv`` --out: read, predict and write block by block (True when done)."""
-    from skframe.cli import _streamed  # lazy: loads NumPy (~0.1 s at start-up)
+    from skframe.automatic import _streamed  # lazy: loads NumPy (~0.1 s at start-up)
 
     task = _saved(extra, "task", "regression")
     if not _streamed.can_stream_predict(data, fmt, out, task):
@@ -142,7 +142,7 @@ def predict(
         check_predict_out(out, model, data)  # before any work: not the model, not DATA, a writable file
     est, extra = _load(model)
     if _saved(extra, "representation"):  # molecules or graphs: read as at fit time
-        from skframe.cli._graph_data import predict_file  # lazy: loads NumPy (~0.1 s at start-up)
+        from skframe.automatic._graph_data import predict_file  # lazy: loads NumPy (~0.1 s at start-up)
 
         return predict_file(est, extra, data, str(out) if out else None, drop=missing == "drop")
     explicit = missing is not None
@@ -202,7 +202,7 @@ def evaluate(
     """Evaluate a saved model on labelled data and print its metrics."""
     est, extra = _load(model)
     if _saved(extra, "representation"):  # molecules or graphs: read as at fit time
-        from skframe.cli._graph_data import evaluate_file  # lazy: loads NumPy (~0.1 s at start-up)
+        from skframe.automatic._graph_data import evaluate_file  # lazy: loads NumPy (~0.1 s at start-up)
 
         return _print_evaluation(evaluate_file(est, extra, data, drop=missing == "drop"), json_out)
     if targets is not None and targets < 1:

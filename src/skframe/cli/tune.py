@@ -26,11 +26,11 @@ from typing import Annotated, Optional
 
 import typer
 
+from skframe.automatic._services import format_metrics
+from skframe.automatic._services import format_value as _fmt
 from skframe.cli._common import progress_bar, to_jsonable
 from skframe.cli._options import KV, FitOptions, _kv, _opt, echo_report, options_command
 from skframe.cli._outputs import check_fit_outputs
-from skframe.cli._services import format_metrics
-from skframe.cli._services import format_value as _fmt
 from skframe.cli._tune_grid import KERNEL_OPTIONS, _looks_like_range, build_grid, parse_grid_values, parse_lam_grid
 from skframe.cli.fit import _params, evaluate_model, prepare, save_model
 from skframe.exceptions import InvalidParameterError

@@ -20,6 +20,8 @@ import math
 
 import numpy as np
 
+from skframe.models import SketchedKernelRidge
+
 __all__ = ["SHARED_PARAMS", "needs_lam", "square_loss_lam"]
 
 #: the parameters a JointQuantileRegressor and a SketchedKernelRidge share (the same kernel, sketch and seed)
@@ -51,8 +53,6 @@ def square_loss_lam(estimator, X, y):
     info : dict
         ``{"chosen", "criterion", "ridge_lam", "scale", "reason"}`` (JSON values).
     """
-    from skframe.models import SketchedKernelRidge  # lazy: loads the kernel machines
-
     params = estimator.get_params()
     ridge = SketchedKernelRidge(**{k: params[k] for k in SHARED_PARAMS}, lam="auto").fit(X, y)
     ridge_lam = float(ridge.fit_info_["lam"]["chosen"])

@@ -36,10 +36,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-import typer
 
-from skframe.cli._options import FitOptions
-from skframe.cli._services import call_predict, task_module, write_predictions
+from skframe.automatic._services import call_predict, echo, task_module, write_predictions
+from skframe.automatic.options import TableOptions
 from skframe.contract.collections import is_collection, take
 from skframe.contract.registry import get_kernel
 from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError
@@ -239,7 +238,7 @@ def write_molecules(out, G):
     for s in G.to_smiles():
         w.writerow([s if s is not None else ""])
     if out is None:
-        typer.echo(buf.getvalue(), nl=False)
+        echo(buf.getvalue())
         return
     if Path(str(out)).suffix.lower() != ".csv":
         raise InvalidParameterError(f"--out {out}: predicted molecules are written as SMILES; use a .csv file name")
@@ -254,7 +253,7 @@ def _options(extra):
     rep = extra["representation"]
     task = extra.get("task") or "regression"
     means = extra.get("train_target_means")
-    opts = FitOptions(task=task if task == "structured" else "regression", top_k=extra.get("top_k"),
+    opts = TableOptions(task=task if task == "structured" else "regression", top_k=extra.get("top_k"),
                       train_target_means=None if means is None else np.asarray(means, dtype=np.float64))
     opts.outputs = rep["outputs"]
     opts.candidate_molecules = extra.get("candidate_molecules")

@@ -138,7 +138,7 @@ def _missing_numbers(table, features, Y):
     """The problem line for the missing cells of numeric columns (features and targets), or nothing."""
     import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
 
-    from skframe.limits import limit
+    from skframe.limits import limit  # lazy: loads NumPy (through skframe.options)
     from skframe.preprocessing.cells import parse_numbers, text_cells  # lazy: loads scikit-learn
 
     if len(features) > limit("table_columns"):  # the encoder refused the table already: no per-column work
@@ -176,7 +176,7 @@ def load_fit(opts, choice, table=None):
     """
     import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
 
-    from skframe.cli._columns import Layout  # lazy: loads NumPy (~0.1 s at start-up)
+    from skframe.automatic._columns import Layout  # lazy: loads NumPy (~0.1 s at start-up)
     from skframe.io._common import check_targets, name_of  # lazy: skframe.io loads SciPy
     from skframe.io.table import read_table  # lazy: skframe.io loads SciPy
     from skframe.preprocessing import TableEncoder, parse_column_types  # lazy: loads scikit-learn

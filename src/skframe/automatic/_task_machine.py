@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from skframe.automatic._task_regression import SHARED_PARAMS, training_means
 from skframe.automatic.classification import calibration_for, classification_metrics
-from skframe.cli._task_regression import SHARED_PARAMS, training_means
 from skframe.contract.registry import get_loss
 from skframe.contract.tags import get_tags
 from skframe.exceptions import InvalidParameterError

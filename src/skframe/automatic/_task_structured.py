@@ -15,7 +15,7 @@ columns as features (CSV, ARFF, LIBSVM), as a global set.
 
 Without ``--candidates`` the distinct training outputs are the candidates.
 With ``--outputs smiles`` (molecules) the candidates are molecules instead: ``.smi``/``.txt``
-(one SMILES per line), ``.csv``, ``.sdf`` or ``.jsonl`` (see :mod:`skframe.cli._graph_data`).
+(one SMILES per line), ``.csv``, ``.sdf`` or ``.jsonl`` (see :mod:`skframe.automatic._graph_data`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from skframe.cli._graph_data import is_molecule_output, molecule_metrics
+from skframe.automatic._graph_data import is_molecule_output, molecule_metrics
 from skframe.contract.collections import is_collection
 from skframe.datasets import load_dataset
 from skframe.exceptions import InvalidInputError, InvalidParameterError

@@ -21,8 +21,8 @@ import tempfile
 
 import numpy as np
 
+from skframe.automatic._columns import cli_columns, fit_layout, read_plan
 from skframe.automatic.scaling import column_moments, resolve_scale
-from skframe.cli._columns import cli_columns, fit_layout, read_plan
 from skframe.datasets import FeatureScaler
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.io import atomic_write, iter_chunks, load_dataset, scan_file
@@ -46,7 +46,7 @@ def streams_file(opts):
     if opts.train is None or opts.task == "structured":
         return False
     if getattr(opts, "inputs", None) not in (None, "table") or getattr(opts, "outputs", None) not in (None, "table"):
-        return False  # molecules and graphs (skframe.cli._graph_data)
+        return False  # molecules and graphs (skframe.automatic._graph_data)
     try:
         fmt = resolve_format(opts.train, opts.format)
     except Exception:  # e.g. .jsonl / .sdf graph files: read by their own reader

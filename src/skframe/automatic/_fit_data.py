@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skframe.cli import _tables
+from skframe.automatic import _raw_tables as _tables
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 
 __all__ = ["DEFAULT_LAM", "GRAPH_LAM", "EMBEDDED_DATA_SEED", "load_data"]
@@ -83,7 +83,7 @@ def _load_in_memory(opts):
     file is) or arrays (features as given, targets checked by the rules of a numeric file)."""
     import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
 
-    from skframe.cli._columns import Layout, cli_columns  # lazy: loads NumPy (~0.1 s at start-up)
+    from skframe.automatic._columns import Layout, cli_columns  # lazy: loads NumPy (~0.1 s at start-up)
     from skframe.io.missing import handle_missing  # lazy: skframe.io loads SciPy
 
     if opts.lam is None:
@@ -117,7 +117,7 @@ def _load_in_memory(opts):
 
 def load_data(opts):
     """Return (X_train, Y_train, X_test, Y_test, dataset_info); Y are 2-D."""
-    from skframe.cli import _graph_data  # lazy: loads NumPy (~0.1 s at start-up)
+    from skframe.automatic import _graph_data  # lazy: loads NumPy (~0.1 s at start-up)
     from skframe.datasets import load_dataset, load_default  # lazy: loads scikit-learn (~0.6 s at start-up)
 
     if getattr(opts, "train_table", None) is not None or getattr(opts, "train_arrays", None) is not None:
@@ -137,8 +137,8 @@ def load_data(opts):
         return ds.X_train, ds.y_train[:, None], ds.X_test, ds.y_test[:, None], info
     if opts.lam is None:
         opts.lam = DEFAULT_LAM
-    from skframe.cli import _sample_weight  # lazy: loads NumPy (~0.1 s at start-up)
-    from skframe.cli._columns import cli_columns, fit_layout, read_plan  # lazy: loads NumPy (~0.1 s at start-up)
+    from skframe.automatic import _sample_weight  # lazy: loads NumPy (~0.1 s at start-up)
+    from skframe.automatic._columns import cli_columns, fit_layout, read_plan  # lazy: loads NumPy (~0.1 s at start-up)
 
     weight_column = _sample_weight.prepare_weights(opts)  # --sample-weight: a column left out of the features
     choice = cli_columns(opts.columns, opts.drop, opts.target)

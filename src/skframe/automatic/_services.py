@@ -1,8 +1,10 @@
-"""What the command modules share: the task modules, predicting with one, formatting and writing results.
+"""What the automatic model and the command modules share: the task modules, predicting with one, formatting and
+writing results.
 
-``skframe fit``, ``skframe predict`` / ``evaluate`` and the molecule and graph files
-(:mod:`skframe.cli._graph_data`) all use these services; they live here, below the command modules,
-so that no command module imports another. Importing this module is light (Typer and the standard library).
+:class:`~skframe.automatic.TableModel`, ``skframe fit``, ``skframe predict`` / ``evaluate`` and the molecule and graph
+files (:mod:`skframe.automatic._graph_data`) all use these services; they live here, below the command modules,
+so that no command module imports another. Importing this module is light (the standard library); text goes to
+``sys.stdout`` (:func:`echo`), so the library writes no line through the command line's printer.
 """
 
 from __future__ import annotations
@@ -11,18 +13,23 @@ import csv
 import importlib
 import inspect
 import io
+import sys
 from pathlib import Path
-
-import typer
 
 from skframe.exceptions import InvalidParameterError
 
-__all__ = ["TASK_MODULES", "task_module", "call_predict", "format_value", "write_predictions"]
+__all__ = ["TASK_MODULES", "task_module", "call_predict", "format_value", "write_predictions", "echo"]
+
+
+def echo(text):
+    """Write ``text`` to standard output now (the caller adds the line ends)."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 TASK_MODULES = {
-    "regression": "skframe.cli._task_regression",
-    "machine": "skframe.cli._task_machine",
-    "structured": "skframe.cli._task_structured",
+    "regression": "skframe.automatic._task_regression",
+    "machine": "skframe.automatic._task_machine",
+    "structured": "skframe.automatic._task_structured",
 }
 
 
@@ -74,7 +81,7 @@ def _write_labels(out, P, names):
         writer.writerow(names)
     writer.writerows([[str(v) for v in row] for row in rows])
     if out is None:
-        typer.echo(buf.getvalue(), nl=False)
+        echo(buf.getvalue())
         return
     suffix = Path(out).suffix.lower()
     if suffix not in (".csv", ".npz"):
@@ -102,10 +109,10 @@ def write_predictions(out, P, names=None):
         names = [f"y{j}" for j in range(1 if P.ndim == 1 else P.shape[1])]  # as a file without a header
     if out is None:
         if names is not None:
-            typer.echo(",".join(names))
+            echo(",".join(names) + "\n")
         rows = P[:, None] if P.ndim == 1 else P
-        for row in rows:
-            typer.echo(",".join(repr(float(v)) for v in np.ravel(row)))
+        for start in range(0, len(rows), 4096):  # a block of lines per write
+            echo("".join(",".join(repr(float(v)) for v in np.ravel(row)) + "\n" for row in rows[start:start + 4096]))
         return
     suffix = Path(out).suffix.lower()
     if suffix not in (".csv", ".npz"):
