@@ -8,7 +8,9 @@ a. layers: a module imports its own layer or lower ones only (``LAYERS`` below, 
 b. no import circle among the modules under src/, module-level and in-function imports together;
 c. an import inside a function is there for start-up time or an optional dependency: it carries a one-line
    ``# lazy: <reason>`` comment (same line or the line above), and what it loads is costly, i.e. it brings in a
-   heavy or optional library that its module does not load already (``OPTIONAL``, ``BY_SUBPACKAGE``, ``COSTLY``);
+   heavy or optional library that its module does not load already (``OPTIONAL``, ``BY_SUBPACKAGE``, ``COSTLY``)
+   or an estimator family that skframe.models loads on first use (``FAMILIES``); an import under
+   ``if TYPE_CHECKING:`` never runs and needs no reason;
 d. the built-in plugins import from skframe only the public plugin modules (the API and the toolbox) and the public
    data types.
 
@@ -75,6 +77,9 @@ OPTIONAL = frozenset({"numba", "torch", "cupy", "cupyx", "dask", "distributed", 
 BY_SUBPACKAGE = frozenset({"scipy", "sklearn"})
 COSTLY = OPTIONAL | BY_SUBPACKAGE | {"numpy", "rich", "typer.rich_utils", "importlib.metadata"}
 START_UP = ("skframe", "skframe.cli", "skframe.__main__")
+# - anywhere: an estimator family that skframe.models loads on first use (its ``_HOMES``), when the module does not
+#   load it already: a command that fits a ridge model does not pay for the others (tests/cli/test_cli_startup.py)
+FAMILIES = ("skframe.models.machine", "skframe.models.structured")
 
 LAZY_TAG = "# lazy:"
 
@@ -97,6 +102,15 @@ def _resolve(module, level, name):
     if level > 1:
         base = base[: len(base) - (level - 1)]
     return ".".join(base + ([name] if name else []))
+
+
+#: the ``in_function`` mark of an import under ``if TYPE_CHECKING:``: not run at import time, no laziness to explain
+TYPE_ONLY = "type checking"
+
+
+def _is_type_checking(test):
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 def _is_builtin_plugin(name):
@@ -152,6 +166,12 @@ class Tree:
                         # a name of skframe that is no module is its package's; elsewhere it may be a sub-module
                         target = sub if (sub in self.modules or not _is_ours(base)) else base
                         module.imports.append((target, child.lineno, in_function))
+                elif isinstance(child, ast.If) and _is_type_checking(child.test):
+                    # ``if TYPE_CHECKING:`` never runs: its imports load nothing (rule c) but count as edges (a, b)
+                    for part in child.body:
+                        visit(ast.Module(body=[part], type_ignores=[]), in_function or TYPE_ONLY)
+                    for part in child.orelse:
+                        visit(ast.Module(body=[part], type_ignores=[]), in_function)
                 else:
                     function = isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
                     visit(child, in_function or function)
@@ -200,6 +220,13 @@ class Tree:
             known = self.known(target)
             return self.loads(known) if known else frozenset()
         return _library(target)
+
+    def families_deferred(self, target, name):
+        """{the estimator family (``FAMILIES``) that importing ``target`` loads and module ``name`` does not}."""
+        known = self.known(target) if _is_ours(target) else None
+        followed = self._followed(name)
+        return {family for family in FAMILIES if known and (known == family or known.startswith(family + "."))
+                and not any(m == family or m.startswith(family + ".") for m in followed)}
 
     def graph(self):
         """{module: {imported module of skframe: where}}, module-level and in-function imports together."""
@@ -307,7 +334,7 @@ def unexplained_lazy_imports(tree, modules):
     for module in modules:
         lines, comments = module.source.splitlines(), None
         for target, line, in_function in module.imports:
-            if not in_function:
+            if not in_function or in_function == TYPE_ONLY:
                 continue
             comments = _comments(module.source) if comments is None else comments
             same, above = comments.get(line, ""), comments.get(line - 1, "")
@@ -320,6 +347,7 @@ def unexplained_lazy_imports(tree, modules):
             deferred = tree.target_loads(target) - tree.loads(module.name)
             if module.name not in start_up:
                 deferred = {lib for lib in deferred if lib.split(".")[0] in OPTIONAL | BY_SUBPACKAGE}
+            deferred |= tree.families_deferred(target, module.name)
             if not deferred:
                 what = "costly library" if module.name in start_up else "optional library or SciPy/scikit-learn part"
                 bad.append(f"{module.where}:{line} imports {target} inside a function, but that loads no {what} "

@@ -15,7 +15,6 @@ import numpy as np
 from sklearn.base import is_classifier
 
 from skframe.exceptions import InvalidParameterError
-from skframe.models import JointQuantileRegressor
 from skframe.uncertainty import INTERVAL_METHODS, ConformalRegressor, interval_bounds, interval_state
 from skframe.uncertainty.state import check_level, max_finite_level
 
@@ -49,6 +48,8 @@ def has_posterior(model):
 
 def _quantile_base(model):
     """A JointQuantileRegressor with the point model's kernel, sketch, lam and seed (for CQR)."""
+    from skframe.models.machine import JointQuantileRegressor  # lazy: the kernel machines load on first use
+
     own = JointQuantileRegressor().get_params()
     return JointQuantileRegressor(**{k: v for k, v in model.get_params().items() if k in own and k != "quantiles"})
 
