@@ -1,4 +1,5 @@
-"""Raw tables on the command line: typed columns for ``fit``, the saved encoding for ``predict`` and ``evaluate``.
+"""Raw tables of the automatic model (``TableModel``, ``skframe fit``): typed columns for ``fit``, the saved encoding
+for ``predict`` and ``evaluate``.
 
 A training file with a header row (CSV with any delimiter, compressed or not), or a Parquet or
 Arrow/Feather file, is read by :func:`skframe.io.table.read_table` and its feature columns are
