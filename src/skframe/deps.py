@@ -24,10 +24,11 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import sys
 
 from skframe.exceptions import DependencyError
 
-__all__ = ["EXTRAS", "available", "require", "check", "install_hint", "disabled", "numba_enabled",
+__all__ = ["EXTRAS", "lazy_exports", "available", "require", "check", "install_hint", "disabled", "numba_enabled",
            "is_dask_collection"]
 
 #: optional library -> the ``pip install "skframe[extra]"`` that brings it
@@ -164,3 +165,37 @@ def is_dask_collection(x):
 def numba_enabled():
     """True when the compiled numba engine is used (installed and not disabled)."""
     return available("numba")
+
+
+def lazy_exports(package, homes, names):
+    """``(__getattr__, __dir__)`` for a package whose public names load from their modules on first use.
+
+    Parameters
+    ----------
+    package : str
+        The package's ``__name__`` (the package being initialised).
+    homes : dict
+        Public name -> the module that defines it.
+    names : list of str
+        The package's ``__all__`` (listed by ``dir`` before they load).
+
+    Returns
+    -------
+    tuple of callables
+        The module-level ``__getattr__`` (imports the home module of a name, keeps the value in the package) and
+        ``__dir__``.
+    """
+    namespace = sys.modules[package].__dict__
+
+    def __getattr__(name):
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(home), name)
+        namespace[name] = value
+        return value
+
+    def __dir__():
+        return sorted(set(namespace) | set(names))
+
+    return __getattr__, __dir__

@@ -14,7 +14,7 @@ top: it parses options into these, calls the model and prints.
 Importing this package is light: the classes load on first use.
 """
 
-import importlib
+from skframe.deps import lazy_exports
 
 __all__ = ["TableModel", "fit_table", "load"]
 
@@ -22,14 +22,4 @@ _HOMES = {"TableModel": "skframe.automatic.table_model", "fit_table": "skframe.a
           "load": "skframe.automatic.table_model"}
 
 
-def __getattr__(name):
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'skframe.automatic' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)

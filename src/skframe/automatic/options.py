@@ -229,23 +229,3 @@ def _size(value, option):
         return int(value)
     except ValueError:
         raise InvalidParameterError(f"{option} {value!r} must be a positive integer or auto") from None
-
-
-
-def _choice(value, allowed, option):
-    if value is None:
-        return None
-    v = str(value).lower()
-    if v not in allowed:
-        raise InvalidParameterError(f"{option} {value!r} is not one of {', '.join(allowed)}")
-    return v
-
-
-def _size(value, option):
-    """A sketch size: a positive integer or ``"auto"``."""
-    if isinstance(value, int) or value is None or str(value).lower() == "auto":
-        return value if not isinstance(value, str) else "auto"
-    try:
-        return int(value)
-    except ValueError:
-        raise InvalidParameterError(f"{option} {value!r} must be a positive integer or auto") from None

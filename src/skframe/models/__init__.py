@@ -6,8 +6,9 @@ models (:mod:`skframe.models.structured`), so a command that fits a ridge model 
 them.
 """
 
-import importlib
 from typing import TYPE_CHECKING
+
+from skframe.deps import lazy_exports
 
 if TYPE_CHECKING:  # the classes' homes, for readers and documentation tools (imported on first access)
     from skframe.models.machine import JointQuantileRegressor, SketchedKernelClassifier, SketchedKernelMachine
@@ -37,14 +38,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name):
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'skframe.models' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)
