@@ -29,7 +29,7 @@ def test_an_interrupt_lost_in_a_gc_callback_is_raised_again_after_it():
     finally:
         gc.callbacks.remove(callback)
         sys.unraisablehook = sys.__unraisablehook__
-    assert fired and lost.lost == 1
+    assert fired and lost.lost >= 1  # a retry may land in another callback too (then it is delivered again)
 
 
 def test_other_reports_are_printed_until_an_interrupt_is_lost():
