@@ -145,6 +145,15 @@ def _terminated(signum, frame):
     raise KeyboardInterrupt  # SIGTERM ends a command as Ctrl-C does: temporary files removed, old files intact
 
 
+def _interrupt_main_thread():
+    """SIGINT sent to the main thread itself: it also wakes a blocking call there (a sleep, a wait on a lock),
+    which :func:`_thread.interrupt_main` (a flag read at the next bytecode) does not."""
+    if hasattr(signal, "pthread_kill"):
+        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+    else:  # pragma: no cover - platforms without POSIX threads
+        _thread.interrupt_main()
+
+
 class _LostInterrupts:
     """Ctrl-C that lands where Python cannot raise it is raised again where the command can stop.
 
@@ -177,7 +186,7 @@ class _LostInterrupts:
         if issubclass(unraisable.exc_type, KeyboardInterrupt):
             self.lost += 1
             if self.lost <= self.retries:  # from another thread, once this callback has returned
-                threading.Timer(0.05, _thread.interrupt_main).start()
+                threading.Timer(0.05, _interrupt_main_thread).start()
             return
         if not self.lost:
             self.previous(unraisable)
