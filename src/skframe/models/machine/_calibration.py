@@ -107,10 +107,14 @@ def _column_hessians(fit, result, W, lam, w):
 
 def held_out_scores(fit, result, lam):
     """``(rows, F_loo, T)``: approximate leave-one-out decision values (s, k) of evenly spaced rows, with their
-    ±1 targets T (see module)."""
+    ±1 targets T (see module); those ``lam="auto"`` computed for the same λ (``fit.alo``) when it did."""
+    n = fit.Y.shape[0]
+    alo = getattr(fit, "alo", None)
+    if alo is not None and alo["lam"] == lam:
+        rows = _rows(n)
+        return rows, alo["decisions"][rows], _host(fit.Y[rows])
     loss, rep = fit.recipe.loss, fit.represent()
     W = _host(result.W)
-    n = fit.Y.shape[0]
     rows, w = _rows(n), _mean_one(fit.sample_weight, n)
     Z = rep.Z[rows] if rep.Z is not None else fit.predict_rows(take(fit.X, rows), validated=True)
     Z, Y = _host(Z), _host(fit.Yc[rows])

@@ -12,11 +12,12 @@ from skframe.constraints import HasMethods, Interval, Options
 from skframe.contract.collections import is_collection
 from skframe.contract.tags import get_tags
 from skframe.exceptions import InvalidInputError, InvalidParameterError
+from skframe.models import _autotune
 from skframe.models._base import store_params, validate_X
 from skframe.models._core import resolve_loss
 from skframe.models._data import wrap_value_error
 from skframe.models._folds import CV_ORDERS
-from skframe.models.machine import _calibration
+from skframe.models.machine import _alo, _calibration
 from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
 from skframe.models.machine._labels import class_probabilities, class_row_weights, encode_labels, row_codes
 
@@ -63,8 +64,14 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
     solver_params : dict, optional
     lam : float, sequence of float or "auto", default=1e-3
         Regularisation strength (a sequence: regularisation path, see
-        :class:`SketchedKernelMachine`); ``"auto"``: chosen by 3-fold
-        held-out loss, see :class:`SketchedKernelMachine`); the folds are stratified by class.
+        :class:`SketchedKernelMachine`); ``"auto"``: chosen on the grid ``1e-8 ... 1e-1`` by ``lam_criterion``.
+    lam_criterion : {"alo", "kfold"}, default="alo"
+        How ``lam="auto"`` scores the grid. ``"alo"``: one warm-started λ path on all rows, each λ scored by the
+        mean approximate leave-one-out loss from the solution's Hessian (one Newton step per left-out row:
+        :mod:`skframe.models.machine._alo`); it applies to the logistic and multinomial losses with the features in
+        memory (the multinomial up to 3 000 features x classes), and the calibration reuses the chosen λ's values.
+        ``"kfold"`` (and the other cases, which ``fit_info_["lam"]["reason"]`` then names): the mean held-out
+        loss of 3 folds, stratified by class (see ``cv_order``), each fold a path of its own.
     random_state : int, RandomState or None
     class_weight : None, "balanced" or dict, default=None
         Weight of each class in the data term: ``"balanced"`` gives class c the weight
@@ -79,10 +86,10 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         on the other four) by two standard errors; else the column keeps ``sigma(f)``. ``calibration_`` holds the
         map; ``decision_function`` returns ``a f + b`` and ``predict`` stays the argmax of ``predict_proba``.
     cv_order : {"shuffle", "keep"}, default="shuffle"
-        The folds of ``lam="auto"``: ``"shuffle"`` cuts them from the rows shuffled with ``random_state`` and
-        stratified by class (each fold holds every class in about its share; shuffled only where a class has
-        fewer rows than folds); ``"keep"`` cuts consecutive blocks of rows in the given order (rows ordered in
-        time). ``fit_info_["lam"]["folds"]`` names the folds used.
+        The folds of ``lam="auto"`` with ``lam_criterion="kfold"``: ``"shuffle"`` cuts them from the rows
+        shuffled with ``random_state`` and stratified by class (each fold holds every class in about its share;
+        shuffled only where a class has fewer rows than folds); ``"keep"`` cuts consecutive blocks of rows in the
+        given order (rows ordered in time). ``fit_info_["lam"]["folds"]`` names the folds used.
     max_classes : int or None, default=None
         The most classes ``fit`` accepts: more raise :class:`~skframe.exceptions.InvalidInputError` before any
         work (a fit's cost grows with the square of the class count K: the Newton solver forms K (K + 1) / 2 Gram
@@ -117,12 +124,14 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
     _parameter_constraints = dict(COMMON_CONSTRAINTS, loss=[str, HasMethods("value", "gradient")],
                                   loss_params=[dict, None], class_weight=[Options("balanced"), dict, None],
                                   calibration=[Options(*_calibration.METHODS), None],
-                                  cv_order=[Options(*CV_ORDERS)], max_classes=[Interval("int", 2, None), None])
+                                  cv_order=[Options(*CV_ORDERS)], max_classes=[Interval("int", 2, None), None],
+                                  lam_criterion=[Options(*_alo.CRITERIA)])
 
     def __init__(self, kernel="gaussian", *, kernel_params=None, sketch="psr", sketch_size="auto",
                  sketch_params=None, loss="hinge", loss_params=None, solver=None, solver_params=None, lam=1e-3,
                  warm_start=False, random_state=None, memory_budget=None, dtype="float64",
-                 backend="auto", class_weight=None, calibration=None, cv_order="shuffle", max_classes=None):
+                 backend="auto", class_weight=None, calibration=None, cv_order="shuffle", max_classes=None,
+                 lam_criterion="alo"):
         store_params(self, locals())
 
     @staticmethod
@@ -151,6 +160,8 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
                     "columns: use loss='logistic', or calibration=None")
             method = self.calibration
             fit.recipe.finish = lambda f, est, res: _calibration.calibrate(f, est, res, method)
+        if _autotune.is_auto(self.lam) and self.lam_criterion == "alo":
+            fit.choose_lam = lambda: _choose_lam_alo(fit)  # this fit's own choice of lam="auto"
         return fit
 
     def _prepare_fit(self, X, y):
@@ -217,6 +228,19 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = True
         return tags
+
+
+def _choose_lam_alo(fit):
+    """``lam="auto"`` by approximate leave-one-out on one path (:func:`_alo.choose_lam_alo`); the k folds of
+    :meth:`Fit.choose_lam` where it does not apply, the reason added to theirs."""
+    lam, info = _alo.choose_lam_alo(fit, _autotune.KFOLD_LAMS)
+    if lam is None:
+        lam = type(fit).choose_lam(fit)
+        chosen = fit.auto_info["lam"]
+        chosen["reason"] = f"{chosen['reason']} (not approximate leave-one-out: {info})"
+        return lam
+    fit.auto_info["lam"] = info
+    return lam
 
 
 finish_machine_class(SketchedKernelClassifier, "Fit the classifier.",

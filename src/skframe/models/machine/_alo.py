@@ -1,0 +1,215 @@
+"""Approximate leave-one-out (ALO) decision values of the logistic and multinomial classifiers, and ``lam="auto"``
+chosen by them along one warm-started λ path.
+
+The classifier minimises, over the weights ``W`` (r x k) of the sketched features ``z_i`` (r,),
+
+    P(W) = (1/n) sum_i w_i l(f_i, y_i) + (lam/2) ||W||^2,    f_i = W^T z_i (k,),
+
+with mean-one row weights ``w``. Its Hessian at the solution is ``H = (1/n) sum_i w_i (z_i z_i^T) ⊗ D_i + lam I``
+with ``D_i`` the loss's (k x k) second derivatives at ``f_i``. Leaving row i out of the sum (λ unchanged) and
+taking one Newton step from the solution gives, by the Woodbury identity, its decision values
+
+    f_{-i} = f_i + A_i (I - D_i A_i)^{-1} g_i,    A_i = (w_i / n) X_i^T H^{-1} X_i,    X_i = z_i ⊗ I_k,
+
+with ``g_i`` the loss's gradient at ``f_i`` (Rad and Maleki, "A scalable estimate of the out-of-sample prediction
+error via approximate leave-one-out cross-validation", JRSS B 2020; Beirami, Razaviyayn, Shahrampour and Tarokh,
+"On optimal generalizability in parametric learning", NeurIPS 2017). For one column (two classes) this is
+``f_{-i} = f_i + g_i h_i / (1 - d_i h_i)`` with the leverage ``h_i = w_i z_i^T H^{-1} z_i / n``. The logistic loss
+on several columns (one-vs-rest) has a block-diagonal Hessian, so each column takes the scalar formula with its own
+(r x r) block: the one-step values are exact to first order for every column. The multinomial loss couples the
+columns: ``A_i`` is the full (k x k) block ``(w_i / n) [z_i^T (H^{-1})_{jl} z_i]_{jl}`` from one inverse of the
+(r k) x (r k) Hessian, ``n r^2 k (k + 1) / 2`` multiply-adds. Above :data:`MAX_COUPLED` unknowns (where the
+Newton solver stops forming its Hessian too) ``lam="auto"`` takes the k folds instead: the inverse of H's diagonal
+blocks alone, the cheap substitute, misses the coupling of the softmax (measured on 300 rows, 3 classes: a median
+error of 0.023 against exact refits, for a median move of 0.035, where the full block errs by 0.0003). The error
+of the one Newton step is of the order of the step squared: on a few hundred rows the values agree with exact
+refits to about 1% of their move (median; tests/models/test_machine_alo.py).
+
+:func:`choose_lam_alo` solves the λ grid from the largest value down, each solve started from the last solution,
+and keeps the λ of least weighted mean ALO loss (the log-loss of the fitted loss, scored as the k-fold search
+scores its held-out rows). One Hessian (the Newton solver's last, else one pass) and one factorisation per λ, no
+refit: about one Newton pass per λ on top of the path. The ALO values of the chosen λ are kept on the fit
+(``fit.alo``) for the calibration map (:mod:`skframe.models.machine._calibration`), which then computes none.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve, solve_triangular
+
+from skframe.compute.backend import to_numpy
+from skframe.contract.tags import get_tags
+from skframe.plugin.toolbox import weighted_outer
+
+__all__ = ["CRITERIA", "MAX_COUPLED", "alo_applies", "alo_decisions", "choose_lam_alo", "hessian_of"]
+
+#: the criteria of ``lam="auto"`` for the classifier: approximate leave-one-out on one path, or k folds
+CRITERIA = ("alo", "kfold")
+#: the most unknowns (r k) whose full Hessian the multinomial ALO inverts (above: k folds)
+MAX_COUPLED = 3000
+#: rows per block of the leverage products
+CHUNK = 4096
+
+
+def _host(x):
+    return np.asarray(to_numpy(x), dtype=np.float64)
+
+
+def alo_applies(fit):
+    """``(True, "")`` when the fit's λ can be chosen by ALO, else ``(False, why)``: a smooth loss with a Hessian
+    and probabilities, the identity output matrix and the features in memory."""
+    loss = fit.recipe.loss
+    if loss is None or not (callable(getattr(loss, "hessian", None))
+                            and callable(getattr(loss, "probabilities", None))):
+        return False, "the loss has no Hessian or no probabilities"
+    if fit.recipe.M is not None:
+        return False, "an output matrix"
+    Z = fit.represent().Z
+    if Z is None:
+        return False, "the features are streamed, not kept in memory"
+    k = fit.Y.shape[1]
+    if get_tags(loss, "loss").one_of_k and Z.shape[1] * k > MAX_COUPLED:
+        return False, f"{Z.shape[1]} features x {k} classes exceed {MAX_COUPLED} coupled unknowns"
+    return True, ""
+
+
+def _mean_one(weights, n):
+    if weights is None:
+        return np.ones(n)
+    w = np.asarray(weights, dtype=np.float64)
+    return w * (n / w.sum())
+
+
+def hessian_of(Z, Y, W, loss, lam, w, coupled, given=None):
+    """The objective's Hessian at ``W``: ``(r k, r k)`` for a coupled loss, else the list of the k (r, r)
+    column blocks. ``given``: a Hessian in the Newton solver's layout (index ``a k + j``), reused when its shape
+    fits (the solver's last one, formed at the iterate before the last step)."""
+    r, k = W.shape
+    n = Z.shape[0]
+    if given is not None and np.shape(given) == (r * k, r * k):
+        H = _host(given)
+        return H if coupled else [H.reshape(r, k, r, k)[:, j, :, j] for j in range(k)]
+    D = np.asarray(loss.hessian(Z @ W, Y), dtype=np.float64) * (w / n)[:, None, None]
+    if not coupled:
+        blocks = [weighted_outer(Z, D[:, j, j]) for j in range(k)]
+        for B in blocks:
+            B[np.diag_indices_from(B)] += lam
+        return blocks
+    H4 = np.zeros((r, k, r, k))
+    for j in range(k):
+        for m in range(j, k):
+            B = Z.T @ (Z * D[:, j, m][:, None])
+            H4[:, j, :, m] = B
+            H4[:, m, :, j] = B.T
+    H = H4.reshape(r * k, r * k)
+    H[np.diag_indices_from(H)] += lam
+    return H
+
+
+def _column_leverages(Z, blocks):
+    """``(n, k)``: ``z_i^T H_j^{-1} z_i`` per row and column block ``H_j``."""
+    out = np.empty((Z.shape[0], len(blocks)))
+    for j, H in enumerate(blocks):
+        L = cho_factor(H, lower=True, check_finite=False)[0]
+        for s in range(0, Z.shape[0], CHUNK):
+            V = solve_triangular(L, Z[s:s + CHUNK].T, lower=True, check_finite=False)
+            out[s:s + CHUNK, j] = np.einsum("ij,ij->j", V, V)
+    return out
+
+
+def _coupled_leverages(Z, H, k):
+    """``(n, k, k)``: ``[z_i^T (H^{-1})_{jl} z_i]_{jl}`` per row, from the inverse of the full Hessian."""
+    r = Z.shape[1]
+    inv = cho_solve(cho_factor(H, lower=True, check_finite=False), np.eye(r * k), check_finite=False)
+    inv4 = inv.reshape(r, k, r, k)
+    out = np.empty((Z.shape[0], k, k))
+    for j in range(k):
+        for m in range(j, k):
+            q = np.einsum("ia,ia->i", Z @ inv4[:, j, :, m], Z)
+            out[:, j, m] = q
+            out[:, m, j] = q
+    return out
+
+
+def alo_decisions(Z, Y, W, loss, lam, weights=None, hessian=None):
+    """Approximate leave-one-out decision values (n, k) of every row (see module).
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n, r)
+        The training rows' features.
+    Y : ndarray of shape (n, k)
+        The ±1 targets the loss fits (centred as the solver saw them).
+    W : ndarray of shape (r, k)
+        The solution at ``lam``.
+    loss : loss component
+        With ``gradient`` and ``hessian``.
+    lam : float
+        The regularisation of the objective ``(1/n) sum w_i l_i + (lam/2) ||W||^2``.
+    weights : ndarray of shape (n,) or None
+        Row weights (rescaled to mean one).
+    hessian : ndarray or None
+        The objective's Hessian at ``W`` in the Newton solver's layout, reused when given.
+
+    Returns
+    -------
+    ndarray of shape (n, k)
+    """
+    Z, Y, W = _host(Z), _host(Y), _host(W)
+    n, k = Z.shape[0], W.shape[1]
+    w = _mean_one(weights, n)
+    coupled = bool(get_tags(loss, "loss").one_of_k) and k > 1
+    F = Z @ W
+    G = np.asarray(loss.gradient(F, Y), dtype=np.float64)
+    D = np.asarray(loss.hessian(F, Y), dtype=np.float64)
+    H = hessian_of(Z, Y, W, loss, lam, w, coupled, hessian)
+    if not coupled:
+        h = _column_leverages(Z, H) * (w / n)[:, None]
+        d = np.einsum("ijj->ij", D)
+        return F + G * h / (1.0 - d * h)
+    A = _coupled_leverages(Z, H, k) * (w / n)[:, None, None]
+    step = np.linalg.solve(np.eye(k)[None] - D @ A, G[:, :, None])[:, :, 0]
+    return F + np.einsum("ijl,il->ij", A, step)
+
+
+def _score(loss, F, Y, w):
+    """Weighted mean loss of the decision values F (n, k) on the targets Y."""
+    values = np.asarray(loss.value(F, Y), dtype=np.float64).reshape(F.shape[0], -1).sum(axis=1)
+    return float(np.sum(w * values) / np.sum(w))
+
+
+def choose_lam_alo(fit, lams):
+    """``(lam, info)``: the λ of ``lams`` with the least weighted mean ALO loss, from one warm-started path on the
+    fit's own features (see module), or ``(None, why)`` when ALO does not apply (:func:`alo_applies`). Sets
+    ``fit.alo = {"lam", "decisions"}`` (the chosen λ's ALO values of every row, the intercept
+    added)."""
+    ok, why = alo_applies(fit)
+    if not ok:
+        return None, why
+    rep, loss = fit.represent(), fit.recipe.loss
+    Z, Yc = _host(rep.Z), _host(fit.Yc)
+    n = Z.shape[0]
+    w = _mean_one(fit.sample_weight, n)
+    order = np.sort(np.asarray(lams, dtype=float))[::-1]
+    curve, best = [], None
+    with warnings.catch_warnings():  # an unconverged point of the path is scored as it is; the final fit warns
+        warnings.simplefilter("ignore")
+        results = fit.solve_path(order)
+    with fit.serial_blas():
+        for lam, res in zip(order, results):
+            F = alo_decisions(Z, Yc, res.W, loss, lam, fit.sample_weight, getattr(res, "hessian", None))
+            value = _score(loss, F, Yc, w) if np.all(np.isfinite(F)) else np.inf
+            curve.append(value)
+            if best is None or value < best[0]:
+                best = (value, float(lam), F)
+    value, lam, F = best
+    if fit.recipe.fit_intercept:
+        F = F + np.ravel(_host(fit.offset))
+    fit.alo = {"lam": lam, "decisions": F}
+    info = {"chosen": lam, "criterion": "approximate leave-one-out loss", "value": float(value),
+            "grid": [float(v) for v in order], "curve": [float(v) for v in curve],
+            "reason": f"least mean approximate leave-one-out loss over {order.size} values of one warm-started path "
+                      f"on all {n} rows (one Newton step per left-out row)"}
+    return lam, info
