@@ -31,7 +31,8 @@ Linear algebra
 Kernels of any kind
     :func:`kernel_block`, :func:`kernel_diag`, :func:`kernel_matvec` (through the kernel's own methods when it has
     them); :func:`engine_matvec` (``k(X, Y) W`` by the block engine, a kernel's ``matvec`` marked
-    :data:`ENGINE_PRODUCT` when it is that product and no override).
+    :data:`ENGINE_PRODUCT` when it is that product and no override); :func:`normal_pass` (``k(X, C)^T (a k(X, C) V
+    + W)`` in one pass over the rows, each kernel entry computed once).
 Sketches, problems and inputs
     :class:`SketchMatrix`, :func:`from_entries`, :func:`as_problem`, :class:`InputCollection`,
     :func:`is_collection`, :func:`n_items`, :func:`take`, :func:`chunks`.
@@ -43,6 +44,8 @@ These names are kept stable as the API's are; what they call inside skframe may 
 """
 
 from skframe.compute.backend import get_array_module, serial_blas, to_numpy
+from skframe.compute.fused import normal_pass
+from skframe.compute.plan_newton import choose_newton_step, newton_precond_rows
 from skframe.constraints import HasMethods, check_param, validate_params
 from skframe.contract.collections import InputCollection, chunks, is_collection, n_items, take
 from skframe.contract.problems import as_problem
@@ -97,6 +100,9 @@ __all__ = [
     "serial_blas",
     # memory
     "rows_within_budget",
+    # the plan's rule for a Newton step (direct or conjugate gradients)
+    "choose_newton_step",
+    "newton_precond_rows",
     # linear algebra
     "default_rtol",
     "eigh_truncated",
@@ -114,6 +120,7 @@ __all__ = [
     "kernel_matvec",
     "engine_matvec",
     "ENGINE_PRODUCT",
+    "normal_pass",
     # sketches, problems and inputs
     "SketchMatrix",
     "from_entries",
