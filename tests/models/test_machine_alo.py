@@ -1,0 +1,118 @@
+"""Approximate leave-one-out (ALO) values of the logistic and multinomial classifiers, and lam="auto" chosen by them."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from skframe.exceptions import InvalidParameterError
+from skframe.models import SketchedKernelClassifier
+from skframe.models._fit import Fit
+from skframe.models.machine import _alo, _calibration
+
+
+def _exact_refit(Z, Y, loss, lam, c, W):
+    """Newton's method from W on ``sum_i c_i l(z_i^T W, y_i) + (lam/2) ||W||^2`` (a row left out: c_i = 0)."""
+    r, k = W.shape
+    for _ in range(60):
+        F = Z @ W
+        grad = Z.T @ (loss.gradient(F, Y) * c[:, None]) + lam * W
+        H = np.einsum("ia,i,ijl,ib->ajbl", Z, c, loss.hessian(F, Y), Z).reshape(r * k, r * k) + lam * np.eye(r * k)
+        step = np.linalg.solve(H, grad.ravel()).reshape(r, k)
+        W = W - step
+        if np.abs(step).max() < 1e-12:
+            break
+    return W
+
+
+@pytest.mark.parametrize("loss, n_classes", [("logistic", 2), ("logistic", 3), ("multinomial", 3),
+                                             ("multinomial", 2)])
+def test_alo_values_match_exact_refits(loss, n_classes):
+    """Each row's ALO decision values against the solution refitted without the row (same features, same lam):
+    the error is about 1% of how far the values move (median), and a small share of the largest move."""
+    X, y = make_classification(300, 5, n_informative=3, n_redundant=0, n_classes=n_classes, n_clusters_per_class=1,
+                               flip_y=0.05, random_state=0)
+    lam = 1e-3
+    fit = Fit.of(SketchedKernelClassifier(loss=loss, lam=lam, sketch_size=30, random_state=0,
+                                          kernel_params={"gamma": 0.2}), X, y)
+    Z, Y = np.asarray(fit.represent().Z), np.asarray(fit.Yc)
+    res = fit.solve(lam)
+    W = np.asarray(res.W)
+    F = _alo.alo_decisions(Z, Y, W, fit.recipe.loss, lam, hessian=getattr(res, "hessian", None))
+    n = Z.shape[0]
+    errors, moves = [], []
+    for i in range(0, n, 6):
+        c = np.full(n, 1.0 / n)
+        c[i] = 0.0
+        f_out = Z[i] @ _exact_refit(Z, Y, fit.recipe.loss, lam, c, W)
+        d = F[i] - f_out
+        if loss == "multinomial":  # the values are defined up to a common shift: compare the log-odds
+            d = d - d.mean()
+        errors.append(np.abs(d).max())
+        moves.append(np.abs(f_out - Z[i] @ W).max())
+    errors, moves = np.array(errors), np.array(moves)
+    assert np.median(errors) <= 0.03 * np.median(moves)
+    assert errors.max() <= 0.2 * moves.max()
+
+
+def test_alo_with_weights_is_the_weighted_refit():
+    """Row weights: the left-out row's weight leaves the sum (a zero-weight row's ALO value is its fitted value)."""
+    X, y = make_classification(200, 4, n_informative=2, n_redundant=0, random_state=1)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, size=200)
+    w[3] = 0.0
+    lam = 1e-3
+    fit = Fit.of(SketchedKernelClassifier(loss="logistic", lam=lam, sketch_size=20, random_state=0), X, y,
+                 sample_weight=w)
+    Z, Y = np.asarray(fit.represent().Z), np.asarray(fit.Yc)
+    W = np.asarray(fit.solve(lam).W)
+    F = _alo.alo_decisions(Z, Y, W, fit.recipe.loss, lam, weights=w)
+    assert F[3, 0] == pytest.approx(float(Z[3] @ W[:, 0]))
+    c = w / w.sum()
+    c[10] = 0.0
+    f_out = Z[10] @ _exact_refit(Z, Y, fit.recipe.loss, lam, c, W)
+    assert abs(F[10, 0] - f_out[0]) <= 0.05 * abs(f_out[0] - Z[10] @ W[:, 0]) + 1e-6
+
+
+@pytest.mark.parametrize("seed, loss, n_classes", [(0, "logistic", 2), (1, "logistic", 2), (2, "multinomial", 3),
+                                                   (3, "logistic", 3), (4, "multinomial", 4)])
+def test_alo_lam_within_one_grid_step_of_kfold(seed, loss, n_classes):
+    """On generated tables the ALO choice is within one step (a decade) of the k-fold search's."""
+    X, y = make_classification(400, 6, n_informative=4, n_redundant=0, n_classes=n_classes, flip_y=0.1,
+                               random_state=seed)
+    chosen = {}
+    for criterion in _alo.CRITERIA:
+        est = SketchedKernelClassifier(loss=loss, lam="auto", lam_criterion=criterion, sketch_size=40,
+                                       random_state=0).fit(X, y)
+        chosen[criterion] = float(est.lam_path_[-1])
+        assert est.fit_info_["lam"]["chosen"] == chosen[criterion]
+    assert "approximate leave-one-out" in SketchedKernelClassifier(loss=loss, lam="auto", sketch_size=40,
+                                                                   random_state=0).fit(X, y).fit_info_["lam"]["reason"]
+    assert abs(np.log10(chosen["alo"]) - np.log10(chosen["kfold"])) <= 1.0 + 1e-9
+
+
+def test_hinge_and_kfold_take_the_folds():
+    X, y = make_classification(150, 4, random_state=0)
+    hinge = SketchedKernelClassifier(lam="auto", sketch_size=20, random_state=0).fit(X, y)
+    assert "folds" in hinge.fit_info_["lam"]["reason"]
+    assert "not approximate leave-one-out: the loss has no Hessian" in hinge.fit_info_["lam"]["reason"]
+    kfold = SketchedKernelClassifier(loss="logistic", lam="auto", lam_criterion="kfold", sketch_size=20,
+                                     random_state=0).fit(X, y)
+    assert "folds" in kfold.fit_info_["lam"]["folds"]
+    with pytest.raises(InvalidParameterError, match="lam_criterion"):
+        SketchedKernelClassifier(loss="logistic", lam="auto", lam_criterion="loo").fit(X, y)
+
+
+def test_calibration_reuses_the_path_values():
+    """With lam="auto" the calibration map is fitted on the chosen lambda's ALO values, which equal those it
+    computes itself at that lambda (to the solver's tolerance: its solution and Hessian come from another start)."""
+    X, y = make_classification(300, 5, flip_y=0.1, random_state=0)
+    est = SketchedKernelClassifier(loss="logistic", lam="auto", sketch_size=30, random_state=0,
+                                   calibration="sigmoid")
+    fit = Fit.of(est, X, y)
+    fit.run()
+    assert fit.alo["lam"] == float(est.lam_path_[-1])
+    rows, S, _ = _calibration.held_out_scores(fit, fit.solve(fit.alo["lam"]), fit.alo["lam"])
+    assert np.array_equal(S, fit.alo["decisions"][rows])
+    del fit.alo
+    _, S_own, _ = _calibration.held_out_scores(fit, fit.solve(float(est.lam_path_[-1])), float(est.lam_path_[-1]))
+    np.testing.assert_allclose(S, S_own, rtol=1e-3, atol=1e-3)
+    assert est.calibration_["rows"] == rows.size
