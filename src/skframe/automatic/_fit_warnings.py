@@ -4,7 +4,8 @@ from __future__ import annotations
 
 __all__ = ["fit_warnings"]
 
-_EVALUATED = {"holdout": "held-out rows", "test": "test rows", "train": "training rows"}
+_EVALUATED = {"holdout": "held-out rows", "test": "test rows", "train": "training rows",
+              "approximate leave-one-out": "training rows, each left out"}
 
 
 def fit_warnings(report):

@@ -2,7 +2,11 @@
 
 Without ``--test``, ``skframe fit`` draws ``--holdout`` of the training rows (seeded by ``--seed``),
 fits a copy of the model on the others and reports its metrics on the rows held out; the model
-that is kept (and saved) is then fitted on every row. ``--holdout 0`` fits on every row only and
+that is kept (and saved) is then fitted on every row. A classifier whose ``lam="auto"`` was chosen by approximate
+leave-one-out (the default of the logistic and multinomial losses) has held-out metrics already: those of
+every training row's approximate leave-one-out probabilities (``held_out_``,
+:func:`skframe.models.machine._alo.held_out_report`); they are reported instead (``evaluated_on``
+``"approximate leave-one-out"``), and the model is fitted once. ``--holdout 0`` fits on every row only and
 reports the training metrics, labelled as such. The embedded default data and files with
 ``--test`` (or ``--split-column``) have a test set and are evaluated on it.
 """
@@ -18,7 +22,7 @@ from sklearn.base import clone
 
 from skframe.automatic._services import call_predict
 
-__all__ = ["holdout_rows", "holdout_evaluation"]
+__all__ = ["holdout_rows", "holdout_evaluation", "fit_held_out"]
 
 
 def _n_rows(X):
@@ -63,3 +67,19 @@ def holdout_evaluation(prep, opts, rows, fit_model, targets_for_fit, lam_path_re
     metrics = prep.module.metrics(model, X_held, targets_for_fit(Y_held, prep.task), Y_pred, opts)
     path = lam_path_report(model, prep.module, X_held, Y_held, prep.task, opts)
     return metrics, seconds, path
+
+
+def fit_held_out(prep, model):
+    """``(metrics, 0.0, None)`` from the held-out metrics the fit computed itself (a classifier's ``held_out_``),
+    or None; ``prep.data_info["holdout"]`` then says so."""
+    held = getattr(model, "held_out_", None)
+    if not isinstance(held, dict):
+        return None
+    info = getattr(model, "solver_info_", None) or {}
+    gap = {k: info[k] for k in ("primal", "dual", "gap", "relative_gap") if k in info} or None
+    metrics = {"n_samples": held["rows"], "classes": model.classes_.tolist(), "stop_reason": model.stop_reason_,
+               "duality_gap": gap, **held["metrics"]}
+    prep.data_info["holdout"] = {"rows": held["rows"], "method": held["method"], "lam": held["lam"],
+                                 "refit": "none: every training row's approximate leave-one-out prediction of the "
+                                          "one fit (no --holdout share is drawn)"}
+    return metrics, 0.0, None

@@ -22,7 +22,7 @@ from skframe.automatic._raw_tables import is_labels
 from skframe.automatic._services import call_predict, task_module
 from skframe.automatic._values import parse_float_list, progress_bar
 from skframe.automatic.chosen import chosen_info, default_auto_gamma, training_info
-from skframe.automatic.holdout import holdout_evaluation, holdout_rows
+from skframe.automatic.holdout import fit_held_out, holdout_evaluation, holdout_rows
 from skframe.automatic.intervals import check_task, fit_intervals
 from skframe.automatic.replay import scaler_state
 from skframe.automatic.scaling import resolve_scale
@@ -196,7 +196,11 @@ def fit_prepared(prep, opts):
         check_task(prep, model, opts)
     rows = holdout_rows(prep, opts)  # no test set: the fit on every row, then metrics of a copy on held-out rows
     fit_seconds = fit_model(model, prep.X_fit, prep.y_fit, opts)  # first: data errors name every row
-    if rows is not None:
+    held = fit_held_out(prep, model) if rows is not None else None  # the fit's own held-out values: no second fit
+    if held is not None:
+        (metrics, predict_seconds, path), evaluated_on = held, "approximate leave-one-out"
+        rows = (None, range(prep.data_info["holdout"]["rows"]))  # n_test: every training row, each left out
+    elif rows is not None:
         metrics, predict_seconds, path = holdout_evaluation(prep, opts, rows, fit_model, targets_for_fit,
                                                             lam_path_report)
         evaluated_on = "holdout"

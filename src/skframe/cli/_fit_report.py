@@ -104,6 +104,10 @@ def _metrics_heading(report):
         h = report["data"].get("holdout", {})
         return (f"metrics on {h.get('rows')} held-out training rows (--holdout {h.get('share'):g}; the model kept is "
                 "refitted on every row):")
+    if on == "approximate leave-one-out":
+        h = report["data"].get("holdout", {})
+        return (f"metrics on the {h.get('rows')} training rows, each left out (approximate leave-one-out of the one "
+                "fit, at the chosen lam):")
     if on == "train":
         return "metrics on the training set (the rows fitted, not a held-out estimate; --holdout 0 or too few rows):"
     return f"metrics on the {on} set:"

@@ -41,9 +41,11 @@ from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
 from skframe.compute.backend import to_numpy
 from skframe.contract.tags import get_tags
+from skframe.models.machine._labels import class_probabilities, row_codes
 from skframe.plugin.toolbox import weighted_outer
 
-__all__ = ["CRITERIA", "MAX_COUPLED", "alo_applies", "alo_decisions", "choose_lam_alo", "hessian_of"]
+__all__ = ["CRITERIA", "MAX_COUPLED", "alo_applies", "alo_decisions", "choose_lam_alo", "hessian_of",
+           "held_out_report"]
 
 #: the criteria of ``lam="auto"`` for the classifier: approximate leave-one-out on one path, or k folds
 CRITERIA = ("alo", "kfold")
@@ -213,3 +215,25 @@ def choose_lam_alo(fit, lams):
             "reason": f"least mean approximate leave-one-out loss over {order.size} values of one warm-started path "
                       f"on all {n} rows (one Newton step per left-out row)"}
     return lam, info
+
+
+def held_out_report(fit, est):
+    """``est.held_out_``: the classification metrics of every training row's ALO probabilities at the chosen λ
+    (through the calibration map, when there is one), or None when the fit computed none.
+
+    A held-out estimate without a second fit: ``{"method", "lam", "rows", "metrics"}``, the metrics those of
+    :func:`skframe.metrics.classifier_report`. It is slightly optimistic where a held-out share's is not: λ is
+    the grid's minimiser of the same values (of 8), the sketch and the calibration map (3 numbers per column)
+    saw every row, and one Newton step stands for each refit (see module).
+    """
+    from skframe.metrics import classifier_report  # lazy: scikit-learn's metrics
+
+    alo = getattr(fit, "alo", None)
+    est.held_out_ = None
+    if alo is None or alo["lam"] != float(est.lam_path_[-1]):
+        return
+    P = class_probabilities(est.loss_, alo["decisions"], getattr(est, "calibration_", None))
+    classes = est.classes_
+    y = classes[row_codes(_host(fit.Y))]
+    est.held_out_ = {"method": "approximate leave-one-out", "lam": alo["lam"], "rows": int(y.size),
+                     "metrics": classifier_report(y, classes[np.argmax(P, axis=1)], classes, P)}

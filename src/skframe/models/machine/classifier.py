@@ -100,6 +100,11 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+    held_out_ : dict or None
+        With ``lam="auto"`` chosen by ``"alo"``: the classification metrics (:func:`skframe.metrics.classifier_report`)
+        of every training row's approximate leave-one-out probabilities at the chosen λ, ``{"method", "lam",
+        "rows", "metrics"}``: a held-out estimate without a second fit (slightly optimistic: λ minimises the same
+        values); else None.
     calibration_ : dict
         With ``calibration``: ``method``, per column ``slope`` (a), ``offset`` (b), ``lapse`` (eps), whether the
         map was ``kept`` and its ``held_out_gain`` (log-loss saved, z), the number of ``rows`` whose held-out
@@ -160,8 +165,16 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
                     "columns: use loss='logistic', or calibration=None")
             method = self.calibration
             fit.recipe.finish = lambda f, est, res: _calibration.calibrate(f, est, res, method)
+        self.held_out_ = None
         if _autotune.is_auto(self.lam) and self.lam_criterion == "alo":
             fit.choose_lam = lambda: _choose_lam_alo(fit)  # this fit's own choice of lam="auto"
+            calibrate = fit.recipe.finish
+
+            def finish(f, est, res):  # the calibration map first: the held-out probabilities go through it
+                if calibrate is not None:
+                    calibrate(f, est, res)
+                _alo.held_out_report(f, est)
+            fit.recipe.finish = finish
         return fit
 
     def _prepare_fit(self, X, y):
