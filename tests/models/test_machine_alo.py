@@ -116,3 +116,21 @@ def test_calibration_reuses_the_path_values():
     _, S_own, _ = _calibration.held_out_scores(fit, fit.solve(float(est.lam_path_[-1])), float(est.lam_path_[-1]))
     np.testing.assert_allclose(S, S_own, rtol=1e-3, atol=1e-3)
     assert est.calibration_["rows"] == rows.size
+
+
+def test_held_out_metrics_of_the_one_fit():
+    """held_out_: the metrics of every row's ALO probabilities (through the calibration map), close to those of a
+    fresh test set; None with a fixed lam."""
+    X, y = make_classification(1400, 6, n_informative=4, n_redundant=0, flip_y=0.05, random_state=2)
+    labels = np.where(y == 1, "yes", "no")
+    est = SketchedKernelClassifier(loss="logistic", lam="auto", sketch_size=60, random_state=0,
+                                   calibration="lapse").fit(X[:1000], labels[:1000])
+    held = est.held_out_
+    assert held["method"] == "approximate leave-one-out" and held["rows"] == 1000
+    assert held["lam"] == float(est.lam_path_[-1])
+    assert np.sum(held["metrics"]["confusion_matrix"]) == 1000
+    P = est.predict_proba(X[1000:])
+    test_loss = float(-np.mean(np.log(P[np.arange(400), (labels[1000:] == "yes").astype(int)])))
+    assert abs(held["metrics"]["log_loss"] - test_loss) < 0.05
+    assert abs(held["metrics"]["accuracy"] - est.score(X[1000:], labels[1000:])) < 0.05
+    assert SketchedKernelClassifier(loss="logistic", lam=1e-3, sketch_size=20).fit(X, y).held_out_ is None
