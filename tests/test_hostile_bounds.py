@@ -4,6 +4,8 @@ lowered through their environment variables; the full sizes are measured by benc
 ``bounds``)."""
 
 import os
+import subprocess
+import sys
 import threading
 import tracemalloc
 from datetime import datetime
@@ -136,6 +138,34 @@ def test_class_count_is_bounded_before_the_targets_are_made(monkeypatch):
         SketchedKernelClassifier(sketch_size=10, max_classes=150).fit(X, y)
 
 
+def test_an_explicit_max_classes_is_bounded_by_the_memory(monkeypatch):
+    from skframe.models import SketchedKernelClassifier
+    from skframe.models.machine import _labels
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(600, 2)), np.array([f"L{i}" for i in rng.permutation(600) % 300], dtype=object)
+    monkeypatch.setattr(_labels, "_memory_room", lambda: (4 << 20, "half the memory available (a test)"))
+    with pytest.raises(InvalidInputError, match=r"y holds 300 classes \(max_classes=10000\): .*6 x 600 x 300 x 8 = "
+                                                r"8.64 MB\), more than 4.19 MB, half the memory available .*fewer "
+                                                r"classes"):
+        SketchedKernelClassifier(sketch_size=10, max_classes=10000).fit(X, y)
+    assert _labels.class_work_bytes(600, 300) == 6 * 600 * 300 * 8
+
+
+def test_the_memory_room_for_classes_honours_an_address_space_limit():
+    from skframe.models.machine import _labels
+
+    room, why = _labels._memory_room()
+    assert room > 0 and ("available" in why or "address-space" in why)
+    script = ("import resource\nfrom skframe.models.machine import _labels\n"
+              "size = [int(x.split()[1]) * 1024 for x in open('/proc/self/status') if x.startswith('VmSize')][0]\n"
+              "resource.setrlimit(resource.RLIMIT_AS, (size + (300 << 20), resource.RLIM_INFINITY))\n"
+              "print(*_labels._memory_room(), sep='|')")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    room, why = proc.stdout.strip().split("|")
+    assert 0 < int(room) <= 300 << 20 and "address-space limit" in why, proc.stdout + proc.stderr
+
+
 # ------------------------------------------------------------------------------------------------------- model files
 def test_model_extra_arrays_are_charged_to_the_total(tmp_path, monkeypatch):
     import skframe
@@ -163,6 +193,59 @@ def test_parquet_rows_are_counted_by_row_group_not_by_the_footer(tmp_path, monke
     with pytest.raises(DataFormatError, match="lying.parquet .* decompresses to 16777216 bytes, more than the limit "
                                               "of 1048576.*SKFRAME_MAX_DECOMPRESSED=16777216"):
         read_table(path)
+
+
+def _row_groups_file(tmp_path, groups=2, rows=1 << 16):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(0)
+    path = tmp_path / "groups.parquet"
+    table = pa.table({"a": rng.normal(size=groups * rows), "y": rng.normal(size=groups * rows)})
+    pq.write_table(table, path, row_group_size=rows)
+    return path
+
+
+def test_each_parquet_row_group_is_charged_before_it_is_decoded(tmp_path, monkeypatch):
+    pq = pytest.importorskip("pyarrow.parquet")
+    from skframe.io.table import read_table
+
+    path = _row_groups_file(tmp_path)  # two groups of 2**16 rows x 2 float64 columns: 1 MiB each
+    decoded = []
+    original = pq.ParquetFile.read_row_group
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group",
+                        lambda self, i, *a, **k: decoded.append(i) or original(self, i, *a, **k))
+    assert read_table(path).n_rows == 1 << 17 and decoded == [0, 1]
+    decoded.clear()
+    from skframe.io.arrow_bounds import read_row_group
+
+    charged = []
+
+    def charge(total):  # the size policy: 1.5 MiB in all
+        charged.append(total)
+        if total > 1536 << 10:
+            raise DataFormatError(f"{total} bytes")
+
+    pf = pq.ParquetFile(path)
+    first = read_row_group(pf, 0, 0, charge, path)
+    with pytest.raises(DataFormatError, match="bytes"):
+        read_row_group(pf, 1, first.nbytes, charge, path)
+    assert decoded == [0] and len(charged) == 2  # the second group refused from its metadata, never decoded
+    assert charged[0] >= 1 << 20 and charged[1] >= first.nbytes + (1 << 20)  # at least its rows as float64
+
+
+def test_a_parquet_row_group_decoding_beyond_its_claim_is_refused(tmp_path, monkeypatch):
+    pytest.importorskip("pyarrow.parquet")
+    from skframe.io import arrow_bounds
+    from skframe.io.table import read_table
+
+    path = _row_groups_file(tmp_path, groups=1)
+    monkeypatch.setattr(arrow_bounds, "row_group_claim", lambda group, n_columns: (10, 160))  # a lying group
+    with pytest.raises(DataFormatError, match=r"row group 0 declares 10 rows and 160 bytes but decodes to 65536 "
+                                              r"rows and \d+ bytes; its metadata is wrong"):
+        read_table(path)
+    assert not arrow_bounds.decoded_beyond_claim(2 * 1000 + (1 << 20), 1000)  # the allowance: 2 x claim + 1 MiB
+    assert arrow_bounds.decoded_beyond_claim(2 * 1000 + (1 << 20) + 1, 1000)
 
 
 def test_parquet_dictionary_text_is_held_once(tmp_path):

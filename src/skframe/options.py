@@ -20,6 +20,11 @@ _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
 def parse_bytes(value):
     """Bytes from an int or a string such as ``"2GB"``, ``"512 MiB"`` or ``"1e9"``.
 
+    A number without a unit counts bytes and must be a whole number (``1.5`` is refused, not read as 1 byte:
+    write ``"1.5GB"``); with a unit (kB, MB, GB, TB = powers of 1000, KiB, MiB, GiB, TiB = powers of 1024, B) a
+    fraction is rounded down to whole bytes (``"1.5GB"`` = 1 500 000 000). One-letter units (``"2G"``) are refused,
+    as they are read as powers of 1000 by some tools and of 1024 by others.
+
     >>> parse_bytes("2GB")
     2000000000
     >>> parse_bytes("64 MiB")
@@ -30,6 +35,8 @@ def parse_bytes(value):
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if not 0 < value < float("inf"):
             raise InvalidParameterError(f"memory size {value!r} must be positive, e.g. '2GB'")
+        if value != int(value) or value < 1:
+            raise InvalidParameterError(_fraction_of_bytes(value, value))
         return int(value)
     text = str(value).strip().lower().replace(" ", "")
     num = text.rstrip("abcdefghijklmnopqrstuvwxyz")
@@ -40,9 +47,20 @@ def parse_bytes(value):
         number = None
     if number is None or unit not in _UNITS or not 0 < number < float("inf"):  # "inf" and "nan" included
         raise InvalidParameterError(
-            f"memory size {value!r} is not understood; write a positive number with a unit, e.g. '2GB' or '512MiB'"
+            f"memory size {value!r} is not understood; write a positive number with a unit, e.g. '2GB' or '512MiB' "
+            "(kB, MB, GB, TB: powers of 1000; KiB, MiB, GiB, TiB: of 1024; a one-letter unit such as G is ambiguous)"
         )
-    return int(number * _UNITS[unit])
+    if unit in ("", "b") and number != int(number):  # a fraction of a byte: a unit was left out
+        raise InvalidParameterError(_fraction_of_bytes(value, num))
+    size = int(number * _UNITS[unit])
+    if size < 1:
+        raise InvalidParameterError(f"memory size {value!r} is less than one byte; write e.g. '2GB' or '512MiB'")
+    return size
+
+
+def _fraction_of_bytes(value, number):
+    return (f"memory size {value!r} counts bytes (no unit, or B) and is no whole number of bytes; write a unit, "
+            f"e.g. '{number}GB' (powers of 1000) or '{number}GiB' (powers of 1024)")
 
 
 @dataclass(frozen=True)

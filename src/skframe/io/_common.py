@@ -95,8 +95,44 @@ def name_of(path):
     return os.path.basename(str(path))
 
 
+class InexactInteger(ValueError):
+    """A cell that writes a whole number float64 cannot hold exactly (beyond +-2**53): never rounded silently."""
+
+
+_WHOLE = re.compile(r"[+-]?\d[\d_]*")
+
+
+def inexact_integer(tok):
+    """The integer the text ``tok`` writes when it is a whole number beyond +-2**53 (float64 would round it), else
+    None. Decimals and exponents (``1e20``, ``123.0``) are floats as written, not such integers.
+
+    >>> inexact_integer("9007199254740993"), inexact_integer("9007199254740992"), inexact_integer("1e20")
+    (9007199254740993, None, None)
+    """
+    text = str(tok).strip()
+    if len(text) < 16 or not _WHOLE.fullmatch(text):
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        return None
+    return value if abs(value) > EXACT_INTEGERS else None
+
+
+def inexact_integer_message(where, name, value):
+    """The end of the one line refusing the integer ``value`` of column ``name`` (None: unnamed), after ``where``.
+
+    The same rule as Parquet and Arrow integer columns (:func:`check_exact_integers`)."""
+    col = name if name is not None else "NAME"
+    return (f"{where}: the integer {value} is beyond 2**53 = {EXACT_INTEGERS}, where float64 cannot hold every "
+            f"whole number (it would become {int(float(value))}); read codes or identifiers as text with "
+            f"--column-types {col}=categorical (in Python: column_types={{{col!r}: 'categorical'}}) or leave the "
+            f"column out with --drop {col}, or write the value with a decimal point ({value}.0) to accept the rounding")
+
+
 def parse_number(tok):
-    """Float value of a token, NaN for a missing marker; ValueError otherwise (also for +-inf)."""
+    """Float value of a token, NaN for a missing marker; ValueError otherwise (also for +-inf, and
+    :class:`InexactInteger` for a whole number beyond +-2**53, which float64 would round)."""
     if tok in MISSING_TOKENS:
         return math.nan
     value = float(tok)
@@ -104,6 +140,8 @@ def parse_number(tok):
         return math.nan
     if math.isinf(value):
         raise ValueError("infinite")
+    if abs(value) >= EXACT_INTEGERS and inexact_integer(tok) is not None:
+        raise InexactInteger(tok)
     return value
 
 
@@ -131,6 +169,9 @@ def bad_token(path, lineno, tok, col=None, extra="", name=None):
     where = f" column {col + 1}" if col is not None else ""
     if name is not None:
         where += f" ({name!r})"
+    big = inexact_integer(tok)
+    if big is not None:
+        return DataFormatError(inexact_integer_message(f"{name_of(path)}, line {lineno}{where}", name, big))
     try:
         what = "is infinite or out of the float64 range" if math.isinf(float(tok)) else "is not a number"
     except ValueError:

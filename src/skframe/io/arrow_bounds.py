@@ -12,25 +12,68 @@
 
 from __future__ import annotations
 
+import os
 import struct
 
 import numpy as np
 
-__all__ = ["parquet_declared", "parquet_text_columns", "ipc_declared", "dictionary_cells"]
+from skframe.exceptions import DataFormatError
+
+__all__ = ["parquet_declared", "row_group_declared", "row_group_claim", "decoded_beyond_claim",
+           "read_row_group", "parquet_text_columns", "ipc_declared", "dictionary_cells"]
 
 _RECORD_BATCH, _DICTIONARY_BATCH = 3, 2
 
 
+def row_group_declared(group):
+    """``(rows, uncompressed_bytes)`` one Parquet row group declares (pyarrow ``RowGroupMetaData``): the larger of
+    its ``num_rows`` and its columns' value counts, and the larger of its total size and its columns' uncompressed
+    sizes summed."""
+    values = [group.column(j).num_values for j in range(group.num_columns)]
+    rows = max([int(group.num_rows), *map(int, values)])
+    size = max(int(group.total_byte_size),
+               sum(int(group.column(j).total_uncompressed_size) for j in range(group.num_columns)))
+    return rows, size
+
+
+def row_group_claim(group, n_columns):
+    """The bytes a row group is charged before it is decoded: its uncompressed size, or its rows as float64
+    columns (what a table of numbers becomes), whichever is larger (run-length and dictionary encodings make the
+    first smaller than the decoded values)."""
+    rows, size = row_group_declared(group)
+    return rows, max(size, rows * int(n_columns) * 8)
+
+
+def decoded_beyond_claim(decoded_bytes, claim):
+    """Whether a decoded row group took more than its claim allows: twice the claim plus 1 MiB (Arrow's validity
+    bitmaps and offsets, wider types than Parquet's physical ones), beyond which the metadata lied."""
+    return decoded_bytes > 2 * claim + (1 << 20)
+
+
+def read_row_group(pf, i, decoded, charge, path):
+    """Row group ``i`` of the ``pyarrow.parquet.ParquetFile`` ``pf``, charged before it is decoded: ``charge(total)``
+    (which raises beyond the size policy) gets the ``decoded`` bytes of the groups before it plus this group's
+    :func:`row_group_claim`; after decoding, a group of more rows than it declares, or of more bytes than its claim
+    allows (:func:`decoded_beyond_claim`), is refused with one :class:`~skframe.exceptions.DataFormatError`."""
+    meta = pf.metadata
+    rows, claim = row_group_claim(meta.row_group(i), meta.num_columns)
+    charge(decoded + claim)
+    part = pf.read_row_group(i)
+    if part.num_rows > rows or decoded_beyond_claim(part.nbytes, claim):
+        raise DataFormatError(
+            f"{os.path.basename(str(path))}: row group {i} declares {rows} rows and {claim} bytes but decodes to "
+            f"{part.num_rows} rows and {part.nbytes} bytes; its metadata is wrong: write the file again (e.g. with "
+            "pyarrow or pandas)")
+    return part
+
+
 def parquet_declared(meta):
     """``(rows, uncompressed_bytes)`` a Parquet file's row groups declare (pyarrow ``FileMetaData``): the rows of
-    each row group (the larger of its ``num_rows`` and its columns' value counts) and their uncompressed sizes."""
+    each row group (:func:`row_group_declared`) and their uncompressed sizes, summed."""
     rows = size = 0
     for i in range(meta.num_row_groups):
-        group = meta.row_group(i)
-        values = [group.column(j).num_values for j in range(group.num_columns)]
-        rows += max([int(group.num_rows), *map(int, values)])
-        size += max(int(group.total_byte_size),
-                    sum(int(group.column(j).total_uncompressed_size) for j in range(group.num_columns)))
+        r, b = row_group_declared(meta.row_group(i))
+        rows, size = rows + r, size + b
     return rows, size
 
 

@@ -37,7 +37,13 @@ from skframe.io._common import (
     name_of,
     parse_number,
 )
-from skframe.io.arrow_bounds import dictionary_cells, ipc_declared, parquet_declared, parquet_text_columns
+from skframe.io.arrow_bounds import (
+    dictionary_cells,
+    ipc_declared,
+    parquet_declared,
+    parquet_text_columns,
+    read_row_group,
+)
 from skframe.io.columns import check_unique_names
 from skframe.io.compressed import compression_of
 from skframe.io.ends import arrow_failure, check_arrow_end
@@ -342,8 +348,8 @@ def _read_arrow(path, fmt):
             _check_declared(path, max(size, max(rows, int(meta.num_rows)) * int(meta.num_columns) * 8))
             pf = pq.ParquetFile(path, read_dictionary=parquet_text_columns(pf.schema_arrow))
             parts, decoded = [], 0
-            for i in range(meta.num_row_groups):  # one row group at a time, what it became charged at once
-                parts.append(pf.read_row_group(i))
+            for i in range(meta.num_row_groups):  # one row group at a time, charged before it is decoded
+                parts.append(read_row_group(pf, i, decoded, lambda total: _check_declared(path, total), path))
                 decoded += parts[-1].nbytes
                 _check_declared(path, decoded)
             table = pa.concat_tables(parts) if parts else pf.schema_arrow.empty_table()

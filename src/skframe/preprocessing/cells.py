@@ -11,8 +11,15 @@ import re
 
 import numpy as np
 
-from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.io._common import _SMILES_ATOM, MISSING_TOKENS, looks_like_smiles
+from skframe.exceptions import DataFormatError, InvalidInputError, InvalidParameterError
+from skframe.io._common import (
+    _SMILES_ATOM,
+    EXACT_INTEGERS,
+    MISSING_TOKENS,
+    inexact_integer,
+    inexact_integer_message,
+    looks_like_smiles,
+)
 from skframe.io.columns import check_unique_names
 from skframe.limits import exceeded, limit
 from skframe.preprocessing.dates import (
@@ -114,8 +121,13 @@ def distinct_text(values):
     return uniques, np.fromiter((index[v] for v in cells), dtype=np.intp, count=len(cells))
 
 
-def parse_numbers(text, missing):
-    """Float values of text cells (NaN where missing or not a finite number) and the mask of bad cells."""
+def parse_numbers(text, missing, *, name=None, linenos=None):
+    """Float values of text cells (NaN where missing or not a finite number) and the mask of bad cells.
+
+    A cell that writes a whole number beyond +-2**53 (an identifier, a code), which float64 would round, raises one
+    :class:`~skframe.exceptions.DataFormatError` naming the column ``name``, the value, its line (from ``linenos``,
+    else its row) and the fixes: such a column is read as text (categories) or left out, never rounded silently.
+    """
     out = np.full(text.shape[0], np.nan)
     bad = np.zeros(text.shape[0], dtype=bool)
     seen = {}  # each distinct cell parsed once: a long cell repeated in every row is read once
@@ -135,6 +147,9 @@ def parse_numbers(text, missing):
         if math.isinf(value):
             bad[i] = True
         else:
+            if abs(value) >= EXACT_INTEGERS and inexact_integer(cell) is not None:
+                where = f"column {name!r}, {line_of(i, linenos)}" if name is not None else line_of(i, linenos)
+                raise DataFormatError(inexact_integer_message(where, name, inexact_integer(cell)))
             out[i] = value
     return out, bad
 

@@ -205,12 +205,12 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         present = text[~missing]
         if present.size == 0:
             return {"name": name, "type": "empty", "reason": "every cell is missing; left out"}, None
-        values, bad = parse_numbers(text, missing)
         uniques = distinct_text(present)[0]  # no fixed-width copy: one long cell is not multiplied
         if forced == "text":
             return {"name": name, "type": "text", "reason": "text (forced); left out"}, None
         if forced == "categorical":
             return self._categorical(name, uniques, missing, "(forced)"), None
+        values, bad = parse_numbers(text, missing, name=name, linenos=linenos)  # integers beyond 2**53 refused
         if not bad.any() and forced in (None, "numeric"):
             return _numbers(name, values, forced, positional, self.row_index), None
         if forced == "numeric" or (forced is None and bad.sum() * 2 < present.size):
@@ -277,7 +277,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                     blocks.append(np.asarray(col, dtype=np.float64)[:, None])
                     continue
                 text, missing = text_cells(col)
-                values, bad = parse_numbers(text, missing)
+                values, bad = parse_numbers(text, missing, name=name, linenos=linenos)
                 if bad.any():  # new data: such a cell is no number, so a missing one (said, never silent)
                     rows = np.flatnonzero(bad)
                     shown = ", ".join(f"{text[i]!r} ({line_of(i, linenos)})" for i in rows[:_SHOWN])

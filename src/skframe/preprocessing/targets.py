@@ -86,7 +86,7 @@ class _Facts:
             self.numeric, present = True, v[~np.isnan(v)]
         else:
             text, missing = text_cells(col)
-            numbers, bad = parse_numbers(text, missing)
+            numbers, bad = parse_numbers(text, missing, name=self.name)
             self.numeric = not bad.any()
             present = numbers[~missing] if self.numeric else text[~missing]  # objects: no fixed-width copy
         self.values = present

@@ -4,13 +4,59 @@ from __future__ import annotations
 
 import numpy as np
 
+from skframe.compute.machine import available_memory
+from skframe.compute.memory import format_bytes
+from skframe.compute.plan_rules import DEFAULT_BUDGET_SHARE
 from skframe.contract.tags import get_tags
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.limits import limit
 from skframe.models._data import check_sample_weight
 from skframe.models.machine._calibration import calibrated_probabilities
 
-__all__ = ["encode_labels", "check_sample_weight", "class_row_weights", "class_probabilities", "row_codes"]
+__all__ = ["encode_labels", "check_sample_weight", "class_row_weights", "class_probabilities", "row_codes",
+           "class_work_bytes", "CLASS_ARRAYS"]
+
+#: the n x K float64 arrays a fit of K class columns holds at once: the targets, the decision values, the solver's
+#: iterates, multipliers and steps (ADMM keeps four), measured at about six on the default solvers
+CLASS_ARRAYS = 6
+
+
+def class_work_bytes(n, columns):
+    """Bytes the per-class arrays of a fit of ``n`` rows and ``columns`` class columns take (:data:`CLASS_ARRAYS`)."""
+    return CLASS_ARRAYS * 8 * int(n) * int(columns)
+
+
+def _memory_room():
+    """``(bytes, source)``: what a fit's per-class arrays may take: the fit plan's default budget (half the memory
+    available), less where an address-space limit (``ulimit -v``) leaves less room."""
+    avail, source = available_memory()
+    room, why = int(avail * DEFAULT_BUDGET_SHARE), f"half the memory available ({source})"
+    try:
+        import resource  # lazy: POSIX only
+
+        cap = resource.getrlimit(resource.RLIMIT_AS)[0]
+        cap = None if cap == resource.RLIM_INFINITY else cap
+        with open("/proc/self/status") as fh:
+            size = next((int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:")), None)
+    except (ImportError, OSError, ValueError):
+        cap = size = None
+    if cap is not None and size is not None and cap - size < room:
+        room, why = max(0, cap - size), f"the room under the address-space limit of {format_bytes(cap)}"
+    return room, why
+
+
+def check_class_work(n, columns, n_classes, max_classes):
+    """Refuse, before the n x K targets are made, a fit whose per-class arrays (:func:`class_work_bytes`) would not
+    fit in :func:`_memory_room`: one :class:`InvalidInputError` naming the class count, the estimate and the fixes."""
+    need = class_work_bytes(n, columns)
+    room, why = _memory_room()
+    if need > room:
+        given = f"max_classes={max_classes}" if max_classes is not None else "max_classes=None"
+        raise InvalidInputError(
+            f"y holds {n_classes} classes ({given}): a fit on {n} rows holds about {CLASS_ARRAYS} arrays of n x K "
+            f"values ({CLASS_ARRAYS} x {n} x {columns} x 8 = {format_bytes(need)}), more than {format_bytes(room)}, "
+            f"{why}; fit fewer classes (merge rare labels, or keep the frequent ones), or fewer rows, or run where "
+            "more memory is free; numbers are fitted by a regressor")
 
 
 def encode_labels(y, one_of_k, max_classes=None):
@@ -34,6 +80,8 @@ def encode_labels(y, one_of_k, max_classes=None):
             f"({codes.size} x {classes.size} x 8 = {codes.size * classes.size * 8} bytes here) and its cost "
             f"grows with the square of the class count; if they are genuine classes, raise max_classes (e.g. "
             f"max_classes={classes.size}; CLI: --max-classes {classes.size}); numbers are fitted by a regressor")
+    check_class_work(codes.size, 1 if classes.size == 2 and not one_of_k else classes.size, classes.size,
+                     max_classes)  # what the fit holds per class, bounded by the memory before it is allocated
     if classes.size == 2 and not one_of_k:
         return classes, codes, np.where(codes == 1, 1.0, -1.0)[:, None]
     Y = -np.ones((codes.size, classes.size))
