@@ -143,7 +143,9 @@ def load_data(opts):
     weight_column = _sample_weight.prepare_weights(opts)  # --sample-weight: a column left out of the features
     choice = cli_columns(opts.columns, opts.drop, opts.target)
     opts.sample_weight_values = None
-    if _tables.wanted(opts):  # a table with a header, Parquet, Arrow: typed columns (numbers, categories, dates)
+    # a table with a header, Parquet, Arrow: typed columns (numbers, categories, dates); a file with its test data
+    # in memory (TableModel.fit(path, test=DataFrame)) too, as only the typed reader encodes a table given in memory
+    if _tables.wanted(opts) or getattr(opts, "test_table", None) is not None:
         return _tables.load_fit(opts, choice)  # --sample-weight read there, from the same table
     if weight_column is not None:
         opts.sample_weight_values = _sample_weight.read_weight_column(opts.train, weight_column)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from skframe.automatic._task_regression import SHARED_PARAMS, training_means
+from skframe.automatic._task_regression import SHARED_PARAMS, extrapolation, training_means
 from skframe.automatic.classification import calibration_for, classification_metrics
 from skframe.contract.registry import get_loss
 from skframe.contract.tags import get_tags
@@ -216,4 +216,7 @@ def metrics(model, X_test, Y_test, Y_pred, opts=None):
     rep["stop_reason"] = getattr(model, "stop_reason_", None)
     rep["n_iter"] = getattr(model, "n_iter_", None)
     rep["duality_gap"] = _duality_gap(model)
+    flags = extrapolation(model, Y_pred)  # far outside the training targets' range, as the square loss's report
+    if flags is not None:
+        rep["extrapolation"] = flags
     return rep

@@ -14,7 +14,8 @@ SHARED_PARAMS = ("kernel_params", "sketch", "sketch_size", "sketch_params", "lam
 
 def build_estimator(opts):
     """A :class:`SketchedKernelRidge` from the fit options."""
-    return SketchedKernelRidge(opts.kernel, **opts.estimator_params(*SHARED_PARAMS))
+    return SketchedKernelRidge(opts.kernel, **opts.estimator_params(*SHARED_PARAMS),
+                               cv_order=getattr(opts, "cv_order", "shuffle"))
 
 
 def predict(model, X, opts=None):

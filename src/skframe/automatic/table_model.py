@@ -35,6 +35,7 @@ from skframe.automatic.replay import (
 )
 from skframe.automatic.tables import array_table, frame_table, is_frame
 from skframe.exceptions import InvalidParameterError
+from skframe.models._extrapolation import flag_predictions
 from skframe.persistence import save
 from skframe.uncertainty import interval_bounds
 
@@ -226,10 +227,20 @@ class TableModel(BaseEstimator):
         return plain()
 
     def predict(self, data):
-        """Predictions for new rows with the raw columns: class labels (as fitted) or values."""
+        """Predictions for new rows with the raw columns: class labels (as fitted) or values; values far outside
+        the training targets' range are counted and listed in an ``ExtrapolationWarning`` (never clipped)."""
+        return self.extrapolation_report(data, warn=True)["predictions"]
+
+    def extrapolation_report(self, data, *, warn=False):
+        """``predict(data)`` as ``"predictions"``, with the rows predicted outside the training targets' range
+        widened by half its span (``count``, ``rows`` from 0, ``values``, ``rule``; ``count`` None for a classifier):
+        :func:`skframe.models._extrapolation.flag_predictions`."""
         X = self._features(data)
         with self._plain() as est:
-            return predict_task(est, self.state_, X)
+            P = predict_task(est, self.state_, X)
+        flags = flag_predictions(est, P, warn=warn, stacklevel=4) or {"count": None, "rows": [], "values": [],
+                                                                       "rule": None}
+        return {**{k: v for k, v in flags.items() if k != "mask"}, "predictions": P}
 
     def predict_proba(self, data):
         """Class probabilities (columns in the order of ``classes_``) of a classifier with a probabilistic loss."""

@@ -40,7 +40,7 @@ from skframe.models import _square_cv
 from skframe.models._folds import default_folds
 
 __all__ = ["AUTO_LAMS", "LamAtEdgeWarning", "is_auto", "square_spectrum", "gcv_curve", "loo_curve", "choose_lam_square",
-           "choose_lam_kfold", "lam_of_learned_scales", "median_gamma", "gamma_candidates", "choose_gamma",
+           "choose_lam_kfold", "note_edge", "lam_of_learned_scales", "median_gamma", "gamma_candidates", "choose_gamma",
            "squared_norm", "subsample_rows", "GAMMA_ROWS"]
 
 #: the λ grid ``lam="auto"`` scores (then refined between the best value's neighbours for the square loss)
@@ -252,7 +252,26 @@ def choose_lam_kfold(X, Y, make_fit, lams=KFOLD_LAMS, folds=KFOLD, *, labels=Non
     info = {"chosen": float(order[j]), "criterion": f"{len(cuts)}-fold held-out loss", "value": float(mean[j]),
             "grid": [float(v) for v in order], "curve": [float(v) for v in mean], "folds": words,
             "reason": f"least mean held-out loss of {words} over {order.size} values"}
-    return float(order[j]), info
+    return float(order[j]), note_edge(info, order, j)
+
+
+def note_edge(info, grid, best, stacklevel=4):
+    """``info`` of a λ search over ``grid`` (any order) whose least value is ``grid[best]``, with ``info["edge"]``
+    set: ``"lower"`` or ``"upper"`` when it is the grid's least or largest value (then named in ``info["reason"]``
+    and warned about as a :class:`LamAtEdgeWarning`), else None. A grid end is the one place the search cannot
+    tell a best value from one beyond its reach, so it is never taken silently."""
+    grid = np.asarray(grid, dtype=float)
+    lam = float(grid[best])
+    edge = None if grid.size < 2 else "lower" if lam == grid.min() else "upper" if lam == grid.max() else None
+    info["edge"] = edge
+    if edge is not None:
+        low, high = float(grid.min()), float(grid.max())
+        info["reason"] += (f"; at the {edge} end of the grid ({low:.0e} to {high:.0e}): the data favour "
+                           f"{'less' if edge == 'lower' else 'more'} regularisation than it holds")
+        warnings.warn(f"lam='auto' chose {lam:.3g}, the {edge} end of its grid {low:.0e} to {high:.0e} "
+                      f"({info['criterion']}); give lam explicitly or check the data for outliers and data-entry "
+                      "errors", LamAtEdgeWarning, stacklevel=stacklevel)
+    return info
 
 
 # ----------------------------------------------------------------------------- bandwidth

@@ -20,6 +20,7 @@ from skframe.models._core import is_exact_sketch, lam_path, predict_expansion
 from skframe.models._core import resolve_kernel as _core_resolve_kernel
 from skframe.models._core import resolve_sketch as _core_resolve_sketch
 from skframe.models._data import validate_X, validate_XY
+from skframe.models._extrapolation import WIDEN, out_of_range
 from skframe.models._fit import plan_for, planned_loss
 from skframe.options import ComputeOptions
 
@@ -175,6 +176,31 @@ class KernelRegressorMixin:
         """
         F = self._decision(X)
         return F[:, 0] if self._y_1d else F
+
+    def extrapolation_report(self, X=None, *, predictions=None, widen=WIDEN):
+        """The predictions outside the training targets' range widened by ``widen`` times its span on each side.
+
+        Parameters
+        ----------
+        X : array-like, optional
+            Rows to predict (not needed with ``predictions``).
+        predictions : array-like of shape (n,) or (n, n_targets), optional
+            This model's predictions, when already computed.
+        widen : float, default=0.5
+
+        Returns
+        -------
+        dict
+            :func:`skframe.models._extrapolation.out_of_range`: ``count``, ``rows`` (from 0), ``values``, ``mask``,
+            the bounds and the ``rule``; ``{"count": None, ...}`` for a model without a stored range (Dask
+            targets, or saved by an earlier version).
+        """
+        rng = getattr(self, "target_range_", None)
+        if predictions is None:
+            predictions = self.predict(X)
+        if rng is None:
+            return {"count": None, "rows": [], "values": [], "rule": "no training range stored with this model"}
+        return out_of_range(predictions, rng, widen)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -11,14 +11,23 @@ clip to the range itself, never applied by default.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-__all__ = ["WIDEN", "LISTED", "target_range", "range_bounds", "out_of_range", "clip_to_range"]
+from skframe.exceptions import SkframeWarning
+
+__all__ = ["WIDEN", "LISTED", "ExtrapolationWarning", "target_range", "range_bounds", "out_of_range",
+           "clip_to_range", "flag_predictions"]
 
 #: the training range is widened by this many spans on each side before a prediction is flagged
 WIDEN = 0.5
 #: flagged rows listed (with their predictions) in a report; the count covers all of them
 LISTED = 20
+
+
+class ExtrapolationWarning(SkframeWarning):
+    """Predictions far outside the training targets' range (rows listed in the message)."""
 
 
 def target_range(Y):
@@ -82,3 +91,20 @@ def clip_to_range(predictions, target_range_):
     F = np.asarray(predictions, dtype=np.float64)
     lo, hi = np.asarray(target_range_, dtype=np.float64)
     return np.clip(F, lo, hi) if F.ndim == 2 else np.clip(F, lo[0], hi[0])
+
+
+def flag_predictions(estimator, predictions, *, warn=True, listed=LISTED, stacklevel=3):
+    """The report of :func:`out_of_range` for a fitted regression ``estimator``'s ``predictions`` (rows from 0),
+    or None for a model without a stored ``target_range_`` (a classifier, Dask targets); with ``warn``, one
+    :class:`ExtrapolationWarning` counting and listing the flagged rows when there are any."""
+    rng = getattr(estimator, "target_range_", None)
+    if rng is None:
+        return None
+    flags = out_of_range(predictions, rng, listed=listed)
+    if warn and flags["count"]:
+        shown = ", ".join(f"{r} ({v:.4g})" for r, v in zip(flags["rows"], flags["values"]))
+        more = f" and {flags['count'] - len(flags['rows'])} more" if flags["count"] > len(flags["rows"]) else ""
+        warnings.warn(f"{flags['count']} prediction(s) {flags['rule']} ({flags['low'][0]:.4g} to "
+                      f"{flags['high'][0]:.4g}), rows (from 0) {shown}{more}: far outside the training data; check "
+                      "those rows for data-entry errors", ExtrapolationWarning, stacklevel=stacklevel)
+    return flags

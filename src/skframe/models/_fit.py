@@ -193,17 +193,23 @@ class Fit(FitSteps):
         # γ is scored at the best λ the fit can then reach: a loss without a closed form searches a coarser grid
         reach = {} if recipe.loss is None else {"lams": _autotune.KFOLD_LAMS, "extend": 0}
 
+        folds = {}
+
         def score(gamma):  # the least held-out error over λ of the square-loss fit on the rows, at this gamma
             trial = copy.copy(estimator)
             trial.kernel_params, trial.memory_budget = dict(params, gamma=gamma), None
             with warnings.catch_warnings():  # the probes' sketch-size and rank notes are the final fit's to give
                 warnings.simplefilter("ignore")
-                return _autotune.choose_lam_square(Fit(trial, Xs, Ys, probe), **reach)[1]["value"]
+                info = _autotune.choose_lam_square(Fit(trial, Xs, Ys, probe), **reach)[1]
+            folds["words"] = info.get("folds")
+            return info["value"]
 
         gamma, info = _autotune.choose_gamma(score, gamma0)
-        info.update(start=gamma0, rows=int(rows.size), criterion=_autotune.square_criterion_name(),
-                    reason=f"{start} x 10^k, least square-loss {_autotune.square_criterion_name()} on {rows.size} rows"
-                           f" (the largest within {info['tie']:.0%} of it: the most local fit)")
+        name = _autotune.square_criterion_name()
+        what = f"held-out error of {folds['words']}" if folds.get("words") else name
+        info.update(start=gamma0, rows=int(rows.size), criterion=name, folds=folds.get("words"),
+                    reason=f"{start} x 10^k, least square-loss {what} on {rows.size} rows (the largest within "
+                           f"{info['tie']:.0%} of it: the most local fit)")
         self.auto_info["gamma"] = info
         return dict(params, gamma=gamma)
 

@@ -9,7 +9,7 @@ import time
 import numpy as np
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin
 
-from skframe.constraints import Interval, validate_params
+from skframe.constraints import Interval, Options, validate_params
 from skframe.contract.model_tags import ModelTags
 from skframe.contract.problems import SolveResult
 from skframe.core.linalg import solve_psd, weighted_gram
@@ -24,8 +24,9 @@ from skframe.models._base import (
     validate_XY,
 )
 from skframe.models._data import check_sample_weight
-from skframe.models._extrapolation import WIDEN, out_of_range, target_range
+from skframe.models._extrapolation import target_range
 from skframe.models._fit import Fit, Recipe
+from skframe.models._folds import CV_ORDERS
 from skframe.models._posterior import posterior_predict, posterior_state
 
 __all__ = ["SketchedKernelRidge"]
@@ -117,10 +118,11 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         Regularisation strength lambda > 0. A sequence fits the regularisation path in
         the given order; the model keeps the last value, ``lam_path_`` and
         ``coef_path_`` hold every value and its coefficients. ``"auto"`` chooses lambda
-        as part of the fit: the minimiser of the generalised cross-validation
-        ``n ||(I - H) y||^2 / (n - tr H)^2`` over 41 values in [1e-10, 1], refined between
-        neighbours, all from the one eigendecomposition of ``Z^T Z`` (streamed fits too);
-        ``fit_info_["lam"]`` holds the choice, the criterion and its curve. The default
+        as part of the fit: the least held-out mean squared error of 5 folds (see ``cv_order``)
+        over 41 values in [1e-10, 1], refined between neighbours, all from sums of the fit's own
+        features (a value at an end of the grid extends it, then is named in
+        ``fit_info_["lam"]["edge"]`` and warned about; GCV on Dask data);
+        ``fit_info_["lam"]`` holds the choice, the criterion, its curve and the folds. The default
         stays a fixed 1e-3 so that documented fits are unchanged; the command line's
         default is ``"auto"``. A kernel parameter ``gamma="auto"`` in ``kernel_params``
         is chosen too: the median heuristic times 10^k, k = -1, -0.5, 0, 0.5, 1, scored
@@ -131,7 +133,7 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
     rtol : float, optional
         Relative eigenvalue tolerance for ``R K R^T``.
     random_state : int, RandomState or None
-        Seed of the sketch draw.
+        Seed of the sketch draw and of the folds of ``lam="auto"`` and ``gamma="auto"``.
     memory_budget : int, str or None, default=None
         Bytes the fit may use beyond the data, e.g. ``"2GB"``; None takes half the memory
         available to the process. When given (or with float32, the CuPy backend,
@@ -146,6 +148,10 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         ``"auto"`` computes on an NVIDIA GPU when CuPy sees one and the fit is large enough to
         pay for the transfer, else on the CPU; ``"numpy"`` and ``"cupy"`` force one
         (``pip install "skframe[gpu]"``). The fitted model holds NumPy arrays.
+    cv_order : {"shuffle", "keep"}, default="shuffle"
+        The folds of ``lam="auto"`` and ``gamma="auto"``: ``"shuffle"`` cuts them from the rows shuffled with
+        ``random_state``; ``"keep"`` cuts consecutive blocks of rows in the given order (rows ordered in time).
+        ``fit_info_["lam"]["folds"]`` names the folds used.
 
     Attributes
     ----------
@@ -208,12 +214,13 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         **KERNEL_MODEL_CONSTRAINTS,
         "fit_intercept": ["boolean"],
         "rtol": [Interval("real", 0, 1), None],
+        "cv_order": [Options(*CV_ORDERS)],
     }
     _parameter_hints = KERNEL_MODEL_HINTS
 
     def __init__(self, kernel="gaussian", *, kernel_params=None, sketch="psr", sketch_size="auto",
                  sketch_params=None, lam=1e-3, fit_intercept=True, rtol=None, random_state=None,
-                 memory_budget=None, dtype="float64", backend="auto"):
+                 memory_budget=None, dtype="float64", backend="auto", cv_order="shuffle"):
         store_params(self, locals())
 
     def fit(self, X, y, sample_weight=None, progress=None):
@@ -292,28 +299,3 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         F, var = self._decision(X, lambda Xv, plan: posterior_predict(self, Xv, noise=noise, options=plan))
         std = np.sqrt(var)
         return (F[:, 0], std[:, 0]) if self._y_1d else (F, std)
-
-    def extrapolation_report(self, X=None, *, predictions=None, widen=WIDEN):
-        """The predictions outside the training targets' range widened by ``widen`` times its span on each side.
-
-        Parameters
-        ----------
-        X : array-like, optional
-            Rows to predict (not needed with ``predictions``).
-        predictions : array-like of shape (n,) or (n, n_targets), optional
-            This model's predictions, when already computed.
-        widen : float, default=0.5
-
-        Returns
-        -------
-        dict
-            :func:`skframe.models._extrapolation.out_of_range`: ``count``, ``rows`` (from 0), ``values``, ``mask``,
-            the bounds and the ``rule``; ``{"count": None, ...}`` for a model without a stored range (Dask
-            targets, or saved by an earlier version).
-        """
-        rng = getattr(self, "target_range_", None)
-        if predictions is None:
-            predictions = self.predict(X)
-        if rng is None:
-            return {"count": None, "rows": [], "values": [], "rule": "no training range stored with this model"}
-        return out_of_range(predictions, rng, widen)

@@ -10,6 +10,7 @@ from skframe.core.output_matrices import build_output_matrix
 from skframe.exceptions import InvalidParameterError
 from skframe.models._base import KernelRegressorMixin, store_params, validate_XY
 from skframe.models._core import resolve_loss
+from skframe.models._extrapolation import target_range
 from skframe.models._folds import CV_ORDERS
 from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
 
@@ -97,6 +98,9 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
     kernel_spec_, sketch_spec_, loss_spec_, solver_spec_ : ComponentSpec or None
         Registered name and parameters of each component given by name.
     fit_seconds_ : float
+    target_range_ : ndarray of shape (2, n_targets) or None
+        The training targets' least and greatest values (None for Dask targets), which
+        :meth:`extrapolation_report` flags predictions against (:mod:`skframe.models._extrapolation`).
 
     Examples
     --------
@@ -145,6 +149,7 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
             quantiles = get_tags(loss, "loss").quantiles
             M = build_output_matrix(self.output_matrix, Y, self.output_matrix_params, quantiles=quantiles)
         self._y_1d = one_d
+        self.target_range_ = target_range(Y)  # what extrapolation_report flags predictions against
         return X, Y, loss, M
 
 finish_machine_class(SketchedKernelMachine, "Fit the model: draw the sketch, build the sketched features, solve.",

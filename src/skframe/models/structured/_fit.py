@@ -26,7 +26,7 @@ from skframe.contract.tags import get_tags
 from skframe.core.linalg import solve_psd
 from skframe.core.output_basis import SketchedOutputBasis, TrainingOutputBasis, unique_rows
 from skframe.core.sketching import draw_sketch
-from skframe.models._autotune import KFOLD, KFOLD_LAMS, is_auto
+from skframe.models._autotune import KFOLD, KFOLD_LAMS, is_auto, note_edge
 from skframe.models._base import execution_record, in_memory_plan
 from skframe.models._core import build_representation, make_rngs, resolve_kernel, size_and_resolve_sketch
 from skframe.models._fit_steps import FitSteps
@@ -239,10 +239,11 @@ class StructuredFit(FitSteps):
                                                                             sample_weight=w_held)
         mean = scores.mean(axis=0)
         j = int(np.argmax(mean))
-        return float(lams[j]), {
+        return float(lams[j]), note_edge({
             "chosen": float(lams[j]), "criterion": f"{len(cuts)}-fold surrogate squared error",
             "value": float(-mean[j]), "grid": [float(v) for v in lams], "curve": [float(-v) for v in mean],
-            "folds": words, "reason": f"least mean held-out surrogate error of {words} over {len(lams)} values"}
+            "folds": words, "reason": f"least mean held-out surrogate error of {words} over {len(lams)} values"},
+            lams, j)
 
     def store(self, est, draws):
         """Set the fitted attributes of ``est`` for the input maps ``draws``."""
