@@ -132,3 +132,20 @@ def test_pcg_row_mismatch():
     X, y, C = _data(n=100, m=10)
     with pytest.raises(InvalidInputError, match="100 rows"):
         NystromPCG().solve_centres(get_kernel("gaussian", gamma=1.0), X, C, y[:50], 1e-3)
+
+
+def test_plan_chooses_the_square_solver():
+    from skframe.compute.plan import DataShape, Machine, plan_fit
+    from skframe.compute.plan_square import PCG_MIN_CENTRES, choose_square_solver
+
+    machine = Machine(memory_bytes=16 * 10**9, cores=2)
+    big = plan_fit(DataShape(n=10**6, n_features=10), sketch="subsample", sketch_size=10**4, machine=machine)
+    assert big.reasons["square_solver"].startswith("pcg: m = 10000")
+    auto = plan_fit(DataShape(n=10**6, n_features=10), sketch="subsample", sketch_size="auto", machine=machine)
+    assert auto.reasons["square_solver"].startswith("closed-form") and auto.sketch_size == 1000
+    psr = plan_fit(DataShape(n=10**5, n_features=10), sketch="psr", sketch_size=5000, machine=machine)
+    assert psr.reasons["square_solver"].startswith("closed-form: the sketch does not sample")
+    m = 2 * PCG_MIN_CENTRES
+    assert choose_square_solver(10**6, m, m, 8 * m * m - 1, "numpy")[1].startswith("the m x m preconditioner")
+    assert choose_square_solver(10**6, m, m, 10**12, "cupy")[0] == "closed-form"
+    assert choose_square_solver(10**6, m, m, 10**12, "numpy")[0] == "pcg"

@@ -72,6 +72,7 @@ from skframe.compute.plan_rules import (
     default_sketch,
     expected_columns,
 )
+from skframe.compute.plan_square import choose_square_solver
 from skframe.contract.collections import n_items
 from skframe.contract.tags import get_tags
 from skframe.core.sketching import rows_within_budget
@@ -270,6 +271,9 @@ def plan_fit(data, *, kernel=None, sketch="psr", sketch_size="auto", sketch_para
                            "float32 blocks; the products switch to float64 when R K R^T is ill-conditioned "
                            "(kappa > 8e4, decided from its eigenvalues)")
     threads, reasons["blas_threads"] = rules.choose_blas_threads(n, m_eff, machine.cores)
+    if loss == "square":  # closed form or conjugate gradients over Nyström centres (compute.plan_square)
+        solver, why = choose_square_solver(n, m_eff if kind == "sketch" else None, s_prime, budget, backend)
+        reasons["square_solver"] = f"{solver}: {why}"
     return ExecutionPlan(
         executor=executor, backend=backend, engine=engine, chunk_rows=int(chunk_rows) if chunk_rows else None,
         dtype=dtype, products=dtype, blas_threads=threads, keep_features=bool(keep), memory_budget=int(budget),
