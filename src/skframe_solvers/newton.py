@@ -13,9 +13,13 @@ so from zero the steps converge quadratically after a few damped ones: 5 to 10 p
 relative duality gap of 1e-10, where L-BFGS needs tens to hundreds of passes at small ``lam`` (the
 Hessian's condition number grows like ``1 / lam``). In the fast phase (a full step that cut the gap a
 hundredfold) the next step keeps the previous Hessian and the pass forms the gradient only
-(``solver_info_["reused_hessians"]``), which spares the last pass its ``n r^2`` product. When ``r k``
-exceeds ``max_dense`` the step is computed by conjugate gradients with Hessian-vector products
-(``loss.hessian_times``; two passes over the rows per product, the Hessian never formed).
+(``solver_info_["reused_hessians"]``), which spares the last pass its ``n r^2`` product.
+
+Where forming the Hessian costs much more than solving for the step iteratively (large n and r, or
+``r k`` above ``max_dense``), the step is computed by preconditioned conjugate gradients with
+Hessian-vector products of ``O(n r k)`` flops and a subsampled-Hessian preconditioner
+(:mod:`skframe_solvers.newton_cg`); the choice (``step="auto"``) is the execution plan's rule
+:func:`skframe.compute.plan_newton.choose_newton_step`, and its reason is ``solver_info_["step_rule"]``.
 
 The stop is the certified relative duality gap: at every iterate the dual point ``alpha_i = -grad l(f_i, y_i)``
 is feasible for these losses and its dual objective (from the loss's ``conjugate``) needs no extra pass,
@@ -28,10 +32,17 @@ import warnings
 
 import numpy as np
 
-from skframe.plugin.api import InvalidParameterError, SolverTags, get_tags
-from skframe.plugin.toolbox import solve_psd, weighted_outer
+from skframe.plugin.api import InvalidParameterError, Options, SolverTags, get_tags
+from skframe.plugin.toolbox import choose_newton_step, newton_precond_rows, solve_psd, weighted_outer
 from skframe_solvers._base import COUNT, POSITIVE, BaseSolver
 from skframe_solvers._duality import conjugate_of, relative_gap
+from skframe_solvers.newton_cg import (
+    HessianOperator,
+    SubsampledPreconditioner,
+    forcing_term,
+    preconditioned_cg,
+    subsample,
+)
 
 __all__ = ["NewtonSolver"]
 
@@ -43,18 +54,17 @@ def _hessian(loss, F, Y):
     return np.broadcast_to(np.eye(F.shape[1]), (F.shape[0],) + (F.shape[1],) * 2)
 
 
-def _hessian_times(loss, F, Y, U):
-    return loss.hessian_times(F, Y, U) if callable(getattr(loss, "hessian_times", None)) else U
-
-
-def _pass(fp, V, hessian):
-    """One pass over the rows: ``(P, grad P, sum_i w_i h(alpha_i), H or None)`` at V."""
+def _pass(fp, V, hessian, predictions=None):
+    """One pass over the rows: ``(P, grad P, sum_i w_i h(alpha_i), H or None)`` at V (``predictions``: a list
+    that receives ``Z_b V C`` of each block, for the Hessian-vector products of a CG step)."""
     k, r = fp.C.shape[0], fp.r
     total, hsum, grad = 0.0, 0.0, np.zeros_like(V)
     H = np.zeros((r, k, r, k)) if hessian else None
     conj = conjugate_of(fp.loss)
     for start, Zb, Yb in fp.blocks():
         F = fp.predict(V, Zb)
+        if predictions is not None:
+            predictions.append(F)
         w = fp.row_weights(start, start + Zb.shape[0])
         values, G, h = fp.loss.value(F, Yb), fp.loss.gradient(F, Yb), conj.values(-fp.loss.gradient(F, Yb), Yb)
         if w is not None:
@@ -82,19 +92,6 @@ def _pass(fp, V, hessian):
     return P, grad, hsum, H
 
 
-def _times_hessian(fp, V, U):
-    """``H u`` for a direction U (r x k) by two products with Z per block."""
-    out = np.zeros_like(U)
-    for start, Zb, Yb in fp.blocks():
-        F, D = fp.predict(V, Zb), fp.predict(U, Zb)
-        HD = _hessian_times(fp.loss, F, Yb, D)
-        w = fp.row_weights(start, start + Zb.shape[0])
-        if w is not None:
-            HD = HD * w
-        out += Zb.T @ (HD @ fp.C.T)
-    return out / fp.n + fp.lam * U
-
-
 def _reuse_hessian(trace, t):
     """Whether the next step may reuse the last Hessian: the last step was a full one (``t = 1``) and cut the
     relative gap at least a hundredfold, i.e. the iterates are in Newton's fast phase, where the Hessian hardly
@@ -103,23 +100,6 @@ def _reuse_hessian(trace, t):
     method); a step that cuts the gap less than a hundredfold is followed by a fresh Hessian. It saves the
     ``n r^2`` product of the pass (the gradient is always fresh and the stop is always certified)."""
     return t == 1.0 and len(trace) >= 2 and trace[-1][2] <= 1e-2 * trace[-2][2]
-
-
-def _cg(fp, V, g, max_iter):
-    """Truncated conjugate gradients on ``H s = -g`` (forcing term ``min(0.5, sqrt(||g||)) ||g||``)."""
-    s, r = np.zeros_like(g), -g
-    p, rr = r.copy(), float(np.sum(r * r))
-    stop = min(0.5, np.sqrt(np.sqrt(rr))) * np.sqrt(rr)
-    for _ in range(max_iter):
-        Hp = _times_hessian(fp, V, p)
-        a = rr / float(np.sum(p * Hp))
-        s += a * p
-        r -= a * Hp
-        new = float(np.sum(r * r))
-        if np.sqrt(new) <= stop:
-            break
-        p, rr = r + (new / rr) * p, new
-    return s
 
 
 class NewtonSolver(BaseSolver):
@@ -136,15 +116,34 @@ class NewtonSolver(BaseSolver):
         Hessian-vector products compute the step.
     max_cg : int, default=50
         Conjugate-gradient iterations per step (when the Hessian is not formed).
+    step : {"auto", "direct", "cg"}, default="auto"
+        How a Newton step is computed: ``"direct"`` forms the Hessian (up to ``max_dense``), ``"cg"`` applies
+        it by preconditioned conjugate gradients, ``"auto"`` follows the plan's rule
+        (:func:`skframe.compute.plan_newton.choose_newton_step`, from n, r, the outputs and whether the
+        features are held in memory).
+    precond_rows : int or None, default=None
+        Rows of the subsampled preconditioner of the CG steps; None: ``min(n, max(2 r, 1000))``.
     """
 
     name = "newton"
     __skframe_tags__ = SolverTags(requires_smooth=True)
-    _parameter_constraints = {"tol": POSITIVE, "max_iter": COUNT, "max_dense": COUNT, "max_cg": COUNT}
-    _parameter_hints = {"tol": "tol must be > 0, e.g. 1e-8"}
+    _parameter_constraints = {"tol": POSITIVE, "max_iter": COUNT, "max_dense": COUNT, "max_cg": COUNT,
+                              "step": [Options("auto", "direct", "cg")], "precond_rows": COUNT + [None]}
+    _parameter_hints = {"tol": "tol must be > 0, e.g. 1e-8", "step": "step must be 'auto', 'direct' or 'cg'"}
 
-    def __init__(self, tol=1e-8, max_iter=100, max_dense=3000, max_cg=50):
+    def __init__(self, tol=1e-8, max_iter=100, max_dense=3000, max_cg=50, step="auto", precond_rows=None):
         self._set_params(locals())
+
+    def step_rule(self, fp):
+        """``(dense, reason)``: whether the Newton steps on ``fp`` form the Hessian, and why."""
+        k = fp.C.shape[0]
+        if self.step == "auto":
+            method, reason = choose_newton_step(fp.n, fp.r, k, kept=fp.in_memory, max_dense=self.max_dense)
+        elif self.step == "direct" and fp.r * k > self.max_dense:
+            method, reason = "cg", f"step='direct' given, but r k = {fp.r * k} > max_dense = {self.max_dense}"
+        else:
+            method, reason = self.step, f"step={self.step!r} given"
+        return method == "direct", reason
 
     def solve(self, problem, loss, lam, *, M=None, rng=None, init=None, progress=None):
         """Minimise the feature-map objective; ``progress(1)`` after each Newton step."""
@@ -155,10 +154,12 @@ class NewtonSolver(BaseSolver):
                                         f"conjugate, which {name!r} does not declare; use solver='lbfgs'")
         fp = self._problem(problem, loss, lam, M)
         V = fp.from_W(init) if init is not None else np.zeros(fp.shape)
-        dense = fp.r * fp.C.shape[0] <= self.max_dense
+        dense, rule = self.step_rule(fp)
         trace, steps, evals, reused, H_kept, reuse = [], 0, 0, 0, None, False
+        rows, cg_iterations = None, []
         while True:
-            P, g, hsum, H = _pass(fp, V, dense and not reuse)
+            predictions = None if dense else []
+            P, g, hsum, H = _pass(fp, V, dense and not reuse, predictions)
             evals += 1
             if reuse:  # the previous Hessian: the last full step cut the gap a hundredfold (see _reuse_hessian)
                 H, reused = H_kept, reused + 1
@@ -167,8 +168,15 @@ class NewtonSolver(BaseSolver):
             trace.append((P, D, relative_gap(P, D)))
             if trace[-1][2] <= self.tol or steps >= self.max_iter:
                 break
-            step = (solve_psd(H, g.reshape(-1), jitter=True).reshape(g.shape) * -1.0 if dense
-                    else _cg(fp, V, g, self.max_cg))
+            if dense:
+                step = solve_psd(H, g.reshape(-1), jitter=True).reshape(g.shape) * -1.0
+            else:  # preconditioned conjugate gradients, to the forcing term of the current gap
+                if rows is None:
+                    rows = subsample(fp, self.precond_rows or newton_precond_rows(fp.n, fp.r))
+                step, its = preconditioned_cg(HessianOperator(fp, predictions), g, forcing_term(trace[-1][2]),
+                                              self.max_cg, SubsampledPreconditioner(fp, V, *rows))
+                cg_iterations.append(int(its))
+                evals += its  # one pass over the rows per Hessian-vector product
             slope, t = float(np.sum(g * step)), 1.0
             while t > 1e-10:
                 evals += 1
@@ -182,11 +190,12 @@ class NewtonSolver(BaseSolver):
             reuse = dense and _reuse_hessian(trace, t)  # (conjugate-gradient steps form no Hessian to keep)
             if progress is not None:
                 progress(1)
-        return self._finish(fp, V, trace, steps, evals, dense, reused, H if dense else None)
+        extra = {"step_rule": rule, "cg_iterations": cg_iterations}
+        return self._finish(fp, V, trace, steps, evals, dense, reused, H if dense else None, extra)
 
-    def _finish(self, fp, V, trace, steps, evals, dense, reused=0, hessian=None):
+    def _finish(self, fp, V, trace, steps, evals, dense, reused=0, hessian=None, extra=None):
         P, D, gap = trace[-1]
-        info = {"method": "newton" if dense else "newton-cg", "primal": float(P), "dual": float(D),
+        info = {**(extra or {}), "method": "newton" if dense else "newton-cg", "primal": float(P), "dual": float(D),
                 "gap": float(P - D), "relative_gap": float(gap), "newton_steps": int(steps),
                 "passes": int(evals), "reused_hessians": int(reused), "gap_history": [float(t[2]) for t in trace],
                 "dual_history": [float(t[1]) for t in trace]}

@@ -58,6 +58,7 @@ from skframe.compute import plan_rules as rules
 from skframe.compute.execution import DataShape, ExecutionPlan, describe_data, explain_plan
 from skframe.compute.machine import Machine, available_memory, detect_machine
 from skframe.compute.memory import MIN_CHUNK_ROWS, format_bytes, plan_stream
+from skframe.compute.plan_newton import choose_newton_step
 from skframe.compute.plan_rules import (
     AUTO_MAX,
     BACKEND_CHOICES,
@@ -274,6 +275,9 @@ def plan_fit(data, *, kernel=None, sketch="psr", sketch_size="auto", sketch_para
     if loss == "square":  # closed form or conjugate gradients over Nyström centres (compute.plan_square)
         solver, why = choose_square_solver(n, m_eff if kind == "sketch" else None, s_prime, budget, backend)
         reasons["square_solver"] = f"{solver}: {why}"
+    if loss == "iterative":  # the newton solver's step (the same rule, applied by the solver to its own r)
+        method, why = choose_newton_step(n, m_eff, data.n_outputs, kept=not streamed or keep)
+        reasons["newton_step"] = f"{method}: {why}"
     return ExecutionPlan(
         executor=executor, backend=backend, engine=engine, chunk_rows=int(chunk_rows) if chunk_rows else None,
         dtype=dtype, products=dtype, blas_threads=threads, keep_features=bool(keep), memory_budget=int(budget),

@@ -45,6 +45,7 @@ These names are kept stable as the API's are; what they call inside skframe may 
 
 from skframe.compute.backend import get_array_module, serial_blas, to_numpy
 from skframe.compute.fused import normal_pass
+from skframe.compute.plan_newton import choose_newton_step, newton_precond_rows
 from skframe.constraints import HasMethods, check_param, validate_params
 from skframe.contract.collections import InputCollection, chunks, is_collection, n_items, take
 from skframe.contract.problems import as_problem
@@ -99,6 +100,9 @@ __all__ = [
     "serial_blas",
     # memory
     "rows_within_budget",
+    # the plan's rule for a Newton step (direct or conjugate gradients)
+    "choose_newton_step",
+    "newton_precond_rows",
     # linear algebra
     "default_rtol",
     "eigh_truncated",

@@ -1,0 +1,58 @@
+"""The plan's rule for a Newton step: form the Hessian, or apply it by conjugate gradients (Newton–CG).
+
+A Newton step of the ``newton`` solver on n rows of r features with k outputs either forms the Hessian,
+``n r^2 k (k + 1) / 2`` flops of weighted Gram products and an ``(r k)^3 / 3`` Cholesky factorisation, or
+solves for the step by preconditioned conjugate gradients, :data:`NEWTON_CG_ITERATIONS` Hessian-vector
+products of ``4 n r k`` flops each and a preconditioner of ``k (s r^2 + r^3 / 3)`` flops from ``s`` rows
+(:mod:`skframe_solvers.newton_cg`). :func:`choose_newton_step` takes the cheaper by these counts, CG only
+when it is at least :data:`NEWTON_CG_MARGIN` times cheaper (the formed Hessian is reused in Newton's
+fast phase, which the counts leave out), and always the direct step when each pass recomputes the
+features (a CG iteration would recompute them twice).
+"""
+
+from __future__ import annotations
+
+__all__ = ["NEWTON_CG_ITERATIONS", "NEWTON_CG_MARGIN", "NEWTON_MAX_DENSE", "newton_precond_rows",
+           "newton_step_flops", "choose_newton_step"]
+
+#: conjugate-gradient iterations a Newton–CG step is counted with (``benchmarks/out/newton_cg.json``: the
+#: subsampled preconditioner needs about 5 to 25 per step on the measured problems)
+NEWTON_CG_ITERATIONS = 20
+#: CG is chosen when the formed Hessian costs at least this many times the CG step
+NEWTON_CG_MARGIN = 2.0
+#: largest ``r k`` whose (r k) x (r k) Hessian is formed (the ``newton`` solver's ``max_dense``)
+NEWTON_MAX_DENSE = 3000
+
+
+def newton_precond_rows(n, r):
+    """Rows of the subsampled preconditioner: ``min(n, max(2 r, 1000))``."""
+    return int(min(int(n), max(2 * int(r), 1000)))
+
+
+def newton_step_flops(n, r, k):
+    """``(direct, cg)``: the flops of one Newton step that forms the Hessian and of one Newton–CG step."""
+    n, r, k = int(n), int(r), int(k)
+    direct = n * r * r * k * (k + 1) / 2 + (r * k) ** 3 / 3
+    cg = 4.0 * n * r * k * NEWTON_CG_ITERATIONS + k * (newton_precond_rows(n, r) * r * r + r ** 3 / 3)
+    return float(direct), float(cg)
+
+
+def choose_newton_step(n, r, k, *, kept=True, max_dense=NEWTON_MAX_DENSE):
+    """``("direct" or "cg", reason)``: how a Newton step on n rows, r features and k outputs is computed.
+
+    >>> choose_newton_step(2000, 100, 1)[0], choose_newton_step(200_000, 1000, 1)[0]
+    ('direct', 'cg')
+    >>> choose_newton_step(200_000, 1000, 1, kept=False)[0], choose_newton_step(1000, 1000, 10, kept=False)[0]
+    ('direct', 'cg')
+    """
+    if int(r) * int(k) > max_dense:
+        return "cg", f"r k = {int(r) * int(k)} > max_dense = {max_dense}: the (r k)^2 Hessian is not formed"
+    if not kept:
+        return "direct", ("the features are recomputed on every pass: one pass forms the Hessian, where each "
+                          "conjugate-gradient iteration would take two")
+    direct, cg = newton_step_flops(n, r, k)
+    if direct >= NEWTON_CG_MARGIN * cg:
+        return "cg", (f"forming the Hessian ({direct:.2g} flops a step) costs {direct / cg:.1f}x a preconditioned "
+                      f"Newton-CG step ({cg:.2g} flops, {NEWTON_CG_ITERATIONS} Hessian-vector products)")
+    return "direct", (f"forming the Hessian ({direct:.2g} flops a step) costs less than {NEWTON_CG_MARGIN:g}x a "
+                      f"preconditioned Newton-CG step ({cg:.2g} flops)")

@@ -1,0 +1,153 @@
+"""Newton–CG steps of the ``newton`` solver: the Hessian applied, never formed, and a subsampled preconditioner.
+
+Forming the Hessian of the sketched problem costs ``n r^2 k (k + 1) / 2`` flops a pass (``k (k + 1) / 2``
+weighted Gram products of the n x r features). A Newton step only needs ``H^{-1} g`` to a relative accuracy
+that shrinks as the iterates converge (inexact Newton, Dembo, Eisenstat and Steihaug, "Inexact Newton
+methods", SIAM J. Numer. Anal. 1982), which conjugate gradients reach with Hessian-vector products
+
+    H U = (1/n) Z^T (w ⊙ h(F, Y; Z U C)) C^T + lam U,
+
+``h`` the loss's ``hessian_times`` per row (for the multinomial loss ``p_i ⊙ u_i - p_i <p_i, u_i>``, the
+K x K curvature ``diag(p_i) - p_i p_i^T`` applied row by row): two products with the features, ``4 n r k``
+flops, where the predictions ``F`` at the Newton point are kept from the pass that formed the gradient.
+
+The preconditioner follows the Nyström preconditioners of Falkon (Rudi, Carratino and Rosasco, "FALKON: an
+optimal large scale kernel method", NeurIPS 2017; Meanti et al., "Kernel methods through the roof", NeurIPS
+2020) and of the globally convergent Newton method of Marteau-Ferey, Bach and Rudi ("Globally convergent
+Newton methods for ill-conditioned generalized self-concordant losses", NeurIPS 2019): the Hessian of a
+subsample S of the rows,
+
+    P_j = (1/|S|) Z_S^T diag(w_S c_{S,j}) Z_S + lam I,    c_{i,j} = (C H_i C^T)_{jj},
+
+one r x r block per output j (block diagonal: the couplings ``-p_ij p_il`` between classes are left out),
+each factored once per Newton step (``k (|S| r^2 + r^3 / 3)`` flops). The rows of S are drawn once per solve.
+
+The stop is the solver's certified duality gap; the forcing term ``eta = min(0.5, sqrt(gap))`` (the relative
+duality gap at the Newton point, which falls like the squared gradient norm) ends the conjugate gradients when
+``||H s + g|| <= eta ||g||``: loose far from the optimum, tight near it, where the steps stay superlinear.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["HessianOperator", "SubsampledPreconditioner", "preconditioned_cg", "subsample", "forcing_term"]
+
+
+def forcing_term(gap):
+    """The relative residual ``eta`` a CG step must reach at a point of relative duality gap ``gap``."""
+    return float(min(0.5, np.sqrt(max(float(gap), 0.0))))
+
+
+def _row_weights(fp, rows):
+    return None if fp.weights is None else fp.weights[rows]
+
+
+def subsample(fp, size, rng=None):
+    """``(Z_S, Y_S, w_S)``: ``size`` rows drawn without replacement (all rows when ``size >= n``).
+
+    In memory the rows are indexed; streamed features are gathered in one pass over the blocks.
+    """
+    n = fp.n
+    if size >= n:
+        rows = np.arange(n)
+    else:
+        rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(0)
+        rows = np.sort(rng.choice(n, size=int(size), replace=False))
+    if fp.in_memory:
+        return fp.Z[rows], fp.Y[rows], _row_weights(fp, rows)
+    Zs, Ys = [], []
+    for start, Zb, Yb in fp.blocks():
+        stop = start + Zb.shape[0]
+        lo, hi = np.searchsorted(rows, [start, stop])
+        if hi > lo:
+            Zs.append(Zb[rows[lo:hi] - start])
+            Ys.append(Yb[rows[lo:hi] - start])
+    return np.concatenate(Zs), np.concatenate(Ys), _row_weights(fp, rows)
+
+
+class HessianOperator:
+    """``U -> H U`` at a Newton point, from the predictions ``F`` per block kept by the gradient's pass.
+
+    Parameters
+    ----------
+    fp : FeatureMapProblem
+    predictions : list of ndarray
+        ``Z_b V C`` per block of ``fp.blocks()``, in order.
+    """
+
+    def __init__(self, fp, predictions):
+        self.fp, self.F, self.products = fp, predictions, 0
+        self.curved = callable(getattr(fp.loss, "hessian_times", None))
+
+    def __call__(self, U):
+        fp, out = self.fp, np.zeros_like(U)
+        for (start, Zb, Yb), F in zip(fp.blocks(), self.F):
+            D = fp.predict(U, Zb)
+            HD = fp.loss.hessian_times(F, Yb, D) if self.curved else D  # the square loss: identity curvature
+            w = fp.row_weights(start, start + Zb.shape[0])
+            if w is not None:
+                HD = HD * w
+            out += Zb.T @ (HD @ fp.C.T)
+        self.products += 1
+        return out / fp.n + fp.lam * U
+
+
+class SubsampledPreconditioner:
+    """``R -> P^{-1} R`` with ``P`` the block-diagonal Hessian of a row subsample at V (see module)."""
+
+    def __init__(self, fp, V, Z_S, Y_S, w_S):
+        from scipy.linalg import cho_factor  # lazy: SciPy is slow to import
+
+        F = fp.predict(V, Z_S)
+        if callable(getattr(fp.loss, "hessian", None)):
+            c = np.einsum("ja,iab,jb->ij", fp.C, fp.loss.hessian(F, Y_S), fp.C)  # (C H_i C^T)_jj, (s, k)
+        else:
+            c = np.broadcast_to(np.sum(fp.C * fp.C, axis=1), F.shape[:1] + fp.C.shape[:1])
+        if w_S is not None:
+            c = c * w_S[:, None]
+        s, r = Z_S.shape
+        self.factors = []
+        for j in range(fp.C.shape[0]):
+            B = Z_S.T @ (Z_S * (c[:, j] / s)[:, None])
+            B[np.diag_indices(r)] += fp.lam
+            self.factors.append(cho_factor(B, lower=True, check_finite=False))
+
+    def __call__(self, R):
+        from scipy.linalg import cho_solve  # lazy: SciPy is slow to import
+
+        out = np.empty_like(R)
+        for j, factor in enumerate(self.factors):
+            out[:, j] = cho_solve(factor, R[:, j], check_finite=False)
+        return out
+
+
+def preconditioned_cg(apply_h, g, eta, max_iter, precondition=None):
+    """Conjugate gradients on ``H s = -g`` until ``||H s + g|| <= eta ||g||`` or ``max_iter`` products.
+
+    Returns ``(s, iterations)``. A direction of non-positive curvature (impossible for a convex loss
+    with ``lam > 0`` but for rounding) ends the iterations with the step reached so far (the first
+    one: the preconditioned gradient step).
+    """
+    s, r = np.zeros_like(g), -g
+    z = precondition(r) if precondition is not None else r
+    p, rz = z.copy(), float(np.sum(r * z))
+    stop = eta * float(np.sqrt(np.sum(g * g)))
+    it = 0
+    while it < max_iter:
+        it += 1
+        Hp = apply_h(p)
+        curvature = float(np.sum(p * Hp))
+        if not curvature > 0:
+            if not np.any(s):
+                s = p
+            break
+        a = rz / curvature
+        s += a * p
+        r -= a * Hp
+        if float(np.sqrt(np.sum(r * r))) <= stop:
+            break
+        z = precondition(r) if precondition is not None else r
+        rz_new = float(np.sum(r * z))
+        p, rz = z + (rz_new / rz) * p, rz_new
+    return s, it

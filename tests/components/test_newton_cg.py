@@ -1,0 +1,147 @@
+"""Newton–CG steps of the ``newton`` solver reach the direct Newton solution to the certified gap, and the plan's
+rule chooses between forming the Hessian and conjugate gradients from n, r and the outputs."""
+
+import numpy as np
+import pytest
+
+from skframe.compute.execution import DataShape
+from skframe.compute.machine import Machine
+from skframe.compute.plan import plan_fit
+from skframe.compute.plan_newton import choose_newton_step, newton_precond_rows, newton_step_flops
+from skframe.contract.problems import ArrayProblem, TargetArrayProblem
+from skframe.contract.registry import get_loss, get_solver
+from skframe.exceptions import InvalidParameterError
+from skframe.models import SketchedKernelClassifier
+from skframe_solvers.newton_cg import preconditioned_cg
+
+TOL = 1e-10
+
+
+class _Weighted(ArrayProblem):
+    def __init__(self, Z, Y, w):
+        super().__init__(Z, Y)
+        self.sample_weight = w
+
+
+class _Streamed(TargetArrayProblem):
+    """The same rows, never held: ``features()`` is None and blocks come 37 rows at a time."""
+
+    def __init__(self, Z, Y, w=None):
+        self._Z, self.Y, self.sample_weight = Z, Y, w
+
+    @property
+    def r(self):
+        return self._Z.shape[1]
+
+    def blocks(self, chunk_rows=None):
+        for start in range(0, self.n, 37):
+            yield start, self._Z[start:start + 37], self.Y[start:start + 37]
+
+
+def _data(rng, n, r, k):
+    Z = rng.normal(size=(n, r)) * np.geomspace(2.0, 0.01, r)
+    F = Z @ rng.normal(size=(r, k)) * 3 + rng.normal(size=(n, k))
+    if k == 1:
+        return Z, np.where(F > 0, 1.0, -1.0)
+    Y = -np.ones((n, k))
+    Y[np.arange(n), np.argmax(F, axis=1)] = 1.0
+    return Z, Y
+
+
+def _solve(problem, loss, lam, **params):
+    return get_solver("newton", tol=TOL, **params).solve(problem, get_loss(loss), lam)
+
+
+def _agree(direct, cg, lam):
+    """Both certified to TOL; the objectives agree within the gaps, the weights within strong convexity's bound
+    ``||V - V*||^2 <= 2 (P(V) - P*) / lam``."""
+    for res in (direct, cg):
+        assert res.info["relative_gap"] <= TOL
+    P1, P2 = direct.info["primal"], cg.info["primal"]
+    assert abs(P1 - P2) <= 2 * TOL * max(abs(P1), abs(P2))
+    bound = np.sqrt(2 * (direct.info["gap"] + cg.info["gap"]) / lam) * 2
+    assert np.linalg.norm(direct.W - cg.W) <= bound + 1e-12
+
+
+@pytest.mark.parametrize("loss,k", [("logistic", 1), ("multinomial", 3)])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cg_steps_reach_the_direct_solution_to_the_certified_gap(loss, k, weighted):
+    rng = np.random.default_rng(k + 10 * weighted)
+    Z, Y = _data(rng, 400, 12, k)
+    w = rng.uniform(0.1, 3.0, size=400) if weighted else None
+    problem = _Weighted(Z, Y, w)
+    lam = 1e-4
+    direct, cg = _solve(problem, loss, lam, step="direct"), _solve(problem, loss, lam, step="cg", precond_rows=50)
+    assert direct.info["method"] == "newton" and cg.info["method"] == "newton-cg"
+    assert cg.info["cg_iterations"] and all(i >= 1 for i in cg.info["cg_iterations"])
+    _agree(direct, cg, lam)
+
+
+def test_streamed_features_take_the_same_cg_steps():
+    rng = np.random.default_rng(3)
+    Z, Y = _data(rng, 300, 10, 3)
+    w = rng.uniform(0.5, 2.0, size=300)
+    kept = _solve(_Weighted(Z, Y, w), "multinomial", 1e-3, step="cg", precond_rows=40)
+    streamed = _solve(_Streamed(Z, Y, w), "multinomial", 1e-3, step="cg", precond_rows=40)
+    assert streamed.info["cg_iterations"] == kept.info["cg_iterations"]
+    np.testing.assert_allclose(streamed.W, kept.W, rtol=1e-8, atol=1e-10)
+
+
+def test_class_weights_give_the_same_model_with_either_step():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(240, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=240) > 0.8, "rare", "common")
+    y[X[:, 1] > 1.2] = "third"
+    models = [SketchedKernelClassifier(loss="multinomial", lam=1e-4, sketch="subsample", sketch_size=30,
+                                       class_weight="balanced", solver="newton",
+                                       solver_params={"step": step, "tol": TOL}, random_state=0).fit(X, y)
+              for step in ("direct", "cg")]
+    assert [m.solver_info_["method"] for m in models] == ["newton", "newton-cg"]
+    np.testing.assert_allclose(models[0].predict_proba(X), models[1].predict_proba(X), atol=1e-5)
+
+
+def test_auto_step_follows_the_plan_rule_and_says_why():
+    rng = np.random.default_rng(5)
+    Z, Y = _data(rng, 200, 8, 1)
+    res = _solve(ArrayProblem(Z, Y), "logistic", 1e-3)
+    method, reason = choose_newton_step(200, 8, 1)
+    assert method == "direct" and res.info["method"] == "newton" and res.info["step_rule"] == reason
+    res = _solve(ArrayProblem(Z, Y), "logistic", 1e-3, step="direct", max_dense=4)
+    assert res.info["method"] == "newton-cg" and "max_dense" in res.info["step_rule"]
+
+
+def test_plan_rule_chooses_cg_where_forming_the_hessian_costs_more():
+    assert choose_newton_step(2000, 100, 1)[0] == "direct"
+    method, reason = choose_newton_step(200_000, 1000, 1)
+    assert method == "cg" and "flops" in reason
+    assert choose_newton_step(20_000, 300, 10)[0] == "cg"  # K (K + 1) / 2 Gram products
+    assert choose_newton_step(200_000, 1000, 1, kept=False)[0] == "direct"  # a CG pass would recompute features
+    assert choose_newton_step(100, 400, 10, kept=False)[0] == "cg"  # r k above max_dense: never formed
+    direct, cg = newton_step_flops(10**5, 500, 1)
+    assert direct > cg > 0 and newton_precond_rows(10**5, 500) == 1000 and newton_precond_rows(300, 500) == 300
+
+
+def test_plan_records_the_newton_step_for_iterative_losses():
+    machine = Machine(memory_bytes=16 * 10**9, cores=2)
+    big = plan_fit(DataShape(n=200_000, n_features=10), sketch="subsample", sketch_size=1000, loss="iterative",
+                   machine=machine)
+    small = plan_fit(DataShape(n=2000, n_features=10), sketch="subsample", sketch_size=100, loss="iterative",
+                     machine=machine)
+    square = plan_fit(DataShape(n=2000, n_features=10), sketch="subsample", sketch_size=100, machine=machine)
+    assert big.reasons["newton_step"].startswith("cg: ") and small.reasons["newton_step"].startswith("direct: ")
+    assert "newton_step" not in square.reasons
+
+
+def test_preconditioned_cg_solves_a_linear_system():
+    rng = np.random.default_rng(6)
+    A = rng.normal(size=(30, 30))
+    H = A @ A.T + 0.1 * np.eye(30)
+    g = rng.normal(size=(30, 1))
+    s, its = preconditioned_cg(lambda u: H @ u, g, 1e-10, 200, lambda u: u / np.diag(H)[:, None])
+    np.testing.assert_allclose(H @ s, -g, atol=1e-8)
+    assert 1 <= its <= 200
+
+
+def test_unknown_step_is_refused():
+    with pytest.raises(InvalidParameterError, match="step"):
+        get_solver("newton", step="exact")
