@@ -1,13 +1,13 @@
-"""Section ``bounds`` of bench_hostile.py: files that once cost memory or time before any bound, at the sizes that
-did (tests/hostile_bounds.py makes them; tests/test_hostile_bounds.py holds small variants).
+"""Section ``bounds`` of bench_hostile.py: files that once cost memory or time before any bound, at the sizes that did
+(tests/hostile_bounds.py makes them; tests/test_hostile_bounds.py holds small variants).
 
 Each row: ``skframe`` on the file in a child process capped at the loaded interpreter + 2 GiB of address space
-(RLIMIT_AS, tests/hostile.py): exit status, the error line, the command's time and peak resident memory above the
-loaded interpreter. Cases: one 50 000-character cell in a category column; 1-row CSVs of 1e5 and 1e6 text columns;
-a text target of 1e4 labels; FIFOs without a writer as ``--test``, ``predict`` and ``evaluate`` data; a model file
-whose ``extra`` refers to 1 000 deflated 1 MiB arrays; a Parquet file of dictionary-encoded 1 MiB strings; a Parquet
-footer stating 10 rows over row groups of 5e7; an Arrow IPC file of zstd buffers decompressing to 1.6 GB; a gzip
-CSV expanding to 60 MiB.
+(RLIMIT_AS, tests/hostile.py): exit status, the error line, the command's time and peak resident memory above the loaded
+interpreter. Cases: one 50 000-character cell in a category column; 1-row CSVs of 1e5 and 1e6 text columns; a text
+target of 1e4 labels (with and without ``--max-classes 10000``, which the per-class arrays' memory bounds); FIFOs
+without a writer as ``--test``, ``predict`` and ``evaluate`` data; a model file whose ``extra`` refers to 1 000 deflated
+1 MiB arrays; a Parquet file of dictionary-encoded 1 MiB strings; a Parquet footer stating 10 rows over row groups of
+5e7; an Arrow IPC file of zstd buffers decompressing to 1.6 GB; a gzip CSV expanding to 60 MiB.
 """
 
 import os
@@ -50,6 +50,8 @@ def bounds(folder):
     labels = hostile_bounds.labels_csv(folder)
     rows.append(_row("text target of 1e4 labels, --task classification",
                      ["fit", labels.name, "--task", "classification"], folder))
+    rows.append(_row("text target of 1e4 labels, --task classification --max-classes 10000",
+                     ["fit", labels.name, "--task", "classification", "--max-classes", "10000"], folder))
     os.mkfifo(folder / "pipe")
     for name, args in (("--test FIFO", ["fit", "small.csv", "--test", "pipe"]),
                        ("predict FIFO", ["predict", "m.skf", "pipe"]),

@@ -1,12 +1,13 @@
 """Sections of bench_hostile.py about values: refusals in one line (``values``) and CQR's cost (``cqr``).
 
-``values``: Parquet integers beyond 2**53, seeds outside [0, 2**32-1], ``SKFRAME_*`` variables that are no whole
-number (``1e30``, ``1.5`` bytes, words), a coverage whose miscoverage rounds to 1; each row: exit status, the error
-line, the command's time and peak memory above the loaded interpreter (the cap of tests/hostile.py).
+``values``: Parquet and CSV integers beyond 2**53, ``--memory-budget 1.5`` (no unit), seeds outside [0, 2**32-1],
+``SKFRAME_*`` variables that are no whole number (``1e30``, ``1.5`` bytes, words), a coverage whose miscoverage rounds
+to 1; each row: exit status, the error line, the command's time and peak memory above the loaded interpreter (the cap of
+tests/hostile.py).
 
-``cqr``: ``skframe fit`` on generated rows (5 features, heteroscedastic noise) without intervals and with
-``--interval 0.9 --interval-method cqr`` (``lam="auto"``, the default), at ``CQR_ROWS`` rows: seconds, peak memory,
-the ratio to the plain fit and the held-out coverage the report gives.
+``cqr``: ``skframe fit`` on generated rows (5 features, heteroscedastic noise) without intervals and with ``--interval
+0.9 --interval-method cqr`` (``lam="auto"``, the default), at ``CQR_ROWS`` rows: seconds, peak memory, the ratio to the
+plain fit and the held-out coverage the report gives.
 """
 
 import sys
@@ -53,7 +54,13 @@ def values(folder):
                                                              "--model-out", folder / "m.skf"], folder)[0])
     except ImportError:
         pass
+    ids = np.random.default_rng(0).normal(size=(300, 2))
+    with open(folder / "ids.csv", "w") as fh:
+        fh.write("id,a,y\n" + "".join(f"{2**60 + 1 + i},{a:.4f},{b:.4f}\n" for i, (a, b) in enumerate(ids)))
+    rows.append(_row("CSV column of whole numbers near 2**60", ["fit", folder / "ids.csv", "--model-out",
+                                                               folder / "m.skf"], folder)[0])
     fit = ["fit", data, "--model-out", folder / "m.skf"]
+    rows.append(_row("--memory-budget 1.5 (no unit)", [*fit, "--memory-budget", "1.5"], folder)[0])
     for seed in ("-1", "4294967296"):
         rows.append(_row(f"--seed {seed}", [*fit, "--seed", seed], folder)[0])
     rows.append(_row("--interval 1e-300", [*fit, "--interval", "1e-300"], folder)[0])

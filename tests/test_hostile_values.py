@@ -258,3 +258,33 @@ def test_cqr_with_lam_auto_costs_a_few_fits_and_still_covers(monkeypatch):
     lo, hi = model.predict_interval(X[1000:])
     covered = np.mean((y[1000:] >= lo) & (y[1000:] <= hi))
     assert covered >= 0.85, covered
+
+
+def test_cqr_fits_its_quantile_models_on_a_bounded_number_of_rows(monkeypatch):
+    from skframe.models import JointQuantileRegressor
+    from skframe.uncertainty import ConformalRegressor, conformal
+
+    rng = np.random.default_rng(1)
+    n = 3000
+    X = rng.normal(size=(n, 2))
+    y = np.sin(2 * X[:, 0]) + (0.2 + 0.3 * np.abs(X[:, 1])) * rng.normal(size=n)
+    seen = []
+    original = JointQuantileRegressor.fit
+
+    def recorded(self, X_fit, *args, **kwargs):
+        seen.append(X_fit.shape[0])
+        return original(self, X_fit, *args, **kwargs)
+
+    monkeypatch.setattr(JointQuantileRegressor, "fit", recorded)
+    monkeypatch.setattr(conformal, "CQR_ROWS", 800)  # "auto": the cap (2**15 rows by default)
+    base = JointQuantileRegressor(lam=1e-3, sketch_size=40, random_state=0)
+    model = ConformalRegressor(base, method="cqr", alpha=0.1, random_state=0).fit(X[:2000], y[:2000])
+    assert seen == [800] and model.n_quantile_rows_ == 800 and model.n_calibration_ == 1200  # 500 + the other 700
+    lo, hi = model.predict_interval(X[2000:])
+    assert np.mean((y[2000:] >= lo) & (y[2000:] <= hi)) >= 0.86
+    big_sketch = ConformalRegressor(JointQuantileRegressor(sketch_size=10**6), method="cqr")
+    assert big_sketch._quantile_rows(1500) == conformal.CQR_FEATURE_BYTES // (16 * 10**6) == 33  # features' bytes
+    explicit = ConformalRegressor(base, method="cqr", quantile_rows=5000, random_state=0)
+    assert explicit.fit(X[:2000], y[:2000]).n_quantile_rows_ == 1500  # never more than the rows left
+    with pytest.raises(InvalidParameterError, match="quantile_rows=0 must be 'auto' or a positive whole number"):
+        ConformalRegressor(base, method="cqr", quantile_rows=0).fit(X[:200], y[:200])

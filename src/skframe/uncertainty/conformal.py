@@ -44,6 +44,12 @@ __all__ = ["ConformalRegressor", "METHODS"]
 
 METHODS = ("split", "cv+", "jackknife+", "cqr")
 
+#: the most rows CQR fits its quantile models on by default (``quantile_rows="auto"``)
+CQR_ROWS = 2**15
+
+#: the bytes the quantile models' features may take with ``quantile_rows="auto"`` (two n x m float64 arrays)
+CQR_FEATURE_BYTES = 512 * 2**20
+
 
 def _n_rows(X):
     return n_items(X) if is_collection(X) else X.shape[0]
@@ -109,6 +115,13 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
         the lower one by the ``ceil((1 - alpha/2)(n_cal + 1))``-th smallest ``q_lo(x) - y`` and the upper
         one by the same rank of ``y - q_hi(x)``: a correction per side (skewed noise, a quantile model biased
         to one side) at the price of a more extreme rank per side. Both cover at least ``1 - alpha``.
+    quantile_rows : int or "auto", default="auto"
+        ``"cqr"`` only: the most rows the quantile models are fitted on; the other rows outside the calibration
+        part join it (they cost a prediction each, and a larger calibration set only sharpens the conformal
+        quantile: the coverage guarantee holds for any split). ``"auto"``: :data:`CQR_ROWS` (32 768), fewer where
+        the estimator's integer ``sketch_size`` m would make the n x m float64 features (built with one copy
+        more) exceed :data:`CQR_FEATURE_BYTES`; the quantile models' time and memory stop growing with n there
+        (their iterative solver passes over the n x m features hundreds of times).
 
     Attributes
     ----------
@@ -127,6 +140,8 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
         ``"cv+"`` / ``"jackknife+"``: the held-out residuals per target, grouped by fold.
     n_calibration_ : int
         Rows that calibrated the intervals (the held-out part, or all rows for CV+).
+    n_quantile_rows_ : int
+        ``"cqr"`` only: the rows the quantile models were fitted on (the others calibrated them).
     cqr_lam_ : list of dict
         ``"cqr"`` only: with a quantile estimator whose ``lam="auto"``, per target, how its lambda was set instead
         of searched (the square loss's, chosen in closed form on the training part and moved to the pinball loss's
@@ -148,7 +163,7 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
 
     def __init__(self, estimator, *, method="cv+", alpha=0.1, cv=5, calibration_size=0.25, refit=True,
                  chunk_rows=4096, budget_bytes=64 * 2**20, random_state=None, sketch_sharing="fold",
-                 cqr_score="symmetric"):
+                 cqr_score="symmetric", quantile_rows="auto"):
         store_params(self, locals())
 
     # ------------------------------------------------------------------ checks
@@ -214,9 +229,13 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
         self.fold_estimators_ = []
         if self.method in ("split", "cqr"):
             perm = rng.permutation(n)
-            cal, train = np.sort(perm[:n_cal]), np.sort(perm[n_cal:])
+            n_fit = self._quantile_rows(n - n_cal) if self.method == "cqr" else n - n_cal
+            cal = np.sort(np.concatenate([perm[:n_cal], perm[n_cal + n_fit:]]))  # rows beyond the cap calibrate
+            train = np.sort(perm[n_cal:n_cal + n_fit])
             self._fit_split(X, Y, Y2, train, cal)
             self.n_calibration_ = int(cal.size)
+            if self.method == "cqr":
+                self.n_quantile_rows_ = int(train.size)
         else:
             K = n if self.method == "jackknife+" else int(self.cv)
             fold_of = np.empty(n, dtype=np.int64)
@@ -224,6 +243,20 @@ class ConformalRegressor(MultiOutputMixin, RegressorMixin, BaseEstimator):
             self._fit_cross(X, Y, Y2, fold_of, K)
             self.n_calibration_ = n
         return self
+
+    def _quantile_rows(self, n_fit):
+        """The rows CQR's quantile models are fitted on, out of the ``n_fit`` left by the calibration part."""
+        q = self.quantile_rows
+        if isinstance(q, str) and q == "auto":
+            cap = CQR_ROWS
+            m = self.estimator.get_params().get("sketch_size")
+            if isinstance(m, numbers.Integral) and not isinstance(m, bool) and m > 0:
+                cap = min(cap, max(1, CQR_FEATURE_BYTES // (2 * 8 * int(m))))
+            return int(min(n_fit, cap))
+        if isinstance(q, bool) or not isinstance(q, numbers.Integral) or q < 1:
+            raise InvalidParameterError(f"quantile_rows={q!r} must be 'auto' or a positive whole number of rows, "
+                                        f"e.g. {CQR_ROWS}")
+        return int(min(n_fit, q))
 
     def _seed(self):
         rs = self.random_state

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+try:
+    import resource
+except ImportError:  # not POSIX: no address-space limit to read
+    resource = None
+
 import numpy as np
 
 from skframe.compute.machine import available_memory
@@ -32,13 +37,11 @@ def _memory_room():
     avail, source = available_memory()
     room, why = int(avail * DEFAULT_BUDGET_SHARE), f"half the memory available ({source})"
     try:
-        import resource  # lazy: POSIX only
-
         cap = resource.getrlimit(resource.RLIMIT_AS)[0]
         cap = None if cap == resource.RLIM_INFINITY else cap
         with open("/proc/self/status") as fh:
             size = next((int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:")), None)
-    except (ImportError, OSError, ValueError):
+    except (AttributeError, OSError, ValueError):  # no resource module (not POSIX), no /proc
         cap = size = None
     if cap is not None and size is not None and cap - size < room:
         room, why = max(0, cap - size), f"the room under the address-space limit of {format_bytes(cap)}"
