@@ -69,11 +69,14 @@ def test_binary_text_labels_fit_predict_proba_and_evaluate(binary, tmp_path):
     model = str(tmp_path / "m.skf")
     out = _fit([train, "--task", "classification", "--drop", "weight", "--model-out", model])
     m = out["metrics"]
-    assert out["evaluated_on"] == "holdout"  # --holdout 0.2 by default
+    # lam="auto" by approximate leave-one-out: every training row's held-out prediction of the one fit, no refit
+    assert out["evaluated_on"] == "approximate leave-one-out" and out["n_test"] == 240
     for key in ("accuracy", "balanced_accuracy", "log_loss", "roc_auc", "confusion_matrix"):
         assert key in m
     assert m["accuracy"] > 0.85 and m["roc_auc"] > 0.9 and m["classes"] == ["no", "yes"]
-    assert np.sum(m["confusion_matrix"]) == 48 and np.asarray(m["confusion_matrix"]).shape == (2, 2)
+    assert np.sum(m["confusion_matrix"]) == 240 and np.asarray(m["confusion_matrix"]).shape == (2, 2)
+    fixed = _fit([train, "--task", "classification", "--drop", "weight", "--lam", "1e-3"])
+    assert fixed["evaluated_on"] == "holdout" and np.sum(fixed["metrics"]["confusion_matrix"]) == 48
 
     # predictions written as the original labels, saved to a file and read back
     pred_file = tmp_path / "pred.csv"
