@@ -13,7 +13,8 @@ so from zero the steps converge quadratically after a few damped ones: 5 to 10 p
 relative duality gap of 1e-10, where L-BFGS needs tens to hundreds of passes at small ``lam`` (the
 Hessian's condition number grows like ``1 / lam``). In the fast phase (a full step that cut the gap a
 hundredfold) the next step keeps the previous Hessian and the pass forms the gradient only
-(``solver_info_["reused_hessians"]``), which spares the last pass its ``n r^2`` product.
+(``solver_info_["reused_hessians"]``; CG steps keep their preconditioner instead), which spares the last
+pass its ``n r^2`` product.
 
 Where forming the Hessian costs much more than solving for the step iteratively (large n and r, or
 ``r k`` above ``max_dense``), the step is computed by preconditioned conjugate gradients with
@@ -156,7 +157,7 @@ class NewtonSolver(BaseSolver):
         V = fp.from_W(init) if init is not None else np.zeros(fp.shape)
         dense, rule = self.step_rule(fp)
         trace, steps, evals, reused, H_kept, reuse = [], 0, 0, 0, None, False
-        rows, cg_iterations = None, []
+        rows, precond, cg_iterations = None, None, []
         while True:
             predictions = None if dense else []
             P, g, hsum, H = _pass(fp, V, dense and not reuse, predictions)
@@ -173,8 +174,10 @@ class NewtonSolver(BaseSolver):
             else:  # preconditioned conjugate gradients, to the forcing term of the current gap
                 if rows is None:
                     rows = subsample(fp, self.precond_rows or newton_precond_rows(fp.n, fp.r))
+                if precond is None or not reuse:  # in the fast phase the last preconditioner is kept
+                    precond = SubsampledPreconditioner(fp, V, *rows)
                 step, its = preconditioned_cg(HessianOperator(fp, predictions), g, forcing_term(trace[-1][2]),
-                                              self.max_cg, SubsampledPreconditioner(fp, V, *rows))
+                                              self.max_cg, precond)
                 cg_iterations.append(int(its))
                 evals += its  # one pass over the rows per Hessian-vector product
             slope, t = float(np.sum(g * step)), 1.0
@@ -187,7 +190,7 @@ class NewtonSolver(BaseSolver):
                 break
             V = V + t * step
             steps, H_kept = steps + 1, H
-            reuse = dense and _reuse_hessian(trace, t)  # (conjugate-gradient steps form no Hessian to keep)
+            reuse = _reuse_hessian(trace, t)  # (conjugate-gradient steps keep their preconditioner instead)
             if progress is not None:
                 progress(1)
         extra = {"step_rule": rule, "cg_iterations": cg_iterations}

@@ -118,7 +118,7 @@ def test_plan_rule_chooses_cg_where_forming_the_hessian_costs_more():
     assert choose_newton_step(200_000, 1000, 1, kept=False)[0] == "direct"  # a CG pass would recompute features
     assert choose_newton_step(100, 400, 10, kept=False)[0] == "cg"  # r k above max_dense: never formed
     direct, cg = newton_step_flops(10**5, 500, 1)
-    assert direct > cg > 0 and newton_precond_rows(10**5, 500) == 1000 and newton_precond_rows(300, 500) == 300
+    assert direct > cg > 0 and newton_precond_rows(10**5, 500) == 1000 and newton_precond_rows(10**5, 3000) == 3000
 
 
 def test_plan_records_the_newton_step_for_iterative_losses():
