@@ -152,11 +152,12 @@ class NystromPCG:
     Examples
     --------
     >>> import numpy as np
+    >>> from skframe.plugin.api import ComponentSpec
     >>> from skframe.plugin.toolbox import build_component
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(size=(500, 2)); y = np.sin(6 * X[:, 0])
-    >>> kernel = build_component("kernel", "gaussian", gamma=2.0)
-    >>> res = NystromPCG(tol=1e-8).solve_centres(kernel, X, X[:50], y, 1e-6)
+    >>> kernel = build_component(ComponentSpec("kernel", "gaussian", {"gamma": 2.0}))
+    >>> res = NystromPCG(tol=1e-8, max_passes=60).solve_centres(kernel, X, X[:50], y, 1e-4)
     >>> res.W.shape, res.info["residual"] <= 1e-8
     ((50, 1), True)
     """

@@ -64,11 +64,14 @@ def _dot(a, b, j0, j1):
 
 
 @njit(nogil=True, fastmath=_FAST, cache=True)
-def _rows_pass(X, Ct, gamma, V, W, a, use_w, lo, hi, acc, buf, u):
-    """Rows ``lo:hi``: ``acc += K_b^T (a K_b V + W_b)`` through the buffer ``buf`` (rows x m) and ``u`` (rows x k)."""
+def _rows_pass(X, Ct, gamma, V, W, a, lo, hi, acc):
+    """Rows ``lo:hi``: ``acc += K_b^T (a K_b V + W_b)`` through a buffer of a few kernel rows (W: n rows or none)."""
     d, m = Ct.shape
     k = V.shape[1]
-    rows = buf.shape[0]
+    use_w = W.shape[0] == X.shape[0]
+    rows = max(1, min(64, _BUFFER_ENTRIES // max(m, 1)))
+    buf = np.empty((rows, m))
+    u = np.empty((rows, k))
     for r0 in range(lo, hi, rows):
         nr = min(rows, hi - r0)
         for r in range(nr):
@@ -100,20 +103,17 @@ def _rows_pass(X, Ct, gamma, V, W, a, use_w, lo, hi, acc, buf, u):
 
 
 @njit(nogil=True, fastmath=_FAST, cache=True, parallel=True)
-def _fused(X, Ct, gamma, V, W, a, use_w, parts):
+def _fused(X, Ct, gamma, V, W, a, parts):
     n = X.shape[0]
     m = Ct.shape[1]
     k = V.shape[1]
-    rows = max(1, min(64, _BUFFER_ENTRIES // max(m, 1)))
     accs = np.zeros((parts, k, m))
     step = (n + parts - 1) // parts
     for p in prange(parts):
         lo = p * step
         hi = min(n, lo + step)
         if lo < hi:
-            buf = np.empty((rows, m))
-            u = np.empty((rows, k))
-            _rows_pass(X, Ct, gamma, V, W, a, use_w, lo, hi, accs[p], buf, u)
+            _rows_pass(X, Ct, gamma, V, W, a, lo, hi, accs[p])
     out = np.zeros((m, k))
     for p in range(parts):
         for c in range(k):
@@ -142,7 +142,7 @@ def gaussian_normal_pass(X, C, gamma, V, W, a):
     X = np.ascontiguousarray(X, dtype=np.float64)
     Ct = np.ascontiguousarray(np.asarray(C, dtype=np.float64).T)
     V = np.ascontiguousarray(V, dtype=np.float64)
-    use_w = W is not None
-    W = np.ascontiguousarray(W, dtype=np.float64) if use_w else np.zeros((1, V.shape[1]))
+    # no W: an empty one (its rows are added only when it has one per row of X)
+    W = np.zeros((0, V.shape[1])) if W is None else np.ascontiguousarray(W, dtype=np.float64)
     parts = max(1, min(get_num_threads(), X.shape[0]))
-    return _fused(X, Ct, float(gamma), V, W, float(a), use_w, parts)
+    return _fused(X, Ct, float(gamma), V, W, float(a), parts)
