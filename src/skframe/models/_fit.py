@@ -337,6 +337,8 @@ class Fit(FitSteps):
             init = prev if rep.Z is not None and prev.shape == (rep.Z.shape[1], self.Y.shape[1]) else None
         t_solve = time.perf_counter()
         lams = [self.choose_lam()] if _autotune.is_auto(est.lam) else lam_path(est.lam)
+        if init is None:  # a choice of lam="auto" that solved on these features leaves its solution as the start
+            init = getattr(self, "lam_start", None)
         results = self.solve_path(lams, init)
         with self.serial_blas():
             expansions = [self.coefficients(res) for res in results]

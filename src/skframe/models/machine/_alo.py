@@ -205,8 +205,8 @@ def choose_lam_alo(fit, lams):
             value = _score(loss, F, Yc, w) if np.all(np.isfinite(F)) else np.inf
             curve.append(value)
             if best is None or value < best[0]:
-                best = (value, float(lam), F)
-    value, lam, F = best
+                best = (value, float(lam), F, res.W)
+    value, lam, F, fit.lam_start = best  # the final solve at lam starts from the path's solution
     if fit.recipe.fit_intercept:
         F = F + np.ravel(_host(fit.offset))
     fit.alo = {"lam": lam, "decisions": F}
