@@ -126,3 +126,11 @@ def test_the_square_loss_keeps_file_order_on_request(diabetes, tmp_path):
     out = CliRunner().invoke(app, ["fit", str(tmp_path / "sorted.csv"), "--cv-order", "keep"]).stdout
     lines = [line for line in out.splitlines() if line.startswith(("lam ", "gamma "))]
     assert len(lines) == 2 and all("5 consecutive folds (file order kept)" in line for line in lines), out
+
+
+def test_a_gamma_still_at_an_end_of_its_extended_grid_is_named():
+    from skframe.models._autotune import choose_gamma
+
+    gamma, info = choose_gamma(lambda g: g, 1.0)  # the smaller the better: the grid extends down, twice
+    assert info["edge"] == "lower" and gamma == pytest.approx(10.0 ** -2)
+    assert choose_gamma(lambda g: (np.log10(g)) ** 2 + 1.0, 1.0)[1]["edge"] is None

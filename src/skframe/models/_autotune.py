@@ -315,8 +315,9 @@ def choose_gamma(score, gamma0, steps=GAMMA_STEPS, extend=2, tie=GAMMA_TIE):
     grid = [float(gamma0 * 10.0 ** k) for k in ks]
     near = [j for j, v in enumerate(values) if values[best] > 0 and v <= values[best] * (1.0 + tie)] or [best]
     pick = max(near, key=lambda j: grid[j])
+    edge = "lower" if best == 0 else "upper" if best == len(grid) - 1 else None  # still at an end once extended
     return grid[pick], {"chosen": grid[pick], "criterion": "gcv", "value": values[pick], "grid": grid,
-                        "curve": values, "least": grid[best], "tie": tie}
+                        "curve": values, "least": grid[best], "tie": tie, "edge": edge}
 
 
 def subsample_rows(n, rows=GAMMA_ROWS):

@@ -209,7 +209,8 @@ class Fit(FitSteps):
         what = f"held-out error of {folds['words']}" if folds.get("words") else name
         info.update(start=gamma0, rows=int(rows.size), criterion=name, folds=folds.get("words"),
                     reason=f"{start} x 10^k, least square-loss {what} on {rows.size} rows (the largest within "
-                           f"{info['tie']:.0%} of it: the most local fit)")
+                           f"{info['tie']:.0%} of it: the most local fit)" + (f"; the least at the {info['edge']} end "
+                           "of the extended grid: give gamma explicitly" if info["edge"] else ""))
         self.auto_info["gamma"] = info
         return dict(params, gamma=gamma)
 
