@@ -41,6 +41,7 @@ from scipy.linalg import cho_factor, cho_solve, solve_triangular
 
 from skframe.compute.backend import to_numpy
 from skframe.contract.tags import get_tags
+from skframe.metrics import classifier_report
 from skframe.models.machine._labels import class_probabilities, row_codes
 from skframe.plugin.toolbox import weighted_outer
 
@@ -226,8 +227,6 @@ def held_out_report(fit, est):
     the grid's minimiser of the same values (of 8), the sketch and the calibration map (3 numbers per column)
     saw every row, and one Newton step stands for each refit (see module).
     """
-    from skframe.metrics import classifier_report  # lazy: scikit-learn's metrics
-
     alo = getattr(fit, "alo", None)
     est.held_out_ = None
     if alo is None or alo["lam"] != float(est.lam_path_[-1]):
