@@ -1,0 +1,169 @@
+"""Many Nyström centres by preconditioned conjugate gradients: test error, passes, time and memory.
+
+The target has more detail than m = 1 000 centres resolve: ``f(x) = sum_{j<10} sin(3 pi x_j) / sqrt(5)`` on
+``x ~ U[0, 1]^10`` with noise 0.1 (ten sines of 1.5 periods each: a Gaussian kernel of ``gamma = 0.5`` sees the
+ten coordinates at once, and the few centres near any point do not resolve every sine). Each configuration
+runs in a fresh process (its peak resident memory is its own):
+
+* ``direct``: :class:`skframe.SketchedKernelRidge` with Nyström sub-sampling of m centres (the streamed
+  ``B^T B`` sums: n m^2 operations);
+* ``pcg``: :class:`skframe_solvers.pcg.NystromPCG` on m centres (``--same-centres`` takes those of the direct
+  fit of that m, to compare the two solutions);
+* ``floor``: one fused pass ``K^T (K v)`` beside the time of the n m exponentials (NumPy, one thread) and of the
+  n x m x d product ``X C^T`` (BLAS) alone.
+
+Usage::
+
+    python benchmarks/bench_many_centres.py --n 200000 --out benchmarks/out/many_centres.json
+
+prints (and writes) JSON with the machine's load average before and after each run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+GAMMA, NOISE, D = 0.5, 0.1, 10
+
+
+def target(X):
+    return np.sin(2 * np.pi * 1.5 * X).sum(1) / np.sqrt(5)
+
+
+def data(n, n_test, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n + n_test, D))
+    y = target(X) + NOISE * rng.standard_normal(n + n_test)
+    return X[:n], y[:n], X[n:], target(X[n:])
+
+
+def rss_mb():
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+def run_one(cfg):
+    """One configuration in this process: a dict of results."""
+    import warnings
+
+    from skframe import SketchedKernelRidge
+    from skframe.contract.registry import get_kernel
+    from skframe.options import ComputeOptions
+    from skframe_solvers.pcg import NystromPCG
+
+    warnings.simplefilter("ignore")
+    X, y, Xt, ft = data(cfg["n"], cfg["n_test"])
+    base = rss_mb()
+    load0 = os.getloadavg()
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = {"kind": cfg["kind"], "m": cfg["m"], "n": cfg["n"], "lam": cfg["lam"], "gamma": GAMMA}
+    kernel = get_kernel("gaussian", gamma=GAMMA)
+    options = ComputeOptions(engine="numba")
+    direct = None
+    if cfg["kind"] == "direct" or cfg.get("same_centres"):
+        direct = SketchedKernelRidge(kernel_params={"gamma": GAMMA}, sketch="subsample", sketch_size=cfg["m"],
+                                     lam=cfg["lam"], random_state=0).fit(X, y)
+        out["direct_seconds"] = time.perf_counter() - t0
+        out["direct_cpu_seconds"] = time.process_time() - c0
+        out["plan"] = {k: direct.execution_.get(k) for k in ("executor", "engine", "memory_budget")}
+        out["plan_reasons"] = direct.execution_.get("reasons", {})
+        pred = direct.predict(Xt)
+        out["direct_test_rmse"] = float(np.sqrt(np.mean((pred - ft) ** 2)))
+    if cfg["kind"] == "pcg":
+        rng = np.random.default_rng(1)
+        centres = direct.X_fit_ if direct is not None else X[np.sort(rng.choice(len(X), cfg["m"], replace=False))]
+        mean = float(y.mean())
+        t1, c1 = time.perf_counter(), time.process_time()
+        res = NystromPCG(tol=cfg["tol"], max_passes=cfg["max_passes"]).solve_centres(
+            kernel, X, centres, y - mean, cfg["lam"], options=options)
+        out["pcg_seconds"] = time.perf_counter() - t1
+        out["pcg_cpu_seconds"] = time.process_time() - c1
+        out.update({f"pcg_{k}": v for k, v in res.info.items() if k != "residual_per_target"})
+        out["pcg_steps"], out["pcg_history"] = res.n_iter, [float(f"{h:.3g}") for h in res.history]
+        out["pcg_stop"] = res.stop_reason
+        pred_pcg = np.concatenate([kernel(Xt[i:i + 2000], centres) @ res.W[:, 0] for i in range(0, len(Xt), 2000)])
+        pred_pcg += mean
+        out["pcg_test_rmse"] = float(np.sqrt(np.mean((pred_pcg - ft) ** 2)))
+        out["seconds_per_pass"] = res.info["seconds_passes"] / res.info["passes"]
+        if direct is not None:
+            diff = np.abs(pred_pcg - direct.predict(Xt))
+            out["pcg_vs_direct_max_abs"] = float(diff.max())
+            out["pcg_vs_direct_rel_rms"] = float(np.sqrt(np.mean(diff ** 2)) / np.std(ft))
+    if cfg["kind"] == "floor":
+        from skframe.compute.fused import normal_pass
+        centres = X[: cfg["m"]]
+        v = np.random.default_rng(2).standard_normal(cfg["m"])
+        normal_pass(kernel, X[:100], centres, v, options=options)  # compiled once
+        t1, c1 = time.perf_counter(), time.process_time()
+        normal_pass(kernel, X, centres, v, options=options)
+        out["fused_pass_seconds"], out["fused_pass_cpu"] = time.perf_counter() - t1, time.process_time() - c1
+        rows = max(1, 2_000_000 // cfg["m"])
+        buf = np.empty((rows, cfg["m"]))
+        t1, c1 = time.perf_counter(), time.process_time()
+        for i in range(0, len(X), rows):
+            np.dot(X[i:i + rows], centres.T, out=buf[: len(X[i:i + rows])])
+        out["gemm_seconds"], out["gemm_cpu"] = time.perf_counter() - t1, time.process_time() - c1
+        buf[:] = -np.abs(buf)
+        res = np.empty_like(buf)
+        t1, c1 = time.perf_counter(), time.process_time()
+        for _ in range(0, len(X), rows):
+            np.exp(buf, out=res)
+        out["exp_seconds_one_thread"], out["exp_cpu"] = time.perf_counter() - t1, time.process_time() - c1
+        out["floor_two_cores_seconds"] = out["exp_seconds_one_thread"] / 2 + out["gemm_seconds"]
+        out["fused_over_floor"] = out["fused_pass_seconds"] / out["floor_two_cores_seconds"]
+    out["seconds"] = time.perf_counter() - t0
+    out["peak_rss_above_data_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3 - base
+    out["loadavg_before"], out["loadavg_after"] = load0, os.getloadavg()
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=200_000)
+    ap.add_argument("--n-test", type=int, default=20_000)
+    ap.add_argument("--lam", type=float, default=1e-7)
+    ap.add_argument("--tol", type=float, default=1e-6)
+    ap.add_argument("--max-passes", type=int, default=25)
+    ap.add_argument("--direct", default="1000,2000", help="m of the direct fits")
+    ap.add_argument("--pcg", default="2000s,10000", help="m of the PCG fits; a trailing s: the direct fit's centres")
+    ap.add_argument("--floor-m", type=int, default=10_000)
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(run_one(json.loads(args.one))))
+        return
+    common = {"n": args.n, "n_test": args.n_test, "lam": args.lam, "tol": args.tol, "max_passes": args.max_passes}
+    cfgs = [dict(common, kind="floor", m=args.floor_m)]
+    cfgs += [dict(common, kind="direct", m=int(m)) for m in args.direct.split(",") if m]
+    cfgs += [dict(common, kind="pcg", m=int(m.rstrip("s")), same_centres=m.endswith("s")) for m in args.pcg.split(",")
+             if m]
+    results = []
+    for cfg in cfgs:
+        proc = subprocess.run([sys.executable, __file__, "--one", json.dumps(cfg)], capture_output=True, text=True)
+        if proc.returncode != 0:
+            results.append({"config": cfg, "error": proc.stderr[-2000:]})
+        else:
+            results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        print(json.dumps(results[-1]), flush=True)
+    import numba
+    import scipy
+
+    report = {"benchmark": "many_centres", "target": "sum_{j<10} sin(3 pi x_j)/sqrt(5), x ~ U[0,1]^10, noise 0.1",
+              "cores": os.cpu_count(), "numpy": np.__version__, "scipy": scipy.__version__,
+              "numba": numba.__version__, "results": results}
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump(report, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
