@@ -6,7 +6,8 @@ features: Nyström features of the Gaussian kernel (gamma = 1 / 40) on m centres
 ``Z = K_nm K_mm^{-1/2}`` (formed once per (n, m), not timed); lam = 1e-4; the solver to its default stop (relative
 duality gap 1e-8). Binary problems use the logistic loss, 10 classes the multinomial loss. A ``direct`` step
 with r K above the solver's ``max_dense`` (3 000) is not run (its (r K)^2 Hessian is not formed). The time of
-the solve only; the machine's load average is recorded beside each run (a shared machine).
+the solve only; the machine's load average is recorded beside each run (a shared machine). ``cg-identity``:
+the CG steps without their preconditioner (at most 50 CG iterations a step, the solver's ``max_cg``).
 
 Usage: ``python benchmarks/bench_newton_cg.py --cases 20000:1000:2,20000:1000:10 --steps direct,cg``; results
 are merged into ``--out`` (one key per case and step).
@@ -23,6 +24,18 @@ from sklearn.preprocessing import StandardScaler
 from skframe.compute.plan_newton import NEWTON_MAX_DENSE, choose_newton_step
 from skframe.contract.problems import ArrayProblem
 from skframe.contract.registry import get_loss, get_solver
+from skframe_solvers import newton as newton_module
+from skframe_solvers.newton_cg import SubsampledPreconditioner
+
+
+class _Identity:
+    """No preconditioner (``--steps cg-identity``)."""
+
+    def __init__(self, *args):
+        pass
+
+    def __call__(self, R):
+        return R
 
 
 def _features(n, m, classes):
@@ -69,7 +82,13 @@ def main():
                 continue
             load = os.getloadavg()[0]
             t0 = time.perf_counter()
-            res = get_solver("newton", step=step).solve(ArrayProblem(Z, Y), loss, args.lam)
+            solver = get_solver("newton", step="cg" if step == "cg-identity" else step)
+            if step == "cg-identity":  # conjugate gradients without the preconditioner, for its share of the gain
+                newton_module.SubsampledPreconditioner = _Identity
+            try:
+                res = solver.solve(ArrayProblem(Z, Y), loss, args.lam)
+            finally:
+                newton_module.SubsampledPreconditioner = SubsampledPreconditioner
             seconds = time.perf_counter() - t0
             info = res.info
             results[key] = {"solve_seconds": round(seconds, 2), "relative_gap": info["relative_gap"],

@@ -13,12 +13,12 @@ so from zero the steps converge quadratically after a few damped ones: 5 to 10 p
 relative duality gap of 1e-10, where L-BFGS needs tens to hundreds of passes at small ``lam`` (the
 Hessian's condition number grows like ``1 / lam``). In the fast phase (a full step that cut the gap a
 hundredfold) the next step keeps the previous Hessian and the pass forms the gradient only
-(``solver_info_["reused_hessians"]``; CG steps keep their preconditioner instead), which spares the last
-pass its ``n r^2`` product.
+(``solver_info_["reused_hessians"]``), which spares the last pass its ``n r^2`` product.
 
 Where forming the Hessian costs much more than solving for the step iteratively (large n and r, or
 ``r k`` above ``max_dense``), the step is computed by preconditioned conjugate gradients with
-Hessian-vector products of ``O(n r k)`` flops and a subsampled-Hessian preconditioner
+Hessian-vector products of ``O(n r k)`` flops and, once a step's products cost more than it, a
+subsampled-Hessian preconditioner
 (:mod:`skframe_solvers.newton_cg`); the choice (``step="auto"``) is the execution plan's rule
 :func:`skframe.compute.plan_newton.choose_newton_step`, and its reason is ``solver_info_["step_rule"]``.
 
@@ -41,6 +41,7 @@ from skframe_solvers.newton_cg import (
     HessianOperator,
     SubsampledPreconditioner,
     forcing_term,
+    precondition_pays,
     preconditioned_cg,
     subsample,
 )
@@ -123,7 +124,7 @@ class NewtonSolver(BaseSolver):
         (:func:`skframe.compute.plan_newton.choose_newton_step`, from n, r, the outputs and whether the
         features are held in memory).
     precond_rows : int or None, default=None
-        Rows of the subsampled preconditioner of the CG steps; None: ``min(n, max(2 r, 1000))``.
+        Rows of the subsampled preconditioner of the CG steps; None: ``min(n, max(r, 1000))``.
     """
 
     name = "newton"
@@ -157,7 +158,7 @@ class NewtonSolver(BaseSolver):
         V = fp.from_W(init) if init is not None else np.zeros(fp.shape)
         dense, rule = self.step_rule(fp)
         trace, steps, evals, reused, H_kept, reuse = [], 0, 0, 0, None, False
-        rows, precond, cg_iterations = None, None, []
+        rows, precond, cg_iterations, refresh, built = None, None, [], False, 0
         while True:
             predictions = None if dense else []
             P, g, hsum, H = _pass(fp, V, dense and not reuse, predictions)
@@ -172,14 +173,15 @@ class NewtonSolver(BaseSolver):
             if dense:
                 step = solve_psd(H, g.reshape(-1), jitter=True).reshape(g.shape) * -1.0
             else:  # preconditioned conjugate gradients, to the forcing term of the current gap
-                if rows is None:
-                    rows = subsample(fp, self.precond_rows or newton_precond_rows(fp.n, fp.r))
-                if precond is None or not reuse:  # in the fast phase the last preconditioner is kept
-                    precond = SubsampledPreconditioner(fp, V, *rows)
+                if refresh:  # the last CG step's products cost more than a preconditioner: (re)build it at V
+                    rows = rows or subsample(fp, self.precond_rows or newton_precond_rows(fp.n, fp.r))
+                    precond, built = SubsampledPreconditioner(fp, V, *rows), built + 1
                 step, its = preconditioned_cg(HessianOperator(fp, predictions), g, forcing_term(trace[-1][2]),
                                               self.max_cg, precond)
                 cg_iterations.append(int(its))
                 evals += its  # one pass over the rows per Hessian-vector product
+                refresh = precondition_pays(its, fp.n, fp.r, fp.C.shape[0],
+                                            self.precond_rows or newton_precond_rows(fp.n, fp.r))
             slope, t = float(np.sum(g * step)), 1.0
             while t > 1e-10:
                 evals += 1
@@ -190,10 +192,10 @@ class NewtonSolver(BaseSolver):
                 break
             V = V + t * step
             steps, H_kept = steps + 1, H
-            reuse = _reuse_hessian(trace, t)  # (conjugate-gradient steps keep their preconditioner instead)
+            reuse = dense and _reuse_hessian(trace, t)  # (conjugate-gradient steps form no Hessian to keep)
             if progress is not None:
                 progress(1)
-        extra = {"step_rule": rule, "cg_iterations": cg_iterations}
+        extra = {"step_rule": rule, "cg_iterations": cg_iterations, "preconditioners": built}
         return self._finish(fp, V, trace, steps, evals, dense, reused, H if dense else None, extra)
 
     def _finish(self, fp, V, trace, steps, evals, dense, reused=0, hessian=None, extra=None):

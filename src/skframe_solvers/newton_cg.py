@@ -20,7 +20,11 @@ subsample S of the rows,
     P_j = (1/|S|) Z_S^T diag(w_S c_{S,j}) Z_S + lam I,    c_{i,j} = (C H_i C^T)_{jj},
 
 one r x r block per output j (block diagonal: the couplings ``-p_ij p_il`` between classes are left out),
-each factored once per Newton step (``k (|S| r^2 + r^3 / 3)`` flops). The rows of S are drawn once per solve.
+``k (|S| r^2 + r^3 / 3)`` flops to form and factor. The rows of S are drawn once per solve. The first step
+runs without it; the next step (re)builds it at its Newton point only when the last step's CG products
+cost more than building it (:func:`precondition_pays`), else keeps the one it has (``benchmarks/out/
+newton_cg.json``: on whitened Nyström features at n = 2e4, r = 1000, lam = 1e-4, a preconditioner built at
+every step made the solve slower than plain CG, the iterations it saved costing less than the factorisations).
 
 The stop is the solver's certified duality gap; the forcing term ``eta = min(0.5, sqrt(gap))`` (the relative
 duality gap at the Newton point, which falls like the squared gradient norm) ends the conjugate gradients when
@@ -31,7 +35,14 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["HessianOperator", "SubsampledPreconditioner", "preconditioned_cg", "subsample", "forcing_term"]
+__all__ = ["HessianOperator", "SubsampledPreconditioner", "preconditioned_cg", "subsample", "forcing_term",
+           "precondition_pays"]
+
+
+def precondition_pays(iterations, n, r, k, rows):
+    """Whether ``iterations`` Hessian-vector products (``4 n r k`` flops each) cost at least a preconditioner
+    of ``rows`` rows (``k (rows r^2 + r^3 / 3)`` flops)."""
+    return 4.0 * n * r * k * iterations >= k * (min(rows, n) * r * r + r ** 3 / 3.0)
 
 
 def forcing_term(gap):
