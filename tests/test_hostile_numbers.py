@@ -142,3 +142,26 @@ def test_a_fractional_memory_budget_is_refused_by_the_python_option():
         SketchedKernelRidge(memory_budget="1.5", sketch_size=10, random_state=0).fit(X, X[:, 0])
     with pytest.raises(InvalidParameterError, match="memory_budget=1.5"):  # a float is no count of bytes
         SketchedKernelRidge(memory_budget=1.5, sketch_size=10, random_state=0).fit(X, X[:, 0])
+
+
+def test_libsvm_labels_and_values_beyond_2_53_are_refused(tmp_path):
+    from skframe.io.libsvm import read_libsvm
+
+    (tmp_path / "l.svm").write_text(f"{BIG} 1:0.5\n1 1:0.25\n")
+    with pytest.raises(DataFormatError, match=rf"l.svm, line 1 \(label\): the integer {BIG} is beyond 2\*\*53"):
+        read_libsvm(tmp_path / "l.svm")
+    (tmp_path / "v.svm").write_text(f"1 1:0.5\n0 1:{BIG}\n")
+    with pytest.raises(DataFormatError, match=rf"v.svm, line 2: the integer {BIG} .*keep codes or identifiers"):
+        read_libsvm(tmp_path / "v.svm")
+    (tmp_path / "f.svm").write_text("1e20 1:1e20\n1 1:0.25\n")  # floats as written: read
+    X, y = read_libsvm(tmp_path / "f.svm")[:2]
+    assert float(np.ravel(y)[0]) == 1e20 and X.toarray()[0, 0] == 1e20
+
+
+def test_arff_nominal_big_integers_stay_categories(tmp_path):
+    from skframe.io.arff import read_arff
+
+    (tmp_path / "a.arff").write_text(f"@relation r\n@attribute id {{{BIG},{BIG + 1}}}\n@attribute y numeric\n@data\n"
+                                     f"{BIG},1.0\n{BIG + 1},2.0\n")
+    X = read_arff(tmp_path / "a.arff")[0]
+    assert np.asarray(X.toarray() if hasattr(X, "toarray") else X)[:, 0].tolist() == [0.0, 1.0]  # coded by position

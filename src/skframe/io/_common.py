@@ -119,15 +119,17 @@ def inexact_integer(tok):
     return value if abs(value) > EXACT_INTEGERS else None
 
 
-def inexact_integer_message(where, name, value):
-    """The end of the one line refusing the integer ``value`` of column ``name`` (None: unnamed), after ``where``.
+def inexact_integer_message(where, name, value, fix=None):
+    """The one line refusing the integer ``value`` of column ``name`` (None: unnamed), after ``where``; ``fix``
+    replaces the advice to read the column as text (for a format without column types).
 
     The same rule as Parquet and Arrow integer columns (:func:`check_exact_integers`)."""
     col = name if name is not None else "NAME"
+    fix = fix or (f"read codes or identifiers as text with --column-types {col}=categorical (in Python: "
+                  f"column_types={{{col!r}: 'categorical'}}) or leave the column out with --drop {col}")
     return (f"{where}: the integer {value} is beyond 2**53 = {EXACT_INTEGERS}, where float64 cannot hold every "
-            f"whole number (it would become {int(float(value))}); read codes or identifiers as text with "
-            f"--column-types {col}=categorical (in Python: column_types={{{col!r}: 'categorical'}}) or leave the "
-            f"column out with --drop {col}, or write the value with a decimal point ({value}.0) to accept the rounding")
+            f"whole number (it would become {int(float(value))}); {fix}, or write the value with a decimal point "
+            f"({value}.0) to accept the rounding")
 
 
 def parse_number(tok):
@@ -171,7 +173,9 @@ def bad_token(path, lineno, tok, col=None, extra="", name=None):
         where += f" ({name!r})"
     big = inexact_integer(tok)
     if big is not None:
-        return DataFormatError(inexact_integer_message(f"{name_of(path)}, line {lineno}{where}", name, big))
+        fix = None if name is not None else ("keep codes or identifiers out of the numbers (in a CSV with a header, "
+                                             "read them as text with --column-types NAME=categorical)")
+        return DataFormatError(inexact_integer_message(f"{name_of(path)}, line {lineno}{where}", name, big, fix))
     try:
         what = "is infinite or out of the float64 range" if math.isinf(float(tok)) else "is not a number"
     except ValueError:

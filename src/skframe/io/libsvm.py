@@ -17,7 +17,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe.exceptions import DataFormatError
-from skframe.io._common import MAX_INDEX, bad_token, iter_lines, name_of, parse_number
+from skframe.io._common import (
+    EXACT_INTEGERS,
+    MAX_INDEX,
+    bad_token,
+    inexact_integer,
+    inexact_integer_message,
+    iter_lines,
+    name_of,
+    parse_number,
+)
 from skframe.limits import check, limit
 
 __all__ = ["read_libsvm", "iter_libsvm", "scan_libsvm"]
@@ -48,6 +57,10 @@ def _parse_line(line, lineno, path, max_index=MAX_INDEX):
                 ) from None
             if not math.isfinite(v):
                 raise DataFormatError(f"{name_of(path)}, line {lineno}: label {p[:40]!r} is not finite")
+            if abs(v) >= EXACT_INTEGERS and inexact_integer(p) is not None:  # never rounded silently
+                raise DataFormatError(inexact_integer_message(
+                    f"{name_of(path)}, line {lineno} (label)", None, inexact_integer(p),
+                    fix="write class labels as small codes (0, 1, 2 ...) and keep their names apart"))
             labs.append(v)
     idxs, vals = [], []
     seen = set()
