@@ -19,7 +19,8 @@ chosen by ``lam_criterion="alo"`` and by ``"kfold"``: the two choices (a grid st
 
 Beside them, fitted in this process on the same standardised rows: scikit-learn's LogisticRegression (linear, its
 defaults) and HistGradientBoostingClassifier (its defaults), with their fit seconds and test metrics. The machine
-is shared: one run of each, the times as measured. Writes ``out/classification_alo.json``.
+is shared: one run of each, the times as measured. Writes ``out/classification_alo.json`` (``--parts`` and
+``--runs`` choose what runs; the others keep the figures already in the file).
 """
 
 from __future__ import annotations
@@ -120,7 +121,8 @@ def _bundled():
 
 
 def main():
-    ap = _setup.parser(__doc__, n=20_000, n_test=5_000, before_src="", out=str(OUT), parts="cli,bundled")
+    ap = _setup.parser(__doc__, n=20_000, n_test=5_000, before_src="", out=str(OUT), parts="cli,bundled",
+                       runs="alo_default,alo_test,square_default,before_default,before_test")
     args = ap.parse_args()
     parts = {p.strip() for p in args.parts.split(",")}
     report = _setup.previous_report(args.out) or {}
@@ -140,7 +142,8 @@ def main():
         if args.before_src:
             runs["before_default"] = ([paths["train"], *train], args.before_src)
             runs["before_test"] = ([paths["train"], *train, *test], args.before_src)
-        for name, (cmd, src) in runs.items():
+        chosen = {r.strip() for r in args.runs.split(",")}  # the others keep the figures of an earlier run
+        for name, (cmd, src) in ((k, v) for k, v in runs.items() if k in chosen):
             report[name] = _skframe(cmd, src)
             print(name, report[name], file=sys.stderr, flush=True)
         report.update(_sklearn(X, y, args.n))
