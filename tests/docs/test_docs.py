@@ -17,6 +17,7 @@ commands are not run: installing is the test run's own first step.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
@@ -140,6 +141,21 @@ def _check_expect(expect, output):
     assert ok, f"documented result {key} = {value} does not satisfy {expect}"
 
 
+_WARM = []  # the warm interpreter of this test session (tests/docs/_warm.py), started at the first command
+
+
+def _launch(argv, cwd, env, timeout=600):
+    """``subprocess.run(argv, ...)`` with text output; a Python command runs as a fork of a warm interpreter."""
+    if not _WARM and hasattr(os, "fork"):
+        from tests.docs._warm import WarmInterpreter
+
+        _WARM.append(WarmInterpreter(env))
+        atexit.register(_WARM[0].close)
+    if _WARM and _WARM[0].fits(argv, env):
+        return _WARM[0].run(argv, cwd, env, timeout)
+    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
 def _run_shell(cmd, cwd, env):
     argv = [os.path.expandvars(a) if "$" in a else a for a in shlex.split(cmd)]
     if argv[0] in ("pip", "git", "cd") or argv[:3] == ["python", "-m", "pip"] or "pytest" in argv:
@@ -151,7 +167,7 @@ def _run_shell(cmd, cwd, env):
                                    for a in argv[1:]]
     else:
         pytest.fail(f"documented command {cmd!r} is neither skframe, python nor pip: teach tests/docs/test_docs.py")
-    res = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    res = _launch(argv, cwd, env)
     assert res.returncode == 0, f"`{cmd}` failed ({res.returncode}):\n{res.stdout[-2000:]}\n{res.stderr[-2000:]}"
     return res.stdout
 
@@ -173,6 +189,9 @@ def _page_id(page):
     return str(page.relative_to(ROOT))
 
 
+OUTPUTS = {}  # (page, index of the block on its page) -> its output, for tests/docs/test_documented_figures.py
+
+
 @pytest.mark.parametrize("page", PAGES, ids=_page_id)
 def test_shell_commands(page, tmp_path):
     blocks = [b for b in _blocks(page) if b[1] == "bash"]
@@ -181,13 +200,14 @@ def test_shell_commands(page, tmp_path):
     _write_small_data(tmp_path)
     env = _env(tmp_path)
     ran = 0
-    for _, _, body, opts in blocks:
+    for index, _, body, opts in blocks:
         if "skip" in opts or ("data" in opts and not _have_data()) or _missing_module(opts):
             continue
         out = None
         for cmd in _commands(body):
             out = _run_shell(cmd, tmp_path, env) or out
             ran += 1
+        OUTPUTS[page, index] = out  # every command of the block succeeded: its figures need not run it again
         expect = re.search(r"expect (.+)$", opts)
         if expect and out is not None:
             _check_expect(expect.group(1), out)
@@ -210,6 +230,6 @@ def test_python_snippet(page, index, body, opts, tmp_path):
     _write_small_data(tmp_path)
     script = tmp_path / "snippet.py"
     script.write_text(body, encoding="utf-8")
-    res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=_env(tmp_path), capture_output=True,
-                         text=True, timeout=600)
+    res = _launch([sys.executable, str(script)], tmp_path, _env(tmp_path))
     assert res.returncode == 0, f"{_page_id(page)} block {index} failed:\n{res.stdout[-2000:]}\n{res.stderr[-3000:]}"
+    OUTPUTS[page, index] = res.stdout

@@ -40,7 +40,6 @@ import json
 import math
 import re
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
@@ -258,7 +257,10 @@ def run_block(page, text, offset, where, key, tmp_path):
     if runner._missing_module(opts):
         pytest.skip(f"needs {runner._missing_module(opts)}")
     if (page, start) not in _RUNS:
-        _RUNS[page, start] = _run(lang, body, tmp_path)
+        # tests/docs/test_docs.py has run every block of the page already when it ran first in this session
+        index = [m.start() for m in runner.FENCE.finditer(text)].index(start)
+        earlier = runner.OUTPUTS.get((page, index))
+        _RUNS[page, start] = earlier if earlier is not None else _run(lang, body, tmp_path)
     out = _RUNS[page, start]
     if lang == "bash":
         value = json.loads(out[out.find("{"):])
@@ -284,8 +286,7 @@ def _run(lang, body, tmp_path):
         return out
     script = tmp_path / "snippet.py"
     script.write_text(body, encoding="utf-8")
-    res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
-                         timeout=600)
+    res = runner._launch([sys.executable, str(script)], tmp_path, env)
     assert res.returncode == 0, res.stderr[-2000:]
     return res.stdout
 

@@ -1,0 +1,145 @@
+"""Documented commands started as forks of one warm interpreter: each is still a process of its own.
+
+A documented command (``skframe fit ...``, ``python script.py``, ``python -c ...``) spends most of its time on
+imports (scikit-learn, SciPy, pandas: about 3 s of CPU on a 2-core machine), not on its small data. The
+documentation tests run about 150 of them, so :class:`WarmInterpreter` starts one helper interpreter that imports
+those packages once and then, for each command, forks a child that runs it exactly as ``python`` would: its own
+working directory, environment, arguments, ``sys.path[0]``, standard streams (files here), exit status, ``atexit``
+handlers and signals. Nothing a command does reaches the next one or the test process.
+
+The helper is used only where that is exact: on a system with ``fork`` and when the command's environment is the
+one the helper started with (a variable read at import time, e.g. ``OPENBLAS_NUM_THREADS``, then has its value);
+any other command runs as a plain ``subprocess``. Run as a script, this file is the helper.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+# What a documented command imports before it does anything; the CLI first (it sets OpenBLAS variables before
+# NumPy loads, as in a fresh ``skframe`` process). Importing is all the helper does: no command state is made. A
+# module that fails to import is left out: the command that needs it then fails on it as a fresh process would.
+PRELOAD = ("skframe.cli._app", "skframe.automatic.pipeline", "skframe.models", "skframe.preprocessing",
+           "skframe.plugin", "sklearn.base", "scipy.stats", "pandas", "rich", "pydantic", "skframe_kernels.plugin",
+           "skframe_losses.plugin", "skframe_solvers.plugin", "skframe_sketches.plugin", "skframe_decoders.plugin",
+           "skframe_graphs.plugin")
+
+
+class WarmInterpreter:
+    """One helper interpreter (started with ``env``) that runs each command in a child forked from it."""
+
+    def __init__(self, env):
+        self.env = _at_start(env)
+        self._helper = subprocess.Popen([sys.executable, os.path.abspath(__file__)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, env=self.env, text=True)
+        if self._helper.stdout.readline().strip() != "ready":
+            raise RuntimeError("the warm interpreter did not start")
+
+    def fits(self, argv, env):
+        """Whether ``argv`` (``[sys.executable, ...]``) with ``env`` runs exactly as a fresh process would."""
+        return argv[0] == sys.executable and _at_start(env) == self.env and self._helper.poll() is None
+
+    def run(self, argv, cwd, env, timeout):
+        """Run ``argv`` in ``cwd``: a :class:`subprocess.CompletedProcess` with text stdout and stderr."""
+        with tempfile.TemporaryDirectory() as where:
+            out, err = os.path.join(where, "stdout"), os.path.join(where, "stderr")
+            request = {"args": list(argv[1:]), "cwd": str(cwd), "env": dict(env), "stdout": out, "stderr": err,
+                       "timeout": timeout}
+            self._helper.stdin.write(json.dumps(request) + "\n")
+            self._helper.stdin.flush()
+            reply = self._helper.stdout.readline()
+            if not reply:
+                raise RuntimeError("the warm interpreter ended")
+            code = json.loads(reply)["returncode"]
+            if code == "timeout":
+                raise subprocess.TimeoutExpired(argv, timeout)
+            with open(out, encoding="utf-8", errors="replace") as fo, open(err, encoding="utf-8",
+                                                                               errors="replace") as fe:
+                return subprocess.CompletedProcess(argv, code, fo.read(), fe.read())
+
+    def close(self):
+        if self._helper.poll() is None:
+            self._helper.stdin.close()
+            self._helper.wait(timeout=30)
+
+
+def _at_start(env):
+    """The variables that matter when an interpreter starts (pytest names the current test in another one)."""
+    return {k: v for k, v in env.items() if k != "PYTEST_CURRENT_TEST"}
+
+
+def _child(request):
+    """In the forked child: become ``python ARGS`` started in ``cwd`` with ``env`` (never returns normally)."""
+    import runpy
+    import types
+
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    for fd, path, flags in ((0, os.devnull, os.O_RDONLY), (1, request["stdout"], os.O_WRONLY | os.O_CREAT),
+                            (2, request["stderr"], os.O_WRONLY | os.O_CREAT)):
+        opened = os.open(path, flags, 0o600)
+        os.dup2(opened, fd)
+        os.close(opened)
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the helper's buffered requests are not the command's input
+    args = request["args"]
+    if args[0] == "-m":
+        sys.argv = [args[1], *args[2:]]
+        sys.path[0] = os.getcwd()
+        runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+    elif args[0] == "-c":
+        sys.argv = ["-c", *args[2:]]
+        sys.path[0] = ""
+        main = types.ModuleType("__main__")
+        sys.modules["__main__"] = main
+        exec(compile(args[1], "<string>", "exec"), main.__dict__)
+    else:
+        sys.argv = list(args)
+        sys.path[0] = os.path.dirname(os.path.realpath(args[0]))
+        runpy.run_path(args[0], run_name="__main__")
+    sys.exit(0)  # SystemExit or any exception unwinds to the interpreter's own exit, as in ``python``
+
+
+def _wait(pid, timeout):
+    end = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > end:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            return "timeout"
+        time.sleep(0.01)
+
+
+def serve():
+    """The helper: import :data:`PRELOAD`, say ``ready``, then fork one child per request line."""
+    import importlib
+
+    replies = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # an import that prints does not garble the replies
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001, S112 - see PRELOAD
+            continue
+    replies.write("ready\n")
+    for line in sys.stdin:
+        request = json.loads(line)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            replies.close()
+            _child(request)
+        replies.write(json.dumps({"returncode": _wait(pid, request["timeout"])}) + "\n")
+
+
+if __name__ == "__main__":
+    serve()
