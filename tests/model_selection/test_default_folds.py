@@ -1,6 +1,8 @@
 """The default folds of every automatic choice: shuffled from the seed, stratified for a classifier, in file order
 with ``cv_order="keep"``; ``lam="auto"`` on a table sorted by class chooses as on the same rows shuffled."""
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -11,6 +13,7 @@ from sklearn.preprocessing import StandardScaler
 import skframe
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.model_selection import KernelSearchCV, default_folds, fold_splitter
+from skframe.models._autotune import LamAtEdgeWarning
 from skframe.models import (
     JointQuantileRegressor,
     OutputKernelRegressor,
@@ -97,21 +100,35 @@ def test_a_table_sorted_by_class_chooses_as_the_same_rows_shuffled(loader):
     perm = np.random.default_rng(3).permutation(y.size)
     est = SketchedKernelClassifier(loss="multinomial", lam="auto", random_state=0)
     on_sorted, on_shuffled = clone(est).fit(X, y), clone(est).fit(X[perm], y[perm])
-    lam_sorted, lam_shuffled = on_sorted.fit_info_["lam"]["chosen"], on_shuffled.fit_info_["lam"]["chosen"]
-    assert abs(np.log10(lam_sorted / lam_shuffled)) <= 1.0  # within one step of the grid
-    assert lam_sorted < 0.1  # not the grid's edge the consecutive folds drove it to
-    assert on_sorted.fit_info_["lam"]["value"] < np.log(3)  # the held-out log-loss beats uniform guessing
-    assert "3 shuffled stratified folds (seed 0)" in on_sorted.fit_info_["lam"]["reason"]
+    info = on_sorted.fit_info_["lam"]
+    # the default criterion, approximate leave-one-out on every row, does not see the order of the rows at all
+    assert info["lam_criterion"] == "alo" and info["folds"] == f"none (approximate leave-one-out on all {y.size} rows)"
+    assert info["chosen"] == on_shuffled.fit_info_["lam"]["chosen"]
+    np.testing.assert_allclose(on_sorted.predict_proba(X[perm]), on_shuffled.predict_proba(X[perm]), atol=0.01)
+    assert info["chosen"] < 0.1 and info["edge"] is None  # not the grid's edge the consecutive folds drove it to
+    assert info["value"] < np.log(3)  # the held-out log-loss beats uniform guessing
     assert abs(_held_out_accuracy(est, X, y) - _held_out_accuracy(est, X[perm], y[perm], seed=2)) < 0.1
+    kfold = clone(est).set_params(lam_criterion="kfold")  # the k folds are shuffled and stratified
+    lam_sorted, lam_shuffled = (clone(kfold).fit(A, b).fit_info_["lam"] for A, b in ((X, y), (X[perm], y[perm])))
+    assert lam_sorted["lam_criterion"] == "kfold" and lam_sorted["chosen"] < 0.1
+    assert abs(np.log10(lam_sorted["chosen"] / lam_shuffled["chosen"])) <= 1.0  # within one step of the grid
+    assert "3 shuffled stratified folds (seed 0)" in lam_sorted["reason"]
 
 
-def test_keep_reproduces_the_consecutive_folds_on_a_sorted_table():
+@pytest.mark.parametrize("criterion", ["alo", "kfold"])
+def test_keep_reproduces_the_consecutive_folds_on_a_sorted_table(criterion):
     X, y = _sorted_table(load_iris)
-    kept = SketchedKernelClassifier(loss="multinomial", lam="auto", random_state=0, cv_order="keep").fit(X, y)
+    kept = SketchedKernelClassifier(loss="multinomial", lam="auto", random_state=0, cv_order="keep",
+                                    lam_criterion=criterion)
+    with pytest.warns(LamAtEdgeWarning, match="upper end"):
+        kept.fit(X, y)
     info = kept.fit_info_["lam"]
+    assert info["lam_criterion"] == "kfold"  # leaving one row out would treat the rows as exchangeable
     assert info["folds"] == "3 consecutive folds (file order kept)"
-    assert info["chosen"] == pytest.approx(0.1)  # every fold lacks a class: the grid's largest value
+    assert info["chosen"] == pytest.approx(0.1) and info["edge"] == "upper"  # every fold lacks a class
     assert min(info["curve"]) > np.log(3)  # worse than uniform guessing at every lam
+    assert ("cv_order='keep'" in info["reason"]) == (criterion == "alo")  # the fallback says why
+    assert kept.held_out_ is None
 
 
 @pytest.mark.parametrize("loss, classes", [("logistic", 2), ("logistic", 3), ("multinomial", 3)])
@@ -130,12 +147,19 @@ def test_every_classifier_loss_stratifies_on_the_class_labels(monkeypatch, loss,
     X, y = _sorted_table(load_iris)
     keep = y < classes
     X, y = X[keep], np.array(["a", "b", "c"])[y[keep]]
-    clf = SketchedKernelClassifier(loss=loss, lam="auto", sketch_size=30, random_state=0).fit(X, y)
+    clf = SketchedKernelClassifier(loss=loss, lam="auto", sketch_size=30, random_state=0, lam_criterion="kfold")
+    clf.fit(X, y)
     labels, folds = seen[0]
     assert labels is not None and np.array_equal(clf.classes_[labels], y)  # the classes, not the ±1 columns
     for _, test in folds:
         assert set(y[test]) == set(y)
     assert clf.fit_info_["lam"]["folds"] == "3 shuffled stratified folds (seed 0)"
+    seen.clear()  # the default criterion cuts no folds: every row is left out in turn, approximately
+    with warnings.catch_warnings():  # two classes of iris are separable: the grid's lower end, rightly
+        warnings.simplefilter("ignore", LamAtEdgeWarning)
+        info = clf.set_params(lam_criterion="alo").fit(X, y).fit_info_["lam"]
+    assert not seen and info["lam_criterion"] == "alo" and clf.held_out_["rows"] == y.size
+    assert info["folds"] == f"none (approximate leave-one-out on all {y.size} rows)"
 
 
 # ----------------------------------------------------------------------------- the other estimators

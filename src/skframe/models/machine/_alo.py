@@ -42,6 +42,7 @@ from scipy.linalg import cho_factor, cho_solve, solve_triangular
 from skframe.compute.backend import to_numpy
 from skframe.contract.tags import get_tags
 from skframe.metrics import classifier_report
+from skframe.models._autotune import note_edge
 from skframe.models.machine._labels import class_probabilities, row_codes
 from skframe.plugin.toolbox import weighted_outer
 
@@ -62,7 +63,10 @@ def _host(x):
 
 def alo_applies(fit):
     """``(True, "")`` when the fit's λ can be chosen by ALO, else ``(False, why)``: a smooth loss with a Hessian
-    and probabilities, the identity output matrix and the features in memory."""
+    and probabilities, the identity output matrix, the features in memory, and rows that may be taken in any
+    order (not ``cv_order="keep"``: rows ordered in time are not exchangeable, as leaving one out assumes)."""
+    if getattr(fit.estimator, "cv_order", "shuffle") == "keep":
+        return False, "cv_order='keep': rows kept in file order are not exchangeable, as leaving one out assumes"
     loss = fit.recipe.loss
     if loss is None or not (callable(getattr(loss, "hessian", None))
                             and callable(getattr(loss, "probabilities", None))):
@@ -185,7 +189,8 @@ def _score(loss, F, Y, w):
 
 def choose_lam_alo(fit, lams):
     """``(lam, info)``: the λ of ``lams`` with the least weighted mean ALO loss, from one warm-started path on the
-    fit's own features (see module), or ``(None, why)`` when ALO does not apply (:func:`alo_applies`). Sets
+    fit's own features (see module), or ``(None, why)`` when ALO does not apply (:func:`alo_applies`). A λ at an
+    end of ``lams`` is named in ``info["edge"]`` and the reason, and warned about (:func:`_autotune.note_edge`). Sets
     ``fit.alo = {"lam", "decisions"}`` (the chosen λ's ALO values of every row, the intercept
     added)."""
     ok, why = alo_applies(fit)
@@ -206,16 +211,17 @@ def choose_lam_alo(fit, lams):
             value = _score(loss, F, Yc, w) if np.all(np.isfinite(F)) else np.inf
             curve.append(value)
             if best is None or value < best[0]:
-                best = (value, float(lam), F, res.W)
-    value, lam, F, fit.lam_start = best  # the final solve at lam starts from the path's solution
+                best = (value, float(lam), F, res.W, len(curve) - 1)
+    value, lam, F, fit.lam_start, at = best  # the final solve at lam starts from the path's solution
     if fit.recipe.fit_intercept:
         F = F + np.ravel(_host(fit.offset))
     fit.alo = {"lam": lam, "decisions": F}
-    info = {"chosen": lam, "criterion": "approximate leave-one-out loss", "value": float(value),
-            "grid": [float(v) for v in order], "curve": [float(v) for v in curve],
+    info = {"chosen": lam, "criterion": "approximate leave-one-out loss", "lam_criterion": "alo",
+            "value": float(value), "grid": [float(v) for v in order], "curve": [float(v) for v in curve],
+            "folds": f"none (approximate leave-one-out on all {n} rows)",
             "reason": f"least mean approximate leave-one-out loss over {order.size} values of one warm-started path "
                       f"on all {n} rows (one Newton step per left-out row)"}
-    return lam, info
+    return lam, note_edge(info, order, at, stacklevel=5)
 
 
 def held_out_report(fit, est):

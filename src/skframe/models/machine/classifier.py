@@ -70,8 +70,11 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         mean approximate leave-one-out loss from the solution's Hessian (one Newton step per left-out row:
         :mod:`skframe.models.machine._alo`); it applies to the logistic and multinomial losses with the features in
         memory (the multinomial up to 3 000 features x classes), and the calibration reuses the chosen λ's values.
-        ``"kfold"`` (and the other cases, which ``fit_info_["lam"]["reason"]`` then names): the mean held-out
-        loss of 3 folds, stratified by class (see ``cv_order``), each fold a path of its own.
+        ``"kfold"`` (and the other cases, which ``fit_info_["lam"]["reason"]`` then names, among them
+        ``cv_order="keep"``: rows in time order are not exchangeable): the mean held-out loss of 3 folds, stratified
+        by class (see ``cv_order``), each fold a path of its own. ``fit_info_["lam"]["lam_criterion"]`` names the
+        criterion used and ``["folds"]`` the folds (``"none (approximate leave-one-out on all N rows)"`` for ALO);
+        a λ at an end of the grid is named in ``["edge"]`` and warned about (``LamAtEdgeWarning``).
     random_state : int, RandomState or None
     class_weight : None, "balanced" or dict, default=None
         Weight of each class in the data term: ``"balanced"`` gives class c the weight
@@ -86,10 +89,11 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         on the other four) by two standard errors; else the column keeps ``sigma(f)``. ``calibration_`` holds the
         map; ``decision_function`` returns ``a f + b`` and ``predict`` stays the argmax of ``predict_proba``.
     cv_order : {"shuffle", "keep"}, default="shuffle"
-        The folds of ``lam="auto"`` with ``lam_criterion="kfold"``: ``"shuffle"`` cuts them from the rows
+        The folds of ``lam="auto"`` by k folds: ``"shuffle"`` cuts them from the rows
         shuffled with ``random_state`` and stratified by class (each fold holds every class in about its share;
         shuffled only where a class has fewer rows than folds); ``"keep"`` cuts consecutive blocks of rows in the
-        given order (rows ordered in time). ``fit_info_["lam"]["folds"]`` names the folds used.
+        given order (rows ordered in time), and then replaces ``lam_criterion="alo"`` too (leaving one row out
+        treats the rows as exchangeable). ``fit_info_["lam"]["folds"]`` names the folds used.
     max_classes : int or None, default=None
         The most classes ``fit`` accepts: more raise :class:`~skframe.exceptions.InvalidInputError` before any
         work (a fit's cost grows with the square of the class count K: the Newton solver forms K (K + 1) / 2 Gram
@@ -166,8 +170,9 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
             method = self.calibration
             fit.recipe.finish = lambda f, est, res: _calibration.calibrate(f, est, res, method)
         self.held_out_ = None
+        if _autotune.is_auto(self.lam):
+            fit.choose_lam = lambda: _choose_lam(fit, self.lam_criterion)  # this fit's own choice of lam="auto"
         if _autotune.is_auto(self.lam) and self.lam_criterion == "alo":
-            fit.choose_lam = lambda: _choose_lam_alo(fit)  # this fit's own choice of lam="auto"
             calibrate = fit.recipe.finish
 
             def finish(f, est, res):  # the calibration map first: the held-out probabilities go through it
@@ -243,16 +248,22 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         return tags
 
 
-def _choose_lam_alo(fit):
-    """``lam="auto"`` by approximate leave-one-out on one path (:func:`_alo.choose_lam_alo`); the k folds of
-    :meth:`Fit.choose_lam` where it does not apply, the reason added to theirs."""
-    lam, info = _alo.choose_lam_alo(fit, _autotune.KFOLD_LAMS)
-    if lam is None:
-        lam = type(fit).choose_lam(fit)
-        chosen = fit.auto_info["lam"]
-        chosen["reason"] = f"{chosen['reason']} (not approximate leave-one-out: {info})"
-        return lam
-    fit.auto_info["lam"] = info
+def _choose_lam(fit, criterion):
+    """``lam="auto"``: by approximate leave-one-out on one path (``criterion="alo"``, :func:`_alo.choose_lam_alo`),
+    else, or where that does not apply (the reason added to theirs), by the k folds of :meth:`Fit.choose_lam`.
+    ``fit.auto_info["lam"]["lam_criterion"]`` names the criterion used (``"alo"`` or ``"kfold"``) and ``["folds"]``
+    the folds."""
+    if criterion == "alo":
+        lam, info = _alo.choose_lam_alo(fit, _autotune.KFOLD_LAMS)
+        if lam is not None:
+            fit.auto_info["lam"] = info
+            return lam
+    lam = type(fit).choose_lam(fit)
+    chosen = fit.auto_info["lam"]
+    chosen["lam_criterion"] = "kfold"
+    if criterion == "alo":
+        base, at_edge, edge = chosen["reason"].partition("; at the ")  # the grid-end note stays last
+        chosen["reason"] = f"{base} (not approximate leave-one-out: {info}){at_edge}{edge}"
     return lam
 
 
