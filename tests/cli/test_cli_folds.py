@@ -53,17 +53,34 @@ def _json(*args):
 
 def test_fit_on_a_table_sorted_by_class_uses_stratified_shuffled_folds(iris):
     common = ("fit", str(iris / "train.csv"), "--test", str(iris / "test.csv"), "--sketch-size", "40")
-    shuffled = _json(*common)
-    lam = shuffled["chosen"]["lam"]
+    alo = _json(*common)["chosen"]["lam"]  # the default: approximate leave-one-out, blind to the order of the rows
+    assert alo["lam_criterion"] == "alo" and alo["folds"] == "none (approximate leave-one-out on all 135 rows)"
+    assert "approximate leave-one-out loss" in alo["reason"] and "on all 135 rows" in alo["reason"]
+    assert alo["chosen"] < 0.1 and alo["edge"] is None and alo["value"] < np.log(3)
+    kfold = (*common, "--lam-criterion", "kfold")
+    lam = _json(*kfold)["chosen"]["lam"]
     assert "3 shuffled stratified folds (seed 0)" in lam["reason"] and lam["folds"] == "3 shuffled stratified " \
         "folds (seed 0)"
-    assert lam["chosen"] < 0.1 and lam["value"] < np.log(3)
-    kept = _json(*common, "--cv-order", "keep")["chosen"]["lam"]
+    assert lam["lam_criterion"] == "kfold" and lam["chosen"] < 0.1 and lam["value"] < np.log(3)
+    kept = _json(*common, "--cv-order", "keep")["chosen"]["lam"]  # rows in time order: folds, not leave-one-out
+    assert kept["lam_criterion"] == "kfold" and "cv_order='keep'" in kept["reason"]
     assert kept["folds"] == "3 consecutive folds (file order kept)" and min(kept["curve"]) > np.log(3)
-    assert kept["chosen"] == pytest.approx(0.1)  # what the consecutive folds chose before
-    text = _run(*common, "--seed", "4").output
+    assert kept["chosen"] == pytest.approx(0.1) and kept["edge"] == "upper"  # what the consecutive folds choose
+    text = _run(*kfold, "--seed", "4").output
     assert any(line.startswith("lam ") and "3 shuffled stratified folds (seed 4)" in line
                for line in text.splitlines()), text
+    bad = runner.invoke(app, [*common, "--lam-criterion", "loo"])
+    assert bad.exit_code != 0 and "--lam-criterion 'loo' is not one of alo, kfold" in bad.output
+    assert "Traceback" not in bad.output
+
+
+def test_fit_table_passes_the_criterion_to_the_classifier(iris):
+    import skframe
+
+    model = skframe.fit_table(iris / "train.csv", test=iris / "test.csv", sketch_size=40, lam_criterion="kfold")
+    assert model.get_params()["lam_criterion"] == "kfold"
+    assert model.estimator_.lam_criterion == "kfold"
+    assert model.estimator_.fit_info_["lam"]["folds"] == "3 shuffled stratified folds (seed 0)"
 
 
 def test_tune_shuffles_its_folds_by_default_and_says_so(regression):

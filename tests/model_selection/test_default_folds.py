@@ -13,7 +13,6 @@ from sklearn.preprocessing import StandardScaler
 import skframe
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.model_selection import KernelSearchCV, default_folds, fold_splitter
-from skframe.models._autotune import LamAtEdgeWarning
 from skframe.models import (
     JointQuantileRegressor,
     OutputKernelRegressor,
@@ -21,6 +20,7 @@ from skframe.models import (
     SketchedKernelMachine,
     SketchedKernelRidge,
 )
+from skframe.models._autotune import LamAtEdgeWarning
 
 SORTED = np.repeat([0, 1, 2], [50, 40, 30])  # a label column stored sorted by class
 

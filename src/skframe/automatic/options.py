@@ -20,7 +20,7 @@ from skframe.automatic._values import parse_float_list, parse_kv
 from skframe.exceptions import InvalidParameterError
 
 __all__ = ["TableOptions", "TASKS", "SCALES", "MISSING", "FORMATS", "INTERVAL_METHODS", "CQR_SCORES",
-           "CALIBRATIONS"]
+           "CALIBRATIONS", "LAM_CRITERIA"]
 
 TASKS = ("auto", "regression", "structured", "classification")
 SCALES = ("auto", "none", "standard")
@@ -29,6 +29,7 @@ FORMATS = ("csv", "npz", "arff", "libsvm", "parquet", "feather")
 INTERVAL_METHODS = ("cv+", "split", "cqr", "jackknife+", "posterior")  # skframe.uncertainty.INTERVAL_METHODS
 CQR_SCORES = ("symmetric", "asymmetric")  # skframe.uncertainty._quantiles.CQR_SCORES
 CALIBRATIONS = ("none", "sigmoid", "lapse")  # skframe.models.machine._calibration.METHODS, and none
+LAM_CRITERIA = ("alo", "kfold")  # skframe.models.machine._alo.CRITERIA: how a classifier's lam="auto" is scored
 
 KV = Optional[List[str]]
 
@@ -79,6 +80,7 @@ class TableOptions:
     loss: str = "square"
     class_weight: Optional[str] = None
     calibration: Optional[str] = None
+    lam_criterion: str = "alo"
     loss_param: KV = None
     solver: Optional[str] = None
     solver_param: KV = None
@@ -161,6 +163,7 @@ class TableOptions:
         self.task = _choice(self.task, TASKS, "--task")
         self.class_weight = _choice(self.class_weight, ("balanced",), "--class-weight")
         self.calibration = _choice(self.calibration, CALIBRATIONS, "--calibration")
+        self.lam_criterion = _choice(self.lam_criterion, LAM_CRITERIA, "--lam-criterion")
         self.cv_order = _choice(self.cv_order, ("shuffle", "keep"), "--cv-order")  # skframe.models._folds.CV_ORDERS
         self.scale = _choice(self.scale, SCALES, "--scale")
         self.missing = _choice(self.missing, MISSING, "--missing")

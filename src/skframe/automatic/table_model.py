@@ -44,10 +44,10 @@ __all__ = ["TableModel", "fit_table", "load", "from_bundle", "save_state", "deci
 #: the parameters of a TableModel: the fit options that are about the model (names and defaults: TableOptions')
 PARAMS = ("task", "target", "targets", "columns", "drop", "column_types", "delimiter", "format", "missing", "scale",
           "holdout", "seed", "cv_order", "max_classes", "kernel", "kernel_params", "sketch", "sketch_size",
-          "sketch_params", "fit_intercept", "lam", "loss", "loss_params", "class_weight", "calibration", "solver",
-          "solver_params", "epochs", "batch_size", "learning_rate", "tol", "early_stopping", "validation_fraction",
-          "quantiles", "output_matrix", "output_matrix_params", "memory_budget", "dtype", "backend", "interval",
-          "interval_method", "cqr_score")
+          "sketch_params", "fit_intercept", "lam", "loss", "loss_params", "class_weight", "calibration",
+          "lam_criterion", "solver", "solver_params", "epochs", "batch_size", "learning_rate", "tol",
+          "early_stopping", "validation_fraction", "quantiles", "output_matrix", "output_matrix_params",
+          "memory_budget", "dtype", "backend", "interval", "interval_method", "cqr_score")
 _LISTS = ("target", "columns", "drop", "column_types")
 
 
@@ -84,8 +84,8 @@ class TableModel(BaseEstimator):
     interval : float, optional
         Fit prediction intervals at this coverage level (``interval_method``: cv+ by default).
 
-    The other parameters (``cv_order``, ``max_classes``, ``fit_intercept``, ``class_weight``, ``epochs``,
-    ``batch_size``, ``learning_rate``, ``tol``, ``early_stopping``, ``validation_fraction``, ``quantiles``,
+    The other parameters (``cv_order``, ``lam_criterion``, ``max_classes``, ``fit_intercept``, ``class_weight``,
+    ``epochs``, ``batch_size``, ``learning_rate``, ``tol``, ``early_stopping``, ``validation_fraction``, ``quantiles``,
     ``output_matrix``, ``output_matrix_params``, ``memory_budget``, ``dtype``, ``backend``, ``cqr_score``) are
     the options of the same names.
 
@@ -119,10 +119,10 @@ class TableModel(BaseEstimator):
                  delimiter=None, format=None, missing="error", scale="auto", holdout=0.2, seed=0, cv_order="shuffle",
                  max_classes=50, kernel="gaussian", kernel_params=None, sketch="auto", sketch_size="auto",
                  sketch_params=None, fit_intercept=None, lam=None, loss="square", loss_params=None, class_weight=None,
-                 calibration=None, solver=None, solver_params=None, epochs=None, batch_size=None, learning_rate=None,
-                 tol=None, early_stopping=False, validation_fraction=0.1, quantiles=None, output_matrix=None,
-                 output_matrix_params=None, memory_budget=None, dtype="float64", backend="auto", interval=None,
-                 interval_method=None, cqr_score=None):
+                 calibration=None, lam_criterion="alo", solver=None, solver_params=None, epochs=None, batch_size=None,
+                 learning_rate=None, tol=None, early_stopping=False, validation_fraction=0.1, quantiles=None,
+                 output_matrix=None, output_matrix_params=None, memory_budget=None, dtype="float64", backend="auto",
+                 interval=None, interval_method=None, cqr_score=None):
         values = locals()
         for name in PARAMS:
             setattr(self, name, values[name])
