@@ -25,3 +25,6 @@ def engine(request, monkeypatch):
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs CuPy and an NVIDIA GPU (skipped without one; "
                                        "benchmarks/gpu_check.sh runs them)")
+    config.addinivalue_line("markers", "blas_free: checks no figure that BLAS rounding moves (a plan, an import, "
+                                       "exact quantiles, a plot): .ci/run does not run it again under each OpenBLAS "
+                                       "kernel family (-m 'not blas_free')")

@@ -282,6 +282,7 @@ def test_model_with_cupy_backend_without_cupy(monkeypatch):
         SketchedKernelRidge(sketch="subsample", sketch_size=10, backend="cupy").fit(X, Y)
 
 
+@pytest.mark.blas_free
 def test_cpu_path_never_imports_cupy():
     import subprocess
     import sys

@@ -97,6 +97,7 @@ def test_dask_iterative_loss_equals_single_machine(client):
     np.testing.assert_allclose(r2.W, r1.W, rtol=1e-8, atol=1e-10)
 
 
+@pytest.mark.blas_free
 def test_killed_worker_gives_same_model_or_clear_error(client):
     """A worker killed mid-fit: the partitions are recomputed (same model) or DistributedError is raised."""
     X, y, _, R = _problem(1600, sketch="subsample")
@@ -185,6 +186,7 @@ def test_without_dask_a_clear_error(monkeypatch):
         dist.tree_reduce([1, 2])
 
 
+@pytest.mark.blas_free
 @pytest.mark.parametrize("levels", [[0.5], [0.0, 1.0], [0.1, 0.37], [0.9, 0.5]])
 def test_column_quantiles_are_numpy_quantiles(client, levels):
     from skframe.compute.distributed import column_quantiles
@@ -201,6 +203,7 @@ def test_column_quantiles_are_numpy_quantiles(client, levels):
     assert column_quantiles(one, [0.3]).tolist() == [2.5]
 
 
+@pytest.mark.blas_free
 def test_dask_targets_stay_on_the_cluster(client, monkeypatch):
     """y is checked and reduced by the workers: the client never computes an n-row array."""
     from skframe import SketchedKernelRidge
@@ -258,6 +261,7 @@ def test_sums_serve_unrelated_dask_targets(client):
         np.testing.assert_allclose(B2, B1, rtol=1e-9, atol=1e-10 * np.abs(B1).max())
 
 
+@pytest.mark.blas_free
 def test_dask_certificate_is_a_map_reduce(client, monkeypatch):
     """The duality gap of a Dask fit: the same dual point as one machine's, never streamed to the client."""
     from skframe.compute.distributed import DaskFeatureProblem
@@ -285,6 +289,7 @@ def test_dask_certificate_is_a_map_reduce(client, monkeypatch):
     assert r2.info["relative_gap"] == pytest.approx(r1.info["relative_gap"], rel=1e-6, abs=1e-12)
 
 
+@pytest.mark.blas_free
 def test_default_solvers_pass_over_dask_partitions(client):
     """A loss whose default solver needs the features in memory takes one that passes over the partitions."""
     from skframe.models import SketchedKernelMachine

@@ -270,6 +270,7 @@ def test_describe_memory_map(tmp_path):
 
 
 # ----------------------------------------------------------------------------- the CPU path never imports CuPy
+@pytest.mark.blas_free
 def test_cpu_path_never_imports_cupy(tmp_path):
     """A fit with backend='numpy' (and an auto fit with CuPy disabled) never imports CuPy, even when installed."""
     fake = tmp_path / "cupy"

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 
+@pytest.mark.blas_free
 def test_png_log_axis_has_few_plain_tick_labels(tmp_path):
     pytest.importorskip("matplotlib")
     import matplotlib
