@@ -134,3 +134,33 @@ def test_held_out_metrics_of_the_one_fit():
     assert abs(held["metrics"]["log_loss"] - test_loss) < 0.05
     assert abs(held["metrics"]["accuracy"] - est.score(X[1000:], labels[1000:])) < 0.05
     assert SketchedKernelClassifier(loss="logistic", lam=1e-3, sketch_size=20).fit(X, y).held_out_ is None
+
+
+def test_keep_calibrates_on_consecutive_folds_not_leave_one_out():
+    """Rows in time order (cv_order="keep") are not exchangeable: the calibration map is fitted on the values of
+    refits on the consecutive folds that leave each row out, which equal the classifier fitted on those rows."""
+    X, y = make_classification(300, 5, flip_y=0.1, random_state=0)
+    est = SketchedKernelClassifier(loss="logistic", lam=1e-3, sketch_size=30, random_state=0, calibration="sigmoid",
+                                   cv_order="keep")
+    fit = Fit.of(est, X, y)
+    rows, S, T, words = _calibration.fold_scores(fit, 1e-3)
+    assert words == "3 consecutive folds (file order kept)" and np.array_equal(rows, np.arange(300))
+    np.testing.assert_array_equal(T[:, 0], np.where(y == 1, 1.0, -1.0))
+    for held in (np.arange(0, 100), np.arange(200, 300)):
+        train = np.setdiff1d(np.arange(300), held)
+        own = SketchedKernelClassifier(loss="logistic", lam=1e-3, sketch_size=30, random_state=0).fit(X[train],
+                                                                                                        y[train])
+        np.testing.assert_allclose(S[held, 0], own.decision_function(X[held]), rtol=1e-6, atol=1e-6)
+    est.fit(X, y)
+    assert est.calibration_["scores"] == "3 consecutive folds (file order kept)"
+    assert est.calibration_["rows"] == 300 and est.held_out_ is None
+    shuffled = SketchedKernelClassifier(loss="logistic", lam=1e-3, sketch_size=30, random_state=0,
+                                        calibration="sigmoid").fit(X, y)
+    assert shuffled.calibration_["scores"] == "approximate leave-one-out"
+
+
+def test_consecutive_parts_of_the_gain():
+    s, t = np.linspace(-2, 2, 50), (np.arange(50) % 3 == 0).astype(float)
+    gain, z = _calibration.held_out_gain(s, t, np.ones(50), "sigmoid", consecutive=True)
+    assert np.isfinite(gain) and np.isfinite(z)
+    assert (gain, z) != _calibration.held_out_gain(s, t, np.ones(50), "sigmoid")

@@ -22,13 +22,19 @@ for the objective ``(1/n) sum_i w_i l(f_i, y_i) + (lam/2) ||W||^2`` with mean-1 
 Hessian at the solution (the Newton solver's last one, else formed in one pass over the rows). The values come
 from at most :data:`MAX_ROWS` evenly spaced rows: three numbers per column need no more. A lapse rate that
 stands for fewer than :data:`MIN_LAPSE_ROWS` of them (``eps`` times the rows' weight) is not told apart from one or
-two far-off rows, and the sigmoid is kept. And a map must earn its place: fitted on four fifths of the scores and
+two far-off rows, and the sigmoid is kept. Rows kept in time order (the classifier's ``cv_order="keep"``) are not
+exchangeable, as leaving one out assumes: their held-out values come from :data:`KEEP_FOLDS` consecutive folds
+instead (each refitted at the model's λ, every row predicted by the fold that left it out). And a map must earn
+its place: fitted on four fifths of the scores (consecutive fifths with ``"keep"``) and
 scored on the fifth left (in turn), it is kept only when the log-loss it saves over ``sigma(f)`` is at least
 :data:`MIN_GAIN_Z` standard errors above zero; otherwise the column keeps ``sigma(f)`` (``kept`` False). On a few
 hundred clean rows a fitted map is mostly noise; on many rows with flipped labels it is not.
 """
 
 from __future__ import annotations
+
+import copy
+from dataclasses import replace
 
 import numpy as np
 from scipy.linalg import cho_factor, solve_triangular
@@ -37,10 +43,12 @@ from scipy.optimize import minimize
 from skframe.compute.backend import to_numpy
 from skframe.contract.collections import take
 from skframe.contract.tags import get_tags
+from skframe.models._autotune import KFOLD
+from skframe.models._folds import default_folds
 from skframe.plugin.toolbox import weighted_outer
 
 __all__ = ["METHODS", "calibration_applies", "MAX_ROWS", "MIN_GAIN_Z", "calibrate", "held_out_gain",
-           "calibrated_logits", "calibrated_probabilities", "held_out_scores"]
+           "calibrated_logits", "calibrated_probabilities", "held_out_scores", "fold_scores"]
 
 METHODS = ("sigmoid", "lapse")
 MAX_ROWS = 5000
@@ -64,6 +72,8 @@ MIN_LAPSE_ROWS = 10.0
 #: a map is kept when the log-loss it saves on held-out parts of the scores is this many standard errors above 0
 MIN_GAIN_Z = 2.0
 GAIN_FOLDS = 5
+#: the consecutive folds of the held-out values with ``cv_order="keep"`` (those of ``lam="auto"``'s search)
+KEEP_FOLDS = KFOLD
 
 
 def _rows(n):
@@ -132,6 +142,25 @@ def held_out_scores(fit, result, lam):
     return rows, out, _host(fit.Y[rows])
 
 
+def fold_scores(fit, lam, folds=KEEP_FOLDS):
+    """``(rows, F_held, T, words)``: the decision values (s, k) of evenly spaced rows, each from a refit at ``lam``
+    on the consecutive folds that leave it out (``cv_order="keep"``: rows in time order), their ±1 targets, and a
+    description of the folds."""
+    cuts, words = default_folds(fit.Y.shape[0], folds, cv_order="keep")
+    est, w, rec = copy.copy(fit.estimator), fit.sample_weight, fit.recipe
+    est.kernel_params = fit.kernel_params
+    F = np.empty(fit.Y.shape, dtype=np.float64)
+    for train, held in cuts:  # each fold's own fit, as lam="auto"'s k-fold search builds it (Fit.choose_lam)
+        sub = type(fit)(est, take(fit.X, train), fit.Y[train],
+                        rec if w is None else replace(rec, solve=rec.reweigh(w[train])),
+                        sample_weight=None if w is None else w[train])
+        F[held] = _host(sub.predict_rows(take(fit.X, held), sub.solve(lam).W, validated=True))
+        if rec.fit_intercept:
+            F[held] += np.ravel(_host(sub.offset))
+    rows = _rows(F.shape[0])
+    return rows, F[rows], _host(fit.Y[rows]), words
+
+
 def _sigmoid(u):
     return 0.5 * (1.0 + np.tanh(0.5 * u))
 
@@ -169,11 +198,11 @@ def fit_map(s, t, w, method):
     return float(a), float(b), float(eps)
 
 
-def held_out_gain(s, t, w, method, folds=GAIN_FOLDS):
+def held_out_gain(s, t, w, method, folds=GAIN_FOLDS, consecutive=False):
     """``(gain, z)``: the mean log-loss the map saves on held-out parts of the scores (``folds`` parts, rows taken
-    in turn; the map fitted on the others) against the identity map ``sigma(f)``, and that gain over its standard
-    error."""
-    part = np.arange(s.size) % folds
+    in turn, or ``consecutive`` blocks; the map fitted on the others) against the identity map ``sigma(f)``, and
+    that gain over its standard error."""
+    part = np.arange(s.size) * folds // s.size if consecutive else np.arange(s.size) % folds
     gain = np.zeros(s.size)
     for k in range(folds):
         out = part == k
@@ -190,19 +219,23 @@ def calibrate(fit, est, result, method):
     """Set ``est.calibration_``: per column, the map fitted on held-out decision values, kept where it saves
     log-loss on held-out parts of them beyond :data:`MIN_GAIN_Z` standard errors, else the identity (see module)."""
     lam = float(est.lam_path_[-1])
-    rows, S, T = held_out_scores(fit, result, lam)
+    keep = getattr(est, "cv_order", "shuffle") == "keep"
+    if keep:
+        rows, S, T, scores = fold_scores(fit, lam)
+    else:
+        (rows, S, T), scores = held_out_scores(fit, result, lam), "approximate leave-one-out"
     w = _mean_one(fit.sample_weight, fit.Y.shape[0])[rows]
     maps, kept, gains = [], [], []
     for j in range(S.shape[1]):
         t = (T[:, j] > 0).astype(np.float64)
-        gain, z = held_out_gain(S[:, j], t, w, method)
+        gain, z = held_out_gain(S[:, j], t, w, method, consecutive=keep)
         keep = z >= MIN_GAIN_Z
         maps.append(fit_map(S[:, j], t, w, method) if keep else (1.0, 0.0, 0.0))
         kept.append(bool(keep))
         gains.append({"log_loss_saved": gain, "z": z})
     est.calibration_ = {"method": method, "slope": [m[0] for m in maps], "offset": [m[1] for m in maps],
                         "lapse": [m[2] for m in maps], "kept": kept, "held_out_gain": gains,
-                        "rows": int(rows.size), "scores": "approximate leave-one-out"}
+                        "rows": int(rows.size), "scores": scores}
 
 
 def calibrated_logits(F, calibration):
