@@ -2,6 +2,7 @@
 stops the command with one line."""
 
 import gc
+import signal
 import subprocess
 import sys
 import textwrap
@@ -20,15 +21,20 @@ def test_an_interrupt_lost_in_a_gc_callback_is_raised_again_after_it():
             fired.append(phase)
             raise KeyboardInterrupt  # what a signal delivered during the callback does
 
+    # a command's process has Python's own Ctrl-C handler; the test process may have been left another one
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
     gc.callbacks.append(callback)
     try:
         with pytest.raises(KeyboardInterrupt):
             with _LostInterrupts() as lost:
                 gc.collect()
-                time.sleep(30)  # the interrupt is delivered again a moment later
+                for _ in range(300):  # the interrupt is delivered again a moment later
+                    time.sleep(0.1)
     finally:
         gc.callbacks.remove(callback)
         sys.unraisablehook = sys.__unraisablehook__
+        if handler is not None:  # None: a handler installed outside Python, which cannot be set back
+            signal.signal(signal.SIGINT, handler)
     assert fired and lost.lost >= 1  # a retry may land in another callback too (then it is delivered again)
 
 
