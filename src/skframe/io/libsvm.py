@@ -57,9 +57,9 @@ def _parse_line(line, lineno, path, max_index=MAX_INDEX):
                 ) from None
             if not math.isfinite(v):
                 raise DataFormatError(f"{name_of(path)}, line {lineno}: label {p[:40]!r} is not finite")
-            if abs(v) >= EXACT_INTEGERS and inexact_integer(p) is not None:  # never rounded silently
+            if abs(v) >= EXACT_INTEGERS and (big := inexact_integer(p)) is not None:  # never rounded silently
                 raise DataFormatError(inexact_integer_message(
-                    f"{name_of(path)}, line {lineno} (label)", None, inexact_integer(p),
+                    f"{name_of(path)}, line {lineno} (label)", None, big,
                     fix="write class labels as small codes (0, 1, 2 ...) and keep their names apart"))
             labs.append(v)
     idxs, vals = [], []

@@ -147,9 +147,9 @@ def parse_numbers(text, missing, *, name=None, linenos=None):
         if math.isinf(value):
             bad[i] = True
         else:
-            if abs(value) >= EXACT_INTEGERS and inexact_integer(cell) is not None:
+            if abs(value) >= EXACT_INTEGERS and (big := inexact_integer(cell)) is not None:
                 where = f"column {name!r}, {line_of(i, linenos)}" if name is not None else line_of(i, linenos)
-                raise DataFormatError(inexact_integer_message(where, name, inexact_integer(cell)))
+                raise DataFormatError(inexact_integer_message(where, name, big))
             out[i] = value
     return out, bad
 
