@@ -2,6 +2,7 @@
 
 from skframe.plugin.api import hookimpl
 from skframe_solvers.newton import NewtonSolver
+from skframe_solvers.pcg_solver import PCGSolver
 from skframe_solvers.solvers import AdamSolver, ADMMSolver, ClosedFormSolver, DualCDSolver, LBFGSSolver
 
 
@@ -13,3 +14,4 @@ def register_solvers(register):
     register("dual-cd", DualCDSolver)
     register("admm", ADMMSolver)
     register("newton", NewtonSolver)
+    register("pcg", PCGSolver)

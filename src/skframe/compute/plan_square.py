@@ -12,9 +12,11 @@ exact, conjugate gradients stop at a residual) and finds conjugate gradients che
 sketches that sample their m points (Nyström), when the m x m array fits the memory budget
 (:func:`cheaper_square_solver`).
 
-The estimators solve the square loss in closed form at every size: the plan's reason
-(:func:`choose_square_solver`) names the closed form, which is what the fit runs, and adds where conjugate
-gradients would cost less, to be called from Python (:meth:`skframe_solvers.pcg.NystromPCG.solve_centres`).
+The plan's choice (:func:`choose_square_solver`) is what the fit runs: where it says ``"pcg"``,
+:class:`skframe.models.SketchedKernelRidge` keeps the sketch's m sampled rows as centres and solves over them
+with the registered ``"pcg"`` solver (:mod:`skframe.models._fit_square`), never forming the n x m features; the
+fit's ``solver_info_`` holds the residual, the passes and the stop reason. Past the sqrt(n) rule's cap of 1 000
+the automatic size grows where the conjugate gradients run (:func:`grown_auto_size`).
 
 An m whose m x m array does not fit the budget needs a low-rank preconditioner (EigenPro: Ma and Belkin,
 "Diving into the shallows: a computational perspective on large-scale shallow learning", NeurIPS 2017), which
@@ -23,9 +25,13 @@ is not offered here.
 
 from __future__ import annotations
 
-from skframe.compute.memory import format_bytes
+import math
 
-__all__ = ["PCG_MIN_CENTRES", "PCG_MAX_PASSES", "cheaper_square_solver", "choose_square_solver"]
+from skframe.compute.memory import format_bytes
+from skframe.compute.plan_rules import AUTO_FACTOR, AUTO_MAX
+
+__all__ = ["PCG_MIN_CENTRES", "PCG_MAX_PASSES", "PCG_AUTO_FACTOR", "PCG_AUTO_MAX", "PCG_BUDGET_SHARE",
+           "cheaper_square_solver", "choose_square_solver", "grown_auto_size"]
 
 #: centres from which the square loss over Nyström centres is solved by conjugate gradients (see the module)
 PCG_MIN_CENTRES = 4000
@@ -71,18 +77,56 @@ def cheaper_square_solver(n, m, s_prime, budget, backend):
 
 
 def choose_square_solver(n, m, s_prime, budget, backend):
-    """``(solver, reason)`` of the square loss in a fit: ``"closed-form"``, the solver the estimators run.
+    """``(solver, reason)`` of the square loss in a fit: ``"closed-form"`` or ``"pcg"``, by the cost rule.
 
-    The parameters are those of :func:`cheaper_square_solver`; where it finds conjugate gradients cheaper, the
-    reason says so and names :meth:`skframe_solvers.pcg.NystromPCG.solve_centres`, which solves over the
-    centres from Python (the estimators' ``fit`` does not call it).
+    The parameters are those of :func:`cheaper_square_solver`, whose choice it is. A fit whose plan says
+    ``"pcg"`` solves over its centres with the registered ``"pcg"`` solver
+    (:mod:`skframe.models._fit_square`); where it cannot (sample weights, inputs that are not one dense array)
+    the fit's reason says so and it runs the closed form.
 
     >>> solver, reason = choose_square_solver(10**6, 10**4, 10**4, 8 * 10**9, "numpy")
-    >>> solver, reason.split(";")[0]
-    ('closed-form', 'the estimators solve in closed form')
+    >>> solver, reason.split(" Nyström")[0]
+    ('pcg', 'm = 10000 >= 4000')
     """
-    cheaper, why = cheaper_square_solver(n, m, s_prime, budget, backend)
-    if cheaper == "closed-form":
-        return "closed-form", why
-    return "closed-form", (f"the estimators solve in closed form; conjugate gradients over the centres would cost "
-                           f"less ({why}): skframe_solvers.pcg.NystromPCG.solve_centres runs them from Python")
+    return cheaper_square_solver(n, m, s_prime, budget, backend)
+
+
+#: the grown automatic size over the sqrt(n) rule's ``ceil(2 sqrt(n))`` (see :func:`grown_auto_size`)
+PCG_AUTO_FACTOR = 4
+#: the grown automatic size at most: its conjugate gradients cost at most about 6 times the closed form at m = 1000
+PCG_AUTO_MAX = 10_000
+#: share of the memory budget the grown size's m x m preconditioner may take
+PCG_BUDGET_SHARE = 0.25
+
+
+def grown_auto_size(n, budget, backend):
+    """``(m, reason)``: the automatic size of a square-loss fit over Nyström centres past the sqrt(n) rule's cap,
+    or ``(None, why not)``.
+
+    The sqrt(n) rule (``ceil(2 sqrt(n))``) is capped at 1 000 so that the closed form's ``n m^2`` sums stay
+    cheap; it reaches the cap from n = 250 000. Conjugate gradients cost passes of ``n m`` kernel entries
+    instead, so from there the rule grows to ``min(4 ceil(2 sqrt(n)), 10 000, n)`` centres (4 000 at n =
+    250 000, 8 000 at n = 10^6), where the plan solves them by conjugate gradients: on the CPU, with the m x m
+    preconditioner within a quarter of the budget (else the largest m that fits, when at least
+    :data:`PCG_MIN_CENTRES`). With at most :data:`PCG_MAX_PASSES` passes, and a kernel entry costing about 25
+    multiply-adds, the fit costs about ``m / 1600`` times the closed form's sums at m = 1 000: at most about 6
+    times at 10 000 centres (``benchmarks/bench_many_centres_table.py`` measures it).
+
+    >>> grown_auto_size(10**6, 8 * 10**9, "numpy")[0], grown_auto_size(10**5, 8 * 10**9, "numpy")[0]
+    (8000, None)
+    """
+    rule = math.ceil(AUTO_FACTOR * math.sqrt(max(int(n), 0)))
+    if rule <= AUTO_MAX:
+        return None, f"the sqrt(n) rule gives {rule} <= {AUTO_MAX} centres"
+    if str(backend).lower() == "cupy":
+        return None, "the GPU forms the m x m sums fast"
+    m = min(PCG_AUTO_FACTOR * rule, PCG_AUTO_MAX, int(n))
+    room = int(math.sqrt(PCG_BUDGET_SHARE * budget / 8))
+    capped = "" if room >= m else f", capped at {room} by a quarter of the budget ({format_bytes(budget)})"
+    m = min(m, room)
+    if m < PCG_MIN_CENTRES:
+        return None, (f"a quarter of the budget ({format_bytes(budget)}) holds the m x m preconditioner of {room} "
+                      "centres")
+    return m, (f"grown to min({PCG_AUTO_FACTOR} ceil({AUTO_FACTOR:g} sqrt(n)), {PCG_AUTO_MAX}) = {m} centres past the "
+               f"rule's cap of {AUTO_MAX}{capped}: solved by conjugate gradients, about m/1600 = {m / 1600:.1f} x the "
+               f"closed form's sums at m = {AUTO_MAX}")

@@ -32,7 +32,7 @@ from skframe.contract.tags import get_tags
 from skframe.core.feature_map import kernel_times
 from skframe.core.linalg import ZERO_GRAM
 from skframe.exceptions import InvalidParameterError
-from skframe.models import _ard, _autotune, _degenerate, _folds, _grow
+from skframe.models import _ard, _autotune, _degenerate, _fit_square, _folds, _grow
 from skframe.models._core import (
     build_representation,
     lam_path,
@@ -45,7 +45,7 @@ from skframe.models._core import (
 )
 from skframe.models._data import validate_X
 from skframe.models._fit_steps import FitSteps
-from skframe.models._sizes import effective_dimension, saturation_spectrum
+from skframe.models._fit_store import store_fitted
 
 __all__ = ["Recipe", "Fit", "plan_for", "planned_loss", "planned_solver"]
 
@@ -78,6 +78,8 @@ class Recipe:
         ``reweigh(w)``: the ``solve`` step with the row weights ``w`` (a fold's rows).
     finish : callable or None
         ``finish(fit, estimator, result)`` once the fitted attributes are stored (e.g. the classifier's calibration).
+    centres : bool
+        ``solve`` also solves over Nyström centres (:mod:`skframe.models._fit_square`), where the plan picks PCG.
     """
 
     solve: object
@@ -91,6 +93,7 @@ class Recipe:
     attributes: dict | None = None
     reweigh: object = None
     finish: object = None
+    centres: bool = False
 
 
 def plan_for(estimator, X, n_outputs, kernel=None, loss=None, sketch_size=None):
@@ -158,6 +161,9 @@ class Fit(FitSteps):
         self.sketch, self.sketch_spec, self.size_info = size_and_resolve_sketch(
             estimator.sketch, estimator.sketch_size, estimator.sketch_params, self.n, plan=self.plan)
         self.rngs = make_rngs(estimator.random_state, recipe.n_rngs)
+        # the square loss over many Nyström centres: an "auto" size grown past 1000, conjugate gradients (PCG)
+        _fit_square.grow_auto_centres(self, plan_for)
+        self.square_pcg = _fit_square.settle_square_solver(self)
         self.offset = target_offset(Y, recipe.loss, recipe.fit_intercept, sample_weight)
         self.Yc = Y - self.offset if recipe.fit_intercept else Y
         # the representation, the plan as JSON types, (eigenvalues or None,) of the features' covariance: once
@@ -232,7 +238,10 @@ class Fit(FitSteps):
         else k folds along a λ grid (``auto_info["lam"]``): shuffled from the estimator's ``random_state`` and
         stratified by class, or in file order with its ``cv_order="keep"`` (:func:`_folds.fold_options`)."""
         learned = self.auto_info.get("length_scale")
-        if self.recipe.loss is None and learned is not None and learned["criterion"] == "ml":
+        # over centres: the closed form's choice over fewer centres, then PCG at it
+        if self.square_pcg and (learned is None or learned["criterion"] != "ml"):
+            lam, info = _fit_square.choose_lam_centres(self, _autotune.choose_lam_square, Fit)
+        elif self.recipe.loss is None and learned is not None and learned["criterion"] == "ml":
             lam, info = _autotune.lam_of_learned_scales(learned, self.n)
         elif self.recipe.loss is None:
             lam, info = _autotune.choose_lam_square(self)
@@ -268,6 +277,9 @@ class Fit(FitSteps):
         X, kernel, spec, options = self.X, self.kernel, self.kernel_spec, self.options
         # a kernel that is zero or constant on the data: refused or warned about before the representation
         constant = check_sample and _degenerate.check_kernel_sample(kernel, X, spec, engine=options.engine)
+        rep = _fit_square.centres_representation(self) if self.square_pcg else None
+        if rep is not None:  # the centres only: conjugate gradients pass over the rows (models._fit_square)
+            return rep
         try:
             if self.plan.streams:  # one streamed pass (or Dask partitions), no n x m array
                 rep = streamed_representation(X, self.Y, kernel, self.sketch, self.rngs[0], options,
@@ -343,7 +355,7 @@ class Fit(FitSteps):
         results = self.solve_path(lams, init)
         with self.serial_blas():
             expansions = [self.coefficients(res) for res in results]
-        self._store(est, lams, results, [a["coef_"] for a in expansions], expansions[-1],
+        store_fitted(self, est, lams, results, [a["coef_"] for a in expansions], expansions[-1],
                     time.perf_counter() - t_solve)
         return est
 
@@ -352,46 +364,5 @@ class Fit(FitSteps):
         out = copy.copy(self.estimator)
         out.lam = float(lam)
         attrs = self.coefficients(result)
-        self._store(out, [float(lam)], [result], [attrs["coef_"]], attrs, float(seconds))
+        store_fitted(self, out, [float(lam)], [result], [attrs["coef_"]], attrs, float(seconds))
         return out
-
-    def _store(self, est, lams, results, coefs, attrs, solve_seconds):
-        rep, res = self.represent(), results[-1]
-        for key, value in attrs.items():
-            setattr(est, key, value)
-        est.weights_, est.intercept_ = res.W, self.offset
-        est.kernel_, est.kernel_spec_ = self.kernel, self.kernel_spec
-        est.sketch_spec_ = self.sketch_spec
-        est.sketch_info_ = dict(rep.info, **self.size_info)
-        if rep.kind in ("sketch", "feature_map"):  # how much of the sketch the fitted lam uses
-            if self._spectrum is None:  # the features' covariance spectrum, once per fit (a lam path reuses it)
-                self._spectrum = (saturation_spectrum(rep.Z, self.sample_weight),)
-            if self._spectrum[0] is not None:
-                est.sketch_info_.update(zip(("effective_dimension", "saturation"), effective_dimension(
-                    None, lams[-1], spectrum=self._spectrum[0]) or ()))
-        # "in-memory" features, "streamed" (recomputed each pass) or "accumulated" (square loss: m x m sums only)
-        est.representation_ = est.sketch_info_.get("representation", "in-memory")
-        plan = self.plan
-        if self._plan_dict is None:  # the plan as JSON types (saved with the model), once per fit
-            self._plan_dict = plan.to_dict()
-        est.execution_ = dict(self._plan_dict, **{k: rep.info[k] for k in ("chunk_rows", "products")
-                                                  if k in rep.info and plan.streams})
-        if plan.streams and plan.loss == "iterative":  # the rank r <= m the features were sized with
-            est.execution_["keep_features"] = est.representation_ == "in-memory"
-        est.lam_path_ = np.asarray(lams)
-        est.coef_path_ = coefs if len(lams) > 1 else None
-        est.objective_path_ = [float(r.history[-1]) if r.history else None for r in results] \
-            if len(lams) > 1 else None
-        est.history_ = [float(v) for v in res.history]
-        est.stop_reason_ = res.stop_reason
-        est.n_iter_ = int(res.n_iter)
-        est.solver_info_ = dict(res.info)
-        est.n_outputs_ = self.Y.shape[1]
-        # what lam="auto" / gamma="auto" chose, the criterion and its curve
-        self.record_choice(est, copy.deepcopy(self.auto_info) if self.auto_info else None)
-        est.solve_seconds_ = solve_seconds
-        est.fit_seconds_ = self.elapsed()
-        for key, value in (self.recipe.attributes or {}).items():
-            setattr(est, key, value)
-        if self.recipe.finish is not None:
-            self.recipe.finish(self, est, res)

@@ -26,6 +26,7 @@ from skframe.models._base import (
 from skframe.models._data import check_sample_weight
 from skframe.models._extrapolation import target_range
 from skframe.models._fit import Fit, Recipe
+from skframe.models._fit_square import solve_centres
 from skframe.models._folds import CV_ORDERS
 from skframe.models._posterior import posterior_predict, posterior_state
 
@@ -61,6 +62,8 @@ def _ridge_solve(rep, Y, lam, init, rng, keep=None, sample_weight=None):
     scaling) weights the data term, with no posterior state kept.
     """
     n = Y.shape[0]
+    if rep.kind == "centres":  # the plan's conjugate gradients over Nyström centres (no weights: models._fit_square)
+        return solve_centres(rep, Y, lam, init)
     if sample_weight is not None:
         w = sample_weight * (n / sample_weight.sum())
         return SolveResult(W=_weighted_ridge(rep, Y, lam, w), stop_reason="closed form (exact minimiser)", n_iter=1)
@@ -263,7 +266,7 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         if w is not None:  # weighted: the closed form of the weighted problem (no posterior state)
             solve = functools.partial(_ridge_solve, sample_weight=w)
         recipe = Recipe(solve, fit_intercept=self.fit_intercept, exact="gram", rtol=self.rtol,
-                        attributes={"target_range_": target_range(Y)})
+                        attributes={"target_range_": target_range(Y)}, centres=True)
         fit = Fit(self, X, Y, recipe, progress=progress, t0=t0, y_1d=one_d, sample_weight=w)
         fit.posterior_system = last  # filled by the solves: read by fit() once the last λ is solved
         return fit
@@ -291,6 +294,11 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         if not return_std:
             return super().predict(X)
         self._check_fitted()
+        if getattr(self, "posterior_", None) is None and getattr(self, "representation_", None) == "centres":
+            raise NotFittedError(
+                "this model was solved by conjugate gradients over its centres, which keep no posterior state; for "
+                "predict(X, return_std=True) fit with a sketch_size below the plan's threshold for them or with "
+                "sample_weight (both solve in closed form)")
         if getattr(self, "posterior_", None) is None:
             raise NotFittedError(
                 "this model holds no posterior state (saved by an skframe version without it, or fitted on Dask "

@@ -1,0 +1,166 @@
+"""The square loss over Nyström centres by conjugate gradients: the fit's path where its plan picks them.
+
+Where the execution plan finds preconditioned conjugate gradients cheaper than the closed form
+(:func:`skframe.compute.plan_square.choose_square_solver`: a sketch that samples its m centres, many centres, the
+CPU, the m x m preconditioner within the budget), a square-loss fit (:class:`skframe.models.SketchedKernelRidge`)
+draws its sketch, keeps the m sampled rows as centres and solves
+``min (1/n) ||k(X, C) alpha - y||^2 + lam alpha^T k(C, C) alpha`` with the registered ``"pcg"`` solver
+(Falkon's preconditioner; passes over the rows, each kernel entry computed once per pass): never the n x m
+features nor their n m^2 sums. The model is the Nyström model the closed form gives, to the reported residual.
+
+The fit keeps the closed form where the conjugate gradients cannot run (:func:`pcg_blocker`): sample weights
+(the passes are unweighted), inputs that are not one dense NumPy array, a sketch object the plan did not size.
+``lam="auto"`` (:func:`choose_lam_centres`): λ is chosen by the square loss's k folds on the closed form over
+``min(m, auto rule)`` centres of the same rows (the fit ``lam="auto"`` runs at the automatic size), then the m
+centres are solved once, at that λ, by conjugate gradients.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from dataclasses import replace
+
+import numpy as np
+
+from skframe.compute.plan_rules import AUTO_MAX, auto_size_rule
+from skframe.compute.plan_square import grown_auto_size
+from skframe.contract.registry import get_component
+from skframe.contract.specs import ComponentSpec
+from skframe.core.sketching import draw_sketch
+from skframe.exceptions import InvalidParameterError
+from skframe.models._core import Representation, size_and_resolve_sketch
+
+__all__ = ["CentresProblem", "CentresRepresentation", "PCG_TOL", "pcg_blocker", "grow_auto_centres",
+           "settle_square_solver",
+           "centres_representation", "solve_centres", "choose_lam_centres"]
+
+#: relative residual at which the fit's conjugate gradients stop (:class:`skframe_solvers.pcg.NystromPCG`)
+PCG_TOL = 1e-7
+
+
+class CentresProblem:
+    """The square loss over centres as the ``"pcg"`` solver reads it: ``kernel``, ``X`` (n rows), ``centres``
+    (m rows), ``Y`` (n, d) and the plan's ``options`` for the passes."""
+
+    in_memory = False
+
+    def __init__(self, kernel, X, centres, Y, options):
+        self.kernel, self.X, self.centres, self.options = kernel, X, centres, options
+        self.Y = Y if Y.ndim == 2 else Y[:, None]
+        self.n, self.r, self.d = int(X.shape[0]), int(centres.shape[0]), int(self.Y.shape[1])
+
+    def features(self):
+        """None: the n x m features are never formed."""
+        return None
+
+
+class CentresRepresentation(Representation):
+    """A fit's training representation of kind ``"centres"``: the sampled rows, no features (``Z`` None).
+
+    ``expansion(W)`` is ``{"coef_": W, "X_fit_": centres}``: the solver's coefficients are on the centres."""
+
+    def __init__(self, centres, info, kernel, X, options):
+        super().__init__("centres", None, info, X_basis=centres)
+        self.kernel, self.X, self.options = kernel, X, options
+
+    def problem(self, Y):
+        """The :class:`CentresProblem` of the targets ``Y``."""
+        return CentresProblem(self.kernel, self.X, self.X_basis, Y, self.options)
+
+
+def pcg_blocker(fit):
+    """Why the fit cannot run conjugate gradients over its centres (a phrase), or None when it can."""
+    if fit.sample_weight is not None:
+        return "sample weights are given (the conjugate-gradient passes are unweighted)"
+    X = fit.X
+    if not isinstance(X, np.ndarray) or X.ndim != 2 or X.dtype.kind != "f":
+        return "the inputs are not one dense NumPy float array"
+    if fit.sketch is None or not isinstance(fit.estimator.sketch, str):
+        return "the sketch is an object (the plan sizes named sketches)"
+    return None
+
+
+def grow_auto_centres(fit, plan_for):
+    """Grow the ``"auto"`` size of a square-loss fit past the sqrt(n) rule's cap where its centres are solved by
+    conjugate gradients (:func:`skframe.compute.plan_square.grown_auto_size`); True when grown. ``plan_for``: the
+    fit's planner (:func:`skframe.models._fit.plan_for`), called again with the grown size, whose solver must be
+    ``"pcg"``."""
+    est, plan = fit.estimator, fit.plan
+    if (fit.recipe.loss is not None or not fit.recipe.centres or not isinstance(est.sketch, str)
+            or plan.sketch_size != AUTO_MAX or not plan.size_rule.startswith("auto")
+            or auto_size_rule(fit.n) != AUTO_MAX
+            or pcg_blocker(fit) is not None):
+        return False
+    target, why = grown_auto_size(fit.n, plan.memory_budget, plan.backend)
+    if target is None:
+        return False
+    grown = plan_for(est, fit.X, fit.Y.shape[1], fit.kernel, None, sketch_size=target)
+    if not grown.reasons.get("square_solver", "").startswith("pcg"):
+        return False
+    rule = f"{plan.size_rule}; {why}"
+    fit.plan = replace(grown, size_rule=rule, reasons=dict(grown.reasons, sketch_size=rule))
+    fit.options = fit.plan.compute_options()
+    fit.sketch, fit.sketch_spec, _ = size_and_resolve_sketch(est.sketch, target, est.sketch_params, fit.n)
+    fit.size_info = {"size_rule": rule, "grown_from": int(plan.sketch_size)}
+    return True
+
+
+def settle_square_solver(fit):
+    """True when the fit runs conjugate gradients: its plan's ``square_solver`` is ``"pcg"`` and nothing in
+    :func:`pcg_blocker` stops them; otherwise the plan's reason is rewritten to the closed form and why."""
+    reason = fit.plan.reasons.get("square_solver", "")
+    if fit.recipe.loss is not None or not reason.startswith("pcg"):
+        return False
+    blocker = pcg_blocker(fit) if fit.recipe.centres else "this model solves its square loss in closed form"
+    if blocker is None:
+        return True
+    reasons = dict(fit.plan.reasons, square_solver=f"closed-form: {blocker}; {reason}")
+    fit.plan = replace(fit.plan, reasons=reasons)
+    return False
+
+
+def centres_representation(fit):
+    """Draw the fit's sketch and keep its sampled rows as centres (:class:`CentresRepresentation`), or None
+    when the draw mixes more rows than it has columns (then the features are built as usual)."""
+    n = fit.n
+    R = draw_sketch(fit.sketch, n, fit.rngs[0], X=fit.X, kernel=fit.kernel)
+    if R.s_prime != R.m:
+        return None
+    centres = np.ascontiguousarray(fit.X[np.asarray(R.indices)], dtype=np.float64)
+    info = dict(R.summary(), rank=int(R.m), representation="centres")
+    if fit.progress is not None:
+        fit.progress(n)
+    return CentresRepresentation(centres, info, fit.kernel, fit.X, fit.options)
+
+
+def solve_centres(rep, Y, lam, init=None, progress=None):
+    """The :class:`~skframe.contract.problems.SolveResult` of the square loss over ``rep``'s centres at ``lam``
+    by the registered ``"pcg"`` solver; ``info`` names it, with its residual, passes and stop reason."""
+    solver = get_component("solver", ComponentSpec("solver", "pcg", {"tol": PCG_TOL}))
+    square = get_component("loss", ComponentSpec("loss", "square", {}))
+    res = solver.solve(rep.problem(Y), square, float(lam), init=init, progress=progress)
+    info = dict(res.info, solver="pcg", stop_reason=res.stop_reason)
+    return replace(res, info=info)
+
+
+def choose_lam_centres(fit, choose_lam_square, fit_class):
+    """``(lam, info)`` of ``lam="auto"`` for a fit over centres: the square loss's k-fold choice
+    (``choose_lam_square``) on a closed-form fit (``fit_class``) of the same rows over ``min(m, auto rule)``
+    centres, whose λ the m centres are then solved at; ``info["solver_note"]`` says so."""
+    m = int(getattr(fit.sketch, "size", None) or fit.plan.sketch_size)
+    m0 = max(1, min(m, auto_size_rule(fit.n)))
+    est = copy.copy(fit.estimator)
+    est.kernel_params, est.sketch_size = fit.kernel_params, m0
+    with warnings.catch_warnings():  # the probe's sketch-size and rank notes are the final fit's to give
+        warnings.simplefilter("ignore")
+        # a recipe without the estimator's solve: the probe's solves leave nothing (no posterior state) behind
+        probe = fit_class(est, fit.X, fit.Y, replace(fit.recipe, solve=None, finish=None))
+        probe.square_pcg = False
+        if probe.sketch is None:
+            raise InvalidParameterError("lam='auto' over centres needs a sketch; give sketch='subsample'")
+        lam, info = choose_lam_square(probe)
+    info = dict(info, solver_note=(
+        f"lam chosen by the closed form over {m0} centres (the automatic size at n = {fit.n}), then the {m} "
+        "centres solved once at that lam by conjugate gradients"), centres_of_choice=m0)
+    return lam, info
