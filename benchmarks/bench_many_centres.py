@@ -64,7 +64,8 @@ def run_one(cfg):
     base = rss_mb()
     load0 = os.getloadavg()
     t0, c0 = time.perf_counter(), time.process_time()
-    out = {"kind": cfg["kind"], "m": cfg["m"], "n": cfg["n"], "lam": cfg["lam"], "gamma": GAMMA}
+    out = {"kind": cfg["kind"], "m": cfg["m"], "n": cfg["n"], "lam": cfg["lam"], "gamma": GAMMA,
+           "same_centres": bool(cfg.get("same_centres")), "pcg_params": cfg.get("pcg_params", {})}
     kernel = get_kernel("gaussian", gamma=GAMMA)
     options = ComputeOptions(engine="numba")
     direct = None
@@ -82,8 +83,16 @@ def run_one(cfg):
         centres = direct.X_fit_ if direct is not None else X[np.sort(rng.choice(len(X), cfg["m"], replace=False))]
         mean = float(y.mean())
         t1, c1 = time.perf_counter(), time.process_time()
-        res = NystromPCG(tol=cfg["tol"], max_passes=cfg["max_passes"]).solve_centres(
-            kernel, X, centres, y - mean, cfg["lam"], options=options)
+        log = cfg.get("log")
+
+        def progress(passes):
+            if log:
+                with open(log, "a") as fh:
+                    fh.write(f"m={cfg['m']} pass {passes} at {time.perf_counter() - t1:.1f} s, "
+                             f"rss {rss_mb():.0f} MB\n")
+
+        res = NystromPCG(tol=cfg["tol"], max_passes=cfg["max_passes"], **cfg.get("pcg_params", {})).solve_centres(
+            kernel, X, centres, y - mean, cfg["lam"], options=options, progress=progress)
         out["pcg_seconds"] = time.perf_counter() - t1
         out["pcg_cpu_seconds"] = time.process_time() - c1
         out.update({f"pcg_{k}": v for k, v in res.info.items() if k != "residual_per_target"})
@@ -135,6 +144,8 @@ def main():
     ap.add_argument("--direct", default="1000,2000", help="m of the direct fits")
     ap.add_argument("--pcg", default="2000s,10000", help="m of the PCG fits; a trailing s: the direct fit's centres")
     ap.add_argument("--floor-m", type=int, default=10_000)
+    ap.add_argument("--pcg-params", default="{}", help="JSON of further NystromPCG parameters")
+    ap.add_argument("--log", help="file to which the PCG runs append a line per pass")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--out")
     args = ap.parse_args()
@@ -142,27 +153,39 @@ def main():
         print(json.dumps(run_one(json.loads(args.one))))
         return
     common = {"n": args.n, "n_test": args.n_test, "lam": args.lam, "tol": args.tol, "max_passes": args.max_passes}
-    cfgs = [dict(common, kind="floor", m=args.floor_m)]
+    cfgs = [dict(common, kind="floor", m=args.floor_m)] if args.floor_m else []
     cfgs += [dict(common, kind="direct", m=int(m)) for m in args.direct.split(",") if m]
-    cfgs += [dict(common, kind="pcg", m=int(m.rstrip("s")), same_centres=m.endswith("s")) for m in args.pcg.split(",")
-             if m]
-    results = []
-    for cfg in cfgs:
-        proc = subprocess.run([sys.executable, __file__, "--one", json.dumps(cfg)], capture_output=True, text=True)
-        if proc.returncode != 0:
-            results.append({"config": cfg, "error": proc.stderr[-2000:]})
-        else:
-            results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-        print(json.dumps(results[-1]), flush=True)
+    cfgs += [dict(common, kind="pcg", m=int(m.rstrip("s")), same_centres=m.endswith("s"),
+                  pcg_params=json.loads(args.pcg_params)) for m in args.pcg.split(",") if m]
     import numba
     import scipy
 
     report = {"benchmark": "many_centres", "target": "sum_{j<10} sin(3 pi x_j)/sqrt(5), x ~ U[0,1]^10, noise 0.1",
               "cores": os.cpu_count(), "numpy": np.__version__, "scipy": scipy.__version__,
-              "numba": numba.__version__, "results": results}
-    if args.out:
-        with open(args.out, "w") as fh:
-            json.dump(report, fh, indent=1)
+              "numba": numba.__version__, "results": []}
+    if args.out and os.path.exists(args.out):  # runs of other configurations kept (the same one is replaced)
+        with open(args.out) as fh:
+            report["results"] = json.load(fh).get("results", [])
+    for cfg in cfgs:
+        cfg["log"] = args.log
+        proc = subprocess.run([cfg.pop("python", sys.executable), __file__, "--one", json.dumps(cfg)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            row = {"config": cfg, "error": proc.stderr[-2000:]}
+        else:
+            row = json.loads(proc.stdout.strip().splitlines()[-1])
+        print(json.dumps(row), flush=True)
+        report["results"] = [r for r in report["results"] if _key(r) != _key(row)] + [row]
+        if args.out:  # saved after each configuration: a long run keeps what it has measured
+            with open(args.out, "w") as fh:
+                json.dump(report, fh, indent=1)
+
+
+def _key(row):
+    """What identifies a configuration in the report: kind, n, m, same centres and the solver's parameters."""
+    cfg = row.get("config", row)
+    return (cfg.get("kind"), cfg.get("n"), cfg.get("m"), bool(cfg.get("same_centres")),
+            json.dumps(cfg.get("pcg_params", {}), sort_keys=True))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,10 @@ the penalty's part is ``B^T (n lam K_mm) B = lam A^{-T} A^{-1}``, which needs no
 one m x m array (T in the upper triangle, ``A^T`` in the lower, each diagonal kept aside), as in Falkon, so the
 memory beyond the data is one m x m array and a few m x k vectors.
 
+Beyond m^2 memory: where the m x m array does not fit ``memory_budget``, a low-rank preconditioner from a
+sub-sample of the centres (:class:`skframe_solvers._pcg_lowrank.LowRankPreconditioner`: O(m q) memory) takes its
+place; ``info["preconditioner"]`` and ``info["preconditioner_reason"]`` say which and why.
+
 Stopping rule: the relative residual ``||B^T (K^T y - H alpha)|| / ||B^T K^T y||`` of the preconditioned normal
 equations (from the conjugate-gradient recurrence), per target, at most ``tol``; or ``max_passes`` passes over
 the rows (the first computes ``K^T y``). The residual is reported with the solution.
@@ -33,16 +37,23 @@ import time
 import numpy as np
 from scipy.linalg import blas, lapack
 
+from skframe.exceptions import MemoryBudgetError
 from skframe.plugin.api import InvalidInputError, InvalidParameterError, SolveResult
 from skframe.plugin.toolbox import kernel_block, n_items, normal_pass
+from skframe_solvers._pcg_lowrank import LowRankPreconditioner, check_lowrank, lowrank_bytes
 
-__all__ = ["FalkonPreconditioner", "NystromPCG"]
+__all__ = ["FalkonPreconditioner", "LowRankPreconditioner", "NystromPCG"]
+_PRECONDITIONERS = ("auto", "falkon", "lowrank")
 
 #: diagonal added to K_mm before its Cholesky factor, times m x machine epsilon x its mean diagonal (Falkon's
 #: choice), multiplied by 100 on each failure up to :data:`_MAX_JITTER`
 _JITTER = float(np.finfo(np.float64).eps)
 _MAX_JITTER = 1e-6
 _BLOCK = 512  # columns per block of the triangle copy
+
+
+def _mb(nbytes):
+    return f"{nbytes / 1e6:.4g} MB"
 
 
 def _diag(P):
@@ -148,6 +159,17 @@ class NystromPCG:
         Relative residual of the preconditioned normal equations at which it stops (every target).
     max_passes : int, default=25
         Passes over the rows, ``K^T y`` included (each conjugate-gradient step is one pass).
+    preconditioner : {"auto", "falkon", "lowrank"}, default="auto"
+        ``"falkon"``: the m x m factor (8 m^2 bytes); ``"lowrank"``: a rank-``rank`` estimate from ``subsample``
+        centres (about 16 m rank bytes); ``"auto"``: Falkon's where 8 m^2 bytes fit ``memory_budget``.
+    memory_budget : int, optional
+        Bytes the preconditioner may hold; None: ``options.memory_budget`` or half the available memory.
+    subsample : int, optional
+        Centres sub-sampled by the low-rank preconditioner; None: ``min(m, 4000)``.
+    rank : int, optional
+        Eigenpairs it keeps (``< subsample``); None: ``min(subsample - 1, 400)``.
+    random_state : int, default=0
+        Draws its sub-sample.
 
     Examples
     --------
@@ -164,8 +186,11 @@ class NystromPCG:
 
     name = "pcg"
 
-    def __init__(self, tol=1e-7, max_passes=25):
+    def __init__(self, tol=1e-7, max_passes=25, preconditioner="auto", memory_budget=None, subsample=None, rank=None,
+                 random_state=0):
         self.tol, self.max_passes = tol, max_passes
+        self.preconditioner, self.memory_budget = preconditioner, memory_budget
+        self.subsample, self.rank, self.random_state = subsample, rank, random_state
 
     def _check(self, lam):
         if not (isinstance(self.tol, (int, float)) and self.tol > 0):
@@ -174,6 +199,48 @@ class NystromPCG:
             raise InvalidParameterError(f"max_passes={self.max_passes!r} must be an integer >= 2, e.g. 25")
         if not (isinstance(lam, (int, float, np.floating)) and lam > 0):
             raise InvalidParameterError(f"lam={lam!r} must be > 0, e.g. 1e-6")
+        if self.preconditioner not in _PRECONDITIONERS:
+            raise InvalidParameterError(f"preconditioner={self.preconditioner!r} must be one of {_PRECONDITIONERS}")
+        budget = self.memory_budget
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float, np.integer))
+                                   or not budget > 0):
+            raise InvalidParameterError(f"memory_budget={budget!r} must be a positive number of bytes, e.g. 2e9")
+
+    def _budget(self, options):
+        if self.memory_budget is not None:
+            return int(self.memory_budget), "memory_budget"
+        if options is not None and getattr(options, "memory_budget", None):
+            return int(options.memory_budget), "the plan's memory_budget"
+        from skframe.compute.machine import available_memory  # lazy: reads /proc only when needed
+
+        return available_memory()[0] // 2, "half the available memory"
+
+    def _preconditioner(self, kernel, X, centres, lam, n, options):
+        """The preconditioner, the reason for it and its bytes."""
+        m = n_items(centres)
+        s = min(m, 4000) if self.subsample is None else self.subsample
+        q = min(s - 1, 400) if self.rank is None else self.rank
+        dense = 8 * m * m
+        budget, source = self._budget(options)
+        kind = self.preconditioner
+        if kind == "auto":
+            kind = "falkon" if dense <= budget else "lowrank"
+            why = f"m^2 floats = {_mb(dense)} {'<=' if kind == 'falkon' else '>'} {source} {_mb(budget)}"
+        else:
+            why = "given"
+        if kind == "falkon":
+            if dense > budget:
+                raise MemoryBudgetError(f"Falkon's preconditioner needs {_mb(dense)} for m={m} centres, over {source} "
+                                        f"{_mb(budget)}; use preconditioner='lowrank' or fewer centres")
+            Kmm = np.ascontiguousarray(kernel_block(kernel, centres, centres, dtype=np.float64))
+            return FalkonPreconditioner(Kmm, lam, n), f"falkon: {why}", dense
+        check_lowrank(m, s, q)
+        need = lowrank_bytes(m, s, q)
+        if need > budget:
+            raise MemoryBudgetError(f"the low-rank preconditioner needs {_mb(need)} (m={m}, subsample={s}, rank={q}), "
+                                    f"over {source} {_mb(budget)}; use a smaller rank or subsample")
+        pre = LowRankPreconditioner(kernel, centres, lam, n, s, q, self.random_state, options)
+        return pre, f"lowrank (subsample {s}, rank {pre.rank_kept}): {why}", need
 
     def solve_centres(self, kernel, X, centres, Y, lam, *, init=None, options=None, progress=None):
         """Coefficients ``alpha`` (m x k) on ``centres``: ``f(x) = k(x, centres) @ alpha``.
@@ -197,7 +264,8 @@ class NystromPCG:
         SolveResult
             ``W`` the coefficients, ``history`` the largest relative residual after each pass, ``n_iter`` the
             conjugate-gradient steps; ``info``: ``residual`` (per target and its largest), ``passes``, ``tol``,
-            ``jitter``, and the seconds of the preconditioner and of the passes.
+            ``jitter``, the seconds of the preconditioner and of the passes, and ``preconditioner`` ("falkon" or
+            "lowrank"), ``preconditioner_reason`` and ``preconditioner_bytes``.
         """
         self._check(lam)
         Y2 = np.asarray(Y, dtype=np.float64)
@@ -206,8 +274,7 @@ class NystromPCG:
         if n_items(X) != n:
             raise InvalidInputError(f"X has {n_items(X)} rows but Y has {n}; give one target row per input row")
         t0 = time.perf_counter()
-        Kmm = np.ascontiguousarray(kernel_block(kernel, centres, centres, dtype=np.float64))
-        pre = FalkonPreconditioner(Kmm, lam, n)
+        pre, why, pre_bytes = self._preconditioner(kernel, X, centres, lam, n, options)
         t_pre = time.perf_counter() - t0
         passes, t_pass = 0, 0.0
 
@@ -257,6 +324,7 @@ class NystromPCG:
         residual = np.sqrt(rs) / b_norm
         info = {"residual": float(residual.max()), "residual_per_target": residual.tolist(), "passes": passes,
                 "tol": float(self.tol), "jitter": float(pre.jitter), "seconds_preconditioner": t_pre,
-                "seconds_passes": t_pass, "residual_rule": "||B^T (K^T y - H alpha)|| / ||B^T K^T y||"}
+                "seconds_passes": t_pass, "preconditioner": why.split(" ")[0].rstrip(":"), "preconditioner_reason": why,
+                "preconditioner_bytes": int(pre_bytes), "residual_rule": "||B^T (K^T y - H alpha)|| / ||B^T K^T y||"}
         return SolveResult(W=np.ascontiguousarray(alpha), history=history, stop_reason=stop, n_iter=steps,
                            info=info)
