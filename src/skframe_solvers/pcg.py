@@ -163,7 +163,7 @@ class NystromPCG:
         ``"falkon"``: the m x m factor (8 m^2 bytes); ``"lowrank"``: a rank-``rank`` estimate from ``subsample``
         centres (about 16 m rank bytes); ``"auto"``: Falkon's where 8 m^2 bytes fit ``memory_budget``.
     memory_budget : int, optional
-        Bytes the preconditioner may hold; None: ``options.memory_budget`` or half the available memory.
+        Bytes the preconditioner may hold; None: ``options.memory_budget`` (the plan's), else no limit (Falkon's).
     subsample : int, optional
         Centres sub-sampled by the low-rank preconditioner; None: ``min(m, 4000)``.
     rank : int, optional
@@ -211,9 +211,7 @@ class NystromPCG:
             return int(self.memory_budget), "memory_budget"
         if options is not None and getattr(options, "memory_budget", None):
             return int(options.memory_budget), "the plan's memory_budget"
-        from skframe.compute.machine import available_memory  # lazy: reads /proc only when needed
-
-        return available_memory()[0] // 2, "half the available memory"
+        return None, "no memory budget given"
 
     def _preconditioner(self, kernel, X, centres, lam, n, options):
         """The preconditioner, the reason for it and its bytes."""
@@ -223,20 +221,22 @@ class NystromPCG:
         dense = 8 * m * m
         budget, source = self._budget(options)
         kind = self.preconditioner
-        if kind == "auto":
+        if kind == "auto" and budget is None:
+            kind, why = "falkon", source
+        elif kind == "auto":
             kind = "falkon" if dense <= budget else "lowrank"
             why = f"m^2 floats = {_mb(dense)} {'<=' if kind == 'falkon' else '>'} {source} {_mb(budget)}"
         else:
             why = "given"
         if kind == "falkon":
-            if dense > budget:
+            if budget is not None and dense > budget:
                 raise MemoryBudgetError(f"Falkon's preconditioner needs {_mb(dense)} for m={m} centres, over {source} "
                                         f"{_mb(budget)}; use preconditioner='lowrank' or fewer centres")
             Kmm = np.ascontiguousarray(kernel_block(kernel, centres, centres, dtype=np.float64))
             return FalkonPreconditioner(Kmm, lam, n), f"falkon: {why}", dense
         check_lowrank(m, s, q)
         need = lowrank_bytes(m, s, q)
-        if need > budget:
+        if budget is not None and need > budget:
             raise MemoryBudgetError(f"the low-rank preconditioner needs {_mb(need)} (m={m}, subsample={s}, rank={q}), "
                                     f"over {source} {_mb(budget)}; use a smaller rank or subsample")
         pre = LowRankPreconditioner(kernel, centres, lam, n, s, q, self.random_state, options)
