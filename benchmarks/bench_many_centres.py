@@ -9,6 +9,9 @@ runs in a fresh process (its peak resident memory is its own):
   ``B^T B`` sums: n m^2 operations);
 * ``pcg``: :class:`skframe_solvers.pcg.NystromPCG` on m centres (``--same-centres`` takes those of the direct
   fit of that m, to compare the two solutions);
+* ``falkon``: Falkon's ``Falkon`` estimator (CPU, built from source, in the interpreter ``--falkon-python``) on
+  the same centres as the ``pcg`` run of that m, the same gamma (``sigma = 1 / sqrt(2 gamma)``) and lambda (both
+  minimise ``(1/n) ||K alpha - y||^2 + lam alpha^T K_mm alpha``), ``max_passes - 1`` conjugate-gradient steps;
 * ``floor``: one fused pass ``K^T (K v)`` beside the time of the n m exponentials (NumPy, one thread) and of the
   n x m x d product ``X C^T`` (BLAS) alone.
 
@@ -48,6 +51,34 @@ def data(n, n_test, seed=0):
 def rss_mb():
     with open("/proc/self/statm") as fh:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+def _falkon(cfg, X, y, Xt, ft):
+    """Falkon (CPU, KeOps off) on the PCG run's centres (same draw), gamma and lambda, ``max_passes - 1`` CG steps."""
+    import falkon
+    import torch
+    from falkon.center_selection import FixedSelector
+
+    idx = np.sort(np.random.default_rng(1).choice(len(X), cfg["m"], replace=False))  # the PCG run's centres
+    mean = float(y.mean())
+    Xt_, yt_ = torch.from_numpy(X), torch.from_numpy(y - mean).reshape(-1, 1)
+    opt = falkon.FalkonOptions(use_cpu=True, keops_active="no", cg_tolerance=cfg["tol"])
+    kernel = falkon.kernels.GaussianKernel(sigma=float(np.sqrt(1.0 / (2.0 * GAMMA))), opt=opt)
+    model = falkon.Falkon(kernel=kernel, penalty=cfg["lam"], M=cfg["m"], maxiter=cfg["max_passes"] - 1,
+                          center_selection=FixedSelector(Xt_[idx], yt_[idx], torch.from_numpy(idx)),
+                          error_fn=None, options=opt)
+    t1, c1 = time.perf_counter(), time.process_time()
+    stdout, sys.stdout = sys.stdout, sys.stderr  # its progress lines
+    try:
+        model.fit(Xt_, yt_)
+    finally:
+        sys.stdout = stdout
+    out = {"falkon_seconds": time.perf_counter() - t1, "falkon_cpu_seconds": time.process_time() - c1,
+           "falkon_maxiter": cfg["max_passes"] - 1, "falkon": falkon.__version__, "torch": torch.__version__,
+           "torch_threads": torch.get_num_threads(), "sigma": float(np.sqrt(1.0 / (2.0 * GAMMA)))}
+    pred = model.predict(torch.from_numpy(Xt)).numpy().ravel() + mean
+    out["falkon_test_rmse"] = float(np.sqrt(np.mean((pred - ft) ** 2)))
+    return out
 
 
 def run_one(cfg):
@@ -106,6 +137,8 @@ def run_one(cfg):
             diff = np.abs(pred_pcg - direct.predict(Xt))
             out["pcg_vs_direct_max_abs"] = float(diff.max())
             out["pcg_vs_direct_rel_rms"] = float(np.sqrt(np.mean(diff ** 2)) / np.std(ft))
+    if cfg["kind"] == "falkon":
+        out.update(_falkon(cfg, X, y, Xt, ft))
     if cfg["kind"] == "floor":
         from skframe.compute.fused import normal_pass
         centres = X[: cfg["m"]]
@@ -144,6 +177,8 @@ def main():
     ap.add_argument("--direct", default="1000,2000", help="m of the direct fits")
     ap.add_argument("--pcg", default="2000s,10000", help="m of the PCG fits; a trailing s: the direct fit's centres")
     ap.add_argument("--floor-m", type=int, default=10_000)
+    ap.add_argument("--falkon", default="", help="m of Falkon fits on the PCG run's centres (its own venv)")
+    ap.add_argument("--falkon-python", default="/tmp/falkon-venv/bin/python", help="the interpreter with falkon")
     ap.add_argument("--pcg-params", default="{}", help="JSON of further NystromPCG parameters")
     ap.add_argument("--log", help="file to which the PCG runs append a line per pass")
     ap.add_argument("--one", help=argparse.SUPPRESS)
@@ -157,6 +192,7 @@ def main():
     cfgs += [dict(common, kind="direct", m=int(m)) for m in args.direct.split(",") if m]
     cfgs += [dict(common, kind="pcg", m=int(m.rstrip("s")), same_centres=m.endswith("s"),
                   pcg_params=json.loads(args.pcg_params)) for m in args.pcg.split(",") if m]
+    cfgs += [dict(common, kind="falkon", m=int(m), python=args.falkon_python) for m in args.falkon.split(",") if m]
     import numba
     import scipy
 
