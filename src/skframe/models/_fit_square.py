@@ -12,7 +12,10 @@ The fit keeps the closed form where the conjugate gradients cannot run (:func:`p
 (the passes are unweighted), inputs that are not one dense NumPy array, a sketch object the plan did not size.
 ``lam="auto"`` (:func:`choose_lam_centres`): λ is chosen by the square loss's k folds on the closed form over
 ``min(m, auto rule)`` centres of the same rows (the fit ``lam="auto"`` runs at the automatic size), then the m
-centres are solved once, at that λ, by conjugate gradients.
+centres are solved once by conjugate gradients at the largest λ whose held-out error is within
+:data:`PCG_LAM_TIE` of the least: the passes converge much faster at a larger λ (on ``nycflights13::flights``,
+40 000 rows and 1 500 centres: 25 passes reach a residual of 4e-6 at λ = 5e-6 and 0.07 at λ = 5e-8, whose
+held-out errors differ by about 1 %).
 """
 
 from __future__ import annotations
@@ -31,12 +34,14 @@ from skframe.core.sketching import draw_sketch
 from skframe.exceptions import InvalidParameterError
 from skframe.models._core import Representation, size_and_resolve_sketch
 
-__all__ = ["CentresProblem", "CentresRepresentation", "PCG_TOL", "pcg_blocker", "grow_auto_centres",
+__all__ = ["CentresProblem", "CentresRepresentation", "PCG_TOL", "PCG_LAM_TIE", "pcg_blocker", "grow_auto_centres",
            "settle_square_solver",
            "centres_representation", "solve_centres", "choose_lam_centres"]
 
 #: relative residual at which the fit's conjugate gradients stop (:class:`skframe_solvers.pcg.NystromPCG`)
 PCG_TOL = 1e-7
+#: ``lam="auto"`` over centres takes the largest lam whose held-out error is within this share of the least
+PCG_LAM_TIE = 0.01
 
 
 class CentresProblem:
@@ -160,7 +165,11 @@ def choose_lam_centres(fit, choose_lam_square, fit_class):
         if probe.sketch is None:
             raise InvalidParameterError("lam='auto' over centres needs a sketch; give sketch='subsample'")
         lam, info = choose_lam_square(probe)
-    info = dict(info, solver_note=(
-        f"lam chosen by the closed form over {m0} centres (the automatic size at n = {fit.n}), then the {m} "
-        "centres solved once at that lam by conjugate gradients"), centres_of_choice=m0)
-    return lam, info
+    grid, curve = np.asarray(info["grid"], dtype=float), np.asarray(info["curve"], dtype=float)
+    near = (curve <= (1 + PCG_LAM_TIE) * np.nanmin(curve)) & (grid >= lam) if curve.size == grid.size else None
+    chosen = float(grid[near].max()) if near is not None and near.any() else float(lam)
+    info = dict(info, chosen=chosen, closed_form_least=float(lam), centres_of_choice=m0, solver_note=(
+        f"lam chosen by the closed form's {info['criterion']} over {m0} centres (the automatic size at n = "
+        f"{fit.n}): the largest lam within {PCG_LAM_TIE:.0%} of its least value {lam:.3g} (conjugate gradients "
+        f"need fewer passes at a larger lam), then the {m} centres solved once at it by conjugate gradients"))
+    return chosen, info
