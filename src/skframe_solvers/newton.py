@@ -40,6 +40,7 @@ from skframe_solvers._duality import conjugate_of, relative_gap
 from skframe_solvers.newton_cg import (
     HessianOperator,
     SubsampledPreconditioner,
+    first_step_pays,
     forcing_term,
     precondition_pays,
     preconditioned_cg,
@@ -173,15 +174,16 @@ class NewtonSolver(BaseSolver):
             if dense:
                 step = solve_psd(H, g.reshape(-1), jitter=True).reshape(g.shape) * -1.0
             else:  # preconditioned conjugate gradients, to the forcing term of the current gap
+                size, eta = self.precond_rows or newton_precond_rows(fp.n, fp.r), forcing_term(trace[-1][2])
+                if not cg_iterations:  # the first step: preconditioned where plain CG would cost more
+                    rows = subsample(fp, size)
+                    refresh = first_step_pays(fp, V, rows, eta, self.max_cg)
                 if refresh:  # the last CG step's products cost more than a preconditioner: (re)build it at V
-                    rows = rows or subsample(fp, self.precond_rows or newton_precond_rows(fp.n, fp.r))
-                    precond, built = SubsampledPreconditioner(fp, V, *rows), built + 1
-                step, its = preconditioned_cg(HessianOperator(fp, predictions), g, forcing_term(trace[-1][2]),
-                                              self.max_cg, precond)
+                    precond, built = SubsampledPreconditioner(fp, V, rows), built + 1
+                step, its = preconditioned_cg(HessianOperator(fp, predictions), g, eta, self.max_cg, precond)
                 cg_iterations.append(int(its))
                 evals += its  # one pass over the rows per Hessian-vector product
-                refresh = precondition_pays(its, fp.n, fp.r, fp.C.shape[0],
-                                            self.precond_rows or newton_precond_rows(fp.n, fp.r))
+                refresh = precondition_pays(its, fp.n, fp.r, fp.C.shape[0], size)
             slope, t = float(np.sum(g * step)), 1.0
             while t > 1e-10:
                 evals += 1

@@ -21,10 +21,14 @@ subsample S of the rows,
 
 one r x r block per output j (block diagonal: the couplings ``-p_ij p_il`` between classes are left out),
 ``k (|S| r^2 + r^3 / 3)`` flops to form and factor. The rows of S are drawn once per solve. The first step
-runs without it; the next step (re)builds it at its Newton point only when the last step's CG products
-cost more than building it (:func:`precondition_pays`), else keeps the one it has (``benchmarks/out/
-newton_cg.json``: on whitened Nyström features at n = 2e4, r = 1000, lam = 1e-4, a preconditioner built at
-every step made the solve slower than plain CG, the iterations it saved costing less than the factorisations).
+builds it when plain CG would cost more by the classical bound on its iterations (:func:`expected_cg_iterations`,
+``sqrt(kappa) ln(2 / eta) / 2`` for a condition number ``kappa`` bounded by the curvature of the rows of S,
+:func:`curvature_bound`): at small ``lam`` and a tight forcing term (a solve started near its optimum, as each
+solve of a warm-started λ path is) plain CG runs to its ``max_cg`` without converging. Each next step
+(re)builds it at its Newton point only when the last step's CG products cost more than building it
+(:func:`precondition_pays`), else keeps the one it has (``benchmarks/out/newton_cg.json``: on whitened Nyström
+features at n = 2e4, r = 1000, lam = 1e-4, a preconditioner built at every step made the solve slower than
+plain CG, the iterations it saved costing less than the factorisations).
 
 The stop is the solver's certified duality gap; the forcing term ``eta = min(0.5, sqrt(gap))`` (the relative
 duality gap at the Newton point, which falls like the squared gradient norm) ends the conjugate gradients when
@@ -34,9 +38,13 @@ duality gap at the Newton point, which falls like the squared gradient norm) end
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+
+from skframe.plugin.toolbox import weighted_outer
+from skframe_solvers._problem import BLOCK_BYTES
 
 __all__ = ["HessianOperator", "SubsampledPreconditioner", "preconditioned_cg", "subsample", "forcing_term",
-           "precondition_pays"]
+           "precondition_pays", "expected_cg_iterations", "curvature_bound", "first_step_pays", "RowSample"]
 
 
 def precondition_pays(iterations, n, r, k, rows):
@@ -45,36 +53,101 @@ def precondition_pays(iterations, n, r, k, rows):
     return 4.0 * n * r * k * iterations >= k * (min(rows, n) * r * r + r ** 3 / 3.0)
 
 
+def expected_cg_iterations(kappa, eta, max_iter):
+    """Iterations plain CG needs to cut its residual by ``eta`` on a condition number ``kappa``, by the classical
+    bound ``2 ((sqrt(kappa) - 1) / (sqrt(kappa) + 1))^t <= eta``, i.e. about ``sqrt(kappa) ln(2 / eta) / 2``;
+    at least 1, at most ``max_iter``.
+
+    >>> [expected_cg_iterations(kappa, eta, 50) for kappa, eta in ((1.0, 0.5), (100.0, 0.5), (1e8, 0.5))]
+    [1, 7, 50]
+    """
+    t = 0.5 * np.sqrt(max(float(kappa), 1.0)) * np.log(2.0 / max(float(eta), 1e-300))
+    return int(min(max(np.ceil(t), 1), max_iter))
+
+
+def _curvatures(fp, V, Z_S, Y_S, w_S):
+    """``c_{i,j} = w_i (C H_i C^T)_jj`` of the rows ``Z_S`` at V, shape (s, k)."""
+    F = fp.predict(V, Z_S)
+    if callable(getattr(fp.loss, "hessian", None)):
+        c = np.einsum("ja,iab,jb->ij", fp.C, fp.loss.hessian(F, Y_S), fp.C)
+    else:
+        c = np.broadcast_to(np.sum(fp.C * fp.C, axis=1), F.shape[:1] + fp.C.shape[:1])
+    return c * w_S[:, None] if w_S is not None else c
+
+
+def curvature_bound(fp, V, sample):
+    """An estimate from the rows of ``sample`` (a :class:`RowSample`) of the largest eigenvalue of the Hessian's
+    data term at V: the trace ``(1/s) sum_i ||z_i||^2 sum_j c_ij`` (an upper bound of the subsample Hessian's
+    largest eigenvalue)."""
+    total = 0.0
+    for Zb, Yb, wb in sample.blocks():
+        c = _curvatures(fp, V, Zb, Yb, wb)
+        total += float(np.sum(np.einsum("ia,ia->i", Zb, Zb) * np.sum(c, axis=1)))
+    return total / max(sample.size, 1)
+
+
+def first_step_pays(fp, V, sample, eta, max_iter):
+    """Whether the first CG step should be preconditioned: plain CG's expected iterations at the condition
+    number ``1 + curvature_bound / lam`` cost at least a preconditioner of the sample's rows (see module)."""
+    kappa = 1.0 + curvature_bound(fp, V, sample) / fp.lam
+    return precondition_pays(expected_cg_iterations(kappa, eta, max_iter), fp.n, fp.r, fp.C.shape[0], sample.size)
+
+
 def forcing_term(gap):
     """The relative residual ``eta`` a CG step must reach at a point of relative duality gap ``gap``."""
     return float(min(0.5, np.sqrt(max(float(gap), 0.0))))
 
 
-def _row_weights(fp, rows):
-    return None if fp.weights is None else fp.weights[rows]
+class RowSample:
+    """``size`` rows of the problem drawn without replacement (all rows when ``size >= n``), taken a block at a time.
+
+    In memory only their indices are held and each block of rows is gathered when it is used (a sample of 10^5
+    rows of 1 000 features is never copied whole); streamed features are gathered in one pass over the blocks.
+
+    Parameters
+    ----------
+    fp : FeatureMapProblem
+    size : int
+    rng : numpy.random.Generator, optional
+        Draws the rows (default: seed 0, the same rows for every solve of a problem).
+    """
+
+    def __init__(self, fp, size, rng=None):
+        n, self.fp = fp.n, fp
+        if size >= n:
+            self.rows = np.arange(n)
+        else:
+            rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(0)
+            self.rows = np.sort(rng.choice(n, size=int(size), replace=False))
+        self.size = int(self.rows.size)
+        self.weights = None if fp.weights is None else fp.weights[self.rows]
+        self.held = None
+        if not fp.in_memory:
+            Zs, Ys = [], []
+            for start, Zb, Yb in fp.blocks():
+                lo, hi = np.searchsorted(self.rows, [start, start + Zb.shape[0]])
+                if hi > lo:
+                    Zs.append(Zb[self.rows[lo:hi] - start])
+                    Ys.append(Yb[self.rows[lo:hi] - start])
+            self.held = (np.concatenate(Zs), np.concatenate(Ys))
+
+    def blocks(self):
+        """``(Z_b, Y_b, w_b)`` of the sampled rows, at most ``BLOCK_BYTES`` of float64 features at a time."""
+        step = max(1, BLOCK_BYTES // (8 * max(self.fp.r, 1)))
+        for a in range(0, self.size, step):
+            b = min(self.size, a + step)
+            w = None if self.weights is None else self.weights[a:b]
+            if self.held is not None:
+                yield self.held[0][a:b], self.held[1][a:b], w
+            elif self.size == self.fp.n:
+                yield self.fp.Z[a:b], self.fp.Y[a:b], w
+            else:
+                yield self.fp.Z[self.rows[a:b]], self.fp.Y[self.rows[a:b]], w
 
 
 def subsample(fp, size, rng=None):
-    """``(Z_S, Y_S, w_S)``: ``size`` rows drawn without replacement (all rows when ``size >= n``).
-
-    In memory the rows are indexed; streamed features are gathered in one pass over the blocks.
-    """
-    n = fp.n
-    if size >= n:
-        rows = np.arange(n)
-    else:
-        rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(0)
-        rows = np.sort(rng.choice(n, size=int(size), replace=False))
-    if fp.in_memory:
-        return fp.Z[rows], fp.Y[rows], _row_weights(fp, rows)
-    Zs, Ys = [], []
-    for start, Zb, Yb in fp.blocks():
-        stop = start + Zb.shape[0]
-        lo, hi = np.searchsorted(rows, [start, stop])
-        if hi > lo:
-            Zs.append(Zb[rows[lo:hi] - start])
-            Ys.append(Yb[rows[lo:hi] - start])
-    return np.concatenate(Zs), np.concatenate(Ys), _row_weights(fp, rows)
+    """The :class:`RowSample` of ``size`` rows of ``fp``."""
+    return RowSample(fp, size, rng)
 
 
 class HessianOperator:
@@ -107,26 +180,20 @@ class HessianOperator:
 class SubsampledPreconditioner:
     """``R -> P^{-1} R`` with ``P`` the block-diagonal Hessian of a row subsample at V (see module)."""
 
-    def __init__(self, fp, V, Z_S, Y_S, w_S):
-        from scipy.linalg import cho_factor  # lazy: SciPy is slow to import
-
-        F = fp.predict(V, Z_S)
-        if callable(getattr(fp.loss, "hessian", None)):
-            c = np.einsum("ja,iab,jb->ij", fp.C, fp.loss.hessian(F, Y_S), fp.C)  # (C H_i C^T)_jj, (s, k)
-        else:
-            c = np.broadcast_to(np.sum(fp.C * fp.C, axis=1), F.shape[:1] + fp.C.shape[:1])
-        if w_S is not None:
-            c = c * w_S[:, None]
-        s, r = Z_S.shape
+    def __init__(self, fp, V, sample):
+        k, r = fp.C.shape[0], fp.r
+        blocks = np.zeros((k, r, r))
+        for Zb, Yb, wb in sample.blocks():  # sum_i c_ij z_i z_i^T, one block of rows at a time (syrk where c >= 0)
+            c = _curvatures(fp, V, Zb, Yb, wb)  # w_i (C H_i C^T)_jj, (b, k)
+            for j in range(k):
+                blocks[j] += weighted_outer(Zb, c[:, j])
         self.factors = []
-        for j in range(fp.C.shape[0]):
-            B = Z_S.T @ (Z_S * (c[:, j] / s)[:, None])
+        for B in blocks:
+            B /= sample.size
             B[np.diag_indices(r)] += fp.lam
             self.factors.append(cho_factor(B, lower=True, check_finite=False))
 
     def __call__(self, R):
-        from scipy.linalg import cho_solve  # lazy: SciPy is slow to import
-
         out = np.empty_like(R)
         for j, factor in enumerate(self.factors):
             out[:, j] = cho_solve(factor, R[:, j], check_finite=False)

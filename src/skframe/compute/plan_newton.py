@@ -12,22 +12,32 @@ features (a CG iteration would recompute them twice).
 
 from __future__ import annotations
 
-__all__ = ["NEWTON_CG_ITERATIONS", "NEWTON_CG_MARGIN", "NEWTON_MAX_DENSE", "newton_precond_rows",
-           "newton_step_flops", "choose_newton_step"]
+__all__ = ["NEWTON_CG_ITERATIONS", "NEWTON_CG_MARGIN", "NEWTON_MAX_DENSE", "NEWTON_PRECOND_PRODUCTS",
+           "newton_precond_rows", "newton_step_flops", "choose_newton_step"]
 
 #: conjugate-gradient iterations a Newton–CG step is counted with (``benchmarks/out/newton_cg.json``: the
 #: subsampled preconditioner needs about 5 to 25 per step on the measured problems)
 NEWTON_CG_ITERATIONS = 20
 #: CG is chosen when the formed Hessian costs at least this many times the CG step
 NEWTON_CG_MARGIN = 2.0
+#: Hessian-vector products (in flops) the subsampled preconditioner's rows cost to form (:func:`newton_precond_rows`)
+NEWTON_PRECOND_PRODUCTS = 25
 #: largest ``r k`` whose (r k) x (r k) Hessian is formed (the ``newton`` solver's ``max_dense``)
 NEWTON_MAX_DENSE = 3000
 
 
 def newton_precond_rows(n, r):
-    """Rows of the subsampled preconditioner: ``min(n, max(r, 1000))`` (``benchmarks/out/newton_cg.json``: at
-    n = 2e4, r = 1000, 1000 rows took 1 to 7 CG iterations a step, 2000 and 4000 rows 1 to 4, for a longer solve)."""
-    return int(min(int(n), max(int(r), 1000)))
+    """Rows of the subsampled preconditioner: ``min(n, max(r, 1000, 4 n NEWTON_PRECOND_PRODUCTS / r))``, rows whose
+    r x r Gram product costs :data:`NEWTON_PRECOND_PRODUCTS` Hessian-vector products (``4 n r`` flops each); the
+    Gram product runs as BLAS ``syrk``, several times faster a flop than the memory-bound products. At small
+    ``lam`` a few hundred rows miss the small eigenvalues of the Hessian (``benchmarks/out/
+    classification_million.json``, ``precond_rows``: a warm-started solve at n = 1e5, r = 633, lam = 1e-7 took 116
+    CG products with 1 000 rows, 31 with 4 000, 15 with 16 000).
+
+    >>> newton_precond_rows(20_000, 1000), newton_precond_rows(100_000, 633), newton_precond_rows(10**6, 1000)
+    (2000, 15798, 100000)
+    """
+    return int(min(int(n), max(int(r), 1000, -(-4 * NEWTON_PRECOND_PRODUCTS * int(n) // max(int(r), 1)))))
 
 
 def newton_step_flops(n, r, k):
