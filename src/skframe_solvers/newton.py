@@ -125,7 +125,8 @@ class NewtonSolver(BaseSolver):
         (:func:`skframe.compute.plan_newton.choose_newton_step`, from n, r, the outputs and whether the
         features are held in memory).
     precond_rows : int or None, default=None
-        Rows of the subsampled preconditioner of the CG steps; None: ``min(n, max(r, 1000))``.
+        Rows of the subsampled preconditioner of the CG steps; None: the plan's rule
+        :func:`skframe.compute.plan_newton.newton_precond_rows` (more rows for more n).
     """
 
     name = "newton"
