@@ -21,8 +21,8 @@ about one, the others by the same factor: conjugate gradients then converge at t
 ``B (n lam K_mm) B v`` has no closed form here: each step computes ``K_mm (B v)`` by kernel blocks (m^2 kernel
 entries: m / n of a pass over the rows).
 
-Memory beyond the data: ``Q`` (m x q), the s x s sub-sampled kernel while it is decomposed, and the kernel blocks
-of the products (``options.block_bytes``).
+Memory beyond the data: ``Q`` (m x q; ``Phi`` becomes it in place), the s x s sub-sampled kernel and its
+eigenvectors while it is decomposed, and the kernel blocks of the products (``options.block_bytes``).
 """
 
 from __future__ import annotations
@@ -35,10 +35,13 @@ from skframe.plugin.toolbox import engine_matvec, kernel_block, n_items, take
 
 __all__ = ["LowRankPreconditioner", "lowrank_bytes"]
 
+_BLOCK_ENTRIES = 1 << 20  # entries of the row blocks in which Phi becomes Q in place (8 MB)
+
 
 def lowrank_bytes(m, s, q):
-    """Bytes the low-rank preconditioner holds at its peak: ``Phi`` and ``Q`` (m x q each) and ``K_ss``."""
-    return 8 * (2 * m * q + s * s + s * (q + 1))
+    """Bytes the low-rank preconditioner holds at its peak: ``Phi`` (m x q, which becomes ``Q`` in place), the
+    sub-sampled kernel ``K_ss`` (s x s) and its eigenvectors (s x (q + 1))."""
+    return 8 * (m * q + s * s + s * (q + 1))
 
 
 def check_lowrank(m, s, q):
@@ -90,8 +93,11 @@ class LowRankPreconditioner:
         e, V = np.linalg.eigh(Phi.T @ Phi)
         good = e > e.max() * 1e-12
         e, V = e[good], V[:, good]
-        self.Q = (Phi @ V) / np.sqrt(e)  # orthonormal columns: Phi Phi^T = Q diag(e) Q^T
-        del Phi
+        V /= np.sqrt(e)
+        step = max(1, _BLOCK_ENTRIES // Phi.shape[1])
+        for i in range(0, m, step):  # in place, a block of rows at a time: Q = Phi V diag(e)^{-1/2}
+            Phi[i:i + step, : V.shape[1]] = Phi[i:i + step] @ V
+        self.Q = Phi[:, : V.shape[1]]  # orthonormal columns: Phi Phi^T = Q diag(e) Q^T
         self.eps = max(float(mu[self.q]) * m / self.s, float(e.max()) * 1e-12)
         e = np.maximum(e, self.eps)
         p = self.n * (e * e / m + self.lam * e)
@@ -99,7 +105,7 @@ class LowRankPreconditioner:
         self.tail = 1.0 / np.sqrt(p_tail)
         self.coef = 1.0 / np.sqrt(p) - self.tail
         self.rank_kept = int(e.size)
-        self.nbytes = int(self.Q.nbytes)
+        self.nbytes = int(Phi.nbytes)  # Q is a view of it
 
     def apply(self, V):
         """``B V`` (symmetric: also ``B^T V``)."""

@@ -161,7 +161,7 @@ class NystromPCG:
         Passes over the rows, ``K^T y`` included (each conjugate-gradient step is one pass).
     preconditioner : {"auto", "falkon", "lowrank"}, default="auto"
         ``"falkon"``: the m x m factor (8 m^2 bytes); ``"lowrank"``: a rank-``rank`` estimate from ``subsample``
-        centres (about 16 m rank bytes); ``"auto"``: Falkon's where 8 m^2 bytes fit ``memory_budget``.
+        centres (about 8 m rank bytes); ``"auto"``: Falkon's where 8 m^2 bytes fit ``memory_budget``.
     memory_budget : int, optional
         Bytes the preconditioner may hold; None: ``options.memory_budget`` (the plan's), else no limit (Falkon's).
     subsample : int, optional
