@@ -30,11 +30,20 @@ and keeps the λ of least weighted mean ALO loss (the log-loss of the fitted los
 scores its held-out rows). One Hessian (the Newton solver's last, else one pass) and one factorisation per λ, no
 refit: about one Newton pass per λ on top of the path. The ALO values of the chosen λ are kept on the fit
 (``fit.alo``) for the calibration map (:mod:`skframe.models.machine._calibration`), which then computes none.
+
+The path is cheap where it can be: its solves stop at the relative duality gap :data:`PATH_TOL` (1e-5; the ALO
+losses move by less than 1e-5 against solves to 1e-8 except at the smallest λ, 3e-4 there, on 22 524 rows of
+AER's CPS1988), each starts from one Newton step of the previous λ's Hessian shifted to the new λ (no pass over
+the rows: a quarter fewer Newton steps on that table), and it stops once the ALO loss has risen at :data:`RISES`
+consecutive λ. The final fit at the chosen λ starts from the path's solution and certifies the solver's own
+``tol``. Scoring each λ on a sub-sample of rows instead of all was measured and left out: on the same table 5 000
+rows (stratified by class) reversed the order of the two best λ, whose mean losses differ by 1e-4 over all rows.
 """
 
 from __future__ import annotations
 
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
@@ -55,6 +64,13 @@ CRITERIA = ("alo", "kfold")
 MAX_COUPLED = 3000
 #: rows per block of the leverage products
 CHUNK = 4096
+#: the relative duality gap the path's Newton solves stop at (the final fit at the chosen λ, started from the
+#: path's point there, solves to the solver's own ``tol`` and certifies it)
+PATH_TOL = 1e-5
+#: each solve of the path starts from a Newton step of the previous λ's Hessian (:func:`_predicted`)
+PREDICT = True
+#: the path stops once the ALO loss has risen at this many consecutive λ (the grid runs from large to small λ)
+RISES = 2
 
 
 def _host(x):
@@ -140,8 +156,8 @@ def _coupled_leverages(Z, H, k):
     return out
 
 
-def alo_decisions(Z, Y, W, loss, lam, weights=None, hessian=None):
-    """Approximate leave-one-out decision values (n, k) of every row (see module).
+def alo_decisions(Z, Y, W, loss, lam, weights=None, hessian=None, rows=None):
+    """Approximate leave-one-out decision values (n, k) of every row (see module), or of ``rows`` only.
 
     Parameters
     ----------
@@ -159,19 +175,32 @@ def alo_decisions(Z, Y, W, loss, lam, weights=None, hessian=None):
         Row weights (rescaled to mean one).
     hessian : ndarray or None
         The objective's Hessian at ``W`` in the Newton solver's layout, reused when given.
+    rows : ndarray of int or None
+        The rows whose values are computed (the Hessian is that of all n rows); None: every row.
 
     Returns
     -------
-    ndarray of shape (n, k)
+    ndarray of shape (n, k), or (len(rows), k)
     """
     Z, Y, W = _host(Z), _host(Y), _host(W)
+    w = _mean_one(weights, Z.shape[0])
+    coupled = _coupled(loss, W.shape[1])
+    H = hessian_of(Z, Y, W, loss, lam, w, coupled, hessian)
+    return _values(Z, Y, W, loss, H, w, coupled, rows)
+
+
+def _coupled(loss, k):
+    return bool(get_tags(loss, "loss").one_of_k) and k > 1
+
+
+def _values(Z, Y, W, loss, H, w, coupled, rows=None):
+    """The ALO values of ``rows`` (None: all) from the objective's Hessian ``H`` (:func:`hessian_of`'s form)."""
     n, k = Z.shape[0], W.shape[1]
-    w = _mean_one(weights, n)
-    coupled = bool(get_tags(loss, "loss").one_of_k) and k > 1
+    if rows is not None:
+        Z, Y, w = Z[rows], Y[rows], w[rows]
     F = Z @ W
     G = np.asarray(loss.gradient(F, Y), dtype=np.float64)
     D = np.asarray(loss.hessian(F, Y), dtype=np.float64)
-    H = hessian_of(Z, Y, W, loss, lam, w, coupled, hessian)
     if not coupled:
         h = _column_leverages(Z, H) * (w / n)[:, None]
         d = np.einsum("ijj->ij", D)
@@ -187,40 +216,93 @@ def _score(loss, F, Y, w):
     return float(np.sum(w * values) / np.sum(w))
 
 
+def _predicted(W, H, lam, lam_next, coupled):
+    """The start of the solve at ``lam_next`` from the solution ``W`` at ``lam`` and the objective's Hessian ``H``
+    there (:func:`hessian_of`'s form): one Newton step of the objective at ``lam_next`` with H's data part, whose
+    gradient at W is ``(lam_next - lam) W`` (W's own gradient at ``lam`` being zero). The path's next solve
+    starts near its solution without a pass over the rows (an (r k)^3 factorisation, no ``n r^2`` product)."""
+    shift = lam_next - lam
+    r, k = W.shape
+    blocks = [H] if coupled else H
+    columns = [W.reshape(-1)] if coupled else [W[:, j] for j in range(k)]
+    out = []
+    for B, v in zip(blocks, columns):
+        B = B.copy()
+        B[np.diag_indices_from(B)] += shift
+        try:
+            out.append(v - shift * cho_solve(cho_factor(B, lower=True, check_finite=False), v, check_finite=False))
+        except np.linalg.LinAlgError:
+            out.append(v)
+    return out[0].reshape(r, k) if coupled else np.stack(out, axis=1)
+
+
+@contextmanager
+def _path_tolerance(solver):
+    """The Newton solver's ``tol`` loosened to :data:`PATH_TOL` for the path (where its own is tighter), restored
+    after it. Yields the tolerance the path's solves stop at (None: the solver's own)."""
+    loosen = getattr(solver, "name", None) == "newton" and getattr(solver, "tol", 0.0) < PATH_TOL
+    before = getattr(solver, "tol", None)
+    try:
+        if loosen:
+            solver.tol = PATH_TOL
+        yield PATH_TOL if loosen else None
+    finally:
+        if loosen:
+            solver.tol = before
+
+
 def choose_lam_alo(fit, lams):
     """``(lam, info)``: the λ of ``lams`` with the least weighted mean ALO loss, from one warm-started path on the
     fit's own features (see module), or ``(None, why)`` when ALO does not apply (:func:`alo_applies`). A λ at an
     end of ``lams`` is named in ``info["edge"]`` and the reason, and warned about (:func:`_autotune.note_edge`). Sets
-    ``fit.alo = {"lam", "decisions"}`` (the chosen λ's ALO values of every row, the intercept
-    added)."""
+    ``fit.alo = {"lam", "decisions"}`` (the chosen λ's ALO values of every row, the intercept added).
+
+    The path runs from the largest λ down, each solve started from the last solution and stopped at the relative
+    duality gap :data:`PATH_TOL` from the Newton step of the last λ's Hessian (:func:`_predicted`), and ends once
+    the ALO loss has risen at :data:`RISES` consecutive λ (``info["skipped"]``: the smaller λ not solved).
+    """
     ok, why = alo_applies(fit)
     if not ok:
         return None, why
     rep, loss = fit.represent(), fit.recipe.loss
     Z, Yc = _host(rep.Z), _host(fit.Yc)
-    n = Z.shape[0]
+    n, k = Z.shape[0], Yc.shape[1]
     w = _mean_one(fit.sample_weight, n)
+    coupled = _coupled(loss, k)
     order = np.sort(np.asarray(lams, dtype=float))[::-1]
-    curve, best = [], None
-    with warnings.catch_warnings():  # an unconverged point of the path is scored as it is; the final fit warns
-        warnings.simplefilter("ignore")
-        results = fit.solve_path(order)
-    with fit.serial_blas():
-        for lam, res in zip(order, results):
-            F = alo_decisions(Z, Yc, res.W, loss, lam, fit.sample_weight, getattr(res, "hessian", None))
+    curve, gaps, best, init, rises = [], [], None, None, 0
+    with warnings.catch_warnings(), _path_tolerance(fit.recipe.solver) as tol:
+        warnings.simplefilter("ignore")  # an unconverged point of the path is scored as it is; the final fit warns
+        for lam in order:
+            res = fit.solve(lam, init)
+            gaps.append(float(getattr(res, "info", {}).get("relative_gap", np.nan)))
+            with fit.serial_blas():
+                W = _host(res.W)
+                H = hessian_of(Z, Yc, W, loss, lam, w, coupled, getattr(res, "hessian", None))
+                F = _values(Z, Yc, W, loss, H, w, coupled)
+                following = order[len(curve) + 1:len(curve) + 2]
+                init = _predicted(W, H, lam, following[0], coupled) if PREDICT and following.size else res.W
             value = _score(loss, F, Yc, w) if np.all(np.isfinite(F)) else np.inf
+            rises = rises + 1 if curve and value > curve[-1] else 0
             curve.append(value)
             if best is None or value < best[0]:
-                best = (value, float(lam), F, res.W, len(curve) - 1)
-    value, lam, F, fit.lam_start, at = best  # the final solve at lam starts from the path's solution
+                best = (value, float(lam), W, F, len(curve) - 1)
+            if rises >= RISES:
+                break
+    value, lam, fit.lam_start, F, at = best  # the final solve at lam starts from the path's solution
     if fit.recipe.fit_intercept:
         F = F + np.ravel(_host(fit.offset))
     fit.alo = {"lam": lam, "decisions": F}
+    skipped = [float(v) for v in order[len(curve):]]
     info = {"chosen": lam, "criterion": "approximate leave-one-out loss", "lam_criterion": "alo",
-            "value": float(value), "grid": [float(v) for v in order], "curve": [float(v) for v in curve],
+            "value": float(value), "grid": [float(v) for v in order[:len(curve)]],
+            "curve": [float(v) for v in curve], "skipped": skipped,
+            "path": {"tol": tol, "predicted_starts": PREDICT, "relative_gaps": gaps},
             "folds": f"none (approximate leave-one-out on all {n} rows)",
-            "reason": f"least mean approximate leave-one-out loss over {order.size} values of one warm-started path "
-                      f"on all {n} rows (one Newton step per left-out row)"}
+            "reason": f"least mean approximate leave-one-out loss over {len(curve)} values of one warm-started path "
+                      f"on all {n} rows (one Newton step per left-out row)"
+                      + (f"; the path stopped after {RISES} rises, {len(skipped)} smaller values not solved"
+                         if skipped else "")}
     return lam, note_edge(info, order, at, stacklevel=5)
 
 
