@@ -112,7 +112,9 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         Number of rows m of the sketch. ``"auto"`` chooses it from the number n of
         training points (:func:`skframe.compute.plan.auto_size_rule`:
         ``ceil(2 sqrt(n))`` within ``[min(n, 100), min(n, 1000)]``, capped by what the fit's
-        execution plan can hold within its memory budget);
+        execution plan can hold within its memory budget; past 1 000, where the plan solves a Nyström sketch's
+        centres by conjugate gradients, ``min(4 ceil(2 sqrt(n)), 10 000)``:
+        :func:`skframe.compute.plan_square.grown_auto_size`);
         ``sketch_info_["size_rule"]`` says which rule gave m. A size above n is
         clamped to n with a :class:`skframe.exceptions.SketchSizeWarning`.
     sketch_params : dict, optional
@@ -173,8 +175,10 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         over the number of features: near 1, the sketch, not ``lam``, regularises the model and a
         larger ``sketch_size`` may fit better.
     representation_ : str
-        How the training data were held: ``"in-memory"`` features, or ``"accumulated"`` m x m
-        and m x d sums of a streamed fit (see ``memory_budget``).
+        How the training data were held: ``"in-memory"`` features, ``"accumulated"`` m x m
+        and m x d sums of a streamed fit (see ``memory_budget``), or ``"centres"``: the sampled rows only,
+        where the plan solves over them by conjugate gradients (``execution_["reasons"]["square_solver"]``;
+        ``solver_info_`` holds the solver, its residual, passes and stop reason).
     execution_ : dict
         How the fit ran and why (:meth:`skframe.compute.plan.ExecutionPlan.to_dict`): executor,
         backend, engine, chunk rows, precision, BLAS threads, memory budget, with a reason each.
