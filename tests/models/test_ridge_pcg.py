@@ -113,6 +113,10 @@ def test_the_fit_grows_its_auto_size(low_threshold, monkeypatch):
     assert model.sketch_info_["m"] == 196 and model.representation_ == "centres"
     assert "grown to min(4 ceil(2 sqrt(n)), 10000) = 196" in model.sketch_info_["size_rule"]
     assert model.execution_["sketch_size"] == 196 and model.execution_["reasons"]["square_solver"].startswith("pcg")
+    assert model.execution_plan(X, Y[:, 0]).sketch_size == 196  # the plan without fitting says the same
+    weighted = SketchedKernelRidge(kernel_params={"gamma": 2.0}, sketch="subsample", lam=1e-3, random_state=0,
+                                   backend="numpy").fit(X, Y[:, 0], sample_weight=np.ones(len(X)))
+    assert weighted.sketch_info_["m"] == 20  # weights keep the closed form: no growth
     psr = SketchedKernelRidge(kernel_params={"gamma": 2.0}, lam=1e-3, random_state=0).fit(X, Y[:, 0])
     assert psr.sketch_info_["m"] == 20  # p-SR mixes its rows: no centres, no growth
 

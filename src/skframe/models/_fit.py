@@ -96,13 +96,18 @@ class Recipe:
     centres: bool = False
 
 
-def plan_for(estimator, X, n_outputs, kernel=None, loss=None, sketch_size=None):
+def plan_for(estimator, X, n_outputs, kernel=None, loss=None, sketch_size=None, *, sample_weight=None):
     """The :class:`~skframe.compute.plan.ExecutionPlan` of a fit of ``estimator`` on ``X`` with ``n_outputs``
-    targets (``loss`` None or a square loss: the closed form; ``sketch_size``: instead of the estimator's)."""
+    targets (``loss`` None or a square loss: the closed form; ``sketch_size``: instead of the estimator's); an
+    ``"auto"`` size past 1000 where its centres take conjugate gradients (:func:`_fit_square.grow_plan`)."""
     data, square = replace(describe_data(X), n_outputs=int(n_outputs)), loss is None or get_tags(loss, "loss").square
-    return plan_fit(data, kernel=kernel, sketch=estimator.sketch, sketch_size=sketch_size or estimator.sketch_size,
+    plan = plan_fit(data, kernel=kernel, sketch=estimator.sketch, sketch_size=sketch_size or estimator.sketch_size,
                     sketch_params=estimator.sketch_params, loss="square" if square else "iterative",
                     options=options_from(estimator))
+    if loss is not None or sketch_size is not None:
+        return plan
+    return _fit_square.grow_plan(plan, estimator, X, sample_weight,
+                                 lambda size: plan_for(estimator, X, n_outputs, kernel, loss, sketch_size=size))
 
 
 def planned_loss(estimator):
@@ -153,7 +158,8 @@ class Fit(FitSteps):
         self.kernel_params = self._kernel_params(estimator, X, Y, recipe)  # gamma="auto" chosen here
         self.kernel, self.kernel_spec = resolve_kernel(estimator.kernel, self.kernel_params, X)
         _degenerate.check_kernel_parameters(self.kernel, self.kernel_spec)  # e.g. gamma="scale" made 0 by the data
-        self.plan = plan_for(estimator, X, Y.shape[1], self.kernel, recipe.loss)  # every execution choice, once
+        # every execution choice, once
+        self.plan = plan_for(estimator, X, Y.shape[1], self.kernel, recipe.loss, sample_weight=sample_weight)
         if isinstance(estimator.sketch, str):
             _degenerate.warn_budget_cut(self.plan, self.n)
         self.options = self.plan.compute_options()  # backend, engine, dtype, budget, BLAS threads: passed down
@@ -161,9 +167,7 @@ class Fit(FitSteps):
         self.sketch, self.sketch_spec, self.size_info = size_and_resolve_sketch(
             estimator.sketch, estimator.sketch_size, estimator.sketch_params, self.n, plan=self.plan)
         self.rngs = make_rngs(estimator.random_state, recipe.n_rngs)
-        # the square loss over many Nyström centres: an "auto" size grown past 1000, conjugate gradients (PCG)
-        _fit_square.grow_auto_centres(self, plan_for)
-        self.square_pcg = _fit_square.settle_square_solver(self)
+        self.square_pcg = _fit_square.settle_square_solver(self)  # the square loss over centres by PCG
         self.offset = target_offset(Y, recipe.loss, recipe.fit_intercept, sample_weight)
         self.Yc = Y - self.offset if recipe.fit_intercept else Y
         # the representation, the plan as JSON types, (eigenvalues or None,) of the features' covariance: once

@@ -8,7 +8,7 @@ draws its sketch, keeps the m sampled rows as centres and solves
 (Falkon's preconditioner; passes over the rows, each kernel entry computed once per pass): never the n x m
 features nor their n m^2 sums. The model is the Nyström model the closed form gives, to the reported residual.
 
-The fit keeps the closed form where the conjugate gradients cannot run (:func:`pcg_blocker`): sample weights
+The fit keeps the closed form where the conjugate gradients cannot run (:func:`centres_blocker`): sample weights
 (the passes are unweighted), inputs that are not one dense NumPy array, a sketch object the plan did not size.
 ``lam="auto"`` (:func:`choose_lam_centres`): λ is chosen by the square loss's k folds on the closed form over
 ``min(m, auto rule)`` centres of the same rows (the fit ``lam="auto"`` runs at the automatic size), then the m
@@ -32,9 +32,9 @@ from skframe.contract.registry import get_component
 from skframe.contract.specs import ComponentSpec
 from skframe.core.sketching import draw_sketch
 from skframe.exceptions import InvalidParameterError
-from skframe.models._core import Representation, size_and_resolve_sketch
+from skframe.models._core import Representation
 
-__all__ = ["CentresProblem", "CentresRepresentation", "PCG_TOL", "PCG_LAM_TIE", "pcg_blocker", "grow_auto_centres",
+__all__ = ["CentresProblem", "CentresRepresentation", "PCG_TOL", "PCG_LAM_TIE", "centres_blocker", "grow_plan",
            "settle_square_solver",
            "centres_representation", "solve_centres", "choose_lam_centres"]
 
@@ -74,50 +74,46 @@ class CentresRepresentation(Representation):
         return CentresProblem(self.kernel, self.X, self.X_basis, Y, self.options)
 
 
-def pcg_blocker(fit):
-    """Why the fit cannot run conjugate gradients over its centres (a phrase), or None when it can."""
-    if fit.sample_weight is not None:
+def centres_blocker(estimator, X, sample_weight=None):
+    """Why a fit of ``estimator`` on ``X`` cannot run conjugate gradients over centres (a phrase), or None."""
+    if not getattr(estimator, "_solves_centres", False):
+        return "this model solves its square loss in closed form"
+    if sample_weight is not None:
         return "sample weights are given (the conjugate-gradient passes are unweighted)"
-    X = fit.X
     if not isinstance(X, np.ndarray) or X.ndim != 2 or X.dtype.kind != "f":
         return "the inputs are not one dense NumPy float array"
-    if fit.sketch is None or not isinstance(fit.estimator.sketch, str):
+    if not isinstance(estimator.sketch, str):
         return "the sketch is an object (the plan sizes named sketches)"
     return None
 
 
-def grow_auto_centres(fit, plan_for):
-    """Grow the ``"auto"`` size of a square-loss fit past the sqrt(n) rule's cap where its centres are solved by
-    conjugate gradients (:func:`skframe.compute.plan_square.grown_auto_size`); True when grown. ``plan_for``: the
-    fit's planner (:func:`skframe.models._fit.plan_for`), called again with the grown size, whose solver must be
-    ``"pcg"``."""
-    est, plan = fit.estimator, fit.plan
-    if (fit.recipe.loss is not None or not fit.recipe.centres or not isinstance(est.sketch, str)
-            or plan.sketch_size != AUTO_MAX or not plan.size_rule.startswith("auto")
-            or auto_size_rule(fit.n) != AUTO_MAX
-            or pcg_blocker(fit) is not None):
-        return False
-    target, why = grown_auto_size(fit.n, plan.memory_budget, plan.backend)
+def grow_plan(plan, estimator, X, sample_weight, replan):
+    """The square-loss ``plan`` of a fit of ``estimator`` on ``X`` with its ``"auto"`` size grown past the sqrt(n)
+    rule's cap where its centres are solved by conjugate gradients
+    (:func:`skframe.compute.plan_square.grown_auto_size`), or ``plan`` unchanged. ``replan(size)``: the plan at
+    that size, whose solver must be ``"pcg"``."""
+    n = int(plan.n)
+    if (plan.sketch_size != AUTO_MAX or not plan.size_rule.startswith("auto") or auto_size_rule(n) != AUTO_MAX
+            or centres_blocker(estimator, X, sample_weight) is not None):
+        return plan
+    target, why = grown_auto_size(n, plan.memory_budget, plan.backend)
     if target is None:
-        return False
-    grown = plan_for(est, fit.X, fit.Y.shape[1], fit.kernel, None, sketch_size=target)
+        return plan
+    grown = replan(target)
     if not grown.reasons.get("square_solver", "").startswith("pcg"):
-        return False
+        return plan
     rule = f"{plan.size_rule}; {why}"
-    fit.plan = replace(grown, size_rule=rule, reasons=dict(grown.reasons, sketch_size=rule))
-    fit.options = fit.plan.compute_options()
-    fit.sketch, fit.sketch_spec, _ = size_and_resolve_sketch(est.sketch, target, est.sketch_params, fit.n)
-    fit.size_info = {"size_rule": rule, "grown_from": int(plan.sketch_size)}
-    return True
+    return replace(grown, size_rule=rule, reasons=dict(grown.reasons, sketch_size=rule))
 
 
 def settle_square_solver(fit):
     """True when the fit runs conjugate gradients: its plan's ``square_solver`` is ``"pcg"`` and nothing in
-    :func:`pcg_blocker` stops them; otherwise the plan's reason is rewritten to the closed form and why."""
+    :func:`centres_blocker` stops them; otherwise the plan's reason is rewritten to the closed form and why."""
     reason = fit.plan.reasons.get("square_solver", "")
     if fit.recipe.loss is not None or not reason.startswith("pcg"):
         return False
-    blocker = pcg_blocker(fit) if fit.recipe.centres else "this model solves its square loss in closed form"
+    blocker = centres_blocker(fit.estimator, fit.X, fit.sample_weight) if fit.recipe.centres else \
+        "this model solves its square loss in closed form"
     if blocker is None:
         return True
     reasons = dict(fit.plan.reasons, square_solver=f"closed-form: {blocker}; {reason}")

@@ -217,6 +217,8 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
 
     #: the square-loss λ path, the Gaussian posterior and the CV+ folds on one shared sketch
     __skframe_model_tags__ = ModelTags(lam_path="square", posterior=True, shared_fold_sketch=True)
+    #: where the plan picks conjugate gradients, the square loss is solved over the sketch's centres
+    _solves_centres = True
     _parameter_constraints = {
         **KERNEL_MODEL_CONSTRAINTS,
         "fit_intercept": ["boolean"],
