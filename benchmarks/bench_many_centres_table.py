@@ -149,7 +149,8 @@ def run_cli(n, gamma=None):
 def _pick(report):
     """The parts of the command's JSON report this benchmark reads (sizes, solver, metrics, times)."""
     keep = {}
-    for key in ("metrics", "test", "times", "fit_seconds", "sketch", "sketch_info", "execution", "lam", "model"):
+    for key in ("metrics", "fit_seconds", "predict_seconds", "sketch", "execution", "chosen", "training", "model",
+                "warnings", "n_train", "n_test"):
         if key in report:
             keep[key] = report[key]
     keep["keys"] = sorted(report)
@@ -209,6 +210,9 @@ def main():
                 json.dump(dict(result, runs=runs), fh, indent=1)
 
     sizes = [int(v) for v in args.sizes.split(",")]
+    if not args.no_cli:  # the command line at its defaults first: the automatic size, sketch and solver now
+        before = os.getloadavg()
+        record(run_cli(args.n))
     before = os.getloadavg()
     first = fresh({"kind": "ridge", "n": args.n, "m": sizes[0], "gamma": "auto"})
     record(first)
@@ -216,14 +220,8 @@ def main():
     before = os.getloadavg()
     record(fresh({"kind": "hgb", "n": args.n}))
     for m in sizes[1:]:
-        if m == max(sizes) and not args.no_cli:  # the command line at its defaults before the largest size
-            before = os.getloadavg()
-            record(run_cli(args.n))
         before = os.getloadavg()
         record(fresh({"kind": "ridge", "n": args.n, "m": m, "gamma": gamma}))
-    if len(sizes) == 1 and not args.no_cli:
-        before = os.getloadavg()
-        record(run_cli(args.n))
     if args.auto:
         before = os.getloadavg()
         record(fresh({"kind": "ridge", "n": args.n, "m": "auto", "gamma": gamma}))
