@@ -132,3 +132,12 @@ def test_sklearn_checks_on_the_pcg_path(monkeypatch):
     assert est.fit(X, Y[:, 0]).representation_ == "centres"
     check_estimator(est, expected_failed_checks={"check_sample_weight_equivalence_on_dense_data": _SKETCH_FROM_ROWS,
                                                  "check_sample_weight_equivalence_on_sparse_data": _SKETCH_FROM_ROWS})
+
+
+def test_lam_paths_of_model_selection_read_features(low_threshold):
+    """A search's λ path reads its folds' features (closed form); the refit runs over centres."""
+    from skframe.model_selection import KernelSearchCV
+
+    X, Y = _data(seed=7)
+    search = KernelSearchCV(SketchedKernelRidge(**KW), {"lam": [1e-4, 1e-3, 1e-2]}, cv=3).fit(X, Y[:, 0])
+    assert np.isfinite(search.best_score_) and search.best_estimator_.representation_ == "centres"

@@ -177,11 +177,14 @@ class Fit(FitSteps):
     def of(cls, estimator, X, y, *, progress=None, sample_weight=None):
         """The fit of ``estimator`` on ``(X, y)``: the estimator's own validation, components and recipe.
 
-        ``estimator`` is changed only as its own ``fit`` changes it before solving (e.g. ``classes_``).
+        ``estimator`` is changed only as its own ``fit`` changes it before solving (e.g. ``classes_``). Its
+        callers (the λ paths of model selection) read the fit's features: the square loss is solved in closed
+        form over the sketch's features, never over centres by conjugate gradients (:mod:`._fit_square`).
         """
-        if sample_weight is None:
-            return estimator._new_fit(X, y, progress=progress)
-        return estimator._new_fit(X, y, progress=progress, sample_weight=sample_weight)
+        with _fit_square.features_only():
+            if sample_weight is None:
+                return estimator._new_fit(X, y, progress=progress)
+            return estimator._new_fit(X, y, progress=progress, sample_weight=sample_weight)
 
     def _kernel_params(self, estimator, X, Y, recipe):
         """The kernel's parameters with ``gamma="auto"`` resolved (:mod:`skframe.models._autotune`): the

@@ -20,6 +20,8 @@ held-out errors differ by about 1 %).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import copy
 import warnings
 from dataclasses import replace
@@ -34,14 +36,15 @@ from skframe.core.sketching import draw_sketch
 from skframe.exceptions import InvalidParameterError
 from skframe.models._core import Representation
 
-__all__ = ["CentresProblem", "CentresRepresentation", "PCG_TOL", "PCG_LAM_TIE", "centres_blocker", "grow_plan",
-           "settle_square_solver",
-           "centres_representation", "solve_centres", "choose_lam_centres"]
+__all__ = ["CentresProblem", "CentresRepresentation", "PCG_TOL", "PCG_LAM_TIE", "centres_blocker", "features_only",
+           "grow_plan", "settle_square_solver", "centres_representation", "solve_centres", "choose_lam_centres"]
 
 #: relative residual at which the fit's conjugate gradients stop (:class:`skframe_solvers.pcg.NystromPCG`)
 PCG_TOL = 1e-7
 #: ``lam="auto"`` over centres takes the largest lam whose held-out error is within this share of the least
 PCG_LAM_TIE = 0.01
+#: set within :func:`features_only`
+_FEATURES_ONLY = contextvars.ContextVar("skframe_features_only", default=False)
 
 
 class CentresProblem:
@@ -74,10 +77,23 @@ class CentresRepresentation(Representation):
         return CentresProblem(self.kernel, self.X, self.X_basis, Y, self.options)
 
 
+@contextlib.contextmanager
+def features_only():
+    """Within it, fits keep the square loss's closed form over their features (the λ paths of model selection
+    read them); their ``"auto"`` size is not grown."""
+    token = _FEATURES_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _FEATURES_ONLY.reset(token)
+
+
 def centres_blocker(estimator, X, sample_weight=None):
     """Why a fit of ``estimator`` on ``X`` cannot run conjugate gradients over centres (a phrase), or None."""
     if not getattr(estimator, "_solves_centres", False):
         return "this model solves its square loss in closed form"
+    if _FEATURES_ONLY.get():
+        return "a λ path of model selection reads the fit's features"
     if sample_weight is not None:
         return "sample weights are given (the conjugate-gradient passes are unweighted)"
     if not isinstance(X, np.ndarray) or X.ndim != 2 or X.dtype.kind != "f":
