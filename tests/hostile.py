@@ -25,6 +25,10 @@ ROOT = Path(__file__).resolve().parents[1]
 #: memory a command may take above the interpreter with its libraries loaded (RLIMIT_AS in the child)
 EXTRA_BYTES = 200 << 20
 
+#: True: :func:`run_skframe` forks each command from an interpreter that has loaded the libraries already
+#: (tests/warm_runs.py; the tests set it), False: a fresh interpreter each time (the benchmarks)
+WARM = False
+
 # The child loads what the commands use before the cap is set, then runs the command line. Its peak resident
 # memory before and after the command is written to HOSTILE_REPORT.
 _LAUNCH = r"""
@@ -77,8 +81,15 @@ def run_skframe(args, cwd, *, extra_bytes=EXTRA_BYTES, env=None, timeout=120):
                      OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", NUMBA_NUM_THREADS="1",
                      MALLOC_ARENA_MAX="2", **(env or {}))
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", _LAUNCH, *map(str, args)], cwd=cwd, env=child_env,
-                          capture_output=True, text=True, timeout=timeout)
+    if WARM:
+        from tests.warm_runs import run_python
+
+        base = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+                    NUMBA_NUM_THREADS="1", MALLOC_ARENA_MAX="2")
+        proc = run_python(_LAUNCH, args, cwd, child_env, timeout, warm_base=base)
+    else:
+        proc = subprocess.run([sys.executable, "-c", _LAUNCH, *map(str, args)], cwd=cwd, env=child_env,
+                              capture_output=True, text=True, timeout=timeout)
     seconds = time.perf_counter() - start
     info = {"total_seconds": seconds}
     try:

@@ -16,6 +16,8 @@ import pytest
 from skframe.exceptions import DataFormatError, InvalidInputError, PersistenceError
 from tests import hostile, hostile_bounds
 
+hostile.WARM = True  # completed commands fork from a warm interpreter (tests/warm_runs.py)
+
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 

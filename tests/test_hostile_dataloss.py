@@ -31,6 +31,8 @@ from skframe.io.compressed import open_binary
 from skframe.io.table import read_table
 from tests import hostile
 
+hostile.WARM = True  # completed commands fork from a warm interpreter (tests/warm_runs.py)
+
 pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="symbolic links and FIFOs"),
               pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 

@@ -19,6 +19,8 @@ import pytest
 
 from tests import hostile, hostile_tables
 
+hostile.WARM = True  # completed commands fork from a warm interpreter (tests/warm_runs.py)
+
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
