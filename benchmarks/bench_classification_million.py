@@ -244,6 +244,7 @@ def main():
     ap = _setup.parser(__doc__, n=1_000_000, n_test=20_000, parts="binary,square,multi,falkon_binary,falkon_multi",
                        falkon_rows=1_000_000, precond_n=100_000, precond_rows="1000,4000,0")
     ap.add_argument("--out", default="benchmarks/out/classification_million.json")
+    ap.add_argument("--note", default="", help="a note kept in the report (e.g. the machine's load)")
     ap.add_argument("--one", choices=PARTS, help=argparse_hidden())
     ap.add_argument("--reference", default="", help=argparse_hidden())
     args = ap.parse_args()
@@ -254,6 +255,8 @@ def main():
         report = {}
     report.update({"benchmark": "classification_million", "versions": _setup.versions(), "n": args.n,
                    "n_test": args.n_test, "d": D, "protocol": __doc__.split("\n\n")[1].replace("\n", " ")})
+    if args.note:
+        report["note"] = args.note
     results = report.setdefault("results", {})
     for part in [p.strip() for p in args.parts.split(",") if p.strip()]:
         if part not in PARTS:
