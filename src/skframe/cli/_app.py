@@ -19,6 +19,7 @@ import typer
 import typer.core
 
 from skframe._version import __version__
+from skframe.cli import _watchdog
 from skframe.cli._common import debug_enabled
 from skframe.cli._help import HelpCommand, HelpGroup, ShortHelpCommand, TuneHelpCommand
 from skframe.cli._warnings import install as install_warnings
@@ -74,6 +75,9 @@ app.command("select", cls=HelpCommand)(select)
 app.command("tune", cls=TuneHelpCommand)(tune)
 app.command("plugins")(plugins)
 CORE_COMMANDS = frozenset({"fit", "predict", "evaluate", "select", "tune", "plugins"})
+#: the commands that compute (watched after Ctrl-C, see skframe.cli._watchdog), and the options that only print help
+_WORKING_COMMANDS = CORE_COMMANDS - {"plugins"}
+_HELP = frozenset({"--help", "--help-all"})
 
 
 def _print_version(value: bool):
@@ -205,6 +209,8 @@ def main(argv=None):
         install_warnings()
     if _command_name(argv) not in CORE_COMMANDS and "--version" not in argv:
         register_plugin_commands(app)
+    if main_thread and _command_name(argv) in _WORKING_COMMANDS and not _HELP.intersection(argv):
+        _watchdog.start()  # Ctrl-C during a computation that holds the GIL: the command still ends, bounded
     lost = _LostInterrupts()
     try:
         with lost:
