@@ -93,7 +93,12 @@ def test_sample_weights_and_sparse_keep_the_closed_form(low_threshold):
     assert sparse.execution_["reasons"]["square_solver"].startswith("closed-form: the inputs are not one dense")
 
 
-def test_grown_auto_size_rule():
+def test_grown_auto_size_is_off_by_default():
+    assert grown_auto_size(10**6, 8 * 10**9, "numpy")[0] is None
+
+
+def test_grown_auto_size_rule(monkeypatch):
+    monkeypatch.setattr(plan_square, "PCG_AUTO_GROW", True)
     assert grown_auto_size(10**6, 8 * 10**9, "numpy")[0] == 8000
     assert grown_auto_size(4 * 10**6, 8 * 10**9, "numpy")[0] == 10_000
     assert grown_auto_size(250_000, 8 * 10**9, "numpy")[0] is None  # the sqrt(n) rule is 1000: not past its cap
@@ -105,6 +110,7 @@ def test_grown_auto_size_rule():
 
 def test_the_fit_grows_its_auto_size(low_threshold, monkeypatch):
     """With the sqrt(n) rule's cap lowered to 20, 600 rows (rule: 49) grow to 4 x 49 centres solved by PCG."""
+    monkeypatch.setattr(plan_square, "PCG_AUTO_GROW", True)
     for module in (plan_rules, plan_square, _fit_square):
         monkeypatch.setattr(module, "AUTO_MAX", 20)
     X, Y = _data(n=600, seed=5)

@@ -112,9 +112,9 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         Number of rows m of the sketch. ``"auto"`` chooses it from the number n of
         training points (:func:`skframe.compute.plan.auto_size_rule`:
         ``ceil(2 sqrt(n))`` within ``[min(n, 100), min(n, 1000)]``, capped by what the fit's
-        execution plan can hold within its memory budget; past 1 000, where the plan solves a Nyström sketch's
-        centres by conjugate gradients, ``min(4 ceil(2 sqrt(n)), 10 000)``:
-        :func:`skframe.compute.plan_square.grown_auto_size`);
+        execution plan can hold within its memory budget; a rule growing it past 1 000 where the plan solves a
+        Nyström sketch's centres by conjugate gradients, :func:`skframe.compute.plan_square.grown_auto_size`,
+        is off by default);
         ``sketch_info_["size_rule"]`` says which rule gave m. A size above n is
         clamped to n with a :class:`skframe.exceptions.SketchSizeWarning`.
     sketch_params : dict, optional
