@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import threading
 
@@ -53,7 +52,7 @@ except OSError:
 os.write(2, ("Interrupted; the command was still inside a computation %g s later and was ended; a file it was "
              "writing is removed by the next write into its folder.\n" % grace).encode())
 """
-_started = []  # the watcher's Popen, kept: it ends with this process
+_started = []  # the watcher's process id: one watcher per process, ending with it
 
 
 def _grace():
@@ -66,25 +65,30 @@ def _grace():
 
 
 def start():
-    """Start the watcher for this process; False where it cannot run (not the main thread, no ``fork``...).
+    """Start the watcher for this process; False where it cannot run (not the main thread, no ``posix_spawn``).
 
     Call it once, from the main thread, before the command's work. The command's own handling of Ctrl-C
     (its one line, exit status 130) is unchanged whenever the command ends within the grace period.
     """
-    if threading.current_thread() is not threading.main_thread() or os.name != "posix":
+    if _started:
+        return True
+    if threading.current_thread() is not threading.main_thread() or not hasattr(os, "posix_spawn"):
         return False
     read, write = os.pipe()
     try:
         os.set_blocking(write, False)
+        os.set_inheritable(read, True)
+        quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, flag, 0) for fd, flag in ((0, os.O_RDONLY), (1, os.O_WRONLY))]
         # the watcher ignores Ctrl-C from its start: a terminal's Ctrl-C reaches the whole process group
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
-            _started.append(subprocess.Popen([sys.executable, "-I", "-S", "-c", _WATCHER, str(read), str(os.getpid()),
-                              f"{_grace():g}"], pass_fds=(read,), stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL))
+            pid = os.posix_spawn(sys.executable, [sys.executable, "-I", "-S", "-c", _WATCHER, str(read),
+                                                  str(os.getpid()), f"{_grace():g}"],
+                                 os.environ, file_actions=quiet)
         finally:
             signal.signal(signal.SIGINT, previous)
         signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+        _started.append(pid)
     except (OSError, ValueError):  # no process can be started: the command runs without the bound
         os.close(write)
         return False

@@ -14,6 +14,7 @@ import contextlib
 import operator
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -57,6 +58,7 @@ def dask_client(scheduler=None, local=None):
         with contextlib.ExitStack() as stack:
             if local is not None:
                 try:
+                    _quiet_resource_tracker()
                     with _ignoring_ctrl_c():  # the worker processes: Ctrl-C stops the client, which closes them
                         cluster = stack.enter_context(distributed.LocalCluster(
                             n_workers=int(local), threads_per_worker=1, processes=True,
@@ -149,6 +151,36 @@ def _ignoring_ctrl_c():
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def _quiet_resource_tracker():
+    """Start multiprocessing's resource tracker (it unlinks the semaphores of the local workers' queues) with
+    its standard error on the null device, before the workers start it.
+
+    A command ended by force after Ctrl-C (:mod:`skframe.cli._watchdog`) leaves the tracker to clean up; its
+    report of the leaked semaphores would be two more lines after the command's one. Nothing else is lost:
+    the tracker reports nothing while the command ends in order.
+    """
+    if threading.current_thread() is not threading.main_thread() or os.name != "posix":
+        return
+    from multiprocessing import resource_tracker  # lazy: only a local Dask cluster starts worker processes
+
+    if getattr(resource_tracker._resource_tracker, "_pid", None) is not None:
+        return  # already running (the inherited standard error kept)
+    saved = os.dup(2)
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            sys.stderr.flush()
+            os.dup2(devnull, 2)  # the tracker inherits descriptor 2 as it is at its start
+            resource_tracker.ensure_running()
+        finally:
+            os.dup2(saved, 2)
+            os.close(devnull)
+    except OSError:  # the workers start it themselves, with the usual standard error
+        pass
+    finally:
+        os.close(saved)
 
 
 def to_dask(X, Y=None, rows=None):
