@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -35,6 +36,7 @@ def _run(kind, grace="1", sig=signal.SIGINT):
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert proc.stdout.readline() == "ready\n"
+        time.sleep(1)  # the process is inside the call that follows the line
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=120)
     finally:

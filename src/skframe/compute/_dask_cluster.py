@@ -59,13 +59,14 @@ def dask_client(scheduler=None, local=None):
             if local is not None:
                 try:
                     _quiet_resource_tracker()
-                    with _ignoring_ctrl_c():  # the worker processes: Ctrl-C stops the client, which closes them
-                        cluster = stack.enter_context(distributed.LocalCluster(
-                            n_workers=int(local), threads_per_worker=1, processes=True,
-                            # the scheduler's HTTP server on a free port: its default, 8787, is taken by any other
-                            # cluster on the machine, and the fallback prints two warning lines
-                            dashboard_address=":0",
-                            silence_logs=50))  # CRITICAL: their errors reach the client as exceptions
+                    # no worker yet: the workers are added below, Ctrl-C ignored only while they are spawned
+                    cluster = stack.enter_context(distributed.LocalCluster(
+                        n_workers=0, threads_per_worker=1, processes=True,
+                        # the scheduler's HTTP server on a free port: its default, 8787, is taken by any other
+                        # cluster on the machine, and the fallback prints two warning lines
+                        dashboard_address=":0",
+                        silence_logs=50))  # CRITICAL: their errors reach the client as exceptions
+                    _spawn_workers(cluster, int(local))
                 except (RuntimeError, OSError, MemoryError) as exc:  # "can't start new thread", fork refused
                     raise DistributedError(
                         f"could not start a local Dask cluster of {int(local)} workers ({type(exc).__name__}: "
@@ -134,6 +135,19 @@ def _handshake(distributed, address, timeout):
         raise DistributedError(f"the peer at {address} is not a Dask scheduler (it answered as "
                                f"{str(reply.get('type') if isinstance(reply, dict) else type(reply).__name__)[:40]}"
                                f"); {fix}")
+
+
+def _spawn_workers(cluster, n, timeout=60.0):
+    """Add ``n`` worker processes to ``cluster``: they start with Ctrl-C ignored, the client only while they are
+    spawned (not while they start up, which takes seconds on a loaded machine: Ctrl-C then stops the client)."""
+    import multiprocessing  # lazy: only a local Dask cluster starts worker processes
+
+    before = len(multiprocessing.active_children())
+    deadline = time.monotonic() + timeout
+    with _ignoring_ctrl_c():
+        cluster.scale(n)
+        while len(multiprocessing.active_children()) < before + n and time.monotonic() < deadline:
+            time.sleep(0.01)
 
 
 @contextlib.contextmanager
