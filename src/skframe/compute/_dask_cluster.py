@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import multiprocessing
 import operator
 import os
 import signal
 import sys
 import threading
 import time
+from multiprocessing import resource_tracker
 
 import numpy as np
 
@@ -140,8 +142,6 @@ def _handshake(distributed, address, timeout):
 def _spawn_workers(cluster, n, timeout=60.0):
     """Add ``n`` worker processes to ``cluster``: they start with Ctrl-C ignored, the client only while they are
     spawned (not while they start up, which takes seconds on a loaded machine: Ctrl-C then stops the client)."""
-    import multiprocessing  # lazy: only a local Dask cluster starts worker processes
-
     before = len(multiprocessing.active_children())
     deadline = time.monotonic() + timeout
     with _ignoring_ctrl_c():
@@ -177,8 +177,6 @@ def _quiet_resource_tracker():
     """
     if threading.current_thread() is not threading.main_thread() or os.name != "posix":
         return
-    from multiprocessing import resource_tracker  # lazy: only a local Dask cluster starts worker processes
-
     if getattr(resource_tracker._resource_tracker, "_pid", None) is not None:
         return  # already running (the inherited standard error kept)
     saved = os.dup(2)
