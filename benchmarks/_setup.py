@@ -225,3 +225,17 @@ def run_sections(benchmark, sections, args, run):
     previous = previous_report(args.out)  # read last: a run of other sections that ended meanwhile is kept
     report.update({s: previous[s] for s in sections if s not in chosen and s in previous})
     emit(report, args.out or None)
+
+
+def nystrom_features(X, centres, kernel, block=20_000):
+    """Plain NumPy Nyström features ``k(X, C) T`` with ``T = U diag(s)^(-1/2)`` over the kept eigenpairs of
+    ``k(C, C)`` (eigenvalues above 1e-10 of the largest), computed ``block`` rows at a time."""
+    import numpy as np
+
+    s, U = np.linalg.eigh(kernel(centres, centres))
+    keep = s > 1e-10 * s[-1]
+    T = U[:, keep] / np.sqrt(s[keep])
+    Z = np.empty((len(X), int(keep.sum())))
+    for a in range(0, len(X), block):
+        Z[a:a + block] = kernel(X[a:a + block], centres) @ T
+    return Z

@@ -185,12 +185,7 @@ def run_precond_rows(n, variants):
     def gauss(A, B):
         return np.exp(-gamma * np.maximum(np.sum(A * A, 1)[:, None] + np.sum(B * B, 1)[None] - 2 * A @ B.T, 0))
 
-    s, U = np.linalg.eigh(gauss(centres, centres))
-    keep = s > 1e-10 * s[-1]
-    T = U[:, keep] / np.sqrt(s[keep])
-    Z = np.empty((n, int(keep.sum())))
-    for a in range(0, n, 20_000):
-        Z[a:a + 20_000] = gauss(X[a:a + 20_000], centres) @ T
+    Z = _setup.nystrom_features(X[:n], centres, gauss)
     problem, loss = ArrayProblem(Z, np.where(y == 1, 1.0, -1.0)[:, None]), get_loss("logistic")
     out = {"part": "precond_rows", "n": n, "m": m, "r": Z.shape[1], "gamma": gamma, "runs": {}}
     for rows in variants:

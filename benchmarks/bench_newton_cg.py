@@ -48,12 +48,7 @@ def _features(n, m, classes):
         d2 = np.sum(A * A, 1)[:, None] + np.sum(B * B, 1)[None] - 2 * A @ B.T
         return np.exp(-np.maximum(d2, 0) / 40)
 
-    s, U = np.linalg.eigh(gauss(C, C))
-    keep = s > 1e-10 * s[-1]
-    T = U[:, keep] / np.sqrt(s[keep])
-    Z = np.empty((n, int(keep.sum())))
-    for a in range(0, n, 20000):
-        Z[a:a + 20000] = gauss(X[a:a + 20000], C) @ T
+    Z = _setup.nystrom_features(X[:n], C, gauss)
     if classes == 2:
         return Z, np.where(y == 1, 1.0, -1.0)[:, None]
     Y = -np.ones((n, classes))
