@@ -49,16 +49,10 @@ def _helper(env):
 
 
 def _preexec(limits):
-    def apply():
-        import resource
+    from tests.docs._warm import apply_limits
 
-        if limits.get("sigint"):
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-        if limits.get("address_space") is not None:
-            resource.setrlimit(resource.RLIMIT_AS, (limits["address_space"],) * 2)
-        if limits.get("file_size") is not None:
-            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_size"],) * 2)
+    def apply():
+        apply_limits(limits, signal.SIG_DFL)
 
     return apply if limits else None
 

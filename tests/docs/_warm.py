@@ -126,9 +126,23 @@ class _Drain(threading.Thread):
         return self.data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
 
 
+def apply_limits(limits, sigint_handler):
+    """Apply a command's ``limits`` to this process: ``sigint`` (true: SIGINT gets ``sigint_handler``, Ctrl-C at
+    its default), ``address_space`` (RLIMIT_AS) and ``file_size`` (RLIMIT_FSIZE, SIGXFSZ ignored), in bytes."""
+    import resource
+    import signal
+
+    if limits.get("sigint"):
+        signal.signal(signal.SIGINT, sigint_handler)
+    if limits.get("address_space") is not None:
+        resource.setrlimit(resource.RLIMIT_AS, (limits["address_space"],) * 2)
+    if limits.get("file_size") is not None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_size"],) * 2)
+
+
 def _child(request):
     """In the forked child: become ``python ARGS`` started in ``cwd`` with ``env`` (never returns normally)."""
-    import resource
     import runpy
     import signal
     import types
@@ -141,14 +155,7 @@ def _child(request):
         opened = os.open(path, flags, 0o600)
         os.dup2(opened, fd)
         os.close(opened)
-    limits = request.get("limits") or {}
-    if limits.get("sigint"):
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    if limits.get("address_space") is not None:
-        resource.setrlimit(resource.RLIMIT_AS, (limits["address_space"],) * 2)
-    if limits.get("file_size") is not None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits["file_size"],) * 2)
+    apply_limits(request.get("limits") or {}, signal.default_int_handler)
     sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the helper's buffered requests are not the command's input
     args = request["args"]
     if args[0] == "-m":
