@@ -147,3 +147,25 @@ def test_lam_paths_of_model_selection_read_features(low_threshold):
     X, Y = _data(seed=7)
     search = KernelSearchCV(SketchedKernelRidge(**KW), {"lam": [1e-4, 1e-3, 1e-2]}, cv=3).fit(X, Y[:, 0])
     assert np.isfinite(search.best_score_) and search.best_estimator_.representation_ == "centres"
+
+
+def test_the_cli_report_shows_the_pcg_outcome(low_threshold, tmp_path):
+    """``skframe fit --json`` carries the solver's residual and passes; the summary prints one ``solver`` line."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from skframe.cli import app
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 3))
+    np.savetxt(tmp_path / "t.csv", np.c_[X, np.sin(X).sum(axis=1)], delimiter=",")
+    args = ["fit", str(tmp_path / "t.csv"), "--sketch", "nystrom", "--sketch-size", "60", "--lam", "1e-3",
+            "--kernel-param", "gamma=0.3", "--holdout", "0"]
+    res = CliRunner().invoke(app, args + ["--json"])
+    assert res.exit_code == 0, res.output
+    solver = json.loads(res.stdout)["solver"]
+    assert solver["solver"] == "pcg" and solver["residual"] <= solver["tol"] and solver["passes"] >= 1
+    text = CliRunner().invoke(app, args).stdout
+    line = [ln for ln in text.splitlines() if ln.startswith("solver ")][0]
+    assert line.startswith("solver     pcg: relative residual")

@@ -35,6 +35,27 @@ def training_info(model):
     return info if isinstance(info, dict) and "members" in info else None
 
 
+def solver_report(model):
+    """An iterative square-loss solve's outcome (``solver_info_`` with a ``residual``: the solver, its relative
+    residual and rule, passes over the rows, stop reason, preconditioner and seconds), else None.
+
+    The closed form and the machine losses' solvers are reported elsewhere (the sketch's representation; the
+    duality gap in the metrics)."""
+    info = getattr(model, "solver_info_", None)
+    if not isinstance(info, dict) or "residual" not in info:
+        return None
+    keys = ("solver", "residual", "residual_rule", "tol", "passes", "stop_reason", "preconditioner",
+            "preconditioner_reason", "preconditioner_bytes", "seconds_preconditioner", "seconds_passes")
+    return {k: info[k] for k in keys if k in info}
+
+
+def solver_line(solver):
+    """The summary's ``solver`` line: ``pcg: relative residual 3.8e-08 after 8 passes (relative residual ...)``."""
+    return (f"solver     {solver.get('solver', '?')}: relative residual {solver['residual']:.2g} after "
+            f"{solver.get('passes', '?')} passes over the rows, {solver.get('preconditioner', 'no')} preconditioner "
+            f"({solver.get('stop_reason', '')})")
+
+
 def chosen_lines(chosen):
     """One report line per chosen parameter: ``lam        2.3e-05 chosen: least ... (gcv 0.0123)``; learned
     length-scales as the five largest relevances ``1 / l_j^2`` (scaled to a maximum of 1), by input column."""

@@ -21,7 +21,7 @@ from skframe.automatic._graph_data import model_extra
 from skframe.automatic._raw_tables import is_labels
 from skframe.automatic._services import call_predict, task_module
 from skframe.automatic._values import parse_float_list, progress_bar
-from skframe.automatic.chosen import chosen_info, default_auto_gamma, training_info
+from skframe.automatic.chosen import chosen_info, default_auto_gamma, solver_report, training_info
 from skframe.automatic.holdout import fit_held_out, holdout_evaluation, holdout_rows
 from skframe.automatic.intervals import check_task, fit_intervals
 from skframe.automatic.replay import scaler_state
@@ -223,6 +223,7 @@ def fit_prepared(prep, opts):
         "sketch": getattr(model, "sketch_info_", None),
         "execution": getattr(model, "execution_", None),
         "training": training_info(model),  # dsokr: the recipe used and each network's epochs
+        "solver": solver_report(model),  # an iterative square-loss solve (pcg): residual, passes, stop reason
         "chosen": chosen_info(model),  # lam="auto" / gamma="auto": what was chosen, by which criterion
         "model": {"class": type(model).__name__, "params": estimator_params(model)},
         "data": prep.data_info,

@@ -8,7 +8,7 @@ from skframe.automatic._fit_warnings import fit_warnings
 from skframe.automatic._raw_tables import column_table
 from skframe.automatic._services import format_metrics
 from skframe.automatic._services import format_value as _fmt
-from skframe.automatic.chosen import chosen_lines
+from skframe.automatic.chosen import chosen_lines, solver_line
 from skframe.cli._explain import execution_line
 
 __all__ = ["print_report", "fit_warnings"]
@@ -63,6 +63,8 @@ def print_report(report):
         typer.echo(f"training   {t['network']} {net} batch={t['batch_size']} "
                    f"{t['optimizer']} lr={t['learning_rate']:g} {t['lr_schedule']} weight_decay={t['weight_decay']:g} "
                    f"early stopping on {t['validation_metric'] or 'none'} ({t['n_validation']} held out): {runs}")
+    if report.get("solver"):
+        typer.echo(solver_line(report["solver"]))
     for line in chosen_lines(report.get("chosen")):
         typer.echo(line)
     typer.echo(f"fit        {report['fit_seconds']:.4f} s")
