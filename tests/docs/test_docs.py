@@ -24,6 +24,7 @@ import re
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -167,7 +168,11 @@ def _run_shell(cmd, cwd, env):
                                    for a in argv[1:]]
     else:
         pytest.fail(f"documented command {cmd!r} is neither skframe, python nor pip: teach tests/docs/test_docs.py")
+    t0 = time.perf_counter()
     res = _launch(argv, cwd, env)
+    if os.environ.get("SKFRAME_DOCS_TIMES"):  # where the documentation's commands spend the suite's time
+        with open(os.environ["SKFRAME_DOCS_TIMES"], "a", encoding="utf-8") as fh:
+            fh.write(f"{time.perf_counter() - t0:.2f}\t{cmd}\n")
     assert res.returncode == 0, f"`{cmd}` failed ({res.returncode}):\n{res.stdout[-2000:]}\n{res.stderr[-2000:]}"
     return res.stdout
 

@@ -169,3 +169,18 @@ def test_the_cli_report_shows_the_pcg_outcome(low_threshold, tmp_path):
     text = CliRunner().invoke(app, args).stdout
     line = [ln for ln in text.splitlines() if ln.startswith("solver ")][0]
     assert line.startswith("solver     pcg: relative residual")
+
+
+def test_posterior_and_shared_folds_refuse_a_pcg_fit_naming_why(low_threshold):
+    """Intervals that need the closed form's sums say the fit ran conjugate gradients, and name the fixes."""
+    from skframe.exceptions import InvalidParameterError
+    from skframe.uncertainty import ConformalRegressor, posterior_interval
+
+    X, Y = _data()
+    model = SketchedKernelRidge(**KW, lam=1e-3).fit(X, Y[:, 0])
+    with pytest.raises(NotFittedError, match="conjugate gradients over its centres.*PCG_MIN_CENTRES"):
+        posterior_interval(model, X[:3], 0.1)
+    with pytest.raises(InvalidParameterError, match="conjugate gradients.*sketch_sharing='fold'"):
+        ConformalRegressor(SketchedKernelRidge(**KW, lam=1e-3), cv=3, sketch_sharing="shared").fit(X, Y[:, 0])
+    lo, hi = ConformalRegressor(SketchedKernelRidge(**KW, lam=1e-3), cv=3).fit(X, Y[:, 0]).predict_interval(X[:3])
+    assert np.all(lo < hi)

@@ -84,6 +84,13 @@ def _ridge_solve(rep, Y, lam, init, rng, keep=None, sample_weight=None):
     return SolveResult(W=W, stop_reason="closed form (exact minimiser)", n_iter=1)
 
 
+def no_posterior_after_pcg(what, sketch_size):
+    """The one-line reason a model solved by conjugate gradients over its centres cannot give ``what``."""
+    return (f"this model (sketch_size={sketch_size!r}) was solved by conjugate gradients over its centres, which "
+            f"keep no posterior state; for {what} fit with a sketch_size below the plan's threshold for them "
+            "(skframe.compute.plan_square.PCG_MIN_CENTRES), which solves in closed form, or use a conformal method "
+            "(cv+, split, cqr)")
+
 class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
     """Kernel ridge regression with a random sketch of the coefficients.
 
@@ -301,10 +308,7 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
             return super().predict(X)
         self._check_fitted()
         if getattr(self, "posterior_", None) is None and getattr(self, "representation_", None) == "centres":
-            raise NotFittedError(
-                "this model was solved by conjugate gradients over its centres, which keep no posterior state; for "
-                "predict(X, return_std=True) fit with a sketch_size below the plan's threshold for them or with "
-                "sample_weight (both solve in closed form)")
+            raise NotFittedError(no_posterior_after_pcg("predict(X, return_std=True)", self.sketch_size))
         if getattr(self, "posterior_", None) is None:
             raise NotFittedError(
                 "this model holds no posterior state (saved by an skframe version without it, or fitted on Dask "

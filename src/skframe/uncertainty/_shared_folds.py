@@ -144,6 +144,12 @@ def fit_shared_folds(estimator, X, Y2, fold_of, K, *, chunk_rows=4096, budget_by
     _check(estimator)
     full = clone(estimator).fit(X, Y2)
     state = getattr(full, "posterior_", None)
+    if getattr(full, "representation_", None) == "centres":
+        raise InvalidParameterError(
+            f"sketch_sharing='shared' reuses the m x m sums of one fit, but this model (sketch_size="
+            f"{estimator.sketch_size!r}) was solved by conjugate gradients over its centres, which form no such sums "
+            "(its solver_info_ says so); use sketch_sharing='fold', or a sketch_size below the plan's threshold for "
+            "conjugate gradients (skframe.compute.plan_square.PCG_MIN_CENTRES)")
     if state is None or (state.get("P_z") is None and (state.get("mix") is None or state.get("UD") is None)):
         raise InvalidParameterError(
             f"sketch_sharing='shared' needs a sketched model with a kernel expansion (sketch={estimator.sketch!r} "

@@ -74,6 +74,10 @@ def posterior_interval(model, X, alpha):
         raise InvalidParameterError(
             f"the posterior interval needs a SketchedKernelRidge (the square loss), not {type(model).__name__}; "
             "use a conformal method (cv+, split, cqr) for other models")
+    if getattr(model, "posterior_", None) is None and getattr(model, "representation_", None) == "centres":
+        from skframe.models.ridge import no_posterior_after_pcg
+
+        raise NotFittedError(no_posterior_after_pcg("posterior intervals", getattr(model, "sketch_size", None)))
     if getattr(model, "posterior_", None) is None:
         raise NotFittedError("this model holds no posterior state (written by an skframe version without it); "
                              "refit it with this version to get posterior intervals")
