@@ -22,6 +22,7 @@ from scipy.stats import norm
 
 from skframe.contract.model_tags import model_tags
 from skframe.exceptions import InvalidParameterError, NotFittedError
+from skframe.models.ridge import no_posterior_after_pcg
 from skframe.uncertainty._quantiles import CQR_SCORES, FoldResiduals, cqr_widening, split_quantile
 from skframe.uncertainty._shared_folds import SharedSketchFolds
 from skframe.uncertainty.conformal import ConformalRegressor, _as_2d
@@ -75,8 +76,6 @@ def posterior_interval(model, X, alpha):
             f"the posterior interval needs a SketchedKernelRidge (the square loss), not {type(model).__name__}; "
             "use a conformal method (cv+, split, cqr) for other models")
     if getattr(model, "posterior_", None) is None and getattr(model, "representation_", None) == "centres":
-        from skframe.models.ridge import no_posterior_after_pcg
-
         raise NotFittedError(no_posterior_after_pcg("posterior intervals", getattr(model, "sketch_size", None)))
     if getattr(model, "posterior_", None) is None:
         raise NotFittedError("this model holds no posterior state (written by an skframe version without it); "
