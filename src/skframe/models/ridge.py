@@ -91,6 +91,7 @@ def no_posterior_after_pcg(what, sketch_size):
             "(skframe.compute.plan_square.PCG_MIN_CENTRES), which solves in closed form, or use a conformal method "
             "(cv+, split, cqr)")
 
+
 class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMixin, RegressorMixin, BaseEstimator):
     """Kernel ridge regression with a random sketch of the coefficients.
 
