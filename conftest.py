@@ -28,12 +28,12 @@ _SHARED_GROUPS = {"tests/docs/test_docs.py": "docs", "tests/docs/test_documented
 
 
 def pytest_xdist_auto_num_workers(config):
-    """``-n auto``: one process per core, at most :data:`MAX_WORKERS` (``PYTEST_XDIST_AUTO_NUM_WORKERS`` wins)."""
-    env = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
-    if env:
-        return int(env)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(MAX_WORKERS, cores))
+    """``-n auto``: pytest-xdist's own count (its cores, or ``PYTEST_XDIST_AUTO_NUM_WORKERS``, which wins), at most
+    :data:`MAX_WORKERS` processes unless that variable asks for more."""
+    from xdist.plugin import pytest_xdist_auto_num_workers as xdist_count  # lazy: called only where xdist runs
+
+    count = xdist_count(config)
+    return count if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") else max(1, min(MAX_WORKERS, count))
 
 
 @pytest.hookimpl(tryfirst=True)
