@@ -210,8 +210,9 @@ def weighted_outer(Z, c):
     NumPy's product of a matrix with its own transpose is BLAS ``syrk``, half the multiply-adds of the general
     product, mirrored. It goes through NumPy's BLAS, not SciPy's: the two wheels each carry their own OpenBLAS
     and thread pool, and a SciPy ``dsyrk`` called between NumPy products (a Newton pass) ran at half speed
-    against NumPy's threads still spinning (22 524 x 301 on two cores: 0.10-0.15 s, here 0.04-0.05 s).
-    Otherwise (a negative or NaN weight) the general product.
+    against NumPy's threads still spinning (22 524 x 301 on two cores, NumPy loaded before skframe: 0.10-0.15 s,
+    here 0.04-0.05 s; in the command line, which shortens OpenBLAS's spin before NumPy loads, a Newton pass
+    0.084 s -> 0.070 s). Otherwise (a negative or NaN weight) the general product.
 
     >>> Z = np.arange(6.0).reshape(3, 2)
     >>> c = np.array([1.0, 2.0, 0.5])
