@@ -285,6 +285,18 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         fit.posterior_system = last  # filled by the solves: read by fit() once the last λ is solved
         return fit
 
+    def check_posterior(self, what):
+        """Raise :class:`~skframe.exceptions.NotFittedError` naming why and the fix when the fitted model keeps
+        no posterior state for ``what`` (e.g. ``"posterior intervals"``): a fit by conjugate gradients over its
+        centres, a model saved by an skframe version without it, or one fitted on Dask targets."""
+        if getattr(self, "posterior_", None) is not None:
+            return
+        if getattr(self, "representation_", None) == "centres":
+            raise NotFittedError(no_posterior_after_pcg(what, self.sketch_size))
+        raise NotFittedError(
+            "this model holds no posterior state (saved by an skframe version without it, or fitted on Dask "
+            f"targets); refit it with this version to get {what}")
+
     def predict(self, X, return_std=False, *, noise=False):
         """Predict targets for X (chunked over rows: memory stays bounded).
 
@@ -308,12 +320,7 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         if not return_std:
             return super().predict(X)
         self._check_fitted()
-        if getattr(self, "posterior_", None) is None and getattr(self, "representation_", None) == "centres":
-            raise NotFittedError(no_posterior_after_pcg("predict(X, return_std=True)", self.sketch_size))
-        if getattr(self, "posterior_", None) is None:
-            raise NotFittedError(
-                "this model holds no posterior state (saved by an skframe version without it, or fitted on Dask "
-                "targets); refit it with this version to get predict(X, return_std=True)")
+        self.check_posterior("predict(X, return_std=True)")
         # one kernel block per chunk of rows gives both the mean and the variance
         F, var = self._decision(X, lambda Xv, plan: posterior_predict(self, Xv, noise=noise, options=plan))
         std = np.sqrt(var)

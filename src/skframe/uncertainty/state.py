@@ -21,8 +21,7 @@ import numpy as np
 from scipy.stats import norm
 
 from skframe.contract.model_tags import model_tags
-from skframe.exceptions import InvalidParameterError, NotFittedError
-from skframe.models.ridge import no_posterior_after_pcg
+from skframe.exceptions import InvalidParameterError
 from skframe.uncertainty._quantiles import CQR_SCORES, FoldResiduals, cqr_widening, split_quantile
 from skframe.uncertainty._shared_folds import SharedSketchFolds
 from skframe.uncertainty.conformal import ConformalRegressor, _as_2d
@@ -75,11 +74,9 @@ def posterior_interval(model, X, alpha):
         raise InvalidParameterError(
             f"the posterior interval needs a SketchedKernelRidge (the square loss), not {type(model).__name__}; "
             "use a conformal method (cv+, split, cqr) for other models")
-    if getattr(model, "posterior_", None) is None and getattr(model, "representation_", None) == "centres":
-        raise NotFittedError(no_posterior_after_pcg("posterior intervals", getattr(model, "sketch_size", None)))
-    if getattr(model, "posterior_", None) is None:
-        raise NotFittedError("this model holds no posterior state (written by an skframe version without it); "
-                             "refit it with this version to get posterior intervals")
+    check = getattr(model, "check_posterior", None)  # the model's own refusal, naming why and the fix
+    if check is not None:
+        check("posterior intervals")
     F, sd = model.predict(X, return_std=True, noise=True)
     F, sd = np.atleast_2d(F.T).T, np.atleast_2d(sd.T).T
     z = float(norm.ppf(1 - alpha / 2))
