@@ -69,6 +69,11 @@ CRITERIA = ("alo", "kfold")
 MAX_COUPLED = 3000
 #: rows per block of the leverage products
 CHUNK = 4096
+#: the precision of the leverages' triangular solves (the Cholesky factor itself is float64): float32 runs them
+#: 2.5x faster (100 000 x 633 on two cores: 1.07 s -> 0.42 s per λ) and moved the ALO losses of 8 tables (bundled,
+#: generated, CPS1988) by at most 2.5e-8, where neighbouring λ on the grid differ by 2e-4 or more; its relative
+#: error is about 6e-8 times the factor's condition number, at most sqrt(||H|| / lam)
+LEVERAGE_DTYPE = np.float32
 #: the relative duality gap the path's Newton solves stop at (the final fit at the chosen λ, started from the
 #: path's point there, solves to the solver's own ``tol`` and certifies it)
 PATH_TOL = 1e-6
@@ -137,13 +142,14 @@ def hessian_of(Z, Y, W, loss, lam, w, coupled, given=None):
 
 
 def _column_leverages(Z, blocks):
-    """``(n, k)``: ``z_i^T H_j^{-1} z_i`` per row and column block ``H_j``."""
+    """``(n, k)``: ``z_i^T H_j^{-1} z_i`` per row and column block ``H_j``: ``||L_j^{-1} z_i||^2`` with ``H_j``'s
+    Cholesky factor ``L_j`` (float64), the n triangular solves in :data:`LEVERAGE_DTYPE` (see there)."""
     out = np.empty((Z.shape[0], len(blocks)))
     for j, H in enumerate(blocks):
-        L = cho_factor(H, lower=True, check_finite=False)[0]
+        L = cho_factor(H, lower=True, check_finite=False)[0].astype(LEVERAGE_DTYPE)
         for s in range(0, Z.shape[0], CHUNK):
-            V = solve_triangular(L, Z[s:s + CHUNK].T, lower=True, check_finite=False)
-            out[s:s + CHUNK, j] = np.einsum("ij,ij->j", V, V)
+            V = solve_triangular(L, Z[s:s + CHUNK].T.astype(LEVERAGE_DTYPE), lower=True, check_finite=False)
+            out[s:s + CHUNK, j] = np.einsum("ij,ij->j", V, V, dtype=np.float64)
     return out
 
 
