@@ -70,7 +70,7 @@ def test_fit_on_a_table_sorted_by_class_uses_stratified_shuffled_folds(iris):
     assert any(line.startswith("lam ") and "3 shuffled stratified folds (seed 4)" in line
                for line in text.splitlines()), text
     bad = runner.invoke(app, [*common, "--lam-criterion", "loo"])
-    assert bad.exit_code != 0 and "--lam-criterion 'loo' is not one of alo, kfold" in bad.output
+    assert bad.exit_code != 0 and "--lam-criterion 'loo' is not one of auto, alo, holdout, kfold" in bad.output
     assert "Traceback" not in bad.output
 
 

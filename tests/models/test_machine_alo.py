@@ -141,7 +141,7 @@ def test_hinge_and_kfold_take_the_folds():
     X, y = make_classification(150, 4, random_state=0)
     hinge = SketchedKernelClassifier(lam="auto", sketch_size=20, random_state=0).fit(X, y)
     assert "folds" in hinge.fit_info_["lam"]["reason"]
-    assert "not approximate leave-one-out: the loss has no Hessian" in hinge.fit_info_["lam"]["reason"]
+    assert "neither leave-one-out nor a held-out share: the loss has no Hessian" in hinge.fit_info_["lam"]["reason"]
     kfold = SketchedKernelClassifier(loss="logistic", lam="auto", lam_criterion="kfold", sketch_size=20,
                                      random_state=0).fit(X, y)
     assert "folds" in kfold.fit_info_["lam"]["folds"]

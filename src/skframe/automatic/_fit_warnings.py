@@ -5,7 +5,8 @@ from __future__ import annotations
 __all__ = ["fit_warnings"]
 
 _EVALUATED = {"holdout": "held-out rows", "test": "test rows", "train": "training rows",
-              "approximate leave-one-out": "training rows, each left out"}
+              "approximate leave-one-out": "training rows, each left out",
+              "held-out share": "training rows held out of lam's path"}
 
 
 def fit_warnings(report):

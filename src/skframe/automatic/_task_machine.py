@@ -127,7 +127,7 @@ def build_estimator(opts):
             class_weight=getattr(opts, "class_weight", None),
             calibration=calibration_for(getattr(opts, "calibration", None), loss_name),
             max_classes=getattr(opts, "max_classes", None),  # --max-classes: refused in fit, before any work
-            lam_criterion=getattr(opts, "lam_criterion", "alo"),  # --lam-criterion: how lam="auto" is scored
+            lam_criterion=getattr(opts, "lam_criterion", "auto"),  # --lam-criterion: how lam="auto" is scored
             loss=loss_name,
             loss_params=opts.loss_params or None,  # validated above by get_loss
             solver=solver,

@@ -6,8 +6,9 @@ that is kept (and saved) is then fitted on every row. A classifier whose ``lam="
 leave-one-out (the default of the logistic and multinomial losses) has held-out metrics already: those of
 every training row's approximate leave-one-out probabilities (``held_out_``,
 :func:`skframe.models.machine._alo.held_out_report`); they are reported instead (``evaluated_on``
-``"approximate leave-one-out"``), and the model is fitted once. ``--holdout 0`` fits on every row only and
-reports the training metrics, labelled as such. The embedded default data and files with
+``"approximate leave-one-out"``), and the model is fitted once; so are those of the rows held out by a
+``lam="auto"`` chosen on a held-out share of many rows (``"held-out share"``). ``--holdout 0`` fits on every row
+only and reports the training metrics, labelled as such. The embedded default data and files with
 ``--test`` (or ``--split-column``) have a test set and are evaluated on it.
 """
 
@@ -79,7 +80,9 @@ def fit_held_out(prep, model):
     gap = {k: info[k] for k in ("primal", "dual", "gap", "relative_gap") if k in info} or None
     metrics = {"n_samples": held["rows"], "classes": model.classes_.tolist(), "stop_reason": model.stop_reason_,
                "duality_gap": gap, **held["metrics"]}
-    prep.data_info["holdout"] = {"rows": held["rows"], "method": held["method"], "lam": held["lam"],
-                                 "refit": "none: every training row's approximate leave-one-out prediction of the "
-                                          "one fit (no --holdout share is drawn)"}
+    refit = ("none: every training row's approximate leave-one-out prediction of the one fit (no --holdout share "
+             "is drawn)") if held["method"] == "approximate leave-one-out" else (
+             "none: the rows lam's path held out, predicted by its fit on the other rows at the chosen lam (no "
+             "--holdout share is drawn; the model kept is fitted on every row)")
+    prep.data_info["holdout"] = {"rows": held["rows"], "method": held["method"], "lam": held["lam"], "refit": refit}
     return metrics, 0.0, None

@@ -29,7 +29,7 @@ FORMATS = ("csv", "npz", "arff", "libsvm", "parquet", "feather")
 INTERVAL_METHODS = ("cv+", "split", "cqr", "jackknife+", "posterior")  # skframe.uncertainty.INTERVAL_METHODS
 CQR_SCORES = ("symmetric", "asymmetric")  # skframe.uncertainty._quantiles.CQR_SCORES
 CALIBRATIONS = ("none", "sigmoid", "lapse")  # skframe.models.machine._calibration.METHODS, and none
-LAM_CRITERIA = ("alo", "kfold")  # skframe.models.machine._alo.CRITERIA: how a classifier's lam="auto" is scored
+LAM_CRITERIA = ("auto", "alo", "holdout", "kfold")  # skframe.models.machine._alo.CRITERIA: how lam="auto" is scored
 
 KV = Optional[List[str]]
 
@@ -80,7 +80,7 @@ class TableOptions:
     loss: str = "square"
     class_weight: Optional[str] = None
     calibration: Optional[str] = None
-    lam_criterion: str = "alo"
+    lam_criterion: str = "auto"
     loss_param: KV = None
     solver: Optional[str] = None
     solver_param: KV = None

@@ -198,7 +198,7 @@ def fit_prepared(prep, opts):
     fit_seconds = fit_model(model, prep.X_fit, prep.y_fit, opts)  # first: data errors name every row
     held = fit_held_out(prep, model) if rows is not None else None  # the fit's own held-out values: no second fit
     if held is not None:
-        (metrics, predict_seconds, path), evaluated_on = held, "approximate leave-one-out"
+        (metrics, predict_seconds, path), evaluated_on = held, prep.data_info["holdout"]["method"]
         rows = (None, range(prep.data_info["holdout"]["rows"]))  # n_test: every training row, each left out
     elif rows is not None:
         metrics, predict_seconds, path = holdout_evaluation(prep, opts, rows, fit_model, targets_for_fit,

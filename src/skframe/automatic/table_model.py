@@ -119,7 +119,7 @@ class TableModel(BaseEstimator):
                  delimiter=None, format=None, missing="error", scale="auto", holdout=0.2, seed=0, cv_order="shuffle",
                  max_classes=50, kernel="gaussian", kernel_params=None, sketch="auto", sketch_size="auto",
                  sketch_params=None, fit_intercept=None, lam=None, loss="square", loss_params=None, class_weight=None,
-                 calibration=None, lam_criterion="alo", solver=None, solver_params=None, epochs=None, batch_size=None,
+                 calibration=None, lam_criterion="auto", solver=None, solver_params=None, epochs=None, batch_size=None,
                  learning_rate=None, tol=None, early_stopping=False, validation_fraction=0.1, quantiles=None,
                  output_matrix=None, output_matrix_params=None, memory_budget=None, dtype="float64", backend="auto",
                  interval=None, interval_method=None, cqr_score=None):

@@ -110,6 +110,10 @@ def _metrics_heading(report):
         h = report["data"].get("holdout", {})
         return (f"metrics on the {h.get('rows')} training rows, each left out (approximate leave-one-out of the one "
                 "fit, at the chosen lam):")
+    if on == "held-out share":
+        h = report["data"].get("holdout", {})
+        return (f"metrics on the {h.get('rows')} training rows that lam's path held out (predicted by its fit on the "
+                "other rows at the chosen lam; the model kept is fitted on every row):")
     if on == "train":
         return "metrics on the training set (the rows fitted, not a held-out estimate; --holdout 0 or too few rows):"
     return f"metrics on the {on} set:"

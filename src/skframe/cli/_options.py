@@ -111,7 +111,7 @@ CLI_OPTIONS = {
         "(classification).", SOLVER, show_default=False),
     "calibration": _opt("--calibration", "Probability map of --loss logistic: none, sigmoid or lapse (default).",
         SOLVER, show_default=False),
-    "lam_criterion": _opt("--lam-criterion", "Classifier --lam auto by alo or kfold.",
+    "lam_criterion": _opt("--lam-criterion", "Classifier --lam auto by auto, alo, holdout or kfold.",
         SOLVER),
     "loss_param": _kv("--loss-param", "Loss parameter KEY=VALUE, repeatable (e.g. kappa=1, epsilon=0.1).", SOLVER),
     "solver": _opt("--solver", "closed-form, admm, dual-cd, lbfgs or adam (default: the loss's own).", SOLVER,

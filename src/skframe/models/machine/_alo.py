@@ -63,8 +63,10 @@ from skframe.plugin.toolbox import weighted_outer
 __all__ = ["CRITERIA", "MAX_COUPLED", "alo_applies", "alo_decisions", "choose_lam_alo", "hessian_of",
            "held_out_report"]
 
-#: the criteria of ``lam="auto"`` for the classifier: approximate leave-one-out on one path, or k folds
-CRITERIA = ("alo", "kfold")
+#: the criteria of ``lam="auto"`` for the classifier: the rule choosing among the others
+#: (:func:`skframe.models.machine._holdout.auto_criterion`), approximate leave-one-out on one path, a held-out
+#: share on one path, or k folds
+CRITERIA = ("auto", "alo", "holdout", "kfold")
 #: the most unknowns (r k) whose full Hessian the multinomial ALO inverts (above: k folds)
 MAX_COUPLED = 3000
 #: rows per block of the leverage products
@@ -322,20 +324,26 @@ def _rises():
 
 
 def held_out_report(fit, est):
-    """``est.held_out_``: the classification metrics of every training row's ALO probabilities at the chosen λ
-    (through the calibration map, when there is one), or None when the fit computed none.
+    """``est.held_out_``: the classification metrics of held-out probabilities at the chosen λ (through the
+    calibration map, when there is one): every training row's ALO probabilities, or those of the held-out share
+    of ``lam_criterion="holdout"`` (:mod:`skframe.models.machine._holdout`); None when the fit computed none.
 
     A held-out estimate without a second fit: ``{"method", "lam", "rows", "metrics"}``, the metrics those of
-    :func:`skframe.metrics.classifier_report`. It is slightly optimistic where a held-out share's is not: λ is
-    the grid's minimiser of the same values (of 8), the sketch and the calibration map (3 numbers per column)
-    saw every row, and one Newton step stands for each refit (see module).
+    :func:`skframe.metrics.classifier_report`. It is slightly optimistic where a held-out share's refit is not:
+    λ is the grid's minimiser of the same values (of 8), the calibration map (3 numbers per column) was fitted on
+    them, the sketch saw every row, and for ALO one Newton step stands for each refit (see module).
     """
-    alo = getattr(fit, "alo", None)
     est.held_out_ = None
-    if alo is None or alo["lam"] != float(est.lam_path_[-1]):
+    lam = float(est.lam_path_[-1])
+    alo, hold = getattr(fit, "alo", None), getattr(fit, "holdout", None)
+    if alo is not None and alo["lam"] == lam:
+        method, F, Y = "approximate leave-one-out", alo["decisions"], _host(fit.Y)
+    elif hold is not None and hold["lam"] == lam:
+        method, F, Y = "held-out share", hold["decisions"], _host(fit.Y[hold["rows"]])
+    else:
         return
-    P = class_probabilities(est.loss_, alo["decisions"], getattr(est, "calibration_", None))
+    P = class_probabilities(est.loss_, F, getattr(est, "calibration_", None))
     classes = est.classes_
-    y = classes[row_codes(_host(fit.Y))]
-    est.held_out_ = {"method": "approximate leave-one-out", "lam": alo["lam"], "rows": int(y.size),
+    y = classes[row_codes(Y)]
+    est.held_out_ = {"method": method, "lam": lam, "rows": int(y.size),
                      "metrics": classifier_report(y, classes[np.argmax(P, axis=1)], classes, P)}

@@ -20,7 +20,9 @@ from the solution with row i removed, by Sherman-Morrison)
 
 for the objective ``(1/n) sum_i w_i l(f_i, y_i) + (lam/2) ||W||^2`` with mean-1 weights ``w`` and ``H`` its
 Hessian at the solution (the Newton solver's last one, else formed in one pass over the rows). The values come
-from at most :data:`MAX_ROWS` evenly spaced rows: three numbers per column need no more. A lapse rate that
+from at most :data:`MAX_ROWS` evenly spaced rows: three numbers per column need no more. Where ``lam="auto"`` was
+chosen on a held-out share of the rows (:mod:`skframe.models.machine._holdout`), those rows' decision values at
+the chosen λ (from the path's fit on the other rows) are the held-out values instead. A lapse rate that
 stands for fewer than :data:`MIN_LAPSE_ROWS` of them (``eps`` times the rows' weight) is not told apart from one or
 two far-off rows, and the sigmoid is kept. Rows kept in time order (the classifier's ``cv_order="keep"``) are not
 exchangeable, as leaving one out assumes: their held-out values come from :data:`KEEP_FOLDS` consecutive folds
@@ -220,8 +222,13 @@ def calibrate(fit, est, result, method):
     log-loss on held-out parts of them beyond :data:`MIN_GAIN_Z` standard errors, else the identity (see module)."""
     lam = float(est.lam_path_[-1])
     keep = getattr(est, "cv_order", "shuffle") == "keep"
+    hold = getattr(fit, "holdout", None)
     if keep:
         rows, S, T, scores = fold_scores(fit, lam)
+    elif hold is not None and hold["lam"] == lam:  # lam="auto" by a held-out share: its rows' decision values
+        pick = _rows(hold["rows"].size)  # at most MAX_ROWS of them, evenly spaced
+        rows, S, scores = hold["rows"][pick], hold["decisions"][pick], "held-out share"
+        T = _host(fit.Y[rows])
     else:
         (rows, S, T), scores = held_out_scores(fit, result, lam), "approximate leave-one-out"
     w = _mean_one(fit.sample_weight, fit.Y.shape[0])[rows]

@@ -17,7 +17,7 @@ from skframe.models._base import store_params, validate_X
 from skframe.models._core import resolve_loss
 from skframe.models._data import wrap_value_error
 from skframe.models._folds import CV_ORDERS
-from skframe.models.machine import _alo, _calibration
+from skframe.models.machine import _alo, _calibration, _holdout
 from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
 from skframe.models.machine._labels import class_probabilities, class_row_weights, encode_labels, row_codes
 
@@ -65,16 +65,22 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
     lam : float, sequence of float or "auto", default=1e-3
         Regularisation strength (a sequence: regularisation path, see
         :class:`SketchedKernelMachine`); ``"auto"``: chosen on the grid ``1e-8 ... 1e-1`` by ``lam_criterion``.
-    lam_criterion : {"alo", "kfold"}, default="alo"
+    lam_criterion : {"auto", "alo", "holdout", "kfold"}, default="auto"
         How ``lam="auto"`` scores the grid. ``"alo"``: one warm-started λ path on all rows, each λ scored by the
         mean approximate leave-one-out loss from the solution's Hessian (one Newton step per left-out row:
         :mod:`skframe.models.machine._alo`); it applies to the logistic and multinomial losses with the features in
         memory (the multinomial up to 3 000 features x classes), and the calibration reuses the chosen λ's values.
-        ``"kfold"`` (and the other cases, which ``fit_info_["lam"]["reason"]`` then names, among them
-        ``cv_order="keep"``: rows in time order are not exchangeable): the mean held-out loss of 3 folds, stratified
-        by class (see ``cv_order``), each fold a path of its own. ``fit_info_["lam"]["lam_criterion"]`` names the
-        criterion used and ``["folds"]`` the folds (``"none (approximate leave-one-out on all N rows)"`` for ALO);
-        a λ at an end of the grid is named in ``["edge"]`` and warned about (``LamAtEdgeWarning``).
+        ``"holdout"``: one warm-started path on all rows but a held-out share (a tenth, at most 50 000, stratified
+        by class, seed 0), each λ scored by the held-out rows' mean loss (:mod:`skframe.models.machine._holdout`);
+        the calibration reuses their values. ``"kfold"`` (and the other cases, which ``fit_info_["lam"]["reason"]``
+        then names, among them ``cv_order="keep"``: rows in time order are not exchangeable): the mean held-out
+        loss of 3 folds, stratified by class (see ``cv_order``), each fold a path of its own. ``"auto"``: ALO where
+        the Newton solver forms the Hessian anyway (the execution plan's rule), the held-out share where it does
+        not (many rows: leave-one-out would form it at every λ), where the features stream or where the
+        multinomial's Hessian is too large to invert, the folds where neither applies; ``["criterion_rule"]`` says
+        why. ``fit_info_["lam"]["lam_criterion"]`` names the criterion used and ``["folds"]`` the folds
+        (``"none (approximate leave-one-out on all N rows)"`` for ALO); a λ at an end of the grid is named in
+        ``["edge"]`` and warned about (``LamAtEdgeWarning``).
     random_state : int, RandomState or None
     class_weight : None, "balanced" or dict, default=None
         Weight of each class in the data term: ``"balanced"`` gives class c the weight
@@ -140,7 +146,7 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
                  sketch_params=None, loss="hinge", loss_params=None, solver=None, solver_params=None, lam=1e-3,
                  warm_start=False, random_state=None, memory_budget=None, dtype="float64",
                  backend="auto", class_weight=None, calibration=None, cv_order="shuffle", max_classes=None,
-                 lam_criterion="alo"):
+                 lam_criterion="auto"):
         store_params(self, locals())
 
     @staticmethod
@@ -172,7 +178,7 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         self.held_out_ = None
         if _autotune.is_auto(self.lam):
             fit.choose_lam = lambda: _choose_lam(fit, self.lam_criterion)  # this fit's own choice of lam="auto"
-        if _autotune.is_auto(self.lam) and self.lam_criterion == "alo":
+        if _autotune.is_auto(self.lam) and self.lam_criterion != "kfold":
             calibrate = fit.recipe.finish
 
             def finish(f, est, res):  # the calibration map first: the held-out probabilities go through it
@@ -250,21 +256,39 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
 
 def _choose_lam(fit, criterion):
     """``lam="auto"``: by approximate leave-one-out on one path (``criterion="alo"``, :func:`_alo.choose_lam_alo`),
-    else, or where that does not apply (the reason added to theirs), by the k folds of :meth:`Fit.choose_lam`.
-    ``fit.auto_info["lam"]["lam_criterion"]`` names the criterion used (``"alo"`` or ``"kfold"``) and ``["folds"]``
-    the folds."""
-    if criterion == "alo":
+    by a held-out share on one path (``"holdout"``, :func:`_holdout.choose_lam_holdout`), as
+    :func:`_holdout.auto_criterion` decides (``"auto"``), else, or where ALO does not apply (the reason added to
+    theirs), by the k folds of :meth:`Fit.choose_lam`. ``fit.auto_info["lam"]["lam_criterion"]`` names the criterion
+    used (``"alo"``, ``"holdout"`` or ``"kfold"``), ``["folds"]`` the folds and, for ``"auto"``,
+    ``["criterion_rule"]`` why that criterion."""
+    rule = None
+    if criterion == "auto":
+        criterion, rule = _holdout.auto_criterion(fit)
+    info = None
+    if criterion == "holdout":
+        lam, info = _holdout.choose_lam_holdout(fit, _autotune.KFOLD_LAMS)
+    elif criterion == "alo":
         lam, info = _alo.choose_lam_alo(fit, _autotune.KFOLD_LAMS)
-        if lam is not None:
-            fit.auto_info["lam"] = info
-            return lam
+        if lam is None:
+            lam, info = _kfold(fit, f"not approximate leave-one-out: {info}")
+    else:
+        lam, info = _kfold(fit, None if rule is None else f"neither leave-one-out nor a held-out share: {rule}")
+    if rule is not None:
+        info["criterion_rule"] = rule
+    fit.auto_info["lam"] = info
+    return lam
+
+
+def _kfold(fit, why):
+    """``(lam, info)`` of the k folds (:meth:`Fit.choose_lam`), ``why`` (the other criterion's refusal) in the
+    reason."""
     lam = type(fit).choose_lam(fit)
     chosen = fit.auto_info["lam"]
     chosen["lam_criterion"] = "kfold"
-    if criterion == "alo":
+    if why is not None:
         base, at_edge, edge = chosen["reason"].partition("; at the ")  # the grid-end note stays last
-        chosen["reason"] = f"{base} (not approximate leave-one-out: {info}){at_edge}{edge}"
-    return lam
+        chosen["reason"] = f"{base} ({why}){at_edge}{edge}"
+    return lam, chosen
 
 
 finish_machine_class(SketchedKernelClassifier, "Fit the classifier.",

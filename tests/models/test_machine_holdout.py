@@ -1,0 +1,91 @@
+"""lam="auto" of the classifier on a held-out share of the rows (lam_criterion="holdout"), and the rule of
+lam_criterion="auto" that chooses among approximate leave-one-out, the held-out share and the k folds."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.metrics import log_loss
+
+from skframe.models import SketchedKernelClassifier
+from skframe.models._fit import Fit
+from skframe.models.machine import _alo, _holdout
+from skframe.models.machine._labels import row_codes
+
+
+def _data(n=600, classes=2, seed=0):
+    return make_classification(n, 5, n_informative=3, n_redundant=0, n_classes=classes, n_clusters_per_class=1,
+                               flip_y=0.05, weights=[0.7] + [0.3 / (classes - 1)] * (classes - 1), random_state=seed)
+
+
+def test_holdout_rows_are_a_stratified_seeded_share():
+    X, y = _data(2000)
+    Y = np.where(y[:, None] == 1, 1.0, -1.0)
+    size = _holdout.holdout_size(2000)
+    rows = _holdout.holdout_rows(Y, size)
+    assert size == 1000 and rows.size == size and np.array_equal(rows, np.unique(rows))
+    assert np.array_equal(rows, _holdout.holdout_rows(Y, size))  # the fixed seed: the same rows every time
+    share = np.mean(row_codes(Y)[rows] == 1), np.mean(row_codes(Y) == 1)
+    assert abs(share[0] - share[1]) < 0.002  # each class in its share of the rows
+    assert _holdout.holdout_size(10**7) == _holdout.HOLDOUT_MAX and _holdout.holdout_size(100_000) == 10_000
+
+
+@pytest.mark.parametrize("loss, classes", [("logistic", 2), ("multinomial", 3)])
+def test_holdout_curve_is_the_held_out_loss_of_fits_without_those_rows(loss, classes):
+    """Each λ's value is the mean log-loss of the held-out rows under the solution fitted with those rows at weight
+    zero (solved here again from zero, to the solver's tight tolerance; the path stops at a looser one); the chosen
+    λ is the curve's least; the calibration and the held-out report use the held-out rows' values."""
+    X, y = _data(600, classes)
+    est = SketchedKernelClassifier(loss=loss, lam="auto", lam_criterion="holdout", sketch_size=30, random_state=0,
+                                   calibration="lapse" if loss == "logistic" else None)
+    fit = Fit.of(est, X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit.run()
+    info = est.fit_info_["lam"]
+    held = fit.holdout["rows"]
+    assert info["lam_criterion"] == "holdout" and held.size == 300 and info["folds"].startswith("one held-out share")
+    assert info["chosen"] == info["grid"][int(np.argmin(info["curve"]))] == fit.holdout["lam"]
+    weights = np.ones(y.size)
+    weights[held] = 0.0
+    solve, rep = fit.recipe.reweigh(weights), fit.represent()
+    Z = np.asarray(rep.Z)[held]
+    diffs = []
+    for lam, value in zip(info["grid"], info["curve"]):
+        W = np.asarray(solve(rep, fit.Yc, lam, None, fit.rngs[-1]).W)
+        F = Z @ W + np.ravel(fit.offset)
+        if loss == "logistic":
+            P = 1.0 / (1.0 + np.exp(-F[:, 0]))
+            P = np.column_stack([1.0 - P, P])
+        else:
+            P = np.exp(F - F.max(axis=1, keepdims=True))
+            P /= P.sum(axis=1, keepdims=True)
+        diffs.append(abs(value - log_loss(y[held], P, labels=np.unique(y))))
+    assert max(diffs) < 1e-4  # the path's solves stop at a relative duality gap of 1e-6 (PATH_TOL), these at 1e-8
+    assert est.held_out_["method"] == "held-out share" and est.held_out_["rows"] == held.size
+    if loss == "logistic":
+        assert est.calibration_["scores"] == "held-out share" and est.calibration_["rows"] == held.size
+
+
+def test_auto_takes_leave_one_out_where_the_hessian_is_formed_else_the_held_out_share():
+    X, y = _data(600)
+    base = dict(loss="logistic", lam="auto", sketch_size=30, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        small = SketchedKernelClassifier(**base).fit(X, y).fit_info_["lam"]
+        cg = SketchedKernelClassifier(**base, solver_params={"step": "cg"}).fit(X, y).fit_info_["lam"]
+        kept = SketchedKernelClassifier(**base, cv_order="keep").fit(X, y).fit_info_["lam"]
+        hinge = SketchedKernelClassifier(**dict(base, loss="hinge")).fit(X, y).fit_info_["lam"]
+    assert small["lam_criterion"] == "alo" and "form the Hessian, which leave-one-out reuses" in small["criterion_rule"]
+    assert cg["lam_criterion"] == "holdout" and "step='cg'" in cg["criterion_rule"]
+    assert kept["lam_criterion"] == "kfold" and "cv_order='keep'" in kept["reason"]
+    assert hinge["lam_criterion"] == "kfold" and "no Hessian" in hinge["criterion_rule"]
+
+
+def test_auto_rule_follows_the_plan_for_many_rows():
+    """The rule itself on the plan's numbers: many rows and features make Newton–CG, so the held-out share."""
+    from skframe.plugin.toolbox import choose_newton_step
+
+    assert choose_newton_step(100_000, 633, 1)[0] == "cg" and choose_newton_step(22_524, 301, 1)[0] == "direct"
+    assert _alo.CRITERIA == ("auto", "alo", "holdout", "kfold")
