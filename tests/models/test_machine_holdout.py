@@ -89,3 +89,20 @@ def test_auto_rule_follows_the_plan_for_many_rows():
 
     assert choose_newton_step(100_000, 633, 1)[0] == "cg" and choose_newton_step(22_524, 301, 1)[0] == "direct"
     assert _alo.CRITERIA == ("auto", "alo", "holdout", "kfold")
+
+
+def test_streamed_features_take_the_held_out_share_as_the_kept_ones_do():
+    """Streamed features are not kept for leave-one-out's leverages: "auto" scores the held-out share, and the
+    curve and the chosen λ equal those of the same held-out share with the features in memory."""
+    X, y = _data(3000)
+    kw = dict(loss="logistic", lam="auto", sketch_size=100, kernel_params={"gamma": 0.5}, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        streamed = SketchedKernelClassifier(memory_budget="4MB", **kw).fit(X, y)
+        kept = SketchedKernelClassifier(lam_criterion="holdout", **kw).fit(X, y)
+    assert streamed.representation_ == "streamed" and kept.representation_ == "in-memory"
+    s, k = streamed.fit_info_["lam"], kept.fit_info_["lam"]
+    assert s["lam_criterion"] == "holdout" and "features stream" in s["criterion_rule"]
+    assert s["chosen"] == k["chosen"] and s["grid"] == k["grid"]
+    np.testing.assert_allclose(s["curve"], k["curve"], rtol=1e-4)
+    np.testing.assert_allclose(streamed.predict_proba(X[:50]), kept.predict_proba(X[:50]), rtol=1e-3, atol=1e-6)

@@ -21,8 +21,8 @@ The calibration map is fitted on the held-out rows' decision values (``fit.holdo
 ``held_out_`` holds their classification metrics (through the map).
 
 :func:`auto_criterion` decides: k folds where the rows are not exchangeable (``cv_order="keep"``), where the loss
-has no Hessian or probabilities, or with an output matrix; a held-out share where the features stream (they are
-not kept for the leverages), where the multinomial's coupled Hessian exceeds
+has no Hessian or probabilities, with an output matrix, or for rows on a Dask cluster; a held-out share where the
+features stream (they are not kept for the leverages), where the multinomial's coupled Hessian exceeds
 :data:`skframe.models.machine._alo.MAX_COUPLED` unknowns, or where the plan's Newton step does not form the
 Hessian; approximate leave-one-out otherwise.
 """
@@ -34,6 +34,7 @@ import warnings
 import numpy as np
 
 from skframe.contract.collections import take
+from skframe.deps import is_dask_collection
 from skframe.models._autotune import note_edge
 from skframe.models.machine import _alo
 from skframe.models.machine._labels import row_codes
@@ -85,6 +86,8 @@ def auto_criterion(fit):
         return "kfold", "the loss has no Hessian or no probabilities"
     if fit.recipe.M is not None:
         return "kfold", "an output matrix"
+    if is_dask_collection(fit.X) or is_dask_collection(fit.Y):
+        return "kfold", "rows on a Dask cluster (the folds' fits run there)"
     rep = fit.represent()
     n, k = int(fit.Y.shape[0]), int(fit.Yc.shape[1])
     if rep.Z is None:
