@@ -34,7 +34,6 @@ import warnings
 import numpy as np
 
 from skframe.contract.collections import take
-from skframe.deps import is_dask_collection
 from skframe.models._autotune import note_edge
 from skframe.models.machine import _alo
 from skframe.models.machine._labels import row_codes
@@ -86,7 +85,7 @@ def auto_criterion(fit):
         return "kfold", "the loss has no Hessian or no probabilities"
     if fit.recipe.M is not None:
         return "kfold", "an output matrix"
-    if is_dask_collection(fit.X) or is_dask_collection(fit.Y):
+    if fit.plan.executor == "dask":
         return "kfold", "rows on a Dask cluster (the folds' fits run there)"
     rep = fit.represent()
     n, k = int(fit.Y.shape[0]), int(fit.Yc.shape[1])
