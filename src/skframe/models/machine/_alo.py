@@ -89,18 +89,29 @@ def _host(x):
     return np.asarray(to_numpy(x), dtype=np.float64)
 
 
+def one_path_refused(fit):
+    """Why no criterion scored along one path on the fit's own rows (leave-one-out, a held-out share) applies, or
+    None: rows kept in file order (``cv_order="keep"``), a loss without Hessian or probabilities, an output
+    matrix. The k folds then choose λ."""
+    if getattr(fit.estimator, "cv_order", "shuffle") == "keep":
+        return "cv_order='keep': rows kept in file order are not exchangeable, as leaving one out assumes"
+    loss = fit.recipe.loss
+    if loss is None or not (callable(getattr(loss, "hessian", None))
+                            and callable(getattr(loss, "probabilities", None))):
+        return "the loss has no Hessian or no probabilities"
+    if fit.recipe.M is not None:
+        return "an output matrix"
+    return None
+
+
 def alo_applies(fit):
     """``(True, "")`` when the fit's λ can be chosen by ALO, else ``(False, why)``: a smooth loss with a Hessian
     and probabilities, the identity output matrix, the features in memory, and rows that may be taken in any
     order (not ``cv_order="keep"``: rows ordered in time are not exchangeable, as leaving one out assumes)."""
-    if getattr(fit.estimator, "cv_order", "shuffle") == "keep":
-        return False, "cv_order='keep': rows kept in file order are not exchangeable, as leaving one out assumes"
+    why = one_path_refused(fit)
+    if why is not None:
+        return False, why
     loss = fit.recipe.loss
-    if loss is None or not (callable(getattr(loss, "hessian", None))
-                            and callable(getattr(loss, "probabilities", None))):
-        return False, "the loss has no Hessian or no probabilities"
-    if fit.recipe.M is not None:
-        return False, "an output matrix"
     Z = fit.represent().Z
     if Z is None:
         return False, "the features are streamed, not kept in memory"
@@ -314,13 +325,18 @@ def choose_lam_alo(fit, lams):
             "folds": f"none (approximate leave-one-out on all {n} rows)",
             "reason": f"least mean approximate leave-one-out loss over {len(curve)} values of one warm-started path "
                       f"on all {n} rows (one Newton step per left-out row)"
-                      + (f"; the path stopped after {_rises()} of the loss, {len(skipped)} smaller "
-                         f"value{'s' if len(skipped) > 1 else ''} not solved" if skipped else "")}
+                      + stopped_note(skipped)}
     return lam, note_edge(info, order, at, stacklevel=5)
 
 
-def _rises():
-    return "one rise" if RISES == 1 else f"{RISES} consecutive rises"
+def stopped_note(skipped):
+    """The reason's tail for a path that stopped at its :data:`RISES` rises before ``skipped`` (the smaller λ not
+    solved), or "" when it solved the whole grid."""
+    if not skipped:
+        return ""
+    rises = "one rise" if RISES == 1 else f"{RISES} consecutive rises"
+    return (f"; the path stopped after {rises} of the loss, {len(skipped)} smaller "
+            f"value{'s' if len(skipped) > 1 else ''} not solved")
 
 
 def held_out_report(fit, est):

@@ -77,14 +77,9 @@ def holdout_rows(Y, size, seed=HOLDOUT_SEED):
 def auto_criterion(fit):
     """``(criterion, reason)``: ``"alo"``, ``"holdout"`` or ``"kfold"`` for ``lam_criterion="auto"`` (see
     module)."""
-    if getattr(fit.estimator, "cv_order", "shuffle") == "keep":
-        return "kfold", "cv_order='keep': rows kept in file order are not exchangeable"
-    loss = fit.recipe.loss
-    if loss is None or not (callable(getattr(loss, "hessian", None))
-                            and callable(getattr(loss, "probabilities", None))):
-        return "kfold", "the loss has no Hessian or no probabilities"
-    if fit.recipe.M is not None:
-        return "kfold", "an output matrix"
+    why = _alo.one_path_refused(fit)
+    if why is not None:
+        return "kfold", why
     if fit.plan.executor == "dask":
         return "kfold", "rows on a Dask cluster (the folds' fits run there)"
     rep = fit.represent()
@@ -92,7 +87,7 @@ def auto_criterion(fit):
     if rep.Z is None:
         return "holdout", "the features stream (they are not kept for leave-one-out's leverages)"
     r = int(rep.Z.shape[1])
-    if _alo._coupled(loss, k) and r * k > _alo.MAX_COUPLED:
+    if _alo._coupled(fit.recipe.loss, k) and r * k > _alo.MAX_COUPLED:
         return "holdout", (f"the multinomial's coupled Hessian has r k = {r * k} > {_alo.MAX_COUPLED} unknowns "
                            "(leave-one-out would invert it)")
     solver = fit.recipe.solver
@@ -149,6 +144,5 @@ def choose_lam_holdout(fit, lams):
                       "weight zero in the path's solves"),
             "reason": (f"least mean held-out loss of {held.size} rows over {len(curve)} values of one warm-started "
                        f"path on the other {n - held.size} rows")
-                      + (f"; the path stopped after {_alo._rises()} of the loss, {len(skipped)} smaller "
-                         f"value{'s' if len(skipped) > 1 else ''} not solved" if skipped else "")}
+                      + _alo.stopped_note(skipped)}
     return lam, note_edge(info, order, at, stacklevel=5)
