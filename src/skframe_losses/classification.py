@@ -159,6 +159,12 @@ class LogisticLoss(_CompiledLoss):
         F, Y = _as_pair(F, Y)
         return _run("logistic_curvature", F, Y) * U
 
+    def curvature(self, F, Y):
+        """``("diagonal", c)``: ``H_i = diag(c_i)``, ``c`` of shape (n, d) (for the solvers' compiled Hessian
+        passes, :mod:`skframe_solvers.newton_cg`)."""
+        F, Y = _as_pair(F, Y)
+        return "diagonal", _run("logistic_curvature", F, Y)
+
     @staticmethod
     def probabilities(F):
         """``P(y_j = +1 | f)`` per entry, shape of ``F``."""
@@ -196,6 +202,12 @@ class MultinomialLoss(_CompiledLoss):
         P = _np_formulas.softmax(F)
         PU = P * U
         return PU - P * PU.sum(axis=1, keepdims=True)
+
+    def curvature(self, F, Y):
+        """``("softmax", P)``: ``H_i = diag(p_i) - p_i p_i^T`` with ``P`` the probabilities, shape (n, K) (for
+        the solvers' compiled Hessian passes, :mod:`skframe_solvers.newton_cg`)."""
+        F, _ = _as_pair(F, Y)
+        return "softmax", _np_formulas.softmax(F)
 
     @staticmethod
     def probabilities(F):

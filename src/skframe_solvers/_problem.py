@@ -148,6 +148,14 @@ class FeatureMapProblem:
     def predict(self, V, Z):
         return (Z @ V) @ self.C
 
+    def predict_all(self, V):
+        """``Z V C`` of all kept rows (n, d)."""
+        return self.predict(V, self.Z)
+
+    def transpose_times(self, G):
+        """``Z^T G`` (r, k) over all kept rows, for ``G`` of shape (n, k)."""
+        return self.Z.T @ G
+
     def penalty(self, V):
         return 0.5 * self.lam * float(np.sum(V * V))
 

@@ -95,6 +95,26 @@ def _pass(fp, V, hessian, predictions=None):
     return P, grad, hsum, H
 
 
+def _known_pass(fp, V, F):
+    """:func:`_pass` of kept features whose predictions ``F = Z V C`` (all rows) are known: the gradient's
+    product ``Z^T G C^T`` is the only pass over the rows. Returns ``(P, grad P, sum_i w_i h(alpha_i))``."""
+    G = fp.loss.gradient(F, fp.Y)
+    values, h = fp.loss.value(F, fp.Y), conjugate_of(fp.loss).values(-G, fp.Y)
+    if fp.weights is not None:
+        w = fp.weights
+        values, G, h = values * w, G * w[:, None], h * w
+    grad = fp.transpose_times(G @ fp.C.T) / fp.n + fp.lam * V
+    return float(np.sum(values)) / fp.n + fp.penalty(V), grad, float(np.sum(h))
+
+
+def _rows_objective(fp, V, F):
+    """``J(V)`` from the predictions ``F`` of all kept rows (no pass over the features)."""
+    values = fp.loss.value(F, fp.Y)
+    if fp.weights is not None:
+        values = values * fp.weights
+    return float(np.sum(values)) / fp.n + fp.penalty(V)
+
+
 def _reuse_hessian(trace, t):
     """Whether the next step may reuse the last Hessian: the last step was a full one (``t = 1``) and cut the
     relative gap at least a hundredfold, i.e. the iterates are in Newton's fast phase, where the Hessian hardly
@@ -161,17 +181,34 @@ class NewtonSolver(BaseSolver):
         dense, rule = self.step_rule(fp)
         trace, steps, evals, reused, H_kept, reuse = [], 0, 0, 0, None, False
         rows, precond, cg_iterations, refresh, built = None, None, [], False, 0
+        # Newton-CG on kept features carries the predictions Z V C from step to step (each CG solve sums its
+        # step's from the directions'): the line search and the next gradient need no pass to form them. A
+        # converged gap is certified again on predictions formed afresh.
+        running = not dense and fp.in_memory
+        F_rows, fresh = None, False
         while True:
             predictions = None if dense else []
-            P, g, hsum, H = _pass(fp, V, dense and not reuse, predictions)
+            if running and F_rows is not None:
+                P, g, hsum = _known_pass(fp, V, F_rows)
+                H = None
+            else:
+                P, g, hsum, H = _pass(fp, V, dense and not reuse, predictions)
+                if running:
+                    F_rows, fresh = np.concatenate(predictions), True
             evals += 1
             if reuse:  # the previous Hessian: the last full step cut the gap a hundredfold (see _reuse_hessian)
                 H, reused = H_kept, reused + 1
             VA = V - g / fp.lam  # the primal image of the dual point alpha = -grad l
             D = hsum / fp.n - fp.penalty(VA)
-            trace.append((P, D, relative_gap(P, D)))
+            gap = relative_gap(P, D)
+            if running and not fresh and (gap <= self.tol or steps >= self.max_iter):
+                F_rows, fresh = fp.predict_all(V), True  # the stop is certified on fresh predictions
+                evals += 1
+                continue
+            trace.append((P, D, gap))
             if trace[-1][2] <= self.tol or steps >= self.max_iter:
                 break
+            step_rows = None
             if dense:
                 step = solve_psd(H, g.reshape(-1), jitter=True).reshape(g.shape) * -1.0
             else:  # preconditioned conjugate gradients, to the forcing term of the current gap
@@ -181,19 +218,27 @@ class NewtonSolver(BaseSolver):
                     refresh = first_step_pays(fp, V, rows, eta, self.max_cg)
                 if refresh:  # the last CG step's products cost more than a preconditioner: (re)build it at V
                     precond, built = SubsampledPreconditioner(fp, V, rows), built + 1
-                step, its = preconditioned_cg(HessianOperator(fp, predictions), g, eta, self.max_cg, precond)
+                op = HessianOperator(fp, F_rows if running else predictions)
+                step, its, step_rows = preconditioned_cg(op, g, eta, self.max_cg, precond)
                 cg_iterations.append(int(its))
                 evals += its  # one pass over the rows per Hessian-vector product
                 refresh = precondition_pays(its, fp.n, fp.r, fp.C.shape[0], size)
             slope, t = float(np.sum(g * step)), 1.0
+            carried = running and step_rows is not None
             while t > 1e-10:
-                evals += 1
-                if fp.objective(V + t * step) <= P + 1e-4 * t * slope:
+                if carried:  # the step's predictions are known: the trial points cost no pass
+                    value = _rows_objective(fp, V + t * step, F_rows + t * step_rows)
+                else:
+                    evals += 1
+                    value = fp.objective(V + t * step)
+                if value <= P + 1e-4 * t * slope:
                     break
                 t *= 0.5
             if t <= 1e-10:  # no decrease left at machine precision: stop with the gap reached
                 break
             V = V + t * step
+            if running:
+                F_rows, fresh = (F_rows + t * step_rows, False) if carried else (None, False)
             steps, H_kept = steps + 1, H
             reuse = dense and _reuse_hessian(trace, t)  # (conjugate-gradient steps form no Hessian to keep)
             if progress is not None:

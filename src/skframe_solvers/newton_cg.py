@@ -40,11 +40,12 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
-from skframe.plugin.toolbox import weighted_outer
+from skframe.plugin.toolbox import engine_module, weighted_outer
 from skframe_solvers._problem import BLOCK_BYTES
 
 __all__ = ["HessianOperator", "SubsampledPreconditioner", "preconditioned_cg", "subsample", "forcing_term",
-           "precondition_pays", "expected_cg_iterations", "curvature_bound", "first_step_pays", "RowSample"]
+           "precondition_pays", "expected_cg_iterations", "curvature_bound", "first_step_pays", "RowSample",
+           "row_curvature"]
 
 
 def precondition_pays(iterations, n, r, k, rows):
@@ -150,29 +151,84 @@ def subsample(fp, size, rng=None):
     return RowSample(fp, size, rng)
 
 
+def row_curvature(loss, F, Y, w=None):
+    """``(softmax, curvature, weights)`` of the rows for the compiled Hessian pass, or None where the loss
+    declares no structure (its ``hessian_times`` is then applied block by block).
+
+    A loss's optional ``curvature(F, Y)`` returns ``("diagonal", c)`` (``H_i = diag(c_i)``; the row weights
+    are folded into ``c``) or ``("softmax", P)`` (``H_i = diag(p_i) - p_i p_i^T``, weights kept apart); a loss
+    without ``hessian_times`` (the square loss) has the identity curvature."""
+    fn = getattr(loss, "curvature", None)
+    if callable(fn):
+        kind, arr = fn(F, Y)
+    elif not callable(getattr(loss, "hessian_times", None)):
+        kind, arr = "diagonal", np.ones_like(F)
+    else:
+        return None
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if kind == "diagonal":
+        return False, (arr * w if w is not None else arr), None
+    if kind == "softmax":
+        return True, arr, (None if w is None else np.ascontiguousarray(w[:, 0]))
+    return None
+
+
 class HessianOperator:
-    """``U -> H U`` at a Newton point, from the predictions ``F`` per block kept by the gradient's pass.
+    """``U -> H U`` at a Newton point, from the predictions ``F`` at that point.
+
+    Kept features are one block of all rows; streamed features the problem's blocks. Where the loss declares
+    its curvature (:func:`row_curvature`) and the compiled engine runs (:func:`skframe.plugin.api.engine_module`
+    for ``n r`` entries), one pass per product reads each row once (``Z U C`` and ``Z^T E C^T`` together);
+    otherwise NumPy/BLAS runs the two products. ``D`` holds the direction's predictions ``Z U C`` of the last
+    product on kept features (a CG solve sums them into its step's predictions, see :func:`preconditioned_cg`).
 
     Parameters
     ----------
     fp : FeatureMapProblem
-    predictions : list of ndarray
-        ``Z_b V C`` per block of ``fp.blocks()``, in order.
+    predictions : ndarray (n, d) or list of ndarray
+        ``Z V C`` at the Newton point: all rows, or one array per block of ``fp.blocks()``.
     """
 
     def __init__(self, fp, predictions):
-        self.fp, self.F, self.products = fp, predictions, 0
+        self.fp, self.products, self.D = fp, 0, None
+        if fp.in_memory and not isinstance(predictions, np.ndarray):
+            predictions = np.concatenate(predictions) if len(predictions) else np.zeros((0, fp.d))
+        self.F = predictions
         self.curved = callable(getattr(fp.loss, "hessian_times", None))
+        self.fast = engine_module("skframe_solvers.newton_cg", work=fp.n * fp.r)
+        self._curv = {}
+
+    def _blocks(self):
+        fp = self.fp
+        if fp.in_memory:
+            yield 0, fp.Z, fp.Y, self.F
+            return
+        for (start, Zb, Yb), F in zip(fp.blocks(), self.F):
+            yield start, Zb, Yb, F
+
+    def _curvature(self, start, Zb, Yb, F):
+        if start not in self._curv:
+            w = self.fp.row_weights(start, start + Zb.shape[0])
+            self._curv[start] = row_curvature(self.fp.loss, F, Yb, w) if self.fast is not None else None
+        return self._curv[start]
 
     def __call__(self, U):
         fp, out = self.fp, np.zeros_like(U)
-        for (start, Zb, Yb), F in zip(fp.blocks(), self.F):
-            D = fp.predict(U, Zb)
-            HD = fp.loss.hessian_times(F, Yb, D) if self.curved else D  # the square loss: identity curvature
-            w = fp.row_weights(start, start + Zb.shape[0])
-            if w is not None:
-                HD = HD * w
-            out += Zb.T @ (HD @ fp.C.T)
+        for start, Zb, Yb, F in self._blocks():
+            curv = self._curvature(start, Zb, Yb, F)
+            if curv is not None:
+                softmax, c, w = curv
+                part, D = self.fast.hessian_rows(Zb, U @ fp.C, fp.C, c, w, softmax, fp.identity)
+            else:
+                D = fp.predict(U, Zb)
+                HD = fp.loss.hessian_times(F, Yb, D) if self.curved else D  # the square loss: identity curvature
+                w = fp.row_weights(start, start + Zb.shape[0])
+                if w is not None:
+                    HD = HD * w
+                part = Zb.T @ (HD @ fp.C.T)
+            out += part
+            if fp.in_memory:
+                self.D = D
         self.products += 1
         return out / fp.n + fp.lam * U
 
@@ -203,29 +259,34 @@ class SubsampledPreconditioner:
 def preconditioned_cg(apply_h, g, eta, max_iter, precondition=None):
     """Conjugate gradients on ``H s = -g`` until ``||H s + g|| <= eta ||g||`` or ``max_iter`` products.
 
-    Returns ``(s, iterations)``. A direction of non-positive curvature (impossible for a convex loss
-    with ``lam > 0`` but for rounding) ends the iterations with the step reached so far (the first
-    one: the preconditioned gradient step).
+    Returns ``(s, iterations, rows)``: ``rows`` the predictions of the step ``Z s C``, summed from those of the
+    directions (``apply_h.D`` after each product, see :class:`HessianOperator`), or None where the operator
+    keeps none. A direction of non-positive curvature (impossible for a convex loss with ``lam > 0`` but for
+    rounding) ends the iterations with the step reached so far (the first one: the preconditioned gradient
+    step).
     """
     s, r = np.zeros_like(g), -g
     z = precondition(r) if precondition is not None else r
     p, rz = z.copy(), float(np.sum(r * z))
     stop = eta * float(np.sqrt(np.sum(g * g)))
-    it = 0
+    it, rows = 0, None
     while it < max_iter:
         it += 1
         Hp = apply_h(p)
+        D = getattr(apply_h, "D", None)
         curvature = float(np.sum(p * Hp))
         if not curvature > 0:
             if not np.any(s):
-                s = p
+                s, rows = p, (None if D is None else D.copy())
             break
         a = rz / curvature
         s += a * p
+        if D is not None:
+            rows = a * D if rows is None else rows + a * D
         r -= a * Hp
         if float(np.sqrt(np.sum(r * r))) <= stop:
             break
         z = precondition(r) if precondition is not None else r
         rz_new = float(np.sum(r * z))
         p, rz = z + (rz_new / rz) * p, rz_new
-    return s, it
+    return s, it, rows

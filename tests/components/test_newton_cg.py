@@ -139,7 +139,7 @@ def test_preconditioned_cg_solves_a_linear_system():
     A = rng.normal(size=(30, 30))
     H = A @ A.T + 0.1 * np.eye(30)
     g = rng.normal(size=(30, 1))
-    s, its = preconditioned_cg(lambda u: H @ u, g, 1e-10, 200, lambda u: u / np.diag(H)[:, None])
+    s, its, _ = preconditioned_cg(lambda u: H @ u, g, 1e-10, 200, lambda u: u / np.diag(H)[:, None])
     np.testing.assert_allclose(H @ s, -g, atol=1e-8)
     assert 1 <= its <= 200
 
@@ -214,3 +214,49 @@ def test_a_warm_started_solve_at_small_lam_is_preconditioned_from_its_first_step
     # at a large lam plain CG converges in a few products: no preconditioner is built for the first step
     easy = _solve(problem, "logistic", 10.0, step="cg", precond_rows=2000)
     assert easy.info["preconditioners"] == 0
+
+
+@pytest.mark.parametrize("loss,k,weighted,output_matrix", [("logistic", 1, False, False), ("logistic", 2, True, False),
+                                                          ("multinomial", 3, True, False),
+                                                          ("multinomial", 3, False, True), ("square", 2, True, True)])
+def test_the_compiled_hessian_pass_equals_the_numpy_products(monkeypatch, loss, k, weighted, output_matrix):
+    """The one-pass compiled product (``SKFRAME_NUMBA_MIN_WORK=0``) gives ``H U`` and the direction's predictions
+    of NumPy's two products, with row weights and a decomposable output matrix."""
+    from skframe_solvers._problem import FeatureMapProblem
+    from skframe_solvers.newton_cg import HessianOperator
+
+    rng = np.random.default_rng(20 + k)
+    Z, Y = _data(rng, 500, 9, k)
+    if loss == "square":
+        Y = rng.normal(size=(500, k))
+    w = rng.uniform(0.2, 2.0, size=500) if weighted else None
+    M = None
+    if output_matrix:
+        B = rng.normal(size=(k, k))
+        M = B @ B.T + 0.1 * np.eye(k)
+    fp = FeatureMapProblem(_Weighted(Z, Y, w), get_loss(loss), 1e-3, M=M)
+    V, U = rng.normal(size=fp.shape), rng.normal(size=fp.shape)
+    F = fp.predict_all(V)
+    results = []
+    for work in ("0", "1e18"):
+        monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", work)
+        op = HessianOperator(fp, F)
+        results.append((op(U), op.D))
+    assert results[0][0] is not None and results[1][0] is not None
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(results[1][1], fp.predict(U, Z), rtol=1e-12)
+
+
+def test_a_cg_solve_carries_its_predictions_and_certifies_them_afresh():
+    """Newton-CG on kept features sums each step's predictions from its directions' and takes no pass for the
+    line search; the model equals the direct one to the certified gap, and the pass count shows the saving."""
+    rng = np.random.default_rng(8)
+    Z, Y = _data(rng, 600, 15, 1)
+    kept = _solve(ArrayProblem(Z, Y), "logistic", 1e-4, step="cg", precond_rows=60)
+    streamed = _solve(_Streamed(Z, Y), "logistic", 1e-4, step="cg", precond_rows=60)
+    _agree(_solve(ArrayProblem(Z, Y), "logistic", 1e-4, step="direct"), kept, 1e-4)
+    _agree(kept, streamed, 1e-4)
+    steps, its = kept.info["newton_steps"], sum(kept.info["cg_iterations"])
+    # a gradient pass per step and one per CG product; the stop certified again: fresh predictions, their gradient
+    assert kept.info["passes"] <= (steps + 1) + its + 2 < streamed.info["passes"]

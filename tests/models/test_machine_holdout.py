@@ -106,3 +106,40 @@ def test_streamed_features_take_the_held_out_share_as_the_kept_ones_do():
     assert s["chosen"] == k["chosen"] and s["grid"] == k["grid"]
     np.testing.assert_allclose(s["curve"], k["curve"], rtol=1e-4)
     np.testing.assert_allclose(streamed.predict_proba(X[:50]), kept.predict_proba(X[:50]), rtol=1e-3, atol=1e-6)
+
+
+def test_a_streamed_plan_that_keeps_the_features_skips_the_square_loss_sums(monkeypatch):
+    """Where the plan streams the rows for the Newton solver, the representation makes no pass for the square loss's
+    sums: the first solve forms the kept features and every λ of the path reuses them (or, where the budget
+    keeps none, every pass forms its blocks); the two models agree. The square loss still accumulates."""
+    import skframe.compute.streaming as streaming
+    import skframe.compute.stream_problems as stream_problems
+    from skframe.models import SketchedKernelRidge
+
+    calls = {"sums": 0, "kept": 0}
+    accumulate, make = streaming.accumulate, stream_problems.make_feature_problem
+
+    def counted_sums(*args, **kwargs):
+        calls["sums"] += 1
+        return accumulate(*args, **kwargs)
+
+    def counted_kept(*args, **kwargs):
+        calls["kept"] += 1
+        return make(*args, **kwargs)
+
+    monkeypatch.setattr(streaming, "accumulate", counted_sums)
+    monkeypatch.setattr("skframe.compute.stream_fit.make_feature_problem", counted_kept)
+    X, y = _data(3000)
+    kw = dict(loss="logistic", lam="auto", lam_criterion="holdout", sketch_size=200, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kept = SketchedKernelClassifier(memory_budget="1GB", **kw).fit(X, y)
+        assert calls == {"sums": 0, "kept": 1}  # one formation of the features for the whole path
+        streamed = SketchedKernelClassifier(memory_budget="40MB", **kw).fit(X, y)
+    assert kept.execution_["executor"] == streamed.execution_["executor"] == "streamed"
+    assert kept.representation_ == "in-memory" and streamed.representation_ == "streamed"
+    assert calls["sums"] == 0
+    assert kept.fit_info_["lam"]["chosen"] == streamed.fit_info_["lam"]["chosen"]
+    np.testing.assert_allclose(kept.predict_proba(X[:50]), streamed.predict_proba(X[:50]), rtol=1e-6, atol=1e-9)
+    SketchedKernelRidge(memory_budget="1GB", sketch_size=200, lam=1e-3, random_state=0).fit(X, y.astype(float))
+    assert calls["sums"] == 1

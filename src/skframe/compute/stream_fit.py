@@ -25,6 +25,7 @@ from skframe.compute.distributed import (
 )
 from skframe.compute.execution import describe_data
 from skframe.compute.stream_problems import ProjectedProblem, make_feature_problem
+from skframe.contract.problems import ArrayProblem
 from skframe.compute.streaming import accumulate, fit_sketched_ridge, solve_on
 from skframe.core.sketching import draw_sketch
 from skframe.deps import is_dask_collection
@@ -98,6 +99,13 @@ class SumsProblem(ProjectedProblem):
 
     def _form_sums_gram(self):
         rep = self.rep
+        if rep.sums is None:  # a representation without sums (streamed_representation(sums=False)): the features
+            feats = self._feature_problem().features()
+            if feats is None:
+                raise InvalidInputError("this streamed representation kept no sums and its features stream: "
+                                        "build it with sums=True for a solver that needs Z^T Z")
+            Z = np.asarray(feats[0], dtype=np.float64)
+            return Z.T @ Z, Z.T @ np.asarray(self.Y, dtype=np.float64)
         C, b, kr = rep.sums.products()
         xp = get_array_module(C)
         # targets shifted by a constant row (centred for an intercept) need no other pass:
@@ -128,10 +136,14 @@ class SumsProblem(ProjectedProblem):
             if is_dask_collection(rep.X):  # passes are map-reduces of the workers; the client holds no n rows
                 self._features = DaskFeatureProblem(rep.kernel, rep.X, self.Y, rep.X_basis, rep.proj, rep.options)
                 how = "streamed"
+            elif getattr(rep, "kept", None) is not None:  # formed by an earlier solve of this fit (a λ path)
+                self._features, how = ArrayProblem(rep.kept, self.Y), "in-memory"
             else:
                 self._features, how = make_feature_problem(rep.kernel, rep.X, self.Y, rep.X_basis, rep.proj,
                                                            rep.options, products=rep.info.get("products"),
                                                            factors=(rep.R, rep.UD))
+                if how == "in-memory":  # every later solve of the fit (a λ path, the final fit) reuses them
+                    rep.kept = self._features.features()[0]
             rep.info["representation"] = how
         return self._features
 
@@ -174,6 +186,8 @@ class StreamedRepresentation:
     Z = None
     K = None
     feature_map = None
+    #: the n x r features the budget let the first solve keep (:meth:`SumsProblem.blocks`), formed once a fit
+    kept = None
 
     def __init__(self, kernel, X, Y, R, fit, options, UD):
         self.kernel, self.X, self.Y, self.mix, self.options, self.R = kernel, X, Y, R.mix, options, R
@@ -189,7 +203,8 @@ class StreamedRepresentation:
         return {"coef_": self.proj @ W, "X_fit_": self.X_basis, "feature_map_": None}
 
 
-def streamed_representation(X, Y, kernel, sketch, rng, options, *, rtol=None, progress=None, executor=None):
+def streamed_representation(X, Y, kernel, sketch, rng, options, *, rtol=None, progress=None, executor=None,
+                            sums=True):
     """Draw the sketch and accumulate the streamed sums of ``(X, Y)``: a :class:`StreamedRepresentation`.
 
     The executor is the fit's plan's (:attr:`skframe.compute.plan.ExecutionPlan.executor`): ``"dask"`` sums
@@ -206,6 +221,9 @@ def streamed_representation(X, Y, kernel, sketch, rng, options, *, rtol=None, pr
     options : ComputeOptions
     executor : {"streamed", "dask"}, optional
         The plan's executor; by default the one the plan's description of ``X`` implies.
+    sums : bool, default=True
+        False: no pass over the rows here (in this process only): the fit's solver reads the features (kept by
+        its first solve, :meth:`SumsProblem.blocks`), never the square loss's sums.
     """
     if executor is None:
         executor = "dask" if describe_data(X).dask else "streamed"
@@ -216,6 +234,6 @@ def streamed_representation(X, Y, kernel, sketch, rng, options, *, rtol=None, pr
         fit = fit_sketched_ridge_dask(kernel, X, Y, R, None, options=options, rtol=rtol, keep_sums=True)
     else:
         fit = fit_sketched_ridge(kernel, X, Y, R, None, options=options, rtol=rtol, progress=progress,
-                                 keep_sums=True)
+                                 keep_sums=True, sums=sums)
     UD = fit.info.pop("UD")
     return StreamedRepresentation(kernel, X, Y if dask else np.asarray(Y, dtype=np.float64), R, fit, options, UD)

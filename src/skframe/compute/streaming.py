@@ -35,7 +35,7 @@ from skframe.compute.stream_io import _is_sliceable, count_rows, gather_rows, it
 from skframe.core.engine import planned
 from skframe.core.linalg import default_rtol, sketch_spectrum, solve_psd
 from skframe.deps import is_dask_collection
-from skframe.exceptions import InvalidInputError
+from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.options import compute_dtype
 
 __all__ = ["StreamSums", "BlockEngine", "NumpyEngine", "chunk_sums", "accumulate", "iter_rows", "sketch_gram",
@@ -298,7 +298,7 @@ class StreamedRidge:
 
 
 def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=None, progress=None,
-                       keep_sums=False):
+                       keep_sums=False, sums=True):
     """Sketched kernel ridge regression by one streamed pass over ``(X, Y)``, in this process.
 
     Dask arrays are fitted on their cluster by :func:`skframe.compute.distributed.fit_sketched_ridge_dask`
@@ -324,6 +324,9 @@ def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=N
     keep_sums : bool
         Also return the :class:`StreamSums` and ``U D^{-1/2}`` in ``info["sums"]`` and ``info["UD"]``
         (other targets and λ values can then be solved for without another pass).
+    sums : bool, default=True
+        False (only with ``lam=None``): no pass over the rows, only the sketch's spectrum and ``proj``
+        (``info["sums"]`` is None): a fit whose solver reads the rows' features, never their sums.
 
     Returns
     -------
@@ -351,6 +354,15 @@ def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=N
     if products != str(options.dtype):  # float64 products: keep the kernel's float64 blocks (no round trip)
         blocks = options.replace(dtype=products)
         plan = plan_stream(R.n, R.m, R.s_prime, n_features, d, blocks, kernel=kernel)
+    if not sums:
+        if lam is not None:
+            raise InvalidParameterError("fit_sketched_ridge(sums=False) only prepares the sketch: pass lam=None")
+        _, proj, w, UD = ridge_from_sums(None, RKR, R.mix, None, rtol=rtol, xp=engine.xp, return_ud=True, eig=eig)
+        info = {"chunk_rows": plan.chunk_rows, "planned_peak_bytes": plan.peak_bytes, "dtype": str(options.dtype),
+                "products": products, "backend": engine.name, "rank": int(w.size)}
+        if keep_sums:
+            info.update(sums=None, UD=UD)
+        return StreamedRidge(None, X_sub, proj, w, R.n, info)
     sums = accumulate(kernel, X, Y, X_sub, R.mix, options=blocks, chunk_rows=plan.chunk_rows, progress=progress,
                       device=True)  # on a GPU the sums stay there for the solve
     if sums.n != R.n:
