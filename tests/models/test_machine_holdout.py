@@ -112,8 +112,8 @@ def test_a_streamed_plan_that_keeps_the_features_skips_the_square_loss_sums(monk
     """Where the plan streams the rows for the Newton solver, the representation makes no pass for the square loss's
     sums: the first solve forms the kept features and every λ of the path reuses them (or, where the budget
     keeps none, every pass forms its blocks); the two models agree. The square loss still accumulates."""
-    import skframe.compute.streaming as streaming
     import skframe.compute.stream_problems as stream_problems
+    import skframe.compute.streaming as streaming
     from skframe.models import SketchedKernelRidge
 
     calls = {"sums": 0, "kept": 0}

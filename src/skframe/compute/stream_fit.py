@@ -25,8 +25,8 @@ from skframe.compute.distributed import (
 )
 from skframe.compute.execution import describe_data
 from skframe.compute.stream_problems import ProjectedProblem, make_feature_problem
-from skframe.contract.problems import ArrayProblem
 from skframe.compute.streaming import accumulate, fit_sketched_ridge, solve_on
+from skframe.contract.problems import ArrayProblem
 from skframe.core.sketching import draw_sketch
 from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidInputError
