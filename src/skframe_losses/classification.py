@@ -183,6 +183,9 @@ class MultinomialLoss(_CompiledLoss):
     """
 
     name = "multinomial"
+    #: ``l(f + c 1, y) = l(f, y)`` for every shift c: the Newton-CG preconditioner keeps its directions off the
+    #: common shift of the outputs (:class:`skframe_solvers.newton_cg.SubsampledPreconditioner`)
+    shift_invariant = True
     __skframe_tags__ = LossTags(smooth=True, lipschitz=math.sqrt(2.0), classification=True, one_of_k=True,
                                 default_solver="newton")
     conjugate = MultinomialConjugate()

@@ -45,6 +45,7 @@ from skframe_solvers.newton_cg import (
     precondition_pays,
     preconditioned_cg,
     subsample,
+    zero_sum_steps,
 )
 
 __all__ = ["NewtonSolver"]
@@ -217,7 +218,7 @@ class NewtonSolver(BaseSolver):
                     rows = subsample(fp, size)
                     refresh = first_step_pays(fp, V, rows, eta, self.max_cg)
                 if refresh:  # the last CG step's products cost more than a preconditioner: (re)build it at V
-                    precond, built = SubsampledPreconditioner(fp, V, rows), built + 1
+                    precond, built = SubsampledPreconditioner(fp, V, rows, zero_sum_steps(fp, V)), built + 1
                 op = HessianOperator(fp, F_rows if running else predictions)
                 step, its, step_rows = preconditioned_cg(op, g, eta, self.max_cg, precond)
                 cg_iterations.append(int(its))

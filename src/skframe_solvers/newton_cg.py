@@ -45,7 +45,7 @@ from skframe_solvers._problem import BLOCK_BYTES
 
 __all__ = ["HessianOperator", "SubsampledPreconditioner", "preconditioned_cg", "subsample", "forcing_term",
            "precondition_pays", "expected_cg_iterations", "curvature_bound", "first_step_pays", "RowSample",
-           "row_curvature"]
+           "row_curvature", "zero_sum_steps"]
 
 
 def precondition_pays(iterations, n, r, k, rows):
@@ -234,9 +234,19 @@ class HessianOperator:
 
 
 class SubsampledPreconditioner:
-    """``R -> P^{-1} R`` with ``P`` the block-diagonal Hessian of a row subsample at V (see module)."""
+    """``R -> P^{-1} R`` with ``P`` the block-diagonal Hessian of a row subsample at V (see module).
 
-    def __init__(self, fp, V, sample):
+    With ``project`` the result is projected on the outputs' zero-sum subspace (``Pi P^{-1} Pi``, still positive
+    definite there). For a loss invariant to a common shift of its outputs (the multinomial's,
+    ``shift_invariant``) with the identity output matrix, the data term's Hessian is zero along the shift
+    ``U = u 1^T`` and maps zero-sum directions to zero-sum ones, and a zero-sum gradient keeps the exact Newton
+    step zero-sum; the block-diagonal P gives the shift the curvature of the data, where the Hessian has only
+    ``lam``, and CG's directions wandered there at small ``lam`` (a 10-class problem at lam = 1e-6: 50 products
+    a step, the solution's rows no longer summing to zero).
+    """
+
+    def __init__(self, fp, V, sample, project=False):
+        self.project = bool(project)
         k, r = fp.C.shape[0], fp.r
         blocks = np.zeros((k, r, r))
         for Zb, Yb, wb in sample.blocks():  # sum_i c_ij z_i z_i^T, one block of rows at a time (syrk where c >= 0)
@@ -253,7 +263,19 @@ class SubsampledPreconditioner:
         out = np.empty_like(R)
         for j, factor in enumerate(self.factors):
             out[:, j] = cho_solve(factor, R[:, j], check_finite=False)
+        if self.project:
+            out -= out.mean(axis=1, keepdims=True)
         return out
+
+
+def zero_sum_steps(fp, V):
+    """Whether the Newton steps of ``fp`` at ``V`` lie in the outputs' zero-sum subspace (see
+    :class:`SubsampledPreconditioner`): a shift-invariant loss, the identity output matrix, more than one output
+    and a point whose rows sum to zero (to rounding; zero, where a solve starts): the gradient's shift
+    component, ``lam`` times V's, is then zero too."""
+    if not (getattr(fp.loss, "shift_invariant", False) and fp.identity and V.shape[1] > 1):
+        return False
+    return float(np.abs(V.sum(axis=1)).max(initial=0.0)) <= 1e-10 * max(float(np.abs(V).max(initial=0.0)), 1e-300)
 
 
 def preconditioned_cg(apply_h, g, eta, max_iter, precondition=None):

@@ -260,3 +260,27 @@ def test_a_cg_solve_carries_its_predictions_and_certifies_them_afresh():
     steps, its = kept.info["newton_steps"], sum(kept.info["cg_iterations"])
     # a gradient pass per step and one per CG product; the stop certified again: fresh predictions, their gradient
     assert kept.info["passes"] <= (steps + 1) + its + 2 < streamed.info["passes"]
+
+
+def test_multinomial_cg_steps_stay_off_the_common_shift_of_the_classes():
+    """The multinomial loss ignores a common shift of the K outputs: its Hessian is lam along it. The
+    preconditioned CG steps are projected on the zero-sum directions, so the solution's rows sum to zero (the
+    minimum-norm optimum) at small lam, as the direct Newton solution's do."""
+    from skframe_solvers.newton_cg import zero_sum_steps
+
+    rng = np.random.default_rng(9)
+    Z, Y = _data(rng, 800, 20, 4)
+    lam = 1e-6
+    cg = _solve(ArrayProblem(Z, Y), "multinomial", lam, step="cg", precond_rows=200)
+    direct = _solve(ArrayProblem(Z, Y), "multinomial", lam, step="direct")
+    assert cg.info["preconditioners"] >= 1
+    scale = np.abs(cg.W).max()
+    assert np.abs(cg.W.sum(axis=1)).max() <= 1e-9 * scale
+    _agree(direct, cg, lam)
+    from skframe_solvers._problem import FeatureMapProblem
+
+    fp = FeatureMapProblem(ArrayProblem(Z, Y), get_loss("multinomial"), lam)
+    V = rng.normal(size=(20, 4))
+    assert zero_sum_steps(fp, V - V.mean(axis=1, keepdims=True)) and not zero_sum_steps(fp, V)
+    assert zero_sum_steps(fp, np.zeros((20, 4)))  # where a solve starts
+    assert not zero_sum_steps(FeatureMapProblem(ArrayProblem(Z, Y[:, :1]), get_loss("logistic"), lam), V[:, :1])
