@@ -19,48 +19,95 @@ def _parts(n):
     return max(1, min(int(get_num_threads()), int(n)))
 
 
+@njit(cache=True, fastmath=True)
+def _directions(Z, At, i, g, dv):
+    """``dv[q] = A^T z_{i+q}`` for the ``g <= 4`` rows from i: four rows share each load of A's entries."""
+    r = Z.shape[1]
+    for a in range(At.shape[0]):
+        if g == 4:
+            s0 = 0.0
+            s1 = 0.0
+            s2 = 0.0
+            s3 = 0.0
+            for j in range(r):
+                x = At[a, j]
+                s0 += Z[i, j] * x
+                s1 += Z[i + 1, j] * x
+                s2 += Z[i + 2, j] * x
+                s3 += Z[i + 3, j] * x
+            dv[0, a] = s0
+            dv[1, a] = s1
+            dv[2, a] = s2
+            dv[3, a] = s3
+        else:
+            for q in range(g):
+                s = 0.0
+                for j in range(r):
+                    s += Z[i + q, j] * At[a, j]
+                dv[q, a] = s
+
+
+@njit(cache=True, fastmath=True)
+def _accumulate(Z, i, g, gv, acc):
+    """``acc[b] += sum_q gv[q, b] z_{i+q}`` for the ``g <= 4`` rows from i (one read of acc for four rows)."""
+    r = Z.shape[1]
+    for b in range(acc.shape[0]):
+        if g == 4:
+            e0 = gv[0, b]
+            e1 = gv[1, b]
+            e2 = gv[2, b]
+            e3 = gv[3, b]
+            for j in range(r):
+                acc[b, j] += e0 * Z[i, j] + e1 * Z[i + 1, j] + e2 * Z[i + 2, j] + e3 * Z[i + 3, j]
+        else:
+            for q in range(g):
+                e = gv[q, b]
+                if e != 0.0:
+                    for j in range(r):
+                        acc[b, j] += e * Z[i + q, j]
+
+
 @njit(parallel=True, cache=True, fastmath=True)
 def _hessian_rows(Z, At, C, identity, curv, w, softmax, D, partial):
-    n, r = Z.shape
+    n = Z.shape[0]
     d = At.shape[0]
     k = C.shape[0]
     parts = partial.shape[0]
     step = (n + parts - 1) // parts
     for t in prange(parts):
         acc = partial[t]
-        dv = np.empty(d)
+        dv = np.empty((4, d))
         ev = np.empty(d)
-        gv = np.empty(k)
-        for i in range(t * step, min(n, (t + 1) * step)):
-            for a in range(d):
-                s = 0.0
-                for j in range(r):
-                    s += Z[i, j] * At[a, j]
-                dv[a] = s
-                D[i, a] = s
-            if softmax:
-                pd = 0.0
+        gv = np.empty((4, k))
+        i = t * step
+        hi = min(n, (t + 1) * step)
+        while i < hi:
+            g = min(4, hi - i)
+            _directions(Z, At, i, g, dv)
+            for q in range(g):
+                row = i + q
                 for a in range(d):
-                    pd += curv[i, a] * dv[a]
-                for a in range(d):
-                    ev[a] = w[i] * curv[i, a] * (dv[a] - pd)
-            else:
-                for a in range(d):
-                    ev[a] = curv[i, a] * dv[a]
-            if identity:
-                for b in range(k):
-                    gv[b] = ev[b]
-            else:
-                for b in range(k):
-                    s = 0.0
+                    D[row, a] = dv[q, a]
+                if softmax:
+                    pd = 0.0
                     for a in range(d):
-                        s += C[b, a] * ev[a]
-                    gv[b] = s
-            for b in range(k):
-                g = gv[b]
-                if g != 0.0:
-                    for j in range(r):
-                        acc[b, j] += g * Z[i, j]
+                        pd += curv[row, a] * dv[q, a]
+                    for a in range(d):
+                        ev[a] = w[row] * curv[row, a] * (dv[q, a] - pd)
+                else:
+                    for a in range(d):
+                        ev[a] = curv[row, a] * dv[q, a]
+                if identity:
+                    for b in range(k):
+                        gv[q, b] = ev[b]
+                else:
+                    for b in range(k):
+                        s = 0.0
+                        for a in range(d):
+                            s += C[b, a] * ev[a]
+                        gv[q, b] = s
+            _accumulate(Z, i, g, gv, acc)
+            i += g
 
 
 @njit(parallel=True, cache=True, fastmath=True)
