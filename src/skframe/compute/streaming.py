@@ -354,24 +354,19 @@ def fit_sketched_ridge(kernel, X, Y, R, lam, *, options=None, rtol=None, X_sub=N
     if products != str(options.dtype):  # float64 products: keep the kernel's float64 blocks (no round trip)
         blocks = options.replace(dtype=products)
         plan = plan_stream(R.n, R.m, R.s_prime, n_features, d, blocks, kernel=kernel)
-    if not sums:
-        if lam is not None:
-            raise InvalidParameterError("fit_sketched_ridge(sums=False) only prepares the sketch: pass lam=None")
-        _, proj, w, UD = ridge_from_sums(None, RKR, R.mix, None, rtol=rtol, xp=engine.xp, return_ud=True, eig=eig)
-        info = {"chunk_rows": plan.chunk_rows, "planned_peak_bytes": plan.peak_bytes, "dtype": str(options.dtype),
-                "products": products, "backend": engine.name, "rank": int(w.size)}
-        if keep_sums:
-            info.update(sums=None, UD=UD)
-        return StreamedRidge(None, X_sub, proj, w, R.n, info)
-    sums = accumulate(kernel, X, Y, X_sub, R.mix, options=blocks, chunk_rows=plan.chunk_rows, progress=progress,
-                      device=True)  # on a GPU the sums stay there for the solve
-    if sums.n != R.n:
-        raise InvalidInputError(f"the sketch was drawn for n={R.n} rows but the data have {sums.n}")
-    coef, proj, w, UD = ridge_from_sums(sums, RKR, R.mix, lam, rtol=rtol, xp=engine.xp, return_ud=True, eig=eig)
+    if not sums and lam is not None:
+        raise InvalidParameterError("fit_sketched_ridge(sums=False) only prepares the sketch: pass lam=None")
+    totals = None
+    if sums:
+        totals = accumulate(kernel, X, Y, X_sub, R.mix, options=blocks, chunk_rows=plan.chunk_rows,
+                            progress=progress, device=True)  # on a GPU the sums stay there for the solve
+        if totals.n != R.n:
+            raise InvalidInputError(f"the sketch was drawn for n={R.n} rows but the data have {totals.n}")
+    coef, proj, w, UD = ridge_from_sums(totals, RKR, R.mix, lam, rtol=rtol, xp=engine.xp, return_ud=True, eig=eig)
     info = {"chunk_rows": plan.chunk_rows, "planned_peak_bytes": plan.peak_bytes, "dtype": str(options.dtype),
             "products": products, "backend": engine.name, "rank": int(w.size)}
     if keep_sums:
-        info.update(sums=sums, UD=UD)
-    return StreamedRidge(coef, X_sub, proj, w, sums.n, info)
+        info.update(sums=totals, UD=UD)
+    return StreamedRidge(coef, X_sub, proj, w, R.n, info)
 
 
