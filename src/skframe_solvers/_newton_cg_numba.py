@@ -7,8 +7,6 @@ split in one contiguous range per thread, each thread with its own accumulator, 
   predictions, kept), ``e_i = H_i d_i`` (diagonal curvature ``c_i ⊙ d_i``, or the softmax's
   ``w_i (p_i ⊙ d_i - p_i <p_i, d_i>)``), ``g_i = C e_i``, ``out += g_i z_i^T``. BLAS would read Z twice (``Z A``
   then ``Z^T E``), and the pass is bound by the memory traffic of Z, not by its flops.
-* :func:`rows_times` — ``Z A`` (predictions), :func:`transpose_times` — ``Z^T G`` (gradient): the single products,
-  for float32 features (NumPy would convert the whole of Z to float64 first).
 """
 
 import numpy as np
@@ -110,37 +108,6 @@ def _hessian_rows(Z, At, C, identity, curv, w, softmax, D, partial):
             i += g
 
 
-@njit(parallel=True, cache=True, fastmath=True)
-def _rows_times(Z, At, out):
-    n, r = Z.shape
-    d = At.shape[0]
-    parts = max(1, min(n, 64))
-    step = (n + parts - 1) // parts
-    for t in prange(parts):
-        for i in range(t * step, min(n, (t + 1) * step)):
-            for a in range(d):
-                s = 0.0
-                for j in range(r):
-                    s += Z[i, j] * At[a, j]
-                out[i, a] = s
-
-
-@njit(parallel=True, cache=True, fastmath=True)
-def _transpose_times(Z, G, partial):
-    n, r = Z.shape
-    k = G.shape[1]
-    parts = partial.shape[0]
-    step = (n + parts - 1) // parts
-    for t in prange(parts):
-        acc = partial[t]
-        for i in range(t * step, min(n, (t + 1) * step)):
-            for b in range(k):
-                g = G[i, b]
-                if g != 0.0:
-                    for j in range(r):
-                        acc[b, j] += g * Z[i, j]
-
-
 def hessian_rows(Z, A, C, curvature, weights=None, softmax=False, identity=True):
     """``(Z^T E C^T, D)`` with ``D = Z A`` and ``E`` the curvature applied to D row by row (see module).
 
@@ -166,17 +133,3 @@ def hessian_rows(Z, A, C, curvature, weights=None, softmax=False, identity=True)
                   bool(identity), np.ascontiguousarray(curvature, dtype=np.float64), w, bool(softmax), D, partial)
     return partial.sum(axis=0).T, D
 
-
-def rows_times(Z, A):
-    """``Z A`` (n, d) in float64 accumulation."""
-    out = np.empty((Z.shape[0], A.shape[1]))
-    _rows_times(Z, np.ascontiguousarray(A.T, dtype=np.float64), out)
-    return out
-
-
-def transpose_times(Z, G):
-    """``Z^T G`` (r, k) in float64 accumulation."""
-    n, r = Z.shape
-    partial = np.zeros((_parts(n), G.shape[1], r))
-    _transpose_times(Z, np.ascontiguousarray(G, dtype=np.float64), partial)
-    return partial.sum(axis=0).T

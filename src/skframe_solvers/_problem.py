@@ -148,20 +148,12 @@ class FeatureMapProblem:
     def predict(self, V, Z):
         return (Z @ V) @ self.C
 
-    def predict_all(self, V):
-        """``Z V C`` of all kept rows (n, d)."""
-        return self.predict(V, self.Z)
-
-    def transpose_times(self, G):
-        """``Z^T G`` (r, k) over all kept rows, for ``G`` of shape (n, k)."""
-        return self.Z.T @ G
-
     def penalty(self, V):
         return 0.5 * self.lam * float(np.sum(V * V))
 
-    def objective(self, V):
-        """``J(V)`` over all rows, penalty included."""
-        return self.mean_loss(V) + self.penalty(V)
+    def objective(self, V, F=None):
+        """``J(V)`` over all rows, penalty included (``F``: see :meth:`mean_loss`)."""
+        return self.mean_loss(V, F) + self.penalty(V)
 
     def row_weights(self, start, stop):
         """The mean-1 weights of rows ``start:stop`` as a column, or None for equal weights."""
@@ -174,14 +166,16 @@ class FeatureMapProblem:
         fn = getattr(self.problem, "loss_pass", None)
         return None if fn is None else fn(V, self.C, self.loss, gradient)
 
-    def mean_loss(self, V):
-        """Data term ``(1/n) sum_i l(z_i^T V C, y_i)``."""
-        res = self._factored_pass(V, False)
+    def mean_loss(self, V, F=None):
+        """Data term ``(1/n) sum_i l(z_i^T V C, y_i)``; ``F``: the predictions ``Z V C`` of all kept rows where
+        they are known (no product with the features is then formed)."""
+        res = self._factored_pass(V, False) if F is None else None
         if res is not None:
             return res[0] / self.n
         total = 0.0
         for start, Zb, Yb in self.blocks():
-            values = self.loss.value(self.predict(V, Zb), Yb)
+            Fb = self.predict(V, Zb) if F is None else F[start:start + Zb.shape[0]]
+            values = self.loss.value(Fb, Yb)
             if self.weights is not None:
                 values = values * self.weights[start:start + Zb.shape[0]]
             total += float(np.sum(values))

@@ -58,15 +58,17 @@ def _hessian(loss, F, Y):
     return np.broadcast_to(np.eye(F.shape[1]), (F.shape[0],) + (F.shape[1],) * 2)
 
 
-def _pass(fp, V, hessian, predictions=None):
+def _pass(fp, V, hessian, predictions=None, known=None):
     """One pass over the rows: ``(P, grad P, sum_i w_i h(alpha_i), H or None)`` at V (``predictions``: a list
-    that receives ``Z_b V C`` of each block, for the Hessian-vector products of a CG step)."""
+    that receives ``Z_b V C`` of each block, for the Hessian-vector products of a CG step; ``known``: the
+    predictions ``Z V C`` of all kept rows, read instead of formed, so that the gradient's product
+    ``Z^T G C^T`` is the pass's only product with the features)."""
     k, r = fp.C.shape[0], fp.r
     total, hsum, grad = 0.0, 0.0, np.zeros_like(V)
     H = np.zeros((r, k, r, k)) if hessian else None
     conj = conjugate_of(fp.loss)
     for start, Zb, Yb in fp.blocks():
-        F = fp.predict(V, Zb)
+        F = fp.predict(V, Zb) if known is None else known[start:start + Zb.shape[0]]
         if predictions is not None:
             predictions.append(F)
         w = fp.row_weights(start, start + Zb.shape[0])
@@ -94,26 +96,6 @@ def _pass(fp, V, hessian, predictions=None):
         H = H.reshape(r * k, r * k) / fp.n
         H[np.diag_indices_from(H)] += fp.lam
     return P, grad, hsum, H
-
-
-def _known_pass(fp, V, F):
-    """:func:`_pass` of kept features whose predictions ``F = Z V C`` (all rows) are known: the gradient's
-    product ``Z^T G C^T`` is the only pass over the rows. Returns ``(P, grad P, sum_i w_i h(alpha_i))``."""
-    G = fp.loss.gradient(F, fp.Y)
-    values, h = fp.loss.value(F, fp.Y), conjugate_of(fp.loss).values(-G, fp.Y)
-    if fp.weights is not None:
-        w = fp.weights
-        values, G, h = values * w, G * w[:, None], h * w
-    grad = fp.transpose_times(G @ fp.C.T) / fp.n + fp.lam * V
-    return float(np.sum(values)) / fp.n + fp.penalty(V), grad, float(np.sum(h))
-
-
-def _rows_objective(fp, V, F):
-    """``J(V)`` from the predictions ``F`` of all kept rows (no pass over the features)."""
-    values = fp.loss.value(F, fp.Y)
-    if fp.weights is not None:
-        values = values * fp.weights
-    return float(np.sum(values)) / fp.n + fp.penalty(V)
 
 
 def _reuse_hessian(trace, t):
@@ -189,13 +171,9 @@ class NewtonSolver(BaseSolver):
         F_rows, fresh = None, False
         while True:
             predictions = None if dense else []
-            if running and F_rows is not None:
-                P, g, hsum = _known_pass(fp, V, F_rows)
-                H = None
-            else:
-                P, g, hsum, H = _pass(fp, V, dense and not reuse, predictions)
-                if running:
-                    F_rows, fresh = np.concatenate(predictions), True
+            P, g, hsum, H = _pass(fp, V, dense and not reuse, predictions, F_rows)
+            if running and F_rows is None:
+                F_rows, fresh = np.concatenate(predictions), True
             evals += 1
             if reuse:  # the previous Hessian: the last full step cut the gap a hundredfold (see _reuse_hessian)
                 H, reused = H_kept, reused + 1
@@ -203,7 +181,7 @@ class NewtonSolver(BaseSolver):
             D = hsum / fp.n - fp.penalty(VA)
             gap = relative_gap(P, D)
             if running and not fresh and (gap <= self.tol or steps >= self.max_iter):
-                F_rows, fresh = fp.predict_all(V), True  # the stop is certified on fresh predictions
+                F_rows, fresh = fp.predict(V, fp.Z), True  # the stop is certified on fresh predictions
                 evals += 1
                 continue
             trace.append((P, D, gap))
@@ -228,7 +206,7 @@ class NewtonSolver(BaseSolver):
             carried = running and step_rows is not None
             while t > 1e-10:
                 if carried:  # the step's predictions are known: the trial points cost no pass
-                    value = _rows_objective(fp, V + t * step, F_rows + t * step_rows)
+                    value = fp.objective(V + t * step, F_rows + t * step_rows)
                 else:
                     evals += 1
                     value = fp.objective(V + t * step)

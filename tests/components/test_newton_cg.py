@@ -236,7 +236,7 @@ def test_the_compiled_hessian_pass_equals_the_numpy_products(monkeypatch, loss, 
         M = B @ B.T + 0.1 * np.eye(k)
     fp = FeatureMapProblem(_Weighted(Z, Y, w), get_loss(loss), 1e-3, M=M)
     V, U = rng.normal(size=fp.shape), rng.normal(size=fp.shape)
-    F = fp.predict_all(V)
+    F = fp.predict(V, Z)
     results = []
     for work in ("0", "1e18"):
         monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", work)
