@@ -293,26 +293,17 @@ def choose_lam_alo(fit, lams):
     n, k = Z.shape[0], Yc.shape[1]
     w = _mean_one(fit.sample_weight, n)
     coupled = _coupled(loss, k)
-    order = np.sort(np.asarray(lams, dtype=float))[::-1]
-    curve, gaps, best, init, rises = [], [], None, None, 0
-    with warnings.catch_warnings(), _path_tolerance(fit.recipe.solver) as tol:
-        warnings.simplefilter("ignore")  # an unconverged point of the path is scored as it is; the final fit warns
-        for lam in order:
-            res = fit.solve(lam, init)
-            gaps.append(float(getattr(res, "info", {}).get("relative_gap", np.nan)))
-            with fit.serial_blas():
-                W = _host(res.W)
-                H = hessian_of(Z, Yc, W, loss, lam, w, coupled, getattr(res, "hessian", None))
-                F = _values(Z, Yc, W, loss, H, w, coupled)
-                following = order[len(curve) + 1:len(curve) + 2]
-                init = _predicted(W, H, lam, following[0], coupled) if PREDICT and following.size else res.W
-            value = _score(loss, F, Yc, w) if np.all(np.isfinite(F)) else np.inf
-            rises = rises + 1 if curve and value > curve[-1] else 0
-            curve.append(value)
-            if best is None or value < best[0]:
-                best = (value, float(lam), W, F, len(curve) - 1)
-            if rises >= RISES:
-                break
+
+    def point(lam, init, following):  # the solve at lam, its ALO values and the next solve's start
+        res = fit.solve(lam, init)
+        with fit.serial_blas():
+            W = _host(res.W)
+            H = hessian_of(Z, Yc, W, loss, lam, w, coupled, getattr(res, "hessian", None))
+            F = _values(Z, Yc, W, loss, H, w, coupled)
+            start = _predicted(W, H, lam, following, coupled) if PREDICT and following is not None else res.W
+        return res, W, F, start
+
+    order, curve, gaps, best, tol = walk_path(fit, lams, point, Yc, w)
     value, lam, fit.lam_start, F, at = best  # the final solve at lam starts from the path's solution
     if fit.recipe.fit_intercept:
         F = F + np.ravel(_host(fit.offset))
@@ -327,6 +318,38 @@ def choose_lam_alo(fit, lams):
                       f"on all {n} rows (one Newton step per left-out row)"
                       + stopped_note(skipped)}
     return lam, note_edge(info, order, at, stacklevel=5)
+
+
+def walk_path(fit, lams, point, Y, w):
+    """The warm-started λ path of one-path criteria (:func:`choose_lam_alo`, the held-out share's
+    :func:`skframe.models.machine._holdout.choose_lam_holdout`): from the largest λ of ``lams`` down, each solve
+    stopped at :data:`PATH_TOL` (warnings of unconverged points silenced: a point is scored as it is, the final fit
+    warns), until the score has risen at :data:`RISES` consecutive λ.
+
+    ``point(lam, init, following) -> (result, W, F, start)``: the solve at ``lam`` from ``init``, the weights
+    kept for the best point, the decision values ``F`` scored against ``Y`` with row weights ``w``
+    (:func:`_score`; non-finite values score ``inf``) and the start of the solve at ``following`` (the next λ,
+    None at the grid's end).
+
+    Returns ``(order, curve, gaps, best, tol)``: the grid from the largest λ, the scores of the λ solved, their
+    relative duality gaps, ``(score, lam, W, F, index)`` of the least score, the path's tolerance (None: the
+    solver's own)."""
+    order = np.sort(np.asarray(lams, dtype=float))[::-1]
+    curve, gaps, best, init, rises = [], [], None, None, 0
+    with warnings.catch_warnings(), _path_tolerance(fit.recipe.solver) as tol:
+        warnings.simplefilter("ignore")
+        for i, lam in enumerate(order):
+            following = float(order[i + 1]) if i + 1 < order.size else None
+            res, W, F, init = point(float(lam), init, following)
+            gaps.append(float(getattr(res, "info", {}).get("relative_gap", np.nan)))
+            value = _score(fit.recipe.loss, F, Y, w) if np.all(np.isfinite(F)) else np.inf
+            rises = rises + 1 if curve and value > curve[-1] else 0
+            curve.append(value)
+            if best is None or value < best[0]:
+                best = (value, float(lam), W, F, len(curve) - 1)
+            if rises >= RISES:
+                break
+    return order, curve, gaps, best, tol
 
 
 def stopped_note(skipped):

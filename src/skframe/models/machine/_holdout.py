@@ -29,8 +29,6 @@ Hessian; approximate leave-one-out otherwise.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from skframe.contract.collections import take
@@ -105,7 +103,7 @@ def choose_lam_holdout(fit, lams):
     """``(lam, info)``: the λ of ``lams`` with the least weighted mean loss on a held-out share of the rows, from
     one warm-started path on the others (see module). Sets ``fit.holdout = {"lam", "rows", "decisions"}`` (the
     held-out rows, their decision values at the chosen λ with the intercept) and ``fit.lam_start``."""
-    rep, loss = fit.represent(), fit.recipe.loss
+    rep = fit.represent()
     n = int(fit.Y.shape[0])
     held = holdout_rows(fit.Y, holdout_size(n))
     base = np.ones(n) if fit.sample_weight is None else np.asarray(fit.sample_weight, dtype=np.float64)
@@ -114,24 +112,13 @@ def choose_lam_holdout(fit, lams):
     solve = fit.recipe.reweigh(weights)
     Z_held = rep.Z[held] if rep.Z is not None else fit.predict_rows(take(fit.X, held), validated=True)
     Z_held, Y_held, w_held = _alo._host(Z_held), _alo._host(fit.Yc[held]), base[held]
-    order = np.sort(np.asarray(lams, dtype=float))[::-1]
-    curve, gaps, best, init, rises = [], [], None, None, 0
-    with warnings.catch_warnings(), _alo._path_tolerance(fit.recipe.solver) as tol:
-        warnings.simplefilter("ignore")  # an unconverged point of the path is scored as it is; the final fit warns
-        for lam in order:
-            with fit.serial_blas():
-                res = solve(rep, fit.Yc, float(lam), init, fit.rngs[-1])
-            gaps.append(float(getattr(res, "info", {}).get("relative_gap", np.nan)))
-            W = _alo._host(res.W)
-            F = Z_held @ W
-            value = _alo._score(loss, F, Y_held, w_held) if np.all(np.isfinite(F)) else np.inf
-            rises = rises + 1 if curve and value > curve[-1] else 0
-            curve.append(value)
-            if best is None or value < best[0]:
-                best = (value, float(lam), res.W, F, len(curve) - 1)
-            init = res.W
-            if rises >= _alo.RISES:
-                break
+
+    def point(lam, init, following):  # the solve at lam without the held-out rows, their decision values
+        with fit.serial_blas():
+            res = solve(rep, fit.Yc, lam, init, fit.rngs[-1])
+        return res, res.W, Z_held @ _alo._host(res.W), res.W
+
+    order, curve, gaps, best, tol = _alo.walk_path(fit, lams, point, Y_held, w_held)
     value, lam, fit.lam_start, F, at = best
     if fit.recipe.fit_intercept:
         F = F + np.ravel(_alo._host(fit.offset))
