@@ -186,14 +186,12 @@ class HessianOperator:
     ----------
     fp : FeatureMapProblem
     predictions : ndarray (n, d) or list of ndarray
-        ``Z V C`` at the Newton point: all rows, or one array per block of ``fp.blocks()``.
+        ``Z V C`` at the Newton point: of all rows for kept features, one array per block of ``fp.blocks()`` for
+        streamed ones.
     """
 
     def __init__(self, fp, predictions):
-        self.fp, self.products, self.D = fp, 0, None
-        if fp.in_memory and not isinstance(predictions, np.ndarray):
-            predictions = np.concatenate(predictions) if len(predictions) else np.zeros((0, fp.d))
-        self.F = predictions
+        self.fp, self.products, self.D, self.F = fp, 0, None, predictions
         self.curved = callable(getattr(fp.loss, "hessian_times", None))
         self.fast = engine_module("skframe_solvers.newton_cg", work=fp.n * fp.r)
         self._curv = {}
