@@ -11,7 +11,8 @@ runs in a fresh process (its peak resident memory is its own):
   fit of that m, to compare the two solutions);
 * ``falkon``: Falkon's ``Falkon`` estimator (CPU, built from source, in the interpreter ``--falkon-python``) on
   the same centres as the ``pcg`` run of that m, the same gamma (``sigma = 1 / sqrt(2 gamma)``) and lambda (both
-  minimise ``(1/n) ||K alpha - y||^2 + lam alpha^T K_mm alpha``), ``max_passes - 1`` conjugate-gradient steps;
+  minimise ``(1/n) ||K alpha - y||^2 + lam alpha^T K_mm alpha``), ``max_passes - 1`` conjugate-gradient steps,
+  its kernel blocks within ``--falkon-cpu-mem`` bytes (its ``max_cpu_mem``; unbounded, it takes one n x m block);
 * ``floor``: one fused pass ``K^T (K v)`` beside the time of the n m exponentials (NumPy, one thread) and of the
   n x m x d product ``X C^T`` (BLAS) alone.
 
@@ -62,7 +63,9 @@ def _falkon(cfg, X, y, Xt, ft):
     idx = np.sort(np.random.default_rng(1).choice(len(X), cfg["m"], replace=False))  # the PCG run's centres
     mean = float(y.mean())
     Xt_, yt_ = torch.from_numpy(X), torch.from_numpy(y - mean).reshape(-1, 1)
-    opt = falkon.FalkonOptions(use_cpu=True, keops_active="no", cg_tolerance=cfg["tol"])
+    # max_cpu_mem bounds its kernel blocks (by default it takes one n x m block: 80 GB at n = 10^6, m = 10^4)
+    opt = falkon.FalkonOptions(use_cpu=True, keops_active="no", cg_tolerance=cfg["tol"],
+                               max_cpu_mem=float(cfg.get("falkon_cpu_mem", 2e9)))
     kernel = falkon.kernels.GaussianKernel(sigma=float(np.sqrt(1.0 / (2.0 * GAMMA))), opt=opt)
     model = falkon.Falkon(kernel=kernel, penalty=cfg["lam"], M=cfg["m"], maxiter=cfg["max_passes"] - 1,
                           center_selection=FixedSelector(Xt_[idx], yt_[idx], torch.from_numpy(idx)),
@@ -75,7 +78,8 @@ def _falkon(cfg, X, y, Xt, ft):
         sys.stdout = stdout
     out = {"falkon_seconds": time.perf_counter() - t1, "falkon_cpu_seconds": time.process_time() - c1,
            "falkon_maxiter": cfg["max_passes"] - 1, "falkon": falkon.__version__, "torch": torch.__version__,
-           "torch_threads": torch.get_num_threads(), "sigma": float(np.sqrt(1.0 / (2.0 * GAMMA)))}
+           "torch_threads": torch.get_num_threads(), "sigma": float(np.sqrt(1.0 / (2.0 * GAMMA))),
+           "falkon_max_cpu_mem": opt.max_cpu_mem}
     pred = model.predict(torch.from_numpy(Xt)).numpy().ravel() + mean
     out["falkon_test_rmse"] = float(np.sqrt(np.mean((pred - ft) ** 2)))
     return out
@@ -179,6 +183,7 @@ def main():
     ap.add_argument("--floor-m", type=int, default=10_000)
     ap.add_argument("--falkon", default="", help="m of Falkon fits on the PCG run's centres (its own venv)")
     ap.add_argument("--falkon-python", default="/tmp/falkon-venv/bin/python", help="the interpreter with falkon")
+    ap.add_argument("--falkon-cpu-mem", type=float, default=2e9, help="Falkon's max_cpu_mem (bytes for its blocks)")
     ap.add_argument("--pcg-params", default="{}", help="JSON of further NystromPCG parameters")
     ap.add_argument("--log", help="file to which the PCG runs append a line per pass")
     ap.add_argument("--one", help=argparse.SUPPRESS)
@@ -192,7 +197,8 @@ def main():
     cfgs += [dict(common, kind="direct", m=int(m)) for m in args.direct.split(",") if m]
     cfgs += [dict(common, kind="pcg", m=int(m.rstrip("s")), same_centres=m.endswith("s"),
                   pcg_params=json.loads(args.pcg_params)) for m in args.pcg.split(",") if m]
-    cfgs += [dict(common, kind="falkon", m=int(m), python=args.falkon_python) for m in args.falkon.split(",") if m]
+    cfgs += [dict(common, kind="falkon", m=int(m), python=args.falkon_python, falkon_cpu_mem=args.falkon_cpu_mem)
+             for m in args.falkon.split(",") if m]
     import numba
     import scipy
 

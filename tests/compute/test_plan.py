@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from sklearn.utils import check_random_state
 
-from skframe import SketchedKernelMachine, SketchedKernelRidge
+from skframe import SketchedKernelClassifier, SketchedKernelMachine, SketchedKernelRidge
 from skframe.compute import plan as plan_mod
 from skframe.compute import plan_rules
 from skframe.compute.plan import DataShape, ExecutionPlan, Machine, available_memory, describe_data, plan_fit
@@ -152,6 +152,23 @@ def test_iterative_losses_keep_features_when_they_fit_else_recompute_them():
     small = Machine(memory_bytes=2 * GB, cores=2)
     p = _plan(200_000, FakeSubsample(1000), loss="iterative", machine=small)
     assert p.executor == "streamed" and not p.keep_features and "recomputed" in p.reasons["keep_features"]
+
+
+
+def test_kept_features_leave_room_in_the_budget_and_the_fit_keeps_what_the_plan_says():
+    # 3 000 rows, r = 110: the 2.6 MB of features fit a 40 MB budget, but the stream's chunks alone were sized to
+    # fill it: the plan said "kept" while the fit streamed them, and dual-cd (the hinge loss's solver) refused
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 5))
+    y = (X[:, 0] + 0.3 * rng.normal(size=3000) > 0).astype(int)
+    model = SketchedKernelClassifier(memory_budget="40MB", random_state=0).fit(X, y)  # hinge, dual-cd
+    ex = model.execution_
+    assert ex["executor"] == "streamed" and ex["keep_features"] and model.representation_ == "in-memory"
+    assert ex["peak_bytes"] <= 40 * 10**6 and "kept" in ex["reasons"]["keep_features"]
+    stream = plan_mod.plan_stream(3000, 110, 110, 5, 1, ComputeOptions(memory_budget="40MB"))
+    rows = plan_mod.kept_features_rows(3000, 110, 8, 40 * 10**6, stream)
+    assert rows is not None and stream.fixed_bytes + rows * stream.per_row_bytes + 3000 * 110 * 8 <= 40 * 10**6
+    assert plan_mod.kept_features_rows(3000, 110, 8, stream.fixed_bytes + 3000 * 110 * 8, stream) is None
 
 
 # ----------------------------------------------------------------------------- sketch size

@@ -25,7 +25,7 @@ from skframe.exceptions import MemoryBudgetError
 from skframe.options import DEFAULT_OPTIONS, compute_dtype, parse_bytes
 
 __all__ = ["StreamPlan", "plan_stream", "check_allocation", "budget_of", "format_bytes", "choose_representation",
-           "MIN_CHUNK_ROWS", "MAX_CHUNK_ROWS"]
+           "MIN_CHUNK_ROWS", "MAX_CHUNK_ROWS", "kept_features_rows"]
 
 #: The smallest chunk a streamed fit accepts (below it BLAS products are inefficient).
 MIN_CHUNK_ROWS = 64
@@ -165,6 +165,42 @@ def plan_stream(n, m, s_prime, n_features, n_outputs, options=None, *, kernel=No
                 fix="reduce sketch_size",
             )
     return plan
+
+
+def kept_features_rows(n, r, itemsize, budget, stream):
+    """Rows per chunk of a streamed pass that keeps the n x r features beside its own buffers, or None when the
+    features do not fit.
+
+    The one rule of the plan (:func:`skframe.compute.plan.plan_fit`'s ``keep_features``) and of the fit that forms
+    them (:func:`skframe.compute.stream_problems.make_feature_problem`): the features (``n r itemsize`` bytes) are
+    kept when they fit the budget beside the stream's fixed part and a chunk of :data:`MIN_CHUNK_ROWS` rows; the
+    chunks then shrink to the room the features leave (the stream's own chunks would otherwise fill the budget
+    and leave the features none).
+
+    Parameters
+    ----------
+    n, r : int
+        Rows and columns of the features.
+    itemsize : int
+        Bytes per entry of the kept features.
+    budget : int or None
+        The memory budget (None: no limit; the stream's chunks are kept).
+    stream : StreamPlan
+        The streamed pass's chunks and bytes (:func:`plan_stream`).
+
+    >>> stream = StreamPlan(chunk_rows=3000, fixed_bytes=10**6, per_row_bytes=13_000)
+    >>> kept_features_rows(3000, 110, 8, 40 * 10**6, stream)  # 2.6 MB of features beside the chunks
+    2796
+    >>> kept_features_rows(10**6, 1000, 8, 4 * 10**9, stream) is None  # 8 GB of features
+    True
+    """
+    if budget is None:
+        return int(stream.chunk_rows)
+    room = int(budget) - int(n) * int(r) * int(itemsize) - int(stream.fixed_bytes)
+    rows = room // max(int(stream.per_row_bytes), 1)
+    if rows < min(MIN_CHUNK_ROWS, max(int(n), 1)):
+        return None
+    return int(max(1, min(int(stream.chunk_rows), rows)))
 
 
 def choose_representation(n, r, options=None, *, reserved=0):

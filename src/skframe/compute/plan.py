@@ -32,8 +32,10 @@ Defaults take the fastest path that fits the machine:
   where the streamed fit was measured at least as fast (``benchmarks/bench_stream_crossover.py``);
 * ``sketch_size="auto"`` follows ``ceil(2 sqrt(n))`` in ``[100, 1000]``, capped only by
   what the chosen executor can hold;
-* iterative losses keep their features when they fit the budget, else recompute them
-  chunk by chunk on every pass.
+* iterative losses keep their features when they fit the budget beside the stream's own
+  buffers (whose chunks then shrink to the room left), else recompute them chunk by chunk
+  on every pass; the fit that forms them applies the same rule
+  (:func:`skframe.compute.memory.kept_features_rows`).
 
 An explicit ``memory_budget`` wins (the fit streams within it) and an impossible one is
 refused by :class:`~skframe.exceptions.MemoryBudgetError` before anything is allocated.
@@ -52,12 +54,14 @@ Examples
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import scipy.sparse as sp
 
 from skframe.compute import plan_rules as rules
 from skframe.compute.execution import DataShape, ExecutionPlan, describe_data, explain_plan
 from skframe.compute.machine import Machine, available_memory, detect_machine
-from skframe.compute.memory import MIN_CHUNK_ROWS, format_bytes, plan_stream
+from skframe.compute.memory import MIN_CHUNK_ROWS, format_bytes, kept_features_rows, plan_stream
 from skframe.compute.plan_newton import choose_newton_step
 from skframe.compute.plan_rules import (
     AUTO_MAX,
@@ -123,42 +127,44 @@ def _budget(options, backend, machine):
 
 
 def _chunks_and_peak(streamed, sizes, data, opts, options, kernel, reasons):
-    """``(chunk_rows, peak bytes)`` of the chosen executor; an impossible streamed budget is refused here.
+    """The streamed executor's :class:`~skframe.compute.memory.StreamPlan`, or ``(chunk_rows, peak bytes)`` in
+    memory; an impossible streamed budget is refused here.
 
     ``sizes = (rows_of, n, m, s_prime, kind)``: the rows per pass, the data rows, the sketch's rows and columns
     and the representation's kind."""
     rows_of, n, m, s_prime, kind = sizes
     if streamed:
         sp = _stream_plan(rows_of, m, s_prime, data, opts, kernel)
-        chunk_rows, peak = sp.chunk_rows, sp.peak_bytes
         if opts.backend == "cupy" and not options.chunk_rows:  # device chunks from the device memory
             # a quarter of the room left: float32 blocks that switch to float64 products still fit
             room = (opts.memory_budget - sp.fixed_bytes) // (4 * sp.per_row_bytes)
-            chunk_rows = int(max(MIN_CHUNK_ROWS, min(rows_of, room)))
-            peak = sp.fixed_bytes + chunk_rows * sp.per_row_bytes
+            sp = replace(sp, chunk_rows=int(max(MIN_CHUNK_ROWS, min(rows_of, room))))
             reasons["chunk_rows"] = "a quarter of the device budget left by the m x m part, per chunk"
         else:
             reasons["chunk_rows"] = ("given" if options.chunk_rows else "kernel blocks of about block_bytes, "
                                      "within the budget (the fit sizes them again from the sketch it draws)")
-        return chunk_rows, peak
+        return sp
     cols = max(s_prime or m or 1, 1)
     rows = rows_within_budget(kernel, cols, opts) if kernel is not None else opts.rows_per_block(cols, 8)
     reasons["chunk_rows"] = "kernel blocks of about block_bytes"
     return max(1, min(n, rows)), rules.in_memory_bytes(n, m, s_prime or 0, data.n_features, opts, kind)
 
 
-def _keep_features(loss, streamed, n, m, item, budget, reasons):
+def _keep_features(loss, streamed, n, m, item, budget, stream, reasons):
+    """Rows per chunk when a streamed fit keeps its n x m features (:func:`skframe.compute.memory.kept_features_rows`,
+    the fit's own rule), None when it does not; True for the in-memory executor."""
     if loss == "square" and streamed:
         reasons["keep_features"] = "the square loss needs only the m x m and m x d sums"
-        return False
+        return None
     if not streamed:
         reasons["keep_features"] = "in memory: the features are formed once"
         return True
-    keep = n * m * item <= budget
+    rows = kept_features_rows(n, m, item, budget, stream)
     reasons["keep_features"] = (f"the n x r features ({format_bytes(n * m * item)}) "
-                                + ("fit the budget: kept for every pass" if keep
-                                   else "exceed the budget: recomputed chunk by chunk on every pass"))
-    return keep
+                                + ("fit the budget beside the stream's buffers: kept for every pass" if rows
+                                   else "exceed the budget beside the stream's buffers: recomputed chunk by chunk "
+                                        "on every pass"))
+    return rows
 
 
 def plan_fit(data, *, kernel=None, sketch="psr", sketch_size="auto", sketch_params=None, loss="square",
@@ -258,12 +264,14 @@ def plan_fit(data, *, kernel=None, sketch="psr", sketch_size="auto", sketch_para
     reasons["sketch_size"] = rule if m is not None else "set by the sketch object"
 
     # -- chunks, peak memory, kept features
-    chunk_rows, peak = _chunks_and_peak(streamed, (rows_of, n, m_eff, s_prime, kind), data, opts, options, kernel,
-                                        reasons)
+    chunks = _chunks_and_peak(streamed, (rows_of, n, m_eff, s_prime, kind), data, opts, options, kernel, reasons)
     item = 4 if dtype == "float32" else 8
-    keep = _keep_features(loss, streamed, n, m_eff, item, budget, reasons)
-    if keep and streamed:
-        peak += n * m_eff * item
+    keep = _keep_features(loss, streamed, n, m_eff, item, budget, chunks if streamed else None, reasons)
+    if streamed:  # a StreamPlan: the chunks shrink to the room kept features leave them
+        stream = chunks if not keep else replace(chunks, chunk_rows=keep)
+        chunk_rows, peak = stream.chunk_rows, stream.peak_bytes + (n * m_eff * item if keep else 0)
+    else:
+        chunk_rows, peak = chunks
 
     # -- engine, products, BLAS threads
     work = int(n * (s_prime or 0)) if kind != "feature_map" else int(n * m_eff)
@@ -276,7 +284,7 @@ def plan_fit(data, *, kernel=None, sketch="psr", sketch_size="auto", sketch_para
         solver, why = choose_square_solver(n, m_eff if kind == "sketch" else None, s_prime, budget, backend)
         reasons["square_solver"] = f"{solver}: {why}"
     if loss == "iterative":  # the newton solver's step (the same rule, applied by the solver to its own r)
-        method, why = choose_newton_step(n, m_eff, data.n_outputs, kept=not streamed or keep)
+        method, why = choose_newton_step(n, m_eff, data.n_outputs, kept=not streamed or bool(keep))
         reasons["newton_step"] = f"{method}: {why}"
     return ExecutionPlan(
         executor=executor, backend=backend, engine=engine, chunk_rows=int(chunk_rows) if chunk_rows else None,

@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe.compute.backend import get_array_module, to_numpy
-from skframe.compute.memory import check_allocation, choose_representation, plan_stream
+from skframe.compute.memory import budget_of, check_allocation, kept_features_rows, plan_stream
 from skframe.compute.streaming import get_engine, iter_rows, sketch_gram
 from skframe.contract.problems import ArrayProblem, TargetArrayProblem
 from skframe.core.engine import planned
@@ -194,18 +194,20 @@ def make_feature_problem(kernel, X, Y, X_sub, proj, options=None, *, products=No
     if streamed._engine.xp is not np:  # a GPU recomputes a block faster than the host multiplies kept features
         return streamed, "streamed"
     plan = plan_stream(streamed.n, streamed.r, X_sub.shape[0], X_sub.shape[1], streamed.d, options, kernel=kernel)
-    if choose_representation(streamed.n, streamed.r, options, reserved=plan.peak_bytes) == "streamed":
+    item = compute_dtype(options).itemsize
+    rows = kept_features_rows(streamed.n, streamed.r, item, budget_of(options), plan)
+    if rows is None:
         return streamed, "streamed"
-    nbytes = streamed.n * streamed.r * compute_dtype(options).itemsize
+    nbytes = streamed.n * streamed.r * item
     check_allocation(nbytes, f"the {streamed.n} x {streamed.r} feature matrix", options)
     Z = np.empty((streamed.n, streamed.r), dtype=compute_dtype(options.dtype))
     if factors is not None and sp.issparse(factors[0].mix) and Z.dtype == np.float64:
         R, UD = factors
-        for start, Xc, _ in iter_rows(X, streamed.Y, streamed.chunk_rows):
+        for start, Xc, _ in iter_rows(X, streamed.Y, rows):
             KR = kernel_times_mix(kernel, Xc, X_sub, R, streamed.options)
             Z[start:start + KR.shape[0]] = KR @ UD
         return ArrayProblem(Z, streamed.Y), "in-memory"
-    for start, Zb, _ in streamed.blocks():
+    for start, Zb, _ in streamed.blocks(rows):
         Z[start:start + Zb.shape[0]] = Zb
     return ArrayProblem(Z, streamed.Y), "in-memory"
 
