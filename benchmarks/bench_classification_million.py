@@ -13,7 +13,8 @@ the fit's wall time, the peak resident memory above the data (``VmHWM`` reset on
 memory budget and planned peak, how the features were held, the chosen gamma and lambda, the Newton solver's record,
 test log-loss and accuracy (R^2 for the square loss). ``falkon_*`` parts (skipped with one line where ``falkon`` does
 not import): ``LogisticFalkon`` (CPU, KeOps off) with M = the skframe fit's sketch size centres drawn uniformly from
-the training rows, the skframe fit's gamma and lambda, the documented schedule of ``bench_classification.py``
+the training rows, the skframe fit's gamma and lambda, its kernel blocks within ``--falkon-cpu-mem`` bytes (its
+``max_cpu_mem``), the documented schedule of ``bench_classification.py``
 (penalties ``1e4 lam, 1e2 lam, lam, lam, lam``, CG iterations ``3, 3, 3, 8, 8``); 10 classes one-vs-rest (one
 binary fit per class, probabilities normalised), on ``--falkon-rows`` rows at most.
 
@@ -119,7 +120,7 @@ def run_skframe(part, n, n_test):
     return out
 
 
-def run_falkon(part, n, n_test, reference, rows):
+def run_falkon(part, n, n_test, reference, rows, cpu_mem=2e9):
     """LogisticFalkon at the skframe fit's gamma, lambda and number of centres (see module)."""
     try:
         import falkon
@@ -143,7 +144,8 @@ def run_falkon(part, n, n_test, reference, rows):
     idx = torch.from_numpy(np.sort(np.random.default_rng(0).choice(n_fit, size=m, replace=False)))
     Xt, Xte_t = torch.from_numpy(X), torch.from_numpy(Xte)
     penalties, iters = [lam * 1e4, lam * 1e2, lam, lam, lam], [3, 3, 3, 8, 8]
-    opt = falkon.FalkonOptions(use_cpu=True, keops_active="no")
+    # max_cpu_mem bounds its kernel blocks (unbounded, it takes one n x m block: 8 GB at n = 10^6, m = 1 000)
+    opt = falkon.FalkonOptions(use_cpu=True, keops_active="no", max_cpu_mem=float(cpu_mem))
     kernel = falkon.kernels.GaussianKernel(sigma=float(np.sqrt(1.0 / (2.0 * gamma))), opt=opt)
     columns = [1] if kind == "binary" else list(range(10))
     rss0 = _setup.proc_status_bytes("VmRSS")
@@ -169,7 +171,7 @@ def run_falkon(part, n, n_test, reference, rows):
             "penalty_list": penalties, "iter_list": iters, "fits": len(columns), "fit_seconds": round(seconds, 2),
             "peak_above_data_bytes": peak, "test_log_loss": float(log_loss(yte, P, labels=np.arange(P.shape[1]))),
             "test_accuracy": float(accuracy_score(yte, np.argmax(P, axis=1))), "falkon": falkon.__version__,
-            "torch": torch.__version__, "torch_threads": torch.get_num_threads()}
+            "torch": torch.__version__, "torch_threads": torch.get_num_threads(), "max_cpu_mem": opt.max_cpu_mem}
 
 
 def run_precond_rows(n, variants):
@@ -213,7 +215,7 @@ def one(args):
     warm_up(args.one)
     if args.one.startswith("falkon_"):
         reference = json.loads(args.reference) if args.reference else {}
-        out = run_falkon(args.one, args.n, args.n_test, reference, args.falkon_rows)
+        out = run_falkon(args.one, args.n, args.n_test, reference, args.falkon_rows, args.falkon_cpu_mem)
     else:
         out = run_skframe(args.one, args.n, args.n_test)
     print("RESULT " + json.dumps(out))
@@ -239,6 +241,7 @@ def main():
     ap = _setup.parser(__doc__, n=1_000_000, n_test=20_000, parts="binary,square,multi,falkon_binary,falkon_multi",
                        falkon_rows=1_000_000, precond_n=100_000, precond_rows="1000,4000,0")
     ap.add_argument("--out", default="benchmarks/out/classification_million.json")
+    ap.add_argument("--falkon-cpu-mem", type=float, default=2e9, help="Falkon's max_cpu_mem (bytes for its blocks)")
     ap.add_argument("--note", default="", help="a note kept in the report (e.g. the machine's load)")
     ap.add_argument("--one", choices=PARTS, help=argparse_hidden())
     ap.add_argument("--reference", default="", help=argparse_hidden())
@@ -257,7 +260,8 @@ def main():
         if part not in PARTS:
             raise SystemExit(f"unknown part {part!r}; choose among {', '.join(PARTS)}")
         cmd = [sys.executable, __file__, "--one", part, "--n", str(args.n), "--n-test", str(args.n_test),
-               "--falkon-rows", str(args.falkon_rows), "--reference", json.dumps(results),
+               "--falkon-rows", str(args.falkon_rows), "--falkon-cpu-mem", str(args.falkon_cpu_mem),
+               "--reference", json.dumps(results),
                "--precond-n", str(args.precond_n), "--precond-rows", args.precond_rows]
         load0 = list(os.getloadavg())
         proc = subprocess.run(cmd, capture_output=True, text=True)
