@@ -30,18 +30,13 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import eigh
 
+from skframe.compute.plan_square import lowrank_bytes
 from skframe.exceptions import InvalidInputError, InvalidParameterError
 from skframe.plugin.toolbox import engine_matvec, kernel_block, n_items, take
 
 __all__ = ["LowRankPreconditioner", "lowrank_bytes"]
 
 _BLOCK_ENTRIES = 1 << 20  # entries of the row blocks in which Phi becomes Q in place (8 MB)
-
-
-def lowrank_bytes(m, s, q):
-    """Bytes the low-rank preconditioner holds at its peak: ``Phi`` (m x q, which becomes ``Q`` in place), the
-    sub-sampled kernel ``K_ss`` (s x s) and its eigenvectors (s x (q + 1))."""
-    return 8 * (m * q + s * s + s * (q + 1))
 
 
 def check_lowrank(m, s, q):

@@ -37,6 +37,7 @@ import time
 import numpy as np
 from scipy.linalg import blas, lapack
 
+from skframe.compute.plan_square import lowrank_sizes
 from skframe.exceptions import MemoryBudgetError
 from skframe.plugin.api import InvalidInputError, InvalidParameterError, SolveResult
 from skframe.plugin.toolbox import kernel_block, n_items, normal_pass
@@ -216,8 +217,7 @@ class NystromPCG:
     def _preconditioner(self, kernel, X, centres, lam, n, options):
         """The preconditioner, the reason for it and its bytes."""
         m = n_items(centres)
-        s = min(m, 4000) if self.subsample is None else self.subsample
-        q = min(s - 1, 400) if self.rank is None else self.rank
+        s, q = lowrank_sizes(m, self.subsample, self.rank)
         dense = 8 * m * m
         budget, source = self._budget(options)
         kind = self.preconditioner

@@ -146,7 +146,11 @@ def test_plan_chooses_the_square_solver():
     psr = plan_fit(DataShape(n=10**5, n_features=10), sketch="psr", sketch_size=5000, machine=machine)
     assert psr.reasons["square_solver"].startswith("closed-form: the sketch does not sample")
     m = 2 * PCG_MIN_CENTRES
-    assert choose_square_solver(10**6, m, m, 8 * m * m - 1, "numpy")[1].startswith("the m x m preconditioner")
+    # beyond m^2 memory: the low-rank preconditioner where it fits, else the closed form says neither fits
+    solver, why = choose_square_solver(10**6, m, m, 8 * m * m - 1, "numpy")
+    assert solver == "pcg" and "low-rank preconditioner" in why
+    solver, why = choose_square_solver(10**6, m, m, 10**6, "numpy")
+    assert solver == "closed-form" and why.startswith("neither the m x m preconditioner")
     assert cheaper_square_solver(10**6, m, m, 10**12, "cupy")[0] == "closed-form"
     assert choose_square_solver(10**6, m, m, 10**12, "numpy")[0] == "pcg"
 

@@ -108,3 +108,31 @@ def test_lowrank_bad_parameters(params, error):
         NystromPCG(**params).solve_centres(get_kernel("gaussian", gamma=1.0), X, C, y, 1e-3)
     assert isinstance(info.value, SkframeError)
     assert "=" in str(info.value) or "GB" in str(info.value)
+
+
+def test_the_estimator_runs_centres_beyond_the_m_squared_budget_with_the_lowrank_preconditioner(monkeypatch):
+    """Where neither the closed form's m x m sums nor Falkon's factor fit the budget, the plan picks conjugate
+    gradients with the low-rank preconditioner and sizes the fit's memory from it: a given m beyond m^2 memory
+    runs (it was refused), and its model is the one Falkon's preconditioner gives within a larger budget."""
+    from skframe import SketchedKernelRidge
+    from skframe.compute import plan_square
+
+    # small sizes for a quick test: conjugate gradients from 300 centres, a rank-60 estimate from 200 of them
+    monkeypatch.setattr(plan_square, "PCG_MIN_CENTRES", 300)
+    monkeypatch.setattr(plan_square, "LOWRANK_SUBSAMPLE", 200)
+    monkeypatch.setattr(plan_square, "LOWRANK_RANK", 60)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(4000, 3))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.05 * rng.standard_normal(4000)
+    kw = dict(kernel_params={"gamma": 1.0}, sketch="subsample", sketch_size=3200, lam=1e-4, random_state=0)
+    small = SketchedKernelRidge(memory_budget="80MB", **kw).fit(X, y)  # 8 m^2 = 82 MB
+    reason = small.execution_["reasons"]["square_solver"]
+    assert reason.startswith("pcg") and "low-rank preconditioner of rank 60 from 200" in reason
+    assert small.representation_ == "centres" and small.solver_info_["preconditioner"] == "lowrank"
+    assert small.execution_["peak_bytes"] <= 80 * 10**6
+    large = SketchedKernelRidge(memory_budget="1GB", **kw).fit(X, y)
+    assert large.solver_info_["preconditioner"] == "falkon"
+    np.testing.assert_array_equal(small.X_fit_, large.X_fit_)  # the same centres
+    spread = np.std(y)
+    diff = small.predict(X[:300]) - large.predict(X[:300])
+    assert np.sqrt(np.mean(diff ** 2)) <= 10 * max(small.solver_info_["residual"], 1e-6) * spread + 1e-6

@@ -61,7 +61,7 @@ import scipy.sparse as sp
 from skframe.compute import plan_rules as rules
 from skframe.compute.execution import DataShape, ExecutionPlan, describe_data, explain_plan
 from skframe.compute.machine import Machine, available_memory, detect_machine
-from skframe.compute.memory import MIN_CHUNK_ROWS, format_bytes, kept_features_rows, plan_stream
+from skframe.compute.memory import MIN_CHUNK_ROWS, check_allocation, format_bytes, kept_features_rows, plan_stream
 from skframe.compute.plan_newton import choose_newton_step
 from skframe.compute.plan_rules import (
     AUTO_MAX,
@@ -77,7 +77,7 @@ from skframe.compute.plan_rules import (
     default_sketch,
     expected_columns,
 )
-from skframe.compute.plan_square import choose_square_solver
+from skframe.compute.plan_square import choose_square_solver, lowrank_bytes, lowrank_sizes, pcg_peak_bytes
 from skframe.contract.collections import n_items
 from skframe.contract.tags import get_tags
 from skframe.core.sketching import rows_within_budget
@@ -148,6 +148,21 @@ def _chunks_and_peak(streamed, sizes, data, opts, options, kernel, reasons):
     rows = rows_within_budget(kernel, cols, opts) if kernel is not None else opts.rows_per_block(cols, 8)
     reasons["chunk_rows"] = "kernel blocks of about block_bytes"
     return max(1, min(n, rows)), rules.in_memory_bytes(n, m, s_prime or 0, data.n_features, opts, kind)
+
+
+def _pcg_chunks_and_peak(n, m, data, opts, kernel, budget, machine, reasons):
+    """``(chunk_rows, peak bytes, keep)`` of the square loss solved by conjugate gradients over m centres: the
+    preconditioner (Falkon's m x m factor where it fits the budget, else the low-rank one), the centres and the
+    fused passes' buffers (:func:`skframe.compute.plan_square.pcg_peak_bytes`); no m x m sums, no features."""
+    square = 8 * m * m
+    pre = square if square <= budget else lowrank_bytes(m, *lowrank_sizes(m))
+    peak = pcg_peak_bytes(m, data.n_features, data.n_outputs, pre, machine.cores)
+    if peak > budget:
+        check_allocation(peak, f"conjugate gradients over m={m} centres", opts, fix="reduce sketch_size")
+    rows = rows_within_budget(kernel, m, opts) if kernel is not None else opts.rows_per_block(m, 8)
+    reasons["chunk_rows"] = "kernel blocks of about block_bytes (each pass over the rows computes its blocks)"
+    reasons["keep_features"] = "conjugate gradients over the centres form no features"
+    return max(1, min(n, rows)), peak, None
 
 
 def _keep_features(loss, streamed, n, m, item, budget, stream, reasons):
@@ -263,15 +278,24 @@ def plan_fit(data, *, kernel=None, sketch="psr", sketch_size="auto", sketch_para
     s_prime = s_of(m_eff) if kind == "sketch" else (n if kind == "exact" else None)
     reasons["sketch_size"] = rule if m is not None else "set by the sketch object"
 
+    # -- the square loss's solver: closed form from the m x m sums, or conjugate gradients over the centres
+    if loss == "square":  # (compute.plan_square)
+        solver, why = choose_square_solver(n, m_eff if kind == "sketch" else None, s_prime, budget, backend)
+        reasons["square_solver"] = f"{solver}: {why}"
+
     # -- chunks, peak memory, kept features
-    chunks = _chunks_and_peak(streamed, (rows_of, n, m_eff, s_prime, kind), data, opts, options, kernel, reasons)
     item = 4 if dtype == "float32" else 8
-    keep = _keep_features(loss, streamed, n, m_eff, item, budget, chunks if streamed else None, reasons)
-    if streamed:  # a StreamPlan: the chunks shrink to the room kept features leave them
-        stream = chunks if not keep else replace(chunks, chunk_rows=keep)
-        chunk_rows, peak = stream.chunk_rows, stream.peak_bytes + (n * m_eff * item if keep else 0)
+    if loss == "square" and reasons["square_solver"].startswith("pcg"):  # no sums, no features: passes
+        chunk_rows, peak, keep = _pcg_chunks_and_peak(n, m_eff, data, opts, kernel, budget, machine, reasons)
     else:
-        chunk_rows, peak = chunks
+        chunks = _chunks_and_peak(streamed, (rows_of, n, m_eff, s_prime, kind), data, opts, options, kernel,
+                                  reasons)
+        keep = _keep_features(loss, streamed, n, m_eff, item, budget, chunks if streamed else None, reasons)
+        if streamed:  # a StreamPlan: the chunks shrink to the room kept features leave them
+            stream = chunks if not keep else replace(chunks, chunk_rows=keep)
+            chunk_rows, peak = stream.chunk_rows, stream.peak_bytes + (n * m_eff * item if keep else 0)
+        else:
+            chunk_rows, peak = chunks
 
     # -- engine, products, BLAS threads
     work = int(n * (s_prime or 0)) if kind != "feature_map" else int(n * m_eff)
@@ -280,9 +304,6 @@ def plan_fit(data, *, kernel=None, sketch="psr", sketch_size="auto", sketch_para
                            "float32 blocks; the products switch to float64 when R K R^T is ill-conditioned "
                            "(kappa > 8e4, decided from its eigenvalues)")
     threads, reasons["blas_threads"] = rules.choose_blas_threads(n, m_eff, machine.cores)
-    if loss == "square":  # closed form or conjugate gradients over Nyström centres (compute.plan_square)
-        solver, why = choose_square_solver(n, m_eff if kind == "sketch" else None, s_prime, budget, backend)
-        reasons["square_solver"] = f"{solver}: {why}"
     if loss == "iterative":  # the newton solver's step (the same rule, applied by the solver to its own r)
         method, why = choose_newton_step(n, m_eff, data.n_outputs, kept=not streamed or bool(keep))
         reasons["newton_step"] = f"{method}: {why}"

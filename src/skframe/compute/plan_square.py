@@ -17,14 +17,17 @@ The plan's choice (:func:`choose_square_solver`) is what the fit runs: where it 
 with the registered ``"pcg"`` solver (:mod:`skframe.models._fit_square`), never forming the n x m features; the
 fit's ``solver_info_`` holds the residual, the passes and the stop reason. :func:`grown_auto_size` would grow
 the automatic size past the sqrt(n) rule's cap of 1 000 where the conjugate gradients run; it is off
-(:data:`PCG_AUTO_GROW`: the one measurement so far did not justify it).
+(:data:`PCG_AUTO_GROW`: measured on a public table of 261 877 rows, more centres did not pay for their passes).
 
 An m whose m x m array does not fit the budget needs a low-rank preconditioner (the idea of EigenPro: Ma and
 Belkin, "Diving into the shallows: a computational perspective on large-scale shallow learning", NeurIPS 2017;
-Abedsoltan, Belkin and Pandit, "Toward large kernel models", ICML 2023). :class:`skframe_solvers.pcg.NystromPCG`
-offers one (``preconditioner="lowrank"``) to Python users; the plan does not choose it for the estimators, since
-at its default rank it stalled short of the closed form's error on the benchmark's target (the docs of the
-solvers give the figures).
+Abedsoltan, Belkin and Pandit, "Toward large kernel models", ICML 2023): :class:`skframe_solvers.pcg.NystromPCG`
+takes one (``preconditioner="auto"``) where Falkon's factor exceeds the memory budget. Neither the closed form's
+sums nor Falkon's factor fit there, so the plan chooses conjugate gradients with it (:func:`cheaper_square_solver`)
+when its ``O(m q)`` bytes (:func:`lowrank_bytes` at :func:`lowrank_sizes`) fit the budget, and sizes the fit's
+memory from it (:func:`pcg_peak_bytes`) instead of from m x m sums: a given m beyond m^2 memory runs, with fewer
+passes' worth of accuracy than the full factor gives where the kernel has more than q strong directions (the
+docs of the solvers give the figures).
 """
 
 from __future__ import annotations
@@ -35,12 +38,46 @@ from skframe.compute.memory import format_bytes
 from skframe.compute.plan_rules import AUTO_FACTOR, AUTO_MAX
 
 __all__ = ["PCG_MIN_CENTRES", "PCG_MAX_PASSES", "PCG_AUTO_FACTOR", "PCG_AUTO_MAX", "PCG_BUDGET_SHARE", "PCG_AUTO_GROW",
-           "cheaper_square_solver", "choose_square_solver", "grown_auto_size"]
+           "LOWRANK_SUBSAMPLE", "LOWRANK_RANK", "cheaper_square_solver", "choose_square_solver", "grown_auto_size",
+           "lowrank_bytes", "lowrank_sizes", "pcg_peak_bytes"]
 
 #: centres from which the square loss over Nyström centres is solved by conjugate gradients (see the module)
 PCG_MIN_CENTRES = 4000
 #: passes over the rows the conjugate gradients may take (``K^T y`` included)
 PCG_MAX_PASSES = 25
+
+
+#: the low-rank preconditioner's sub-sampled centres and rank at most (:func:`lowrank_sizes`)
+LOWRANK_SUBSAMPLE, LOWRANK_RANK = 4000, 400
+
+
+def lowrank_sizes(m, subsample=None, rank=None):
+    """``(s, q)``: the low-rank preconditioner's sub-sampled centres (default ``min(m, 4000)``) and rank (default
+    ``min(s - 1, 400)``) for m centres.
+
+    >>> lowrank_sizes(10**5), lowrank_sizes(1000, rank=50)
+    ((4000, 400), (1000, 50))
+    """
+    s = min(int(m), LOWRANK_SUBSAMPLE) if subsample is None else subsample
+    q = min(s - 1, LOWRANK_RANK) if rank is None else rank
+    return s, q
+
+
+def lowrank_bytes(m, s, q):
+    """Bytes the low-rank preconditioner holds at its peak: ``Phi`` (m x q, which becomes ``Q`` in place), the
+    sub-sampled kernel ``K_ss`` (s x s) and its eigenvectors (s x (q + 1)).
+
+    >>> lowrank_bytes(10**5, *lowrank_sizes(10**5)) / 1e6  # against 80 000 MB for Falkon's factor
+    460.832
+    """
+    return 8 * (m * q + s * s + s * (q + 1))
+
+
+def pcg_peak_bytes(m, n_features, n_outputs, preconditioner_bytes, cores=2):
+    """Peak bytes of a conjugate-gradient fit over m centres beyond the data: the preconditioner, the centres,
+    the solver's m x k vectors (about ten) and the fused pass's per-thread sums and row buffers."""
+    k = max(int(n_outputs), 1)
+    return int(preconditioner_bytes + 8 * m * (int(n_features or 1) + (10 + int(cores)) * k) + (64 << 20))
 
 
 def cheaper_square_solver(n, m, s_prime, budget, backend):
@@ -64,6 +101,9 @@ def cheaper_square_solver(n, m, s_prime, budget, backend):
     >>> solver, reason = cheaper_square_solver(10**6, 10**4, 10**4, 8 * 10**9, "numpy")
     >>> solver, reason.split(";")[1]
     ('pcg', ' the m x m preconditioner (800 MB) fits the budget (8 GB)')
+    >>> solver, reason = cheaper_square_solver(10**6, 10**5, 10**5, 8 * 10**9, "numpy")  # beyond m^2 memory
+    >>> solver, reason.split("; ")[1].split(" (")[0]
+    ('pcg', 'a low-rank preconditioner of rank 400 from 4000 sub-sampled centres')
     """
     if m is None or s_prime is None or s_prime > m:
         return "closed-form", "the sketch does not sample its m points (conjugate gradients run over Nyström centres)"
@@ -73,8 +113,15 @@ def cheaper_square_solver(n, m, s_prime, budget, backend):
         return "closed-form", f"m = {m} < {PCG_MIN_CENTRES} centres: the exact closed form costs little more"
     square = 8 * m * m
     if square > budget:
-        return "closed-form", (f"the m x m preconditioner ({format_bytes(square)}) exceeds the budget "
-                               f"({format_bytes(budget)}); the plan does not choose a low-rank preconditioner")
+        s, q = lowrank_sizes(m)
+        need = lowrank_bytes(m, s, q)
+        if need > budget:
+            return "closed-form", (f"neither the m x m preconditioner ({format_bytes(square)}) nor a low-rank one "
+                                   f"({format_bytes(need)}) fits the budget ({format_bytes(budget)})")
+        return "pcg", (f"m = {m} centres: the m x m sums and preconditioner ({format_bytes(square)}) exceed the budget "
+                       f"({format_bytes(budget)}); a low-rank preconditioner of rank {q} from {s} sub-sampled centres "
+                       f"({format_bytes(need)}) takes their place, with at most {PCG_MAX_PASSES} passes of n m = "
+                       f"{n * m:.0e} kernel entries")
     return "pcg", (f"m = {m} >= {PCG_MIN_CENTRES} Nyström centres: {PCG_MAX_PASSES} passes of n m = {n * m:.0e} "
                    f"kernel entries cost less than the n m^2 = {n * m * m:.0e} multiply-adds of the sums; the m x m "
                    f"preconditioner ({format_bytes(square)}) fits the budget ({format_bytes(budget)})")
@@ -102,9 +149,10 @@ PCG_AUTO_MAX = 10_000
 #: share of the memory budget the grown size's m x m preconditioner may take
 PCG_BUDGET_SHARE = 0.25
 #: whether the automatic size grows past 1 000 (:func:`grown_auto_size`). Off: on ``nycflights13::flights``
-#: (261 877 training rows) the grown fit (4 096 centres, 25 passes) scored a test RMSE of 11.9 in 666 s against
-#: 10.4 in 307 s for the closed form at m = 1 000 (``benchmarks/out/many_centres_table.json``; the two took
-#: their gamma on differently scaled features, and 25 passes at the small lam the folds pick may stop short)
+#: (261 877 training rows, the same gamma) the closed form at m = 1 000 scored a test RMSE of 10.38 in 22 s,
+#: conjugate gradients at the grown size of 4 096 centres 10.67 in 199 s (25 passes stopped at a relative
+#: residual of 0.047 at the small lam the folds pick) and at 10 000 centres 10.43 in 470 s
+#: (``benchmarks/out/many_centres_table_quiet.json``): more centres did not pay for their passes there
 PCG_AUTO_GROW = False
 
 
@@ -121,7 +169,8 @@ def grown_auto_size(n, budget, backend):
     multiply-adds, the fit costs about ``m / 1600`` times the closed form's sums at m = 1 000: at most about 6
     times at 10 000 centres (``benchmarks/bench_many_centres_table.py`` measures it).
 
-    Off unless :data:`PCG_AUTO_GROW` is set (see its note: the one measurement so far did not justify it).
+    Off unless :data:`PCG_AUTO_GROW` is set (see its note: more centres did not pay for their passes on the
+    table measured).
 
     >>> grown_auto_size(10**6, 8 * 10**9, "numpy")  # PCG_AUTO_GROW is off
     (None, 'the automatic size does not grow past its cap (PCG_AUTO_GROW is off)')
