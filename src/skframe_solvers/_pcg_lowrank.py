@@ -30,9 +30,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import eigh
 
-from skframe.compute.plan_square import lowrank_bytes
 from skframe.exceptions import InvalidInputError, InvalidParameterError
-from skframe.plugin.toolbox import engine_matvec, kernel_block, n_items, take
+from skframe.plugin.toolbox import engine_matvec, kernel_block, lowrank_bytes, n_items, take
 
 __all__ = ["LowRankPreconditioner", "lowrank_bytes"]
 

@@ -37,10 +37,9 @@ import time
 import numpy as np
 from scipy.linalg import blas, lapack
 
-from skframe.compute.plan_square import lowrank_sizes
 from skframe.exceptions import MemoryBudgetError
 from skframe.plugin.api import InvalidInputError, InvalidParameterError, SolveResult
-from skframe.plugin.toolbox import kernel_block, n_items, normal_pass
+from skframe.plugin.toolbox import kernel_block, lowrank_sizes, n_items, normal_pass
 from skframe_solvers._pcg_lowrank import LowRankPreconditioner, check_lowrank, lowrank_bytes
 
 __all__ = ["FalkonPreconditioner", "LowRankPreconditioner", "NystromPCG"]

@@ -32,7 +32,8 @@ Kernels of any kind
     :func:`kernel_block`, :func:`kernel_diag`, :func:`kernel_matvec` (through the kernel's own methods when it has
     them); :func:`engine_matvec` (``k(X, Y) W`` by the block engine, a kernel's ``matvec`` marked
     :data:`ENGINE_PRODUCT` when it is that product and no override); :func:`normal_pass` (``k(X, C)^T (a k(X, C) V
-    + W)`` in one pass over the rows, each kernel entry computed once).
+    + W)`` in one pass over the rows, each kernel entry computed once); :func:`lowrank_sizes`,
+    :func:`lowrank_bytes` (the low-rank preconditioner's sub-sample, rank and bytes, the plan's rule).
 Sketches, problems and inputs
     :class:`SketchMatrix`, :func:`from_entries`, :func:`as_problem`, :class:`InputCollection`,
     :func:`is_collection`, :func:`n_items`, :func:`take`, :func:`chunks`.
@@ -46,6 +47,7 @@ These names are kept stable as the API's are; what they call inside skframe may 
 from skframe.compute.backend import get_array_module, serial_blas, to_numpy
 from skframe.compute.fused import normal_pass
 from skframe.compute.plan_newton import choose_newton_step, newton_precond_rows
+from skframe.compute.plan_square import lowrank_bytes, lowrank_sizes
 from skframe.constraints import HasMethods, check_param, validate_params
 from skframe.contract.collections import InputCollection, chunks, is_collection, n_items, take
 from skframe.contract.problems import as_problem
@@ -103,6 +105,8 @@ __all__ = [
     # the plan's rule for a Newton step (direct or conjugate gradients)
     "choose_newton_step",
     "newton_precond_rows",
+    "lowrank_sizes",
+    "lowrank_bytes",
     # linear algebra
     "default_rtol",
     "eigh_truncated",
