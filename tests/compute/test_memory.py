@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from skframe.compute.memory import check_allocation, choose_representation, format_bytes, plan_stream
+from skframe.compute.memory import check_allocation, format_bytes, kept_features_rows, plan_stream
 from skframe.compute.stream_problems import make_feature_problem
 from skframe.compute.streaming import fit_sketched_ridge
 from skframe.core.sketching import SketchMatrix
 from skframe.exceptions import InvalidParameterError, MemoryBudgetError
-from skframe.options import ComputeOptions
+from skframe.options import ComputeOptions, parse_bytes
 
 
 def test_chunks_grow_with_the_budget_and_stay_within_it():
@@ -50,8 +50,14 @@ def test_refusal_happens_before_any_allocation(monkeypatch):
 
 
 def test_feature_matrix_refused_or_streamed():
-    assert choose_representation(10**6, 1000, ComputeOptions(memory_budget="1GB")) == "streamed"
-    assert choose_representation(10**3, 10, ComputeOptions(memory_budget="1GB")) == "in-memory"
+    def kept(n, r, budget, dtype="float64"):  # the rule of the plan and of the fit that forms the features
+        options = ComputeOptions(memory_budget=budget, dtype=dtype)
+        stream = plan_stream(n, r, r, 3, 1, options)
+        return kept_features_rows(n, r, 4 if dtype == "float32" else 8, int(parse_bytes(budget)), stream) is not None
+
+    assert not kept(10**6, 1000, "1GB")  # 8 GB of features: streamed
+    assert kept(10**3, 10, "1GB")
+    assert not kept(4 * 10**5, 1000, "2GB") and kept(4 * 10**5, 1000, "2GB", dtype="float32")
     with pytest.raises(MemoryBudgetError, match="feature matrix"):
         check_allocation(8 * 10**9, "the feature matrix", ComputeOptions(memory_budget="1GB"))
     assert check_allocation(10, "x", ComputeOptions()) == 10

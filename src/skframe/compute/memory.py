@@ -24,7 +24,7 @@ import numpy as np
 from skframe.exceptions import MemoryBudgetError
 from skframe.options import DEFAULT_OPTIONS, compute_dtype, parse_bytes
 
-__all__ = ["StreamPlan", "plan_stream", "check_allocation", "budget_of", "format_bytes", "choose_representation",
+__all__ = ["StreamPlan", "plan_stream", "check_allocation", "budget_of", "format_bytes",
            "MIN_CHUNK_ROWS", "MAX_CHUNK_ROWS", "kept_features_rows"]
 
 #: The smallest chunk a streamed fit accepts (below it BLAS products are inefficient).
@@ -201,22 +201,3 @@ def kept_features_rows(n, r, itemsize, budget, stream):
     if rows < min(MIN_CHUNK_ROWS, max(int(n), 1)):
         return None
     return int(max(1, min(int(stream.chunk_rows), rows)))
-
-
-def choose_representation(n, r, options=None, *, reserved=0):
-    """``"in-memory"`` when the n x r features fit the budget next to ``reserved`` bytes, else ``"streamed"``.
-
-    Without a budget the features are kept in memory (the fastest choice).
-
-    >>> from skframe.options import ComputeOptions
-    >>> choose_representation(4 * 10**5, 1000, ComputeOptions(memory_budget="2GB"))
-    'streamed'
-    >>> choose_representation(4 * 10**5, 1000, ComputeOptions(memory_budget="2GB", dtype="float32"))
-    'in-memory'
-    """
-    options = options or DEFAULT_OPTIONS
-    budget = budget_of(options)
-    if budget is None:
-        return "in-memory"
-    need = int(n) * int(r) * compute_dtype(options).itemsize + int(reserved)
-    return "in-memory" if need <= budget else "streamed"

@@ -77,7 +77,7 @@ from skframe.compute.plan_rules import (
     default_sketch,
     expected_columns,
 )
-from skframe.compute.plan_square import choose_square_solver, lowrank_bytes, lowrank_sizes, pcg_peak_bytes
+from skframe.compute.plan_square import choose_square_solver, pcg_peak_bytes, preconditioner_bytes
 from skframe.contract.collections import n_items
 from skframe.contract.tags import get_tags
 from skframe.core.sketching import rows_within_budget
@@ -144,25 +144,28 @@ def _chunks_and_peak(streamed, sizes, data, opts, options, kernel, reasons):
             reasons["chunk_rows"] = ("given" if options.chunk_rows else "kernel blocks of about block_bytes, "
                                      "within the budget (the fit sizes them again from the sketch it draws)")
         return sp
-    cols = max(s_prime or m or 1, 1)
-    rows = rows_within_budget(kernel, cols, opts) if kernel is not None else opts.rows_per_block(cols, 8)
     reasons["chunk_rows"] = "kernel blocks of about block_bytes"
-    return max(1, min(n, rows)), rules.in_memory_bytes(n, m, s_prime or 0, data.n_features, opts, kind)
+    peak = rules.in_memory_bytes(n, m, s_prime or 0, data.n_features, opts, kind)
+    return _block_rows(n, max(s_prime or m or 1, 1), opts, kernel), peak
+
+
+def _block_rows(n, cols, opts, kernel):
+    """Rows of a kernel block of ``cols`` columns within ``opts.block_bytes`` (the kernel's own estimate when
+    known), at most n."""
+    rows = rows_within_budget(kernel, cols, opts) if kernel is not None else opts.rows_per_block(cols, 8)
+    return max(1, min(n, rows))
 
 
 def _pcg_chunks_and_peak(n, m, data, opts, kernel, budget, machine, reasons):
     """``(chunk_rows, peak bytes, keep)`` of the square loss solved by conjugate gradients over m centres: the
     preconditioner (Falkon's m x m factor where it fits the budget, else the low-rank one), the centres and the
     fused passes' buffers (:func:`skframe.compute.plan_square.pcg_peak_bytes`); no m x m sums, no features."""
-    square = 8 * m * m
-    pre = square if square <= budget else lowrank_bytes(m, *lowrank_sizes(m))
-    peak = pcg_peak_bytes(m, data.n_features, data.n_outputs, pre, machine.cores)
-    if peak > budget:
-        check_allocation(peak, f"conjugate gradients over m={m} centres", opts, fix="reduce sketch_size")
-    rows = rows_within_budget(kernel, m, opts) if kernel is not None else opts.rows_per_block(m, 8)
+    _, pre = preconditioner_bytes(m, budget)
+    peak = pcg_peak_bytes(m, data.n_features, data.n_outputs, pre, opts.block_bytes, machine.cores)
+    check_allocation(peak, f"conjugate gradients over m={m} centres", opts, fix="reduce sketch_size")
     reasons["chunk_rows"] = "kernel blocks of about block_bytes (each pass over the rows computes its blocks)"
     reasons["keep_features"] = "conjugate gradients over the centres form no features"
-    return max(1, min(n, rows)), peak, None
+    return _block_rows(n, m, opts, kernel), peak, None
 
 
 def _keep_features(loss, streamed, n, m, item, budget, stream, reasons):

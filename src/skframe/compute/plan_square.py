@@ -24,7 +24,7 @@ Belkin, "Diving into the shallows: a computational perspective on large-scale sh
 Abedsoltan, Belkin and Pandit, "Toward large kernel models", ICML 2023): :class:`skframe_solvers.pcg.NystromPCG`
 takes one (``preconditioner="auto"``) where Falkon's factor exceeds the memory budget. Neither the closed form's
 sums nor Falkon's factor fit there, so the plan chooses conjugate gradients with it (:func:`cheaper_square_solver`)
-when its ``O(m q)`` bytes (:func:`lowrank_bytes` at :func:`lowrank_sizes`) fit the budget, and sizes the fit's
+when its ``O(m q)`` bytes (:func:`preconditioner_bytes`) fit the budget, and sizes the fit's
 memory from it (:func:`pcg_peak_bytes`) instead of from m x m sums: a given m beyond m^2 memory runs, with fewer
 passes' worth of accuracy than the full factor gives where the kernel has more than q strong directions (the
 docs of the solvers give the figures).
@@ -39,7 +39,7 @@ from skframe.compute.plan_rules import AUTO_FACTOR, AUTO_MAX
 
 __all__ = ["PCG_MIN_CENTRES", "PCG_MAX_PASSES", "PCG_AUTO_FACTOR", "PCG_AUTO_MAX", "PCG_BUDGET_SHARE", "PCG_AUTO_GROW",
            "LOWRANK_SUBSAMPLE", "LOWRANK_RANK", "cheaper_square_solver", "choose_square_solver", "grown_auto_size",
-           "lowrank_bytes", "lowrank_sizes", "pcg_peak_bytes"]
+           "lowrank_bytes", "lowrank_sizes", "pcg_peak_bytes", "preconditioner_bytes"]
 
 #: centres from which the square loss over Nyström centres is solved by conjugate gradients (see the module)
 PCG_MIN_CENTRES = 4000
@@ -73,11 +73,26 @@ def lowrank_bytes(m, s, q):
     return 8 * (m * q + s * s + s * (q + 1))
 
 
-def pcg_peak_bytes(m, n_features, n_outputs, preconditioner_bytes, cores=2):
-    """Peak bytes of a conjugate-gradient fit over m centres beyond the data: the preconditioner, the centres,
-    the solver's m x k vectors (about ten) and the fused pass's per-thread sums and row buffers."""
+def preconditioner_bytes(m, budget):
+    """``(kind, bytes)`` of the conjugate gradients' preconditioner over m centres within ``budget``: Falkon's
+    m x m factor (``"falkon"``) where its 8 m^2 bytes fit, else the low-rank one (``"lowrank"``, at
+    :func:`lowrank_sizes`), which may not fit either.
+
+    >>> preconditioner_bytes(10**4, 8 * 10**9), preconditioner_bytes(10**5, 8 * 10**9)
+    (('falkon', 800000000), ('lowrank', 460832000))
+    """
+    square = 8 * int(m) * int(m)
+    if square <= budget:
+        return "falkon", square
+    return "lowrank", lowrank_bytes(m, *lowrank_sizes(m))
+
+
+def pcg_peak_bytes(m, n_features, n_outputs, preconditioner, block_bytes, cores=2):
+    """Peak bytes of a conjugate-gradient fit over m centres beyond the data: the preconditioner's bytes, the
+    centres, the solver's m x k vectors (about ten), the fused pass's per-thread sums and one kernel block of
+    ``block_bytes`` (the blocked pass's; the compiled one needs less)."""
     k = max(int(n_outputs), 1)
-    return int(preconditioner_bytes + 8 * m * (int(n_features or 1) + (10 + int(cores)) * k) + (64 << 20))
+    return int(preconditioner + 8 * m * (int(n_features or 1) + (10 + int(cores)) * k) + int(block_bytes))
 
 
 def cheaper_square_solver(n, m, s_prime, budget, backend):
@@ -112,9 +127,9 @@ def cheaper_square_solver(n, m, s_prime, budget, backend):
     if m < PCG_MIN_CENTRES:
         return "closed-form", f"m = {m} < {PCG_MIN_CENTRES} centres: the exact closed form costs little more"
     square = 8 * m * m
-    if square > budget:
+    kind, need = preconditioner_bytes(m, budget)
+    if kind == "lowrank":
         s, q = lowrank_sizes(m)
-        need = lowrank_bytes(m, s, q)
         if need > budget:
             return "closed-form", (f"neither the m x m preconditioner ({format_bytes(square)}) nor a low-rank one "
                                    f"({format_bytes(need)}) fits the budget ({format_bytes(budget)})")
