@@ -72,7 +72,8 @@ def _pass(fp, V, hessian, predictions=None, known=None):
         if predictions is not None:
             predictions.append(F)
         w = fp.row_weights(start, start + Zb.shape[0])
-        values, G, h = fp.loss.value(F, Yb), fp.loss.gradient(F, Yb), conj.values(-fp.loss.gradient(F, Yb), Yb)
+        values, G = fp.loss.value(F, Yb), fp.loss.gradient(F, Yb)
+        h = conj.values(-G, Yb)  # the dual point alpha = -grad l, from the one gradient
         if w is not None:
             values, G, h = values * w[:, 0], G * w, h * w[:, 0]
         total, hsum = total + float(np.sum(values)), hsum + float(np.sum(h))

@@ -145,3 +145,39 @@ def test_a_streamed_plan_that_keeps_the_features_skips_the_square_loss_sums(monk
     np.testing.assert_allclose(kept.predict_proba(X[:50]), streamed.predict_proba(X[:50]), rtol=1e-6, atol=1e-9)
     SketchedKernelRidge(memory_budget="1GB", sketch_size=200, lam=1e-3, random_state=0).fit(X, y.astype(float))
     assert calls["sums"] == 2
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_path_on_a_stratified_sample_above_path_rows(monkeypatch, streamed):
+    """Above PATH_ROWS rows the path runs on a stratified sample of them (its own held-out share within it): each
+    λ's value is the held-out loss of the solution fitted on the sample's other rows, with the features of the fit
+    (in memory, or computed for the sample's rows where they stream); the final fit uses every row."""
+    monkeypatch.setattr(_holdout, "PATH_ROWS", 400)
+    X, y = _data(1000, 3)
+    est = SketchedKernelClassifier(loss="multinomial", lam="auto", lam_criterion="holdout", sketch_size=30,
+                                   random_state=0, memory_budget="2MB" if streamed else None)
+    fit = Fit.of(est, X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit.run()
+    info, held = est.fit_info_["lam"], fit.holdout["rows"]
+    sample = _holdout.path_sample(fit.Y)
+    assert sample.size == 400 and np.isin(held, sample).all() and held.size == _holdout.holdout_size(400)
+    assert np.array_equal(sample, _holdout.path_sample(fit.Y))  # seeded: the same rows every time
+    assert abs(np.mean(row_codes(fit.Y)[sample] == 0) - np.mean(row_codes(fit.Y) == 0)) < 0.01
+    assert info["path"]["rows"] == 400 and "a sample of 400 (of 1000)" in info["reason"]
+    train = np.setdiff1d(sample, held)
+    weights = np.zeros(y.size)
+    weights[train] = 1.0
+    Z = fit.predict_rows(X)  # the fit's features of every row, on its sketch
+    from skframe.models._core import Representation
+    rep = Representation("sketch", Z)
+    solve = fit.recipe.reweigh(weights)
+    for lam, value in zip(info["grid"], info["curve"]):
+        W = np.asarray(solve(rep, fit.Yc, lam, None, fit.rngs[-1]).W)
+        F = Z[held] @ W + np.ravel(fit.offset)
+        P = np.exp(F - F.max(axis=1, keepdims=True))
+        P /= P.sum(axis=1, keepdims=True)
+        assert abs(value - log_loss(y[held], P, labels=np.unique(y))) < 1e-4
+    assert est.held_out_["rows"] == held.size and est.lam_path_[-1] == info["chosen"]
+    assert est.solver_info_["relative_gap"] <= 1e-8  # the final fit: every row, the solver's own tolerance

@@ -70,9 +70,10 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
         mean approximate leave-one-out loss from the solution's Hessian (one Newton step per left-out row:
         :mod:`skframe.models.machine._alo`); it applies to the logistic and multinomial losses with the features in
         memory (the multinomial up to 3 000 features x classes), and the calibration reuses the chosen λ's values.
-        ``"holdout"``: one warm-started path on all rows but a held-out share (a tenth, at most 50 000, stratified
-        by class, seed 0), each λ scored by the held-out rows' mean loss (:mod:`skframe.models.machine._holdout`);
-        the calibration reuses their values. ``"kfold"`` (and the other cases, which ``fit_info_["lam"]["reason"]``
+        ``"holdout"``: one warm-started path on all rows but a held-out share (a tenth, stratified by class, seed
+        0), each λ scored by the held-out rows' mean loss (:mod:`skframe.models.machine._holdout`); above 100 000
+        rows the path runs on a stratified sample of 100 000 of them (the final fit on every row); the calibration
+        reuses the held-out values. ``"kfold"`` (and the other cases, which ``fit_info_["lam"]["reason"]``
         then names, among them ``cv_order="keep"``: rows in time order are not exchangeable): the mean held-out
         loss of 3 folds, stratified by class (see ``cv_order``), each fold a path of its own. ``"auto"``: ALO where
         the Newton solver forms the Hessian anyway (the execution plan's rule), the held-out share where it does
