@@ -88,6 +88,23 @@ class StreamedFeatureProblem(ProjectedProblem):
             Z = (K if K.dtype == self._products else K.astype(self._products)) @ self._P
             yield start, np.asarray(engine.to_numpy(Z)), Yc
 
+    def fill(self, Z, chunk_rows=None):
+        """Write every row's features into ``Z`` (n x r, C-ordered), the rows of :meth:`blocks`: on the CPU each
+        kernel block's product lands in its rows of Z (``matmul`` with ``out``: no block-sized array to allocate,
+        fault in and copy, a tenth of the product's time at 1 000 features)."""
+        engine, P = self._engine, self._P
+        host = engine.xp is np
+        if host:
+            P = np.ascontiguousarray(P)
+        for start, Xc, _ in iter_rows(self.X, self.Y, chunk_rows or self.chunk_rows):
+            K = engine.block(self.kernel, engine.asarray(Xc), self._Xs, self._dtype)
+            K = K if K.dtype == self._products else K.astype(self._products)
+            out = Z[start:start + K.shape[0]]
+            if host and out.dtype == K.dtype == P.dtype:
+                np.matmul(np.ascontiguousarray(K), P, out=out)
+            else:
+                out[...] = np.asarray(engine.to_numpy(K @ self._P))
+
     def loss_pass(self, V, C, loss, gradient=True):
         """``(sum_i l(f_i, y_i), Z^T G C^T)`` at ``F = Z V C`` by one pass, without forming Z.
 
@@ -202,13 +219,12 @@ def make_feature_problem(kernel, X, Y, X_sub, proj, options=None, *, products=No
     check_allocation(nbytes, f"the {streamed.n} x {streamed.r} feature matrix", options)
     Z = np.empty((streamed.n, streamed.r), dtype=compute_dtype(options.dtype))
     if factors is not None and sp.issparse(factors[0].mix) and Z.dtype == np.float64:
-        R, UD = factors
+        R, UD = factors[0], np.ascontiguousarray(factors[1], dtype=np.float64)
         for start, Xc, _ in iter_rows(X, streamed.Y, rows):
             KR = kernel_times_mix(kernel, Xc, X_sub, R, streamed.options)
-            Z[start:start + KR.shape[0]] = KR @ UD
+            np.matmul(np.asarray(KR, dtype=np.float64), UD, out=Z[start:start + KR.shape[0]])
         return ArrayProblem(Z, streamed.Y), "in-memory"
-    for start, Zb, _ in streamed.blocks(rows):
-        Z[start:start + Zb.shape[0]] = Zb
+    streamed.fill(Z, rows)
     return ArrayProblem(Z, streamed.Y), "in-memory"
 
 
