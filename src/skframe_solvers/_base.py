@@ -89,10 +89,11 @@ class BaseSolver(Solver):
                     f"solver {self.name!r} {needs}, not {getattr(loss, 'name', type(loss).__name__)!r}; {alternatives}"
                 )
 
-    def _problem(self, problem, loss, lam, M, Y=None):
-        """The solver's view of the problem, once the loss and ``lam`` are checked."""
+    def _problem(self, problem, loss, lam, M, Y=None, factored=False):
+        """The solver's view of the problem, once the loss and ``lam`` are checked (``factored``: the solver reads
+        features kept as two factors apart, :class:`FeatureMapProblem`)."""
         self._check_loss(loss)
-        return FeatureMapProblem(problem, loss, self._check_lam(lam), M, Y=Y)
+        return FeatureMapProblem(problem, loss, self._check_lam(lam), M, Y=Y, factored=factored)
 
     @staticmethod
     def _start(fp, init, default):

@@ -66,9 +66,14 @@ class FeatureMapProblem:
         Targets when ``problem`` is an array (tests, old calls).
     chunk_rows : int, optional
         Rows per block when the problem streams.
+    factored : bool, default=False
+        Read features kept as two factors ``Z = L P`` (a problem with ``factors()``) apart: ``Z`` then holds the
+        left factor ``L`` (n x s), ``P`` the right one (s x r), the rows of :meth:`blocks` are L's, and every
+        product with them goes through :meth:`predict`, :meth:`back` and :meth:`expand` (the Newton solver).
+        Otherwise such a problem streams its formed features.
     """
 
-    def __init__(self, problem, loss, lam, M=None, Y=None, chunk_rows=None):
+    def __init__(self, problem, loss, lam, M=None, Y=None, chunk_rows=None, factored=False):
         if not isinstance(problem, Problem):
             problem = as_problem(np.asarray(problem, dtype=np.float64), _as_2d(Y))
         self.problem, self.loss, self.lam = problem, loss, float(lam)
@@ -77,8 +82,15 @@ class FeatureMapProblem:
         self.d = d
         self._gram = None  # Z^T Z, computed once by gram()
         self.weights = _normalised_weights(getattr(problem, "sample_weight", None), self.n)
-        feats = problem.features()
-        if feats is not None:
+        #: the right factor of features kept as ``Z = L P`` (None: ``Z`` holds the features themselves)
+        self.P = None
+        factors = problem.factors() if factored and callable(getattr(problem, "factors", None)) else None
+        feats = problem.features() if factors is None else None
+        if factors is not None:
+            L, P, Yf = factors
+            self.Z, self.P = np.ascontiguousarray(L, dtype=np.float64), np.ascontiguousarray(P, dtype=np.float64)
+            self.Y = np.ascontiguousarray(_as_2d(Yf))
+        elif feats is not None:
             Z, Yf = feats
             Z = np.ascontiguousarray(Z, dtype=np.float64)
             Yf = np.ascontiguousarray(_as_2d(Yf))
@@ -138,7 +150,7 @@ class FeatureMapProblem:
     def blocks(self):
         """``(start, Z_block, Y_block)`` in float64 over all rows."""
         if self.in_memory:  # blocks of at most BLOCK_BYTES: a pass's row-scaled copies stay bounded
-            step = self.chunk_rows or max(1, min(self.n, BLOCK_BYTES // (8 * max(self.r, 1))))
+            step = self.chunk_rows or max(1, min(self.n, BLOCK_BYTES // (8 * max(self.Z.shape[1], 1))))
             for start in range(0, self.n, step):
                 yield start, self.Z[start:start + step], self.Y[start:start + step]
             return
@@ -146,7 +158,19 @@ class FeatureMapProblem:
             yield start, np.asarray(Zb, dtype=np.float64), _as_2d(Yb)
 
     def predict(self, V, Z):
+        """``Z V C`` of rows of :meth:`blocks` (the left factor's rows where the features are factored)."""
+        if self.P is not None:
+            return (Z @ (self.P @ V)) @ self.C
         return (Z @ V) @ self.C
+
+    def back(self, Z, B):
+        """``Z^T B`` (r x columns of B) of rows of :meth:`blocks`: ``P^T (L^T B)`` where the features are
+        factored."""
+        return Z.T @ B if self.P is None else self.P.T @ (Z.T @ B)
+
+    def expand(self, Z):
+        """The features themselves of rows of :meth:`blocks` (``L P`` where they are factored)."""
+        return Z if self.P is None else Z @ self.P
 
     def penalty(self, V):
         return 0.5 * self.lam * float(np.sum(V * V))
@@ -188,7 +212,7 @@ class FeatureMapProblem:
         if w is not None:
             values, G = values * w, G * w[:, None]
         val = float(np.mean(values)) + self.penalty(V)
-        return val, (Z.T @ (G @ self.C.T)) / Z.shape[0] + self.lam * V
+        return val, self.back(Z, G @ self.C.T) / Z.shape[0] + self.lam * V
 
     def value_and_grad(self, V):
         """Full objective and gradient, accumulated block by block."""
@@ -203,22 +227,23 @@ class FeatureMapProblem:
             if w is not None:
                 values, G = values * w[:, 0], G * w
             total += float(np.sum(values))
-            grad += Zb.T @ (G @ self.C.T)
+            grad += self.back(Zb, G @ self.C.T)
         return total / self.n + self.penalty(V), grad / self.n + self.lam * V
 
     # ------------------------------------------------------------------ square loss
     def gram(self):
         """``Z^T Z`` (r x r) of the in-memory features, computed once and kept (do not modify it)."""
         if self._gram is None:
-            self._gram = self.Z.T @ self.Z
+            self._gram = self.Z.T @ self.Z if self.P is None else self.P.T @ (self.Z.T @ self.Z) @ self.P
         return self._gram
 
     def ridge_V(self):
         """Closed-form minimiser of the square-loss problem in V (one r x r system or eigendecomposition)."""
         if self.weights is not None:  # one pass over the feature blocks (or the kept features), each weighted
-            A, ZtY = weighted_gram(self.blocks(), self.weights, self.r, self.d)
+            A, ZtY = weighted_gram(((s, self.expand(Zb), Yb) for s, Zb, Yb in self.blocks()), self.weights,
+                                   self.r, self.d)
         elif self.in_memory:
-            A, ZtY = self.gram().copy(), self.Z.T @ self.Y
+            A, ZtY = self.gram().copy(), self.back(self.Z, self.Y)
         else:
             A, ZtY = self.problem.gram()
             A = np.array(A, dtype=np.float64)

@@ -77,8 +77,9 @@ def _pass(fp, V, hessian, predictions=None, known=None):
         if w is not None:
             values, G, h = values * w[:, 0], G * w, h * w[:, 0]
         total, hsum = total + float(np.sum(values)), hsum + float(np.sum(h))
-        grad += Zb.T @ (G @ fp.C.T)
+        grad += fp.back(Zb, G @ fp.C.T)
         if hessian:
+            Zb = fp.expand(Zb)  # the features themselves (formed per block where they are kept factored)
             Hk = np.einsum("ja,iab,lb->ijl", fp.C, _hessian(fp.loss, F, Yb), fp.C)  # C H_i C^T, (b, k, k)
             if w is not None:
                 Hk *= w[:, :, None]
@@ -160,7 +161,7 @@ class NewtonSolver(BaseSolver):
         if not (callable(getattr(loss, "hessian", None)) or square) or conjugate_of(loss) is None:
             raise InvalidParameterError(f"solver 'newton' needs a loss with second derivatives ('hessian') and a "
                                         f"conjugate, which {name!r} does not declare; use solver='lbfgs'")
-        fp = self._problem(problem, loss, lam, M)
+        fp = self._problem(problem, loss, lam, M, factored=True)  # features kept as two factors: read apart
         V = fp.from_W(init) if init is not None else np.zeros(fp.shape)
         dense, rule = self.step_rule(fp)
         trace, steps, evals, reused, H_kept, reuse = [], 0, 0, 0, None, False

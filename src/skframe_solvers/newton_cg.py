@@ -83,7 +83,8 @@ def curvature_bound(fp, V, sample):
     total = 0.0
     for Zb, Yb, wb in sample.blocks():
         c = _curvatures(fp, V, Zb, Yb, wb)
-        total += float(np.sum(np.einsum("ia,ia->i", Zb, Zb) * np.sum(c, axis=1)))
+        Zt = fp.expand(Zb)
+        total += float(np.sum(np.einsum("ia,ia->i", Zt, Zt) * np.sum(c, axis=1)))
     return total / max(sample.size, 1)
 
 
@@ -134,7 +135,8 @@ class RowSample:
 
     def blocks(self):
         """``(Z_b, Y_b, w_b)`` of the sampled rows, at most ``BLOCK_BYTES`` of float64 features at a time."""
-        step = max(1, BLOCK_BYTES // (8 * max(self.fp.r, 1)))
+        width = self.fp.Z.shape[1] if self.fp.in_memory else self.fp.r
+        step = max(1, BLOCK_BYTES // (8 * max(width, 1)))
         for a in range(0, self.size, step):
             b = min(self.size, a + step)
             w = None if self.weights is None else self.weights[a:b]
@@ -216,14 +218,16 @@ class HessianOperator:
             curv = self._curvature(start, Zb, Yb, F)
             if curv is not None:
                 softmax, c, w = curv
-                part, D = self.fast.hessian_rows(Zb, U @ fp.C, fp.C, c, w, softmax, fp.identity)
+                A = (U if fp.P is None else fp.P @ U) @ fp.C
+                part, D = self.fast.hessian_rows(Zb, A, fp.C, c, w, softmax, fp.identity)
+                part = part if fp.P is None else fp.P.T @ part
             else:
                 D = fp.predict(U, Zb)
                 HD = fp.loss.hessian_times(F, Yb, D) if self.curved else D  # the square loss: identity curvature
                 w = fp.row_weights(start, start + Zb.shape[0])
                 if w is not None:
                     HD = HD * w
-                part = Zb.T @ (HD @ fp.C.T)
+                part = fp.back(Zb, HD @ fp.C.T)
             out += part
             if fp.in_memory:
                 self.D = D
@@ -246,11 +250,14 @@ class SubsampledPreconditioner:
     def __init__(self, fp, V, sample, project=False):
         self.project = bool(project)
         k, r = fp.C.shape[0], fp.r
-        blocks = np.zeros((k, r, r))
+        width = fp.Z.shape[1] if fp.in_memory else r  # the left factor's, where the features are kept factored
+        blocks = np.zeros((k, width, width))
         for Zb, Yb, wb in sample.blocks():  # sum_i c_ij z_i z_i^T, one block of rows at a time (syrk where c >= 0)
             c = _curvatures(fp, V, Zb, Yb, wb)  # w_i (C H_i C^T)_jj, (b, k)
             for j in range(k):
                 blocks[j] += weighted_outer(Zb, c[:, j])
+        if fp.P is not None:  # P^T (sum_i c_ij l_i l_i^T) P: the blocks of the features z_i = P^T l_i
+            blocks = np.stack([fp.P.T @ B @ fp.P for B in blocks])
         self.factors = []
         for B in blocks:
             B /= sample.size

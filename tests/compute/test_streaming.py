@@ -387,3 +387,60 @@ def test_a_streamed_fit_keeping_its_features_equals_one_recomputing_them():
     assert [f.representation_ for f in fits.values()] == ["streamed", "in-memory"]
     np.testing.assert_allclose(fits["250MB"].decision_function(X[:500]), fits["10MB"].decision_function(X[:500]),
                                rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("loss, step", [("logistic", "cg"), ("logistic", "direct"), ("multinomial", "cg"),
+                                        ("multinomial", "direct")])
+def test_features_kept_as_two_factors_solve_as_the_formed_ones(loss, step):
+    """Newton on ``Z = L P`` read apart (a left factor wider than Z, weights, a multinomial) reaches the solution
+    and certified gap of Newton on the formed Z; a solver that does not read factors sees a streaming problem
+    (``features()`` None) whose blocks are Z's rows and gets its own answer on Z."""
+    from skframe.contract.problems import FactoredArrayProblem
+    from skframe.contract.registry import get_loss
+    from skframe_solvers.lbfgs import LBFGSSolver
+    from skframe_solvers.newton import NewtonSolver
+
+    rng = np.random.default_rng(1)
+    n, s, r = 600, 14, 12
+    L, P = rng.normal(size=(n, s)), rng.normal(size=(s, r)) / 3
+    Z = L @ P
+    classes = 3 if loss == "multinomial" else 2
+    labels = np.argmax(Z[:, :classes] + 0.5 * rng.normal(size=(n, classes)), axis=1)
+    Y = (np.where(labels[:, None] == np.arange(classes), 1.0, -1.0) if loss == "multinomial"
+         else np.where(labels == 1, 1.0, -1.0)[:, None])
+    w = rng.uniform(0.5, 2.0, size=n)
+    loss_obj = get_loss(loss)
+    solver = NewtonSolver(step=step, precond_rows=200, tol=1e-10)
+    formed, factored = ArrayProblem(Z, Y), FactoredArrayProblem(L, P, Y)
+    formed.sample_weight = factored.sample_weight = w
+    assert factored.features() is None and factored.r == r
+    np.testing.assert_allclose(np.vstack([b for _, b, _ in factored.blocks(100)]), Z, rtol=1e-12, atol=1e-12)
+    a, b = solver.solve(formed, loss_obj, 1e-4), solver.solve(factored, loss_obj, 1e-4)
+    np.testing.assert_allclose(b.W, a.W, rtol=1e-6, atol=1e-7 * np.abs(a.W).max())
+    assert b.info["relative_gap"] <= 1e-10 and b.info["method"] == a.info["method"]
+    lbfgs = LBFGSSolver(tol=1e-10, max_iter=2000)
+    c, d = lbfgs.solve(formed, loss_obj, 1e-2), lbfgs.solve(factored, loss_obj, 1e-2)
+    np.testing.assert_allclose(d.W, c.W, rtol=1e-5, atol=1e-6 * np.abs(c.W).max())
+
+
+def test_a_streamed_newton_fit_keeps_its_features_as_two_factors():
+    """Where the streamed executor keeps the features for the Newton solver (no sums), it keeps the kernel block
+    and the projection apart, and the model equals the in-memory executor's of the same sketch."""
+    from skframe.models import SketchedKernelClassifier
+    from skframe.models._fit import Fit
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 4))
+    y = np.argmax(X[:, :3] + 0.3 * rng.normal(size=(3000, 3)), axis=1)
+    params = dict(loss="multinomial", lam=1e-4, random_state=0, sketch="subsample", sketch_size=60)
+    est = SketchedKernelClassifier(**params, memory_budget="60MB")
+    fit = Fit.of(est, X, y)
+    fit.run()
+    rep = fit.represent()
+    assert est.execution_["executor"] == "streamed" and est.representation_ == "in-memory"
+    assert rep.kept is not None and rep.kept_right is not None and rep.kept.shape == (3000, 60)
+    np.testing.assert_allclose(rep.kept_rows(np.arange(5)), fit.predict_rows(X[:5]), rtol=1e-9, atol=1e-12)
+    dense = SketchedKernelClassifier(**params).fit(X, y)
+    assert dense.execution_["executor"] == "in-memory"
+    np.testing.assert_allclose(est.decision_function(X[:300]), dense.decision_function(X[:300]), rtol=1e-6,
+                               atol=1e-8)

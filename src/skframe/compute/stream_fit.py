@@ -26,7 +26,7 @@ from skframe.compute.distributed import (
 from skframe.compute.execution import describe_data
 from skframe.compute.stream_problems import ProjectedProblem, make_feature_problem
 from skframe.compute.streaming import accumulate, fit_sketched_ridge, solve_on
-from skframe.contract.problems import ArrayProblem
+from skframe.contract.problems import ArrayProblem, FactoredArrayProblem
 from skframe.core.sketching import draw_sketch
 from skframe.deps import is_dask_collection
 from skframe.exceptions import InvalidInputError
@@ -100,6 +100,8 @@ class SumsProblem(ProjectedProblem):
     def _form_sums_gram(self):
         rep = self.rep
         if rep.sums is None:  # a representation without sums (streamed_representation(sums=False)): the features
+            if callable(getattr(self._feature_problem(), "factors", None)):  # kept as two factors
+                return self._feature_problem().gram()
             feats = self._feature_problem().features()
             if feats is None:
                 raise InvalidInputError("this streamed representation kept no sums and its features stream: "
@@ -137,18 +139,30 @@ class SumsProblem(ProjectedProblem):
                 self._features = DaskFeatureProblem(rep.kernel, rep.X, self.Y, rep.X_basis, rep.proj, rep.options)
                 how = "streamed"
             elif getattr(rep, "kept", None) is not None:  # formed by an earlier solve of this fit (a λ path)
-                self._features, how = ArrayProblem(rep.kept, self.Y), "in-memory"
+                how = "in-memory"
+                self._features = (ArrayProblem(rep.kept, self.Y) if rep.kept_right is None
+                                  else FactoredArrayProblem(rep.kept, rep.kept_right, self.Y))
             else:
                 self._features, how = make_feature_problem(rep.kernel, rep.X, self.Y, rep.X_basis, rep.proj,
                                                            rep.options, products=rep.info.get("products"),
-                                                           factors=(rep.R, rep.UD))
+                                                           factors=(rep.R, rep.UD), factored=rep.factored)
                 if how == "in-memory":  # every later solve of the fit (a λ path, the final fit) reuses them
-                    rep.kept = self._features.features()[0]
+                    factors = getattr(self._features, "factors", None)
+                    if callable(factors):
+                        rep.kept, rep.kept_right, _ = factors()
+                    else:
+                        rep.kept = self._features.features()[0]
             rep.info["representation"] = how
         return self._features
 
     def blocks(self, chunk_rows=None):
         return self._feature_problem().blocks(chunk_rows)
+
+    def factors(self):
+        """``(L, P, Y)`` where the budget kept the features as two factors ``Z = L P``
+        (:class:`~skframe.contract.problems.FactoredArrayProblem`), else None."""
+        own = getattr(self._feature_problem(), "factors", None)
+        return own() if callable(own) else None
 
     def loss_pass(self, V, C, loss, gradient=True):
         """The feature problem's one-pass loss and gradient without forming Z (see
@@ -186,8 +200,18 @@ class StreamedRepresentation:
     Z = None
     K = None
     feature_map = None
-    #: the n x r features the budget let the first solve keep (:meth:`SumsProblem.blocks`), formed once a fit
+    #: the n x r features the budget let the first solve keep (:meth:`SumsProblem.blocks`), formed once a fit;
+    #: with ``kept_right`` (r' x r), their left factor (n x r'): the features are ``kept @ kept_right``
     kept = None
+    kept_right = None
+    #: keep the features as two factors (for the Newton solver, which reads them apart): where no sums are formed
+    factored = False
+
+    def kept_rows(self, rows):
+        """The kept features of ``rows`` (formed from the two factors where they are kept so), or None."""
+        if self.kept is None:
+            return None
+        return self.kept[rows] if self.kept_right is None else self.kept[rows] @ self.kept_right
 
     def __init__(self, kernel, X, Y, R, fit, options, UD):
         self.kernel, self.X, self.Y, self.mix, self.options, self.R = kernel, X, Y, R.mix, options, R
@@ -236,4 +260,6 @@ def streamed_representation(X, Y, kernel, sketch, rng, options, *, rtol=None, pr
         fit = fit_sketched_ridge(kernel, X, Y, R, None, options=options, rtol=rtol, progress=progress,
                                  keep_sums=True, sums=sums)
     UD = fit.info.pop("UD")
-    return StreamedRepresentation(kernel, X, Y if dask else np.asarray(Y, dtype=np.float64), R, fit, options, UD)
+    rep = StreamedRepresentation(kernel, X, Y if dask else np.asarray(Y, dtype=np.float64), R, fit, options, UD)
+    rep.factored = not (sums or dask)  # the Newton solver reads kept features as two factors apart
+    return rep

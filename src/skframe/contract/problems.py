@@ -17,7 +17,7 @@ import numpy as np
 
 from skframe.contract.collections import chunks, n_items
 
-__all__ = ["Problem", "TargetArrayProblem", "ArrayProblem", "SolveResult", "as_problem"]
+__all__ = ["Problem", "TargetArrayProblem", "ArrayProblem", "FactoredArrayProblem", "SolveResult", "as_problem"]
 
 
 @dataclass
@@ -158,6 +158,45 @@ class ArrayProblem(TargetArrayProblem):
 
     def features(self):
         return self.Z, self.Y
+
+
+class FactoredArrayProblem(TargetArrayProblem):
+    """A problem whose features are the product ``Z = L P`` of an in-memory left factor ``L`` (n x s) and a small
+    right factor ``P`` (s x r), kept apart.
+
+    A solver that knows the form reads ``factors()`` (``(L, P, Y)``) and multiplies by the two factors in turn:
+    ``Z A = L (P A)`` and ``Z^T B = P^T (L^T B)``, each as costly as the product with Z when ``s`` is about ``r``
+    (the Newton solver: ``FeatureMapProblem(..., factored=True)``), and Z is never formed (an ``n s r`` product).
+    Any other reader sees a problem that streams (``features()`` is None): ``blocks()`` forms Z's rows a block at a
+    time.
+
+    >>> import numpy as np
+    >>> L, P = np.arange(6.0).reshape(3, 2), np.array([[1.0, 0.0, 1.0], [0.0, 2.0, 1.0]])
+    >>> prob = FactoredArrayProblem(L, P, np.ones((3, 1)))
+    >>> prob.n, prob.r, prob.features() is None, np.allclose(np.vstack([b for _, b, _ in prob.blocks(2)]), L @ P)
+    (3, 3, True, True)
+    """
+
+    def __init__(self, L, P, Y):
+        self.L, self.P = L, P
+        self.Y = Y if Y.ndim == 2 else Y[:, None]
+
+    @property
+    def r(self):
+        return int(self.P.shape[1])
+
+    def factors(self):
+        """``(L, P, Y)``: the features ``Z = L P`` in their two factors, and the targets."""
+        return self.L, self.P, self.Y
+
+    def blocks(self, chunk_rows=None):
+        step = chunk_rows or max(1, (64 * 2**20) // (8 * max(int(self.L.shape[1]), 1)))
+        for start, stop in chunks(self.n, step):
+            yield start, self.L[start:stop] @ self.P, self.Y[start:stop]
+
+    def gram(self):
+        LtL = self.L.T @ self.L
+        return self.P.T @ LtL @ self.P, self.P.T @ (self.L.T @ np.asarray(self.Y, dtype=np.float64))
 
 
 def as_problem(Z, Y=None):
