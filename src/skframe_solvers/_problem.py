@@ -53,6 +53,13 @@ def _normalised_weights(sample_weight, n):
     return w * (n / w.sum())
 
 
+def _row_blocks(Z):
+    """``(start, stop)`` of row blocks of Z of at most :data:`BLOCK_BYTES` in float64."""
+    step = max(1, BLOCK_BYTES // (8 * max(Z.shape[1], 1)))
+    for start in range(0, Z.shape[0], step):
+        yield start, min(Z.shape[0], start + step)
+
+
 class FeatureMapProblem:
     """The feature-map problem in the well-conditioned variables ``V`` (see module docstring).
 
@@ -86,9 +93,10 @@ class FeatureMapProblem:
         self.P = None
         factors = problem.factors() if factored and callable(getattr(problem, "factors", None)) else None
         feats = problem.features() if factors is None else None
-        if factors is not None:
+        if factors is not None:  # a float32 left factor stays so: every product with it runs in float64
             L, P, Yf = factors
-            self.Z, self.P = np.ascontiguousarray(L, dtype=np.float64), np.ascontiguousarray(P, dtype=np.float64)
+            L = np.ascontiguousarray(L, dtype=np.float32 if np.asarray(L).dtype == np.float32 else np.float64)
+            self.Z, self.P = L, np.ascontiguousarray(P, dtype=np.float64)
             self.Y = np.ascontiguousarray(_as_2d(Yf))
         elif feats is not None:
             Z, Yf = feats
@@ -158,19 +166,33 @@ class FeatureMapProblem:
             yield start, np.asarray(Zb, dtype=np.float64), _as_2d(Yb)
 
     def predict(self, V, Z):
-        """``Z V C`` of rows of :meth:`blocks` (the left factor's rows where the features are factored)."""
-        if self.P is not None:
-            return (Z @ (self.P @ V)) @ self.C
-        return (Z @ V) @ self.C
+        """``Z V C`` of rows of :meth:`blocks` (the left factor's rows where the features are factored; a float32
+        left factor is multiplied in float64 a block of rows at a time)."""
+        if self.P is None:
+            return (Z @ V) @ self.C
+        PV = self.P @ V
+        if Z.dtype == np.float64:
+            return (Z @ PV) @ self.C
+        out = np.empty((Z.shape[0], PV.shape[1]))
+        for a, b in _row_blocks(Z):
+            out[a:b] = np.asarray(Z[a:b], dtype=np.float64) @ PV
+        return out @ self.C
 
     def back(self, Z, B):
         """``Z^T B`` (r x columns of B) of rows of :meth:`blocks`: ``P^T (L^T B)`` where the features are
-        factored."""
-        return Z.T @ B if self.P is None else self.P.T @ (Z.T @ B)
+        factored (in float64 a block of rows at a time for a float32 left factor)."""
+        if self.P is None:
+            return Z.T @ B
+        if Z.dtype == np.float64:
+            return self.P.T @ (Z.T @ B)
+        acc = np.zeros((Z.shape[1], B.shape[1]))
+        for a, b in _row_blocks(Z):
+            acc += np.asarray(Z[a:b], dtype=np.float64).T @ B[a:b]
+        return self.P.T @ acc
 
     def expand(self, Z):
         """The features themselves of rows of :meth:`blocks` (``L P`` where they are factored)."""
-        return Z if self.P is None else Z @ self.P
+        return Z if self.P is None else np.asarray(Z, dtype=np.float64) @ self.P
 
     def penalty(self, V):
         return 0.5 * self.lam * float(np.sum(V * V))
@@ -234,7 +256,7 @@ class FeatureMapProblem:
     def gram(self):
         """``Z^T Z`` (r x r) of the in-memory features, computed once and kept (do not modify it)."""
         if self._gram is None:
-            self._gram = self.Z.T @ self.Z if self.P is None else self.P.T @ (self.Z.T @ self.Z) @ self.P
+            self._gram = self.Z.T @ self.Z if self.P is None else self.back(self.Z, self.Z) @ self.P
         return self._gram
 
     def ridge_V(self):

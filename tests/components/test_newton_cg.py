@@ -284,3 +284,39 @@ def test_multinomial_cg_steps_stay_off_the_common_shift_of_the_classes():
     assert zero_sum_steps(fp, V - V.mean(axis=1, keepdims=True)) and not zero_sum_steps(fp, V)
     assert zero_sum_steps(fp, np.zeros((20, 4)))  # where a solve starts
     assert not zero_sum_steps(FeatureMapProblem(ArrayProblem(Z, Y[:, :1]), get_loss("logistic"), lam), V[:, :1])
+
+
+@pytest.mark.parametrize("loss,k,dtype", [("logistic", 1, np.float32), ("multinomial", 3, np.float32),
+                                          ("multinomial", 3, np.float64)])
+def test_the_compiled_hessian_pass_on_two_factors_equals_the_products_with_the_formed_features(monkeypatch, loss, k,
+                                                                                                 dtype):
+    """Features kept as ``Z = L P`` (a float32 or float64 left factor, weights): the compiled pass and NumPy's
+    products on the factors give ``H U`` and the direction's predictions of the formed features, and a Newton-CG
+    solve through the compiled pass reaches the formed features' solution."""
+    from skframe.contract.problems import FactoredArrayProblem
+    from skframe_solvers._problem import FeatureMapProblem
+    from skframe_solvers.newton_cg import HessianOperator
+
+    rng = np.random.default_rng(5)
+    Z0, Y = _data(rng, 700, 9, k)
+    L = np.hstack([Z0, rng.normal(size=(700, 2))]).astype(dtype)
+    P = rng.normal(size=(11, 9)) / 3
+    w = rng.uniform(0.2, 2.0, size=700)
+    factored = FactoredArrayProblem(L, P, Y)
+    factored.sample_weight = w
+    formed = _Weighted(L.astype(np.float64) @ P, Y, w)
+    fp, ref = (FeatureMapProblem(p, get_loss(loss), 1e-3, factored=True) for p in (factored, formed))
+    assert fp.P is not None and fp.Z.dtype == dtype and ref.P is None
+    V, U = rng.normal(size=fp.shape), rng.normal(size=fp.shape)
+    F = ref.predict(V, ref.Z)
+    np.testing.assert_allclose(fp.predict(V, fp.Z), F, rtol=1e-10, atol=1e-12)
+    expected = HessianOperator(ref, F)(U)
+    for work in ("0", "1e18"):
+        monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", work)
+        op = HessianOperator(fp, F)
+        np.testing.assert_allclose(op(U), expected, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(op.D, ref.predict(U, ref.Z), rtol=1e-9, atol=1e-12)
+    monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", "0")
+    a, b = (_solve(p, loss, 1e-4, step="cg") for p in (formed, factored))
+    np.testing.assert_allclose(b.W, a.W, rtol=1e-5, atol=1e-6 * np.abs(a.W).max())
+    assert b.info["relative_gap"] <= TOL

@@ -389,9 +389,11 @@ def test_a_streamed_fit_keeping_its_features_equals_one_recomputing_them():
                                rtol=1e-8, atol=1e-10)
 
 
-@pytest.mark.parametrize("loss, step", [("logistic", "cg"), ("logistic", "direct"), ("multinomial", "cg"),
-                                        ("multinomial", "direct")])
-def test_features_kept_as_two_factors_solve_as_the_formed_ones(loss, step):
+@pytest.mark.parametrize("loss, step, dtype", [("logistic", "cg", np.float64), ("logistic", "direct", np.float64),
+                                               ("multinomial", "cg", np.float64),
+                                               ("multinomial", "direct", np.float64),
+                                               ("multinomial", "cg", np.float32)])
+def test_features_kept_as_two_factors_solve_as_the_formed_ones(loss, step, dtype):
     """Newton on ``Z = L P`` read apart (a left factor wider than Z, weights, a multinomial) reaches the solution
     and certified gap of Newton on the formed Z; a solver that does not read factors sees a streaming problem
     (``features()`` None) whose blocks are Z's rows and gets its own answer on Z."""
@@ -402,8 +404,8 @@ def test_features_kept_as_two_factors_solve_as_the_formed_ones(loss, step):
 
     rng = np.random.default_rng(1)
     n, s, r = 600, 14, 12
-    L, P = rng.normal(size=(n, s)), rng.normal(size=(s, r)) / 3
-    Z = L @ P
+    L, P = rng.normal(size=(n, s)).astype(dtype), rng.normal(size=(s, r)) / 3
+    Z = L.astype(np.float64) @ P  # a float32 left factor: the problem of its values, every product in float64
     classes = 3 if loss == "multinomial" else 2
     labels = np.argmax(Z[:, :classes] + 0.5 * rng.normal(size=(n, classes)), axis=1)
     Y = (np.where(labels[:, None] == np.arange(classes), 1.0, -1.0) if loss == "multinomial"
@@ -415,6 +417,7 @@ def test_features_kept_as_two_factors_solve_as_the_formed_ones(loss, step):
     formed.sample_weight = factored.sample_weight = w
     assert factored.features() is None and factored.r == r
     np.testing.assert_allclose(np.vstack([b for _, b, _ in factored.blocks(100)]), Z, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(factored.gram()[0], Z.T @ Z, rtol=1e-10, atol=1e-10)
     a, b = solver.solve(formed, loss_obj, 1e-4), solver.solve(factored, loss_obj, 1e-4)
     np.testing.assert_allclose(b.W, a.W, rtol=1e-6, atol=1e-7 * np.abs(a.W).max())
     assert b.info["relative_gap"] <= 1e-10 and b.info["method"] == a.info["method"]
@@ -444,3 +447,12 @@ def test_a_streamed_newton_fit_keeps_its_features_as_two_factors():
     assert dense.execution_["executor"] == "in-memory"
     np.testing.assert_allclose(est.decision_function(X[:300]), dense.decision_function(X[:300]), rtol=1e-6,
                                atol=1e-8)
+    # dtype="float32": the kernel block is kept in float32 (half the bytes, no float64 copy for the solver), every
+    # product with it in float64: the gap is certified for the rounded block, the model within rounding of float64's
+    single = SketchedKernelClassifier(**params, memory_budget="60MB", dtype="float32")
+    fit32 = Fit.of(single, X, y)
+    fit32.run()
+    assert fit32.represent().kept.dtype == np.float32 and fit32.represent().kept_right is not None
+    assert single.solver_info_["relative_gap"] <= 1e-8
+    np.testing.assert_allclose(single.decision_function(X[:300]), dense.decision_function(X[:300]), rtol=1e-4,
+                               atol=1e-4)

@@ -235,9 +235,9 @@ def make_feature_problem(kernel, X, Y, X_sub, proj, options=None, *, products=No
         return streamed, "streamed"
     sparse = factors is not None and sp.issparse(factors[0].mix)
     width = (factors[0].mix.shape[0] if sparse else X_sub.shape[0]) if factored else None
-    if factored and compute_dtype(options.dtype) == np.float64 and width <= FACTORED_WIDTH * streamed.r:
-        check_allocation(streamed.n * width * 8, f"the {streamed.n} x {width} kept kernel block", options)
-        L = np.empty((streamed.n, width))
+    if factored and width <= FACTORED_WIDTH * streamed.r:  # in options.dtype, as kept features are
+        check_allocation(streamed.n * width * item, f"the {streamed.n} x {width} kept kernel block", options)
+        L = np.empty((streamed.n, width), dtype=compute_dtype(options.dtype))
         if sparse:
             for start, Xc, _ in iter_rows(X, streamed.Y, rows):
                 KR = kernel_times_mix(kernel, Xc, X_sub, factors[0], streamed.options)

@@ -195,8 +195,15 @@ class FactoredArrayProblem(TargetArrayProblem):
             yield start, self.L[start:stop] @ self.P, self.Y[start:stop]
 
     def gram(self):
-        LtL = self.L.T @ self.L
-        return self.P.T @ LtL @ self.P, self.P.T @ (self.L.T @ np.asarray(self.Y, dtype=np.float64))
+        """``(P^T (L^T L) P, P^T L^T Y)``, the sums over L's rows in float64 (a float32 L a block at a time)."""
+        s = int(self.L.shape[1])
+        LtL, LtY = np.zeros((s, s)), np.zeros((s, self.d))
+        step = max(1, (64 * 2**20) // (8 * max(s, 1)))
+        for start, stop in chunks(self.n, step):
+            Lb = np.asarray(self.L[start:stop], dtype=np.float64)
+            LtL += Lb.T @ Lb
+            LtY += Lb.T @ np.asarray(self.Y[start:stop], dtype=np.float64)
+        return self.P.T @ LtL @ self.P, self.P.T @ LtY
 
 
 def as_problem(Z, Y=None):
