@@ -53,9 +53,14 @@ def _normalised_weights(sample_weight, n):
     return w * (n / w.sum())
 
 
+def _row_step(width):
+    """Rows of ``width`` columns in :data:`BLOCK_BYTES` of float64."""
+    return max(1, BLOCK_BYTES // (8 * max(int(width), 1)))
+
+
 def _row_blocks(Z):
     """``(start, stop)`` of row blocks of Z of at most :data:`BLOCK_BYTES` in float64."""
-    step = max(1, BLOCK_BYTES // (8 * max(Z.shape[1], 1)))
+    step = _row_step(Z.shape[1])
     for start in range(0, Z.shape[0], step):
         yield start, min(Z.shape[0], start + step)
 
@@ -158,7 +163,7 @@ class FeatureMapProblem:
     def blocks(self):
         """``(start, Z_block, Y_block)`` in float64 over all rows."""
         if self.in_memory:  # blocks of at most BLOCK_BYTES: a pass's row-scaled copies stay bounded
-            step = self.chunk_rows or max(1, min(self.n, BLOCK_BYTES // (8 * max(self.Z.shape[1], 1))))
+            step = self.chunk_rows or min(self.n, _row_step(self.Z.shape[1]))
             for start in range(0, self.n, step):
                 yield start, self.Z[start:start + step], self.Y[start:start + step]
             return

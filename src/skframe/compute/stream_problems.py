@@ -250,7 +250,7 @@ def make_feature_problem(kernel, X, Y, X_sub, proj, options=None, *, products=No
     nbytes = streamed.n * streamed.r * item
     check_allocation(nbytes, f"the {streamed.n} x {streamed.r} feature matrix", options)
     Z = np.empty((streamed.n, streamed.r), dtype=compute_dtype(options.dtype))
-    if factors is not None and sp.issparse(factors[0].mix) and Z.dtype == np.float64:
+    if sparse and Z.dtype == np.float64:
         R, UD = factors[0], np.ascontiguousarray(factors[1], dtype=np.float64)
         for start, Xc, _ in iter_rows(X, streamed.Y, rows):
             KR = kernel_times_mix(kernel, Xc, X_sub, R, streamed.options)

@@ -160,6 +160,10 @@ class ArrayProblem(TargetArrayProblem):
         return self.Z, self.Y
 
 
+#: bytes of the float64 row blocks :class:`FactoredArrayProblem` forms at a time (its blocks, its sums)
+FACTOR_BLOCK_BYTES = 64 * 2**20
+
+
 class FactoredArrayProblem(TargetArrayProblem):
     """A problem whose features are the product ``Z = L P`` of an in-memory left factor ``L`` (n x s) and a small
     right factor ``P`` (s x r), kept apart.
@@ -189,17 +193,19 @@ class FactoredArrayProblem(TargetArrayProblem):
         """``(L, P, Y)``: the features ``Z = L P`` in their two factors, and the targets."""
         return self.L, self.P, self.Y
 
+    def _step(self):
+        """Rows of L whose float64 copy holds about :data:`FACTOR_BLOCK_BYTES`."""
+        return max(1, FACTOR_BLOCK_BYTES // (8 * max(int(self.L.shape[1]), 1)))
+
     def blocks(self, chunk_rows=None):
-        step = chunk_rows or max(1, (64 * 2**20) // (8 * max(int(self.L.shape[1]), 1)))
-        for start, stop in chunks(self.n, step):
+        for start, stop in chunks(self.n, chunk_rows or self._step()):
             yield start, self.L[start:stop] @ self.P, self.Y[start:stop]
 
     def gram(self):
         """``(P^T (L^T L) P, P^T L^T Y)``, the sums over L's rows in float64 (a float32 L a block at a time)."""
         s = int(self.L.shape[1])
         LtL, LtY = np.zeros((s, s)), np.zeros((s, self.d))
-        step = max(1, (64 * 2**20) // (8 * max(s, 1)))
-        for start, stop in chunks(self.n, step):
+        for start, stop in chunks(self.n, self._step()):
             Lb = np.asarray(self.L[start:stop], dtype=np.float64)
             LtL += Lb.T @ Lb
             LtY += Lb.T @ np.asarray(self.Y[start:stop], dtype=np.float64)
