@@ -7,6 +7,8 @@ split in one contiguous range per thread, each thread with its own accumulator, 
   predictions, kept), ``e_i = H_i d_i`` (diagonal curvature ``c_i ⊙ d_i``, or the softmax's
   ``w_i (p_i ⊙ d_i - p_i <p_i, d_i>)``), ``g_i = C e_i``, ``out += g_i z_i^T``. BLAS would read Z twice (``Z A``
   then ``Z^T E``), and the pass is bound by the memory traffic of Z, not by its flops.
+* :func:`rows_times`, :func:`rows_back` — ``Z A`` and ``Z^T B`` of float32 rows in float64 without a float64
+  copy of them (the gradient and prediction passes of :class:`skframe_solvers._problem.FeatureMapProblem`).
 """
 
 import numpy as np
@@ -133,3 +135,54 @@ def hessian_rows(Z, A, C, curvature, weights=None, softmax=False, identity=True)
                   bool(identity), np.ascontiguousarray(curvature, dtype=np.float64), w, bool(softmax), D, partial)
     return partial.sum(axis=0).T, D
 
+
+
+@njit(parallel=True, cache=True, fastmath=True)
+def _rows_times(Z, At, out, parts):
+    n = Z.shape[0]
+    step = (n + parts - 1) // parts
+    for t in prange(parts):
+        dv = np.empty((4, At.shape[0]))
+        i = t * step
+        hi = min(n, (t + 1) * step)
+        while i < hi:
+            g = min(4, hi - i)
+            _directions(Z, At, i, g, dv)
+            for q in range(g):
+                for a in range(At.shape[0]):
+                    out[i + q, a] = dv[q, a]
+            i += g
+
+
+@njit(parallel=True, cache=True, fastmath=True)
+def _rows_back(Z, B, partial):
+    n = Z.shape[0]
+    parts = partial.shape[0]
+    step = (n + parts - 1) // parts
+    for t in prange(parts):
+        acc = partial[t]
+        gv = np.empty((4, B.shape[1]))
+        i = t * step
+        hi = min(n, (t + 1) * step)
+        while i < hi:
+            g = min(4, hi - i)
+            for q in range(g):
+                for b in range(B.shape[1]):
+                    gv[q, b] = B[i + q, b]
+            _accumulate(Z, i, g, gv, acc)
+            i += g
+
+
+def rows_times(Z, A):
+    """``Z A`` in float64 (n x d) for rows ``Z`` (n x r, float32 or float64, C-contiguous): one read of each row,
+    float32 rows multiplied in float64 without a float64 copy of them."""
+    out = np.empty((Z.shape[0], A.shape[1]))
+    _rows_times(Z, np.ascontiguousarray(np.asarray(A, dtype=np.float64).T), out, _parts(Z.shape[0]))
+    return out
+
+
+def rows_back(Z, B):
+    """``Z^T B`` in float64 (r x d) for rows ``Z`` (n x r, float32 or float64, C-contiguous) and ``B`` (n x d)."""
+    partial = np.zeros((_parts(Z.shape[0]), B.shape[1], Z.shape[1]))
+    _rows_back(Z, np.ascontiguousarray(B, dtype=np.float64), partial)
+    return partial.sum(axis=0).T

@@ -193,7 +193,7 @@ class NewtonSolver(BaseSolver):
             if dense:
                 step = solve_psd(H, g.reshape(-1), jitter=True).reshape(g.shape) * -1.0
             else:  # preconditioned conjugate gradients, to the forcing term of the current gap
-                size, eta = self.precond_rows or newton_precond_rows(fp.n, fp.r), forcing_term(trace[-1][2])
+                size, eta = self.precond_rows or newton_precond_rows(fp.n, fp.r), forcing_term(trace[-1][2], self.tol)
                 if not cg_iterations:  # the first step: preconditioned where plain CG would cost more
                     rows = subsample(fp, size)
                     refresh = first_step_pays(fp, V, rows, eta, self.max_cg)

@@ -76,16 +76,21 @@ def _curvatures(fp, V, Z_S, Y_S, w_S):
     return c * w_S[:, None] if w_S is not None else c
 
 
-def curvature_bound(fp, V, sample):
+#: rows of a sample :func:`curvature_bound` reads at most (evenly spaced): a mean, for a choice, not a solve
+CURVATURE_ROWS = 10_000
+
+
+def curvature_bound(fp, V, sample, rows=CURVATURE_ROWS):
     """An estimate from the rows of ``sample`` (a :class:`RowSample`) of the largest eigenvalue of the Hessian's
     data term at V: the trace ``(1/s) sum_i ||z_i||^2 sum_j c_ij`` (an upper bound of the subsample Hessian's
-    largest eigenvalue)."""
-    total = 0.0
-    for Zb, Yb, wb in sample.blocks():
+    largest eigenvalue), from at most ``rows`` evenly spaced rows of the sample (a mean; at n = 10^6 the
+    sample's 10^5 rows took 2.9 s of a fit to read, expanded from factored features)."""
+    total, count = 0.0, 0
+    for Zb, Yb, wb in sample.blocks(every=max(1, -(-sample.size // max(int(rows), 1)))):
         c = _curvatures(fp, V, Zb, Yb, wb)
         Zt = fp.expand(Zb)
-        total += float(np.sum(np.einsum("ia,ia->i", Zt, Zt) * np.sum(c, axis=1)))
-    return total / max(sample.size, 1)
+        total, count = total + float(np.sum(np.einsum("ia,ia->i", Zt, Zt) * np.sum(c, axis=1))), count + Zb.shape[0]
+    return total / max(count, 1)
 
 
 def first_step_pays(fp, V, sample, eta, max_iter):
@@ -95,9 +100,29 @@ def first_step_pays(fp, V, sample, eta, max_iter):
     return precondition_pays(expected_cg_iterations(kappa, eta, max_iter), fp.n, fp.r, fp.C.shape[0], sample.size)
 
 
-def forcing_term(gap):
-    """The relative residual ``eta`` a CG step must reach at a point of relative duality gap ``gap``."""
-    return float(min(0.5, np.sqrt(max(float(gap), 0.0))))
+#: the safety factor of :func:`forcing_term`'s last step: its residual aims at a gap this many times below ``tol``
+#: (squared: a residual of ``0.3 sqrt(tol / gap)`` leaves a gap of about ``0.09 tol``)
+LAST_STEP_SAFETY = 0.3
+
+
+def forcing_term(gap, tol=0.0):
+    """The relative residual ``eta`` a CG step must reach at a point of relative duality gap ``gap``, for a solve
+    that stops at ``tol``.
+
+    ``sqrt(gap)`` (quadratic convergence: the next gap about ``gap^2``), loosened where that would over-solve the
+    last step: the gap falls like the squared gradient norm and a step whose residual is ``eta ||g||`` leaves a
+    gradient of about ``eta ||g||``, so ``eta = LAST_STEP_SAFETY sqrt(tol / gap)`` already ends below ``tol``
+    (Eisenstat and Walker, "Choosing the forcing terms in an inexact Newton method", SIAM J. Sci. Comput. 1996,
+    on over-solving). At ``gap = 1e-6`` and ``tol = 1e-8``: 0.03 instead of 0.001, about half the CG iterations.
+
+    >>> forcing_term(1e-2), forcing_term(1e-6), forcing_term(1e-6, 1e-8)
+    (0.1, 0.001, 0.03)
+    """
+    gap, tol = max(float(gap), 0.0), max(float(tol), 0.0)
+    eta = np.sqrt(gap)
+    if tol > 0.0 and gap > tol:
+        eta = max(eta, LAST_STEP_SAFETY * np.sqrt(tol / gap))
+    return float(round(min(0.5, eta), 15))
 
 
 class RowSample:
@@ -133,10 +158,21 @@ class RowSample:
                     Ys.append(Yb[self.rows[lo:hi] - start])
             self.held = (np.concatenate(Zs), np.concatenate(Ys))
 
-    def blocks(self):
-        """``(Z_b, Y_b, w_b)`` of the sampled rows, at most ``BLOCK_BYTES`` of float64 features at a time."""
+    def blocks(self, every=1):
+        """``(Z_b, Y_b, w_b)`` of the sampled rows (with ``every > 1`` every ``every``-th of them), at most
+        ``BLOCK_BYTES`` of float64 features at a time."""
         width = self.fp.Z.shape[1] if self.fp.in_memory else self.fp.r
         step = max(1, BLOCK_BYTES // (8 * max(width, 1)))
+        if every > 1:  # a thinned sample: its positions gathered a block at a time
+            at = np.arange(0, self.size, int(every))
+            for a in range(0, at.size, step):
+                pos = at[a:a + step]
+                w = None if self.weights is None else self.weights[pos]
+                if self.held is not None:
+                    yield self.held[0][pos], self.held[1][pos], w
+                else:
+                    yield self.fp.Z[self.rows[pos]], self.fp.Y[self.rows[pos]], w
+            return
         for a in range(0, self.size, step):
             b = min(self.size, a + step)
             w = None if self.weights is None else self.weights[a:b]
@@ -254,6 +290,7 @@ class SubsampledPreconditioner:
         blocks = np.zeros((k, width, width))
         for Zb, Yb, wb in sample.blocks():  # sum_i c_ij z_i z_i^T, one block of rows at a time (syrk where c >= 0)
             c = _curvatures(fp, V, Zb, Yb, wb)  # w_i (C H_i C^T)_jj, (b, k)
+            Zb = np.asarray(Zb, dtype=np.float64)  # float32 rows: in float64 once for the k products
             for j in range(k):
                 blocks[j] += weighted_outer(Zb, c[:, j])
         if fp.P is not None:  # P^T (sum_i c_ij l_i l_i^T) P: the blocks of the features z_i = P^T l_i

@@ -320,3 +320,70 @@ def test_the_compiled_hessian_pass_on_two_factors_equals_the_products_with_the_f
     a, b = (_solve(p, loss, 1e-4, step="cg") for p in (formed, factored))
     np.testing.assert_allclose(b.W, a.W, rtol=1e-5, atol=1e-6 * np.abs(a.W).max())
     assert b.info["relative_gap"] <= TOL
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_compiled_row_products_equal_numpy(dtype):
+    """``rows_times`` and ``rows_back`` (one read of each row, float32 rows in float64) equal NumPy's products of
+    the same rows in float64, at odd row counts (the 4-row groups and each thread's remainder)."""
+    from skframe_solvers._newton_cg_numba import rows_back, rows_times
+
+    rng = np.random.default_rng(11)
+    for n in (1, 7, 403):
+        Z = rng.normal(size=(n, 13)).astype(dtype)
+        A, B = rng.normal(size=(13, 3)), rng.normal(size=(n, 3))
+        np.testing.assert_allclose(rows_times(Z, A), Z.astype(np.float64) @ A, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(rows_back(Z, B), Z.astype(np.float64).T @ B, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("work", ["0", "1e18"])
+def test_float32_features_are_read_as_they_are_by_the_newton_solver(monkeypatch, work):
+    """In-memory float32 features stay float32 for the Newton solver (``factored=True``: it reads them apart),
+    every product in float64 (compiled, or NumPy a block at a time): its solution is the one of the same rounded
+    features given in float64, to the certified gap; another solver gets them in float64."""
+    from skframe_solvers._problem import FeatureMapProblem
+
+    monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", work)
+    rng = np.random.default_rng(12)
+    Z, Y = _data(rng, 900, 12, 3)
+    Z32 = Z.astype(np.float32)
+    fp = FeatureMapProblem(ArrayProblem(Z32, Y), get_loss("multinomial"), 1e-3, factored=True)
+    assert fp.Z.dtype == np.float32 and fp.P is None
+    V = rng.normal(size=fp.shape)
+    np.testing.assert_allclose(fp.predict(V, fp.Z), Z32.astype(np.float64) @ V, rtol=1e-12, atol=1e-12)
+    G = rng.normal(size=(900, 3))
+    np.testing.assert_allclose(fp.back(fp.Z, G), Z32.astype(np.float64).T @ G, rtol=1e-12, atol=1e-11)
+    assert FeatureMapProblem(ArrayProblem(Z32, Y), get_loss("multinomial"), 1e-3).Z.dtype == np.float64
+    a = _solve(ArrayProblem(Z32.astype(np.float64), Y), "multinomial", 1e-5, step="cg", precond_rows=300)
+    b = _solve(ArrayProblem(Z32, Y), "multinomial", 1e-5, step="cg", precond_rows=300)
+    _agree(a, b, 1e-5)
+
+
+def test_the_forcing_term_does_not_over_solve_the_last_step():
+    """``sqrt(gap)`` until it would push the gap far below ``tol``: then ``0.3 sqrt(tol / gap)``; a solve stopping at
+    tol = 1e-8 still reaches it, with fewer CG products than the quadratic forcing term takes."""
+    from skframe_solvers import newton_cg
+
+    assert newton_cg.forcing_term(0.25) == 0.5 and newton_cg.forcing_term(1e-4, 1e-8) == pytest.approx(0.01)
+    assert newton_cg.forcing_term(1e-6, 1e-8) == pytest.approx(0.03) and newton_cg.forcing_term(1e-6) < 0.03
+    assert newton_cg.forcing_term(1e-9, 1e-8) == pytest.approx(np.sqrt(1e-9))  # at the stop: as before
+    rng = np.random.default_rng(13)
+    Z, Y = _data(rng, 1500, 30, 3)
+    res = _solve(ArrayProblem(Z, Y), "multinomial", 1e-6, step="cg", precond_rows=300)
+    assert res.info["relative_gap"] <= TOL
+
+
+def test_the_curvature_bound_reads_evenly_spaced_rows_of_a_large_sample():
+    """Past ``rows`` sample rows the trace is the mean over every k-th of them: within a few percent of the
+    whole sample's on rows that are alike, and exact where the sample is small."""
+    from skframe_solvers._problem import FeatureMapProblem
+    from skframe_solvers.newton_cg import RowSample, curvature_bound
+
+    rng = np.random.default_rng(14)
+    Z, Y = _data(rng, 4000, 10, 3)
+    fp = FeatureMapProblem(ArrayProblem(Z, Y), get_loss("multinomial"), 1e-3)
+    V = rng.normal(size=fp.shape) * 0.1
+    sample = RowSample(fp, 3000)
+    whole = curvature_bound(fp, V, sample, rows=10**9)
+    assert curvature_bound(fp, V, sample, rows=500) == pytest.approx(whole, rel=0.1)
+    assert curvature_bound(fp, V, sample, rows=3000) == pytest.approx(whole, rel=1e-12)

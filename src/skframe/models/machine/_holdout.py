@@ -57,6 +57,9 @@ HOLDOUT_SHARE, HOLDOUT_MAX = 0.1, 50_000
 HOLDOUT_SEED = 0
 #: the most rows of the λ path: above, the path runs on a stratified sample of this many rows (see module)
 PATH_ROWS = 100_000
+#: the dtype of the sample path's features (see module): the Newton solver reads them as they are, every product
+#: in float64 a block of rows at a time; float32 halves the bytes each of the path's passes reads
+PATH_DTYPE = np.float32
 #: the seed of the path's sample
 PATH_SEED = 1
 
@@ -127,11 +130,13 @@ def path_sample(Y, n=None):
 
 def _path_features(fit, rep, rows):
     """The features of ``rows`` from those the fit holds (in memory, or kept by an earlier solve), else computed
-    for them on the fit's sketch (one pass over those rows)."""
+    for them on the fit's sketch (one pass over those rows); in float32 (:data:`PATH_DTYPE`, see module)."""
     if rep.Z is not None:
-        return rep.Z[rows]
-    kept = rep.kept_rows(rows) if callable(getattr(rep, "kept_rows", None)) else None
-    return kept if kept is not None else fit.predict_rows(take(fit.X, rows), validated=True)
+        Z = rep.Z[rows]
+    else:
+        kept = rep.kept_rows(rows) if callable(getattr(rep, "kept_rows", None)) else None
+        Z = kept if kept is not None else fit.predict_rows(take(fit.X, rows), validated=True)
+    return np.ascontiguousarray(Z, dtype=PATH_DTYPE) if isinstance(Z, np.ndarray) else Z  # (a GPU's: as it is)
 
 
 def choose_lam_holdout(fit, lams):
