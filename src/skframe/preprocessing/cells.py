@@ -31,7 +31,7 @@ from skframe.preprocessing.dates import (
     date_seconds,
 )
 
-__all__ = ["text_cells", "parse_numbers", "date_format", "date_seconds", "date_features", "as_columns",
+__all__ = ["text_cells", "parse_numbers", "plain_numbers", "date_format", "date_seconds", "date_features", "as_columns",
            "is_smiles_column", "DATE_FORMATS", "DATE_PARTS", "COLUMN_TYPES", "parse_column_types",
            "check_column_types", "colliding_labels", "has_leading_zero", "distinct_text",
            "check_table_columns"]
@@ -119,6 +119,32 @@ def distinct_text(values):
     uniques = sorted(set(cells))
     index = {v: k for k, v in enumerate(uniques)}
     return uniques, np.fromiter((index[v] for v in cells), dtype=np.intp, count=len(cells))
+
+
+def plain_numbers(col):
+    """The float values of a column whose cells are all text that ``float`` reads as numbers below ``2**53`` in
+    magnitude (``"nan"`` spellings read as missing), at C speed; None where any cell is no such text (not a string,
+    a missing marker such as ``""`` or ``"NA"``, a word, an infinite or a huge value) or every cell is missing: the
+    cell-by-cell :func:`text_cells` and :func:`parse_numbers` then decide, and give the same values where this
+    gives any (a cell ``float`` reads starts with a sign, a digit, a point, ``inf`` or ``nan``, as
+    :func:`parse_numbers` asks). A column of 10^6 numbers written as text: about 0.1 s instead of 2-3 s.
+
+    >>> plain_numbers(np.array(["1.5", " -2 ", "nan"], dtype=object)).tolist()
+    [1.5, -2.0, nan]
+    >>> plain_numbers(np.array(["1.5", "NA"], dtype=object)) is None
+    True
+    """
+    col = np.asarray(col, dtype=object).reshape(-1)
+    if col.size == 0 or not all(type(v) is str for v in col):
+        return None
+    try:
+        values = col.astype(np.float64)
+    except (ValueError, TypeError, OverflowError):
+        return None
+    finite = np.isfinite(values)
+    if not finite.any() or np.isinf(values).any() or (np.abs(values[finite]) >= EXACT_INTEGERS).any():
+        return None
+    return values
 
 
 def parse_numbers(text, missing, *, name=None, linenos=None):

@@ -24,6 +24,7 @@ from skframe.preprocessing.cells import (
     line_of,
     parse_column_types,
     parse_numbers,
+    plain_numbers,
     text_cells,
 )
 from skframe.preprocessing.dates import DATE_ORDER_TYPES, date_spec
@@ -201,6 +202,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             return _numbers(name, col, forced, positional, self.row_index), None
         if col.dtype.kind == "M" and forced in (None, "date", *DATE_ORDER_TYPES):
             return {"name": name, "type": "date", "reason": "dates", "date_format": "iso"}, None
+        plain = plain_numbers(col) if forced in (None, "numeric") else None  # numbers written as text, at C speed
+        if plain is not None:
+            return _numbers(name, plain, forced, positional, self.row_index), None
         text, missing = text_cells(col)
         present = text[~missing]
         if present.size == 0:
@@ -275,6 +279,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             if kind == "numeric":
                 if col.dtype.kind in "fiub":
                     blocks.append(np.asarray(col, dtype=np.float64)[:, None])
+                    continue
+                plain = plain_numbers(col)  # numbers written as text, at C speed
+                if plain is not None:
+                    blocks.append(plain[:, None])
                     continue
                 text, missing = text_cells(col)
                 values, bad = parse_numbers(text, missing, name=name, linenos=linenos)
