@@ -9,16 +9,18 @@ Every fit is ``skframe.fit_table((X, y))`` with default options, as a user gets 
 square loss), and the execution plan decides whether the rows stream and whether the features are kept.
 
 Each part runs in a fresh process (``--one PART``) after a small warm-up fit (imports, compiled kernels). Reported:
-the fit's wall time, the peak resident memory above the data (``VmHWM`` reset once the data exist), the plan's
-memory budget and planned peak, how the features were held, the chosen gamma and lambda, the Newton solver's record,
-test log-loss and accuracy (R^2 for the square loss). ``falkon_*`` parts (skipped with one line where ``falkon`` does
-not import): ``LogisticFalkon`` (CPU, KeOps off) with M = the skframe fit's sketch size centres drawn uniformly from
-the training rows, the skframe fit's gamma and lambda, its kernel blocks within ``--falkon-cpu-mem`` bytes (its
-``max_cpu_mem``), the documented schedule of ``bench_classification.py``
-(penalties ``1e4 lam, 1e2 lam, lam, lam, lam``, CG iterations ``3, 3, 3, 8, 8``); 10 classes one-vs-rest (one
-binary fit per class, probabilities normalised), on ``--falkon-rows`` rows at most; ``--falkon-classes K`` below 10
-fits the first K classes only and reports their mean time and ten times it (``extrapolated_fit_seconds``; no
-test metrics without every class).
+the model's fit time (``fit_seconds``, the report's: what the command line reports), the whole ``fit_table`` call's
+(``fit_table_seconds``: with no test data it adds the held-out report, a second fit for the square loss, none for
+the classifiers, whose λ path scores held-out rows), the peak resident memory above the data (``VmHWM`` reset once
+the data exist), the plan's memory budget and planned peak, how the features were held, the chosen gamma and lambda,
+the Newton solver's record, test log-loss and accuracy (R^2 for the square loss). ``falkon_*`` parts (skipped with
+one line where ``falkon`` does not import): ``LogisticFalkon`` (CPU, KeOps off) with M = the skframe fit's sketch
+size centres drawn uniformly from the training rows, the skframe fit's gamma and lambda, its kernel blocks within
+``--falkon-cpu-mem`` bytes (its ``max_cpu_mem``), the documented schedule of ``bench_classification.py`` (penalties
+``1e4 lam, 1e2 lam, lam, lam, lam``, CG iterations ``3, 3, 3, 8, 8``); 10 classes one-vs-rest (one binary fit per
+class, probabilities normalised), on ``--falkon-rows`` rows at most; ``--falkon-classes K`` below 10 fits the first
+K classes only and reports their mean time and ten times it (``extrapolated_fit_seconds``; no test metrics without
+every class).
 
     flock /tmp/heavy.lock python benchmarks/bench_classification_million.py --n 1000000 \\
         --parts binary,square,multi,falkon_binary --out benchmarks/out/classification_million.json
@@ -28,6 +30,12 @@ to tol 1e-6 and 1e-8) on the binary problem's ``--precond-n`` rows, Nyström fea
 centres at gamma = 0.053 (the default's choice at n = 1e5), with a subsampled preconditioner of each of
 ``--precond-rows`` rows (0: the plan's rule :func:`skframe.compute.plan_newton.newton_precond_rows`).
 
+``cli_square``, ``cli_binary``, ``cli_multi``: the same rows as CSV files (text class labels ``neg``/``pos`` and
+``c0``..``c9``, written once into ``--csv-dir``), fitted by ``skframe fit FILE --target NAME --test TEST --json``
+in a fresh process, as a user runs it: the command's ``fit_seconds``, the process's wall time (reading the files
+included); ``*_default`` without the test file (the default held-out report: the square loss fits twice, the
+classifiers score the held-out rows of their λ path).
+
 The report at ``--out`` is rewritten after each part (a long run keeps what it finished); parts already there and
 not named are kept.
 """
@@ -36,12 +44,16 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import _setup  # runtime settings and sys.path, before NumPy; the measuring helpers
 import numpy as np
 
-PARTS = ("binary", "multi", "square", "falkon_binary", "falkon_multi", "precond_rows")
+PARTS = ("binary", "multi", "square", "falkon_binary", "falkon_multi", "precond_rows", "cli_square", "cli_binary",
+         "cli_multi", "cli_square_default", "cli_binary_default", "cli_multi_default")
+#: the text labels the command-line parts write (a user's file names its classes)
+LABELS = {"binary": np.array(["neg", "pos"]), "multi": np.array([f"c{j}" for j in range(10)])}
 D, SEED, TEST_SEED = 10, 0, 1
 
 
@@ -99,7 +111,9 @@ def run_skframe(part, n, n_test):
     peak = _setup.proc_status_bytes("VmHWM") - rss0
     est = model.estimator_
     ex = dict(getattr(est, "execution_", None) or {})
-    out = {"part": part, "n": n, "n_test": n_test, "fit_seconds": round(seconds, 2),
+    report = dict(getattr(model, "report_", None) or {})
+    out = {"part": part, "n": n, "n_test": n_test, "fit_seconds": round(float(report.get("fit_seconds", seconds)), 2),
+           "fit_table_seconds": round(seconds, 2), "evaluated_on": report.get("evaluated_on"),
            "peak_above_data_bytes": peak, "data_bytes": data_bytes, "memory_budget": ex.get("memory_budget"),
            "planned_peak_bytes": ex.get("peak_bytes"),
            "executor": ex.get("executor"), "keep_features": ex.get("keep_features"),
@@ -214,6 +228,63 @@ def run_precond_rows(n, variants):
     return out
 
 
+def write_csv(path, n, part, seed, step=100_000):
+    """The rows of ``data(n, part, seed)`` as a CSV file with a header (``x1..x10`` and the target ``label``, text
+    labels for classes, or ``target``), numbers written exactly (``%.17g``)."""
+    X, y = data(n, part, seed)
+    name = "target" if part == "square" else "label"
+    with open(path, "w") as fh:
+        fh.write(",".join([f"x{j + 1}" for j in range(D)] + [name]) + "\n")
+        for a in range(0, n, step):
+            b = min(n, a + step)
+            cells = np.char.mod("%.17g", X[a:b])
+            last = np.char.mod("%.17g", y[a:b]) if part == "square" else LABELS[part][y[a:b]]
+            rows = [",".join(list(row) + [str(t)]) for row, t in zip(cells, last)]
+            fh.write("\n".join(rows) + "\n")
+    return name
+
+
+def run_cli(part, n, n_test, folder):
+    """A ``cli_*`` part: ``skframe fit FILE --target NAME [--test TEST] --json`` in a fresh process on CSV files of
+    the same rows (written once into ``folder``); ``*_default`` without a test file (the default held-out report).
+    Reported: the command's own ``fit_seconds``, the process's wall time and peak resident memory, the chosen
+    gamma and lambda and the test (or held-out) metrics."""
+    kind = part[len("cli_"):].replace("_default", "")
+    os.makedirs(folder, exist_ok=True)
+    files = {}
+    for which, rows, seed in (("train", n, SEED), ("test", n_test, TEST_SEED)):
+        path = os.path.join(folder, f"{kind}_{which}_{rows}.csv")
+        if not os.path.exists(path):
+            write_csv(path + ".part", rows, kind, seed)
+            os.replace(path + ".part", path)
+        files[which] = path
+    target = "target" if kind == "square" else "label"
+    cmd = [sys.executable, "-m", "skframe", "fit", files["train"], "--target", target, "--json"]
+    if not part.endswith("_default"):
+        cmd += ["--test", files["test"]]
+    with tempfile.TemporaryFile("w+") as fout, tempfile.TemporaryFile("w+") as ferr:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=fout, stderr=ferr, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)  # this process's own peak resident memory
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        fout.seek(0)
+        ferr.seek(0)
+        out, err = fout.read(), ferr.read()
+    peak = int(usage.ru_maxrss) * 1024
+    if proc.returncode != 0:
+        return {"part": part, "failed": err.strip()[-2000:], "command": " ".join(cmd[2:])}
+    rep = json.loads(out)
+    chosen = {k: v.get("chosen") for k, v in (rep.get("chosen") or {}).items() if isinstance(v, dict)}
+    keep = ("log_loss", "accuracy", "r2", "n_samples")
+    return {"part": part, "command": "skframe " + " ".join(os.path.basename(c) if c in files.values() else c
+                                                          for c in cmd[3:]),
+            "n": n, "fit_seconds": round(float(rep["fit_seconds"]), 2), "wall_seconds": round(wall, 2),
+            "peak_rss_bytes": peak, "evaluated_on": rep.get("evaluated_on"), "chosen": chosen,
+            "metrics": {k: rep["metrics"][k] for k in keep if k in (rep.get("metrics") or {})},
+            "executor": (rep.get("execution") or {}).get("executor")}
+
+
 def one(args):
     """Run one part in this process and print its JSON."""
     if args.one == "precond_rows":
@@ -233,6 +304,12 @@ def one(args):
 def summary(results):
     """Classification over square fit time, memory over budget, Falkon over skframe."""
     out, sq = {}, results.get("square", {}).get("fit_seconds")
+    for kind in ("binary", "multi"):  # the command's fits (its own fit_seconds) and its processes' wall times
+        for tail in ("", "_default"):
+            r, q = results.get(f"cli_{kind}{tail}") or {}, results.get(f"cli_square{tail}") or {}
+            if r.get("fit_seconds") and q.get("fit_seconds"):
+                out[f"cli_{kind}{tail}_over_square_fit_time"] = round(r["fit_seconds"] / q["fit_seconds"], 2)
+                out[f"cli_{kind}{tail}_over_square_wall_time"] = round(r["wall_seconds"] / q["wall_seconds"], 2)
     for kind in ("binary", "multi"):
         r = results.get(kind)
         if not r or "fit_seconds" not in r:
@@ -257,6 +334,8 @@ def main():
     ap.add_argument("--falkon-classes", type=int, default=10,
                     help="classes fitted by falkon_multi (one-vs-rest; below 10: their time, times ten)")
     ap.add_argument("--note", default="", help="a note kept in the report (e.g. the machine's load)")
+    ap.add_argument("--csv-dir", default="", help="where the cli_* parts write their CSV files (default: a folder "
+                                                  "in the temporary directory; kept for later runs)")
     ap.add_argument("--one", choices=PARTS, help=argparse_hidden())
     ap.add_argument("--reference", default="", help=argparse_hidden())
     args = ap.parse_args()
@@ -273,6 +352,15 @@ def main():
     for part in [p.strip() for p in args.parts.split(",") if p.strip()]:
         if part not in PARTS:
             raise SystemExit(f"unknown part {part!r}; choose among {', '.join(PARTS)}")
+        if part.startswith("cli_"):  # the command is a fresh process of its own
+            load0 = list(os.getloadavg())
+            res = run_cli(part, args.n, args.n_test, args.csv_dir or os.path.join(
+                tempfile.gettempdir(), "skframe_classification_csv"))
+            res.update(load_average_before=load0, load_average_after=list(os.getloadavg()))
+            results[part] = res
+            report["summary"] = summary(results)
+            _setup.emit(report, args.out)
+            continue
         cmd = [sys.executable, __file__, "--one", part, "--n", str(args.n), "--n-test", str(args.n_test),
                "--falkon-rows", str(args.falkon_rows), "--falkon-cpu-mem", str(args.falkon_cpu_mem),
                "--falkon-classes", str(args.falkon_classes),
