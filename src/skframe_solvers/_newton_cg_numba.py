@@ -19,6 +19,13 @@ def _parts(n):
     return max(1, min(int(get_num_threads()), int(n)))
 
 
+@njit(cache=True, inline="always")
+def _span(t, n, parts):
+    """The rows ``[lo, hi)`` of thread ``t`` of ``parts``: one contiguous range each."""
+    step = (n + parts - 1) // parts
+    return t * step, min(n, (t + 1) * step)
+
+
 @njit(cache=True, fastmath=True)
 def _directions(Z, At, i, g, dv):
     """``dv[q] = A^T z_{i+q}`` for the ``g <= 4`` rows from i: four rows share each load of A's entries."""
@@ -73,14 +80,12 @@ def _hessian_rows(Z, At, C, identity, curv, w, softmax, D, partial):
     d = At.shape[0]
     k = C.shape[0]
     parts = partial.shape[0]
-    step = (n + parts - 1) // parts
     for t in prange(parts):
         acc = partial[t]
         dv = np.empty((4, d))
         ev = np.empty(d)
         gv = np.empty((4, k))
-        i = t * step
-        hi = min(n, (t + 1) * step)
+        i, hi = _span(t, n, parts)
         while i < hi:
             g = min(4, hi - i)
             _directions(Z, At, i, g, dv)
@@ -136,15 +141,12 @@ def hessian_rows(Z, A, C, curvature, weights=None, softmax=False, identity=True)
     return partial.sum(axis=0).T, D
 
 
-
 @njit(parallel=True, cache=True, fastmath=True)
 def _rows_times(Z, At, out, parts):
     n = Z.shape[0]
-    step = (n + parts - 1) // parts
     for t in prange(parts):
         dv = np.empty((4, At.shape[0]))
-        i = t * step
-        hi = min(n, (t + 1) * step)
+        i, hi = _span(t, n, parts)
         while i < hi:
             g = min(4, hi - i)
             _directions(Z, At, i, g, dv)
@@ -158,12 +160,10 @@ def _rows_times(Z, At, out, parts):
 def _rows_back(Z, B, partial):
     n = Z.shape[0]
     parts = partial.shape[0]
-    step = (n + parts - 1) // parts
     for t in prange(parts):
         acc = partial[t]
         gv = np.empty((4, B.shape[1]))
-        i = t * step
-        hi = min(n, (t + 1) * step)
+        i, hi = _span(t, n, parts)
         while i < hi:
             g = min(4, hi - i)
             for q in range(g):
