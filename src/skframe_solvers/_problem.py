@@ -30,6 +30,8 @@ from skframe.plugin.toolbox import as_problem, eigh_truncated, engine_module, so
 #: row-scaled copy of a block, ``Z_b * c``, is one block, not the n x r matrix (16 GB of peak memory at
 #: n = 10^6, r = 1 000 when it was)
 BLOCK_BYTES = 64 * 2**20
+#: the most columns of a product with float64 rows that the compiled row passes take (BLAS's GEMM beyond)
+FAST_ROWS_COLUMNS = 16
 
 __all__ = ["FeatureMapProblem"]
 
@@ -175,7 +177,7 @@ class FeatureMapProblem:
         """``Z V C`` of rows of :meth:`blocks` (the left factor's rows where the features are factored; float32
         features or a float32 left factor are multiplied in float64 a block of rows at a time)."""
         PV = V if self.P is None else self.P @ V
-        fast = self._rows_engine(Z)
+        fast = self._rows_engine(Z, PV.shape[1])
         if fast is not None:
             return fast.rows_times(Z, PV) @ self.C
         if Z.dtype == np.float64:
@@ -188,7 +190,7 @@ class FeatureMapProblem:
     def back(self, Z, B):
         """``Z^T B`` (r x columns of B) of rows of :meth:`blocks`: ``P^T (L^T B)`` where the features are
         factored (in float64 a block of rows at a time for float32 rows)."""
-        fast = self._rows_engine(Z)
+        fast = self._rows_engine(Z, B.shape[1])
         if fast is not None:
             acc = fast.rows_back(Z, B)
             return acc if self.P is None else self.P.T @ acc
@@ -199,14 +201,17 @@ class FeatureMapProblem:
             acc += np.asarray(Z[a:b], dtype=np.float64).T @ B[a:b]
         return acc if self.P is None else self.P.T @ acc
 
-    def _rows_engine(self, Z):
+    def _rows_engine(self, Z, columns):
         """The compiled row passes (:mod:`skframe_solvers._newton_cg_numba`: ``Z A`` and ``Z^T B`` reading each row
         once, float32 rows in float64 without a copy) for a C-contiguous NumPy block where the engine chosen for
-        the problem's ``n r`` entries is numba (as for the Hessian-vector products), else None (BLAS; float32 rows
-        then a block at a time). Thin products with many rows are bound by reading the rows: at 10^5 x 1 000 and
-        10 columns, 26-29 ms for float32 rows and 43 ms for float64 against BLAS's 50-70 ms, and 213 ms for a
-        float64 copy and BLAS."""
+        the problem's ``n r`` entries is numba (as for the Hessian-vector products) and, for float64 rows, the
+        product has at most :data:`FAST_ROWS_COLUMNS` columns; else None (BLAS; float32 rows then a block at a
+        time). Thin products with many rows are bound by reading the rows: at 10^5 x 1 000, 26-29 ms for float32
+        rows and 37-40 ms for float64 with 10 columns against BLAS's 50-70 ms, 213 ms for a float64 copy and BLAS;
+        from 32 columns BLAS's float64 products are the faster (106 ms against 120 ms)."""
         if not (isinstance(Z, np.ndarray) and Z.ndim == 2 and Z.flags.c_contiguous):
+            return None
+        if Z.dtype == np.float64 and columns > FAST_ROWS_COLUMNS:
             return None
         return engine_module("skframe_solvers.newton_cg", work=self.n * Z.shape[1])
 

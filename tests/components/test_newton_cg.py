@@ -387,3 +387,20 @@ def test_the_curvature_bound_reads_evenly_spaced_rows_of_a_large_sample():
     whole = curvature_bound(fp, V, sample, rows=10**9)
     assert curvature_bound(fp, V, sample, rows=500) == pytest.approx(whole, rel=0.1)
     assert curvature_bound(fp, V, sample, rows=3000) == pytest.approx(whole, rel=1e-12)
+
+
+def test_the_compiled_row_passes_take_thin_products_and_float32_rows(monkeypatch):
+    """Where the numba engine runs, float64 rows take the compiled passes up to FAST_ROWS_COLUMNS columns (BLAS's
+    GEMM beyond), float32 rows always (a float64 copy would cost more); the values are NumPy's either way."""
+    from skframe_solvers._problem import FAST_ROWS_COLUMNS, FeatureMapProblem
+
+    monkeypatch.setenv("SKFRAME_NUMBA_MIN_WORK", "0")
+    rng = np.random.default_rng(15)
+    Z, Y = _data(rng, 300, 8, 2)
+    fp = FeatureMapProblem(ArrayProblem(Z, Y), get_loss("logistic"), 1e-3)
+    assert fp._rows_engine(Z, FAST_ROWS_COLUMNS) is not None and fp._rows_engine(Z, FAST_ROWS_COLUMNS + 1) is None
+    assert fp._rows_engine(Z.astype(np.float32), 10 * FAST_ROWS_COLUMNS) is not None
+    assert fp._rows_engine(np.asfortranarray(Z), 1) is None
+    B = rng.normal(size=(300, FAST_ROWS_COLUMNS + 4))
+    np.testing.assert_allclose(fp.back(Z, B), Z.T @ B, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fp.back(Z, B[:, :3]), Z.T @ B[:, :3], rtol=1e-12, atol=1e-12)
