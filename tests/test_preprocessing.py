@@ -139,3 +139,29 @@ def test_a_row_index_is_left_out(name, cells):
 def test_columns_that_only_look_like_an_index_are_kept(name, values):
     enc = TableEncoder().fit({name: values, "a": np.ones(20)})
     assert enc.columns_[0]["type"] == "numeric"
+
+
+def test_fit_transform_reads_numbers_written_as_text_once_with_the_same_values():
+    """``fit_transform`` equals ``fit`` then ``transform`` on a table of text cells (plain numbers, numbers with a
+    missing marker, a category, a number column forced categorical), and keeps no parsed column in the encoder."""
+    import pickle
+
+    import numpy as np
+
+    from skframe.preprocessing import TableEncoder
+
+    rng = np.random.default_rng(3)
+    n = 500
+    table = {"a": np.array([repr(float(v)) for v in rng.normal(size=n)], dtype=object),
+             "b": np.array([("NA" if i % 7 == 0 else f"{i / 3:.4f}") for i in range(n)], dtype=object),
+             "c": np.array([("x", "y", "z")[i % 3] for i in range(n)], dtype=object),
+             "d": np.array([str(i % 4) for i in range(n)], dtype=object)}
+    one = TableEncoder(column_types={"d": "categorical"}).fit(table).transform(table)
+    enc = TableEncoder(column_types={"d": "categorical"})
+    both = enc.fit_transform(table)
+    np.testing.assert_array_equal(np.isnan(one), np.isnan(both))
+    np.testing.assert_array_equal(np.nan_to_num(one), np.nan_to_num(both))
+    names = list(enc.get_feature_names_out())
+    assert np.isnan(both[0, names.index("b")]) and both[1, names.index("a")] == float(table["a"][1])
+    state = pickle.dumps(enc)
+    assert len(state) < 20_000 and not any(isinstance(v, dict) and "a" in v for v in vars(enc).values())

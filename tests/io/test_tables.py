@@ -127,3 +127,12 @@ def test_a_blank_cell_elsewhere_in_the_first_row_is_still_not_a_header(tmp_path)
         load_dataset(path)
     path.write_text(",1.5,2\n0,1,2\n")  # a blank first cell before numbers: data (a missing value), not a header
     assert column_names(path) is None
+
+
+def test_split_line_strips_only_where_a_line_holds_white_space():
+    """A line without white space is split as it is; any white space (a tab, a no-break space) still strips each
+    field, as before."""
+    assert split_line("1.5,2,abc", ",") == ["1.5", "2", "abc"]
+    assert split_line(" 1.5 , 2,abc ", ",") == ["1.5", "2", "abc"]
+    assert split_line("1\u00a0,2\t,x", ",") == ["1", "2", "x"]
+    assert split_line("a b,c", ",") == ["a b", "c"]

@@ -216,8 +216,9 @@ def load_fit(opts, choice, table=None):
     # a precomputed kernel's features are row numbers into its Gram matrix: a column of row numbers is its feature
     encoder = TableEncoder(column_types=overrides,
                            row_index="keep" if str(opts.kernel or "").lower() == "precomputed" else "drop")
-    try:
-        encoder.fit({names[j]: table.columns[j] for j in f}, linenos=table.linenos)
+    X = None
+    try:  # the columns typed and encoded in one go: numbers written as text are parsed once
+        X = encoder.fit_transform({names[j]: table.columns[j] for j in f}, linenos=table.linenos)
     except InvalidInputError as exc:
         problems.extend(getattr(exc, "problems", [str(exc)]))
     if problems:
@@ -228,7 +229,6 @@ def load_fit(opts, choice, table=None):
         why = "; ".join(f"{c['name']}: {c['reason']}" for c in encoder.columns_[:_SHOWN_LEFT_OUT])
         raise InvalidInputError(f"{name_of(path)}: no feature column is left to fit ({why}); keep a column with "
                                 f"--column-types NAME=numeric or NAME=categorical")
-    X = encoder.transform({names[j]: table.columns[j] for j in f}, linenos=table.linenos)
     X, Y, n_missing = _handle_missing(X, Y, opts.missing, path, table.linenos)
     used, target_set = set(encoder.used_columns), set(t)
     left_out = [names[j] for j in range(n) if j not in target_set and names[j] not in used]

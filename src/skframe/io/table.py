@@ -57,6 +57,8 @@ DELIMITERS = (",", ";", "\t", "|")
 _DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
 _SAMPLE_LINES = 50
 _DECIMAL_COMMA = re.compile(r"^[-+]?\d*,\d+([eE][-+]?\d+)?$")
+#: any white space (what str.strip removes): a line without it splits into fields that need no strip
+_SPACE = re.compile(r"\s")
 
 
 @dataclass
@@ -99,6 +101,8 @@ class Table:
 def split_line(line, delimiter):
     """The fields of one line, quotes (``"`` or ``'``) honoured only when the line has some."""
     if '"' not in line and "'" not in line:
+        if _SPACE.search(line) is None:  # no white space to strip from any field (the usual line of numbers)
+            return line.split(delimiter)
         return [t.strip() for t in line.split(delimiter)]
     out, buf, quote = [], [], None
     for c in line:

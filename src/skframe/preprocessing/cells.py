@@ -121,6 +121,10 @@ def distinct_text(values):
     return uniques, np.fromiter((index[v] for v in cells), dtype=np.intp, count=len(cells))
 
 
+#: distinct short cells :func:`parse_numbers` keeps the values of (a label column's few words, read once each)
+_SEEN_SHORT = 4096
+
+
 def plain_numbers(col):
     """The float values of a column whose cells are all text that ``float`` reads as numbers below ``2**53`` in
     magnitude (``"nan"`` spellings read as missing), at C speed; None where any cell is no such text (not a string,
@@ -135,7 +139,7 @@ def plain_numbers(col):
     True
     """
     col = np.asarray(col, dtype=object).reshape(-1)
-    if col.size == 0 or not all(type(v) is str for v in col):
+    if col.size == 0 or set(map(type, col)) != {str}:  # (map in C: 0.02 s for 10^6 cells)
         return None
     try:
         values = col.astype(np.float64)
@@ -156,7 +160,7 @@ def parse_numbers(text, missing, *, name=None, linenos=None):
     """
     out = np.full(text.shape[0], np.nan)
     bad = np.zeros(text.shape[0], dtype=bool)
-    seen = {}  # each distinct cell parsed once: a long cell repeated in every row is read once
+    seen = {}  # each distinct cell parsed once: a long cell repeated in every row, a column of a few labels
     for i in np.flatnonzero(~missing):
         cell = text[i]
         value = seen.get(cell)
@@ -168,7 +172,7 @@ def parse_numbers(text, missing, *, name=None, linenos=None):
                 value = float(cell)
             except ValueError:
                 value = math.inf  # marks a bad cell, as an infinite value does
-            if len(cell) > 64:  # short cells are parsed again rather than kept
+            if len(cell) > 64 or len(seen) < _SEEN_SHORT:  # past that many, short cells are parsed again
                 seen[cell] = value
         if math.isinf(value):
             bad[i] = True

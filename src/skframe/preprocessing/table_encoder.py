@@ -167,6 +167,17 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             One message listing every column that cannot be used as asked, and the fix for each
             (its ``problems`` attribute holds them one by one).
         """
+        return self._fit(X, linenos, None)
+
+    def fit_transform(self, X, y=None, *, linenos=None):
+        """:meth:`fit`, then :meth:`transform` of the same table: a column of numbers written as text is read once
+        (the values :meth:`fit` parsed are the ones :meth:`transform` would parse again)."""
+        memo = {}
+        self._fit(X, linenos, memo)
+        return self._transform(X, linenos, memo)
+
+    def _fit(self, X, linenos, memo):
+        """:meth:`fit`; ``memo`` (a dict, or None) receives the parsed values of the numeric columns read from text."""
         if not isinstance(self.max_categories, int) or self.max_categories < 1:
             raise InvalidParameterError(f"max_categories={self.max_categories!r} must be an integer >= 1")
         if self.row_index not in ("drop", "keep"):
@@ -184,7 +195,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
                                         f"its columns are {names[:8]}")
         specs, problems = [], []
         for j, (name, col) in enumerate(zip(names, cols)):
-            spec, problem = self._fit_column(name, col, overrides.get(name), linenos, positional and j == 0)
+            spec, problem = self._fit_column(name, col, overrides.get(name), linenos, positional and j == 0, memo)
             specs.append(spec)
             if problem:
                 problems.append(problem)
@@ -196,7 +207,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         self._build()
         return self
 
-    def _fit_column(self, name, col, forced, linenos, positional=False):
+    def _fit_column(self, name, col, forced, linenos, positional=False, memo=None):
         col = np.asarray(col)
         if col.dtype.kind in "fiub" and forced in (None, "numeric"):
             return _numbers(name, col, forced, positional, self.row_index), None
@@ -204,6 +215,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             return {"name": name, "type": "date", "reason": "dates", "date_format": "iso"}, None
         plain = plain_numbers(col) if forced in (None, "numeric") else None  # numbers written as text, at C speed
         if plain is not None:
+            if memo is not None:
+                memo[name] = plain
             return _numbers(name, plain, forced, positional, self.row_index), None
         text, missing = text_cells(col)
         present = text[~missing]
@@ -216,6 +229,8 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             return self._categorical(name, uniques, missing, "(forced)"), None
         values, bad = parse_numbers(text, missing, name=name, linenos=linenos)  # integers beyond 2**53 refused
         if not bad.any() and forced in (None, "numeric"):
+            if memo is not None:
+                memo[name] = values
             return _numbers(name, values, forced, positional, self.row_index), None
         if forced == "numeric" or (forced is None and bad.sum() * 2 < present.size):
             rows = np.flatnonzero(bad)
@@ -264,6 +279,10 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         ndarray of shape (n_rows, n_features_out), float64
             NaN marks a missing number or date.
         """
+        return self._transform(X, linenos, None)
+
+    def _transform(self, X, linenos, memo):
+        """:meth:`transform`; ``memo``: the numeric columns' values :meth:`_fit` parsed from this same table."""
         check_is_fitted(self, "columns_")
         names, cols = as_columns(X, self.feature_names_in_)
         by_name = {n: c for n, c in zip(names, cols)}
@@ -279,6 +298,9 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             if kind == "numeric":
                 if col.dtype.kind in "fiub":
                     blocks.append(np.asarray(col, dtype=np.float64)[:, None])
+                    continue
+                if memo is not None and name in memo:  # parsed by the fit of this same table
+                    blocks.append(np.asarray(memo[name], dtype=np.float64)[:, None])
                     continue
                 plain = plain_numbers(col)  # numbers written as text, at C speed
                 if plain is not None:
