@@ -170,14 +170,13 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         return self._fit(X, linenos, None)
 
     def fit_transform(self, X, y=None, *, linenos=None):
-        """:meth:`fit`, then :meth:`transform` of the same table: a column of numbers written as text is read once
-        (the values :meth:`fit` parsed are the ones :meth:`transform` would parse again)."""
-        memo = {}
-        self._fit(X, linenos, memo)
+        """:meth:`fit`, then :meth:`transform` of the same table, a column of numbers written as text read once."""
+        self._fit(X, linenos, memo := {})
         return self._transform(X, linenos, memo)
 
     def _fit(self, X, linenos, memo):
         """:meth:`fit`; ``memo`` (a dict, or None) receives the parsed values of the numeric columns read from text."""
+        memo = {} if memo is None else memo
         if not isinstance(self.max_categories, int) or self.max_categories < 1:
             raise InvalidParameterError(f"max_categories={self.max_categories!r} must be an integer >= 1")
         if self.row_index not in ("drop", "keep"):
@@ -207,7 +206,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
         self._build()
         return self
 
-    def _fit_column(self, name, col, forced, linenos, positional=False, memo=None):
+    def _fit_column(self, name, col, forced, linenos, positional, memo):
         col = np.asarray(col)
         if col.dtype.kind in "fiub" and forced in (None, "numeric"):
             return _numbers(name, col, forced, positional, self.row_index), None
@@ -215,8 +214,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             return {"name": name, "type": "date", "reason": "dates", "date_format": "iso"}, None
         plain = plain_numbers(col) if forced in (None, "numeric") else None  # numbers written as text, at C speed
         if plain is not None:
-            if memo is not None:
-                memo[name] = plain
+            memo[name] = plain
             return _numbers(name, plain, forced, positional, self.row_index), None
         text, missing = text_cells(col)
         present = text[~missing]
@@ -229,8 +227,7 @@ class TableEncoder(TransformerMixin, BaseEstimator):
             return self._categorical(name, uniques, missing, "(forced)"), None
         values, bad = parse_numbers(text, missing, name=name, linenos=linenos)  # integers beyond 2**53 refused
         if not bad.any() and forced in (None, "numeric"):
-            if memo is not None:
-                memo[name] = values
+            memo[name] = values
             return _numbers(name, values, forced, positional, self.row_index), None
         if forced == "numeric" or (forced is None and bad.sum() * 2 < present.size):
             rows = np.flatnonzero(bad)
