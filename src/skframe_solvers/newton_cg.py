@@ -163,26 +163,17 @@ class RowSample:
         ``BLOCK_BYTES`` of float64 features at a time."""
         width = self.fp.Z.shape[1] if self.fp.in_memory else self.fp.r
         step = max(1, BLOCK_BYTES // (8 * max(width, 1)))
-        if every > 1:  # a thinned sample: its positions gathered a block at a time
-            at = np.arange(0, self.size, int(every))
-            for a in range(0, at.size, step):
-                pos = at[a:a + step]
-                w = None if self.weights is None else self.weights[pos]
-                if self.held is not None:
-                    yield self.held[0][pos], self.held[1][pos], w
-                else:
-                    yield self.fp.Z[self.rows[pos]], self.fp.Y[self.rows[pos]], w
-            return
-        for a in range(0, self.size, step):
-            b = min(self.size, a + step)
-            w = None if self.weights is None else self.weights[a:b]
+        at = np.arange(0, self.size, int(every)) if every > 1 else None  # a thinned sample's positions
+        count = self.size if at is None else at.size
+        for a in range(0, count, step):
+            pos = slice(a, min(count, a + step)) if at is None else at[a:a + step]
+            w = None if self.weights is None else self.weights[pos]
             if self.held is not None:
-                yield self.held[0][a:b], self.held[1][a:b], w
-            elif self.size == self.fp.n:
-                yield self.fp.Z[a:b], self.fp.Y[a:b], w
+                yield self.held[0][pos], self.held[1][pos], w
+            elif at is None and self.size == self.fp.n:  # every row, in order: views
+                yield self.fp.Z[pos], self.fp.Y[pos], w
             else:
-                yield self.fp.Z[self.rows[a:b]], self.fp.Y[self.rows[a:b]], w
-
+                yield self.fp.Z[self.rows[pos]], self.fp.Y[self.rows[pos]], w
 
 def subsample(fp, size, rng=None):
     """The :class:`RowSample` of ``size`` rows of ``fp``."""
