@@ -88,6 +88,11 @@ class ComputeOptions:
     blas_threads : int or None
         BLAS threads of the fit's dense algebra (the execution plan's choice; 1 for small fits);
         None leaves BLAS as it is.
+    kept_dtype : {"auto", "float64", "float32"}
+        Precision of the n x m kernel block a Newton fit keeps in memory (its features kept as two factors,
+        every product in float64): ``"auto"`` is float32, the rule
+        :func:`skframe.compute.plan_newton.kept_block_dtype`; ``"float64"`` keeps it exactly. With
+        ``dtype="float32"`` every kernel block is float32.
     """
 
     block_bytes: int = 64_000_000
@@ -98,6 +103,7 @@ class ComputeOptions:
     memory_budget: int | None = None
     engine: str | None = None
     blas_threads: int | None = None
+    kept_dtype: str = "auto"
 
     def rows_per_block(self, n_cols, itemsize=8):
         """Rows per chunk so that a (rows x n_cols) block stays within ``block_bytes``."""

@@ -404,3 +404,38 @@ def test_the_compiled_row_passes_take_thin_products_and_float32_rows(monkeypatch
     B = rng.normal(size=(300, FAST_ROWS_COLUMNS + 4))
     np.testing.assert_allclose(fp.back(Z, B), Z.T @ B, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(fp.back(Z, B[:, :3]), Z.T @ B[:, :3], rtol=1e-12, atol=1e-12)
+
+
+def test_the_preconditioner_leaves_out_rows_of_little_curvature(monkeypatch):
+    """Rows whose curvature for a class is below ``CURVATURE_FLOOR`` of the largest are left out of that class's
+    block: each block is then the full one less a positive semi-definite part bounded by the floor's share, and
+    with the floor at zero every row is read; a Newton–CG solve with the floor reaches the direct solution."""
+    from skframe_solvers import newton_cg
+    from skframe_solvers._problem import FeatureMapProblem
+    from skframe_solvers.newton_cg import RowSample, SubsampledPreconditioner, _curvatures
+
+    rng = np.random.default_rng(21)
+    Z, Y = _data(rng, 1200, 12, 4)
+    fp = FeatureMapProblem(ArrayProblem(Z, Y), get_loss("multinomial"), 1e-4)
+    V = rng.normal(size=fp.shape) * 4.0  # confident predictions: most rows rule most classes out
+    sample = RowSample(fp, 1200)
+
+    def blocks(pre):
+        return [np.tril(f[0]) @ np.tril(f[0]).T for f in pre.factors]
+
+    floored = SubsampledPreconditioner(fp, V, sample)
+    assert 0 < floored.rows_used < floored.rows_read
+    monkeypatch.setattr(newton_cg, "CURVATURE_FLOOR", 0.0)
+    full = SubsampledPreconditioner(fp, V, sample)
+    monkeypatch.undo()
+    assert full.rows_used == full.rows_read == 1200 * 4
+    c = _curvatures(fp, V, Z, Y, None)
+    gram = Z.T @ Z / 1200
+    for j, (a, b) in enumerate(zip(blocks(floored), blocks(full))):
+        left_out = b - a
+        assert np.linalg.eigvalsh(left_out).min() >= -1e-10 * np.abs(b).max()
+        bound = 1e-2 * c[:, j].max() * np.linalg.eigvalsh(gram).max()
+        assert 0 < np.linalg.eigvalsh(left_out).max() <= bound
+    direct = _solve(ArrayProblem(Z, Y), "multinomial", 1e-5, step="direct")
+    cg = _solve(ArrayProblem(Z, Y), "multinomial", 1e-5, step="cg", precond_rows=600)
+    _agree(direct, cg, 1e-5)

@@ -76,3 +76,23 @@ def test_bad_budget_strings():
     with pytest.raises(InvalidParameterError, match="2GB"):
         plan_stream(10, 2, 2, 1, 1, ComputeOptions(memory_budget="lots"))
     assert format_bytes(2e9) == "2 GB" and format_bytes(12) == "12 B"
+
+
+def test_large_arrays_get_their_own_memory_map(monkeypatch):
+    """From MAPPED_BYTES on, ``empty_mapped`` puts the array on an anonymous memory map (writable, any dtype and
+    shape, the map kept alive by the array); below, NumPy's own allocation."""
+    import mmap
+
+    from skframe.compute import memory
+
+    monkeypatch.setattr(memory, "MAPPED_BYTES", 1 << 16)
+    small = memory.empty_mapped((10, 10), np.float64)
+    assert isinstance(small, np.ndarray) and not isinstance(small.base, memoryview)
+    big = memory.empty_mapped((300, 70), np.float32)
+    base = big
+    while getattr(base, "base", None) is not None and not isinstance(base, mmap.mmap):
+        base = base.base
+    assert isinstance(base, mmap.mmap) or isinstance(getattr(base, "obj", None), mmap.mmap)
+    assert big.shape == (300, 70) and big.dtype == np.float32 and big.flags.writeable and big.flags.c_contiguous
+    big[...] = np.arange(21000, dtype=np.float32).reshape(300, 70)
+    assert big[299, 69] == 20999 and float(big.sum(dtype=np.float64)) == float(np.arange(21000).sum())

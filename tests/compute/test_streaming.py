@@ -375,18 +375,28 @@ def test_kept_features_from_the_sparse_mix_first_equal_the_projection(name):
 
 
 def test_a_streamed_fit_keeping_its_features_equals_one_recomputing_them():
-    """The streamed executor's kept features (built sparse product first) give the model of recomputed ones."""
+    """The streamed executor's kept features (built sparse product first) give the model of recomputed ones:
+    exactly with ``dtype="float64"``; at the default ``dtype="auto"`` the kept kernel block is float32 (every
+    product in float64) and the model differs from the recomputed float64 one by the kernel's rounding only."""
     from skframe.models import SketchedKernelClassifier
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(8000, 4))
     y = (X[:, 0] * X[:, 1] > 0).astype(int)
-    fits = {budget: SketchedKernelClassifier(loss="logistic", lam=1e-3, random_state=0, memory_budget=budget).fit(X, y)
-            for budget in ("10MB", "250MB")}
-    assert [f.execution_["executor"] for f in fits.values()] == ["streamed", "streamed"]
-    assert [f.representation_ for f in fits.values()] == ["streamed", "in-memory"]
-    np.testing.assert_allclose(fits["250MB"].decision_function(X[:500]), fits["10MB"].decision_function(X[:500]),
-                               rtol=1e-8, atol=1e-10)
+    fits = {(budget, dtype): SketchedKernelClassifier(loss="logistic", lam=1e-3, random_state=0, memory_budget=budget,
+                                                      dtype=dtype).fit(X, y)
+            for budget in ("10MB", "250MB") for dtype in ("float64", "auto")}
+    assert {f.execution_["executor"] for f in fits.values()} == {"streamed"}
+    assert [f.representation_ for f in fits.values()] == ["streamed", "streamed", "in-memory", "in-memory"]
+    assert fits["250MB", "float64"].execution_["kept_dtype"] == "float64"
+    assert fits["250MB", "auto"].execution_["kept_dtype"] == "float32"
+    assert fits["250MB", "auto"].execution_["reasons"]["kept_dtype"].startswith("float32: auto")
+    assert fits["250MB", "auto"].sketch_info_["kept_dtype"] == "float32"
+    streamed = fits["10MB", "float64"].decision_function(X[:500])
+    np.testing.assert_allclose(fits["10MB", "auto"].decision_function(X[:500]), streamed, rtol=0, atol=0)
+    np.testing.assert_allclose(fits["250MB", "float64"].decision_function(X[:500]), streamed, rtol=1e-8, atol=1e-10)
+    auto = fits["250MB", "auto"].decision_function(X[:500])
+    assert 0 < np.max(np.abs(auto - streamed)) <= 1e-4 * np.max(np.abs(streamed))
 
 
 @pytest.mark.parametrize("loss, step, dtype", [("logistic", "cg", np.float64), ("logistic", "direct", np.float64),
@@ -428,7 +438,8 @@ def test_features_kept_as_two_factors_solve_as_the_formed_ones(loss, step, dtype
 
 def test_a_streamed_newton_fit_keeps_its_features_as_two_factors():
     """Where the streamed executor keeps the features for the Newton solver (no sums), it keeps the kernel block
-    and the projection apart, and the model equals the in-memory executor's of the same sketch."""
+    and the projection apart, and the model equals the in-memory executor's of the same sketch (``dtype="float64"``;
+    by default the block is kept in float32, below)."""
     from skframe.models import SketchedKernelClassifier
     from skframe.models._fit import Fit
 
@@ -436,7 +447,7 @@ def test_a_streamed_newton_fit_keeps_its_features_as_two_factors():
     X = rng.normal(size=(3000, 4))
     y = np.argmax(X[:, :3] + 0.3 * rng.normal(size=(3000, 3)), axis=1)
     params = dict(loss="multinomial", lam=1e-4, random_state=0, sketch="subsample", sketch_size=60)
-    est = SketchedKernelClassifier(**params, memory_budget="60MB")
+    est = SketchedKernelClassifier(**params, memory_budget="60MB", dtype="float64")
     fit = Fit.of(est, X, y)
     fit.run()
     rep = fit.represent()
@@ -455,4 +466,12 @@ def test_a_streamed_newton_fit_keeps_its_features_as_two_factors():
     assert fit32.represent().kept.dtype == np.float32 and fit32.represent().kept_right is not None
     assert single.solver_info_["relative_gap"] <= 1e-8
     np.testing.assert_allclose(single.decision_function(X[:300]), dense.decision_function(X[:300]), rtol=1e-4,
+                               atol=1e-4)
+    # the default dtype="auto": float64 kernel blocks and products, but the block the Newton fit keeps in float32
+    auto = SketchedKernelClassifier(**params, memory_budget="60MB")
+    fit_auto = Fit.of(auto, X, y)
+    fit_auto.run()
+    assert fit_auto.represent().kept.dtype == np.float32 and auto.execution_["kept_dtype"] == "float32"
+    assert auto.execution_["dtype"] == "float64" and auto.solver_info_["relative_gap"] <= 1e-8
+    np.testing.assert_allclose(auto.decision_function(X[:300]), dense.decision_function(X[:300]), rtol=1e-4,
                                atol=1e-4)

@@ -131,7 +131,8 @@ def test_a_streamed_plan_that_keeps_the_features_skips_the_square_loss_sums(monk
     monkeypatch.setattr(streaming, "accumulate", counted_sums)
     monkeypatch.setattr("skframe.compute.stream_fit.make_feature_problem", counted_kept)
     X, y = _data(3000)
-    kw = dict(loss="logistic", lam="auto", lam_criterion="holdout", sketch_size=200, random_state=0)
+    kw = dict(loss="logistic", lam="auto", lam_criterion="holdout", sketch_size=200, random_state=0,
+              dtype="float64")  # (the default keeps the kernel block in float32: the models then differ by rounding)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         kept = SketchedKernelClassifier(memory_budget="1GB", **kw).fit(X, y)
@@ -147,19 +148,37 @@ def test_a_streamed_plan_that_keeps_the_features_skips_the_square_loss_sums(monk
     assert calls["sums"] == 2
 
 
-@pytest.mark.parametrize("streamed", [False, True])
-def test_path_on_a_stratified_sample_above_path_rows(monkeypatch, streamed):
+@pytest.mark.parametrize("budget", [None, "2MB", "2MB, no kept features"])
+def test_path_on_a_stratified_sample_above_path_rows(monkeypatch, budget):
     """Above PATH_ROWS rows the path runs on a stratified sample of them (its own held-out share within it): each
     λ's value is the held-out loss of the solution fitted on the sample's other rows, with the features of the fit
-    (in memory, or computed for the sample's rows where they stream); the final fit uses every row."""
+    (in memory; computed for the sample's rows where they stream; where the streamed plan keeps the kernel block,
+    formed once before the path and its sample's rows read as two factors); the final fit uses every row."""
     monkeypatch.setattr(_holdout, "PATH_ROWS", 400)
     X, y = _data(1000, 3)
+    if budget and budget.endswith("no kept features"):  # the plan keeps none: every pass forms its blocks
+        monkeypatch.setattr("skframe.compute.stream_problems.kept_features_rows", lambda *args: None)
     est = SketchedKernelClassifier(loss="multinomial", lam="auto", lam_criterion="holdout", sketch_size=30,
-                                   random_state=0, memory_budget="2MB" if streamed else None)
+                                   random_state=0, memory_budget=budget and budget[:3])
     fit = Fit.of(est, X, y)
+    seen, features = [], _holdout._path_features
+
+    def spy(*args):
+        out = features(*args)
+        seen.append((type(out[0]).__name__, getattr(args[1], "kept", None) is not None))
+        return out
+
+    monkeypatch.setattr(_holdout, "_path_features", spy)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fit.run()
+    expected = {None: ("Representation", False), "2MB": ("_SampleFactors", True),
+                "2MB, no kept features": ("Representation", False)}
+    assert seen == [expected[budget]] and (est.execution_["executor"] == "in-memory") == (budget is None)
+    if budget == "2MB":  # the kept block (float32 by default), formed before the path, the one the final fit read
+        assert est.representation_ == "in-memory" and fit.represent().kept.dtype == np.float32
+    elif budget:
+        assert est.representation_ == "streamed" and fit.represent().kept is None
     info, held = est.fit_info_["lam"], fit.holdout["rows"]
     sample = _holdout.path_sample(fit.Y)
     assert sample.size == 400 and np.isin(held, sample).all() and held.size == _holdout.holdout_size(400)

@@ -120,7 +120,7 @@ class TableOptions:
     output_rank: Optional[int] = None
     # -- compute ----------------------------------------------------------------------
     memory_budget: Optional[str] = None
-    dtype: str = "float64"
+    dtype: str = "auto"
     backend: str = "auto"
     dask_scheduler: Optional[str] = None
     dask_local: Optional[int] = None

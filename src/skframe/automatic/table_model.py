@@ -121,7 +121,7 @@ class TableModel(BaseEstimator):
                  sketch_params=None, fit_intercept=None, lam=None, loss="square", loss_params=None, class_weight=None,
                  calibration=None, lam_criterion="auto", solver=None, solver_params=None, epochs=None, batch_size=None,
                  learning_rate=None, tol=None, early_stopping=False, validation_fraction=0.1, quantiles=None,
-                 output_matrix=None, output_matrix_params=None, memory_budget=None, dtype="float64", backend="auto",
+                 output_matrix=None, output_matrix_params=None, memory_budget=None, dtype="auto", backend="auto",
                  interval=None, interval_method=None, cqr_score=None):
         values = locals()
         for name in PARAMS:

@@ -162,7 +162,8 @@ CLI_OPTIONS = {
         "Neural network", show_default=False),
     "memory_budget": _opt("--memory-budget", "Memory a fit may use beyond the data, e.g. 2GB (streams row chunks).",
         COMPUTE, show_default=False),
-    "dtype": _opt("--dtype", "float64, or float32 for kernel blocks and sketch products.", COMPUTE),
+    "dtype": _opt("--dtype", "Kernel blocks: auto (float64; a Newton fit's kept block float32), float64 or float32.",
+        COMPUTE),
     "backend": _opt("--backend", "auto (GPU when worth it), numpy (CPU) or cupy (GPU; pip install \"skframe\\[gpu]\").",
         COMPUTE),
     "dask_scheduler": _opt("--dask-scheduler", "Dask scheduler to fit on, e.g. tcp://10.0.0.5:8786 (pip install "

@@ -129,6 +129,9 @@ class ExecutionPlan:
         One sentence per choice.
     machine : dict
         The :class:`Machine` the plan was made for.
+    kept_dtype : {"float64", "float32"}
+        Precision of the kernel block a Newton fit keeps in memory as the left factor of its features
+        (:func:`skframe.compute.plan_newton.kept_block_dtype`).
     """
 
     executor: str
@@ -152,6 +155,7 @@ class ExecutionPlan:
     work: int
     reasons: dict = field(default_factory=dict, hash=False, compare=False)
     machine: dict = field(default_factory=dict, hash=False, compare=False)
+    kept_dtype: str = "float64"
 
     @property
     def streams(self):
@@ -171,7 +175,7 @@ class ExecutionPlan:
         """
         base = base or ComputeOptions()
         changes = {"backend": self.backend, "memory_budget": int(self.memory_budget), "dtype": self.dtype,
-                   "engine": self.engine, "blas_threads": int(self.blas_threads)}
+                   "engine": self.engine, "blas_threads": int(self.blas_threads), "kept_dtype": self.kept_dtype}
         if self.backend == "cupy" and not base.chunk_rows and self.chunk_rows:
             changes["chunk_rows"] = int(self.chunk_rows)  # from free device memory, not the CPU block size
         return base.replace(**changes)

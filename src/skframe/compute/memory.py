@@ -17,6 +17,7 @@ needed and the option that fixes it.
 
 from __future__ import annotations
 
+import mmap
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,7 @@ import numpy as np
 from skframe.exceptions import MemoryBudgetError
 from skframe.options import DEFAULT_OPTIONS, compute_dtype, parse_bytes
 
-__all__ = ["StreamPlan", "plan_stream", "check_allocation", "budget_of", "format_bytes",
+__all__ = ["StreamPlan", "plan_stream", "check_allocation", "budget_of", "format_bytes", "empty_mapped",
            "MIN_CHUNK_ROWS", "MAX_CHUNK_ROWS", "kept_features_rows"]
 
 #: The smallest chunk a streamed fit accepts (below it BLAS products are inefficient).
@@ -201,3 +202,33 @@ def kept_features_rows(n, r, itemsize, budget, stream):
     if rows < min(MIN_CHUNK_ROWS, max(int(n), 1)):
         return None
     return int(max(1, min(int(stream.chunk_rows), rows)))
+
+
+#: arrays from this many bytes on get their own memory map (:func:`empty_mapped`)
+MAPPED_BYTES = 1 << 28
+
+
+def empty_mapped(shape, dtype):
+    """An uninitialised array of ``shape`` and ``dtype`` on its own anonymous memory map (from
+    :data:`MAPPED_BYTES`; smaller ones from ``np.empty``), released with the array.
+
+    For the large arrays a fit fills once and reads many times (the kept kernel block, the kept features). NumPy
+    asks the kernel for transparent huge pages for its large arrays; where huge pages must first be made by
+    compacting memory (``/sys/kernel/mm/transparent_hugepage/defrag`` set to ``madvise``, common), the first write
+    of each page stalls: filling a 1 GB array cost 2 s on a two-core machine, against 0.5 s on an anonymous map's
+    ordinary pages, and the passes over the filled array ran as fast (``benchmarks/README.md``).
+
+    >>> a = empty_mapped((1000, 1000), np.float32)
+    >>> a.shape, a.dtype.name, a.flags.writeable
+    ((1000, 1000), 'float32', True)
+    """
+    dtype = np.dtype(dtype)
+    shape = tuple(int(v) for v in np.atleast_1d(shape))
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if nbytes < MAPPED_BYTES:
+        return np.empty(shape, dtype=dtype)
+    try:
+        region = mmap.mmap(-1, nbytes)
+    except (OSError, ValueError, OverflowError):  # no map of that size: NumPy's allocation
+        return np.empty(shape, dtype=dtype)
+    return np.frombuffer(region, dtype=dtype, count=nbytes // dtype.itemsize).reshape(shape)

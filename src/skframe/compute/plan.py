@@ -62,7 +62,7 @@ from skframe.compute import plan_rules as rules
 from skframe.compute.execution import DataShape, ExecutionPlan, describe_data, explain_plan
 from skframe.compute.machine import Machine, available_memory, detect_machine
 from skframe.compute.memory import MIN_CHUNK_ROWS, check_allocation, format_bytes, kept_features_rows, plan_stream
-from skframe.compute.plan_newton import choose_newton_step
+from skframe.compute.plan_newton import choose_newton_step, kept_block_dtype
 from skframe.compute.plan_rules import (
     AUTO_MAX,
     BACKEND_CHOICES,
@@ -307,16 +307,19 @@ def plan_fit(data, *, kernel=None, sketch="psr", sketch_size="auto", sketch_para
                            "float32 blocks; the products switch to float64 when R K R^T is ill-conditioned "
                            "(kappa > 8e4, decided from its eigenvalues)")
     threads, reasons["blas_threads"] = rules.choose_blas_threads(n, m_eff, machine.cores)
+    kept_dtype, why = kept_block_dtype(options)
     if loss == "iterative":  # the newton solver's step (the same rule, applied by the solver to its own r)
-        method, why = choose_newton_step(n, m_eff, data.n_outputs, kept=not streamed or bool(keep))
-        reasons["newton_step"] = f"{method}: {why}"
+        method, why_step = choose_newton_step(n, m_eff, data.n_outputs, kept=not streamed or bool(keep))
+        reasons["newton_step"] = f"{method}: {why_step}"
+        if streamed and keep:  # where a Newton fit keeps the kernel block as the left factor of its features
+            reasons["kept_dtype"] = f"{kept_dtype}: {why}"
     return ExecutionPlan(
         executor=executor, backend=backend, engine=engine, chunk_rows=int(chunk_rows) if chunk_rows else None,
         dtype=dtype, products=dtype, blas_threads=threads, keep_features=bool(keep), memory_budget=int(budget),
         budget_source=source, sketch_size=None if m is None else int(m), size_rule=rule,
         s_prime=None if s_prime is None else int(s_prime), peak_bytes=int(peak), n=n,
         n_features=None if data.n_features is None else int(data.n_features), n_outputs=int(data.n_outputs),
-        loss=loss, work=work, reasons=reasons, machine=machine.to_dict(),
+        loss=loss, work=work, reasons=reasons, machine=machine.to_dict(), kept_dtype=kept_dtype,
     )
 
 

@@ -50,12 +50,21 @@ def validate_dask_XY(estimator, X, Y):
 
 
 def options_from(estimator):
-    """:class:`ComputeOptions` from an estimator's ``memory_budget``, ``dtype`` and ``backend`` parameters."""
+    """:class:`ComputeOptions` from an estimator's ``memory_budget``, ``dtype`` and ``backend`` parameters.
+
+    ``dtype="auto"`` is float64 kernel blocks and products with the kernel block a Newton fit keeps in memory in
+    float32 (``kept_dtype="auto"``, :func:`skframe.compute.plan_newton.kept_block_dtype`); ``"float64"`` and
+    ``"float32"`` hold every block in that precision."""
     changes = {}
     for name in ("memory_budget", "dtype", "backend"):
         value = getattr(estimator, name, None)
         if value is not None:
             changes[name] = parse_bytes(value) if name == "memory_budget" else str(value)
+    dtype = changes.get("dtype")
+    if dtype == "auto":
+        changes["dtype"] = "float64"
+    elif dtype is not None:
+        changes["kept_dtype"] = dtype
     return ComputeOptions().replace(**changes)
 
 
@@ -150,6 +159,7 @@ class SumsProblem(ProjectedProblem):
                     factors = getattr(self._features, "factors", None)
                     if callable(factors):
                         rep.kept, rep.kept_right, _ = factors()
+                        rep.info["kept_dtype"] = str(rep.kept.dtype)  # (the rule: plan_newton.kept_block_dtype)
                     else:
                         rep.kept = self._features.features()[0]
             rep.info["representation"] = how

@@ -16,7 +16,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from skframe.compute.backend import get_array_module, to_numpy
-from skframe.compute.memory import budget_of, check_allocation, kept_features_rows, plan_stream
+from skframe.compute.memory import budget_of, check_allocation, empty_mapped, kept_features_rows, plan_stream
+from skframe.compute.plan_newton import kept_block_dtype
 from skframe.compute.streaming import get_engine, iter_rows, sketch_gram
 from skframe.contract.problems import ArrayProblem, FactoredArrayProblem, TargetArrayProblem
 from skframe.core.engine import planned
@@ -105,11 +106,12 @@ class StreamedFeatureProblem(ProjectedProblem):
             else:
                 out[...] = np.asarray(engine.to_numpy(K @ self._P))
 
-    def fill_kernel(self, L, chunk_rows=None):
-        """Write every row's kernel block (rows x s', the left factor of ``Z = K proj``) into ``L`` (n x s')."""
+    def fill_kernel(self, L, chunk_rows=None, dtype=None):
+        """Write every row's kernel block (rows x s', the left factor of ``Z = K proj``) into ``L`` (n x s'),
+        computed in ``dtype`` (default: the kernel blocks' precision)."""
         engine = self._engine
         for start, Xc, _ in iter_rows(self.X, self.Y, chunk_rows or self.chunk_rows):
-            K = engine.block(self.kernel, engine.asarray(Xc), self._Xs, self._dtype)
+            K = engine.block(self.kernel, engine.asarray(Xc), self._Xs, dtype or self._dtype)
             L[start:start + K.shape[0]] = engine.to_numpy(K)
 
     def loss_pass(self, V, C, loss, gradient=True):
@@ -235,21 +237,23 @@ def make_feature_problem(kernel, X, Y, X_sub, proj, options=None, *, products=No
         return streamed, "streamed"
     sparse = factors is not None and sp.issparse(factors[0].mix)
     width = (factors[0].mix.shape[0] if sparse else X_sub.shape[0]) if factored else None
-    if factored and width <= FACTORED_WIDTH * streamed.r:  # in options.dtype, as kept features are
-        check_allocation(streamed.n * width * item, f"the {streamed.n} x {width} kept kernel block", options)
-        L = np.empty((streamed.n, width), dtype=compute_dtype(options.dtype))
+    if factored and width <= FACTORED_WIDTH * streamed.r:  # in the precision of kept_block_dtype
+        kept = compute_dtype(kept_block_dtype(options)[0])
+        check_allocation(streamed.n * width * kept.itemsize, f"the {streamed.n} x {width} kept kernel block",
+                         options)
+        L = empty_mapped((streamed.n, width), kept)  # (filled once, read by every pass: see empty_mapped)
         if sparse:
             for start, Xc, _ in iter_rows(X, streamed.Y, rows):
                 KR = kernel_times_mix(kernel, Xc, X_sub, factors[0], streamed.options)
                 L[start:start + KR.shape[0]] = KR
             P = np.ascontiguousarray(factors[1], dtype=np.float64)
         else:
-            streamed.fill_kernel(L, rows)
+            streamed.fill_kernel(L, rows, dtype=kept)
             P = np.ascontiguousarray(to_numpy(proj), dtype=np.float64)
         return FactoredArrayProblem(L, P, streamed.Y), "in-memory"
     nbytes = streamed.n * streamed.r * item
     check_allocation(nbytes, f"the {streamed.n} x {streamed.r} feature matrix", options)
-    Z = np.empty((streamed.n, streamed.r), dtype=compute_dtype(options.dtype))
+    Z = empty_mapped((streamed.n, streamed.r), compute_dtype(options.dtype))
     if sparse and Z.dtype == np.float64:
         R, UD = factors[0], np.ascontiguousarray(factors[1], dtype=np.float64)
         for start, Xc, _ in iter_rows(X, streamed.Y, rows):

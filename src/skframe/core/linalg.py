@@ -202,33 +202,49 @@ def solve_psd(A, B, rtol=None, *, jitter=False, singular=False, rebuild=None, ov
 OUTER_BLOCK_BYTES, OUTER_MIN_ROWS = 1 << 22, 1024
 
 
-def weighted_outer(Z, c):
-    """``Z^T diag(c) Z`` (r x r, symmetric) for the rows of ``Z`` (b x r) weighted by ``c`` (b,).
+def weighted_outer(Z, c, rows=None):
+    """``Z^T diag(c) Z`` (r x r, symmetric) for the rows of ``Z`` (b x r) weighted by ``c`` (b,); with ``rows``
+    (indices into Z and c) for those rows only.
 
     With ``c >= 0`` (a convex loss's curvature, sample weights) it sums ``W^T W`` over row blocks of
-    ``W = sqrt(c) Z``, each scaled into one reused buffer of about :data:`OUTER_BLOCK_BYTES` (no copy of Z):
-    NumPy's product of a matrix with its own transpose is BLAS ``syrk``, half the multiply-adds of the general
-    product, mirrored. It goes through NumPy's BLAS, not SciPy's: the two wheels each carry their own OpenBLAS
-    and thread pool, and a SciPy ``dsyrk`` called between NumPy products (a Newton pass) ran at half speed
-    against NumPy's threads still spinning (22 524 x 301 on two cores, NumPy loaded before skframe: 0.10-0.15 s,
-    here 0.04-0.05 s; in the command line, which shortens OpenBLAS's spin before NumPy loads, a Newton pass
-    0.084 s -> 0.070 s). Otherwise (a negative or NaN weight) the general product.
+    ``W = sqrt(c) Z``, each scaled into one reused buffer of about :data:`OUTER_BLOCK_BYTES` (no copy of Z; the
+    chosen ``rows`` are gathered into that buffer): NumPy's product of a matrix with its own transpose is BLAS
+    ``syrk``, half the multiply-adds of the general product, mirrored. It goes through NumPy's BLAS, not SciPy's:
+    the two wheels each carry their own OpenBLAS and thread pool, and a SciPy ``dsyrk`` called between NumPy
+    products (a Newton pass) ran at half speed against NumPy's threads still spinning (22 524 x 301 on two cores,
+    NumPy loaded before skframe: 0.10-0.15 s, here 0.04-0.05 s; in the command line, which shortens OpenBLAS's
+    spin before NumPy loads, a Newton pass 0.084 s -> 0.070 s). Otherwise (a negative or NaN weight) the
+    general product.
 
     >>> Z = np.arange(6.0).reshape(3, 2)
     >>> c = np.array([1.0, 2.0, 0.5])
     >>> bool(np.allclose(weighted_outer(Z, c), Z.T @ (Z * c[:, None])))
     True
+    >>> bool(np.allclose(weighted_outer(Z, c, rows=[0, 2]), weighted_outer(Z[[0, 2]], c[[0, 2]])))
+    True
     """
-    Z = np.asarray(Z, dtype=np.float64)
+    Z = np.asarray(Z)
     c = np.asarray(c, dtype=np.float64).reshape(-1)
-    b, r = Z.shape
+    if rows is not None:
+        rows = np.asarray(rows, dtype=np.intp).reshape(-1)
+        c = c[rows]
+    b, r = (Z.shape[0] if rows is None else rows.size), Z.shape[1]
     if b == 0 or r < 2 or not c.min() >= 0:  # (NaN weights: the general product)
+        Z = np.asarray(Z if rows is None else Z[rows], dtype=np.float64)
         return Z.T @ (Z * c[:, None])
-    rows = min(b, max(OUTER_MIN_ROWS, OUTER_BLOCK_BYTES // (8 * r)))
-    root, buf, out = np.sqrt(c), np.empty((rows, r)), np.zeros((r, r))
-    for start in range(0, b, rows):
-        stop = min(b, start + rows)
-        W = np.multiply(Z[start:stop], root[start:stop, None], out=buf[:stop - start])
+    step = min(b, max(OUTER_MIN_ROWS, OUTER_BLOCK_BYTES // (8 * r)))
+    root, buf, out = np.sqrt(c), np.empty((step, r)), np.zeros((r, r))
+    for start in range(0, b, step):
+        stop = min(b, start + step)
+        W = buf[:stop - start]
+        if rows is None:
+            np.multiply(Z[start:stop], root[start:stop, None], out=W)
+        else:  # gathered into the buffer (in float64), then scaled in place
+            if Z.dtype == np.float64:
+                np.take(Z, rows[start:stop], axis=0, out=W)
+            else:
+                W[...] = Z[rows[start:stop]]
+            W *= root[start:stop, None]
         out += W.T @ W  # syrk: W.T is W's own buffer transposed
     return out
 

@@ -38,7 +38,7 @@ KERNEL_MODEL_CONSTRAINTS = {
     "lam": [Interval("real", 0, None, closed="neither"), Options("auto"), "array-like"],
     "random_state": ["random_state"],
     "memory_budget": [Interval("int", 1, None), str, None],
-    "dtype": [Options("float64", "float32")],
+    "dtype": [Options("auto", "float64", "float32")],
     "backend": [Options("auto", "numpy", "cupy")],
 }
 #: the fix each message about one of those parameters suggests (``_parameter_hints``)

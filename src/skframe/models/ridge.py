@@ -155,8 +155,9 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
         (:mod:`skframe.compute.streaming`); ``execution_`` says how the fit ran and why
         (:mod:`skframe.compute.plan`). An impossible budget raises
         :class:`skframe.exceptions.MemoryBudgetError` before allocating.
-    dtype : {"float64", "float32"}, default="float64"
-        Precision of kernel blocks and sketch products (sums stay float64).
+    dtype : {"auto", "float64", "float32"}, default="auto"
+        Precision of kernel blocks and sketch products (sums stay float64); ``"auto"`` is float64 here (it keeps
+        only the kernel block of a Newton fit in float32, and this model has none).
     backend : {"auto", "numpy", "cupy"}, default="auto"
         ``"auto"`` computes on an NVIDIA GPU when CuPy sees one and the fit is large enough to
         pay for the transfer, else on the CPU; ``"numpy"`` and ``"cupy"`` force one
@@ -237,7 +238,7 @@ class SketchedKernelRidge(KernelRegressorMixin, KernelModelMixin, MultiOutputMix
 
     def __init__(self, kernel="gaussian", *, kernel_params=None, sketch="psr", sketch_size="auto",
                  sketch_params=None, lam=1e-3, fit_intercept=True, rtol=None, random_state=None,
-                 memory_budget=None, dtype="float64", backend="auto", cv_order="shuffle"):
+                 memory_budget=None, dtype="auto", backend="auto", cv_order="shuffle"):
         store_params(self, locals())
 
     def fit(self, X, y, sample_weight=None, progress=None):

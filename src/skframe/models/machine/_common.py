@@ -58,8 +58,10 @@ memory_budget : int, str or None, default=None
     (``"in-memory"`` or ``"streamed"``) and ``execution_`` how the fit ran and why
     (:mod:`skframe.compute.plan`). An impossible budget raises
     :class:`skframe.exceptions.MemoryBudgetError` before allocating.
-dtype : {"float64", "float32"}, default="float64"
-    Precision of kernel blocks and kept features.
+dtype : {"auto", "float64", "float32"}, default="auto"
+    Precision of kernel blocks and kept features. ``"auto"``: float64, except the n x m kernel block a Newton
+    fit keeps in memory (the left factor of its features), held in float32 and read with every product in
+    float64 (:func:`skframe.compute.plan_newton.kept_block_dtype`; ``execution_["kept_dtype"]``).
 backend : {"auto", "numpy", "cupy"}, default="auto"
     ``"auto"`` computes on an NVIDIA GPU when CuPy sees one and the fit is large enough to
     pay for the transfer, else on the CPU; ``"numpy"`` and ``"cupy"`` force one

@@ -145,7 +145,7 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
 
     def __init__(self, kernel="gaussian", *, kernel_params=None, sketch="psr", sketch_size="auto",
                  sketch_params=None, loss="hinge", loss_params=None, solver=None, solver_params=None, lam=1e-3,
-                 warm_start=False, random_state=None, memory_budget=None, dtype="float64",
+                 warm_start=False, random_state=None, memory_budget=None, dtype="auto",
                  backend="auto", class_weight=None, calibration=None, cv_order="shuffle", max_classes=None,
                  lam_criterion="auto"):
         store_params(self, locals())

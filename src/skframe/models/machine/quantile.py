@@ -88,7 +88,7 @@ class JointQuantileRegressor(MachineBase):
     def __init__(self, quantiles=(0.1, 0.3, 0.5, 0.7, 0.9), *, kernel="gaussian", kernel_params=None,
                  sketch="psr", sketch_size="auto", sketch_params=None, lam=1e-3, gamma_quantile=1.0,
                  solver=None, solver_params=None, fit_intercept=True, warm_start=False, random_state=None,
-                 memory_budget=None, dtype="float64", backend="auto", cv_order="shuffle"):
+                 memory_budget=None, dtype="auto", backend="auto", cv_order="shuffle"):
         store_params(self, locals())
 
     def _prepare_fit(self, X, y):

@@ -132,7 +132,7 @@ class SketchedKernelMachine(KernelRegressorMixin, MultiOutputMixin, RegressorMix
     def __init__(self, kernel="gaussian", *, kernel_params=None, sketch="psr", sketch_size="auto",
                  sketch_params=None, loss="huber", loss_params=None, solver=None, solver_params=None,
                  output_matrix=None, output_matrix_params=None, lam=1e-3, fit_intercept=True, warm_start=False,
-                 random_state=None, memory_budget=None, dtype="float64",
+                 random_state=None, memory_budget=None, dtype="auto",
                  backend="auto", cv_order="shuffle"):
         store_params(self, locals())
 
