@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from skframe.compute.memory import empty_mapped
 from skframe.contract.collections import take
 from skframe.contract.problems import FactoredArrayProblem
 from skframe.models._autotune import note_edge
@@ -159,7 +160,11 @@ def _path_features(fit, rep, rows, local):
             if callable(factors):
                 factors()
         if getattr(rep, "kept_right", None) is not None:  # the kept kernel block's rows and the projection
-            L = np.ascontiguousarray(rep.kept[rows], dtype=PATH_DTYPE)
+            L = empty_mapped((rows.size, rep.kept.shape[1]), PATH_DTYPE)
+            if rep.kept.dtype == L.dtype:
+                np.take(rep.kept, rows, axis=0, out=L)
+            else:
+                L[...] = rep.kept[rows]
             return _SampleFactors(L, rep.kept_right), L[local] @ rep.kept_right
         kept = rep.kept_rows(rows) if callable(getattr(rep, "kept_rows", None)) else None
         Z = kept if kept is not None else fit.predict_rows(take(fit.X, rows), validated=True)
