@@ -34,7 +34,7 @@ import warnings
 import numpy as np
 
 from skframe.plugin.api import InvalidParameterError, Options, SolverTags, get_tags
-from skframe.plugin.toolbox import choose_newton_step, newton_precond_rows, solve_psd, weighted_outer
+from skframe.plugin.toolbox import choose_newton_step, newton_precond_rows, serial_blas, solve_psd, weighted_outer
 from skframe_solvers._base import COUNT, POSITIVE, BaseSolver
 from skframe_solvers._duality import conjugate_of, relative_gap
 from skframe_solvers.newton_cg import (
@@ -173,7 +173,8 @@ class NewtonSolver(BaseSolver):
         F_rows, fresh = None, False
         while True:
             predictions = None if dense else []
-            P, g, hsum, H = _pass(fp, V, dense and not reuse, predictions, F_rows)
+            with serial_blas(not dense):  # (the compiled passes of CG steps: see below)
+                P, g, hsum, H = _pass(fp, V, dense and not reuse, predictions, F_rows)
             if running and F_rows is None:
                 F_rows, fresh = np.concatenate(predictions), True
             evals += 1
@@ -200,7 +201,8 @@ class NewtonSolver(BaseSolver):
                 if refresh:  # the last CG step's products cost more than a preconditioner: (re)build it at V
                     precond, built = SubsampledPreconditioner(fp, V, rows, zero_sum_steps(fp, V)), built + 1
                 op = HessianOperator(fp, F_rows if running else predictions)
-                step, its, step_rows = preconditioned_cg(op, g, eta, self.max_cg, precond)
+                with serial_blas():  # compiled passes and small solves: idle BLAS threads would spin on their cores
+                    step, its, step_rows = preconditioned_cg(op, g, eta, self.max_cg, precond)
                 cg_iterations.append(int(its))
                 evals += its  # one pass over the rows per Hessian-vector product
                 refresh = precondition_pays(its, fp.n, fp.r, fp.C.shape[0], size)

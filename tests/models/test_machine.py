@@ -198,3 +198,23 @@ def test_errors(rng):
         JointQuantileRegressor(sketch_size=10).fit(X, np.column_stack([y, y]))
     with pytest.raises(InvalidParameterError, match="repeated"):
         JointQuantileRegressor(quantiles=(0.5, 0.5), sketch_size=10).fit(X, y)
+
+
+def test_text_labels_are_compared_as_strings_and_kept_as_given():
+    """A 1-D object array of Python strings is encoded as a NumPy string array (compared in C): the same targets,
+    model and predictions as the same classes given as integers, ``classes_`` Python strings of object dtype;
+    other label arrays are left as they are."""
+    from skframe.models.machine._labels import text_labels
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 3))
+    codes = np.argmax(X + 0.3 * rng.normal(size=X.shape), axis=1)
+    names = np.array(["apple", "kiwi", "pear"], dtype=object)
+    text = SketchedKernelClassifier(loss="multinomial", lam=1e-3, sketch_size=30, random_state=0).fit(X, names[codes])
+    ints = SketchedKernelClassifier(loss="multinomial", lam=1e-3, sketch_size=30, random_state=0).fit(X, codes)
+    assert text.classes_.dtype == object and [type(c) for c in text.classes_] == [str] * 3
+    assert list(text.classes_) == list(names)
+    np.testing.assert_array_equal(text.decision_function(X), ints.decision_function(X))
+    assert text.predict(X[:5]).tolist() == names[ints.predict(X[:5])].tolist()
+    mixed = np.array(["a", 1], dtype=object)
+    assert text_labels(mixed) is mixed and text_labels(np.array(["a\x00", "b"], dtype=object)).dtype == object

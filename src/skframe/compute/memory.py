@@ -215,8 +215,9 @@ def empty_mapped(shape, dtype):
     For the large arrays a fit fills once and reads many times (the kept kernel block, the kept features). NumPy
     asks the kernel for transparent huge pages for its large arrays; where huge pages must first be made by
     compacting memory (``/sys/kernel/mm/transparent_hugepage/defrag`` set to ``madvise``, common), the first write
-    of each page stalls: filling a 1 GB array cost 2 s on a two-core machine, against 0.5 s on an anonymous map's
-    ordinary pages, and the passes over the filled array ran as fast (``benchmarks/README.md``).
+    of each page stalls: filling a 1 GB array cost 2 s on a two-core machine, against 0.33 s on a private anonymous
+    map's ordinary pages (0.54 s on a shared one), and the passes over the filled array ran as fast
+    (``benchmarks/README.md``).
 
     >>> a = empty_mapped((1000, 1000), np.float32)
     >>> a.shape, a.dtype.name, a.flags.writeable
@@ -227,8 +228,10 @@ def empty_mapped(shape, dtype):
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if nbytes < MAPPED_BYTES:
         return np.empty(shape, dtype=dtype)
+    private = getattr(mmap, "MAP_PRIVATE", None)  # (POSIX: a private map, never shared with a forked process)
     try:
-        region = mmap.mmap(-1, nbytes)
+        region = (mmap.mmap(-1, nbytes) if private is None else
+                  mmap.mmap(-1, nbytes, flags=private | getattr(mmap, "MAP_ANONYMOUS", 0x20)))
     except (OSError, ValueError, OverflowError):  # no map of that size: NumPy's allocation
         return np.empty(shape, dtype=dtype)
     return np.frombuffer(region, dtype=dtype, count=nbytes // dtype.itemsize).reshape(shape)

@@ -19,6 +19,7 @@ from skframe.compute.backend import get_array_module, to_numpy
 from skframe.compute.memory import budget_of, check_allocation, empty_mapped, kept_features_rows, plan_stream
 from skframe.compute.plan_newton import kept_block_dtype
 from skframe.compute.streaming import get_engine, iter_rows, sketch_gram
+from skframe.contract.collections import n_items
 from skframe.contract.problems import ArrayProblem, FactoredArrayProblem, TargetArrayProblem
 from skframe.core.engine import planned
 from skframe.core.linalg import spectral_projection
@@ -108,10 +109,15 @@ class StreamedFeatureProblem(ProjectedProblem):
 
     def fill_kernel(self, L, chunk_rows=None, dtype=None):
         """Write every row's kernel block (rows x s', the left factor of ``Z = K proj``) into ``L`` (n x s'),
-        computed in ``dtype`` (default: the kernel blocks' precision)."""
+        computed in ``dtype`` (default: the kernel blocks' precision), at most :data:`FILL_BYTES` of it a call.
+
+        Each call's block is a new array: a few MB of them are reused by the allocator, while blocks of tens of MB
+        are new pages every time, which NumPy asks to be huge pages (first writes stalled on memory compaction)."""
         engine = self._engine
-        for start, Xc, _ in iter_rows(self.X, self.Y, chunk_rows or self.chunk_rows):
-            K = engine.block(self.kernel, engine.asarray(Xc), self._Xs, dtype or self._dtype)
+        dtype = np.dtype(dtype or self._dtype)
+        rows = max(1, min(int(chunk_rows or self.chunk_rows), FILL_BYTES // (dtype.itemsize * max(L.shape[1], 1))))
+        for start, Xc, _ in iter_rows(self.X, self.Y, rows if engine.xp is np else (chunk_rows or self.chunk_rows)):
+            K = engine.block(self.kernel, engine.asarray(Xc), self._Xs, dtype)
             L[start:start + K.shape[0]] = engine.to_numpy(K)
 
     def loss_pass(self, V, C, loss, gradient=True):
@@ -199,6 +205,8 @@ def block_loss_sums(K, PV, C, Y, loss, gradient=True):
     return total, K.T @ xp.asarray(np.asarray(loss.gradient(F, Y), dtype=np.float64) @ C.T)
 
 
+#: bytes of one kernel block computed for :meth:`StreamedFeatureProblem.fill_kernel` (below NumPy's huge-page size)
+FILL_BYTES = 2 << 20
 #: kept features are kept as two factors (``factored=True``) where the left one is at most this many times wider
 #: than the features (the sketch's rank r below its m points or s' columns)
 FACTORED_WIDTH = 1.05
@@ -242,10 +250,11 @@ def make_feature_problem(kernel, X, Y, X_sub, proj, options=None, *, products=No
         check_allocation(streamed.n * width * kept.itemsize, f"the {streamed.n} x {width} kept kernel block",
                          options)
         L = empty_mapped((streamed.n, width), kept)  # (filled once, read by every pass: see empty_mapped)
-        if sparse:
-            for start, Xc, _ in iter_rows(X, streamed.Y, rows):
-                KR = kernel_times_mix(kernel, Xc, X_sub, factors[0], streamed.options)
-                L[start:start + KR.shape[0]] = KR
+        if sparse:  # K R^T computed in the block's precision, a few MB a chunk (see fill_kernel), into L
+            opts = streamed.options.replace(dtype=kept.name)
+            step = max(1, min(rows, FILL_BYTES // (kept.itemsize * max(X_sub.shape[0], width, 1))))
+            for start, Xc, _ in iter_rows(X, streamed.Y, step):
+                kernel_times_mix(kernel, Xc, X_sub, factors[0], opts, out=L[start:start + n_items(Xc)])
             P = np.ascontiguousarray(factors[1], dtype=np.float64)
         else:
             streamed.fill_kernel(L, rows, dtype=kept)

@@ -19,7 +19,13 @@ from skframe.models._data import wrap_value_error
 from skframe.models._folds import CV_ORDERS
 from skframe.models.machine import _alo, _calibration, _holdout
 from skframe.models.machine._common import COMMON_CONSTRAINTS, MachineBase, finish_machine_class
-from skframe.models.machine._labels import class_probabilities, class_row_weights, encode_labels, row_codes
+from skframe.models.machine._labels import (
+    class_probabilities,
+    class_row_weights,
+    encode_labels,
+    row_codes,
+    text_labels,
+)
 
 __all__ = ["SketchedKernelClassifier"]
 
@@ -197,12 +203,14 @@ class SketchedKernelClassifier(ClassifierMixin, MachineBase):
             X, y = wrap_value_error(
                 validate_data, self, X, y, reset=True, accept_sparse="csr", dtype=np.float64, ensure_min_samples=1
             )
+        labels = text_labels(y)  # text labels compared in C (classes_ stay Python strings, as given)
         try:
-            check_classification_targets(y)
+            check_classification_targets(labels)
         except ValueError as exc:
             raise InvalidInputError(f"{exc} (y must hold class labels)") from exc
         # more classes than max_classes are refused before the n x K targets are made
-        self.classes_, _, Y = encode_labels(y, get_tags(loss, "loss").one_of_k, self.max_classes)
+        classes, _, Y = encode_labels(labels, get_tags(loss, "loss").one_of_k, self.max_classes)
+        self.classes_ = classes.astype(object) if labels is not y else classes
         return X, Y, loss, None
 
     def decision_function(self, X):
