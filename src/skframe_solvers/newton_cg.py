@@ -278,7 +278,7 @@ def curved_rows(c, floor=None):
     a multinomial fit gives most rows little curvature for the classes it rules out (``p (1 - p)`` with ``p``
     near 0). Measured at n = 10^6, d = 10, 10 classes (``bench_classification_million.py``): along the λ path
     45-90% of the (row, class) pairs were kept, at the final solve (lam = 1e-7) half; that solve took 18
-    Hessian-vector products with the floor and 17 without, its preconditioner 7.3 s instead of 12.3 s. The
+    Hessian-vector products with the floor and 17 without, its preconditioner 6.6-7.3 s instead of 12.3 s. The
     preconditioner stays a positive definite approximation of the Hessian (rows of weight zero, such as a
     held-out share's, are never read).
 
