@@ -220,8 +220,10 @@ class NewtonSolver(BaseSolver):
             if t <= 1e-10:  # no decrease left at machine precision: stop with the gap reached
                 break
             V = V + t * step
-            if running:
-                F_rows, fresh = (F_rows + t * step_rows, False) if carried else (None, False)
+            if running:  # (the step's predictions added in place: no new n x d array)
+                if carried:
+                    F_rows += step_rows if t == 1.0 else t * step_rows
+                F_rows, fresh = (F_rows if carried else None), False
             steps, H_kept = steps + 1, H
             reuse = dense and _reuse_hessian(trace, t)  # (conjugate-gradient steps form no Hessian to keep)
             if progress is not None:

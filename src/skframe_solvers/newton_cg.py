@@ -364,7 +364,7 @@ def preconditioned_cg(apply_h, g, eta, max_iter, precondition=None):
     z = precondition(r) if precondition is not None else r
     p, rz = z.copy(), float(np.sum(r * z))
     stop = eta * float(np.sqrt(np.sum(g * g)))
-    it, rows = 0, None
+    it, rows, scaled = 0, None, None  # (rows summed in place: each n x d temporary is a fresh map of pages)
     while it < max_iter:
         it += 1
         Hp = apply_h(p)
@@ -377,7 +377,10 @@ def preconditioned_cg(apply_h, g, eta, max_iter, precondition=None):
         a = rz / curvature
         s += a * p
         if D is not None:
-            rows = a * D if rows is None else rows + a * D
+            if rows is None:
+                rows, scaled = a * D, np.empty_like(D)
+            else:
+                rows += np.multiply(D, a, out=scaled)
         r -= a * Hp
         if float(np.sqrt(np.sum(r * r))) <= stop:
             break
