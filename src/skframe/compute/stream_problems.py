@@ -109,15 +109,10 @@ class StreamedFeatureProblem(ProjectedProblem):
 
     def fill_kernel(self, L, chunk_rows=None, dtype=None):
         """Write every row's kernel block (rows x s', the left factor of ``Z = K proj``) into ``L`` (n x s'),
-        computed in ``dtype`` (default: the kernel blocks' precision), at most :data:`FILL_BYTES` of it a call.
-
-        Each call's block is a new array: a few MB of them are reused by the allocator, while blocks of tens of MB
-        are new pages every time, which NumPy asks to be huge pages (first writes stalled on memory compaction)."""
+        computed in ``dtype`` (default: the kernel blocks' precision)."""
         engine = self._engine
-        dtype = np.dtype(dtype or self._dtype)
-        rows = max(1, min(int(chunk_rows or self.chunk_rows), FILL_BYTES // (dtype.itemsize * max(L.shape[1], 1))))
-        for start, Xc, _ in iter_rows(self.X, self.Y, rows if engine.xp is np else (chunk_rows or self.chunk_rows)):
-            K = engine.block(self.kernel, engine.asarray(Xc), self._Xs, dtype)
+        for start, Xc, _ in iter_rows(self.X, self.Y, chunk_rows or self.chunk_rows):
+            K = engine.block(self.kernel, engine.asarray(Xc), self._Xs, dtype or self._dtype)
             L[start:start + K.shape[0]] = engine.to_numpy(K)
 
     def loss_pass(self, V, C, loss, gradient=True):
@@ -205,7 +200,9 @@ def block_loss_sums(K, PV, C, Y, loss, gradient=True):
     return total, K.T @ xp.asarray(np.asarray(loss.gradient(F, Y), dtype=np.float64) @ C.T)
 
 
-#: bytes of one kernel block computed for :meth:`StreamedFeatureProblem.fill_kernel` (below NumPy's huge-page size)
+#: bytes of one kernel block computed to fill a kept block (:func:`make_feature_problem`): each is a new array, and a
+#: few MB of them are reused by the allocator, while blocks of tens of MB are new pages every time, which NumPy asks
+#: to be huge pages (their first writes stalled on memory compaction)
 FILL_BYTES = 2 << 20
 #: kept features are kept as two factors (``factored=True``) where the left one is at most this many times wider
 #: than the features (the sketch's rank r below its m points or s' columns)
@@ -250,14 +247,14 @@ def make_feature_problem(kernel, X, Y, X_sub, proj, options=None, *, products=No
         check_allocation(streamed.n * width * kept.itemsize, f"the {streamed.n} x {width} kept kernel block",
                          options)
         L = empty_mapped((streamed.n, width), kept)  # (filled once, read by every pass: see empty_mapped)
-        if sparse:  # K R^T computed in the block's precision, a few MB a chunk (see fill_kernel), into L
+        step = max(1, min(rows, FILL_BYTES // (kept.itemsize * max(X_sub.shape[0], width, 1))))  # (FILL_BYTES)
+        if sparse:  # K R^T computed in the block's precision, into L
             opts = streamed.options.replace(dtype=kept.name)
-            step = max(1, min(rows, FILL_BYTES // (kept.itemsize * max(X_sub.shape[0], width, 1))))
             for start, Xc, _ in iter_rows(X, streamed.Y, step):
                 kernel_times_mix(kernel, Xc, X_sub, factors[0], opts, out=L[start:start + n_items(Xc)])
             P = np.ascontiguousarray(factors[1], dtype=np.float64)
         else:
-            streamed.fill_kernel(L, rows, dtype=kept)
+            streamed.fill_kernel(L, step, dtype=kept)
             P = np.ascontiguousarray(to_numpy(proj), dtype=np.float64)
         return FactoredArrayProblem(L, P, streamed.Y), "in-memory"
     nbytes = streamed.n * streamed.r * item

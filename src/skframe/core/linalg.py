@@ -15,7 +15,7 @@ from scipy.linalg import lapack
 from skframe.exceptions import InvalidParameterError
 
 __all__ = ["default_rtol", "eigh_truncated", "pinv_sym", "solve_psd", "sqrt_pinv_sym", "sketch_spectrum",
-           "spectral_projection", "weighted_gram", "weighted_outer", "ZERO_GRAM"]
+           "spectral_projection", "weighted_gram", "weighted_outer", "gather_rows", "ZERO_GRAM"]
 
 #: start of the error message of a zero sketched Gram matrix (the fit names the kernel's parameters)
 ZERO_GRAM = "the sketched Gram matrix R K R^T is zero"
@@ -202,6 +202,19 @@ def solve_psd(A, B, rtol=None, *, jitter=False, singular=False, rebuild=None, ov
 OUTER_BLOCK_BYTES, OUTER_MIN_ROWS = 1 << 22, 1024
 
 
+def gather_rows(A, rows, out):
+    """``out[...] = A[rows]`` (rows of A, in out's dtype), with no temporary where the dtypes agree (``np.take``
+    into ``out``, which refuses to convert).
+
+    >>> gather_rows(np.arange(6.0).reshape(3, 2), [2, 0], np.empty((2, 2), np.float32)).tolist()
+    [[4.0, 5.0], [0.0, 1.0]]
+    """
+    if A.dtype == out.dtype:
+        return np.take(A, rows, axis=0, out=out)
+    out[...] = A[rows]
+    return out
+
+
 def weighted_outer(Z, c, rows=None):
     """``Z^T diag(c) Z`` (r x r, symmetric) for the rows of ``Z`` (b x r) weighted by ``c`` (b,); with ``rows``
     (indices into Z and c) for those rows only.
@@ -240,10 +253,7 @@ def weighted_outer(Z, c, rows=None):
         if rows is None:
             np.multiply(Z[start:stop], root[start:stop, None], out=W)
         else:  # gathered into the buffer (in float64), then scaled in place
-            if Z.dtype == np.float64:
-                np.take(Z, rows[start:stop], axis=0, out=W)
-            else:
-                W[...] = Z[rows[start:stop]]
+            gather_rows(Z, rows[start:stop], W)
             W *= root[start:stop, None]
         out += W.T @ W  # syrk: W.T is W's own buffer transposed
     return out

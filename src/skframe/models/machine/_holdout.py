@@ -47,6 +47,7 @@ import numpy as np
 from skframe.compute.memory import empty_mapped
 from skframe.contract.collections import take
 from skframe.contract.problems import FactoredArrayProblem
+from skframe.core.linalg import gather_rows
 from skframe.models._autotune import note_edge
 from skframe.models._core import Representation
 from skframe.models.machine import _alo
@@ -160,11 +161,7 @@ def _path_features(fit, rep, rows, local):
             if callable(factors):
                 factors()
         if getattr(rep, "kept_right", None) is not None:  # the kept kernel block's rows and the projection
-            L = empty_mapped((rows.size, rep.kept.shape[1]), PATH_DTYPE)
-            if rep.kept.dtype == L.dtype:
-                np.take(rep.kept, rows, axis=0, out=L)
-            else:
-                L[...] = rep.kept[rows]
+            L = gather_rows(rep.kept, rows, empty_mapped((rows.size, rep.kept.shape[1]), PATH_DTYPE))
             return _SampleFactors(L, rep.kept_right), L[local] @ rep.kept_right
         kept = rep.kept_rows(rows) if callable(getattr(rep, "kept_rows", None)) else None
         Z = kept if kept is not None else fit.predict_rows(take(fit.X, rows), validated=True)
