@@ -173,10 +173,16 @@ class FeatureMapProblem:
         for start, Zb, Yb in self.problem.blocks(self.chunk_rows):
             yield start, np.asarray(Zb, dtype=np.float64), _as_2d(Yb)
 
-    def predict(self, V, Z):
+    def left(self, V):
+        """``P V`` where the features are factored (``Z V = L (P V)``), else V: computed once a pass and given to
+        :meth:`predict` for each of its blocks."""
+        return V if self.P is None else self.P @ V
+
+    def predict(self, V, Z, PV=None):
         """``Z V C`` of rows of :meth:`blocks` (the left factor's rows where the features are factored; float32
-        features or a float32 left factor are multiplied in float64 a block of rows at a time)."""
-        PV = V if self.P is None else self.P @ V
+        features or a float32 left factor are multiplied in float64 a block of rows at a time); ``PV``: the
+        :meth:`left` of V, where the caller holds it."""
+        PV = self.left(V) if PV is None else PV
         fast = self._rows_engine(Z, PV.shape[1])
         if fast is not None:
             return fast.rows_times(Z, PV) @ self.C
@@ -190,15 +196,23 @@ class FeatureMapProblem:
     def back(self, Z, B):
         """``Z^T B`` (r x columns of B) of rows of :meth:`blocks`: ``P^T (L^T B)`` where the features are
         factored (in float64 a block of rows at a time for float32 rows)."""
+        return self.right(self.back_left(Z, B))
+
+    def back_left(self, Z, B):
+        """``L^T B`` of rows of :meth:`blocks` (``Z^T B`` where the features are not factored): a pass sums it over
+        its blocks and applies :meth:`right` once."""
         fast = self._rows_engine(Z, B.shape[1])
         if fast is not None:
-            acc = fast.rows_back(Z, B)
-            return acc if self.P is None else self.P.T @ acc
+            return fast.rows_back(Z, B)
         if Z.dtype == np.float64:
-            return Z.T @ B if self.P is None else self.P.T @ (Z.T @ B)
+            return Z.T @ B
         acc = np.zeros((Z.shape[1], B.shape[1]))
         for a, b in _row_blocks(Z):
             acc += np.asarray(Z[a:b], dtype=np.float64).T @ B[a:b]
+        return acc
+
+    def right(self, acc):
+        """``P^T acc`` where the features are factored, else ``acc``."""
         return acc if self.P is None else self.P.T @ acc
 
     def _rows_engine(self, Z, columns):
@@ -243,9 +257,9 @@ class FeatureMapProblem:
         res = self._factored_pass(V, False) if F is None else None
         if res is not None:
             return res[0] / self.n
-        total = 0.0
+        total, PV = 0.0, (self.left(V) if F is None else None)
         for start, Zb, Yb in self.blocks():
-            Fb = self.predict(V, Zb) if F is None else F[start:start + Zb.shape[0]]
+            Fb = self.predict(V, Zb, PV) if F is None else F[start:start + Zb.shape[0]]
             values = self.loss.value(Fb, Yb)
             if self.weights is not None:
                 values = values * self.weights[start:start + Zb.shape[0]]
@@ -266,15 +280,16 @@ class FeatureMapProblem:
         res = self._factored_pass(V, True)
         if res is not None:
             return res[0] / self.n + self.penalty(V), res[1] / self.n + self.lam * V
-        total, grad = 0.0, np.zeros_like(V)
+        total, acc, PV = 0.0, 0.0, self.left(V)
         for start, Zb, Yb in self.blocks():
-            F = self.predict(V, Zb)
+            F = self.predict(V, Zb, PV)
             values, G = self.loss.value(F, Yb), self.loss.gradient(F, Yb)
             w = self.row_weights(start, start + Zb.shape[0])
             if w is not None:
                 values, G = values * w[:, 0], G * w
             total += float(np.sum(values))
-            grad += self.back(Zb, G @ self.C.T)
+            acc = acc + self.back_left(Zb, G @ self.C.T)
+        grad = self.right(acc) if np.ndim(acc) else np.zeros_like(V)
         return total / self.n + self.penalty(V), grad / self.n + self.lam * V
 
     # ------------------------------------------------------------------ square loss

@@ -64,11 +64,11 @@ def _pass(fp, V, hessian, predictions=None, known=None):
     predictions ``Z V C`` of all kept rows, read instead of formed, so that the gradient's product
     ``Z^T G C^T`` is the pass's only product with the features)."""
     k, r = fp.C.shape[0], fp.r
-    total, hsum, grad = 0.0, 0.0, np.zeros_like(V)
+    total, hsum, acc = 0.0, 0.0, np.zeros((fp.r if fp.P is None else fp.P.shape[0], k))
     H = np.zeros((r, k, r, k)) if hessian else None
-    conj = conjugate_of(fp.loss)
+    conj, PV = conjugate_of(fp.loss), (fp.left(V) if known is None else None)
     for start, Zb, Yb in fp.blocks():
-        F = fp.predict(V, Zb) if known is None else known[start:start + Zb.shape[0]]
+        F = fp.predict(V, Zb, PV) if known is None else known[start:start + Zb.shape[0]]
         if predictions is not None:
             predictions.append(F)
         w = fp.row_weights(start, start + Zb.shape[0])
@@ -77,7 +77,7 @@ def _pass(fp, V, hessian, predictions=None, known=None):
         if w is not None:
             values, G, h = values * w[:, 0], G * w, h * w[:, 0]
         total, hsum = total + float(np.sum(values)), hsum + float(np.sum(h))
-        grad += fp.back(Zb, G @ fp.C.T)
+        acc += fp.back_left(Zb, G @ fp.C.T)  # (the right factor applied once, below)
         if hessian:
             Zb = fp.expand(Zb)  # the features themselves (formed per block where they are kept factored)
             Hk = np.einsum("ja,iab,lb->ijl", fp.C, _hessian(fp.loss, F, Yb), fp.C)  # C H_i C^T, (b, k, k)
@@ -92,7 +92,7 @@ def _pass(fp, V, hessian, predictions=None, known=None):
                     H[:, j, :, m] += B
                     if m != j:
                         H[:, m, :, j] += B
-    grad = grad / fp.n + fp.lam * V
+    grad = fp.right(acc) / fp.n + fp.lam * V
     P = total / fp.n + fp.penalty(V)
     if hessian:
         H = H.reshape(r * k, r * k) / fp.n

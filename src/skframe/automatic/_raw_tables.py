@@ -178,6 +178,7 @@ def load_fit(opts, choice, table=None):
     import numpy as np  # lazy: NumPy costs ~0.1 s at start-up
 
     from skframe.automatic._columns import Layout  # lazy: loads NumPy (~0.1 s at start-up)
+    from skframe.automatic.classification import distinct_labels  # lazy: loads NumPy
     from skframe.io._common import check_targets, name_of  # lazy: skframe.io loads SciPy
     from skframe.io.table import read_table  # lazy: skframe.io loads SciPy
     from skframe.preprocessing import TableEncoder, parse_column_types  # lazy: loads scikit-learn
@@ -243,7 +244,7 @@ def load_fit(opts, choice, table=None):
             "columns": {"features": len(encoder.used_columns), "targets": opts.layout.target_names, "named": True}}
     if opts.test is None:
         return X, Y, None, None, info
-    classes = np.unique(Y[:, 0]).tolist() if is_labels(Y) else None
+    classes = distinct_labels(Y[:, 0]).tolist() if is_labels(Y) else None
     X_te, Y_te, te_info = read_for_model(opts.test, encoder, opts.layout, with_targets=True, missing=opts.missing,
                                          delimiter=opts.delimiter, fmt=_table_format(opts.format), classes=classes,
                                          table=getattr(opts, "test_table", None))

@@ -50,13 +50,25 @@ def class_limit(n_rows):
     return max(2, min(AUTO_MAX_CLASSES, int(AUTO_MAX_CLASS_SHARE * n_rows + 1e-9)))
 
 
+def distinct_labels(Y):
+    """The sorted distinct values of one column of labels ``Y`` (text compared as a NumPy string array: on 10^6 text
+    labels 0.3 s instead of 1.2 s, see :func:`skframe.models.machine._labels.text_labels`).
+
+    >>> distinct_labels(np.array([["b"], ["a"], ["b"]], dtype=object)).tolist()
+    ['a', 'b']
+    """
+    from skframe.models.machine._labels import text_labels  # lazy: the kernel machines load SciPy
+
+    return np.unique(text_labels(np.asarray(Y).reshape(-1)))
+
+
 def looks_like_labels(Y):
     """``--task auto``: whether the targets are one column of text labels (:data:`AUTO_TEXT_RULE`): the reason,
     or None."""
     Y = np.asarray(Y)
     if Y.dtype.kind not in "OUS" or Y.ndim == 2 and Y.shape[1] != 1:
         return None
-    n_classes = int(np.unique(Y.reshape(-1)).size)
+    n_classes = int(distinct_labels(Y).size)
     return f"auto: {n_classes} classes ({AUTO_TEXT_RULE}); --task regression needs a numeric target"
 
 
@@ -104,7 +116,7 @@ def numbers_reason(Y):
 def choose_loss(opts, Y):
     """Set ``opts.loss`` for ``--task classification`` from the labels ``Y``; returns the reason (or None)."""
     given = (opts.loss or "square").strip().lower()
-    n_classes = int(np.unique(np.asarray(Y).reshape(-1)).size)
+    n_classes = int(distinct_labels(Y).size)
     if given == "square":
         opts.loss = "logistic" if n_classes == 2 else "multinomial"
         cal = calibration_for(getattr(opts, "calibration", None), opts.loss)
