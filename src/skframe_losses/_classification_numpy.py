@@ -8,7 +8,7 @@ targets are ``T = (Y + 1) / 2``.
 import numpy as np
 
 __all__ = ["logistic_value", "logistic_gradient", "logistic_curvature", "multinomial_value",
-           "multinomial_gradient", "softmax"]
+           "multinomial_gradient", "softmax", "logistic_terms", "multinomial_terms"]
 
 
 def _sigmoid_neg(t):
@@ -44,3 +44,37 @@ def multinomial_value(F, Y):
 
 def multinomial_gradient(F, Y):
     return softmax(F) - 0.5 * (Y + 1.0)
+
+
+def logistic_terms(F, Y):
+    """``(values, gradient, entropies)`` from one exponential per entry: with ``z = y f``, ``e = exp(-|z|)`` and
+    ``q = e / (1 + e)``, the loss ``log1p(e) + max(-z, 0)``, the gradient ``-y sigmoid(-z)`` and the conjugate at
+    ``alpha = -gradient``, the binary entropy of ``sigmoid(-z)``, as ``log1p(e) + |z| q`` (the Fenchel-Young
+    equality ``h = l + <f, alpha>`` with the cancelling ``-z`` of both terms taken out)."""
+    z = Y * F
+    a = np.abs(z)
+    e = np.exp(-a)
+    lp = np.log1p(e)
+    q = e / (1.0 + e)
+    values = (lp + np.maximum(-z, 0.0)).sum(axis=1)
+    h = (lp + a * q).sum(axis=1)
+    G = -Y * np.where(z >= 0, q, 1.0 - q)
+    return values, G, h
+
+
+def multinomial_terms(F, Y):
+    """``(values, gradient, entropies)`` from one exponential per entry: with ``lse = log sum_j exp(f_j)`` and
+    ``p = softmax(f)``, the loss ``lse - f_c``, the gradient ``p - t`` and the conjugate at ``alpha = -gradient``,
+    the entropy of ``p``, as ``lse - <p, f>`` (no logarithm of the probabilities)."""
+    top = F.max(axis=1)
+    P = np.subtract(F, top[:, None])
+    np.exp(P, out=P)
+    S = P.sum(axis=1)
+    lse = np.log(S)
+    lse += top
+    P /= S[:, None]
+    h = lse - np.einsum("ij,ij->i", P, F)
+    T = Y > 0
+    values = lse - np.einsum("ij,ij->i", F, T)
+    P -= T
+    return values, P, h

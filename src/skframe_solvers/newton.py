@@ -30,6 +30,7 @@ is feasible for these losses and its dual objective (from the loss's ``conjugate
 from __future__ import annotations
 
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -67,13 +68,18 @@ def _pass(fp, V, hessian, predictions=None, known=None):
     total, hsum, acc = 0.0, 0.0, np.zeros((fp.r if fp.P is None else fp.P.shape[0], k))
     H = np.zeros((r, k, r, k)) if hessian else None
     conj, PV = conjugate_of(fp.loss), (fp.left(V) if known is None else None)
+    terms = getattr(fp.loss, "value_gradient_dual", None)
+    terms = terms if callable(terms) else None
     for start, Zb, Yb in fp.blocks():
         F = fp.predict(V, Zb, PV) if known is None else known[start:start + Zb.shape[0]]
         if predictions is not None:
             predictions.append(F)
         w = fp.row_weights(start, start + Zb.shape[0])
-        values, G = fp.loss.value(F, Yb), fp.loss.gradient(F, Yb)
-        h = conj.values(-G, Yb)  # the dual point alpha = -grad l, from the one gradient
+        if terms is not None:  # the loss's own single evaluation of the three
+            values, G, h = terms(F, Yb)
+        else:
+            values, G = fp.loss.value(F, Yb), fp.loss.gradient(F, Yb)
+            h = conj.values(-G, Yb)  # the dual point alpha = -grad l, from the one gradient
         if w is not None:
             values, G, h = values * w[:, 0], G * w, h * w[:, 0]
         total, hsum = total + float(np.sum(values)), hsum + float(np.sum(h))
@@ -197,9 +203,11 @@ class NewtonSolver(BaseSolver):
                 size, eta = self.precond_rows or newton_precond_rows(fp.n, fp.r), forcing_term(trace[-1][2], self.tol)
                 if not cg_iterations:  # the first step: preconditioned where plain CG would cost more
                     rows = subsample(fp, size)
-                    refresh = first_step_pays(fp, V, rows, eta, self.max_cg)
+                    precond = self._carried(fp, size, zero_sum_steps(fp, V))
+                    refresh = precond is None and first_step_pays(fp, V, rows, eta, self.max_cg)
                 if refresh:  # the last CG step's products cost more than a preconditioner: (re)build it at V
                     precond, built = SubsampledPreconditioner(fp, V, rows, zero_sum_steps(fp, V)), built + 1
+                    self._carry_out(fp, size, precond)
                 op = HessianOperator(fp, F_rows if running else predictions)
                 with serial_blas():  # compiled passes and small solves: idle BLAS threads would spin on their cores
                     step, its, step_rows = preconditioned_cg(op, g, eta, self.max_cg, precond)
@@ -230,6 +238,36 @@ class NewtonSolver(BaseSolver):
                 progress(1)
         extra = {"step_rule": rule, "cg_iterations": cg_iterations, "preconditioners": built}
         return self._finish(fp, V, trace, steps, evals, dense, reused, H if dense else None, extra)
+
+    @contextmanager
+    def carrying_preconditioner(self):
+        """Within this context a Newton–CG solve on the same rows, weights and preconditioner sample as the last
+        one that built a preconditioner starts with that one's data term (its Gram blocks, factored again with
+        the new ``lam``) instead of building one at its start; the rule of every later step is unchanged (a
+        step whose CG products cost more than a preconditioner is followed by a fresh one). A warm-started λ
+        path (:func:`skframe.models.machine._alo.walk_path`) solves at λ / 10 from the last solution: at
+        n = 10^6, 10 classes (a path of 10^5 rows) its preconditioners took 5.9 s, 1.5 s carried, for 57 more
+        Hessian-vector products (1.9 s less in all). The carried data are dropped on leaving."""
+        before, self._carry = getattr(self, "_carry", None), {}
+        try:
+            yield self
+        finally:
+            self._carry = before
+
+    def _carried(self, fp, size, project):
+        """The carried preconditioner at ``fp.lam`` where ``fp`` has the rows it was built on, else None."""
+        held = getattr(self, "_carry", None) or {}
+        key = (fp.n, fp.r, fp.C.shape[0], size, fp.identity)
+        if held.get("key") != key or held["Z"] is not fp.Z or held["P"] is not fp.P:
+            return None
+        same = (held["w"] is None and fp.weights is None) or (
+            held["w"] is not None and fp.weights is not None and np.array_equal(held["w"], fp.weights))
+        return held["precond"].at_lam(fp.lam, project) if same else None
+
+    def _carry_out(self, fp, size, precond):
+        if getattr(self, "_carry", None) is not None:  # within carrying_preconditioner() only
+            self._carry = {"key": (fp.n, fp.r, fp.C.shape[0], size, fp.identity), "Z": fp.Z, "P": fp.P,
+                           "w": fp.weights, "precond": precond}
 
     def _finish(self, fp, V, trace, steps, evals, dense, reused=0, hessian=None, extra=None):
         P, D, gap = trace[-1]

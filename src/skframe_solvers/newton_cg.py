@@ -326,11 +326,19 @@ class SubsampledPreconditioner:
                 self.rows_used += c.shape[0] if used is None else used.size
         if fp.P is not None and not expand:  # P^T (sum_i c_ij l_i l_i^T) P: the blocks of the features P^T l_i
             blocks = np.stack([fp.P.T @ B @ fp.P for B in blocks])
-        self.factors = []
-        for B in blocks:
-            B /= sample.size
-            B[np.diag_indices(r)] += fp.lam
-            self.factors.append(cho_factor(B, lower=True, check_finite=False))
+        self.gram = blocks / sample.size  # (kept for at_lam)
+        self._factor(fp.lam)
+
+    def _factor(self, lam):
+        self.lam = float(lam)
+        self.factors = [cho_factor(G + lam * np.eye(G.shape[0]), lower=True, check_finite=False) for G in self.gram]
+
+    def at_lam(self, lam, project):
+        """The preconditioner of the same data term at ``lam`` (this one's Gram blocks factored again)."""
+        out = object.__new__(SubsampledPreconditioner)
+        out.project, out.gram, out.rows_read, out.rows_used = bool(project), self.gram, 0, 0
+        out._factor(lam)
+        return out
 
     def __call__(self, R):
         out = np.empty_like(R)

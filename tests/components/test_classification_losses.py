@@ -62,6 +62,20 @@ def test_conformance_kit_passes(name):
     check_component(get_component("loss", name))
 
 
+@pytest.mark.parametrize("name,k", [("logistic", 1), ("logistic", 3), ("multinomial", 4)])
+def test_value_gradient_dual_is_the_three_methods_in_one(name, k, rng):
+    loss = get_loss(name)
+    F, Y = 3 * rng.normal(size=(60, k)), _labels(rng, 60, k)
+    F[:3] *= 200.0  # far in the tails: the entropies are then tiny, and must stay finite and non-negative
+    values, G, h = loss.value_gradient_dual(F, Y)
+    np.testing.assert_allclose(values, loss.value(F, Y), rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(G, loss.gradient(F, Y), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(h, loss.conjugate.values(-G, Y), rtol=1e-9, atol=1e-12)
+    assert np.all(np.isfinite(h)) and np.all(h >= 0)
+    with pytest.raises(InvalidInputError, match="-1 or \\+1"):
+        loss.value_gradient_dual(F[:2], np.zeros((2, k)))
+
+
 def test_conjugates_refuse_bad_labels():
     with pytest.raises(InvalidInputError, match="-1 or \\+1"):
         get_loss("logistic").conjugate.values(np.zeros((2, 1)), np.array([[0.0], [1.0]]))

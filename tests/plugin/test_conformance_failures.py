@@ -275,9 +275,17 @@ class WrongDual(Loss):
         return F - Y
 
 
+class WrongTerms(LogCosh):
+    """LogCosh with a one-pass ``value_gradient_dual`` whose gradient is off by a factor."""
+
+    def value_gradient_dual(self, F, Y):
+        return self.value(F, Y), 2.0 * self.gradient(F, Y), np.zeros(np.shape(F)[0])
+
+
 @pytest.mark.parametrize("cls,prop", [(WrongGradient, "gradient"), (Concave, "convexity"), (TooSteep, "tag lipschitz"),
                                       (NotSquare, "tag square"), (UnknownSolver, "tag default_solver"),
-                                      (WrongDual, r"dual \(Fenchel-Young equality\)")])
+                                      (WrongDual, r"dual \(Fenchel-Young equality\)"),
+                                      (WrongTerms, "value_gradient_dual")])
 def test_broken_loss(cls, prop):
     with pytest.raises(PluginError, match=rf"(?m)^check_loss\({cls.__name__}\): {prop}: "):
         check_loss(cls())

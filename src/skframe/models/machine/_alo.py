@@ -48,7 +48,7 @@ class) reversed the order of the two best λ, whose mean losses differ by 1e-4 o
 from __future__ import annotations
 
 import warnings
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, solve_triangular
@@ -263,13 +263,17 @@ def _predicted(W, H, lam, lam_next, coupled):
 @contextmanager
 def _path_tolerance(solver):
     """The Newton solver's ``tol`` loosened to :data:`PATH_TOL` for the path (where its own is tighter), restored
-    after it. Yields the tolerance the path's solves stop at (None: the solver's own)."""
+    after it, and its preconditioner carried from solve to solve where it can
+    (:meth:`skframe_solvers.newton.NewtonSolver.carrying_preconditioner`). Yields the tolerance the path's solves
+    stop at (None: the solver's own)."""
     loosen = getattr(solver, "name", None) == "newton" and getattr(solver, "tol", 0.0) < PATH_TOL
     before = getattr(solver, "tol", None)
+    carry = getattr(solver, "carrying_preconditioner", None)
     try:
         if loosen:
             solver.tol = PATH_TOL
-        yield PATH_TOL if loosen else None
+        with (carry() if callable(carry) else nullcontext()):
+            yield PATH_TOL if loosen else None
     finally:
         if loosen:
             solver.tol = before

@@ -20,7 +20,8 @@ from skframe.plugin.checks._common import (
 #: what the loss check evaluates (besides the properties of every kind)
 PROPERTIES = ("value", "gradient", "convexity", "tag lipschitz", "tag square", "tag default_solver", "dual",
               "dual (Fenchel-Young equality)", "dual projection", "dual (Fenchel-Young inequality)", "dual quad/l1",
-              "conjugate (Fenchel-Young equality)", "conjugate projection", "conjugate (Fenchel-Young inequality)")
+              "conjugate (Fenchel-Young equality)", "conjugate projection", "conjugate (Fenchel-Young inequality)",
+              "value_gradient_dual")
 
 
 def check_loss(loss, *, params=None, n=25, d=2, rng=0, rtol=1e-5):
@@ -82,6 +83,9 @@ def check_loss(loss, *, params=None, n=25, d=2, rng=0, rtol=1e-5):
         conjugate = getattr(loss, "conjugate", None)
         if conjugate is not None:
             _check_conjugate(fail, conjugate, F, Y, v, G, gen, rtol)
+        terms = getattr(loss, "value_gradient_dual", None)
+        if callable(terms):
+            _check_terms(fail, terms, conjugate, F, Y, v, G)
         for other, prop, how in _copies(fail, loss, "loss"):
             _rebuilt_alike(fail, _close(other.value(F, Y), v, 1e-12), prop, f"the loss {how} gives other values")
     return tags
@@ -117,6 +121,18 @@ def _check_conjugate(fail, conjugate, F, Y, v, G, rng, rtol):
     """``conjugate.values`` is ``-l^*(-alpha)``: equality at ``alpha = -gradient``, inequality elsewhere."""
     _check_fenchel_young(fail, "conjugate", conjugate, (F, Y, v, G), rng, rtol, step=0.3,
                          domain="the conjugate's domain")
+
+
+def _check_terms(fail, terms, conjugate, F, Y, v, G):
+    """``value_gradient_dual(F, Y)`` is ``(value, gradient, conjugate.values(-gradient))``."""
+    got = terms(F, Y)
+    ok = isinstance(got, tuple) and len(got) == 3 and _close(np.asarray(got[0]), v, 1e-9) \
+        and _close(np.asarray(got[1]), G, 1e-9)
+    if ok and conjugate is not None:
+        ok = _close(np.asarray(got[2]), np.asarray(conjugate.values(-G, Y), dtype=np.float64), 1e-9)
+    fail.require(ok, "value_gradient_dual", "value_gradient_dual(F, Y) is not (value, gradient, conjugate.values("
+                 "-gradient)) of the same rows", "return the three arrays the separate methods give, or leave the "
+                 "method out")
 
 
 def _check_dual(fail, loss, dual, F, Y, v, G, rng, rtol):
