@@ -113,7 +113,7 @@ def test_numeric_and_datetime_arrays_and_a_pipeline():
     assert pipe.predict(X).shape == y.shape
 
 
-@pytest.mark.parametrize("name", ["unnamed1", "Unnamed: 0", "rownames"])
+@pytest.mark.parametrize("name", ["unnamed1", "unnamed2", "Unnamed: 0", "rownames"])
 @pytest.mark.parametrize("cells", ["numbers", "text"])
 def test_a_row_index_is_left_out(name, cells):
     # the row numbers pandas and R write first (here every other row kept: still increasing integers)

@@ -29,7 +29,9 @@ solve of a warm-started λ path is) plain CG runs to its ``max_cg`` without conv
 (re)builds it at its Newton point only when the last step's CG products cost more than building it
 (:func:`precondition_pays`), else keeps the one it has (``benchmarks/out/newton_cg.json``: on whitened Nyström
 features at n = 2e4, r = 1000, lam = 1e-4, a preconditioner built at every step made the solve slower than
-plain CG, the iterations it saved costing less than the factorisations).
+plain CG, the iterations it saved costing less than the factorisations). The solves of a warm-started λ path on the
+same rows start from the last one's data term instead, factored again at their ``lam``
+(:meth:`skframe_solvers.newton.NewtonSolver.carrying_preconditioner`).
 
 The stop is the solver's certified duality gap; the forcing term ``eta = min(0.5, sqrt(gap))`` (the relative
 duality gap at the Newton point, which falls like the squared gradient norm) ends the conjugate gradients when

@@ -120,6 +120,17 @@ def test_a_blank_first_header_cell_is_an_unnamed_index_column(tmp_path, first):
     assert read_table(path).names == ["unnamed1", "a", "b", "y"]
 
 
+def test_two_blank_leading_header_cells_are_two_unnamed_index_columns(tmp_path):
+    # a table read with its index and written again by pandas: two unnamed index columns, shuffled rows
+    path = tmp_path / "twice.csv"
+    path.write_text(",,rownames,a,y\n2,5,6,1.5,x\n0,3,4,2.5,y\n1,4,5,0.5,x\n")
+    assert column_names(path) == ["unnamed1", "unnamed2", "rownames", "a", "y"]
+    assert read_table(path).names == ["unnamed1", "unnamed2", "rownames", "a", "y"]
+    taken = tmp_path / "taken.csv"  # a name the file already has is not given twice
+    taken.write_text(",,unnamed2,y\n0,1,2,3\n1,2,3,4\n")
+    assert column_names(taken) == ["unnamed1", "unnamed3", "unnamed2", "y"]
+
+
 def test_a_blank_cell_elsewhere_in_the_first_row_is_still_not_a_header(tmp_path):
     path = tmp_path / "odd.csv"
     path.write_text("a,,y\n1,2,3\n")

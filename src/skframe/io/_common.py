@@ -349,24 +349,36 @@ def split_fields(line):
     return [t.strip() for t in line.split(",")]
 
 
-#: The name given to a blank first header cell (see :func:`header_names`).
+#: The name given to a blank first header cell (see :func:`header_names`); the next leading blanks are ``unnamed2``, ...
 UNNAMED_FIRST = "unnamed1"
 
 
 def header_names(cells, unquote_cell=None):
     """The column names when a first row is a header, else None.
 
-    A header holds only names (cells that are neither numbers nor missing markers), except that its *first* cell
-    may be blank: the unnamed row-index column that pandas' ``to_csv`` and R's ``write.csv`` write first, named
-    :data:`UNNAMED_FIRST` here. A row of numbers, or one with no name at all, is not a header. ``unquote_cell`` reads a
-    cell's text (default :func:`unquote`).
+    A header holds only names (cells that are neither numbers nor missing markers), except that its *leading* cells
+    may be blank: the unnamed row-index column that pandas' ``to_csv`` and R's ``write.csv`` write first (two of them
+    where a table read with its index was written again with a new one), named :data:`UNNAMED_FIRST`, ``unnamed2``,
+    ... here. A row of numbers, or one with no name at all, is not a header. ``unquote_cell`` reads a cell's text
+    (default :func:`unquote`).
+
+    >>> header_names(["", "", "rownames", "a"])
+    ['unnamed1', 'unnamed2', 'rownames', 'a']
+    >>> header_names(["a", "", "b"]) is None
+    True
     """
     names = [(unquote_cell or unquote)(c) for c in cells]
-    blank_first = bool(names) and names[0].strip() == ""
-    rest = names[1:] if blank_first else names
+    blanks = next((j for j, c in enumerate(names) if c.strip() != ""), len(names))
+    rest = names[blanks:]
     if not rest or any(is_number_or_missing(c.strip()) for c in rest):
         return None
-    return [UNNAMED_FIRST] + rest if blank_first else names
+    taken = {c.strip().lower() for c in rest}
+    unnamed, j = [], 1
+    while len(unnamed) < blanks:  # (a name the file already has is skipped)
+        if f"unnamed{j}" not in taken:
+            unnamed.append(f"unnamed{j}")
+        j += 1
+    return unnamed + rest
 
 
 def unquote(s):

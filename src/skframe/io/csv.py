@@ -5,8 +5,8 @@ targets. Lines starting with ``#`` and blank lines are skipped. ``?``, an empty 
 and ``NaN`` mark missing values. Fields may be quoted with ``'`` or ``"``.
 
 Header detection (``header="auto"``) is all-or-nothing: the first row is a header when
-*every* cell is non-numeric (its first cell may be blank: the unnamed row index pandas and R write, read as a
-column named ``unnamed1``); a first row that mixes numbers and text is an error that
+*every* cell is non-numeric (its leading cells may be blank: the unnamed row index pandas and R write, read as a
+column named ``unnamed1``, then ``unnamed2``, ...); a first row that mixes numbers and text is an error that
 names the row and column, so a data row is never silently taken for a header.
 """
 

@@ -37,9 +37,10 @@ MISSING_CATEGORY = "<missing>"
 _SHOWN = 3
 
 
-#: Names under which a file's row index arrives: a blank first header cell (read as ``unnamed1``), pandas'
-#: unnamed index read back (``Unnamed: 0``), R's row names as some exporters write them (``rownames``,
-#: ``row.names``, readr's ``...1``), and the usual names of a running number (``index``, ``id``); any case.
+#: Names under which a file's row index arrives: a blank first header cell (read as ``unnamed1``; the next leading
+#: blanks ``unnamed2``, ...), pandas' unnamed index read back (``Unnamed: 0``), R's row names as some exporters write
+#: them (``rownames``, ``row.names``, readr's ``...1``), and the usual names of a running number (``index``, ``id``);
+#: any case.
 INDEX_NAMES = frozenset({"", UNNAMED_FIRST, "unnamed: 0", "rownames", "row.names", "...1", "index", "id"})
 #: The types that give no feature (left out).
 LEFT_OUT = ("text", "empty", "index")
@@ -51,7 +52,7 @@ def is_index_name(name):
     """Whether a column name is one a row index arrives under (:data:`INDEX_NAMES`, any case, or pandas'
     ``Unnamed: K``)."""
     text = str(name).strip().lower()
-    return text in INDEX_NAMES or bool(re.fullmatch(r"unnamed: \d+(\.\d+)?", text))
+    return text in INDEX_NAMES or bool(re.fullmatch(r"unnamed: \d+(\.\d+)?|unnamed\d+", text))
 
 
 def _whole(values):
