@@ -123,7 +123,7 @@ def inexact_integer_message(where, name, value, fix=None):
     """The one line refusing the integer ``value`` of column ``name`` (None: unnamed), after ``where``; ``fix``
     replaces the advice to read the column as text (for a format without column types).
 
-    The same rule as Parquet and Arrow integer columns (:func:`check_exact_integers`)."""
+    The same rule as Parquet and Arrow integer columns (:func:`skframe.io.arrow_bounds.check_exact_integers`)."""
     col = name if name is not None else "NAME"
     fix = fix or (f"read codes or identifiers as text with --column-types {col}=categorical (in Python: "
                   f"column_types={{{col!r}: 'categorical'}}) or leave the column out with --drop {col}")
@@ -349,7 +349,7 @@ def split_fields(line):
     return [t.strip() for t in line.split(",")]
 
 
-#: The name given to a blank first header cell (see :func:`header_names`); the next leading blanks are ``unnamed2``, ...
+#: The name given to a blank first header cell (see :func:`header_names`).
 UNNAMED_FIRST = "unnamed1"
 
 
@@ -357,28 +357,21 @@ def header_names(cells, unquote_cell=None):
     """The column names when a first row is a header, else None.
 
     A header holds only names (cells that are neither numbers nor missing markers), except that its *leading* cells
-    may be blank: the unnamed row-index column that pandas' ``to_csv`` and R's ``write.csv`` write first (two of them
-    where a table read with its index was written again with a new one), named :data:`UNNAMED_FIRST`, ``unnamed2``,
-    ... here. A row of numbers, or one with no name at all, is not a header. ``unquote_cell`` reads a cell's text
-    (default :func:`unquote`).
+    may be blank: the unnamed row-index column that pandas' ``to_csv`` and R's ``write.csv`` write first (two where a
+    table read with its index was written again), named :data:`UNNAMED_FIRST`, ``unnamed2``, ... (names the row
+    lacks). A row of numbers, or one with no name, is not a header. ``unquote_cell`` reads a cell (default
+    :func:`unquote`).
 
-    >>> header_names(["", "", "rownames", "a"])
-    ['unnamed1', 'unnamed2', 'rownames', 'a']
-    >>> header_names(["a", "", "b"]) is None
-    True
+    >>> header_names(["", "", "rownames", "a"]), header_names(["a", "", "b"])
+    (['unnamed1', 'unnamed2', 'rownames', 'a'], None)
     """
     names = [(unquote_cell or unquote)(c) for c in cells]
     blanks = next((j for j, c in enumerate(names) if c.strip() != ""), len(names))
-    rest = names[blanks:]
+    rest, taken = names[blanks:], {c.strip().lower() for c in names}
     if not rest or any(is_number_or_missing(c.strip()) for c in rest):
         return None
-    taken = {c.strip().lower() for c in rest}
-    unnamed, j = [], 1
-    while len(unnamed) < blanks:  # (a name the file already has is skipped)
-        if f"unnamed{j}" not in taken:
-            unnamed.append(f"unnamed{j}")
-        j += 1
-    return unnamed + rest
+    free = (f"unnamed{j}" for j in range(1, len(names) + blanks + 1) if f"unnamed{j}" not in taken)
+    return [next(free) for _ in range(blanks)] + rest
 
 
 def unquote(s):
@@ -390,21 +383,3 @@ def unquote(s):
 
 #: the largest whole number every smaller one of which float64 holds exactly (2**53)
 EXACT_INTEGERS = 2**53
-
-
-def check_exact_integers(chunked, path, name):
-    """Refuse the integer column ``name`` of a Parquet or Arrow file (a pyarrow ChunkedArray) when it holds a value
-    float64 cannot hold exactly (beyond +-2**53): such a value is never rounded silently."""
-    import pyarrow.compute as pc  # lazy: optional (the parquet extra)
-
-    if chunked.type.bit_width <= 32 or chunked.length() == chunked.null_count:
-        return
-    span = pc.min_max(chunked)
-    low, high = span["min"].as_py(), span["max"].as_py()
-    worst = high if abs(high) >= abs(low) else low
-    if abs(worst) > EXACT_INTEGERS:
-        raise DataFormatError(
-            f"{name_of(path)}, column {name!r}: the integer {worst} is beyond 2**53 = {EXACT_INTEGERS}, where "
-            f"float64 cannot hold every whole number (it would become {int(float(worst))}); store codes or "
-            f"identifiers as a string column and read them with --column-types {name}=categorical (or leave it out "
-            f"with --column-types {name}=text), or store the column as float64 to accept the rounding")

@@ -18,9 +18,10 @@ import struct
 import numpy as np
 
 from skframe.exceptions import DataFormatError
+from skframe.io._common import EXACT_INTEGERS, name_of
 
-__all__ = ["parquet_declared", "row_group_declared", "row_group_claim", "decoded_beyond_claim",
-           "read_row_group", "parquet_text_columns", "ipc_declared", "dictionary_cells"]
+__all__ = ["check_exact_integers", "parquet_declared", "row_group_declared", "row_group_claim",
+           "decoded_beyond_claim", "read_row_group", "parquet_text_columns", "ipc_declared", "dictionary_cells"]
 
 _RECORD_BATCH, _DICTIONARY_BATCH = 3, 2
 
@@ -163,3 +164,21 @@ def ipc_declared(source):
                 continue
             table = _ref(buf, data)
         total += _batch_bytes(buf, table, body)
+
+
+def check_exact_integers(chunked, path, name):
+    """Refuse the integer column ``name`` of a Parquet or Arrow file (a pyarrow ChunkedArray) when it holds a value
+    float64 cannot hold exactly (beyond +-2**53): such a value is never rounded silently."""
+    import pyarrow.compute as pc  # lazy: optional (the parquet extra)
+
+    if chunked.type.bit_width <= 32 or chunked.length() == chunked.null_count:
+        return
+    span = pc.min_max(chunked)
+    low, high = span["min"].as_py(), span["max"].as_py()
+    worst = high if abs(high) >= abs(low) else low
+    if abs(worst) > EXACT_INTEGERS:
+        raise DataFormatError(
+            f"{name_of(path)}, column {name!r}: the integer {worst} is beyond 2**53 = {EXACT_INTEGERS}, where "
+            f"float64 cannot hold every whole number (it would become {int(float(worst))}); store codes or "
+            f"identifiers as a string column and read them with --column-types {name}=categorical (or leave it out "
+            f"with --column-types {name}=text), or store the column as float64 to accept the rounding")

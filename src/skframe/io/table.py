@@ -29,7 +29,6 @@ from skframe.deps import require
 from skframe.exceptions import DataFormatError, InvalidParameterError
 from skframe.io._common import (
     MISSING_TOKENS,
-    check_exact_integers,
     check_targets,
     header_names,
     is_number_or_missing,
@@ -38,6 +37,7 @@ from skframe.io._common import (
     parse_number,
 )
 from skframe.io.arrow_bounds import (
+    check_exact_integers,
     dictionary_cells,
     ipc_declared,
     parquet_declared,

@@ -37,10 +37,9 @@ MISSING_CATEGORY = "<missing>"
 _SHOWN = 3
 
 
-#: Names under which a file's row index arrives: a blank first header cell (read as ``unnamed1``; the next leading
-#: blanks ``unnamed2``, ...), pandas' unnamed index read back (``Unnamed: 0``), R's row names as some exporters write
-#: them (``rownames``, ``row.names``, readr's ``...1``), and the usual names of a running number (``index``, ``id``);
-#: any case.
+#: Names under which a file's row index arrives: blank leading header cells (read as ``unnamed1``, ``unnamed2``),
+#: pandas' unnamed index read back (``Unnamed: 0``), R's row names as some exporters write them (``rownames``,
+#: ``row.names``, readr's ``...1``), and the usual names of a running number (``index``, ``id``); any case.
 INDEX_NAMES = frozenset({"", UNNAMED_FIRST, "unnamed: 0", "rownames", "row.names", "...1", "index", "id"})
 #: The types that give no feature (left out).
 LEFT_OUT = ("text", "empty", "index")
