@@ -48,8 +48,8 @@ POSITIONAL_INDEX_ROWS = 10
 
 
 def is_index_name(name):
-    """Whether a column name is one a row index arrives under (:data:`INDEX_NAMES`, any case, or pandas'
-    ``Unnamed: K``)."""
+    """Whether a column name is one a row index arrives under (:data:`INDEX_NAMES`, any case, pandas' ``Unnamed: K``
+    or a blank leading header cell's ``unnamedK``)."""
     text = str(name).strip().lower()
     return text in INDEX_NAMES or bool(re.fullmatch(r"unnamed: \d+(\.\d+)?|unnamed\d+", text))
 
