@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,9 +15,14 @@ EXAMPLE = ROOT / "examples" / "skframe-example-plugin"
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
+    # built from a private copy: setuptools writes build/ and *.egg-info beside the sources, so two test workers
+    # building the checkout's folder at once collided ("File exists: build/bdist..."), as did a build/ another
+    # Python environment had left there
+    source = tmp_path_factory.mktemp("example") / EXAMPLE.name
+    shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "dist"))
     target = tmp_path_factory.mktemp("site")
     cmd = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--no-build-isolation",
-           "--quiet", "--target", str(target), str(EXAMPLE)]
+           "--quiet", "--target", str(target), str(source)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:  # e.g. setuptools not importable here: let pip build in isolation
         cmd = [c for c in cmd if c not in ("--no-index", "--no-build-isolation")]
