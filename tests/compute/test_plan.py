@@ -424,3 +424,36 @@ def test_small_fits_never_ask_whether_there_is_a_gpu(monkeypatch):
     assert "below" in model.execution_["reasons"]["backend"]
     p = plan_fit(DataShape(n=10**7, n_features=10), sketch="subsample", sketch_size=2000)
     assert asked == [1] and p.backend == "numpy" and p.reasons["backend"] == "no GPU: no GPU here"
+
+
+def test_newton_fits_stream_from_the_crossover_keeping_the_kernel_block(monkeypatch):
+    # the rule: an iterative loss whose solver reads kept features as two factors (newton) streams from
+    # STREAM_MIN_WORK kernel entries; other iterative solvers keep the in-memory executor
+    opts = ComputeOptions(memory_budget=10**11)
+    shape = DataShape(n=300_000, n_features=10)
+    big = plan_rules.STREAM_MIN_WORK // 1000 + 1
+    newton = plan_rules.choose_executor(shape, "sketch", "iterative", "numpy", "float64", None, big, 1000, 1000, opts,
+                                        factored=True)
+    other = plan_rules.choose_executor(shape, "sketch", "iterative", "numpy", "float64", None, big, 1000, 1000, opts)
+    small = plan_rules.choose_executor(shape, "sketch", "iterative", "numpy", "float64", None, big // 2, 1000, 1000,
+                                       opts, factored=True)
+    assert newton[0] == "streamed" and "never forms the features" in newton[1]
+    assert other[0] == small[0] == "in-memory"
+    # through the estimators: the plan asks whether the fit's solver is newton
+    X = np.random.default_rng(0).normal(size=(400, 3))
+    y = (X[:, 0] > 0).astype(int)
+    monkeypatch.setattr(plan_rules, "STREAM_MIN_WORK", 1000)
+    kw = dict(kernel_params={"gamma": 0.5}, sketch="subsample", sketch_size=40, loss="logistic", lam=1e-3,
+              random_state=0)
+    streamed = SketchedKernelClassifier(**kw).fit(X, y)
+    assert streamed.execution_["executor"] == "streamed" and "newton" in streamed.execution_["reasons"]["executor"]
+    lbfgs = SketchedKernelClassifier(solver="lbfgs", **kw).execution_plan(X, y)
+    assert lbfgs.executor == "in-memory"
+    monkeypatch.setattr(plan_rules, "STREAM_MIN_WORK", 10**12)
+    kept = SketchedKernelClassifier(**kw, dtype="float64").fit(X, y)  # in memory, the features formed
+    assert kept.execution_["executor"] == "in-memory"
+    exact = SketchedKernelClassifier(**kw, dtype="float64").fit(X, y)
+    monkeypatch.setattr(plan_rules, "STREAM_MIN_WORK", 1000)
+    both = SketchedKernelClassifier(**kw, dtype="float64").fit(X, y)  # streamed, the kernel block kept in float64
+    assert both.execution_["executor"] == "streamed"
+    np.testing.assert_allclose(both.predict_proba(X), exact.predict_proba(X), rtol=1e-6, atol=1e-8)

@@ -35,7 +35,9 @@ Defaults take the fastest path that fits the machine:
 * iterative losses keep their features when they fit the budget beside the stream's own
   buffers (whose chunks then shrink to the room left), else recompute them chunk by chunk
   on every pass; the fit that forms them applies the same rule
-  (:func:`skframe.compute.memory.kept_features_rows`).
+  (:func:`skframe.compute.memory.kept_features_rows`); a fit whose solver reads them as two
+  factors (``factored``: the Newton solver) streams from :data:`STREAM_MIN_WORK`, keeping the
+  kernel block instead of forming the features in memory.
 
 An explicit ``memory_budget`` wins (the fit streams within it) and an impossible one is
 refused by :class:`~skframe.exceptions.MemoryBudgetError` before anything is allocated.
@@ -186,7 +188,7 @@ def _keep_features(loss, streamed, n, m, item, budget, stream, reasons):
 
 
 def plan_fit(data, *, kernel=None, sketch="psr", sketch_size="auto", sketch_params=None, loss="square",
-             options=None, machine=None, streamable=True):
+             options=None, machine=None, streamable=True, factored=False):
     """Decide how a fit runs: the :class:`ExecutionPlan`, with a reason for each choice.
 
     Parameters
@@ -211,6 +213,10 @@ def plan_fit(data, *, kernel=None, sketch="psr", sketch_size="auto", sketch_para
     streamable : bool, default True
         False for models that fit in memory only (the structured models): the executor is then
         in-memory and the auto size is capped by what the in-memory arrays may hold.
+    factored : bool, default False
+        The iterative loss's solver reads kept features as two factors (the ``newton`` solver): from
+        :data:`STREAM_MIN_WORK` kernel entries the fit streams, keeping the n x m kernel block and the
+        projection apart instead of forming the features in memory.
 
     Returns
     -------
@@ -256,7 +262,7 @@ def plan_fit(data, *, kernel=None, sketch="psr", sketch_size="auto", sketch_para
     # -- the executor (decided with the rule's m, then m is capped by what that executor holds)
     executor, reasons["executor"] = rules.choose_executor(
         data, kind, loss, backend, dtype, parse_bytes(options.memory_budget), n, m_eff, s_of(m_eff), opts,
-        streamable=streamable)
+        streamable=streamable, factored=factored)
     streamed = executor != "in-memory"
     rows_of = (data.partition_rows or n) if executor == "dask" else n
 

@@ -208,11 +208,13 @@ def choose_backend(requested, data, kind, kernel, work, machine):
     return "cupy", f"{machine.gpu_source}; n x s' = {work:.3g} kernel entries"
 
 
-def choose_executor(data, kind, loss, backend, dtype, given, n, m, s_prime, options, *, streamable=True):
+def choose_executor(data, kind, loss, backend, dtype, given, n, m, s_prime, options, *, streamable=True,
+                    factored=False):
     """The executor, ``"in-memory"``, ``"streamed"`` or ``"dask"``, for a sketch of size m sampling s' points.
 
     ``options.memory_budget`` is the plan's budget and ``given`` the user's (None when none was given);
-    ``streamable=False`` is for models that fit in memory only.
+    ``streamable=False`` is for models that fit in memory only; ``factored``: the solver of an iterative loss
+    reads kept features as two factors (the ``newton`` solver), which only the streamed executor keeps.
     """
     if not streamable:
         return "in-memory", "this model fits in memory (it has no streamed path)"
@@ -236,6 +238,10 @@ def choose_executor(data, kind, loss, backend, dtype, given, n, m, s_prime, opti
     if held > options.memory_budget:
         return "streamed", (f"the in-memory arrays ({format_bytes(held)}) exceed the budget "
                             f"({format_bytes(options.memory_budget)})")
+    if loss == "iterative" and factored and n * m >= STREAM_MIN_WORK:
+        return "streamed", (f"n x m = {n * m:.3g} >= {STREAM_MIN_WORK:.0e} and the newton solver reads the kernel "
+                            "block and the projection apart: the streamed executor keeps the n x m block and never "
+                            "forms the features (benchmarks/out/classification_executor.json)")
     if loss == "iterative":
         return "in-memory", "an iterative loss passes over the features many times: kept in memory (they fit)"
     sampled = s_prime <= 2 * m

@@ -103,11 +103,19 @@ def plan_for(estimator, X, n_outputs, kernel=None, loss=None, sketch_size=None, 
     data, square = replace(describe_data(X), n_outputs=int(n_outputs)), loss is None or get_tags(loss, "loss").square
     plan = plan_fit(data, kernel=kernel, sketch=estimator.sketch, sketch_size=sketch_size or estimator.sketch_size,
                     sketch_params=estimator.sketch_params, loss="square" if square else "iterative",
-                    options=options_from(estimator))
+                    options=options_from(estimator), factored=not square and _newton_fit(estimator))
     if loss is not None or sketch_size is not None:
         return plan
     return _fit_square.grow_plan(plan, estimator, X, sample_weight,
                                  lambda size: plan_for(estimator, X, n_outputs, kernel, loss, sketch_size=size))
+
+
+def _newton_fit(estimator):
+    """Whether the fit's solver is ``newton`` (it reads kept features as two factors: the plan's ``factored``)."""
+    try:
+        return getattr(planned_solver(estimator), "name", None) == "newton"
+    except (AttributeError, TypeError):  # an estimator without the machines' solver parameters
+        return False
 
 
 def planned_loss(estimator):
