@@ -140,6 +140,11 @@ class FeatureMapProblem:
         return self.Z is not None
 
     @property
+    def row_width(self):
+        """Columns of the rows :meth:`blocks` yields: r, or the left factor's where the features are factored."""
+        return self.Z.shape[1] if self.in_memory else self.r
+
+    @property
     def shape(self):
         """Shape (r, k) of the variable V."""
         return (self.r, self.C.shape[0])
@@ -280,7 +285,7 @@ class FeatureMapProblem:
         res = self._factored_pass(V, True)
         if res is not None:
             return res[0] / self.n + self.penalty(V), res[1] / self.n + self.lam * V
-        total, acc, PV = 0.0, 0.0, self.left(V)
+        total, acc, PV = 0.0, np.zeros((self.row_width, V.shape[1])), self.left(V)
         for start, Zb, Yb in self.blocks():
             F = self.predict(V, Zb, PV)
             values, G = self.loss.value(F, Yb), self.loss.gradient(F, Yb)
@@ -288,9 +293,8 @@ class FeatureMapProblem:
             if w is not None:
                 values, G = values * w[:, 0], G * w
             total += float(np.sum(values))
-            acc = acc + self.back_left(Zb, G @ self.C.T)
-        grad = self.right(acc) if np.ndim(acc) else np.zeros_like(V)
-        return total / self.n + self.penalty(V), grad / self.n + self.lam * V
+            acc += self.back_left(Zb, G @ self.C.T)
+        return total / self.n + self.penalty(V), self.right(acc) / self.n + self.lam * V
 
     # ------------------------------------------------------------------ square loss
     def gram(self):

@@ -65,7 +65,7 @@ def _pass(fp, V, hessian, predictions=None, known=None):
     predictions ``Z V C`` of all kept rows, read instead of formed, so that the gradient's product
     ``Z^T G C^T`` is the pass's only product with the features)."""
     k, r = fp.C.shape[0], fp.r
-    total, hsum, acc = 0.0, 0.0, np.zeros((fp.r if fp.P is None else fp.P.shape[0], k))
+    total, hsum, acc = 0.0, 0.0, np.zeros((fp.row_width, k))
     H = np.zeros((r, k, r, k)) if hessian else None
     conj, PV = conjugate_of(fp.loss), (fp.left(V) if known is None else None)
     terms = getattr(fp.loss, "value_gradient_dual", None)

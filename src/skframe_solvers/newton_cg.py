@@ -165,7 +165,7 @@ class RowSample:
     def blocks(self, every=1):
         """``(Z_b, Y_b, w_b)`` of the sampled rows (with ``every > 1`` every ``every``-th of them), at most
         ``BLOCK_BYTES`` of float64 features at a time."""
-        width = self.fp.Z.shape[1] if self.fp.in_memory else self.fp.r
+        width = self.fp.row_width
         step = max(1, BLOCK_BYTES // (8 * max(width, 1)))
         at = np.arange(0, self.size, int(every)) if every > 1 else None  # a thinned sample's positions
         count = self.size if at is None else at.size
@@ -312,7 +312,7 @@ class SubsampledPreconditioner:
     def __init__(self, fp, V, sample, project=False):
         self.project = bool(project)
         k, r = fp.C.shape[0], fp.r
-        width = fp.Z.shape[1] if fp.in_memory else r  # the left factor's, where the features are kept factored
+        width = fp.row_width  # the left factor's, where the features are kept factored
         # factored features z_i = P^T l_i: the k blocks of the left factor's rows, then P^T B P (2 k width^2 r
         # flops), or the sample's features formed first (size width r flops), whichever costs less
         expand = fp.P is not None and sample.size < 2 * k * width
